@@ -1,0 +1,20 @@
+// Bundles the entry points with esbuild. Dependencies stay external (node_modules),
+// so the DynamoDB Local jar and the emulator resolve from their own packages.
+import { build } from 'esbuild';
+
+const entryPoints = {
+  cli: 'src/cli/main.ts',
+  local: 'src/local/main.ts',
+};
+
+await build({
+  entryPoints,
+  outdir: 'dist',
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  packages: 'external',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+});

@@ -1,0 +1,141 @@
+import { readFileSync } from 'node:fs';
+import { parseResolverSpec, type ResolverSpec } from '../domain/account-resolver';
+import { ConfigError } from '../domain/errors';
+import type { KeyScheme } from '../domain/idempotency-key';
+import { validateMetricRules, type MetricRule } from '../domain/metric-rules';
+
+/** Defaults sized so that a shard item stays under 1 KB: 48 keys x 13 bytes plus the counters. */
+export const DEFAULTS = {
+  shards: 4,
+  historyCap: 48,
+  keyBytes: 12,
+  ledgerTtlDays: 400,
+  visibilityTimeoutSeconds: 360,
+  heartbeatSeconds: 60,
+  maxAttempts: 8,
+  messageConcurrency: 4,
+  incrementConcurrency: 8,
+  minRemainingMillis: 10_000,
+} as const;
+
+export interface Endpoints {
+  readonly dynamodb?: string;
+  readonly s3?: string;
+  readonly sqs?: string;
+}
+
+export interface TallyConfig {
+  readonly region: string;
+  readonly tableName: string;
+  readonly endpoints: Endpoints;
+  readonly resolver: ResolverSpec;
+  readonly metricRules: readonly MetricRule[];
+  readonly keyScheme: KeyScheme;
+  readonly historyCap: number;
+  readonly ledgerTtlDays: number;
+  readonly ingestQueueUrl?: string;
+  readonly visibilityTimeoutSeconds: number;
+  readonly heartbeatSeconds: number;
+  /** SDK attempts per request (throttling and transient errors back off between them). */
+  readonly maxAttempts: number;
+  readonly messageConcurrency: number;
+  readonly incrementConcurrency: number;
+  readonly minRemainingMillis: number;
+  readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function url(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    new URL(raw);
+  } catch (error) {
+    throw new ConfigError(`${name} must be a URL, got "${raw}"`, { cause: error });
+  }
+  return raw;
+}
+
+/**
+ * Reads the resolver flag or variable; `host-map:FILE` reads the file here so the
+ * domain never touches the file system.
+ */
+export function readResolver(text: string, variable = 'TALLY_RESOLVER'): ResolverSpec {
+  try {
+    if (text.startsWith('host-map:') && !text.slice('host-map:'.length).trimStart().startsWith('{')) {
+      const file = text.slice('host-map:'.length);
+      return parseResolverSpec(`host-map:${readFileSync(file, 'utf8')}`);
+    }
+    return parseResolverSpec(text);
+  } catch (error) {
+    throw new ConfigError(`${variable}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Parses `TALLY_METRICS` (a JSON array of metric rules). */
+export function readMetricRules(text: string | undefined, variable = 'TALLY_METRICS'): MetricRule[] {
+  if (text === undefined || text.trim() === '') return [];
+  try {
+    return validateMetricRules(JSON.parse(text));
+  } catch (error) {
+    throw new ConfigError(`${variable}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
+ * Validates the whole configuration once per cold start and fails fast, naming the
+ * variable at fault. Adapters receive values from here and never read the environment.
+ */
+export function readConfig(env: Env): TallyConfig {
+  const tableName = env.TALLY_TABLE;
+  if (tableName === undefined || !/^[A-Za-z0-9_.-]{3,255}$/.test(tableName)) {
+    throw new ConfigError('TALLY_TABLE must name the usage table (3-255 of A-Z a-z 0-9 _ . -)');
+  }
+  const keyBytes = integer(env, 'TALLY_KEY_BYTES', DEFAULTS.keyBytes, 12, 16);
+  const historyCap = integer(env, 'TALLY_HISTORY_CAP', DEFAULTS.historyCap, 1, 20_000);
+  if (historyCap * (keyBytes + 1) > 350_000) {
+    throw new ConfigError('TALLY_HISTORY_CAP x (TALLY_KEY_BYTES + 1) must stay well under the 400 KB item limit');
+  }
+  const logLevel = (env.LOG_LEVEL ?? 'info').toLowerCase();
+  if (logLevel !== 'debug' && logLevel !== 'info' && logLevel !== 'warn' && logLevel !== 'error') {
+    throw new ConfigError(`LOG_LEVEL must be debug, info, warn or error, got "${env.LOG_LEVEL}"`);
+  }
+  const ingestQueueUrl = url(env, 'TALLY_INGEST_QUEUE_URL');
+  return {
+    region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
+    tableName,
+    endpoints: {
+      ...optional('dynamodb', url(env, 'AWS_ENDPOINT_URL_DYNAMODB')),
+      ...optional('s3', url(env, 'AWS_ENDPOINT_URL_S3')),
+      ...optional('sqs', url(env, 'AWS_ENDPOINT_URL_SQS')),
+    },
+    resolver: readResolver(env.TALLY_RESOLVER ?? 'host-label'),
+    metricRules: readMetricRules(env.TALLY_METRICS),
+    keyScheme: { keyBytes, shards: integer(env, 'TALLY_SHARDS', DEFAULTS.shards, 1, 64) },
+    historyCap,
+    ledgerTtlDays: integer(env, 'TALLY_LEDGER_TTL_DAYS', DEFAULTS.ledgerTtlDays, 1, 3650),
+    ...(ingestQueueUrl === undefined ? {} : { ingestQueueUrl }),
+    visibilityTimeoutSeconds: integer(env, 'TALLY_VISIBILITY_TIMEOUT', DEFAULTS.visibilityTimeoutSeconds, 1, 43_200),
+    heartbeatSeconds: integer(env, 'TALLY_HEARTBEAT_SECONDS', DEFAULTS.heartbeatSeconds, 0, 43_200),
+    maxAttempts: integer(env, 'TALLY_MAX_ATTEMPTS', DEFAULTS.maxAttempts, 1, 20),
+    messageConcurrency: integer(env, 'TALLY_MESSAGE_CONCURRENCY', DEFAULTS.messageConcurrency, 1, 64),
+    incrementConcurrency: integer(env, 'TALLY_INCREMENT_CONCURRENCY', DEFAULTS.incrementConcurrency, 1, 64),
+    minRemainingMillis: integer(env, 'TALLY_MIN_REMAINING_MS', DEFAULTS.minRemainingMillis, 0, 900_000),
+    logLevel,
+  };
+}
+
+function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
+}

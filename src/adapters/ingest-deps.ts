@@ -1,0 +1,41 @@
+import type { IngestDeps, IngestSettings } from '../app/ingest';
+import type { Log } from '../app/log';
+import type { AwsClients } from './clients';
+import type { TallyConfig } from './config';
+import { DynamoUsageStore } from './dynamodb-usage-store';
+import { S3LogSource } from './s3-log-source';
+import { SqsMessageVisibility } from './sqs-visibility';
+
+/** The ingest settings a configuration implies. */
+export function ingestSettings(config: TallyConfig): IngestSettings {
+  return {
+    resolver: config.resolver,
+    metricRules: config.metricRules,
+    keyScheme: config.keyScheme,
+    messageConcurrency: config.messageConcurrency,
+    incrementConcurrency: config.incrementConcurrency,
+    visibilityTimeoutSeconds: config.visibilityTimeoutSeconds,
+    heartbeatSeconds: config.heartbeatSeconds,
+    minRemainingMillis: config.minRemainingMillis,
+  };
+}
+
+/** Wires the ingest flow to DynamoDB, S3 and SQS. Built once per cold start. */
+export function createIngestDeps(config: TallyConfig, clients: AwsClients, log: Log): IngestDeps {
+  return {
+    store: new DynamoUsageStore({
+      client: clients.dynamodb,
+      tableName: config.tableName,
+      historyCap: config.historyCap,
+      ledgerTtlDays: config.ledgerTtlDays,
+    }),
+    source: new S3LogSource({ client: clients.s3 }),
+    visibility: new SqsMessageVisibility({
+      client: clients.sqs,
+      ...(config.ingestQueueUrl ? { queueUrl: config.ingestQueueUrl } : {}),
+      ...(config.endpoints.sqs ? { endpoint: config.endpoints.sqs } : {}),
+    }),
+    settings: ingestSettings(config),
+    log,
+  };
+}

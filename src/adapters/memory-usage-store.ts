@@ -1,0 +1,54 @@
+import { ledgerKey, usageKey } from '../domain/keys';
+import type { LogObjectRef } from '../domain/log-object';
+import type { Increment, IncrementOutcome, LedgerEntry, UsageStore } from '../domain/usage-store';
+
+interface ShardItem {
+  history: Uint8Array[];
+  metrics: Record<string, number>;
+}
+
+/**
+ * A UsageStore in memory with the same rolling-history semantics as DynamoDB
+ * (a key older than `historyCap` increments on its shard is forgotten), for tests of
+ * the domain and the ingest flow that need no network.
+ */
+export class MemoryUsageStore implements UsageStore {
+  readonly shards = new Map<string, ShardItem>();
+  readonly ledger = new Map<string, LedgerEntry>();
+
+  constructor(private readonly historyCap = 48) {}
+
+  async applyIncrement(increment: Increment): Promise<IncrementOutcome> {
+    const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
+    const id = `${key.PK}|${key.SK}`;
+    const item = this.shards.get(id) ?? { history: [], metrics: {} };
+    this.shards.set(id, item);
+    const hex = Buffer.from(increment.key).toString('hex');
+    if (item.history.some((seen) => Buffer.from(seen).toString('hex') === hex)) return 'duplicate';
+    item.history.push(increment.key);
+    if (item.history.length > this.historyCap) item.history.shift();
+    for (const [metric, amount] of Object.entries(increment.metrics)) {
+      item.metrics[metric] = (item.metrics[metric] ?? 0) + amount;
+    }
+    return 'applied';
+  }
+
+  async findLedger(ref: LogObjectRef): Promise<LedgerEntry | undefined> {
+    return this.ledger.get(ledgerKey(ref).PK);
+  }
+
+  async writeLedger(entry: LedgerEntry): Promise<void> {
+    this.ledger.set(ledgerKey(entry.object).PK, entry);
+  }
+
+  /** Sum of every shard of `account` on `day`. */
+  usageOf(account: string, day: string): Record<string, number> {
+    const prefix = `${usageKey({ accountId: account, day, shard: 0 }).PK}|DAY#${day}#`;
+    const total: Record<string, number> = {};
+    for (const [id, item] of this.shards) {
+      if (!id.startsWith(prefix)) continue;
+      for (const [metric, amount] of Object.entries(item.metrics)) total[metric] = (total[metric] ?? 0) + amount;
+    }
+    return total;
+  }
+}

@@ -1,0 +1,168 @@
+import { ConfigError } from './errors';
+import { isValidAccountId } from './account-id';
+import type { FieldLayout } from './cloudfront-log';
+
+/**
+ * How a log line is attributed to an account.
+ * - `host-label`: first DNS label of `x-host-header` (else `cs(Host)`), lowercased: `acme.example.com` -> `acme`
+ * - `host-map`: the full host, lowercased, looked up in a map
+ * - `path`: a regular expression with a named group `account` run on the decoded `cs-uri-stem`
+ * - `key`: a pattern on the S3 object key; every line of the object gets its account
+ */
+export type ResolverSpec =
+  | { readonly kind: 'host-label' }
+  | { readonly kind: 'host-map'; readonly hosts: ReadonlyMap<string, string> }
+  | { readonly kind: 'path'; readonly pattern: RegExp }
+  | { readonly kind: 'key'; readonly pattern: RegExp };
+
+/** Resolves one split log line to an account id, or `undefined` when it cannot. */
+export type LineResolver = (fields: readonly string[]) => string | undefined;
+
+/**
+ * Parses the textual form used by the CLI flag and the `TALLY_RESOLVER` variable.
+ * `host-map:` takes inline JSON here; reading a file is the caller's job.
+ *
+ * @example parseResolverSpec('path:^/t/(?<account>[^/]+)/')
+ */
+export function parseResolverSpec(text: string): ResolverSpec {
+  const colon = text.indexOf(':');
+  const kind = colon === -1 ? text : text.slice(0, colon);
+  const argument = colon === -1 ? '' : text.slice(colon + 1);
+  switch (kind) {
+    case 'host-label':
+      return { kind: 'host-label' };
+    case 'host-map':
+      return { kind: 'host-map', hosts: parseHostMap(argument) };
+    case 'path':
+      return { kind: 'path', pattern: compileAccountRegex(argument, 'path') };
+    case 'key':
+      return { kind: 'key', pattern: compileKeyPattern(argument) };
+    default:
+      throw new ConfigError(
+        `unknown resolver "${text}": use host-label, host-map:JSON|FILE, path:REGEX or key:PATTERN`,
+      );
+  }
+}
+
+function parseHostMap(json: string): ReadonlyMap<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (error) {
+    throw new ConfigError('host-map resolver needs a JSON object of host -> account', { cause: error });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError('host-map resolver needs a JSON object of host -> account');
+  }
+  const hosts = new Map<string, string>();
+  for (const [host, account] of Object.entries(parsed)) {
+    if (typeof account !== 'string' || !isValidAccountId(account)) {
+      throw new ConfigError(`host-map: host "${host}" maps to an invalid account id`);
+    }
+    hosts.set(host.toLowerCase(), account);
+  }
+  return hosts;
+}
+
+function compileAccountRegex(source: string, kind: string): RegExp {
+  let pattern: RegExp;
+  try {
+    pattern = new RegExp(source);
+  } catch (error) {
+    throw new ConfigError(`${kind} resolver: invalid regular expression ${source}`, { cause: error });
+  }
+  if (!source.includes('(?<account>')) {
+    throw new ConfigError(`${kind} resolver: the regular expression needs a named group (?<account>...)`);
+  }
+  return pattern;
+}
+
+/**
+ * A key pattern is either a regex with `(?<account>...)` or a template such as
+ * `logs/{account}/*`, where `{account}` is one path segment, `*` any text within a
+ * segment and `**` any text at all.
+ */
+function compileKeyPattern(pattern: string): RegExp {
+  if (pattern.includes('(?<account>')) return compileAccountRegex(pattern, 'key');
+  if (!pattern.includes('{account}')) {
+    throw new ConfigError('key resolver: the pattern needs {account} or a named group (?<account>...)');
+  }
+  const source = pattern
+    .split(/(\{account\}|\*\*|\*)/)
+    .map((part) => {
+      if (part === '{account}') return '(?<account>[^/]+)';
+      if (part === '**') return '.*';
+      if (part === '*') return '[^/]*';
+      return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('');
+  return new RegExp(`^${source}`);
+}
+
+/** Account named by the object key, or undefined when the key does not match. */
+export function accountFromKey(pattern: RegExp, objectKey: string): string | undefined {
+  const account = pattern.exec(objectKey)?.groups?.account;
+  return account !== undefined && isValidAccountId(account) ? account : undefined;
+}
+
+function firstLabel(host: string): string {
+  const dot = host.indexOf('.');
+  return (dot === -1 ? host : host.slice(0, dot)).toLowerCase();
+}
+
+function present(value: string | undefined): value is string {
+  return value !== undefined && value !== '' && value !== '-';
+}
+
+function validOrUndefined(account: string | undefined): string | undefined {
+  return account !== undefined && isValidAccountId(account) ? account : undefined;
+}
+
+/**
+ * Builds the resolver for one `#Fields` layout. Recompiled whenever the header
+ * changes, so the per-line work is an array index and a string operation.
+ */
+export function compileResolver(spec: ResolverSpec, layout: FieldLayout, objectKey: string): LineResolver {
+  const xHost = layout.index('x-host-header');
+  const host = layout.index('cs(Host)');
+  const viewerHost = (fields: readonly string[]): string | undefined => {
+    const forwarded = xHost === undefined ? undefined : fields[xHost];
+    if (present(forwarded)) return forwarded;
+    const cloudfront = host === undefined ? undefined : fields[host];
+    return present(cloudfront) ? cloudfront : undefined;
+  };
+  switch (spec.kind) {
+    case 'host-label':
+      return (fields) => {
+        const value = viewerHost(fields);
+        return value === undefined ? undefined : validOrUndefined(firstLabel(value));
+      };
+    case 'host-map':
+      return (fields) => {
+        const value = viewerHost(fields);
+        return value === undefined ? undefined : spec.hosts.get(value.toLowerCase());
+      };
+    case 'path': {
+      const stem = layout.index('cs-uri-stem');
+      return (fields) => {
+        const value = stem === undefined ? undefined : fields[stem];
+        if (!present(value)) return undefined;
+        return validOrUndefined(spec.pattern.exec(decodeField(value))?.groups?.account);
+      };
+    }
+    case 'key': {
+      const account = accountFromKey(spec.pattern, objectKey);
+      return () => account;
+    }
+  }
+}
+
+/** URL-decodes a log field; a broken escape leaves the raw text rather than failing the line. */
+export function decodeField(value: string): string {
+  if (!value.includes('%')) return value;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The column layout of a CloudFront standard log, as its `#Fields:` directive names it.
+ * Older files carry fewer fields and newer ones more; every lookup goes by name.
+ */
+export class FieldLayout {
+  private readonly positions: ReadonlyMap<string, number>;
+
+  constructor(readonly fields: readonly string[]) {
+    const positions = new Map<string, number>();
+    fields.forEach((name, position) => {
+      if (!positions.has(name)) positions.set(name, position);
+    });
+    this.positions = positions;
+  }
+
+  /** Column of `field`, or undefined when this file does not log it. */
+  index(field: string): number | undefined {
+    return this.positions.get(field);
+  }
+
+  get width(): number {
+    return this.fields.length;
+  }
+}
+
+/** The fields a layout must have for its lines to be counted at all. */
+export const REQUIRED_FIELDS = ['date'] as const;
+
+const FIELDS_DIRECTIVE = /^#Fields:[ \t]*(.*)$/;
+
+/**
+ * Parses a `#Fields:` directive (a space or a tab may follow the colon).
+ * Returns undefined for any other line.
+ *
+ * @example parseFieldsDirective('#Fields: date time sc-bytes')?.fields // ['date', 'time', 'sc-bytes']
+ */
+export function parseFieldsDirective(line: string): FieldLayout | undefined {
+  const match = FIELDS_DIRECTIVE.exec(line);
+  if (!match) return undefined;
+  const fields = (match[1] ?? '').trim().split(/[ \t]+/).filter((name) => name.length > 0);
+  return new FieldLayout(fields);
+}
+
+/** True when `layout` can attribute lines to a day. */
+export function isUsableLayout(layout: FieldLayout): boolean {
+  return REQUIRED_FIELDS.every((field) => layout.index(field) !== undefined);
+}
+
+/** `HH:MM:SS` with real ranges (a leap second `:60` is accepted). */
+export function isValidTime(value: string): boolean {
+  if (value.length !== 8 || value[2] !== ':' || value[5] !== ':') return false;
+  const hours = twoDigits(value, 0);
+  const minutes = twoDigits(value, 3);
+  const seconds = twoDigits(value, 6);
+  return hours >= 0 && hours < 24 && minutes >= 0 && minutes < 60 && seconds >= 0 && seconds <= 60;
+}
+
+function twoDigits(value: string, at: number): number {
+  const tens = value.charCodeAt(at) - 48;
+  const ones = value.charCodeAt(at + 1) - 48;
+  if (tens < 0 || tens > 9 || ones < 0 || ones > 9) return -1;
+  return tens * 10 + ones;
+}
+
+/**
+ * `sc-bytes` as a number: `-` counts as 0; anything but a non-negative integer is
+ * rejected with -1 so the line is counted as malformed.
+ */
+export function parseByteCount(value: string): number {
+  if (value === '-') return 0;
+  if (value.length === 0 || value.length > 15) return -1;
+  let total = 0;
+  for (let i = 0; i < value.length; i++) {
+    const digit = value.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    total = total * 10 + digit;
+  }
+  return total;
+}

@@ -1,0 +1,65 @@
+import { ValidationError } from './errors';
+import { ACCOUNT_ID_RULE, isValidAccountId } from './account-id';
+import type { LogObjectRef } from './log-object';
+
+/**
+ * The only place where table keys are spelled. Items of one account share a partition;
+ * the sort key orders them by day, so one Query on a day range reads usage shards and
+ * adjustments together:
+ *
+ * ```
+ * PK ACCT#acme   SK DAY#2026-11-21#S#03        usage shard 3 of that day
+ * PK ACCT#acme   SK DAY#2026-11-21#A#<id>      an adjustment on that day
+ * PK OBJ#<bucket>/<key>#<etag>  SK #DONE       object ledger
+ * ```
+ */
+export interface TableKey {
+  readonly PK: string;
+  readonly SK: string;
+}
+
+function accountPartition(accountId: string): string {
+  if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
+  return `ACCT#${accountId}`;
+}
+
+/** Key of usage shard `shard` of `accountId` on `day`. */
+export function usageKey({ accountId, day, shard }: { accountId: string; day: string; shard: number }): TableKey {
+  return { PK: accountPartition(accountId), SK: `DAY#${day}#S#${String(shard).padStart(2, '0')}` };
+}
+
+/** Key of the adjustment `adjustmentId` of `accountId` on `day`. */
+export function adjustmentItemKey({
+  accountId,
+  day,
+  adjustmentId,
+}: {
+  accountId: string;
+  day: string;
+  adjustmentId: string;
+}): TableKey {
+  return { PK: accountPartition(accountId), SK: `DAY#${day}#A#${adjustmentId}` };
+}
+
+/** Sort-key bounds that select every item of `accountId` from `from` to `to`, both included. */
+export function dayRangeKeys(accountId: string, from: string, to: string): { PK: string; from: string; to: string } {
+  return { PK: accountPartition(accountId), from: `DAY#${from}#`, to: `DAY#${to}#~` };
+}
+
+/** What a sort key in an account partition names. */
+export type AccountItem =
+  | { readonly kind: 'usage'; readonly day: string; readonly shard: number }
+  | { readonly kind: 'adjustment'; readonly day: string; readonly adjustmentId: string };
+
+/** Reads a sort key written by {@link usageKey} or {@link adjustmentItemKey}. */
+export function parseAccountSortKey(sk: string): AccountItem | undefined {
+  const match = /^DAY#(\d{4}-\d{2}-\d{2})#([SA])#(.+)$/.exec(sk);
+  if (!match) return undefined;
+  const [, day, kind, rest] = match as unknown as [string, string, string, string];
+  return kind === 'S' ? { kind: 'usage', day, shard: Number(rest) } : { kind: 'adjustment', day, adjustmentId: rest };
+}
+
+/** Key of the ledger item that says every increment of `ref` was applied. */
+export function ledgerKey(ref: LogObjectRef): TableKey {
+  return { PK: `OBJ#${ref.bucket}/${ref.key}#${ref.etag}`, SK: '#DONE' };
+}

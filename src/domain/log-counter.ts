@@ -1,0 +1,283 @@
+import { StringDecoder } from 'node:string_decoder';
+import { createGunzip } from 'node:zlib';
+import { pipeline, Readable } from 'node:stream';
+import { UNATTRIBUTED } from './account-id';
+import { compileResolver, type LineResolver, type ResolverSpec } from './account-resolver';
+import { FieldLayout, isUsableLayout, isValidTime, parseByteCount, parseFieldsDirective } from './cloudfront-log';
+import { isValidDay } from './days';
+import { PoisonObjectError } from './errors';
+import { compileRules, metricNames, type MetricRule, type RuleEvaluator } from './metric-rules';
+import { emptyLineCounts, type LineCounts, type MalformedSample, UsageTally } from './usage-tally';
+
+export interface CountOptions {
+  readonly resolver: ResolverSpec;
+  readonly metricRules: readonly MetricRule[];
+  /** The S3 key (or file path) of the log, for the `key` resolver. */
+  readonly objectKey: string;
+  /** Longer lines are counted as malformed without being held in memory. */
+  readonly maxLineBytes?: number;
+}
+
+/** The result of counting one log: usage per account-day and what became of every line. */
+export interface LogCount {
+  readonly lines: LineCounts;
+  readonly tally: UsageTally;
+  /** The first few malformed lines with their reason, for the structured log. */
+  readonly malformedSamples: readonly MalformedSample[];
+}
+
+export const DEFAULT_MAX_LINE_BYTES = 64 * 1024;
+const MAX_SAMPLES = 5;
+const BOM = '\uFEFF';
+
+/**
+ * Counts a CloudFront standard log one line at a time. The `#Fields` directive decides
+ * the columns and may change mid-file; each data line is counted once as counted,
+ * unattributed or malformed, and attributed to its own `date`.
+ */
+export class LogCounter {
+  readonly lines = emptyLineCounts();
+  readonly tally: UsageTally;
+  private readonly samples: MalformedSample[] = [];
+  private layout: FieldLayout | undefined;
+  private resolve: LineResolver = () => undefined;
+  private evaluate: RuleEvaluator = () => undefined;
+  private dateAt = 0;
+  private timeAt: number | undefined;
+  private bytesAt: number | undefined;
+  private lastGoodDay = '';
+  private physicalLine = 0;
+  private sawUsableLayout = false;
+  private unusableLayoutReason = 'no #Fields header before this line';
+  private readonly values: number[];
+
+  constructor(private readonly options: CountOptions) {
+    const names = metricNames(options.metricRules);
+    this.tally = new UsageTally(names);
+    this.values = new Array<number>(names.length).fill(0);
+  }
+
+  /** One line without its line break (a trailing CR is tolerated). */
+  accept(rawLine: string): void {
+    this.physicalLine++;
+    const line = rawLine.endsWith('\r') ? rawLine.slice(0, -1) : rawLine;
+    if (line.length === 0) return;
+    if (line.charCodeAt(0) === 35 /* # */) {
+      this.directive(line);
+      return;
+    }
+    this.dataLine(line);
+  }
+
+  /** A line that was too long to keep: counted as read and malformed. */
+  acceptOverlong(bytes: number): void {
+    this.physicalLine++;
+    this.lines.read++;
+    this.malformed(`line of ${bytes} bytes is longer than ${this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES}`);
+  }
+
+  /**
+   * Ends the log. A log with data lines but no usable `#Fields` header anywhere is
+   * not a CloudFront log: that is a poison object, not a pile of malformed lines.
+   */
+  finish(objectName: string): LogCount {
+    if (this.lines.read > 0 && !this.sawUsableLayout) {
+      throw new PoisonObjectError(
+        objectName,
+        `not a CloudFront standard log: ${this.lines.read} data lines and no #Fields header with a date field`,
+      );
+    }
+    return { lines: this.lines, tally: this.tally, malformedSamples: this.samples };
+  }
+
+  private directive(line: string): void {
+    const layout = parseFieldsDirective(line);
+    if (layout === undefined) return;
+    if (!isUsableLayout(layout)) {
+      this.layout = undefined;
+      this.unusableLayoutReason = 'the #Fields header has no date field';
+      return;
+    }
+    this.layout = layout;
+    this.sawUsableLayout = true;
+    this.dateAt = layout.index('date')!;
+    this.timeAt = layout.index('time');
+    this.bytesAt = layout.index('sc-bytes');
+    this.resolve = compileResolver(this.options.resolver, layout, this.options.objectKey);
+    this.evaluate = compileRules(this.options.metricRules, layout);
+  }
+
+  private dataLine(line: string): void {
+    this.lines.read++;
+    const layout = this.layout;
+    if (layout === undefined) return this.malformed(this.unusableLayoutReason);
+    const fields = line.split('\t');
+    if (fields.length < layout.width) {
+      return this.malformed(`${fields.length} fields where #Fields names ${layout.width}`);
+    }
+    const day = fields[this.dateAt]!;
+    if (day !== this.lastGoodDay) {
+      if (!isValidDay(day)) return this.malformed(`date "${preview(day)}" is not a calendar day`);
+      this.lastGoodDay = day;
+    }
+    if (this.timeAt !== undefined && !isValidTime(fields[this.timeAt]!)) {
+      return this.malformed(`time "${preview(fields[this.timeAt]!)}" is not HH:MM:SS`);
+    }
+    const bytes = this.bytesAt === undefined ? 0 : parseByteCount(fields[this.bytesAt]!);
+    if (bytes < 0) return this.malformed(`sc-bytes "${preview(fields[this.bytesAt!]!)}" is not a non-negative integer`);
+
+    const values = this.values;
+    values.fill(0);
+    values[0] = 1;
+    values[1] = bytes;
+    this.evaluate(fields, bytes, values);
+    const account = this.resolve(fields);
+    if (account === undefined) {
+      this.lines.unattributed++;
+      this.tally.add(UNATTRIBUTED, day, values);
+    } else {
+      this.lines.counted++;
+      this.tally.add(account, day, values);
+    }
+  }
+
+  private malformed(reason: string): void {
+    this.lines.malformed++;
+    if (this.samples.length < MAX_SAMPLES) this.samples.push({ line: this.physicalLine, reason });
+  }
+}
+
+function preview(value: string): string {
+  return value.length > 40 ? `${value.slice(0, 40)}...` : value;
+}
+
+/**
+ * Splits decoded text into lines across chunk boundaries. A line longer than
+ * `maxLineBytes` is not kept: its bytes are skipped up to the next line break and it
+ * is reported as overlong, so one bad line cannot exhaust memory.
+ */
+export class LineSplitter {
+  private readonly decoder = new StringDecoder('utf8');
+  private pending = '';
+  private skipping = false;
+  private skippedBytes = 0;
+  private started = false;
+
+  constructor(
+    private readonly counter: Pick<LogCounter, 'accept' | 'acceptOverlong'>,
+    private readonly maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+  ) {}
+
+  write(chunk: Uint8Array): void {
+    let text = this.decoder.write(chunk as Buffer);
+    if (!this.started && text.length > 0) {
+      this.started = true;
+      if (text.startsWith(BOM)) text = text.slice(1);
+    }
+    this.consume(text);
+  }
+
+  end(): void {
+    this.consume(this.decoder.end());
+    if (this.skipping) this.counter.acceptOverlong(this.skippedBytes);
+    else if (this.pending.length > 0) this.counter.accept(this.pending);
+    this.pending = '';
+    this.skipping = false;
+  }
+
+  private consume(text: string): void {
+    let start = 0;
+    for (;;) {
+      const newline = text.indexOf('\n', start);
+      if (newline === -1) break;
+      if (this.skipping) {
+        this.counter.acceptOverlong(this.skippedBytes + newline - start);
+        this.skipping = false;
+        this.skippedBytes = 0;
+      } else if (this.pending.length > 0) {
+        const line = this.pending + text.slice(start, newline);
+        this.pending = '';
+        this.emit(line);
+      } else {
+        this.emit(text.slice(start, newline));
+      }
+      start = newline + 1;
+    }
+    const rest = text.length - start;
+    if (this.skipping) {
+      this.skippedBytes += rest;
+    } else if (rest > 0) {
+      this.pending += start === 0 ? text : text.slice(start);
+      if (this.pending.length > this.maxLineBytes) {
+        this.skipping = true;
+        this.skippedBytes = this.pending.length;
+        this.pending = '';
+      }
+    }
+  }
+
+  private emit(line: string): void {
+    if (line.length > this.maxLineBytes) this.counter.acceptOverlong(line.length);
+    else this.counter.accept(line);
+  }
+}
+
+const GZIP_MAGIC_0 = 0x1f;
+const GZIP_MAGIC_1 = 0x8b;
+
+/**
+ * Counts a log from a byte stream, gzip or plain text (told apart by the gzip magic
+ * bytes). Streaming throughout: only one chunk and one partial line are held.
+ * A broken gzip stream is a poison object; errors of the source itself (a dropped
+ * connection) are rethrown as they are so the caller can retry them.
+ */
+export async function countLogStream(
+  source: AsyncIterable<Uint8Array>,
+  options: CountOptions,
+  objectName: string,
+): Promise<LogCount> {
+  const counter = new LogCounter(options);
+  const splitter = new LineSplitter(counter, options.maxLineBytes);
+  const iterator = source[Symbol.asyncIterator]();
+  const first = await nextNonEmpty(iterator);
+  if (first === undefined) return counter.finish(objectName);
+
+  const isGzip = first.length >= 2 && first[0] === GZIP_MAGIC_0 && first[1] === GZIP_MAGIC_1;
+  if (!isGzip) {
+    splitter.write(first);
+    for (let step = await iterator.next(); !step.done; step = await iterator.next()) splitter.write(step.value);
+    splitter.end();
+    return counter.finish(objectName);
+  }
+
+  let sourceError: unknown;
+  const compressed = Readable.from(
+    (async function* replay() {
+      yield first;
+      try {
+        for (let step = await iterator.next(); !step.done; step = await iterator.next()) yield step.value;
+      } catch (error) {
+        sourceError = error;
+        throw error;
+      }
+    })(),
+    { objectMode: false },
+  );
+  const gunzip = pipeline(compressed, createGunzip(), () => undefined);
+  try {
+    for await (const chunk of gunzip) splitter.write(chunk as Buffer);
+  } catch (error) {
+    if (sourceError !== undefined) throw sourceError;
+    throw new PoisonObjectError(objectName, `cannot gunzip: ${(error as Error).message}`, { cause: error });
+  }
+  splitter.end();
+  return counter.finish(objectName);
+}
+
+async function nextNonEmpty(iterator: AsyncIterator<Uint8Array>): Promise<Uint8Array | undefined> {
+  for (;;) {
+    const step = await iterator.next();
+    if (step.done) return undefined;
+    if (step.value.length > 0) return step.value;
+  }
+}
