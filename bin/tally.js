@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 'use strict';
-// The CLI is bundled by `npm ci` (the prepare script) into dist/cli.js.
-require('../dist/cli.js');
+// dist/cli.js is bundled by the prepare script, which `npm ci` runs.
+require('../dist/cli.js').main();

@@ -6,7 +6,7 @@ import {
   waitUntilTableExists,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import definition from './usage-table.json';
+import definition from './usage-table-definition.json';
 
 /**
  * The usage table as deployed: serverless.yml reads the same JSON file, so the local

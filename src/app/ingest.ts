@@ -46,6 +46,8 @@ export interface ObjectResult {
   readonly increments: number;
   readonly applied: number;
   readonly duplicates: number;
+  /** Accounts (including `unattributed`) the object had usage for; empty when already done. */
+  readonly accounts: readonly string[];
   readonly malformedSamples: readonly MalformedSample[];
 }
 
@@ -71,7 +73,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps): Pr
 
   const done = await store.findLedger(ref);
   if (done !== undefined) {
-    return { object: ref, status: 'already-done', lines: done.lines, increments: done.increments, applied: 0, duplicates: 0, malformedSamples: [] };
+    return { object: ref, status: 'already-done', lines: done.lines, increments: done.increments, applied: 0, duplicates: 0, accounts: [], malformedSamples: [] };
   }
 
   const opened = await source.open(ref);
@@ -99,6 +101,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps): Pr
     increments: usage.length,
     applied,
     duplicates: usage.length - applied,
+    accounts: [...new Set(usage.map((row) => row.account))],
     malformedSamples: count.malformedSamples,
   };
   await store.writeLedger({

@@ -105,7 +105,11 @@ export function accountFromKey(pattern: RegExp, objectKey: string): string | und
   return account !== undefined && isValidAccountId(account) ? account : undefined;
 }
 
-function firstLabel(host: string): string {
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}(:\d+)?$/;
+
+/** First DNS label of a host name; IP literals have none and attribute to no account. */
+function firstLabel(host: string): string | undefined {
+  if (IPV4.test(host) || host.startsWith('[')) return undefined;
   const dot = host.indexOf('.');
   return (dot === -1 ? host : host.slice(0, dot)).toLowerCase();
 }

@@ -128,3 +128,30 @@ export function decodeS3EventKey(key: string, messageId: string, where: string):
 export function encodeS3EventKey(key: string): string {
   return encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/');
 }
+
+/**
+ * The body S3 puts on the queue for new objects (event version 2.1), for the local
+ * stack, backfills and tests. Keys are URL-encoded the way S3 encodes them.
+ */
+export function s3EventBody(objects: readonly LogObjectRef[], region = 'us-east-1', now = new Date()): string {
+  return JSON.stringify({
+    Records: objects.map((object) => ({
+      eventVersion: '2.1',
+      eventSource: 'aws:s3',
+      awsRegion: region,
+      eventTime: now.toISOString(),
+      eventName: 'ObjectCreated:Put',
+      s3: {
+        s3SchemaVersion: '1.0',
+        configurationId: 'tally-ingest',
+        bucket: { name: object.bucket, arn: `arn:aws:s3:::${object.bucket}` },
+        object: {
+          key: encodeS3EventKey(object.key),
+          size: object.size ?? 0,
+          eTag: object.etag,
+          sequencer: object.sequencer ?? '0',
+        },
+      },
+    })),
+  });
+}

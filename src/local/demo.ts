@@ -1,0 +1,90 @@
+import { gzipSync } from 'node:zlib';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { addDays, dayOf } from '../domain/days';
+import { normaliseEtag, type LogObjectRef } from '../domain/log-object';
+import { s3EventBody } from '../domain/notifications';
+import { cloudFrontObjectKey, emptyExpected, generateLog, mergeExpected, type ExpectedCount } from './log-generator';
+
+export const DEMO_ACCOUNTS = [
+  { id: 'acme', weight: 5 },
+  { id: 'globex', weight: 3 },
+  { id: 'initech', weight: 2 },
+  { id: 'umbrella', weight: 1.5 },
+  { id: 'hooli', weight: 1 },
+] as const;
+
+export const DEMO_DISTRIBUTION = 'E2DEMO7TALLY';
+export const DEMO_METRICS = '[{"name":"authorization_requests","path":"/api/authorization/*"}]';
+
+export interface DemoResult {
+  readonly objects: LogObjectRef[];
+  readonly notificationsSent: number;
+  readonly expected: ExpectedCount;
+}
+
+function seedOf(day: string, hour: number): number {
+  let seed = hour + 1;
+  for (const char of day) seed = (Math.imul(seed, 31) + char.charCodeAt(0)) >>> 0;
+  return seed;
+}
+
+/**
+ * Puts realistic CloudFront logs for the demo accounts over the last `days` days
+ * into the bucket, and sends their S3 notifications (every tenth one twice, as S3
+ * sometimes does). The logs of a day are the same on every run, so a restart that
+ * uploads them again changes no count.
+ */
+export async function uploadDemoLogs(options: {
+  s3: S3Client;
+  sqs: SQSClient;
+  bucket: string;
+  logPrefix: string;
+  queueUrl: string;
+  region: string;
+  days?: number;
+  now?: Date;
+}): Promise<DemoResult> {
+  const now = options.now ?? new Date();
+  const today = dayOf(now);
+  const objects: LogObjectRef[] = [];
+  const expected = emptyExpected();
+  const days = options.days ?? 30;
+  for (let back = days - 1; back >= 0; back--) {
+    const day = addDays(today, -back);
+    const weekend = [0, 6].includes(new Date(`${day}T00:00:00Z`).getUTCDay());
+    for (const hour of [0, 6, 12, 18]) {
+      if (back === 0 && hour > now.getUTCHours()) continue;
+      const seed = seedOf(day, hour);
+      const log = generateLog({
+        seed,
+        day,
+        hour,
+        distribution: DEMO_DISTRIBUTION,
+        accounts: DEMO_ACCOUNTS,
+        lines: (weekend ? 60 : 120) + (seed % 60),
+        unattributedRate: 0.01,
+        malformedRate: 0.003,
+        previousDayRate: 0.05,
+      });
+      mergeExpected(expected, log.expected);
+      const key = cloudFrontObjectKey(options.logPrefix, DEMO_DISTRIBUTION, day, hour, seed.toString(36));
+      const body = gzipSync(log.text);
+      const put = await options.s3.send(new PutObjectCommand({ Bucket: options.bucket, Key: key, Body: body }));
+      objects.push({ bucket: options.bucket, key, etag: normaliseEtag(put.ETag ?? ''), size: body.length });
+    }
+  }
+  const bodies = objects.flatMap((object, i) => {
+    const body = s3EventBody([object], options.region);
+    return i % 10 === 9 ? [body, body] : [body];
+  });
+  for (let i = 0; i < bodies.length; i += 10) {
+    await options.sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: options.queueUrl,
+        Entries: bodies.slice(i, i + 10).map((body, j) => ({ Id: String(j), MessageBody: body })),
+      }),
+    );
+  }
+  return { objects, notificationsSent: bodies.length, expected };
+}

@@ -1,0 +1,148 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ensureUsageTable } from '../adapters/usage-table';
+import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local';
+import { startSqsS3Emulator, type SqsS3Emulator } from './emulator';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from './local-credentials';
+
+/**
+ * What a running local stack offers: the shape of `.tally/local.json`, so any AWS
+ * client can feed it exactly as AWS would (put a log under `logPrefix`, send its S3
+ * notification to `queueUrl`).
+ */
+export interface LocalStackInfo {
+  region: string;
+  endpoints: { dynamodb: string; sqs: string; s3: string };
+  bucket: string;
+  logPrefix: string;
+  queueUrl: string;
+  queueArn: string;
+  dlqUrl: string;
+  table: string;
+  api?: string;
+}
+
+export interface LocalStackOptions {
+  /** Keep DynamoDB tables here across restarts; in memory when absent. */
+  readonly dataDir?: string;
+  readonly bucket?: string;
+  readonly logPrefix?: string;
+  readonly table?: string;
+  readonly queueName?: string;
+  /** Seconds a received message stays hidden before it comes back. */
+  readonly visibilityTimeoutSeconds?: number;
+  /** Receives before a message moves to the DLQ. */
+  readonly maxReceiveCount?: number;
+  readonly dynamodbPort?: number;
+  readonly emulatorPort?: number;
+}
+
+export interface LocalStack {
+  readonly info: LocalStackInfo;
+  readonly clients: { dynamodb: DynamoDBClient; sqs: SQSClient; s3: S3Client };
+  stop(): Promise<void>;
+}
+
+/** Clients for a running stack, with the credentials the emulators accept. */
+export function localClients(info: Pick<LocalStackInfo, 'region' | 'endpoints'>) {
+  const common = { region: info.region, credentials: LOCAL_CREDENTIALS };
+  return {
+    dynamodb: new DynamoDBClient({ ...common, endpoint: info.endpoints.dynamodb }),
+    sqs: new SQSClient({ ...common, endpoint: info.endpoints.sqs }),
+    s3: new S3Client({ ...common, endpoint: info.endpoints.s3, forcePathStyle: true }),
+  };
+}
+
+/**
+ * Creates the ingest queue with its DLQ and redrive policy, the log bucket and the
+ * usage table on running emulators.
+ */
+export async function provisionLocalResources(
+  clients: ReturnType<typeof localClients>,
+  options: LocalStackOptions,
+): Promise<Pick<LocalStackInfo, 'bucket' | 'logPrefix' | 'queueUrl' | 'queueArn' | 'dlqUrl' | 'table'>> {
+  const bucket = options.bucket ?? 'tally-logs';
+  const table = options.table ?? 'tally-usage';
+  const queueName = options.queueName ?? 'tally-ingest';
+  await clients.s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  const dlq = await clients.sqs.send(
+    new CreateQueueCommand({ QueueName: `${queueName}-dlq`, Attributes: { MessageRetentionPeriod: '1209600' } }),
+  );
+  const dlqUrl = dlq.QueueUrl!;
+  const dlqArn = await queueArnOf(clients.sqs, dlqUrl);
+  const queue = await clients.sqs.send(
+    new CreateQueueCommand({
+      QueueName: queueName,
+      Attributes: {
+        VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 30),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: options.maxReceiveCount ?? 3 }),
+      },
+    }),
+  );
+  const queueUrl = queue.QueueUrl!;
+  await ensureUsageTable(clients.dynamodb, table);
+  return { bucket, logPrefix: options.logPrefix ?? 'cloudfront/', queueUrl, queueArn: await queueArnOf(clients.sqs, queueUrl), dlqUrl, table };
+}
+
+async function queueArnOf(sqs: SQSClient, queueUrl: string): Promise<string> {
+  const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
+  return attributes.Attributes!.QueueArn!;
+}
+
+/**
+ * Starts DynamoDB Local and the SQS/S3 emulator and provisions Tally's resources.
+ * No Docker, no AWS account: the same SDK clients talk the real wire protocols.
+ */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  let dynamodb: DynamoDbLocal | undefined;
+  let emulator: SqsS3Emulator | undefined;
+  try {
+    [dynamodb, emulator] = await Promise.all([
+      startDynamoDbLocal({
+        ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+        ...(options.dynamodbPort === undefined ? {} : { port: options.dynamodbPort }),
+      }),
+      startSqsS3Emulator(options.emulatorPort === undefined ? {} : { port: options.emulatorPort }),
+    ]);
+    const endpoints = { dynamodb: dynamodb.endpoint, sqs: emulator.endpoint, s3: emulator.endpoint };
+    const clients = localClients({ region: LOCAL_REGION, endpoints });
+    const resources = await provisionLocalResources(clients, options);
+    const started = { dynamodb, emulator };
+    return {
+      info: { region: LOCAL_REGION, endpoints, ...resources },
+      clients,
+      async stop() {
+        clients.dynamodb.destroy();
+        clients.sqs.destroy();
+        clients.s3.destroy();
+        await Promise.all([started.dynamodb.stop(), started.emulator.stop()]);
+      },
+    };
+  } catch (error) {
+    await Promise.allSettled([dynamodb?.stop(), emulator?.stop()]);
+    throw error;
+  }
+}
+
+/** Writes `.tally/local.json` (or another path) for other tools to find the stack. */
+export function writeStackInfo(path: string, info: LocalStackInfo): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(info, null, 2)}\n`);
+}
+
+/** The environment that points Tally's own configuration at a local stack. */
+export function localEnvironment(info: LocalStackInfo): Record<string, string> {
+  return {
+    AWS_REGION: info.region,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: info.endpoints.dynamodb,
+    AWS_ENDPOINT_URL_SQS: info.endpoints.sqs,
+    AWS_ENDPOINT_URL_S3: info.endpoints.s3,
+    TALLY_TABLE: info.table,
+    TALLY_INGEST_QUEUE_URL: info.queueUrl,
+  };
+}

@@ -1,0 +1,151 @@
+import { gzipSync } from 'node:zlib';
+import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import type { SQSRecord } from 'aws-lambda';
+import type { IngestDeps } from '../../src/app/ingest';
+import { silentLog, type Log } from '../../src/app/log';
+import { createClients, type AwsClients } from '../../src/adapters/clients';
+import { readConfig } from '../../src/adapters/config';
+import { createIngestDeps } from '../../src/adapters/ingest-deps';
+import { dayRangeKeys, parseAccountSortKey } from '../../src/domain/keys';
+import { normaliseEtag, type LogObjectRef } from '../../src/domain/log-object';
+import { s3EventBody } from '../../src/domain/notifications';
+import { LOCAL_CREDENTIALS } from '../../src/local/local-credentials';
+import { localClients, localEnvironment, type LocalStackInfo } from '../../src/local/stack';
+
+/** The stack the global setup started. */
+export function testStackInfo(): LocalStackInfo {
+  const raw = process.env.TALLY_TEST_STACK;
+  if (raw === undefined) throw new Error('TALLY_TEST_STACK is not set: run the tests through jest (global setup starts the stack)');
+  return JSON.parse(raw) as LocalStackInfo;
+}
+
+let sequence = 0;
+/** An id no other test uses: valid as an account id and in object keys. */
+export function uniqueId(prefix: string): string {
+  sequence++;
+  return `${prefix}-${process.pid.toString(36)}${Date.now().toString(36)}${sequence}`;
+}
+
+export function testClients(info = testStackInfo()) {
+  return localClients(info);
+}
+
+/** Creates a queue with a DLQ just for one test. */
+export async function createTestQueues(
+  info: LocalStackInfo,
+  options: { visibilityTimeoutSeconds?: number; maxReceiveCount?: number } = {},
+): Promise<{ queueUrl: string; queueArn: string; dlqUrl: string }> {
+  const { sqs } = testClients(info);
+  const name = uniqueId('q');
+  const dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }))).QueueUrl!;
+  const arnOf = async (url: string) =>
+    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+  const queueUrl = (
+    await sqs.send(
+      new CreateQueueCommand({
+        QueueName: name,
+        Attributes: {
+          VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 2),
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await arnOf(dlqUrl), maxReceiveCount: options.maxReceiveCount ?? 2 }),
+        },
+      }),
+    )
+  ).QueueUrl!;
+  return { queueUrl, queueArn: await arnOf(queueUrl), dlqUrl };
+}
+
+/** Puts a log object (gzipped unless told otherwise) and returns its reference. */
+export async function putLogObject(
+  key: string,
+  content: string | Buffer,
+  options: { gzip?: boolean; info?: LocalStackInfo } = {},
+): Promise<LogObjectRef> {
+  const info = options.info ?? testStackInfo();
+  const body = typeof content === 'string' ? (options.gzip === false ? Buffer.from(content) : gzipSync(content)) : content;
+  const put = await testClients(info).s3.send(new PutObjectCommand({ Bucket: info.bucket, Key: key, Body: body }));
+  return { bucket: info.bucket, key, etag: normaliseEtag(put.ETag ?? ''), size: body.length };
+}
+
+/** An SQS record as Lambda delivers it, carrying `body`. */
+export function sqsRecord(body: string, options: { messageId?: string; receiveCount?: number; receiptHandle?: string } = {}): SQSRecord {
+  return {
+    messageId: options.messageId ?? uniqueId('msg'),
+    receiptHandle: options.receiptHandle ?? '',
+    body,
+    attributes: {
+      ApproximateReceiveCount: String(options.receiveCount ?? 1),
+      SentTimestamp: String(Date.now()),
+      SenderId: '000000000000',
+      ApproximateFirstReceiveTimestamp: String(Date.now()),
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:tally-ingest',
+    awsRegion: 'us-east-1',
+  };
+}
+
+/** The SQS record of an S3 notification for `refs`. */
+export function s3NotificationMessage(refs: LogObjectRef | LogObjectRef[], options: { messageId?: string; receiveCount?: number } = {}): SQSRecord {
+  return sqsRecord(s3EventBody(Array.isArray(refs) ? refs : [refs]), options);
+}
+
+/**
+ * Ingest dependencies on the test stack, built the way the Lambda builds them, with
+ * fresh SDK clients (so middleware added by one test stays in that test).
+ */
+export function testIngestDeps(
+  overrides: Record<string, string> = {},
+  options: { log?: Log; info?: LocalStackInfo; clients?: (clients: AwsClients) => void } = {},
+): IngestDeps & { clients: AwsClients } {
+  const info = options.info ?? testStackInfo();
+  const config = readConfig({
+    ...localEnvironment(info),
+    TALLY_HEARTBEAT_SECONDS: '0',
+    TALLY_METRICS: '[{"name":"authorization_requests","path":"/api/authorization/*"}]',
+    ...overrides,
+  });
+  const clients = createClients(config, LOCAL_CREDENTIALS);
+  options.clients?.(clients);
+  return { ...createIngestDeps(config, clients, options.log ?? silentLog), clients };
+}
+
+/**
+ * Reads an account's counters straight from the table (every shard of every day in
+ * the range summed per day), independently of the read API.
+ */
+export async function readCounters(
+  dynamodb: DynamoDBClient,
+  table: string,
+  account: string,
+  from: string,
+  to = from,
+): Promise<Record<string, Record<string, number>>> {
+  const range = dayRangeKeys(account, from, to);
+  const days: Record<string, Record<string, number>> = {};
+  let start: Record<string, import('@aws-sdk/client-dynamodb').AttributeValue> | undefined;
+  do {
+    const page = await dynamodb.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': { S: range.PK }, ':from': { S: range.from }, ':to': { S: range.to } },
+        ConsistentRead: true,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      const parsed = parseAccountSortKey(item.SK!.S!);
+      if (parsed?.kind !== 'usage') continue;
+      const day = (days[parsed.day] ??= {});
+      for (const [name, value] of Object.entries(item)) {
+        if (value.N !== undefined && name !== 'ttl') day[name] = (day[name] ?? 0) + Number(value.N);
+      }
+    }
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return days;
+}

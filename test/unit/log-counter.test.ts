@@ -1,0 +1,175 @@
+import { createReadStream } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { Readable } from 'node:stream';
+import { parseResolverSpec } from '../../src/domain/account-resolver';
+import { PoisonObjectError } from '../../src/domain/errors';
+import { countLogStream, LineSplitter, LogCounter, type CountOptions } from '../../src/domain/log-counter';
+import { validateMetricRules } from '../../src/domain/metric-rules';
+
+const fixture = (name: string) => `${__dirname}/../../fixtures/logs/${name}`;
+const authRule = validateMetricRules([{ name: 'authorization_requests', path: '/api/authorization/*' }]);
+const options = (overrides: Partial<CountOptions> = {}): CountOptions => ({
+  resolver: parseResolverSpec('host-label'),
+  metricRules: authRule,
+  objectKey: 'cloudfront/E2FIXTURE.2026-11-21-00.abc.gz',
+  ...overrides,
+});
+const countFile = (name: string, overrides: Partial<CountOptions> = {}) =>
+  countLogStream(createReadStream(fixture(name)), options(overrides), name);
+const bytesOf = (text: string) => Readable.from([Buffer.from(text)]);
+
+/** The seven lines of the standard fixtures, counted by hand (see scripts/make-fixtures.mjs). */
+const STANDARD_USAGE = [
+  { account: 'acme', day: '2026-11-20', metrics: { requests: 1, bytes: 1000, authorization_requests: 0 } },
+  { account: 'acme', day: '2026-11-21', metrics: { requests: 2, bytes: 750, authorization_requests: 1 } },
+  { account: 'd111111abcdef8', day: '2026-11-21', metrics: { requests: 1, bytes: 700, authorization_requests: 0 } },
+  { account: 'globex', day: '2026-11-21', metrics: { requests: 2, bytes: 2000, authorization_requests: 0 } },
+  { account: 'unattributed', day: '2026-11-21', metrics: { requests: 1, bytes: 300, authorization_requests: 0 } },
+];
+const STANDARD_LINES = { read: 7, counted: 6, unattributed: 1, malformed: 0 };
+
+describe('CloudFront log counting', () => {
+  it.each([
+    ['24 fields (older logs)', 'E2FIXTURE.2026-11-21-00.v24.gz'],
+    ['26 fields (field-level encryption)', 'E2FIXTURE.2026-11-21-00.v26.gz'],
+    ['33 fields (current)', 'E2FIXTURE.2026-11-21-00.v33.gz'],
+    ['35 fields (newer than this code)', 'E2FIXTURE.2026-11-21-00.v35.gz'],
+    ['plain text, not gzipped', 'plain-v33.log'],
+    ['CRLF line ends and a UTF-8 BOM', 'crlf-bom.log'],
+  ])('counts a log with %s by its #Fields header', async (_, name) => {
+    const count = await countFile(name);
+
+    expect(count.tally.usage()).toEqual(STANDARD_USAGE);
+    expect(count.lines).toEqual(STANDARD_LINES);
+  });
+
+  it('follows a #Fields header that changes mid-file (tab after the colon)', async () => {
+    const count = await countFile('header-change.log.gz');
+
+    expect(count.lines).toEqual({ read: 4, counted: 4, unattributed: 0, malformed: 0 });
+    expect(count.tally.usage()).toEqual([
+      { account: 'acme', day: '2026-11-21', metrics: { requests: 2, bytes: 30, authorization_requests: 0 } },
+      { account: 'acme', day: '2026-11-22', metrics: { requests: 1, bytes: 40, authorization_requests: 0 } },
+      { account: 'globex', day: '2026-11-21', metrics: { requests: 1, bytes: 30, authorization_requests: 0 } },
+    ]);
+  });
+
+  it('counts every malformed line with its reason and keeps the good ones', async () => {
+    const count = await countFile('malformed-mix.log.gz');
+
+    expect(count.lines).toEqual({ read: 10, counted: 3, unattributed: 1, malformed: 6 });
+    expect(count.malformedSamples.map((sample) => sample.reason)).toEqual([
+      'no #Fields header before this line',
+      '20 fields where #Fields names 33',
+      'date "2026-02-30" is not a calendar day',
+      'sc-bytes "-5" is not a non-negative integer',
+      'sc-bytes "lots" is not a non-negative integer',
+    ]);
+    expect(count.tally.usage().map((row) => [row.account, row.metrics.bytes])).toEqual([
+      ['acme', 7],
+      ['globex', 3],
+      ['unattributed', 4],
+    ]);
+  });
+
+  it('treats a header-only log and an empty object as logs with no lines', async () => {
+    for (const name of ['header-only.log.gz', 'empty.log.gz']) {
+      const count = await countFile(name);
+      expect(count.lines).toEqual({ read: 0, counted: 0, unattributed: 0, malformed: 0 });
+      expect(count.tally.size).toBe(0);
+    }
+  });
+
+  it.each([
+    ['data lines but no #Fields header', 'no-fields-header.log.gz', /no #Fields header/],
+    ['binary garbage', 'not-a-log.bin', /not a CloudFront standard log/],
+    ['a truncated gzip stream', 'truncated.log.gz', /cannot gunzip/],
+  ])('rejects %s as a poison object naming it', async (_, name, reason) => {
+    const counting = countFile(name);
+
+    await expect(counting).rejects.toThrow(PoisonObjectError);
+    await expect(countFile(name)).rejects.toThrow(new RegExp(`object ${name.replace('.', '\\.')}`));
+    await expect(countFile(name)).rejects.toThrow(reason);
+  });
+
+  it('rethrows an error of the source stream as it is, so it can be retried', async () => {
+    const gz = gzipSync('#Fields: date sc-bytes\n2026-11-21\t5\n');
+    const broken = Readable.from(
+      (async function* () {
+        yield gz.subarray(0, 10);
+        throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+      })(),
+    );
+
+    await expect(countLogStream(broken, options(), 'x')).rejects.toThrow('socket hang up');
+  });
+
+  it('attributes each line to its own date, not the hour in the file name', async () => {
+    const text = '#Fields: date time sc-bytes x-host-header\n2026-11-20\t23:59:59\t5\tacme.x.com\n2026-11-21\t00:00:00\t7\tacme.x.com\n';
+
+    const count = await countLogStream(bytesOf(text), options(), 'x');
+
+    expect(count.tally.usage().map((row) => [row.day, row.metrics.bytes])).toEqual([
+      ['2026-11-20', 5],
+      ['2026-11-21', 7],
+    ]);
+  });
+
+  it('counts a line longer than the limit as malformed without holding it', async () => {
+    const long = `2026-11-21\t00:00:00\t5\t${'a'.repeat(1024 * 1024)}.x.com`;
+    const text = `#Fields: date time sc-bytes x-host-header\n${long}\n2026-11-21\t00:00:01\t9\tacme.x.com\n`;
+    const chunks = text.match(/[\s\S]{1,65536}/g)!.map((part) => Buffer.from(part));
+
+    const count = await countLogStream(Readable.from(chunks), options(), 'x');
+
+    expect(count.lines).toEqual({ read: 2, counted: 1, unattributed: 0, malformed: 1 });
+    expect(count.malformedSamples[0]?.reason).toMatch(/longer than 65536/);
+  });
+
+  it('splits lines across chunk boundaries, even inside a UTF-8 character', () => {
+    const seen: string[] = [];
+    const splitter = new LineSplitter({ accept: (line) => seen.push(line), acceptOverlong: () => seen.push('<long>') });
+    const bytes = Buffer.from('caf\u00e9\nna\u00efve\nlast');
+
+    for (let i = 0; i < bytes.length; i++) splitter.write(bytes.subarray(i, i + 1));
+    splitter.end();
+
+    expect(seen).toEqual(['caf\u00e9', 'na\u00efve', 'last']);
+  });
+
+  it('resolves accounts with a regex on the URL-decoded path', async () => {
+    const text = '#Fields: date time sc-bytes cs-uri-stem\n2026-11-21\t00:00:00\t5\t/t/acme%2Dco/x\n2026-11-21\t00:00:00\t5\t/other\n';
+
+    const count = await countLogStream(bytesOf(text), options({ resolver: parseResolverSpec('path:^/t/(?<account>[^/]+)/') }), 'x');
+
+    expect(count.tally.usage().map((row) => row.account)).toEqual(['acme-co', 'unattributed']);
+  });
+
+  it('resolves accounts from the object key for every line', async () => {
+    const text = '#Fields: date time sc-bytes\n2026-11-21\t00:00:00\t5\n2026-11-21\t00:00:01\t6\n';
+    const resolver = parseResolverSpec('key:logs/{account}/*');
+
+    const count = await countLogStream(bytesOf(text), options({ resolver, objectKey: 'logs/initech/E2.2026-11-21-00.x.gz' }), 'x');
+
+    expect(count.tally.usage()).toEqual([
+      { account: 'initech', day: '2026-11-21', metrics: { requests: 2, bytes: 11, authorization_requests: 0 } },
+    ]);
+  });
+
+  it('counts configured metrics by method, path and status class', async () => {
+    const rules = validateMetricRules([
+      { name: 'writes', method: 'POST' },
+      { name: 'server_errors', status: '5xx' },
+      { name: 'api_bytes', path: '/api/*', value: 'bytes' },
+    ]);
+    const counter = new LogCounter(options({ metricRules: rules }));
+    counter.accept('#Fields: date time sc-bytes cs-method cs-uri-stem sc-status x-host-header');
+    counter.accept('2026-11-21\t00:00:00\t10\tPOST\t/api/a\t201\tacme.x.com');
+    counter.accept('2026-11-21\t00:00:00\t20\tGET\t/api/b\t503\tacme.x.com');
+    counter.accept('2026-11-21\t00:00:00\t40\tGET\t/web\t500\tacme.x.com');
+
+    const [row] = counter.finish('x').tally.usage();
+
+    expect(row?.metrics).toEqual({ requests: 3, bytes: 70, writes: 1, server_errors: 2, api_bytes: 30 });
+  });
+});
