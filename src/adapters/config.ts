@@ -103,7 +103,7 @@ export function readConfig(env: Env): TallyConfig {
     throw new ConfigError('TALLY_TABLE must name the usage table (3-255 of A-Z a-z 0-9 _ . -)');
   }
   const keyBytes = integer(env, 'TALLY_KEY_BYTES', DEFAULTS.keyBytes, 12, 16);
-  const historyCap = integer(env, 'TALLY_HISTORY_CAP', DEFAULTS.historyCap, 1, 20_000);
+  const historyCap = integer(env, 'TALLY_HISTORY_CAP', DEFAULTS.historyCap, 1, 25_000);
   if (historyCap * (keyBytes + 1) > 350_000) {
     throw new ConfigError('TALLY_HISTORY_CAP x (TALLY_KEY_BYTES + 1) must stay well under the 400 KB item limit');
   }

@@ -1,0 +1,53 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const root = `${__dirname}/../..`;
+const tally = (...args: string[]) => run('node', [`${root}/bin/tally.js`, ...args], { cwd: root });
+
+describe('tally count', () => {
+  it('prints one JSON object summed over all files, with the conservation counts', async () => {
+    const { stdout } = await tally(
+      'count',
+      '--json',
+      'fixtures/logs/E2FIXTURE.2026-11-21-00.v33.gz',
+      'fixtures/logs/plain-v33.log',
+      '--metrics',
+      '[{"name":"authorization_requests","path":"/api/authorization/*"}]',
+    );
+
+    const report = JSON.parse(stdout);
+    expect(report.lines).toEqual({ read: 14, counted: 12, unattributed: 2, malformed: 0 });
+    expect(report.usage).toContainEqual({ account: 'acme', day: '2026-11-21', metrics: { requests: 4, bytes: 1500, authorization_requests: 2 } });
+    expect(report.usage).toContainEqual({ account: 'unattributed', day: '2026-11-21', metrics: { requests: 2, bytes: 600, authorization_requests: 0 } });
+  });
+
+  it('uses the resolver it is given', async () => {
+    const { stdout } = await tally('count', '--json', '--resolver', 'key:fixtures/logs/{account}-mix.*', 'fixtures/logs/malformed-mix.log.gz');
+
+    const report = JSON.parse(stdout);
+    expect(report.usage.map((row: { account: string }) => row.account)).toEqual(['malformed']);
+    expect(report.lines).toEqual({ read: 10, counted: 4, unattributed: 0, malformed: 6 });
+  });
+
+  it('prints a table and the line balance for people', async () => {
+    const { stdout } = await tally('count', 'fixtures/logs/header-change.log.gz');
+
+    expect(stdout).toMatch(/account\s+day\s+requests\s+bytes/);
+    expect(stdout).toMatch(/globex\s+2026-11-21\s+1\s+30/);
+    expect(stdout).toContain('lines read 4 = counted 4 + unattributed 0 + malformed 0');
+  });
+
+  it('exits non-zero naming a file that is not a log', async () => {
+    const failure = tally('count', 'fixtures/logs/plain-v33.log', 'fixtures/logs/not-a-log.bin');
+
+    await expect(failure).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('fixtures/logs/not-a-log.bin') });
+  });
+
+  it('exits non-zero naming a file that does not exist', async () => {
+    await expect(tally('count', 'fixtures/logs/nope.gz')).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('fixtures/logs/nope.gz: no such file'),
+    });
+  });
+});

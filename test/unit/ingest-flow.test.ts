@@ -1,0 +1,122 @@
+import { gzipSync } from 'node:zlib';
+import { Readable } from 'node:stream';
+import type { SQSEvent } from 'aws-lambda';
+import { ingestBatch, ingestObject, type IngestDeps } from '../../src/app/ingest';
+import { silentLog } from '../../src/app/log';
+import type { LogSource } from '../../src/app/ports';
+import { MemoryUsageStore } from '../../src/adapters/memory-usage-store';
+import { parseResolverSpec } from '../../src/domain/account-resolver';
+import { PoisonObjectError } from '../../src/domain/errors';
+import type { LogObjectRef } from '../../src/domain/log-object';
+import { s3EventBody } from '../../src/domain/notifications';
+import { sqsRecord } from '../support/stack';
+
+/** Objects held in memory, served like S3 would. */
+class MemoryLogSource implements LogSource {
+  readonly objects = new Map<string, Buffer>();
+  opened = 0;
+  async open(ref: LogObjectRef) {
+    this.opened++;
+    const body = this.objects.get(ref.key);
+    if (body === undefined) throw new PoisonObjectError(ref.key, 'object does not exist');
+    return { etag: ref.etag, body: Readable.from([body]) };
+  }
+  async etagOf() {
+    return 'etag-from-head';
+  }
+}
+
+const LOG = '#Fields: date time sc-bytes x-host-header\n2026-11-21\t00:00:01\t10\tacme.x.com\n2026-11-21\t00:00:02\t5\tglobex.x.com\n2026-11-22\t00:00:03\t1\tacme.x.com\n';
+
+function setup(historyCap = 48) {
+  const store = new MemoryUsageStore(historyCap);
+  const source = new MemoryLogSource();
+  const deps: IngestDeps = {
+    store,
+    source,
+    log: silentLog,
+    settings: {
+      resolver: parseResolverSpec('host-label'),
+      metricRules: [],
+      keyScheme: { keyBytes: 12, shards: 4 },
+      messageConcurrency: 2,
+      incrementConcurrency: 4,
+      visibilityTimeoutSeconds: 30,
+      heartbeatSeconds: 0,
+      minRemainingMillis: 1000,
+    },
+  };
+  return { store, source, deps };
+}
+
+describe('ingest flow (in-memory store)', () => {
+  it('counts an object once per account-day and writes its ledger', async () => {
+    const { store, source, deps } = setup();
+    source.objects.set('a.gz', gzipSync(LOG));
+
+    const result = await ingestObject({ bucket: 'b', key: 'a.gz', etag: 'e1' }, deps);
+
+    expect(result).toMatchObject({ status: 'counted', increments: 3, applied: 3, duplicates: 0 });
+    expect(result.lines).toEqual({ read: 3, counted: 3, unattributed: 0, malformed: 0 });
+    expect(store.usageOf('acme', '2026-11-21')).toEqual({ requests: 1, bytes: 10 });
+    expect(store.usageOf('acme', '2026-11-22')).toEqual({ requests: 1, bytes: 1 });
+    expect(store.ledger.size).toBe(1);
+  });
+
+  it('skips a redelivered object through the ledger without reading it again', async () => {
+    const { store, source, deps } = setup();
+    source.objects.set('a.gz', gzipSync(LOG));
+    await ingestObject({ bucket: 'b', key: 'a.gz', etag: 'e1' }, deps);
+
+    const again = await ingestObject({ bucket: 'b', key: 'a.gz', etag: 'e1' }, deps);
+
+    expect(again.status).toBe('already-done');
+    expect(source.opened).toBe(1);
+    expect(store.usageOf('globex', '2026-11-21')).toEqual({ requests: 1, bytes: 5 });
+  });
+
+  it('asks for the ETag when a notification carries none', async () => {
+    const { source, deps } = setup();
+    source.objects.set('a.gz', gzipSync(LOG));
+
+    const result = await ingestObject({ bucket: 'b', key: 'a.gz', etag: '' }, deps);
+
+    expect(result.object.etag).toBe('etag-from-head');
+  });
+
+  it('fails only the poison message of a batch and lands the rest', async () => {
+    const { store, source, deps } = setup();
+    source.objects.set('a.gz', gzipSync(LOG));
+    const event: SQSEvent = {
+      Records: [
+        sqsRecord('this is not json', { messageId: 'poison' }),
+        sqsRecord(s3EventBody([{ bucket: 'b', key: 'gone.gz', etag: 'e0' }]), { messageId: 'missing-object' }),
+        sqsRecord(s3EventBody([{ bucket: 'b', key: 'a.gz', etag: 'e1' }]), { messageId: 'good' }),
+        sqsRecord('{"Service":"Amazon S3","Event":"s3:TestEvent"}', { messageId: 'test-event' }),
+      ],
+    };
+
+    const response = await ingestBatch(event, deps);
+
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'poison' }, { itemIdentifier: 'missing-object' }]);
+    expect(response.results.map((r) => [r.messageId, r.outcome])).toEqual([
+      ['poison', 'failed'],
+      ['missing-object', 'failed'],
+      ['good', 'processed'],
+      ['test-event', 'skipped'],
+    ]);
+    expect(response.results[0]?.error?.message).toBe('message poison: body is not JSON');
+    expect(store.usageOf('acme', '2026-11-21')).toEqual({ requests: 1, bytes: 10 });
+  });
+
+  it('returns messages it has no time left for, untouched', async () => {
+    const { store, source, deps } = setup();
+    source.objects.set('a.gz', gzipSync(LOG));
+    const event: SQSEvent = { Records: [sqsRecord(s3EventBody([{ bucket: 'b', key: 'a.gz', etag: 'e1' }]), { messageId: 'late' })] };
+
+    const response = await ingestBatch(event, deps, { getRemainingTimeInMillis: () => 500 });
+
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'late' }]);
+    expect(store.shards.size).toBe(0);
+  });
+});
