@@ -20,6 +20,11 @@ export interface DynamoUsageStoreOptions {
   /** Ledger items expire this many days after they are written. */
   readonly ledgerTtlDays: number;
   readonly clock?: () => Date;
+  /**
+   * When given, every write asks DynamoDB for its consumed capacity and reports it
+   * here (for metrics, `tally plan` checks and benchmarks).
+   */
+  readonly onCapacity?: (operation: 'increment' | 'ledger', writeUnits: number) => void;
 }
 
 /** Shards known to be full are remembered so their next increment goes straight to the rolling form. */
@@ -38,6 +43,7 @@ export class DynamoUsageStore implements UsageStore {
   private readonly ledgerTtlDays: number;
   private readonly clock: () => Date;
   private readonly fullShards = new Set<string>();
+  private readonly onCapacity: DynamoUsageStoreOptions['onCapacity'];
 
   constructor(options: DynamoUsageStoreOptions) {
     this.client = options.client;
@@ -45,6 +51,11 @@ export class DynamoUsageStore implements UsageStore {
     this.historyCap = options.historyCap;
     this.ledgerTtlDays = options.ledgerTtlDays;
     this.clock = options.clock ?? (() => new Date());
+    this.onCapacity = options.onCapacity;
+  }
+
+  private get capacityRequest(): { ReturnConsumedCapacity?: 'TOTAL' } {
+    return this.onCapacity === undefined ? {} : { ReturnConsumedCapacity: 'TOTAL' };
   }
 
   async applyIncrement(increment: Increment): Promise<IncrementOutcome> {
@@ -58,7 +69,8 @@ export class DynamoUsageStore implements UsageStore {
     for (let attempt = 0; attempt <= MAX_FORM_SWITCHES; attempt++) {
       const input = rolling ? rollingUpdate(increment, options) : growingUpdate(increment, options);
       try {
-        await this.client.send(new UpdateItemCommand(input));
+        const output = await this.client.send(new UpdateItemCommand({ ...input, ...this.capacityRequest }));
+        this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
         return 'applied';
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
@@ -87,8 +99,9 @@ export class DynamoUsageStore implements UsageStore {
   async writeLedger(entry: LedgerEntry): Promise<void> {
     const key = ledgerKey(entry.object);
     const expires = Math.floor(this.clock().getTime() / 1000) + this.ledgerTtlDays * 86_400;
-    await this.client.send(
+    const output = await this.client.send(
       new PutItemCommand({
+        ...this.capacityRequest,
         TableName: this.tableName,
         Item: {
           PK: { S: key.PK },
@@ -112,6 +125,7 @@ export class DynamoUsageStore implements UsageStore {
         },
       }),
     );
+    this.onCapacity?.('ledger', output.ConsumedCapacity?.CapacityUnits ?? 0);
   }
 
   private rememberShape(shardId: string, full: boolean): void {

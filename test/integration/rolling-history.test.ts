@@ -1,0 +1,103 @@
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
+import { usageKey } from '../../src/domain/keys';
+import { testClients, testStackInfo, uniqueId } from '../support/stack';
+
+const info = testStackInfo();
+const { dynamodb } = testClients(info);
+const key = (n: number) => new Uint8Array(12).fill(0).map((_, i) => (i === 0 ? n : i === 1 ? n >> 8 : 0xab));
+
+function store(historyCap: number, capacity?: number[]) {
+  return new DynamoUsageStore({
+    client: dynamodb,
+    tableName: info.table,
+    historyCap,
+    ledgerTtlDays: 400,
+    ...(capacity ? { onCapacity: (op: string, units: number) => op === 'increment' && capacity.push(units) } : {}),
+  });
+}
+
+async function readItem(account: string, day: string, shard: number) {
+  const k = usageKey({ accountId: account, day, shard });
+  const { Item } = await dynamodb.send(new GetItemCommand({ TableName: info.table, Key: { PK: { S: k.PK }, SK: { S: k.SK } }, ConsistentRead: true }));
+  return Item!;
+}
+
+const history = (item: Record<string, { L?: { B?: Uint8Array }[] }>) => (item.h?.L ?? []).map((entry) => entry.B![0]);
+
+describe('rolling idempotency history on DynamoDB Local', () => {
+  it('grows to the cap, then rolls keeping the newest keys, and counts each key once', async () => {
+    const account = uniqueId('roll');
+    const usage = store(3);
+    const inc = (n: number) => usage.applyIncrement({ account, day: '2026-11-21', shard: 0, key: key(n), metrics: { requests: 1, bytes: 10 } });
+
+    const outcomes = [];
+    for (const n of [1, 2, 3, 4, 5]) outcomes.push(await inc(n));
+    const item = await readItem(account, '2026-11-21', 0);
+
+    expect(outcomes).toEqual(['applied', 'applied', 'applied', 'applied', 'applied']);
+    expect(history(item)).toEqual([3, 4, 5]);
+    expect(item.requests?.N).toBe('5');
+    expect(item.bytes?.N).toBe('50');
+  });
+
+  it('detects a duplicate in the growing form and in the rolling form', async () => {
+    const account = uniqueId('dup');
+    const usage = store(3);
+    const inc = (n: number) => usage.applyIncrement({ account, day: '2026-11-21', shard: 1, key: key(n), metrics: { requests: 1, bytes: 1 } });
+
+    await inc(1);
+    const whileGrowing = await inc(1);
+    await inc(2);
+    await inc(3);
+    await inc(4);
+    const whileRolling = await inc(3);
+    const freshStore = await store(3).applyIncrement({ account, day: '2026-11-21', shard: 1, key: key(4), metrics: { requests: 1, bytes: 1 } });
+
+    expect([whileGrowing, whileRolling, freshStore]).toEqual(['duplicate', 'duplicate', 'duplicate']);
+    expect((await readItem(account, '2026-11-21', 1)).requests?.N).toBe('4');
+  });
+
+  it('forgets a key only after cap newer keys on the same shard (the dedup horizon)', async () => {
+    const account = uniqueId('horizon');
+    const usage = store(3);
+    const inc = (n: number) => usage.applyIncrement({ account, day: '2026-11-21', shard: 2, key: key(n), metrics: { requests: 1, bytes: 1 } });
+
+    for (const n of [1, 2, 3, 4]) await inc(n);
+
+    expect(await inc(2)).toBe('duplicate');
+    expect(await inc(1)).toBe('applied');
+  });
+
+  it('keeps a full shard item under 1 KB at the default cap: every increment costs 1 WCU', async () => {
+    const account = uniqueId('w').padEnd(64, 'x');
+    const capacity: number[] = [];
+    const usage = store(48, capacity);
+
+    for (let n = 0; n < 60; n++) {
+      await usage.applyIncrement({
+        account,
+        day: '2026-11-21',
+        shard: 0,
+        key: key(n),
+        metrics: { requests: 123_456_789, bytes: 987_654_321_012, authorization_requests: 1_234_567 },
+      });
+    }
+
+    expect(capacity).toHaveLength(60);
+    expect(new Set(capacity)).toEqual(new Set([1]));
+    expect(history(await readItem(account, '2026-11-21', 0))).toHaveLength(48);
+  });
+
+  it('measures a larger cap as more than 1 WCU, so the 1 WCU figure is real', async () => {
+    const account = uniqueId('w2').padEnd(64, 'x');
+    const capacity: number[] = [];
+    const usage = store(100, capacity);
+
+    for (let n = 0; n < 100; n++) {
+      await usage.applyIncrement({ account, day: '2026-11-21', shard: 0, key: key(n), metrics: { requests: 1, bytes: 1 } });
+    }
+
+    expect(Math.max(...capacity)).toBe(2);
+  });
+});

@@ -1,0 +1,69 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+
+/**
+ * Fault injection with SDK middleware around the real DynamoDB Local: requests still
+ * go over the wire; these only change what the caller sees.
+ */
+export interface FaultCounter {
+  fired: number;
+}
+
+/**
+ * Lets `UpdateItem` through, then throws a network error as if the answer was lost.
+ * The SDK's retry treats ECONNRESET as transient and sends the request again.
+ */
+export function loseUpdateResponses(client: DynamoDBClient, times: number): FaultCounter {
+  const counter = { fired: 0 };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      if (context.commandName === 'UpdateItemCommand' && counter.fired < times) {
+        counter.fired++;
+        throw Object.assign(new Error('socket hang up (response lost after DynamoDB applied the write)'), { code: 'ECONNRESET' });
+      }
+      return result;
+    },
+    { step: 'deserialize', name: 'loseUpdateResponses' },
+  );
+  return counter;
+}
+
+/** Answers `UpdateItem` with a throttling error before it reaches DynamoDB, `times` times. */
+export function throttleUpdates(client: DynamoDBClient, times: number): FaultCounter {
+  const counter = { fired: 0 };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'UpdateItemCommand' && counter.fired < times) {
+        counter.fired++;
+        throw Object.assign(new Error('The level of configured provisioned throughput for the table was exceeded'), {
+          name: 'ProvisionedThroughputExceededException',
+          $fault: 'client',
+          $metadata: { httpStatusCode: 400 },
+        });
+      }
+      return next(args);
+    },
+    { step: 'deserialize', name: 'throttleUpdates' },
+  );
+  return counter;
+}
+
+/** The consumer "dies" (a non-retryable error) before its (k+1)th `UpdateItem` reaches DynamoDB. */
+export function crashAfterUpdates(client: DynamoDBClient, k: number): FaultCounter {
+  const counter = { fired: 0 };
+  let sent = 0;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'UpdateItemCommand') {
+        if (sent >= k) {
+          counter.fired++;
+          throw Object.assign(new Error('consumer crashed'), { name: 'ConsumerCrash' });
+        }
+        sent++;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'crashAfterUpdates' },
+  );
+  return counter;
+}
