@@ -8,7 +8,7 @@ const NOT_METRICS = new Set(['PK', 'SK', 'h', 'updatedAt', 'ttl']);
 /**
  * Reads usage shards and adjustments of one account and day range with a single
  * Query on the sort-key range (`DAY#from#` .. `DAY#to#~`), summing nothing itself:
- * callers never need to know the shard count. The history list `h` is not projected.
+ * callers never need to know the shard count.
  */
 export class DynamoUsageReader implements UsageReader {
   private readonly client: DynamoDBClient;
