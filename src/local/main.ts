@@ -51,9 +51,9 @@ async function main(): Promise<void> {
   }
   console.log('tally: running; put logs under the prefix and send their notifications to the queue. Ctrl-C stops.');
 
-  let last = summary.objectsCounted + summary.objectsAlreadyDone;
+  let last = summary.notifications;
   const ticker = setInterval(() => {
-    const now = summary.objectsCounted + summary.objectsAlreadyDone;
+    const now = summary.notifications;
     if (now !== last) {
       last = now;
       console.log(summary.describe());
