@@ -50,6 +50,36 @@ export class ValidationError extends TallyError {
   }
 }
 
+/** Why a bearer token was refused; the API answers 401 with this code. */
+export type AuthenticationFailure = 'missing_token' | 'invalid_token' | 'token_expired';
+
+/**
+ * A request carried no usable bearer token: none, malformed, badly signed, for another
+ * audience or issuer, expired or not yet valid. `message` is safe to show the caller;
+ * it never contains the token.
+ */
+export class AuthenticationError extends TallyError {
+  constructor(
+    readonly failure: AuthenticationFailure,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'AuthenticationError';
+  }
+}
+
+/**
+ * The account asked for is unknown to the caller: it does not exist or the token may
+ * not read it. Both cases are one error so that the answers cannot be told apart.
+ */
+export class AccountNotFoundError extends TallyError {
+  constructor(options?: { cause?: unknown }) {
+    super('account not found', options);
+    this.name = 'AccountNotFoundError';
+  }
+}
+
 /** A dependency kept failing with retryable errors until the retry budget ran out. */
 export class RetryBudgetExhaustedError extends TallyError {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -62,4 +92,19 @@ export class RetryBudgetExhaustedError extends TallyError {
 export function describeError(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return String(error);
+}
+
+/**
+ * An adjustment id is already recorded with other content (day, metric, delta or
+ * reason). Reusing an id for a different correction would silently drop one of them.
+ */
+export class AdjustmentConflictError extends TallyError {
+  constructor(
+    readonly adjustmentId: string,
+    readonly differences: readonly string[],
+    options?: { cause?: unknown },
+  ) {
+    super(`adjustment ${adjustmentId} is already recorded with different content (${differences.join('; ')}); choose a new id`, options);
+    this.name = 'AdjustmentConflictError';
+  }
 }

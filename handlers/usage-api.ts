@@ -1,0 +1,37 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { handleUsageApiRequest, unavailableResponse, type UsageApiDeps } from '../src/app/usage-api';
+import { powertoolsLog } from '../src/adapters/powertools-log';
+import { readUsageApiConfig } from '../src/adapters/usage-api-config';
+import { createUsageApiClients, createUsageApiDeps } from '../src/adapters/usage-api-deps';
+import { describeError } from '../src/domain/errors';
+
+const config = readUsageApiConfig(process.env);
+const logger = new Logger({ serviceName: 'tally-usage-api', logLevel: config.tally.logLevel.toUpperCase() as 'INFO' });
+const log = powertoolsLog(logger);
+const clients = createUsageApiClients(config);
+
+// The SSM read starts during init; a failure is retried by the next request instead
+// of leaving the container broken for its whole life.
+let ready: Promise<UsageApiDeps> | undefined;
+function deps(): Promise<UsageApiDeps> {
+  ready ??= createUsageApiDeps(config, clients, log).catch((error: unknown) => {
+    ready = undefined;
+    throw error;
+  });
+  return ready;
+}
+deps().catch(() => undefined);
+
+/** API Gateway HTTP API (payload v2) -> `GET /v1/accounts/{accountId}/usage`. */
+export const handler = async (event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyResultV2> => {
+  if (context !== undefined) logger.addContext(context);
+  let wired: UsageApiDeps;
+  try {
+    wired = await deps();
+  } catch (error) {
+    log.error('usage api could not start', { error: describeError(error) });
+    return unavailableResponse(event, config.corsOrigins);
+  }
+  return handleUsageApiRequest(event, wired);
+};

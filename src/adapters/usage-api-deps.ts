@@ -1,0 +1,62 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import type { AwsCredentialIdentity } from '@aws-sdk/types';
+import type { Log } from '../app/log';
+import type { UsageApiDeps } from '../app/usage-api';
+import { ConfigError } from '../domain/errors';
+import { metricNames } from '../domain/metric-rules';
+import { DynamoUsageReader } from './dynamodb-usage-reader';
+import { JoseTokenVerifier, type JwtVerificationKey } from './jwt-tokens';
+import type { JwtKeySource, UsageApiConfig } from './usage-api-config';
+
+/** The SDK clients the read API uses: DynamoDB for reads, SSM for the signing secret. */
+export interface UsageApiClients {
+  readonly dynamodb: DynamoDBClient;
+  readonly ssm?: SSMClient;
+}
+
+/**
+ * Clients for the read API only (no S3 or SQS client, so the Lambda bundle and its cold
+ * start stay small). SSM is created only when the secret lives there.
+ */
+export function createUsageApiClients(config: UsageApiConfig, credentials?: AwsCredentialIdentity): UsageApiClients {
+  const { region, endpoints, maxAttempts } = config.tally;
+  const common = { region, maxAttempts, retryMode: 'standard', ...(credentials === undefined ? {} : { credentials }) };
+  return {
+    dynamodb: new DynamoDBClient({ ...common, ...(endpoints.dynamodb ? { endpoint: endpoints.dynamodb } : {}) }),
+    ...(config.jwt.key.kind === 'secret-parameter' ? { ssm: new SSMClient(common) } : {}),
+  };
+}
+
+/**
+ * Resolves the verification key; an SSM SecureString is read once (GetParameter with
+ * decryption) and kept for the life of the container. The error names the parameter,
+ * never its value.
+ */
+export async function resolveJwtKey(source: JwtKeySource, ssm: SSMClient | undefined): Promise<JwtVerificationKey> {
+  if (source.kind !== 'secret-parameter') return source;
+  if (ssm === undefined) throw new ConfigError('an SSM client is needed to read TALLY_JWT_SECRET_PARAMETER');
+  let value: string | undefined;
+  try {
+    const result = await ssm.send(new GetParameterCommand({ Name: source.parameterName, WithDecryption: true }));
+    value = result.Parameter?.Value;
+  } catch (error) {
+    throw new ConfigError(`could not read SSM parameter ${source.parameterName} (TALLY_JWT_SECRET_PARAMETER): ${(error as Error).name}`, {
+      cause: error,
+    });
+  }
+  if (value === undefined || value === '') throw new ConfigError(`SSM parameter ${source.parameterName} is empty`);
+  return { kind: 'secret', secret: value };
+}
+
+/** Wires the read API to DynamoDB and the token key. Built once per cold start. */
+export async function createUsageApiDeps(config: UsageApiConfig, clients: UsageApiClients, log: Log): Promise<UsageApiDeps> {
+  const key = await resolveJwtKey(config.jwt.key, clients.ssm);
+  return {
+    reader: new DynamoUsageReader({ client: clients.dynamodb, tableName: config.tally.tableName }),
+    verifier: new JoseTokenVerifier(key, { audience: config.jwt.audience, issuer: config.jwt.issuer }),
+    log,
+    metricNames: metricNames(config.tally.metricRules),
+    corsOrigins: config.corsOrigins,
+  };
+}

@@ -1,0 +1,213 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { authorizeAccount, type AccessGrant } from '../domain/access';
+import { dayOf } from '../domain/days';
+import { AccountNotFoundError, AuthenticationError, describeError, ValidationError } from '../domain/errors';
+import { usageCsvFileName, usageReportCsv } from '../domain/usage-csv';
+import { cacheControlFor, parseUsageQuery, type UsageQuery } from '../domain/usage-query';
+import { buildUsageReport } from '../domain/usage-report';
+import type { UsageReader } from '../domain/usage-records';
+import type { Log } from './log';
+
+/** Turns a bearer token into what it may read; refuses with an AuthenticationError. */
+export interface TokenVerifier {
+  verify(token: string): Promise<AccessGrant>;
+}
+
+export interface UsageApiDeps {
+  readonly reader: UsageReader;
+  readonly verifier: TokenVerifier;
+  readonly log: Log;
+  /** Metrics every row carries even on days without usage (base plus configured). */
+  readonly metricNames: readonly string[];
+  /** Browser origins allowed to read responses; `['*']` for any; empty for same origin only. */
+  readonly corsOrigins: readonly string[];
+  readonly clock?: () => Date;
+}
+
+type Response = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
+
+/** The one route: `GET /v1/accounts/{accountId}/usage`, after an optional stage segment. */
+const USAGE_ROUTE = /^(?:\/[^/]+)?\/v1\/accounts\/([^/]*)\/usage\/?$/;
+
+const BEARER = /^Bearer[ ]+([A-Za-z0-9\-_.~+/]+=*)[ ]*$/i;
+
+/**
+ * The read API: API Gateway HTTP API payload v2 in, response out. The Lambda handler
+ * and the local HTTP server both call this function, so they answer alike.
+ *
+ * ```
+ * route (404/405) -> bearer token (401) -> query (400) -> grant covers account (404)
+ *   -> one Query -> report -> JSON or CSV, ETag (304 when it matches)
+ * ```
+ *
+ * Every answer is logged once as a structured line (never the token); a 5xx body
+ * carries only a generic message and the request id, the log carries the details.
+ */
+export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps: UsageApiDeps): Promise<Response> {
+  const started = Date.now();
+  const requestId = event.requestContext?.requestId ?? randomUUID();
+  const method = event.requestContext?.http?.method ?? 'GET';
+  const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
+  const headers = lowerCaseHeaders(event.headers);
+  const cors = corsHeaders(headers.origin, deps.corsOrigins);
+  const fields: Record<string, unknown> = { requestId, method, path };
+
+  let response: Response;
+  try {
+    response = await route();
+  } catch (error) {
+    response = errorResponse(error, requestId, fields, deps.log);
+  }
+  response.headers = withVary({ ...response.headers, ...cors }, deps.corsOrigins);
+  deps.log.info('usage api request', { ...fields, status: response.statusCode, durationMs: Date.now() - started });
+  return response;
+
+  async function route(): Promise<Response> {
+    const match = USAGE_ROUTE.exec(path);
+    if (match === null) {
+      return json(404, { error: 'not_found', message: `no route ${method} ${path}; try GET /v1/accounts/{accountId}/usage` }, noStore());
+    }
+    if (method === 'OPTIONS') return preflight(headers.origin, deps.corsOrigins);
+    if (method !== 'GET') {
+      return json(405, { error: 'method_not_allowed', message: `${method} is not allowed here; use GET` }, { ...noStore(), allow: 'GET, OPTIONS' });
+    }
+    const grant = await authenticate(headers.authorization, deps.verifier);
+    if (grant.subject !== undefined) fields.subject = grant.subject;
+    const accountId = decodePathSegment(match[1] ?? '');
+    fields.accountId = accountId;
+    const query = parseUsageQuery(accountId, event.queryStringParameters ?? {}, headers.accept);
+    Object.assign(fields, { from: query.from, to: query.to, granularity: query.granularity, format: query.format });
+    authorizeAccount(grant, query.accountId);
+    return usageResponse(query, headers['if-none-match']);
+  }
+
+  async function usageResponse(query: UsageQuery, ifNoneMatch: string | undefined): Promise<Response> {
+    const { records, requests } = await deps.reader.read(query.accountId, query.from, query.to);
+    Object.assign(fields, { queryRequests: requests, records: records.length });
+    const report = buildUsageReport({ ...query, records, metricNames: deps.metricNames });
+    const body = query.format === 'csv' ? usageReportCsv(report) : JSON.stringify(report);
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+    const today = dayOf((deps.clock ?? (() => new Date()))());
+    const caching = { 'cache-control': cacheControlFor(query, today), etag, vary: 'Authorization, Accept, Origin' };
+    if (ifNoneMatch !== undefined && etagMatches(ifNoneMatch, etag)) {
+      return { statusCode: 304, headers: caching };
+    }
+    const type: Record<string, string> =
+      query.format === 'csv'
+        ? {
+            'content-type': 'text/csv; charset=utf-8',
+            'content-disposition': `attachment; filename="${usageCsvFileName(report)}"`,
+          }
+        : { 'content-type': 'application/json; charset=utf-8' };
+    return { statusCode: 200, headers: { ...type, ...caching, 'x-content-type-options': 'nosniff' }, body, isBase64Encoded: false };
+  }
+}
+
+/**
+ * The response when the API could not even be wired (for example the signing secret
+ * could not be read at cold start): a generic 500 with CORS, details left to the log.
+ */
+export function unavailableResponse(event: APIGatewayProxyEventV2, corsOrigins: readonly string[]): Response {
+  const requestId = event.requestContext?.requestId ?? randomUUID();
+  const response = json(503, { error: 'service_unavailable', message: 'the usage API is starting or misconfigured; try again shortly', requestId }, noStore());
+  response.headers = withVary({ ...response.headers, ...corsHeaders(lowerCaseHeaders(event.headers).origin, corsOrigins) }, corsOrigins);
+  return response;
+}
+
+async function authenticate(authorization: string | undefined, verifier: TokenVerifier): Promise<AccessGrant> {
+  if (authorization === undefined || authorization.trim() === '') {
+    throw new AuthenticationError('missing_token', 'send a bearer token: Authorization: Bearer <token> (mint one with `npx tally token --account <id>`)');
+  }
+  const match = BEARER.exec(authorization);
+  if (match === null) throw new AuthenticationError('invalid_token', 'the Authorization header must be "Bearer <token>"');
+  return verifier.verify(match[1]!);
+}
+
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch (error) {
+    throw new ValidationError('the account id in the path is not valid URL encoding', { cause: error });
+  }
+}
+
+function errorResponse(error: unknown, requestId: string, fields: Record<string, unknown>, log: Log): Response {
+  if (error instanceof AuthenticationError) {
+    fields.refused = error.failure;
+    fields.reason = error.message;
+    // RFC 6750: no error code when the request carried no credentials at all.
+    const challenge =
+      error.failure === 'missing_token'
+        ? 'Bearer realm="tally"'
+        : `Bearer realm="tally", error="invalid_token", error_description="${error.message.replace(/["\\]/g, '')}"`;
+    return json(401, { error: error.failure, message: error.message }, { ...noStore(), 'www-authenticate': challenge });
+  }
+  if (error instanceof ValidationError) {
+    fields.reason = error.message;
+    return json(400, { error: 'bad_request', message: error.message }, noStore());
+  }
+  if (error instanceof AccountNotFoundError) {
+    fields.refused = 'account_not_found';
+    return json(404, { error: 'not_found', message: 'account not found' }, noStore());
+  }
+  log.error('usage api request failed', { ...fields, error: describeError(error), stack: (error as Error)?.stack });
+  return json(500, { error: 'internal_error', message: 'the usage could not be read; try again, and quote the request id if it persists', requestId }, noStore());
+}
+
+function json(statusCode: number, body: unknown, headers: Record<string, string>): Response {
+  return {
+    statusCode,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff', ...headers },
+    body: JSON.stringify(body),
+    isBase64Encoded: false,
+  };
+}
+
+function noStore(): Record<string, string> {
+  return { 'cache-control': 'no-store' };
+}
+
+function lowerCaseHeaders(headers: APIGatewayProxyEventV2['headers'] | undefined): Record<string, string | undefined> {
+  const lower: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) lower[name.toLowerCase()] = value;
+  return lower;
+}
+
+/** CORS response headers for `origin` when it is allowed; none otherwise (the browser then refuses). */
+export function corsHeaders(origin: string | undefined, allowed: readonly string[]): Record<string, string> {
+  if (origin === undefined || allowed.length === 0) return {};
+  const any = allowed.includes('*');
+  if (!any && !allowed.includes(origin)) return {};
+  return {
+    'access-control-allow-origin': any ? '*' : origin,
+    'access-control-expose-headers': 'ETag, Content-Disposition, WWW-Authenticate',
+  };
+}
+
+/** Adds `Origin` to `Vary` when the answer depends on it (a list of allowed origins). */
+function withVary(headers: Record<string, string>, allowed: readonly string[]): Record<string, string> {
+  if (allowed.length === 0 || allowed.includes('*')) return headers;
+  const vary = (headers.vary ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '');
+  if (!vary.includes('Origin')) vary.push('Origin');
+  return { ...headers, vary: vary.join(', ') };
+}
+
+function preflight(origin: string | undefined, allowed: readonly string[]): Response {
+  const cors = corsHeaders(origin, allowed);
+  if (Object.keys(cors).length === 0) return { statusCode: 204, headers: noStore() };
+  return {
+    statusCode: 204,
+    headers: {
+      'access-control-allow-methods': 'GET, OPTIONS',
+      'access-control-allow-headers': 'Authorization, Accept, If-None-Match',
+      'access-control-max-age': '600',
+    },
+  };
+}
+
+/** `If-None-Match` holds `etag` (weak comparison, as RFC 9110 asks for GET), or `*`. */
+export function etagMatches(ifNoneMatch: string, etag: string): boolean {
+  const strip = (tag: string) => tag.trim().replace(/^W\//, '');
+  return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || strip(tag) === strip(etag));
+}

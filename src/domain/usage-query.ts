@@ -1,0 +1,108 @@
+import { ACCOUNT_ID_RULE, isValidAccountId } from './account-id';
+import { addDays, daysBetweenInclusive, isValidDay } from './days';
+import { ValidationError } from './errors';
+
+/** The longest range one request may ask for: a leap year. */
+export const MAX_RANGE_DAYS = 366;
+
+/** Rows per calendar day or per calendar month. */
+export type Granularity = 'day' | 'month';
+
+/** How the report is written. */
+export type ReportFormat = 'json' | 'csv';
+
+/** A validated read of one account's usage. */
+export interface UsageQuery {
+  readonly accountId: string;
+  /** First day, `YYYY-MM-DD` (UTC), included. */
+  readonly from: string;
+  /** Last day, included. */
+  readonly to: string;
+  readonly granularity: Granularity;
+  readonly format: ReportFormat;
+}
+
+/** Query-string values as API Gateway passes them (repeated keys arrive comma-joined). */
+export type QueryParameters = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Validates the account id and query string of
+ * `GET /v1/accounts/{accountId}/usage?from=&to=[&granularity=][&format=]`, throwing a
+ * {@link ValidationError} whose message tells the caller what to change.
+ *
+ * `accept` is the request's `Accept` header: `text/csv` asks for CSV like `format=csv`;
+ * an explicit `format` wins.
+ *
+ * @example parseUsageQuery('acme', { from: '2026-11-01', to: '2026-11-30' })
+ *          // { accountId: 'acme', from: '2026-11-01', to: '2026-11-30', granularity: 'day', format: 'json' }
+ */
+export function parseUsageQuery(accountId: string, params: QueryParameters, accept?: string): UsageQuery {
+  if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
+  const from = requiredDay(params, 'from');
+  const to = requiredDay(params, 'to');
+  if (to < from) throw new ValidationError(`"to" (${to}) is before "from" (${from}); give the earlier day as "from"`);
+  const days = daysBetweenInclusive(from, to);
+  if (days > MAX_RANGE_DAYS) {
+    throw new ValidationError(
+      `the range ${from}..${to} spans ${days} days; ask for at most ${MAX_RANGE_DAYS} days per request (e.g. to=${addDays(from, MAX_RANGE_DAYS - 1)})`,
+    );
+  }
+  return { accountId, from, to, granularity: granularityOf(params.granularity), format: formatOf(params.format, accept) };
+}
+
+function requiredDay(params: QueryParameters, name: 'from' | 'to'): string {
+  const value = params[name];
+  if (value === undefined || value === '') {
+    throw new ValidationError(`query parameter "${name}" is required: a UTC day as YYYY-MM-DD`);
+  }
+  if (!isValidDay(value)) {
+    throw new ValidationError(`query parameter "${name}" must be a calendar day as YYYY-MM-DD, got "${printable(value)}"`);
+  }
+  return value;
+}
+
+function granularityOf(value: string | undefined): Granularity {
+  if (value === undefined || value === '' || value === 'day') return 'day';
+  if (value === 'month') return 'month';
+  throw new ValidationError(`query parameter "granularity" must be "day" or "month", got "${printable(value)}"`);
+}
+
+function formatOf(value: string | undefined, accept: string | undefined): ReportFormat {
+  if (value === 'json' || value === 'csv') return value;
+  if (value !== undefined && value !== '') {
+    throw new ValidationError(`query parameter "format" must be "json" or "csv", got "${printable(value)}"`);
+  }
+  return acceptsCsvFirst(accept) ? 'csv' : 'json';
+}
+
+/** True when `text/csv` is the most preferred type the Accept header names. */
+function acceptsCsvFirst(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  let best: { type: string; q: number } | undefined;
+  for (const part of accept.split(',')) {
+    const [type = '', ...parameters] = part.trim().toLowerCase().split(';');
+    const qParameter = parameters.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const q = qParameter === undefined ? 1 : Number(qParameter.slice(2));
+    if (!Number.isFinite(q) || q <= 0) continue;
+    if (type.trim() !== 'text/csv' && type.trim() !== 'application/json') continue;
+    if (best === undefined || q > best.q) best = { type: type.trim(), q };
+  }
+  return best?.type === 'text/csv';
+}
+
+/** Echoes caller input in a message without letting it grow or carry control characters. */
+function printable(value: string): string {
+  const clean = value.replace(/[^\x20-\x7e]/g, '?');
+  return clean.length > 40 ? `${clean.slice(0, 40)}...` : clean;
+}
+
+/**
+ * How long a client may reuse a report. Today's and yesterday's counts still grow
+ * (CloudFront delivers logs hours late, and the first file of a day carries lines of
+ * the day before), so ranges that reach them are reusable for a minute; older ranges
+ * change only through adjustments, so five minutes, and the ETag makes revalidation
+ * cheap. Always `private`: a report belongs to the bearer of one token.
+ */
+export function cacheControlFor(query: Pick<UsageQuery, 'to'>, today: string): string {
+  return query.to >= addDays(today, -1) ? 'private, max-age=60' : 'private, max-age=300';
+}
