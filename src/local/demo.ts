@@ -29,27 +29,21 @@ function seedOf(day: string, hour: number): number {
   return seed;
 }
 
+/** One demo log object: where it goes, what it holds and what it must count to. */
+export interface DemoLog {
+  readonly key: string;
+  readonly text: string;
+  readonly expected: ExpectedCount;
+}
+
 /**
- * Puts realistic CloudFront logs for the demo accounts over the last `days` days
- * into the bucket, and sends their S3 notifications (every tenth one twice, as S3
- * sometimes does). The logs of a day are the same on every run, so a restart that
- * uploads them again changes no count.
+ * The demo logs for the last `days` days up to `now`: four objects a day (hours 0, 6,
+ * 12 and 18, only those already past today), five accounts with a weekly rhythm, a
+ * little unattributed and malformed traffic, some lines of the previous day.
  */
-export async function uploadDemoLogs(options: {
-  s3: S3Client;
-  sqs: SQSClient;
-  bucket: string;
-  logPrefix: string;
-  queueUrl: string;
-  region: string;
-  days?: number;
-  now?: Date;
-}): Promise<DemoResult> {
-  const now = options.now ?? new Date();
+export function planDemoLogs(now: Date, logPrefix: string, days = 30): DemoLog[] {
   const today = dayOf(now);
-  const objects: LogObjectRef[] = [];
-  const expected = emptyExpected();
-  const days = options.days ?? 30;
+  const logs: DemoLog[] = [];
   for (let back = days - 1; back >= 0; back--) {
     const day = addDays(today, -back);
     const weekend = [0, 6].includes(new Date(`${day}T00:00:00Z`).getUTCDay());
@@ -67,12 +61,34 @@ export async function uploadDemoLogs(options: {
         malformedRate: 0.003,
         previousDayRate: 0.05,
       });
-      mergeExpected(expected, log.expected);
-      const key = cloudFrontObjectKey(options.logPrefix, DEMO_DISTRIBUTION, day, hour, seed.toString(36));
-      const body = gzipSync(log.text);
-      const put = await options.s3.send(new PutObjectCommand({ Bucket: options.bucket, Key: key, Body: body }));
-      objects.push({ bucket: options.bucket, key, etag: normaliseEtag(put.ETag ?? ''), size: body.length });
+      logs.push({ key: cloudFrontObjectKey(logPrefix, DEMO_DISTRIBUTION, day, hour, seed.toString(36)), ...log });
     }
+  }
+  return logs;
+}
+
+/**
+ * Puts the demo logs into the bucket and sends their S3 notifications (every tenth
+ * one twice, as S3 sometimes does). The logs of a day are the same on every run, so
+ * a restart that uploads them again changes no count.
+ */
+export async function uploadDemoLogs(options: {
+  s3: S3Client;
+  sqs: SQSClient;
+  bucket: string;
+  logPrefix: string;
+  queueUrl: string;
+  region: string;
+  days?: number;
+  now?: Date;
+}): Promise<DemoResult> {
+  const objects: LogObjectRef[] = [];
+  const expected = emptyExpected();
+  for (const log of planDemoLogs(options.now ?? new Date(), options.logPrefix, options.days)) {
+    mergeExpected(expected, log.expected);
+    const body = gzipSync(log.text);
+    const put = await options.s3.send(new PutObjectCommand({ Bucket: options.bucket, Key: log.key, Body: body }));
+    objects.push({ bucket: options.bucket, key: log.key, etag: normaliseEtag(put.ETag ?? ''), size: body.length });
   }
   const bodies = objects.flatMap((object, i) => {
     const body = s3EventBody([object], options.region);

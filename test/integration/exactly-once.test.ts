@@ -2,7 +2,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { ingestBatch } from '../../src/app/ingest';
 import { generateLog, type ExpectedCount } from '../../src/local/log-generator';
 import { crashAfterUpdates, loseUpdateResponses, throttleUpdates } from '../support/faults';
-import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { nonZero, putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 const info = testStackInfo();
 const { dynamodb } = testClients(info);
@@ -31,7 +31,7 @@ async function expectExactCounts(accounts: string[], expected: ExpectedCount) {
     for (const day of ['2026-11-20', '2026-11-21']) {
       const want = expected.usage.get(`${account}|${day}`);
       const got = counters[day];
-      expect({ account, day, ...(got ?? {}) }).toEqual({ account, day, ...(want ?? {}) });
+      expect({ account, day, ...nonZero(got) }).toEqual({ account, day, ...nonZero(want) });
     }
   }
 }

@@ -149,3 +149,11 @@ export async function readCounters(
   } while (start !== undefined);
   return days;
 }
+
+/**
+ * Metrics without zero entries: a metric never incremented is absent from an item
+ * (the API reports it as 0), so counters are compared with zeros dropped.
+ */
+export function nonZero(metrics: Record<string, number> | undefined): Record<string, number> {
+  return Object.fromEntries(Object.entries(metrics ?? {}).filter(([, value]) => value !== 0));
+}

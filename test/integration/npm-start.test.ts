@@ -1,0 +1,73 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { addDays, dayOf } from '../../src/domain/days';
+import { DEMO_ACCOUNTS, planDemoLogs } from '../../src/local/demo';
+import { emptyExpected, mergeExpected } from '../../src/local/log-generator';
+import { localClients, type LocalStackInfo } from '../../src/local/stack';
+import { nonZero, readCounters } from '../support/stack';
+
+const root = join(__dirname, '..', '..');
+
+/** Starts `node dist/local.js` (what `npm start` runs after building) in `cwd`; resolves once it is running. */
+function startLocal(cwd: string): Promise<{ child: ChildProcess; output: () => string }> {
+  const child = spawn('node', [join(root, 'dist', 'local.js')], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start did not get ready:\n${output}`)), 90_000);
+    child.stdout!.on('data', () => {
+      if (output.includes('tally: running')) {
+        clearTimeout(timer);
+        resolve({ child, output: () => output });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+describe('npm start', () => {
+  it('brings the pipeline up with 30 days of demo data counted exactly, and keeps the counts across a restart', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'tally-start-'));
+    const now = new Date();
+    const expected = emptyExpected();
+    for (const log of planDemoLogs(now, 'cloudfront/')) mergeExpected(expected, log.expected);
+
+    const first = await startLocal(cwd);
+    const info = JSON.parse(readFileSync(join(cwd, '.tally', 'local.json'), 'utf8')) as LocalStackInfo;
+    const countersOf = async (stackInfo: LocalStackInfo) => {
+      const { dynamodb } = localClients(stackInfo);
+      const all: Record<string, Record<string, Record<string, number>>> = {};
+      for (const { id } of DEMO_ACCOUNTS) all[id] = await readCounters(dynamodb, stackInfo.table, id, addDays(dayOf(now), -31), dayOf(now));
+      dynamodb.destroy();
+      return all;
+    };
+    const counted = await countersOf(info);
+    await stop(first.child);
+    const second = await startLocal(cwd);
+    const afterRestart = await countersOf(JSON.parse(readFileSync(join(cwd, '.tally', 'local.json'), 'utf8')));
+    await stop(second.child);
+
+    expect(Object.keys(info).sort()).toEqual(
+      expect.arrayContaining(['region', 'endpoints', 'bucket', 'logPrefix', 'queueUrl', 'dlqUrl', 'table']),
+    );
+    for (const { id } of DEMO_ACCOUNTS) {
+      for (const [key, metrics] of expected.usage) {
+        const [account, day] = key.split('|');
+        if (account === id) expect({ account, day, ...nonZero(counted[id]![day!]) }).toEqual({ account, day, ...nonZero(metrics) });
+      }
+    }
+    expect(first.output()).toContain(`lines read ${expected.lines.read} = counted ${expected.lines.counted} + unattributed ${expected.lines.unattributed} + malformed ${expected.lines.malformed}`);
+    expect(first.output()).toContain('dead-letter queue: 0 message(s)');
+    expect(afterRestart).toEqual(counted);
+  }, 240_000);
+});
