@@ -11,6 +11,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'count local CloudFront log files, no AWS needed',
     load: async () => (await import('./count')).runCount,
   },
+  token: {
+    summary: 'mint a bearer token for the usage read API',
+    load: async () => (await import('./token')).runToken,
+  },
 };
 
 function usage(): string {
