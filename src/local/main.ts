@@ -4,6 +4,7 @@ import { describeError } from '../domain/errors';
 import { DEMO_METRICS, uploadDemoLogs } from './demo';
 import { IngestSummary } from './ingest-summary';
 import { createLocalIngest } from './local-ingest';
+import { startLocalUsageApi } from './local-usage-api';
 import { QueuePoller, queueDepth, waitForEmptyQueue } from './poller';
 import { startLocalStack, writeStackInfo } from './stack';
 
@@ -36,6 +37,8 @@ async function main(): Promise<void> {
     onError: (error) => console.error(`tally: poller error: ${describeError(error)}`),
   });
   poller.start();
+  const api = await startLocalUsageApi({ root, info, log, metrics: process.env.TALLY_METRICS ?? DEMO_METRICS });
+  info.api = api.server.url;
   writeStackInfo(infoPath, info);
   console.log(`tally: stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s; wrote ${infoPath}`);
   console.log(`  dynamodb ${info.endpoints.dynamodb}  sqs/s3 ${info.endpoints.sqs}  table ${info.table}`);
@@ -49,6 +52,7 @@ async function main(): Promise<void> {
     console.log(summary.describe());
     console.log(`  dead-letter queue: ${dlq.visible} message(s)`);
   }
+  console.log(api.describe());
   console.log('tally: running; put logs under the prefix and send their notifications to the queue. Ctrl-C stops.');
 
   let last = summary.notifications;
@@ -64,6 +68,7 @@ async function main(): Promise<void> {
     clearInterval(ticker);
     console.log('tally: stopping...');
     await poller.stop();
+    await api.stop();
     await stack.stop();
     process.exit(0);
   };
