@@ -1,0 +1,77 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { FaultSchedule } from './schedule';
+
+/** A consumer that stops dead: not retried by the SDK, and it takes its whole batch down. */
+export class ConsumerCrash extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConsumerCrash';
+  }
+}
+
+function subjectOf(command: string, input: Record<string, unknown>): string {
+  const values = input.ExpressionAttributeValues as Record<string, { B?: Uint8Array }> | undefined;
+  const key = values?.[':k']?.B;
+  const item = (input.Key ?? input.Item) as Record<string, { S?: string }> | undefined;
+  return `${command}:${item?.PK?.S ?? ''}:${item?.SK?.S ?? ''}:${key ? Buffer.from(key).toString('hex') : ''}`;
+}
+
+/**
+ * SDK middleware on a consumer's DynamoDB client, in front of the real DynamoDB Local:
+ * - `throttle`: a ProvisionedThroughputExceededException before the write is sent;
+ * - `crash`: the consumer dies before an UpdateItem (after some of its object's increments);
+ * - `lostResponse`: the write is applied, then the answer is lost (ECONNRESET).
+ */
+export function injectDynamoFaults(client: DynamoDBClient, schedule: FaultSchedule, active: () => boolean): void {
+  // Outside the SDK's retry: a crash is not retried, the consumer is gone.
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'UpdateItemCommand' && active()) {
+        const subject = subjectOf('UpdateItem', (args as unknown as { input: Record<string, unknown> }).input);
+        if (schedule.strikes('crash', subject)) throw new ConsumerCrash(`chaos: consumer died before ${subject}`);
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'chaosCrash' },
+  );
+  // Inside the SDK's retry: throttling and lost answers are retried with backoff.
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const command = context.commandName ?? '';
+      if ((command !== 'UpdateItemCommand' && command !== 'PutItemCommand') || !active()) return next(args);
+      const subject = subjectOf(command, (args as unknown as { input: Record<string, unknown> }).input);
+      if (schedule.strikes('throttle', subject)) {
+        throw Object.assign(new Error('chaos: throughput exceeded'), {
+          name: 'ProvisionedThroughputExceededException',
+          $fault: 'client',
+          $metadata: { httpStatusCode: 400 },
+        });
+      }
+      const result = await next(args);
+      if (schedule.strikes('lostResponse', subject)) {
+        throw Object.assign(new Error('chaos: response lost after the write was applied'), { code: 'ECONNRESET' });
+      }
+      return result;
+    },
+    { step: 'deserialize', name: 'chaosThrottleAndLoss' },
+  );
+}
+
+/**
+ * SDK middleware on a consumer's S3 client: `cursed` objects fail every read while
+ * curses are on (so their messages exhaust maxReceiveCount and reach the DLQ).
+ */
+export function injectS3Faults(client: S3Client, schedule: FaultSchedule, isCursed: (key: string) => boolean): void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const key = (args as unknown as { input: { Key?: string } }).input.Key ?? '';
+      if (context.commandName === 'GetObjectCommand' && isCursed(key)) {
+        schedule.record('dlqBound');
+        throw new ConsumerCrash(`chaos: ${key} cannot be read right now`);
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'chaosS3Faults' },
+  );
+}

@@ -1,0 +1,20 @@
+import { createTestQueues, testStackInfo } from '../support/stack';
+import { runChaos } from './run-chaos';
+
+describe('chaos (fixed seed)', () => {
+  it('ends with every counter equal to an independent recount after faults, DLQ replay and backfill', async () => {
+    const base = testStackInfo();
+    const queues = await createTestQueues(base, { visibilityTimeoutSeconds: 1, maxReceiveCount: 3 });
+
+    const report = await runChaos({ seed: 42, objects: 200, consumers: 2, info: { ...base, ...queues } });
+
+    expect(report.drift).toEqual([]);
+    expect(report.dlqAfterReplay).toBe(0);
+    expect(report.lines.ledger).toEqual(report.lines.expected);
+    for (const kind of ['crash', 'throttle', 'lostResponse', 'duplicateNotification', 'batchLost', 'dlqBound']) {
+      expect({ kind, fired: (report.faults[kind] ?? 0) > 0 }).toEqual({ kind, fired: true });
+    }
+    expect(report.faults.deadLettered).toBeGreaterThan(0);
+    expect(report.faults.backfilledObjects).toBeGreaterThan(0);
+  }, 300_000);
+});
