@@ -1,0 +1,66 @@
+import { ValidationError } from '../../src/domain/errors';
+import { cacheControlFor, parseUsageQuery } from '../../src/domain/usage-query';
+
+describe('parseUsageQuery', () => {
+  it('reads a day range with defaults: per day, JSON', () => {
+    expect(parseUsageQuery('acme', { from: '2026-11-01', to: '2026-11-30' })).toEqual({
+      accountId: 'acme',
+      from: '2026-11-01',
+      to: '2026-11-30',
+      granularity: 'day',
+      format: 'json',
+    });
+  });
+
+  it('accepts a single day and a full leap year of 366 days', () => {
+    expect(parseUsageQuery('acme', { from: '2026-11-21', to: '2026-11-21' }).to).toBe('2026-11-21');
+    expect(parseUsageQuery('acme', { from: '2028-01-01', to: '2028-12-31' }).to).toBe('2028-12-31');
+  });
+
+  it.each([
+    [{ to: '2026-11-30' }, 'query parameter "from" is required: a UTC day as YYYY-MM-DD'],
+    [{ from: '2026-11-01' }, 'query parameter "to" is required: a UTC day as YYYY-MM-DD'],
+    [{ from: '2026-02-30', to: '2026-03-01' }, 'query parameter "from" must be a calendar day as YYYY-MM-DD, got "2026-02-30"'],
+    [{ from: '2026-11-01', to: '21/11/2026' }, 'query parameter "to" must be a calendar day as YYYY-MM-DD, got "21/11/2026"'],
+    [{ from: '2026-11-01,2026-11-02', to: '2026-11-03' }, 'query parameter "from" must be a calendar day as YYYY-MM-DD, got "2026-11-01,2026-11-02"'],
+    [{ from: '2026-11-30', to: '2026-11-01' }, '"to" (2026-11-01) is before "from" (2026-11-30); give the earlier day as "from"'],
+    [
+      { from: '2026-01-01', to: '2027-01-02' },
+      'the range 2026-01-01..2027-01-02 spans 367 days; ask for at most 366 days per request (e.g. to=2027-01-01)',
+    ],
+    [{ from: '2026-11-01', to: '2026-11-02', granularity: 'week' }, 'query parameter "granularity" must be "day" or "month", got "week"'],
+    [{ from: '2026-11-01', to: '2026-11-02', format: 'xml' }, 'query parameter "format" must be "json" or "csv", got "xml"'],
+  ])('refuses %j with a message that says what is wrong', (params, message) => {
+    expect(() => parseUsageQuery('acme', params)).toThrow(ValidationError);
+    expect(() => parseUsageQuery('acme', params)).toThrow(message);
+  });
+
+  it.each(['', 'acme#1', '../etc', 'a/b', '=cmd', '-x', 'a'.repeat(65), 'a..b'])('refuses the account id %j', (accountId) => {
+    expect(() => parseUsageQuery(accountId, { from: '2026-11-01', to: '2026-11-02' })).toThrow(/invalid account id: an account id is 1-64 characters/);
+  });
+
+  it('keeps control characters and long input out of messages', () => {
+    expect(() => parseUsageQuery('acme', { from: `2026\n${'x'.repeat(100)}`, to: '2026-11-02' })).toThrow(
+      `query parameter "from" must be a calendar day as YYYY-MM-DD, got "2026?${'x'.repeat(35)}..."`,
+    );
+  });
+
+  it('answers CSV for format=csv or when text/csv is the preferred Accept type; an explicit format wins', () => {
+    const range = { from: '2026-11-01', to: '2026-11-02' };
+    expect(parseUsageQuery('acme', { ...range, format: 'csv' }).format).toBe('csv');
+    expect(parseUsageQuery('acme', range, 'text/csv').format).toBe('csv');
+    expect(parseUsageQuery('acme', range, 'application/json;q=0.5, text/csv').format).toBe('csv');
+    expect(parseUsageQuery('acme', range, 'application/json, text/csv;q=0.9').format).toBe('json');
+    expect(parseUsageQuery('acme', range, '*/*').format).toBe('json');
+    expect(parseUsageQuery('acme', { ...range, format: 'json' }, 'text/csv').format).toBe('json');
+  });
+});
+
+describe('cacheControlFor', () => {
+  it('lets ranges that reach today or yesterday be reused for a minute, older ranges for five', () => {
+    expect(cacheControlFor({ to: '2026-11-22' }, '2026-11-22')).toBe('private, max-age=60');
+    expect(cacheControlFor({ to: '2026-11-21' }, '2026-11-22')).toBe('private, max-age=60');
+    expect(cacheControlFor({ to: '2026-12-31' }, '2026-11-22')).toBe('private, max-age=60');
+    expect(cacheControlFor({ to: '2026-11-20' }, '2026-11-22')).toBe('private, max-age=300');
+  });
+});
