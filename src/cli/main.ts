@@ -15,6 +15,30 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: 'mint a bearer token for the usage read API',
     load: async () => (await import('./token')).runToken,
   },
+  replay: {
+    summary: 'move dead-lettered messages back to ingestion (or count them inline)',
+    load: async () => (await import('./replay')).runReplay,
+  },
+  backfill: {
+    summary: 'feed the log objects of a day range into ingestion again',
+    load: async () => (await import('./backfill')).runBackfill,
+  },
+  reconcile: {
+    summary: 'recount raw logs and compare with the counters; exit 1 on drift',
+    load: async () => (await import('./reconcile')).runReconcile,
+  },
+  adjust: {
+    summary: 'record an idempotent correction to an account-day metric',
+    load: async () => (await import('./adjust')).runAdjust,
+  },
+  adjustments: {
+    summary: "list an account's adjustments",
+    load: async () => (await import('./adjust')).runAdjustments,
+  },
+  plan: {
+    summary: 'size shards and history cap: item KB, WCU, writes/s, dedup horizon',
+    load: async () => (await import('./plan')).runPlan,
+  },
 };
 
 function usage(): string {

@@ -10,6 +10,7 @@ import type { LogObjectRef } from './log-object';
  * ```
  * PK ACCT#acme   SK DAY#2026-11-21#S#03        usage shard 3 of that day
  * PK ACCT#acme   SK DAY#2026-11-21#A#<id>      an adjustment on that day
+ * PK ACCT#acme   SK ADJID#<id>                 reserves an adjustment id (any day)
  * PK OBJ#<bucket>/<key>#<etag>  SK #DONE       object ledger
  * ```
  */
@@ -39,6 +40,15 @@ export function adjustmentItemKey({
   adjustmentId: string;
 }): TableKey {
   return { PK: accountPartition(accountId), SK: `DAY#${day}#A#${adjustmentId}` };
+}
+
+/**
+ * Key of the item that reserves `adjustmentId` for one account, whatever its day: it
+ * is written in the same transaction as the adjustment, so an id can never name two
+ * corrections. Its sort key is outside every `DAY#` range, so readers never see it.
+ */
+export function adjustmentIdKey({ accountId, adjustmentId }: { accountId: string; adjustmentId: string }): TableKey {
+  return { PK: accountPartition(accountId), SK: `ADJID#${adjustmentId}` };
 }
 
 /** Sort-key bounds that select every item of `accountId` from `from` to `to`, both included. */

@@ -1,0 +1,167 @@
+import {
+  GetItemCommand,
+  QueryCommand,
+  TransactionCanceledException,
+  TransactWriteItemsCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import { adjustmentDifferences, type Adjustment, type RecordedAdjustment } from '../domain/adjustment';
+import { AdjustmentConflictError } from '../domain/errors';
+import { adjustmentIdKey, adjustmentItemKey, dayRangeKeys, parseAccountSortKey, type TableKey } from '../domain/keys';
+
+export type RecordOutcome =
+  /** Written now. */
+  | { readonly outcome: 'recorded'; readonly adjustment: RecordedAdjustment }
+  /** The same id with the same content was recorded before; nothing changed. */
+  | { readonly outcome: 'already-recorded'; readonly adjustment: RecordedAdjustment };
+
+const FIRST_DAY = '0000-01-01';
+const LAST_DAY = '9999-12-31';
+
+/**
+ * Adjustments in the usage table, next to the shards they correct:
+ *
+ * ```
+ * PK ACCT#acme  SK DAY#2026-11-21#A#INC-2041   adjustment: metric, delta, reason, createdAt, actor
+ * PK ACCT#acme  SK ADJID#INC-2041              the id's reservation: same content, any day
+ * ```
+ * Both are put in one transaction, each only if absent, so an id is recorded once per
+ * account whatever day it names. Recording it again with the same content is a no-op
+ * ("already recorded"); with other content it fails with {@link AdjustmentConflictError}.
+ * Measured counters are never touched.
+ */
+export class DynamoAdjustmentStore {
+  private readonly client: DynamoDBClient;
+  private readonly tableName: string;
+  private readonly clock: () => Date;
+
+  constructor({ client, tableName, clock }: { client: DynamoDBClient; tableName: string; clock?: () => Date }) {
+    this.client = client;
+    this.tableName = tableName;
+    this.clock = clock ?? (() => new Date());
+  }
+
+  /** Records `adjustment` once; see the class comment for what a second attempt does. */
+  async record(adjustment: Adjustment, actor: string): Promise<RecordOutcome> {
+    const recorded: RecordedAdjustment = { ...adjustment, actor, createdAt: this.clock().toISOString() };
+    const itemKey = adjustmentItemKey({ accountId: adjustment.account, day: adjustment.day, adjustmentId: adjustment.adjustmentId });
+    const idKey = adjustmentIdKey({ accountId: adjustment.account, adjustmentId: adjustment.adjustmentId });
+    const put = (key: TableKey) => ({
+      Put: {
+        TableName: this.tableName,
+        Item: { PK: { S: key.PK }, SK: { S: key.SK }, ...attributesOf(recorded) },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    });
+    try {
+      await this.client.send(new TransactWriteItemsCommand({ TransactItems: [put(itemKey), put(idKey)] }));
+      return { outcome: 'recorded', adjustment: recorded };
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      const reasons = error.CancellationReasons ?? [];
+      if (!reasons.some((reason) => reason.Code === 'ConditionalCheckFailed')) throw error;
+      // An item written without its reservation (by another tool) still blocks the id.
+      const stored = (await this.find(adjustment.account, adjustment.adjustmentId)) ?? (await this.readItem(itemKey, adjustment.account));
+      if (stored === undefined) throw error;
+      return { outcome: 'already-recorded', adjustment: sameOrConflict(stored, adjustment, error) };
+    }
+  }
+
+  /**
+   * What {@link record} would do, without writing: `recorded` when the id is free,
+   * `already-recorded` when it holds the same content; a conflict throws.
+   */
+  async preview(adjustment: Adjustment): Promise<'recorded' | 'already-recorded'> {
+    const stored =
+      (await this.find(adjustment.account, adjustment.adjustmentId)) ??
+      (await this.readItem(
+        adjustmentItemKey({ accountId: adjustment.account, day: adjustment.day, adjustmentId: adjustment.adjustmentId }),
+        adjustment.account,
+      ));
+    if (stored === undefined) return 'recorded';
+    sameOrConflict(stored, adjustment);
+    return 'already-recorded';
+  }
+
+  /** The adjustment recorded under `adjustmentId` for `account`, whatever its day. */
+  async find(account: string, adjustmentId: string): Promise<RecordedAdjustment | undefined> {
+    return this.readItem(adjustmentIdKey({ accountId: account, adjustmentId }), account);
+  }
+
+  /**
+   * Adjustments of `account` dated `from..to` (all days when absent), by day then
+   * creation time: the items the read API adds into totals.
+   */
+  async list(account: string, from = FIRST_DAY, to = LAST_DAY): Promise<RecordedAdjustment[]> {
+    const range = dayRangeKeys(account, from, to);
+    const found: RecordedAdjustment[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
+          // Usage shards share the range; only adjustments carry a delta.
+          FilterExpression: 'attribute_exists(#delta)',
+          ExpressionAttributeNames: { '#delta': 'delta' },
+          ExpressionAttributeValues: { ':pk': { S: range.PK }, ':from': { S: range.from }, ':to': { S: range.to } },
+          ConsistentRead: true,
+          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const parsed = parseAccountSortKey(item.SK?.S ?? '');
+        if (parsed?.kind === 'adjustment') found.push(fromItem(item, account, parsed.day, parsed.adjustmentId));
+      }
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+    return found.sort((a, b) => (a.day === b.day ? a.createdAt.localeCompare(b.createdAt) : a.day.localeCompare(b.day)));
+  }
+
+  private async readItem(key: TableKey, account: string): Promise<RecordedAdjustment | undefined> {
+    const { Item } = await this.client.send(
+      new GetItemCommand({ TableName: this.tableName, Key: { PK: { S: key.PK }, SK: { S: key.SK } }, ConsistentRead: true }),
+    );
+    if (Item === undefined) return undefined;
+    const parsed = parseAccountSortKey(key.SK);
+    return fromItem(
+      Item,
+      account,
+      parsed?.day ?? Item.day?.S ?? '',
+      parsed?.kind === 'adjustment' ? parsed.adjustmentId : (Item.adjustmentId?.S ?? ''),
+    );
+  }
+}
+
+function sameOrConflict(stored: RecordedAdjustment, wanted: Adjustment, cause?: unknown): RecordedAdjustment {
+  const differences = adjustmentDifferences(stored, wanted);
+  if (differences.length > 0) throw new AdjustmentConflictError(wanted.adjustmentId, differences, cause === undefined ? undefined : { cause });
+  return stored;
+}
+
+function attributesOf(adjustment: RecordedAdjustment): Record<string, AttributeValue> {
+  return {
+    account: { S: adjustment.account },
+    day: { S: adjustment.day },
+    adjustmentId: { S: adjustment.adjustmentId },
+    metric: { S: adjustment.metric },
+    delta: { N: String(adjustment.delta) },
+    reason: { S: adjustment.reason },
+    createdAt: { S: adjustment.createdAt },
+    actor: { S: adjustment.actor },
+  };
+}
+
+function fromItem(item: Record<string, AttributeValue>, account: string, day: string, adjustmentId: string): RecordedAdjustment {
+  return {
+    account,
+    day: item.day?.S ?? day,
+    adjustmentId: item.adjustmentId?.S ?? adjustmentId,
+    metric: item.metric?.S ?? '',
+    delta: Number(item.delta?.N ?? 0),
+    reason: item.reason?.S ?? '',
+    createdAt: item.createdAt?.S ?? '',
+    actor: item.actor?.S ?? '',
+  };
+}

@@ -1,0 +1,162 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import type { AwsCredentialIdentity } from '@aws-sdk/types';
+import { ConfigError } from '../domain/errors';
+import { LOCAL_CREDENTIALS } from '../local/local-credentials';
+import type { LocalStackInfo } from '../local/stack';
+import { readConfig, type TallyConfig } from './config';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Target flags every operator command accepts; each overrides its environment variable. */
+export interface TargetFlags {
+  readonly table?: string;
+  readonly queueUrl?: string;
+  readonly dlqUrl?: string;
+  readonly bucket?: string;
+  readonly prefix?: string;
+  readonly region?: string;
+  /** One endpoint for DynamoDB, S3 and SQS (an emulator such as LocalStack). */
+  readonly endpoint?: string;
+  /** A `.tally/local.json` to use (default: the one in the working directory, when nothing else is named). */
+  readonly stack?: string;
+  readonly resolver?: string;
+  readonly metrics?: string;
+}
+
+/** Where an operator command works, resolved once. */
+export interface OperatorTarget {
+  readonly config: TallyConfig;
+  readonly dlqUrl?: string;
+  readonly bucket?: string;
+  readonly logPrefix: string;
+  /** Set for emulators (the local stack, or loopback endpoints with no AWS credentials configured). */
+  readonly credentials?: AwsCredentialIdentity;
+  /** Says where the target came from, for the first line of a command's output. */
+  readonly origin: string;
+}
+
+/** Environment variables that name a target; any of them means "not the local stack". */
+const TARGET_VARIABLES = [
+  'TALLY_TABLE',
+  'TALLY_INGEST_QUEUE_URL',
+  'TALLY_DLQ_URL',
+  'TALLY_LOG_BUCKET',
+  'AWS_ENDPOINT_URL',
+  'AWS_ENDPOINT_URL_DYNAMODB',
+  'AWS_ENDPOINT_URL_SQS',
+  'AWS_ENDPOINT_URL_S3',
+] as const;
+
+/** The local stack's setting when `npm start` ran without TALLY_METRICS. */
+const LOCAL_DEMO_METRICS = '[{"name":"authorization_requests","path":"/api/authorization/*"}]';
+
+function given(value: string | undefined): value is string {
+  return value !== undefined && value !== '';
+}
+
+function isLoopback(url: string | undefined): boolean {
+  if (url === undefined) return false;
+  try {
+    const host = new URL(url).hostname;
+    return host === 'localhost' || host === '127.0.0.1' || host === '[::1]' || host.endsWith('.localhost');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Resolves the table, queues, bucket and endpoints an operator command works on, the
+ * same way locally and on AWS:
+ *
+ * 1. flags (`--table`, `--queue-url`, `--dlq-url`, `--bucket`, `--prefix`, `--region`, `--endpoint`),
+ * 2. else the environment (`TALLY_TABLE`, `TALLY_INGEST_QUEUE_URL`, `TALLY_DLQ_URL`,
+ *    `TALLY_LOG_BUCKET`, `TALLY_LOG_PREFIX`, `AWS_REGION`, `AWS_ENDPOINT_URL_*`),
+ * 3. else, when neither names a table, queue or endpoint, the running local stack's
+ *    `.tally/local.json` (or the file `--stack` names).
+ *
+ * Ingest settings (`TALLY_SHARDS`, `TALLY_KEY_BYTES`, `TALLY_HISTORY_CAP`,
+ * `TALLY_RESOLVER`, `TALLY_METRICS`) always come from the environment or flags: for
+ * `--inline` work and reconciliation they must be the consumer's own.
+ */
+export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): OperatorTarget {
+  const namesTarget =
+    [flags.table, flags.queueUrl, flags.dlqUrl, flags.endpoint].some(given) || TARGET_VARIABLES.some((name) => given(env[name]));
+  const stackPath = flags.stack ?? env.TALLY_LOCAL_STACK ?? join(cwd, '.tally', 'local.json');
+  const useStack = given(flags.stack) || !namesTarget;
+
+  let merged: Record<string, string | undefined> = { ...env };
+  let origin = 'flags and environment';
+  let local = false;
+  if (useStack) {
+    const path = isAbsolute(stackPath) ? stackPath : join(cwd, stackPath);
+    if (!existsSync(path)) {
+      throw new ConfigError(
+        `no target: name one with --table/--queue-url/--dlq-url/--bucket (or TALLY_TABLE and friends), or start the local stack with npm start (looked for ${path})`,
+      );
+    }
+    const info = readStackInfo(path);
+    const targetFree = Object.fromEntries(Object.entries(env).filter(([name]) => !(TARGET_VARIABLES as readonly string[]).includes(name)));
+    merged = {
+      ...targetFree,
+      AWS_REGION: info.region,
+      AWS_ENDPOINT_URL_DYNAMODB: info.endpoints.dynamodb,
+      AWS_ENDPOINT_URL_SQS: info.endpoints.sqs,
+      AWS_ENDPOINT_URL_S3: info.endpoints.s3,
+      TALLY_TABLE: info.table,
+      TALLY_INGEST_QUEUE_URL: info.queueUrl,
+      TALLY_DLQ_URL: info.dlqUrl,
+      TALLY_LOG_BUCKET: info.bucket,
+      TALLY_LOG_PREFIX: env.TALLY_LOG_PREFIX ?? info.logPrefix,
+      TALLY_METRICS: env.TALLY_METRICS ?? LOCAL_DEMO_METRICS,
+    };
+    origin = `local stack (${path})`;
+    local = true;
+  }
+  const endpoint = flags.endpoint ?? merged.AWS_ENDPOINT_URL;
+  const overlay: Record<string, string | undefined> = {
+    ...merged,
+    ...(given(endpoint)
+      ? {
+          AWS_ENDPOINT_URL_DYNAMODB: flags.endpoint ?? merged.AWS_ENDPOINT_URL_DYNAMODB ?? endpoint,
+          AWS_ENDPOINT_URL_SQS: flags.endpoint ?? merged.AWS_ENDPOINT_URL_SQS ?? endpoint,
+          AWS_ENDPOINT_URL_S3: flags.endpoint ?? merged.AWS_ENDPOINT_URL_S3 ?? endpoint,
+        }
+      : {}),
+    ...(given(flags.table) ? { TALLY_TABLE: flags.table } : {}),
+    ...(given(flags.queueUrl) ? { TALLY_INGEST_QUEUE_URL: flags.queueUrl } : {}),
+    ...(given(flags.dlqUrl) ? { TALLY_DLQ_URL: flags.dlqUrl } : {}),
+    ...(given(flags.bucket) ? { TALLY_LOG_BUCKET: flags.bucket } : {}),
+    ...(flags.prefix !== undefined ? { TALLY_LOG_PREFIX: flags.prefix } : {}),
+    ...(given(flags.region) ? { AWS_REGION: flags.region } : {}),
+    ...(given(flags.resolver) ? { TALLY_RESOLVER: flags.resolver } : {}),
+    ...(flags.metrics !== undefined ? { TALLY_METRICS: flags.metrics } : {}),
+  };
+  if (!given(overlay.TALLY_TABLE)) {
+    throw new ConfigError('no usage table: pass --table or set TALLY_TABLE (or run against the local stack started by npm start)');
+  }
+  const config = readConfig(overlay);
+  const endpoints = [config.endpoints.dynamodb, config.endpoints.sqs, config.endpoints.s3].filter(given);
+  const emulated =
+    local || (endpoints.length > 0 && endpoints.every(isLoopback) && !given(env.AWS_ACCESS_KEY_ID) && !given(env.AWS_PROFILE));
+  const dlqUrl = overlay.TALLY_DLQ_URL;
+  const bucket = overlay.TALLY_LOG_BUCKET;
+  return {
+    config,
+    ...(given(dlqUrl) ? { dlqUrl } : {}),
+    ...(given(bucket) ? { bucket } : {}),
+    logPrefix: overlay.TALLY_LOG_PREFIX ?? '',
+    ...(emulated ? { credentials: LOCAL_CREDENTIALS } : {}),
+    origin,
+  };
+}
+
+function readStackInfo(path: string): LocalStackInfo {
+  try {
+    const info = JSON.parse(readFileSync(path, 'utf8')) as LocalStackInfo;
+    if (typeof info.table !== 'string' || typeof info.endpoints?.dynamodb !== 'string') throw new Error('no table or endpoints');
+    return info;
+  } catch (error) {
+    throw new ConfigError(`${path} is not a local stack description: ${(error as Error).message}`, { cause: error });
+  }
+}

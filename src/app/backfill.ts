@@ -1,0 +1,135 @@
+import { parseCloudFrontKey } from '../domain/cloudfront-key';
+import { describeError, PoisonObjectError } from '../domain/errors';
+import { describeObject, type LogObjectRef } from '../domain/log-object';
+import type { UsageStore } from '../domain/usage-store';
+import { mapWithConcurrency } from './concurrency';
+import { ingestObject, type IngestDeps } from './ingest';
+import { noProgress, pacer, type ProgressReporter } from './progress';
+
+/** Lists the objects of a bucket under a prefix (S3 ListObjectsV2). */
+export interface LogListing {
+  list(bucket: string, prefix: string): AsyncIterable<LogObjectRef>;
+}
+
+/** Puts S3 notifications for objects on the ingest queue (at most 10 per call). */
+export interface NotificationSender {
+  send(objects: readonly LogObjectRef[]): Promise<void>;
+}
+
+/** `queue`: notifications for the consumer. `inline`: the handler's own code, here and now. */
+export type BackfillMode = { readonly kind: 'queue'; readonly sender: NotificationSender } | { readonly kind: 'inline'; readonly deps: IngestDeps };
+
+export interface BackfillOptions {
+  readonly listing: LogListing;
+  readonly ledger: Pick<UsageStore, 'findLedger'>;
+  readonly mode: BackfillMode;
+  readonly bucket: string;
+  readonly prefix: string;
+  /** Days named in the object keys, both included. */
+  readonly from: string;
+  readonly to: string;
+  /** Objects sent or processed per second at most (already-counted ones are not paced). */
+  readonly rate?: number;
+  readonly concurrency?: number;
+  readonly dryRun?: boolean;
+  readonly progress?: ProgressReporter;
+}
+
+export interface BackfillFailure {
+  readonly object: string;
+  readonly error: string;
+  readonly poison: boolean;
+}
+
+export interface BackfillReport {
+  readonly mode: 'queue' | 'inline';
+  readonly dryRun: boolean;
+  /** Objects under the prefix. */
+  listed: number;
+  /** Objects whose key names a day in the range. */
+  selected: number;
+  /** Objects under the prefix whose key is not a CloudFront log name (left alone). */
+  unnamed: number;
+  /** The ledger says they are counted: skipped. */
+  alreadyCounted: number;
+  /** Queue mode: notifications sent. Dry run: objects that would be sent or processed. */
+  sent: number;
+  /** Inline mode: objects counted now (increments applied now plus duplicates of an earlier, partial run). */
+  counted: number;
+  applied: number;
+  duplicates: number;
+  readonly failed: BackfillFailure[];
+}
+
+/**
+ * Re-feeds the log objects of a day range into the pipeline: lists the bucket under
+ * the prefix, keeps the objects whose CloudFront key names a day from `from` to `to`,
+ * skips those the ledger knows as counted, and sends a notification for each other
+ * one (or counts it inline). Safe to run at any time and any number of times: a
+ * half-counted object completes without counting its applied increments twice.
+ *
+ * Objects are chosen by the hour in their name, and counted whole: an object of
+ * `from`'s first hour may hold lines of the day before, which count on their own day.
+ */
+export async function backfill(options: BackfillOptions): Promise<BackfillReport> {
+  const progress = options.progress ?? noProgress;
+  const report: BackfillReport = {
+    mode: options.mode.kind,
+    dryRun: options.dryRun === true,
+    listed: 0,
+    selected: 0,
+    unnamed: 0,
+    alreadyCounted: 0,
+    sent: 0,
+    counted: 0,
+    applied: 0,
+    duplicates: 0,
+    failed: [],
+  };
+  const selected: LogObjectRef[] = [];
+  for await (const object of options.listing.list(options.bucket, options.prefix)) {
+    report.listed++;
+    const name = parseCloudFrontKey(object.key);
+    if (name === undefined) {
+      report.unnamed++;
+      continue;
+    }
+    if (name.day >= options.from && name.day <= options.to) selected.push(object);
+  }
+  report.selected = selected.length;
+  progress.setTotal(selected.length);
+
+  const nextSlot = pacer(options.rate);
+  const counts = () => ({ skipped: report.alreadyCounted, failed: report.failed.length });
+  await mapWithConcurrency(selected, options.concurrency ?? 4, async (object) => {
+    try {
+      if ((await options.ledger.findLedger(object)) !== undefined) {
+        report.alreadyCounted++;
+        return;
+      }
+      if (options.dryRun) {
+        report.sent++;
+        return;
+      }
+      await nextSlot();
+      if (options.mode.kind === 'queue') {
+        await options.mode.sender.send([object]);
+        report.sent++;
+        return;
+      }
+      const result = await ingestObject(object, options.mode.deps);
+      if (result.status === 'already-done') {
+        report.alreadyCounted++;
+        return;
+      }
+      report.counted++;
+      report.applied += result.applied;
+      report.duplicates += result.duplicates;
+    } catch (error) {
+      report.failed.push({ object: describeObject(object), error: describeError(error), poison: error instanceof PoisonObjectError });
+    } finally {
+      progress.advance(1, counts());
+    }
+  });
+  return report;
+}

@@ -1,0 +1,14 @@
+import type { TallyConfig } from '../adapters/config';
+import { metricNames } from '../domain/metric-rules';
+
+/**
+ * The settings that decide what inline ingestion and a recount produce. Printed
+ * before such work: they must be the consumer's own, or keys, shards or metrics differ.
+ */
+export function describeIngestSettings(config: TallyConfig): string {
+  const resolver = config.resolver.kind;
+  return (
+    `resolver ${resolver}, metrics ${metricNames(config.metricRules).join(', ')}, ` +
+    `${config.keyScheme.shards} shards, ${config.keyScheme.keyBytes}-byte keys, cap ${config.historyCap}`
+  );
+}

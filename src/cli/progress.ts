@@ -1,0 +1,79 @@
+import { SingleBar } from 'cli-progress';
+import type { ProgressReporter } from '../app/progress';
+import { processIo, type CliIo } from './io';
+
+/** Nothing is drawn for work that finishes sooner than this. */
+const SHOW_AFTER_MS = 1000;
+/** Without a terminal, a plain progress line this often. */
+const PLAIN_EVERY_MS = 5000;
+
+export interface ProgressDisplay extends ProgressReporter {
+  /** Ends the display (the final summary is the command's own output). */
+  stop(): void;
+}
+
+function describeCounts(counts: Readonly<Record<string, number>>): string {
+  return Object.entries(counts)
+    .map(([name, value]) => `${name} ${value}`)
+    .join(', ');
+}
+
+/**
+ * Progress on stderr for work longer than a second: a cli-progress bar with counts
+ * and rate when stderr is a terminal, a plain line every few seconds otherwise (CI,
+ * logs). Nothing is drawn for a capturing `io` (tests) or for short work.
+ */
+export function progressDisplay(io: CliIo, label: string, unit: string): ProgressDisplay {
+  const started = Date.now();
+  let total = 0;
+  let value = 0;
+  let counts: Readonly<Record<string, number>> = {};
+  const rate = () => (value / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1);
+  if (io !== processIo) {
+    return { setTotal: (n) => (total = n), advance: (n, c) => ((value += n), c && (counts = c)), stop() {} };
+  }
+
+  let bar: SingleBar | undefined;
+  let plain: NodeJS.Timeout | undefined;
+  const payload = () => ({ rate: rate(), counts: describeCounts(counts), unit });
+  const begin = setTimeout(() => {
+    if (process.stderr.isTTY) {
+      bar = new SingleBar({
+        format: `${label} [{bar}] {value}/{total} {unit} | {rate}/s | {counts} | {duration_formatted}`,
+        stream: process.stderr,
+        hideCursor: true,
+        clearOnComplete: false,
+        fps: 5,
+      });
+      bar.start(Math.max(total, value), value, payload());
+    } else {
+      const line = () => io.err(`${label}: ${value}/${total} ${unit}, ${rate()}/s${Object.keys(counts).length > 0 ? `, ${describeCounts(counts)}` : ''}\n`);
+      line();
+      plain = setInterval(line, PLAIN_EVERY_MS);
+      plain.unref();
+    }
+  }, SHOW_AFTER_MS);
+  begin.unref();
+
+  return {
+    setTotal(n) {
+      total = n;
+      bar?.setTotal(Math.max(total, value));
+    },
+    advance(n, c) {
+      value += n;
+      if (c !== undefined) counts = c;
+      if (value > total) total = value;
+      bar?.setTotal(total);
+      bar?.update(value, payload());
+    },
+    stop() {
+      clearTimeout(begin);
+      if (plain !== undefined) clearInterval(plain);
+      if (bar !== undefined) {
+        bar.update(value, payload());
+        bar.stop();
+      }
+    },
+  };
+}

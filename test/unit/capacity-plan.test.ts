@@ -1,0 +1,84 @@
+import { keysNeededPerShard, planCapacity, shardItemBytes } from '../../src/domain/capacity-plan';
+import { ValidationError } from '../../src/domain/errors';
+
+describe('tally plan (capacity arithmetic)', () => {
+  it('sizes the default item as the README measures it: under 1 KB, 1 WCU, 1,000 writes/s', () => {
+    const plan = planCapacity({ objectsPerAccountDay: 40, shards: 4, historyCap: 48, metricNames: ['requests', 'bytes', 'authorization_requests'] });
+
+    expect(plan.itemBytes).toBeLessThan(1024);
+    expect(plan.itemBytes).toBe(plan.fixedBytes + 48 * 13);
+    expect(plan.wcuPerIncrement).toBe(1);
+    expect(plan.maxWritesPerSecondPerItem).toBe(1000);
+    expect(plan.horizonObjects).toBe(192);
+    expect(plan.warnings).toEqual([]);
+  });
+
+  it('recommends the fewest shards whose history covers an account-day at 1 WCU per increment', () => {
+    const plan = planCapacity({ objectsPerAccountDay: 500 });
+
+    expect(plan.wcuPerIncrement).toBe(1);
+    expect(plan.coversWindow).toBe(true);
+    expect(plan.historyCap).toBeGreaterThanOrEqual(keysNeededPerShard(500, plan.shards));
+    expect(keysNeededPerShard(500, plan.shards - 1)).toBeGreaterThan(plan.maxCapAtOneWcu);
+    expect(plan.horizonHours).toBeGreaterThanOrEqual(24);
+  });
+
+  it('keeps the default cap when a few objects fit on one shard', () => {
+    const plan = planCapacity({ objectsPerAccountDay: 20 });
+
+    expect(plan).toMatchObject({ shards: 1, historyCap: 48, wcuPerIncrement: 1 });
+  });
+
+  it('covers only the stated window when asked: fewer shards for the last 6 hours', () => {
+    const day = planCapacity({ objectsPerAccountDay: 2000 });
+    const sixHours = planCapacity({ objectsPerAccountDay: 2000, windowHours: 6 });
+
+    expect(sixHours.objectsInWindow).toBe(500);
+    expect(sixHours.shards).toBeLessThan(day.shards);
+    expect(sixHours.horizonHours).toBeGreaterThanOrEqual(6);
+  });
+
+  it('warns that a fixed shard count too small for the day costs more than 1 WCU per increment', () => {
+    const plan = planCapacity({ objectsPerAccountDay: 2000, shards: 4 });
+
+    expect(plan.wcuPerIncrement).toBeGreaterThan(1);
+    expect(plan.maxWritesPerSecondPerItem).toBe(Math.floor(1000 / plan.wcuPerIncrement));
+    expect(plan.warnings.join('\n')).toMatch(/costs \d+ WCU/);
+    expect(plan.breaksLimit).toBe(false);
+  });
+
+  it('warns when the horizon is shorter than the window asked for', () => {
+    const plan = planCapacity({ objectsPerAccountDay: 1000, shards: 2, historyCap: 48 });
+
+    expect(plan.coversWindow).toBe(false);
+    expect(plan.horizonHours).toBeCloseTo((96 / 1000) * 24, 5);
+    expect(plan.warnings.join('\n')).toMatch(/less than the 24 h asked for/);
+  });
+
+  it('breaks the 400 KB item limit loudly', () => {
+    const plan = planCapacity({ objectsPerAccountDay: 40_000, shards: 1, historyCap: 40_000 });
+
+    expect(plan.itemBytes).toBeGreaterThan(400 * 1024);
+    expect(plan.breaksLimit).toBe(true);
+    expect(plan.warnings.join('\n')).toMatch(/400 KB item limit/);
+  });
+
+  it("warns when one account's average load is over a partition's 1,000 WCU/s", () => {
+    const plan = planCapacity({ objectsPerAccountDay: 100_000_000, shards: 64, historyCap: 48, windowHours: 1 });
+
+    expect(plan.accountWcuPerSecond).toBeGreaterThan(1000);
+    expect(plan.warnings.join('\n')).toMatch(/1,000 WCU\/s of a partition/);
+  });
+
+  it('counts a list element as its key plus one byte', () => {
+    const shape = { keyBytes: 12, accountIdChars: 10, metrics: [{ name: 'requests', digits: 4 }] };
+
+    expect(shardItemBytes({ ...shape, keys: 10 }) - shardItemBytes({ ...shape, keys: 9 })).toBe(13);
+  });
+
+  it('refuses inputs that cannot be planned', () => {
+    expect(() => planCapacity({ objectsPerAccountDay: 0 })).toThrow(ValidationError);
+    expect(() => planCapacity({ objectsPerAccountDay: 10, keyBytes: 8 })).toThrow(ValidationError);
+    expect(() => planCapacity({ objectsPerAccountDay: 10, windowHours: 48 })).toThrow(ValidationError);
+  });
+});
