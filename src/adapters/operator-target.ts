@@ -30,7 +30,7 @@ export interface OperatorTarget {
   readonly dlqUrl?: string;
   readonly bucket?: string;
   readonly logPrefix: string;
-  /** Set for emulators (the local stack, or loopback endpoints with no AWS credentials configured). */
+  /** The emulators' keys (local stack, or loopback endpoints and no keys), or keys the environment gives. */
   readonly credentials?: AwsCredentialIdentity;
   /** Says where the target came from, for the first line of a command's output. */
   readonly origin: string;
@@ -137,8 +137,19 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
   }
   const config = readConfig(overlay);
   const endpoints = [config.endpoints.dynamodb, config.endpoints.sqs, config.endpoints.s3].filter(given);
-  const emulated =
-    local || (endpoints.length > 0 && endpoints.every(isLoopback) && !given(env.AWS_ACCESS_KEY_ID) && !given(env.AWS_PROFILE));
+  const fromEnv = given(env.AWS_ACCESS_KEY_ID) && given(env.AWS_SECRET_ACCESS_KEY);
+  const emulated = local || (endpoints.length > 0 && endpoints.every(isLoopback) && !fromEnv && !given(env.AWS_PROFILE));
+  // Keys in the given environment are used as given (it need not be process.env);
+  // otherwise the SDK's default chain finds profiles, SSO or the instance role.
+  const credentials: AwsCredentialIdentity | undefined = emulated
+    ? LOCAL_CREDENTIALS
+    : fromEnv
+      ? {
+          accessKeyId: env.AWS_ACCESS_KEY_ID!,
+          secretAccessKey: env.AWS_SECRET_ACCESS_KEY!,
+          ...(given(env.AWS_SESSION_TOKEN) ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+        }
+      : undefined;
   const dlqUrl = overlay.TALLY_DLQ_URL;
   const bucket = overlay.TALLY_LOG_BUCKET;
   return {
@@ -146,7 +157,7 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
     ...(given(dlqUrl) ? { dlqUrl } : {}),
     ...(given(bucket) ? { bucket } : {}),
     logPrefix: overlay.TALLY_LOG_PREFIX ?? '',
-    ...(emulated ? { credentials: LOCAL_CREDENTIALS } : {}),
+    ...(credentials === undefined ? {} : { credentials }),
     origin,
   };
 }

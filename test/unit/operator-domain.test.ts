@@ -7,7 +7,7 @@ import { adjustmentDifferences, validateAdjustment } from '../../src/domain/adju
 import { parseCloudFrontKey } from '../../src/domain/cloudfront-key';
 import { ConfigError, ValidationError } from '../../src/domain/errors';
 import { adjustmentIdKey, dayRangeKeys, parseAccountSortKey } from '../../src/domain/keys';
-import { reconcile } from '../../src/domain/reconciliation';
+import { reconcile, type ServedDay } from '../../src/domain/reconciliation';
 
 describe('CloudFront object names', () => {
   it('reads distribution, day, hour and id from a key under any prefix', () => {
@@ -59,7 +59,7 @@ describe('adjustments', () => {
 });
 
 describe('reconciliation', () => {
-  const served = new Map([
+  const served = new Map<string, ServedDay>([
     ['acme|2026-11-21', { metrics: { requests: 10, bytes: 100 }, adjustments: { requests: -2, bytes: 0 } }],
     ['acme|2026-11-22', { metrics: { requests: 5, bytes: 50, extra: 3 }, adjustments: {} }],
   ]);
@@ -133,6 +133,10 @@ describe('operator targets', () => {
 
     expect(target.config).toMatchObject({ tableName: 'prod-usage', region: 'eu-west-1', endpoints: {} });
     expect(target.credentials).toBeUndefined();
+    expect(resolveTarget({}, { TALLY_TABLE: 't-1', AWS_ACCESS_KEY_ID: 'AKIA1', AWS_SECRET_ACCESS_KEY: 's' }, cwd).credentials).toEqual({
+      accessKeyId: 'AKIA1',
+      secretAccessKey: 's',
+    });
     expect(target.origin).toBe('flags and environment');
   });
 
