@@ -547,7 +547,7 @@
     var grid = cssVar('--chart-grid') || 'rgba(100,116,139,0.15)';
     var many = xs.length > 45;
     var series = [
-      { value: function (u, ts) { return ts == null ? '—' : longDay(dayOf(new Date(ts * 1000))); } },
+      { label: 'Day', value: function (u, ts) { return ts == null ? '—' : longDay(dayOf(new Date(ts * 1000))); } },
       {
         label: 'Measured ' + metricLabel(metric).toLowerCase(),
         fill: accent,
@@ -581,7 +581,7 @@
       legend: { live: true },
       scales: {
         x: { time: true, range: function (u, min, max) { return [min - 43200, max + 43200]; } },
-        y: { range: function (u, min, max) { var lo = Math.min(0, min); return [lo, max > 0 ? max * 1.12 : 1]; } },
+        y: { range: function (u, min, max) { return [min < 0 ? min * 1.3 : 0, max > 0 ? max * 1.12 : 1]; } },
       },
       axes: [
         {
@@ -589,6 +589,12 @@
           grid: { show: false },
           ticks: { stroke: grid, size: 4 },
           font: '12px system-ui, -apple-system, Segoe UI, Roboto, sans-serif',
+          // One label per day, or per 2, 3, 7, 14... days when they would crowd, ending on the last day.
+          splits: function (u) {
+            var room = Math.max(1, Math.floor(u.bbox.width / (window.devicePixelRatio || 1) / 68));
+            var step = [1, 2, 3, 7, 14, 28, 56].find(function (s) { return Math.ceil(xs.length / s) <= room; }) || 91;
+            return xs.filter(function (x, i) { return (xs.length - 1 - i) % step === 0; });
+          },
           values: function (u, splits) { return splits.map(function (ts) { return shortDay(dayOf(new Date(ts * 1000))); }); },
         },
         {

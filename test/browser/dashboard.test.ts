@@ -1,0 +1,213 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { ingestBatch } from '../../src/app/ingest';
+import { silentLog } from '../../src/app/log';
+import { handleUsageApiRequest } from '../../src/app/usage-api';
+import { mintToken } from '../../src/adapters/jwt-tokens';
+import { addDays, dayOf } from '../../src/domain/days';
+import { adjustmentItemKey } from '../../src/domain/keys';
+import { startApiServer, type ApiServer } from '../../src/local/api-server';
+import { createLocalUsageApiDeps, dashboardMounts } from '../../src/local/local-usage-api';
+import { generateLog } from '../../src/local/log-generator';
+import { putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { TEST_SECRET } from '../support/tokens';
+
+const CHROMIUM = '/usr/bin/chromium';
+const OUTPUT = join(__dirname, '..', '..', 'test-output');
+const METRICS = '[{"name":"authorization_requests","path":"/api/authorization/*"}]';
+const info = testStackInfo();
+
+const today = dayOf(new Date());
+const acme = uniqueId('acme');
+const globex = uniqueId('globex');
+const quiet = uniqueId('quiet');
+
+let server: ApiServer;
+let browser: Browser;
+
+/** The report the API gives for `account` over the last `days` days, straight over HTTP. */
+async function apiReport(token: string, account: string, days: number, format: 'json' | 'csv' = 'json') {
+  const url = `${server.url}/v1/accounts/${account}/usage?from=${addDays(today, -(days - 1))}&to=${today}${format === 'csv' ? '&format=csv' : ''}`;
+  const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  expect(response.status).toBe(200);
+  return format === 'csv' ? response.text() : response.json();
+}
+
+async function signIn(page: Page, token: string) {
+  await page.goto(server.url);
+  await page.getByLabel('Access token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** The days table as the user sees it: one object per row, numbers read from the cells' text. */
+async function tableRows(page: Page) {
+  return page.$$eval('#days-table tbody tr', (rows) =>
+    rows.map((row) => {
+      const cells: Record<string, number> = {};
+      row.querySelectorAll('td').forEach((td) => {
+        cells[td.getAttribute('data-metric')!] = Number(td.textContent!.replace(/[^\d-]/g, ''));
+      });
+      return { day: row.getAttribute('data-period'), metrics: cells };
+    }),
+  );
+}
+
+beforeAll(async () => {
+  const refs = [];
+  for (let back = 8; back >= 0; back--) {
+    const day = addDays(today, -back);
+    const log = generateLog({
+      seed: 900 + back,
+      day,
+      hour: 0,
+      distribution: 'E2DASH',
+      accounts: [
+        { id: acme, weight: 4 },
+        { id: globex, weight: 1 },
+      ],
+      lines: 60 + back * 7,
+    });
+    refs.push(await putLogObject(`cloudfront/${uniqueId('E2DASH')}.${day}-00.x.gz`, log.text));
+  }
+  const result = await ingestBatch({ Records: refs.map((ref) => s3NotificationMessage(ref)) }, testIngestDeps({ TALLY_METRICS: METRICS }));
+  expect(result.batchItemFailures).toEqual([]);
+  const adjustment = adjustmentItemKey({ accountId: acme, day: addDays(today, -3), adjustmentId: 'INC-7' });
+  await testClients(info).dynamodb.send(
+    new PutItemCommand({
+      TableName: info.table,
+      Item: {
+        PK: { S: adjustment.PK },
+        SK: { S: adjustment.SK },
+        metric: { S: 'requests' },
+        delta: { N: '-12' },
+        reason: { S: 'synthetic monitoring traffic' },
+        createdAt: { S: new Date().toISOString() },
+      },
+    }),
+  );
+
+  const deps = await createLocalUsageApiDeps(info, TEST_SECRET, silentLog, { TALLY_METRICS: METRICS });
+  server = await startApiServer({ handler: (event) => handleUsageApiRequest(event, deps), mounts: dashboardMounts() });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  mkdirSync(OUTPUT, { recursive: true });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe('dashboard in Chromium', () => {
+  it('signs in with a minted token, draws the chart, shows the API numbers, downloads CSV', async () => {
+    const token = await mintToken(TEST_SECRET, { accounts: [acme, globex], ttlSeconds: 600, subject: 'browser-test' });
+    const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+    const page = await context.newPage();
+
+    await signIn(page, token);
+    await page.waitForSelector('#days-table tbody tr');
+    expect(await page.locator('#days-table tbody tr').count()).toBe(30);
+    await page.screenshot({ path: join(OUTPUT, 'dashboard-30-days.png'), fullPage: false });
+    await page.getByLabel('Date range (UTC)').selectOption('7d');
+    await page.waitForFunction(() => document.querySelectorAll('#days-table tbody tr').length === 7 && document.getElementById('status')!.hidden);
+
+    // The chart: a uPlot canvas with bars drawn in it.
+    const painted = await page.$eval('#chart canvas', (canvas) => {
+      const c = canvas as HTMLCanvasElement;
+      const pixels = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+      let coloured = 0;
+      for (let i = 0; i < pixels.length; i += 4) if (pixels[i + 3]! > 0 && pixels[i + 2]! > pixels[i]! + 60) coloured++;
+      return { width: c.width, coloured };
+    });
+    expect(painted.width).toBeGreaterThan(500);
+    expect(painted.coloured).toBeGreaterThan(500);
+
+    // The table's numbers are the API's.
+    const report = await apiReport(token, acme, 7);
+    expect(await tableRows(page)).toEqual(report.days.map((row: { day: string; metrics: Record<string, number> }) => ({ day: row.day, metrics: row.metrics })));
+    expect(report.totals.requests).toBeGreaterThan(0);
+    const totalText = await page.locator('#stat-total .stat-value').textContent();
+    expect(Number(totalText!.replace(/[^\d-]/g, ''))).toBe(report.totals.requests);
+    expect(await page.locator('#adjustments-table tbody tr').count()).toBe(1);
+    await expect(page.locator('#adjustments-table tbody td.num').textContent()).resolves.toBe('-12');
+    await expect(page.locator('#freshness time').getAttribute('datetime')).resolves.toBe(report.updatedAt);
+
+    await page.screenshot({ path: join(OUTPUT, 'dashboard.png'), fullPage: true });
+
+    // The metric selector redraws for bytes.
+    await page.getByLabel('Metric').selectOption('bytes');
+    await expect(page.locator('#chart-title').textContent()).resolves.toBe('Bytes per day');
+    await expect(page.locator('#stat-total .stat-value').textContent()).resolves.toMatch(/^[\d.]+ (KB|MB)$/);
+
+    // CSV download: the same bytes the API serves.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    expect(download.suggestedFilename()).toBe(`tally-${acme}-${addDays(today, -6)}-${today}-day.csv`);
+    expect(readFileSync((await download.path())!, 'utf8')).toBe(await apiReport(token, acme, 7, 'csv'));
+
+    // The other account of the token, by keyboard.
+    await page.getByLabel('Account').focus();
+    await page.keyboard.press('ArrowDown');
+    await page.waitForFunction((id) => document.getElementById('title-account')!.textContent === id && document.getElementById('status')!.hidden, globex);
+    const globexReport = await apiReport(token, globex, 7);
+    expect(await tableRows(page)).toEqual(globexReport.days.map((row: { day: string; metrics: Record<string, number> }) => ({ day: row.day, metrics: row.metrics })));
+
+    // The token stays out of the URL, in this tab's session storage only.
+    expect(page.url()).not.toContain(token.slice(-20));
+    expect(await page.evaluate(() => sessionStorage.getItem('tally.token'))).toBe(token);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    await context.close();
+  });
+
+  it('works at phone width', async () => {
+    const token = await mintToken(TEST_SECRET, { accounts: [acme], ttlSeconds: 600 });
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+
+    await signIn(page, token);
+    await page.waitForSelector('#days-table tbody tr');
+
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(OUTPUT, 'dashboard-phone.png'), fullPage: false });
+    await context.close();
+  });
+
+  it('says so when the range has no usage', async () => {
+    const token = await mintToken(TEST_SECRET, { accounts: [quiet], ttlSeconds: 600 });
+    const page = await browser.newPage();
+
+    await signIn(page, token);
+
+    await page.waitForSelector('#status[data-state="empty"]');
+    await expect(page.locator('#status').textContent()).resolves.toContain(`No usage recorded for ${quiet} in this range.`);
+    await page.close();
+  });
+
+  it('shows the error state for a wrong token and the expired state for an expired one', async () => {
+    const wrongKey = await mintToken(`${TEST_SECRET}-not-ours`, { accounts: [acme], ttlSeconds: 600 });
+    const expired = await mintToken(TEST_SECRET, { accounts: [acme], ttlSeconds: 60, now: new Date(Date.now() - 3_600_000) });
+    const page = await browser.newPage();
+
+    await signIn(page, wrongKey);
+    await page.waitForSelector('#signin-error[data-state="rejected"]');
+    const rejected = await page.locator('#signin-error').textContent();
+    await signIn(page, 'this is not a token');
+    await page.waitForSelector('#signin-error[data-state="error"]');
+    const garbage = await page.locator('#signin-error').textContent();
+    await signIn(page, expired);
+    await page.waitForSelector('#signin-error[data-state="expired"]');
+    const expiredText = await page.locator('#signin-error').textContent();
+    await page.screenshot({ path: join(OUTPUT, 'dashboard-signin-error.png') });
+
+    expect(rejected).toContain('The usage API rejected this token.');
+    expect(rejected).toContain('the token signature does not verify');
+    expect(garbage).toContain('That does not look like an access token');
+    expect(expiredText).toContain('Your access token has expired.');
+    expect(await page.evaluate(() => sessionStorage.getItem('tally.token'))).toBeNull();
+    await page.close();
+  });
+});
