@@ -1,0 +1,696 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { readConfig } from '../../src/adapters/config';
+import tableDefinition from '../../src/adapters/usage-table-definition.json';
+import { readUsageApiConfig } from '../../src/adapters/usage-api-config';
+import {
+  asList,
+  packageStack,
+  policyDocuments,
+  removePackage,
+  resourcesOfType,
+  stringsIn,
+  type PackagedStack,
+  type PolicyStatement,
+  type Resource,
+  type Template,
+} from './cloudformation';
+
+const CUSTOMER_KEY = 'arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+// A PEM passed as a param has its line breaks written as \n, as the README shows.
+const PUBLIC_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  .publicKey.export({ type: 'spki', format: 'pem' })
+  .toString()
+  .trim()
+  .replace(/\n/g, '\\n');
+
+// `serverless package` (osls) runs three times, offline, before any test:
+//  - prod: defaults; the stack creates its log bucket; data is protected;
+//  - dev: an existing log bucket, a customer managed key on the signing secret, CORS
+//    origins and an alarm e-mail; data is not protected;
+//  - staging: tokens verified with a public key instead of the SSM secret.
+let prod: PackagedStack | undefined;
+let dev: PackagedStack | undefined;
+let staging: PackagedStack | undefined;
+
+beforeAll(async () => {
+  [prod, dev, staging] = await Promise.all([
+    packageStack(['--stage', 'prod']),
+    packageStack([
+      '--stage',
+      'dev',
+      '--param',
+      'existingLogBucket=acme-cdn-logs',
+      '--param',
+      'logPrefix=edge/',
+      '--param',
+      `jwtSecretKmsKeyArn=${CUSTOMER_KEY}`,
+      '--param',
+      'corsOrigins=https://portal.example.com,http://localhost:8080',
+      '--param',
+      'alarmEmail=oncall@example.com',
+    ]),
+    packageStack(['--stage', 'staging', '--param', `jwtPublicKey=${PUBLIC_KEY}`]),
+  ]);
+}, 180_000);
+
+afterAll(() => {
+  for (const stack of [prod, dev, staging]) removePackage(stack);
+});
+const getAtt = (id: string, attribute = 'Arn') => ({ 'Fn::GetAtt': [id, attribute] });
+const ref = (id: string) => ({ Ref: id });
+
+function template(stack: PackagedStack | undefined): Template {
+  if (stack === undefined) throw new Error('packaging did not run');
+  return stack.effective;
+}
+
+function resource(t: Template, id: string, type: string): Resource {
+  const found = t.Resources[id];
+  expect(found?.Type).toBe(type);
+  return found!;
+}
+
+function statementsOf(t: Template, roleId: string): PolicyStatement[] {
+  const role = resource(t, roleId, 'AWS::IAM::Role');
+  expect(role.Properties.Policies).toHaveLength(1);
+  expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+  return role.Properties.Policies[0].PolicyDocument.Statement;
+}
+
+describe('serverless package (offline)', () => {
+  it('writes the template and one bundle per function without AWS credentials', () => {
+    expect([...prod!.files].sort()).toEqual([
+      'cloudformation-template-create-stack.json',
+      'cloudformation-template-update-stack.json',
+      'ingest.zip',
+      'serverless-state.json',
+      'usageApi.zip',
+    ]);
+  });
+
+  it('creates exactly the stack described in the README', () => {
+    const types = Object.fromEntries(Object.entries(template(prod).Resources).map(([id, r]) => [id, r.Type]));
+    expect(types).toEqual({
+      ServerlessDeploymentBucket: 'AWS::S3::Bucket',
+      ServerlessDeploymentBucketPolicy: 'AWS::S3::BucketPolicy',
+      IngestLogGroup: 'AWS::Logs::LogGroup',
+      UsageApiLogGroup: 'AWS::Logs::LogGroup',
+      HttpApiLogGroup: 'AWS::Logs::LogGroup',
+      IngestLambdaFunction: 'AWS::Lambda::Function',
+      UsageApiLambdaFunction: 'AWS::Lambda::Function',
+      IngestEventSourceMappingSQSIngestQueue: 'AWS::Lambda::EventSourceMapping',
+      HttpApi: 'AWS::ApiGatewayV2::Api',
+      HttpApiStage: 'AWS::ApiGatewayV2::Stage',
+      HttpApiIntegrationUsageApi: 'AWS::ApiGatewayV2::Integration',
+      HttpApiRouteGetV1AccountsAccountidVarUsage: 'AWS::ApiGatewayV2::Route',
+      UsageApiLambdaPermissionHttpApi: 'AWS::Lambda::Permission',
+      UsageTable: 'AWS::DynamoDB::Table',
+      IngestQueue: 'AWS::SQS::Queue',
+      IngestDeadLetterQueue: 'AWS::SQS::Queue',
+      IngestQueuePolicy: 'AWS::SQS::QueuePolicy',
+      LogBucket: 'AWS::S3::Bucket',
+      IngestRole: 'AWS::IAM::Role',
+      UsageApiRole: 'AWS::IAM::Role',
+      DashboardBucket: 'AWS::S3::Bucket',
+      DashboardBucketPolicy: 'AWS::S3::BucketPolicy',
+      DashboardOriginAccessControl: 'AWS::CloudFront::OriginAccessControl',
+      DashboardDistribution: 'AWS::CloudFront::Distribution',
+      AlarmTopic: 'AWS::SNS::Topic',
+      DeadLetterQueueDepthAlarm: 'AWS::CloudWatch::Alarm',
+      IngestQueueAgeAlarm: 'AWS::CloudWatch::Alarm',
+      IngestErrorsAlarm: 'AWS::CloudWatch::Alarm',
+      IngestThrottlesAlarm: 'AWS::CloudWatch::Alarm',
+      UsageApiErrorsAlarm: 'AWS::CloudWatch::Alarm',
+      UsageApiThrottlesAlarm: 'AWS::CloudWatch::Alarm',
+      UsageTableThrottlesAlarm: 'AWS::CloudWatch::Alarm',
+    });
+  });
+});
+
+describe('functions', () => {
+  it('run on nodejs22.x (arm64), each with a role of its own', () => {
+    const functions = resourcesOfType(template(prod), 'AWS::Lambda::Function');
+    expect(Object.keys(functions).sort()).toEqual(['IngestLambdaFunction', 'UsageApiLambdaFunction']);
+    for (const fn of Object.values(functions)) {
+      expect(fn.Properties.Runtime).toBe('nodejs22.x');
+      expect(fn.Properties.Architectures).toEqual(['arm64']);
+    }
+    expect(functions.IngestLambdaFunction!.Properties).toMatchObject({
+      Handler: 'handlers/ingest.handler',
+      Role: getAtt('IngestRole'),
+      Timeout: 300,
+      MemorySize: 1024,
+    });
+    expect(functions.UsageApiLambdaFunction!.Properties).toMatchObject({
+      Handler: 'handlers/usage-api.handler',
+      Role: getAtt('UsageApiRole'),
+      Timeout: 10,
+    });
+    // osls generates no shared role when every function names its own.
+    expect(Object.keys(resourcesOfType(template(prod), 'AWS::IAM::Role')).sort()).toEqual(['IngestRole', 'UsageApiRole']);
+  });
+
+  it('configure ingest through the variables readConfig validates', () => {
+    const env = resource(template(prod), 'IngestLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    expect(env).toEqual({
+      NODE_OPTIONS: '--enable-source-maps',
+      LOG_LEVEL: 'info',
+      TALLY_TABLE: ref('UsageTable'),
+      TALLY_RESOLVER: 'host-label',
+      TALLY_METRICS: '[]',
+      TALLY_SHARDS: '4',
+      TALLY_HISTORY_CAP: '48',
+      TALLY_LEDGER_TTL_DAYS: '400',
+      TALLY_INGEST_QUEUE_URL: ref('IngestQueue'),
+      TALLY_VISIBILITY_TIMEOUT: '360',
+      TALLY_HEARTBEAT_SECONDS: '60',
+    });
+  });
+
+  it('give the usage API the name of its signing secret, never the secret', () => {
+    const env = resource(template(prod), 'UsageApiLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    expect(env).toEqual({
+      NODE_OPTIONS: '--enable-source-maps',
+      LOG_LEVEL: 'info',
+      TALLY_TABLE: ref('UsageTable'),
+      TALLY_JWT_SECRET_PARAMETER: '/tally/prod/jwt-secret',
+      TALLY_JWT_AUDIENCE: 'tally-usage-api',
+      TALLY_JWT_ISSUER: 'tally',
+      TALLY_CORS_ORIGIN: '',
+    });
+    const secretLike = Object.keys(env).filter((name) => /SECRET|KEY|TOKEN|PASSWORD/.test(name));
+    expect(secretLike).toEqual(['TALLY_JWT_SECRET_PARAMETER']);
+  });
+
+  it('give the usage API a public key instead, when one is configured', () => {
+    const env = resource(template(staging), 'UsageApiLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    expect(env.TALLY_JWT_PUBLIC_KEY).toBe(PUBLIC_KEY);
+    expect(env.TALLY_JWT_SECRET_PARAMETER).toBeUndefined();
+  });
+
+  it.each([
+    ['prod', () => template(prod), 'secret-parameter'],
+    ['staging', () => template(staging), 'public-key'],
+  ])('pass an environment the handlers accept (%s)', (_stage, read, keyKind) => {
+    const deployed = (id: string) => {
+      const variables = resource(read(), id, 'AWS::Lambda::Function').Properties.Environment.Variables as Record<string, unknown>;
+      // What CloudFormation puts in place of the references.
+      const values: Record<string, string> = {
+        UsageTable: 'tally-prod-usage',
+        IngestQueue: 'https://sqs.us-east-1.amazonaws.com/123456789012/tally-prod-ingest',
+      };
+      return Object.fromEntries(
+        Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : values[(value as { Ref: string }).Ref]]),
+      );
+    };
+    const ingest = readConfig(deployed('IngestLambdaFunction'));
+    expect(ingest).toMatchObject({
+      tableName: 'tally-prod-usage',
+      keyScheme: { shards: 4, keyBytes: 12 },
+      historyCap: 48,
+      ledgerTtlDays: 400,
+      visibilityTimeoutSeconds: 360,
+      heartbeatSeconds: 60,
+      ingestQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/tally-prod-ingest',
+      endpoints: {},
+    });
+    const api = readUsageApiConfig(deployed('UsageApiLambdaFunction'));
+    expect(api.jwt.key.kind).toBe(keyKind);
+    expect(api.tally.tableName).toBe('tally-prod-usage');
+    expect(api.corsOrigins).toEqual([]);
+  });
+
+  it('keep their logs for 30 days', () => {
+    const groups = resourcesOfType(template(prod), 'AWS::Logs::LogGroup');
+    expect(Object.keys(groups).sort()).toEqual(['HttpApiLogGroup', 'IngestLogGroup', 'UsageApiLogGroup']);
+    for (const group of Object.values(groups)) expect(group.Properties.RetentionInDays).toBe(30);
+    expect(groups.IngestLogGroup!.Properties.LogGroupName).toBe('/aws/lambda/tally-prod-ingest');
+    expect(groups.UsageApiLogGroup!.Properties.LogGroupName).toBe('/aws/lambda/tally-prod-usageApi');
+  });
+});
+
+describe('ingest queue', () => {
+  it('feeds ingest in batches, reporting item failures, with bounded concurrency', () => {
+    const mapping = resource(template(prod), 'IngestEventSourceMappingSQSIngestQueue', 'AWS::Lambda::EventSourceMapping');
+    expect(mapping.Properties).toEqual({
+      EventSourceArn: getAtt('IngestQueue'),
+      FunctionName: getAtt('IngestLambdaFunction'),
+      BatchSize: 10,
+      MaximumBatchingWindowInSeconds: 5,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 10 },
+      Enabled: true,
+    });
+  });
+
+  it('hides a message for at least six ingest timeouts and dead-letters it after 5 receives', () => {
+    const t = template(prod);
+    const queue = resource(t, 'IngestQueue', 'AWS::SQS::Queue').Properties;
+    const timeout = resource(t, 'IngestLambdaFunction', 'AWS::Lambda::Function').Properties.Timeout as number;
+    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * timeout);
+    expect(queue).toEqual({
+      QueueName: 'tally-prod-ingest',
+      VisibilityTimeout: 1800,
+      MessageRetentionPeriod: 1_209_600,
+      SqsManagedSseEnabled: true,
+      RedrivePolicy: { deadLetterTargetArn: getAtt('IngestDeadLetterQueue'), maxReceiveCount: 5 },
+    });
+    expect(resource(t, 'IngestDeadLetterQueue', 'AWS::SQS::Queue').Properties).toEqual({
+      QueueName: 'tally-prod-ingest-dlq',
+      MessageRetentionPeriod: 1_209_600,
+      SqsManagedSseEnabled: true,
+    });
+  });
+});
+
+describe('log bucket created by the stack', () => {
+  const bucketName = 'tally-prod-logs-${AWS::AccountId}-${AWS::Region}';
+
+  it('announces only *.gz objects under the log prefix on the ingest queue', () => {
+    const bucket = resource(template(prod), 'LogBucket', 'AWS::S3::Bucket');
+    expect(bucket.Properties.NotificationConfiguration).toEqual({
+      QueueConfigurations: [
+        {
+          Event: 's3:ObjectCreated:*',
+          Queue: getAtt('IngestQueue'),
+          Filter: {
+            S3Key: {
+              Rules: [
+                { Name: 'prefix', Value: 'cloudfront/' },
+                { Name: 'suffix', Value: '.gz' },
+              ],
+            },
+          },
+        },
+      ],
+    });
+    // S3 verifies it may send when the notification is set: the policy must exist first.
+    expect(asList(bucket.DependsOn ?? [])).toContain('IngestQueuePolicy');
+  });
+
+  it('is private, encrypted, accepts CloudFront log delivery and is retained in prod', () => {
+    const bucket = resource(template(prod), 'LogBucket', 'AWS::S3::Bucket');
+    expect(bucket.Properties.BucketName).toEqual({ 'Fn::Sub': bucketName });
+    expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(bucket.Properties.OwnershipControls).toEqual({ Rules: [{ ObjectOwnership: 'BucketOwnerPreferred' }] });
+    expect(bucket.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault).toEqual({ SSEAlgorithm: 'AES256' });
+    expect(bucket.DeletionPolicy).toBe('Retain');
+  });
+
+  it('lets only S3, for that bucket in this account, send to the ingest queue', () => {
+    const policy = resource(template(prod), 'IngestQueuePolicy', 'AWS::SQS::QueuePolicy');
+    expect(policy.Properties.Queues).toEqual([ref('IngestQueue')]);
+    expect(policy.Properties.PolicyDocument.Statement).toEqual([
+      {
+        Sid: 'LogBucketObjectCreated',
+        Effect: 'Allow',
+        Principal: { Service: 's3.amazonaws.com' },
+        Action: 'sqs:SendMessage',
+        Resource: getAtt('IngestQueue'),
+        Condition: {
+          ArnEquals: { 'aws:SourceArn': { 'Fn::Sub': `arn:\${AWS::Partition}:s3:::${bucketName}` } },
+          StringEquals: { 'aws:SourceAccount': ref('AWS::AccountId') },
+        },
+      },
+    ]);
+    expect(template(prod).Resources.LogObjectCreatedRule).toBeUndefined();
+  });
+});
+
+describe('existing log bucket (dev, --param existingLogBucket=acme-cdn-logs)', () => {
+  it('creates no bucket and routes its EventBridge Object Created events for *.gz under the prefix', () => {
+    const t = template(dev);
+    expect(t.Resources.LogBucket).toBeUndefined();
+    const rule = resource(t, 'LogObjectCreatedRule', 'AWS::Events::Rule');
+    expect(rule.Properties.EventPattern).toEqual({
+      source: ['aws.s3'],
+      'detail-type': ['Object Created'],
+      detail: { bucket: { name: ['acme-cdn-logs'] }, object: { key: [{ wildcard: 'edge/*.gz' }] } },
+    });
+    expect(rule.Properties.Targets).toEqual([{ Id: 'ingest-queue', Arn: getAtt('IngestQueue') }]);
+    expect(rule.Properties.Name).toBe('tally-dev-log-object-created');
+  });
+
+  it('lets only that rule send to the ingest queue', () => {
+    const policy = resource(template(dev), 'IngestQueuePolicy', 'AWS::SQS::QueuePolicy');
+    expect(policy.Properties.PolicyDocument.Statement).toEqual([
+      {
+        Sid: 'LogObjectCreatedRule',
+        Effect: 'Allow',
+        Principal: { Service: 'events.amazonaws.com' },
+        Action: 'sqs:SendMessage',
+        Resource: getAtt('IngestQueue'),
+        Condition: {
+          ArnEquals: {
+            'aws:SourceArn': { 'Fn::Sub': 'arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:rule/tally-dev-log-object-created' },
+          },
+        },
+      },
+    ]);
+  });
+
+  it('lets ingest read only the prefix of that bucket', () => {
+    const read = statementsOf(template(dev), 'IngestRole').find((s) => s.Sid === 'ReadLogObjects');
+    expect(read).toEqual({
+      Sid: 'ReadLogObjects',
+      Effect: 'Allow',
+      Action: 's3:GetObject',
+      Resource: { 'Fn::Sub': ['arn:${AWS::Partition}:s3:::${LogBucketName}/edge/*', { LogBucketName: 'acme-cdn-logs' }] },
+    });
+  });
+});
+
+describe('least privilege', () => {
+  it('ingest may write its logs, consume its queue, apply increments and read log objects: nothing else', () => {
+    expect(statementsOf(template(prod), 'IngestRole')).toEqual([
+      {
+        Sid: 'WriteOwnLogs',
+        Effect: 'Allow',
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: getAtt('IngestLogGroup'),
+      },
+      {
+        Sid: 'ConsumeIngestQueue',
+        Effect: 'Allow',
+        Action: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility'],
+        Resource: getAtt('IngestQueue'),
+      },
+      {
+        Sid: 'ApplyIncrementsAndLedger',
+        Effect: 'Allow',
+        Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+        Resource: getAtt('UsageTable'),
+      },
+      {
+        Sid: 'ReadLogObjects',
+        Effect: 'Allow',
+        Action: 's3:GetObject',
+        Resource: { 'Fn::Sub': ['arn:${AWS::Partition}:s3:::${LogBucketName}/cloudfront/*', { LogBucketName: ref('LogBucket') }] },
+      },
+    ]);
+  });
+
+  it('usage-api may write its logs, Query the table and read its one signing-secret parameter', () => {
+    expect(statementsOf(template(prod), 'UsageApiRole')).toEqual([
+      {
+        Sid: 'WriteOwnLogs',
+        Effect: 'Allow',
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: getAtt('UsageApiLogGroup'),
+      },
+      { Sid: 'ReadUsage', Effect: 'Allow', Action: 'dynamodb:Query', Resource: getAtt('UsageTable') },
+      {
+        Sid: 'ReadSigningSecret',
+        Effect: 'Allow',
+        Action: 'ssm:GetParameter',
+        Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/tally/prod/jwt-secret' },
+      },
+    ]);
+  });
+
+  it('grants usage-api no SSM access when tokens are verified with a public key', () => {
+    expect(statementsOf(template(staging), 'UsageApiRole').map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage']);
+  });
+
+  it('adds kms:Decrypt through SSM only for a secret under a customer managed key', () => {
+    const statements = statementsOf(template(dev), 'UsageApiRole');
+    expect(statements.map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage', 'ReadSigningSecret', 'DecryptSigningSecret']);
+    expect(statements[3]).toEqual({
+      Sid: 'DecryptSigningSecret',
+      Effect: 'Allow',
+      Action: 'kms:Decrypt',
+      Resource: CUSTOMER_KEY,
+      Condition: { StringEquals: { 'kms:ViaService': { 'Fn::Sub': 'ssm.${AWS::Region}.${AWS::URLSuffix}' } } },
+    });
+  });
+
+  it.each([
+    ['prod', () => template(prod)],
+    ['dev', () => template(dev)],
+    ['staging', () => template(staging)],
+  ])('grants no wildcard action, resource or principal anywhere (%s)', (_stage, read) => {
+    const documents = policyDocuments(read());
+    expect(documents.map((d) => d.where).sort()).toEqual([
+      'DashboardBucketPolicy',
+      'IngestQueuePolicy',
+      'IngestRole/AssumeRolePolicyDocument',
+      'IngestRole/ingest',
+      'ServerlessDeploymentBucketPolicy',
+      'UsageApiRole/AssumeRolePolicyDocument',
+      'UsageApiRole/usage-api',
+    ]);
+    // The only wildcards an Allow may hold: the objects under the log prefix of one named
+    // bucket, and the objects of the dashboard bucket (for its CloudFront distribution).
+    const allowedWildcards = [/^arn:\$\{AWS::Partition\}:s3:::\$\{LogBucketName\}\/[a-z0-9._-]+\/\*$/, /^\$\{DashboardBucket\.Arn\}\/\*$/];
+    const violations: string[] = [];
+    for (const { where, statements } of documents) {
+      for (const statement of statements.filter((s) => s.Effect === 'Allow')) {
+        const at = `${where} ${statement.Sid ?? ''}`;
+        for (const action of asList(statement.Action)) if (action.includes('*')) violations.push(`${at}: action ${action}`);
+        for (const principal of stringsIn(statement.Principal ?? null)) if (principal.includes('*')) violations.push(`${at}: principal ${principal}`);
+        if (statement.Resource === undefined && !where.endsWith('AssumeRolePolicyDocument')) violations.push(`${at}: no resource`);
+        for (const arn of stringsIn(statement.Resource ?? null)) {
+          if (arn === '' || (arn.includes('*') && !allowedWildcards.some((allowed) => allowed.test(arn)))) {
+            violations.push(`${at}: resource "${arn}"`);
+          }
+        }
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('keeps the one wildcard action osls emits to a Deny of plain-HTTP access to its deployment bucket', () => {
+    const wildcards = policyDocuments(template(prod)).flatMap(({ where, statements }) =>
+      statements.filter((s) => asList(s.Action).some((a) => a.includes('*'))).map((s) => ({ where, ...s })),
+    );
+    expect(wildcards).toHaveLength(1);
+    expect(wildcards[0]).toMatchObject({
+      where: 'ServerlessDeploymentBucketPolicy',
+      Effect: 'Deny',
+      Action: 's3:*',
+      Condition: { Bool: { 'aws:SecureTransport': false } },
+    });
+  });
+
+  it('lets API Gateway invoke usage-api only from this HTTP API', () => {
+    const permission = resource(template(prod), 'UsageApiLambdaPermissionHttpApi', 'AWS::Lambda::Permission');
+    expect(permission.Properties).toMatchObject({
+      FunctionName: getAtt('UsageApiLambdaFunction'),
+      Action: 'lambda:InvokeFunction',
+      Principal: 'apigateway.amazonaws.com',
+    });
+    expect(stringsIn(permission.Properties.SourceArn)).toContain('HttpApi');
+  });
+});
+
+describe('usage table', () => {
+  it('is the same definition the local stack creates, on demand, with PITR and TTL', () => {
+    const table = resource(template(prod), 'UsageTable', 'AWS::DynamoDB::Table').Properties;
+    expect(table.AttributeDefinitions).toEqual(tableDefinition.AttributeDefinitions);
+    expect(table.KeySchema).toEqual(tableDefinition.KeySchema);
+    expect(table.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(table.BillingMode).toBe(tableDefinition.BillingMode);
+    expect(table.TimeToLiveSpecification).toEqual({ AttributeName: 'ttl', Enabled: true });
+    expect(table.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(table.TableName).toBe('tally-prod-usage');
+  });
+
+  it.each([
+    ['prod', () => template(prod)],
+    ['staging', () => template(staging)],
+  ])('is protected from deletion outside dev (%s)', (_stage, read) => {
+    const table = resource(read(), 'UsageTable', 'AWS::DynamoDB::Table');
+    expect(table.Properties.DeletionProtectionEnabled).toBe(true);
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.UpdateReplacePolicy).toBe('Retain');
+    expect(resource(read(), 'LogBucket', 'AWS::S3::Bucket').DeletionPolicy).toBe('Retain');
+  });
+
+  it('can be deleted with the dev stack', () => {
+    const devTable = resource(template(dev), 'UsageTable', 'AWS::DynamoDB::Table');
+    expect(devTable.Properties.DeletionProtectionEnabled).toBe(false);
+    expect(devTable.DeletionPolicy).toBe('Delete');
+  });
+});
+
+describe('HTTP API', () => {
+  it('routes GET /v1/accounts/{accountId}/usage to usage-api (payload 2.0)', () => {
+    const t = template(prod);
+    expect(resource(t, 'HttpApiRouteGetV1AccountsAccountidVarUsage', 'AWS::ApiGatewayV2::Route').Properties).toMatchObject({
+      ApiId: ref('HttpApi'),
+      RouteKey: 'GET /v1/accounts/{accountId}/usage',
+    });
+    expect(resource(t, 'HttpApiIntegrationUsageApi', 'AWS::ApiGatewayV2::Integration').Properties).toMatchObject({
+      IntegrationType: 'AWS_PROXY',
+      IntegrationUri: getAtt('UsageApiLambdaFunction'),
+      PayloadFormatVersion: '2.0',
+    });
+    expect(Object.keys(resourcesOfType(t, 'AWS::ApiGatewayV2::Route'))).toEqual(['HttpApiRouteGetV1AccountsAccountidVarUsage']);
+  });
+
+  it('is same-origin only by default: the dashboard reaches it through CloudFront', () => {
+    expect(resource(template(prod), 'HttpApi', 'AWS::ApiGatewayV2::Api').Properties.CorsConfiguration).toBeUndefined();
+  });
+
+  it('answers CORS for the configured origins with the headers the handler uses', () => {
+    expect(resource(template(dev), 'HttpApi', 'AWS::ApiGatewayV2::Api').Properties.CorsConfiguration).toEqual({
+      AllowOrigins: ['https://portal.example.com', 'http://localhost:8080'],
+      AllowMethods: ['GET', 'OPTIONS'],
+      AllowHeaders: ['Authorization', 'Accept', 'If-None-Match'],
+      ExposeHeaders: ['ETag', 'Content-Disposition', 'WWW-Authenticate'],
+      MaxAge: 600,
+    });
+    const env = resource(template(dev), 'UsageApiLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    expect(env.TALLY_CORS_ORIGIN).toBe('https://portal.example.com,http://localhost:8080');
+  });
+
+  it('throttles the default stage and logs its access', () => {
+    const t = template(prod);
+    const stage = resource(t, 'HttpApiStage', 'AWS::ApiGatewayV2::Stage').Properties;
+    expect(stage.DefaultRouteSettings).toEqual({ DetailedMetricsEnabled: false, ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
+    expect(stage.AccessLogSettings.DestinationArn).toEqual(getAtt('HttpApiLogGroup'));
+  });
+});
+
+describe('dashboard hosting', () => {
+  it('serves a private bucket through CloudFront with origin access control', () => {
+    const t = template(prod);
+    const bucket = resource(t, 'DashboardBucket', 'AWS::S3::Bucket').Properties;
+    expect(bucket.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(resource(t, 'DashboardOriginAccessControl', 'AWS::CloudFront::OriginAccessControl').Properties.OriginAccessControlConfig).toMatchObject({
+      OriginAccessControlOriginType: 's3',
+      SigningBehavior: 'always',
+      SigningProtocol: 'sigv4',
+    });
+    expect(resource(t, 'DashboardBucketPolicy', 'AWS::S3::BucketPolicy').Properties.PolicyDocument.Statement).toEqual([
+      {
+        Sid: 'DashboardDistributionReads',
+        Effect: 'Allow',
+        Principal: { Service: 'cloudfront.amazonaws.com' },
+        Action: 's3:GetObject',
+        Resource: { 'Fn::Sub': '${DashboardBucket.Arn}/*' },
+        Condition: {
+          StringEquals: {
+            'AWS:SourceArn': { 'Fn::Sub': 'arn:${AWS::Partition}:cloudfront::${AWS::AccountId}:distribution/${DashboardDistribution}' },
+          },
+        },
+      },
+    ]);
+  });
+
+  it('sends /v1/* to the HTTP API uncached and everything else to the bucket', () => {
+    const config = resource(template(prod), 'DashboardDistribution', 'AWS::CloudFront::Distribution').Properties.DistributionConfig;
+    expect(config.DefaultRootObject).toBe('index.html');
+    expect(config.Origins).toEqual([
+      {
+        Id: 'dashboard',
+        DomainName: getAtt('DashboardBucket', 'RegionalDomainName'),
+        OriginAccessControlId: getAtt('DashboardOriginAccessControl', 'Id'),
+        S3OriginConfig: { OriginAccessIdentity: '' },
+      },
+      {
+        Id: 'usage-api',
+        DomainName: { 'Fn::Sub': '${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}' },
+        CustomOriginConfig: { OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] },
+      },
+    ]);
+    expect(config.DefaultCacheBehavior).toMatchObject({ TargetOriginId: 'dashboard', ViewerProtocolPolicy: 'redirect-to-https' });
+    expect(config.CacheBehaviors).toEqual([
+      expect.objectContaining({
+        PathPattern: '/v1/*',
+        TargetOriginId: 'usage-api',
+        AllowedMethods: ['GET', 'HEAD', 'OPTIONS'],
+        CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad', // Managed-CachingDisabled
+        OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac', // Managed-AllViewerExceptHostHeader
+      }),
+    ]);
+  });
+});
+
+describe('alarms', () => {
+  const expected = {
+    DeadLetterQueueDepthAlarm: ['AWS/SQS', 'ApproximateNumberOfMessagesVisible', 'QueueName', getAtt('IngestDeadLetterQueue', 'QueueName'), 0],
+    IngestQueueAgeAlarm: ['AWS/SQS', 'ApproximateAgeOfOldestMessage', 'QueueName', getAtt('IngestQueue', 'QueueName'), 900],
+    IngestErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('IngestLambdaFunction'), 0],
+    IngestThrottlesAlarm: ['AWS/Lambda', 'Throttles', 'FunctionName', ref('IngestLambdaFunction'), 0],
+    UsageApiErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('UsageApiLambdaFunction'), 0],
+    UsageApiThrottlesAlarm: ['AWS/Lambda', 'Throttles', 'FunctionName', ref('UsageApiLambdaFunction'), 0],
+  } as const;
+
+  it.each(Object.entries(expected))('%s watches the right metric', (id, [namespace, metric, dimension, value, threshold]) => {
+    const alarm = resource(template(prod), id, 'AWS::CloudWatch::Alarm').Properties;
+    expect(alarm).toMatchObject({
+      Namespace: namespace,
+      MetricName: metric,
+      Dimensions: [{ Name: dimension, Value: value }],
+      Threshold: threshold,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [ref('AlarmTopic')],
+      OKActions: [ref('AlarmTopic')],
+    });
+  });
+
+  it('sums DynamoDB throttled requests of every operation Tally sends to the table', () => {
+    const alarm = resource(template(prod), 'UsageTableThrottlesAlarm', 'AWS::CloudWatch::Alarm').Properties;
+    expect(alarm).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', AlarmActions: [ref('AlarmTopic')] });
+    const metrics = (alarm.Metrics as { Id: string; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: unknown } } }[])
+      .filter((m) => m.MetricStat !== undefined)
+      .map((m) => [m.MetricStat!.Metric.Namespace, m.MetricStat!.Metric.MetricName, m.MetricStat!.Metric.Dimensions]);
+    expect(metrics).toEqual(
+      ['GetItem', 'PutItem', 'UpdateItem', 'Query'].map((operation) => [
+        'AWS/DynamoDB',
+        'ThrottledRequests',
+        [
+          { Name: 'TableName', Value: ref('UsageTable') },
+          { Name: 'Operation', Value: operation },
+        ],
+      ]),
+    );
+    const [total] = (alarm.Metrics as { Id: string; Expression?: string; ReturnData: boolean }[]).filter((m) => m.ReturnData);
+    expect(total?.Expression).toBe('FILL(getItem, 0) + FILL(putItem, 0) + FILL(updateItem, 0) + FILL(query, 0)');
+  });
+
+  it('subscribes the on-call e-mail only when one is given', () => {
+    expect(template(prod).Resources.AlarmEmailSubscription).toBeUndefined();
+    expect(resource(template(dev), 'AlarmEmailSubscription', 'AWS::SNS::Subscription').Properties).toEqual({
+      TopicArn: ref('AlarmTopic'),
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+    });
+  });
+});
+
+describe('outputs', () => {
+  it('name what an operator needs after a deploy', () => {
+    const outputs = template(prod).Outputs!;
+    expect(Object.keys(outputs).sort()).toEqual(
+      [
+        'AlarmTopicArn',
+        'DashboardBucketName',
+        'DashboardDistributionId',
+        'DashboardUrl',
+        'DeadLetterQueueUrl',
+        'HttpApiId',
+        'HttpApiUrl',
+        'IngestQueueUrl',
+        'LogBucketName',
+        'LogPrefix',
+        'ServerlessDeploymentBucketName',
+        'UsageTableName',
+      ].sort(),
+    );
+    expect(outputs.LogBucketName!.Value).toEqual(ref('LogBucket'));
+    expect(template(dev).Outputs!.LogBucketName!.Value).toBe('acme-cdn-logs');
+  });
+});
