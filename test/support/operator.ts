@@ -45,7 +45,17 @@ export interface LogSet {
   readonly prefix: string;
   readonly accounts: string[];
   readonly refs: LogObjectRef[];
+  /** What all objects count to. */
   readonly expected: ExpectedCount;
+  /** What each object counts to, by key. */
+  readonly expectedByKey: Map<string, ExpectedCount>;
+}
+
+/** What the given objects of a set count to together. */
+export function expectedOf(set: LogSet, refs: readonly LogObjectRef[]): ExpectedCount {
+  const total = emptyExpected();
+  for (const ref of refs) mergeExpected(total, set.expectedByKey.get(ref.key)!);
+  return total;
 }
 
 /**
@@ -59,6 +69,7 @@ export async function putLogSet(options: { days: string[]; hours?: number[]; acc
   const accounts = Array.from({ length: options.accounts ?? 3 }, (_, i) => uniqueId(`acct${i}`));
   const expected = emptyExpected();
   const refs: LogObjectRef[] = [];
+  const expectedByKey = new Map<string, ExpectedCount>();
   let seed = 7;
   for (const day of options.days) {
     for (const hour of options.hours ?? [0, 12]) {
@@ -73,10 +84,12 @@ export async function putLogSet(options: { days: string[]; hours?: number[]; acc
         previousDayRate: 0.2,
       });
       mergeExpected(expected, log.expected);
-      refs.push(await putLogObject(cloudFrontObjectKey(prefix, 'E2OPS', day, hour, uniqueId('u')), log.text, { info }));
+      const ref = await putLogObject(cloudFrontObjectKey(prefix, 'E2OPS', day, hour, uniqueId('u')), log.text, { info });
+      refs.push(ref);
+      expectedByKey.set(ref.key, log.expected);
     }
   }
-  return { prefix, accounts, refs, expected };
+  return { prefix, accounts, refs, expected, expectedByKey };
 }
 
 /** Counts `ref` with a consumer that dies after `k` increments (the message fails). */
@@ -101,7 +114,7 @@ export async function sendBodies(queueUrl: string, bodies: readonly string[], in
 export const notificationBody = (ref: LogObjectRef): string => s3EventBody([ref]);
 
 /** Every account-day of the set, read from the table, against the generator's own count. */
-export async function countersOf(set: LogSet, days: string[], info = testStackInfo()) {
+export async function countersOf(set: LogSet, days: string[], expected: ExpectedCount = set.expected, info = testStackInfo()) {
   const { dynamodb } = testClients(info);
   const got: Record<string, Record<string, number>> = {};
   const want: Record<string, Record<string, number>> = {};
@@ -111,8 +124,8 @@ export async function countersOf(set: LogSet, days: string[], info = testStackIn
     for (const day of sorted) {
       const key = `${account}|${day}`;
       if (counters[day] !== undefined) got[key] = nonZero(counters[day]!);
-      const expected = set.expected.usage.get(key);
-      if (expected !== undefined) want[key] = nonZero(expected);
+      const wanted = expected.usage.get(key);
+      if (wanted !== undefined) want[key] = nonZero(wanted);
     }
   }
   return { got, want };
