@@ -17,6 +17,7 @@ export type RecordOutcome =
   | { readonly outcome: 'already-recorded'; readonly adjustment: RecordedAdjustment };
 
 const FIRST_DAY = '0000-01-01';
+const MAX_CONFLICT_RETRIES = 5;
 const LAST_DAY = '9999-12-31';
 
 /**
@@ -54,18 +55,27 @@ export class DynamoAdjustmentStore {
         ConditionExpression: 'attribute_not_exists(PK)',
       },
     });
-    try {
-      await this.client.send(new TransactWriteItemsCommand({ TransactItems: [put(itemKey), put(idKey)] }));
-      return { outcome: 'recorded', adjustment: recorded };
-    } catch (error) {
-      if (!(error instanceof TransactionCanceledException)) throw error;
-      const reasons = error.CancellationReasons ?? [];
-      if (!reasons.some((reason) => reason.Code === 'ConditionalCheckFailed')) throw error;
-      // An item written without its reservation (by another tool) still blocks the id.
-      const stored = (await this.find(adjustment.account, adjustment.adjustmentId)) ?? (await this.readItem(itemKey, adjustment.account));
-      if (stored === undefined) throw error;
-      return { outcome: 'already-recorded', adjustment: sameOrConflict(stored, adjustment, error) };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.send(new TransactWriteItemsCommand({ TransactItems: [put(itemKey), put(idKey)] }));
+        return { outcome: 'recorded', adjustment: recorded };
+      } catch (error) {
+        if (!(error instanceof TransactionCanceledException)) throw error;
+        const reasons = error.CancellationReasons ?? [];
+        if (reasons.some((reason) => reason.Code === 'ConditionalCheckFailed')) return this.alreadyRecorded(adjustment, itemKey, error);
+        // Another writer of the same id was mid-transaction: try again, then it has either won or gone.
+        if (!reasons.some((reason) => reason.Code === 'TransactionConflict') || attempt >= MAX_CONFLICT_RETRIES) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt * Math.random()));
+      }
     }
+  }
+
+  /** The id is taken: the same correction again is a no-op, another one a conflict. */
+  private async alreadyRecorded(adjustment: Adjustment, itemKey: TableKey, error: unknown): Promise<RecordOutcome> {
+    // An item written without its reservation (by another tool) still blocks the id.
+    const stored = (await this.find(adjustment.account, adjustment.adjustmentId)) ?? (await this.readItem(itemKey, adjustment.account));
+    if (stored === undefined) throw error;
+    return { outcome: 'already-recorded', adjustment: sameOrConflict(stored, adjustment, error) };
   }
 
   /**

@@ -1,0 +1,121 @@
+import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb-adjustments';
+import { DynamoUsageReader } from '../../src/adapters/dynamodb-usage-reader';
+import { runAdjust, runAdjustments } from '../../src/cli/adjust';
+import { AdjustmentConflictError } from '../../src/domain/errors';
+import { buildUsageReport } from '../../src/domain/usage-report';
+import { captureIo, ingestFully, operatorEnv, putLogSet } from '../support/operator';
+import { testClients, testStackInfo, uniqueId } from '../support/stack';
+
+const info = testStackInfo();
+const { dynamodb } = testClients(info);
+const env = operatorEnv(info, {}, { USER: 'ops-tester' });
+const reader = new DynamoUsageReader({ client: dynamodb, tableName: info.table, consistentRead: true });
+
+const adjustArgs = (account: string, overrides: Record<string, string> = {}) =>
+  Object.entries({ account, day: '2026-11-21', metric: 'requests', delta: '-1200', reason: 'synthetic load test', id: 'INC-2041', ...overrides }).flatMap(
+    ([name, value]) => [`--${name}`, value],
+  );
+
+async function adjustmentRecords(account: string) {
+  const { records } = await reader.read(account, '2026-11-01', '2026-11-30');
+  return records.filter((record) => record.kind === 'adjustment');
+}
+
+describe('tally adjust', () => {
+  it('applies the same id once: the second run reports it already recorded', async () => {
+    const account = uniqueId('adj');
+
+    const first = captureIo();
+    const firstCode = await runAdjust(adjustArgs(account), first, env);
+    const second = captureIo();
+    const secondCode = await runAdjust(adjustArgs(account), second, env);
+
+    expect([firstCode, secondCode]).toEqual([0, 0]);
+    expect(first.stdout).toMatch(new RegExp(`recorded adjustment INC-2041: ${account} 2026-11-21 requests -1200 \\(ops-tester, `));
+    expect(second.stdout).toMatch(/adjustment INC-2041 was already recorded \(ops-tester, .*\): nothing changed, it applies once/);
+    expect(await adjustmentRecords(account)).toEqual([
+      expect.objectContaining({ kind: 'adjustment', day: '2026-11-21', adjustmentId: 'INC-2041', metric: 'requests', delta: -1200, reason: 'synthetic load test' }),
+    ]);
+  });
+
+  it('fails loudly when an id is reused for another delta, metric or day, and changes nothing', async () => {
+    const account = uniqueId('adj');
+    await runAdjust(adjustArgs(account), captureIo(), env);
+
+    const outcomes = [];
+    const changes: Record<string, string>[] = [{ delta: '-1300' }, { metric: 'bytes' }, { day: '2026-11-22' }];
+    for (const change of changes) {
+      const io = captureIo();
+      outcomes.push({ code: await runAdjust(adjustArgs(account, change), io, env), stderr: io.stderr });
+    }
+
+    expect(outcomes.map((outcome) => outcome.code)).toEqual([1, 1, 1]);
+    expect(outcomes[0]!.stderr).toMatch(/adjustment INC-2041 is already recorded with different content \(delta -1200 vs -1300\); choose a new id/);
+    expect(outcomes[1]!.stderr).toMatch(/metric requests vs bytes/);
+    expect(outcomes[2]!.stderr).toMatch(/day 2026-11-21 vs 2026-11-22/);
+    expect((await adjustmentRecords(account)).map((record) => record.kind === 'adjustment' && record.delta)).toEqual([-1200]);
+  });
+
+  it('records one adjustment when the same id is sent five times at once', async () => {
+    const account = uniqueId('adj');
+    const store = new DynamoAdjustmentStore({ client: dynamodb, tableName: info.table });
+    const adjustment = { account, day: '2026-11-21', adjustmentId: 'RACE-1', metric: 'bytes', delta: 500, reason: 'late log' };
+
+    const results = await Promise.all(Array.from({ length: 5 }, () => store.record(adjustment, 'ops')));
+
+    expect(results.filter((result) => result.outcome === 'recorded')).toHaveLength(1);
+    expect(await adjustmentRecords(account)).toHaveLength(1);
+    await expect(store.record({ ...adjustment, delta: 501 }, 'ops')).rejects.toThrow(AdjustmentConflictError);
+  });
+
+  it('keeps measured usage apart: the report adds the adjustment into totals and shows it separately', async () => {
+    const set = await putLogSet({ days: ['2026-11-21'], hours: [12], accounts: 1 });
+    await ingestFully(set.refs[0]!);
+    const [account] = set.accounts;
+    const measured = set.expected.usage.get(`${account}|2026-11-21`)!.requests!;
+
+    await runAdjust(adjustArgs(account!, { delta: '-5' }), captureIo(), env);
+    const { records } = await reader.read(account!, '2026-11-21', '2026-11-21');
+    const report = buildUsageReport({ accountId: account!, from: '2026-11-21', to: '2026-11-21', granularity: 'day', records });
+
+    expect(report.measuredTotals.requests).toBe(measured);
+    expect(report.adjustmentTotals.requests).toBe(-5);
+    expect(report.totals.requests).toBe(measured - 5);
+    expect(report.adjustments).toEqual([expect.objectContaining({ id: 'INC-2041', delta: -5, reason: 'synthetic load test' })]);
+  });
+
+  it('writes nothing on --dry-run and refuses a metric the consumer does not measure', async () => {
+    const account = uniqueId('adj');
+
+    const dry = captureIo();
+    const dryCode = await runAdjust([...adjustArgs(account), '--dry-run'], dry, env);
+    const typo = captureIo();
+    const typoCode = await runAdjust(adjustArgs(account, { metric: 'reqeusts' }), typo, env);
+
+    expect(dryCode).toBe(0);
+    expect(dry.stdout).toMatch(/dry run: would record adjustment INC-2041/);
+    expect(typoCode).toBe(2);
+    expect(typo.stderr).toMatch(/metric "reqeusts" is not one the consumer measures here \(requests, bytes, authorization_requests\)/);
+    expect(await adjustmentRecords(account)).toEqual([]);
+  });
+
+  it('lists an account\'s adjustments by day, filtered by --from/--to, with net totals', async () => {
+    const account = uniqueId('adj');
+    await runAdjust(adjustArgs(account, { id: 'A-1', day: '2026-11-03', delta: '100', reason: 'missed log' }), captureIo(), env);
+    await runAdjust(adjustArgs(account, { id: 'A-2', day: '2026-11-20', delta: '-30', reason: 'refund' }), captureIo(), env);
+    await runAdjust(adjustArgs(account, { id: 'A-3', day: '2026-11-21', metric: 'bytes', delta: '4096', reason: 'egress fix' }), captureIo(), env);
+
+    const all = captureIo();
+    await runAdjustments(['--account', account], all, env);
+    const some = captureIo();
+    await runAdjustments(['--account', account, '--from', '2026-11-20', '--to', '2026-11-20', '--json'], some, env);
+
+    expect(all.stdout.split('\n').filter((line) => /^2026-/.test(line)).map((line) => line.split(/\s+/).slice(0, 4))).toEqual([
+      ['2026-11-03', 'A-1', 'requests', '+100'],
+      ['2026-11-20', 'A-2', 'requests', '-30'],
+      ['2026-11-21', 'A-3', 'bytes', '+4096'],
+    ]);
+    expect(all.stdout).toMatch(/3 adjustment\(s\); net requests \+70, bytes \+4096/);
+    expect(JSON.parse(some.stdout).adjustments).toEqual([expect.objectContaining({ adjustmentId: 'A-2', delta: -30, actor: 'ops-tester' })]);
+  });
+});
