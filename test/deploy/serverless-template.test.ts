@@ -115,6 +115,7 @@ describe('serverless package (offline)', () => {
       DashboardBucketPolicy: 'AWS::S3::BucketPolicy',
       DashboardOriginAccessControl: 'AWS::CloudFront::OriginAccessControl',
       DashboardDistribution: 'AWS::CloudFront::Distribution',
+      DashboardResponseHeadersPolicy: 'AWS::CloudFront::ResponseHeadersPolicy',
       AlarmTopic: 'AWS::SNS::Topic',
       DeadLetterQueueDepthAlarm: 'AWS::CloudWatch::Alarm',
       IngestQueueAgeAlarm: 'AWS::CloudWatch::Alarm',
@@ -604,7 +605,12 @@ describe('dashboard hosting', () => {
         CustomOriginConfig: { OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] },
       },
     ]);
-    expect(config.DefaultCacheBehavior).toMatchObject({ TargetOriginId: 'dashboard', ViewerProtocolPolicy: 'redirect-to-https' });
+    expect(config.DefaultCacheBehavior).toMatchObject({
+      TargetOriginId: 'dashboard',
+      ViewerProtocolPolicy: 'redirect-to-https',
+      CachePolicyId: '658327ea-f89d-4fab-a63d-7e88639e58f6', // Managed-CachingOptimized
+      ResponseHeadersPolicyId: ref('DashboardResponseHeadersPolicy'),
+    });
     expect(config.CacheBehaviors).toEqual([
       expect.objectContaining({
         PathPattern: '/v1/*',
@@ -614,6 +620,20 @@ describe('dashboard hosting', () => {
         OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac', // Managed-AllViewerExceptHostHeader
       }),
     ]);
+  });
+
+  it('sends the dashboard with the security headers the local server sends', () => {
+    const policy = resource(template(prod), 'DashboardResponseHeadersPolicy', 'AWS::CloudFront::ResponseHeadersPolicy');
+    const headers = policy.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
+    // Same policy as src/local/api-server.ts: the page runs no inline script and calls only its own origin.
+    expect(headers.ContentSecurityPolicy).toEqual({
+      ContentSecurityPolicy:
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+      Override: true,
+    });
+    expect(headers.FrameOptions).toEqual({ FrameOption: 'DENY', Override: true });
+    expect(headers.ReferrerPolicy).toEqual({ ReferrerPolicy: 'no-referrer', Override: true });
+    expect(headers.ContentTypeOptions).toEqual({ Override: true });
   });
 });
 
