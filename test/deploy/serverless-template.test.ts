@@ -23,10 +23,13 @@ const PUBLIC_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' })
   .trim()
   .replace(/\n/g, '\\n');
 
+const PATH_RESOLVER = 'path:^/t/(?<account>[^/]+)/';
+const METRICS = '[{"name":"authorization_requests","path":"/api/authorization/*"}]';
+
 // `serverless package` (osls) runs three times, offline, before any test:
 //  - prod: defaults; the stack creates its log bucket; data is protected;
 //  - dev: an existing log bucket, a customer managed key on the signing secret, CORS
-//    origins and an alarm e-mail; data is not protected;
+//    origins, an alarm e-mail, a path resolver and a metric rule; data is not protected;
 //  - staging: tokens verified with a public key instead of the SSM secret.
 let prod: PackagedStack | undefined;
 let dev: PackagedStack | undefined;
@@ -48,6 +51,10 @@ beforeAll(async () => {
       'corsOrigins=https://portal.example.com,http://localhost:8080',
       '--param',
       'alarmEmail=oncall@example.com',
+      '--param',
+      `resolver=${PATH_RESOLVER}`,
+      '--param',
+      `metrics=${METRICS}`,
     ]),
     packageStack(['--stage', 'staging', '--param', `jwtPublicKey=${PUBLIC_KEY}`]),
   ]);
@@ -219,6 +226,15 @@ describe('functions', () => {
     expect(api.jwt.key.kind).toBe(keyKind);
     expect(api.tally.tableName).toBe('tally-prod-usage');
     expect(api.corsOrigins).toEqual([]);
+  });
+
+  it('pass resolver and metric rules given as params through unchanged', () => {
+    const env = resource(template(dev), 'IngestLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    expect(env.TALLY_RESOLVER).toBe(PATH_RESOLVER);
+    expect(env.TALLY_METRICS).toBe(METRICS);
+    const config = readConfig({ ...env, TALLY_TABLE: 'tally-dev-usage', TALLY_INGEST_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/1/q' });
+    expect(config.metricRules.map((rule) => rule.name)).toEqual(['authorization_requests']);
+    expect(config.resolver).toMatchObject({ kind: 'path' });
   });
 
   it('keep their logs for 30 days', () => {
