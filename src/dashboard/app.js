@@ -576,7 +576,7 @@
       width: width,
       height: height,
       tzDate: function (ts) { return window.uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'); },
-      padding: [16, 12, 0, 4],
+      padding: [16, 28, 0, 4],
       cursor: { drag: { x: false, y: false }, points: { show: false } },
       legend: { live: true },
       scales: {
@@ -646,6 +646,9 @@
     clear(thead); clear(tbody); clear(tfoot);
     var byMonth = report.granularity === 'month' && Array.isArray(report.months);
     $('table-title').textContent = byMonth ? 'Months' : 'Days';
+    $('table-note').textContent = byMonth
+      ? 'Measured usage per calendar month (UTC), cut to the range.'
+      : 'Measured usage per UTC day.';
     var headRow = el('tr', {}, [el('th', { scope: 'col', text: byMonth ? 'Month' : 'Day' })]);
     names.forEach(function (name) {
       headRow.appendChild(el('th', { scope: 'col', className: 'num' + (name === metric ? ' selected' : ''), 'data-metric': name, text: metricLabel(name) }));

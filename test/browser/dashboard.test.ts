@@ -27,13 +27,50 @@ const quiet = uniqueId('quiet');
 let server: ApiServer;
 let browser: Browser;
 
-/** The report the API gives for `account` over the last `days` days, straight over HTTP. */
-async function apiReport(token: string, account: string, days: number, format: 'json' | 'csv' = 'json') {
-  const url = `${server.url}/v1/accounts/${account}/usage?from=${addDays(today, -(days - 1))}&to=${today}${format === 'csv' ? '&format=csv' : ''}`;
+// Functions passed to page.evaluate run in Chromium. The project compiles without the
+// DOM library, so the few browser shapes they touch are declared here, for this file only.
+interface PageNode {
+  readonly textContent: string | null;
+  readonly hidden: boolean;
+  getAttribute(name: string): string | null;
+  querySelectorAll(selector: string): PageNodeList;
+}
+interface PageNodeList {
+  readonly length: number;
+  forEach(each: (node: PageNode) => void): void;
+}
+interface PageCanvas {
+  readonly width: number;
+  readonly height: number;
+  getContext(kind: '2d'): { getImageData(x: number, y: number, width: number, height: number): { data: ArrayLike<number> } };
+}
+declare const document: {
+  readonly documentElement: { readonly scrollWidth: number; readonly clientWidth: number };
+  getElementById(id: string): PageNode | null;
+  querySelectorAll(selector: string): PageNodeList;
+};
+declare const sessionStorage: { getItem(key: string): string | null };
+declare const localStorage: { readonly length: number };
+
+/** The parts of the API's JSON report the test compares with the page. */
+interface Report {
+  days: { day: string; metrics: Record<string, number> }[];
+  months?: { month: string; metrics: Record<string, number> }[];
+  totals: Record<string, number>;
+  updatedAt: string | null;
+}
+
+/** What the API answers for `account` over the last `days` days, straight over HTTP. */
+async function apiResponse(token: string, account: string, days: number, extra = ''): Promise<Response> {
+  const url = `${server.url}/v1/accounts/${account}/usage?from=${addDays(today, -(days - 1))}&to=${today}${extra}`;
   const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
   expect(response.status).toBe(200);
-  return format === 'csv' ? response.text() : response.json();
+  return response;
 }
+const apiReport = async (token: string, account: string, days: number, extra = ''): Promise<Report> =>
+  (await apiResponse(token, account, days, extra)).json() as Promise<Report>;
+const apiCsv = async (token: string, account: string, days: number): Promise<string> => (await apiResponse(token, account, days, '&format=csv')).text();
+const dayRows = (report: Report) => report.days.map((row) => ({ day: row.day, metrics: row.metrics }));
 
 async function signIn(page: Page, token: string) {
   await page.goto(server.url);
@@ -43,7 +80,7 @@ async function signIn(page: Page, token: string) {
 
 /** The days table as the user sees it: one object per row, numbers read from the cells' text. */
 async function tableRows(page: Page) {
-  return page.$$eval('#days-table tbody tr', (rows) =>
+  return page.$$eval('#days-table tbody tr', (rows: PageNode[]) =>
     rows.map((row) => {
       const cells: Record<string, number> = {};
       row.querySelectorAll('td').forEach((td) => {
@@ -117,7 +154,7 @@ describe('dashboard in Chromium', () => {
 
     // The chart: a uPlot canvas with bars drawn in it.
     const painted = await page.$eval('#chart canvas', (canvas) => {
-      const c = canvas as HTMLCanvasElement;
+      const c = canvas as unknown as PageCanvas;
       const pixels = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
       let coloured = 0;
       for (let i = 0; i < pixels.length; i += 4) if (pixels[i + 3]! > 0 && pixels[i + 2]! > pixels[i]! + 60) coloured++;
@@ -128,7 +165,7 @@ describe('dashboard in Chromium', () => {
 
     // The table's numbers are the API's.
     const report = await apiReport(token, acme, 7);
-    expect(await tableRows(page)).toEqual(report.days.map((row: { day: string; metrics: Record<string, number> }) => ({ day: row.day, metrics: row.metrics })));
+    expect(await tableRows(page)).toEqual(dayRows(report));
     expect(report.totals.requests).toBeGreaterThan(0);
     const totalText = await page.locator('#stat-total .stat-value').textContent();
     expect(Number(totalText!.replace(/[^\d-]/g, ''))).toBe(report.totals.requests);
@@ -146,14 +183,20 @@ describe('dashboard in Chromium', () => {
     // CSV download: the same bytes the API serves.
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
     expect(download.suggestedFilename()).toBe(`tally-${acme}-${addDays(today, -6)}-${today}-day.csv`);
-    expect(readFileSync((await download.path())!, 'utf8')).toBe(await apiReport(token, acme, 7, 'csv'));
+    expect(readFileSync((await download.path())!, 'utf8')).toBe(await apiCsv(token, acme, 7));
 
     // The other account of the token, by keyboard.
     await page.getByLabel('Account').focus();
     await page.keyboard.press('ArrowDown');
     await page.waitForFunction((id) => document.getElementById('title-account')!.textContent === id && document.getElementById('status')!.hidden, globex);
     const globexReport = await apiReport(token, globex, 7);
-    expect(await tableRows(page)).toEqual(globexReport.days.map((row: { day: string; metrics: Record<string, number> }) => ({ day: row.day, metrics: row.metrics })));
+    expect(await tableRows(page)).toEqual(dayRows(globexReport));
+
+    // Rows per month: the API's month rows.
+    await page.getByLabel('Table rows').selectOption('month');
+    await page.waitForFunction(() => document.getElementById('table-title')!.textContent === 'Months' && document.getElementById('status')!.hidden);
+    const monthly = await apiReport(token, globex, 7, '&granularity=month');
+    expect(await tableRows(page)).toEqual(monthly.months!.map((row) => ({ day: row.month, metrics: row.metrics })));
 
     // The token stays out of the URL, in this tab's session storage only.
     expect(page.url()).not.toContain(token.slice(-20));

@@ -4,6 +4,8 @@ import { authorizeAccount, grantFromClaims, mayRead } from '../../src/domain/acc
 import { AccountNotFoundError, AuthenticationError, ConfigError } from '../../src/domain/errors';
 import { JoseTokenVerifier, mintToken } from '../../src/adapters/jwt-tokens';
 import { readCorsOrigins, readUsageApiConfig } from '../../src/adapters/usage-api-config';
+import { resolveJwtKey } from '../../src/adapters/usage-api-deps';
+import type { SSMClient } from '@aws-sdk/client-ssm';
 import { parseTtl, runToken } from '../../src/cli/token';
 import { ecKeys, rsaKeys, signHs256, standardClaims, tamperedToken, TEST_SECRET, unsignedToken } from '../support/tokens';
 
@@ -149,6 +151,28 @@ describe('readUsageApiConfig', () => {
     expect(readCorsOrigins('https://a.example.com, http://localhost:3000')).toEqual(['https://a.example.com', 'http://localhost:3000']);
     expect(() => readCorsOrigins('https://a.example.com/dashboard')).toThrow('must be an origin only');
     expect(() => readCorsOrigins('usage.example.com')).toThrow('is not an origin');
+  });
+});
+
+describe('resolveJwtKey', () => {
+  it('reads the secret from SSM once, decrypted', async () => {
+    const sent: unknown[] = [];
+    const ssm = { send: async (command: { input: unknown }) => (sent.push(command.input), { Parameter: { Value: TEST_SECRET } }) } as unknown as SSMClient;
+
+    const key = await resolveJwtKey({ kind: 'secret-parameter', parameterName: '/tally/prod/jwt-secret' }, ssm);
+
+    expect(key).toEqual({ kind: 'secret', secret: TEST_SECRET });
+    expect(sent).toEqual([{ Name: '/tally/prod/jwt-secret', WithDecryption: true }]);
+  });
+
+  it('names the parameter when it cannot be read or is empty', async () => {
+    const denied = { send: async () => Promise.reject(Object.assign(new Error('User is not authorized'), { name: 'AccessDeniedException' })) } as unknown as SSMClient;
+    const empty = { send: async () => ({ Parameter: { Value: '' } }) } as unknown as SSMClient;
+
+    await expect(resolveJwtKey({ kind: 'secret-parameter', parameterName: '/p' }, denied)).rejects.toThrow(
+      'could not read SSM parameter /p (TALLY_JWT_SECRET_PARAMETER): AccessDeniedException',
+    );
+    await expect(resolveJwtKey({ kind: 'secret-parameter', parameterName: '/p' }, empty)).rejects.toThrow(ConfigError);
   });
 });
 

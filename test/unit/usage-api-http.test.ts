@@ -1,5 +1,5 @@
 import { jsonLog } from '../../src/app/log';
-import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/usage-api';
+import { handleUsageApiRequest, unavailableResponse, type UsageApiDeps } from '../../src/app/usage-api';
 import { JoseTokenVerifier, mintToken } from '../../src/adapters/jwt-tokens';
 import type { UsageReader, UsageRecord } from '../../src/domain/usage-records';
 import { usageApiEvent } from '../support/api-events';
@@ -210,6 +210,14 @@ describe('usage API request handling', () => {
     expect(entries[0]).toMatchObject({ accountId: 'acme', subject: 'tally-cli', queryRequests: 1, records: 2 });
     expect(entries[1]).toMatchObject({ refused: 'invalid_token', reason: 'the token signature does not verify' });
     expect(lines.join('\n')).not.toContain(token.split('.')[2]);
+  });
+
+  it('answers 503 with CORS and no internals when the API could not be wired', () => {
+    const response = unavailableResponse(usageApiEvent({ headers: { origin: 'https://usage.example.com' } }), ['https://usage.example.com']);
+
+    expect(response.statusCode).toBe(503);
+    expect(JSON.parse(response.body!)).toMatchObject({ error: 'service_unavailable', message: 'the usage API is starting or misconfigured; try again shortly' });
+    expect(response.headers['access-control-allow-origin']).toBe('https://usage.example.com');
   });
 
   describe('CORS', () => {
