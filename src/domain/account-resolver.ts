@@ -122,13 +122,18 @@ function validOrUndefined(account: string | undefined): string | undefined {
   return account !== undefined && isValidAccountId(account) ? account : undefined;
 }
 
+/** Distinct hosts remembered per resolver before the memory is cleared. */
+const HOST_CACHE_LIMIT = 4096;
+
 /**
  * Builds the resolver for one `#Fields` layout. Recompiled whenever the header
  * changes, so the per-line work is an array index and a string operation.
  */
 export function compileResolver(spec: ResolverSpec, layout: FieldLayout, objectKey: string): LineResolver {
-  const xHost = layout.index('x-host-header');
-  const host = layout.index('cs(Host)');
+  // Only the host resolvers look the host columns up, so other resolvers leave them unsplit.
+  const byHost = spec.kind === 'host-label' || spec.kind === 'host-map';
+  const xHost = byHost ? layout.index('x-host-header') : undefined;
+  const host = byHost ? layout.index('cs(Host)') : undefined;
   const viewerHost = (fields: readonly string[]): string | undefined => {
     const forwarded = xHost === undefined ? undefined : fields[xHost];
     if (present(forwarded)) return forwarded;
@@ -136,11 +141,20 @@ export function compileResolver(spec: ResolverSpec, layout: FieldLayout, objectK
     return present(cloudfront) ? cloudfront : undefined;
   };
   switch (spec.kind) {
-    case 'host-label':
+    case 'host-label': {
+      // A log holds few distinct hosts: remember each one's account (or none).
+      const known = new Map<string, string | undefined>();
       return (fields) => {
         const value = viewerHost(fields);
-        return value === undefined ? undefined : validOrUndefined(firstLabel(value));
+        if (value === undefined) return undefined;
+        const cached = known.get(value);
+        if (cached !== undefined || known.has(value)) return cached;
+        const account = validOrUndefined(firstLabel(value));
+        if (known.size >= HOST_CACHE_LIMIT) known.clear();
+        known.set(value, account);
+        return account;
       };
+    }
     case 'host-map':
       return (fields) => {
         const value = viewerHost(fields);

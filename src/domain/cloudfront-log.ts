@@ -4,6 +4,7 @@
  */
 export class FieldLayout {
   private readonly positions: ReadonlyMap<string, number>;
+  private readonly looked = new Set<number>();
 
   constructor(readonly fields: readonly string[]) {
     const positions = new Map<string, number>();
@@ -15,7 +16,24 @@ export class FieldLayout {
 
   /** Column of `field`, or undefined when this file does not log it. */
   index(field: string): number | undefined {
-    return this.positions.get(field);
+    const position = this.positions.get(field);
+    if (position !== undefined) this.looked.add(position);
+    return position;
+  }
+
+  /** Whether this file logs `field` (not recorded as a column read). */
+  has(field: string): boolean {
+    return this.positions.has(field);
+  }
+
+  /**
+   * Columns some code has asked for with {@link index}, ascending. Everything that
+   * reads a line (the counter, resolvers, metric rules) finds its columns through
+   * `index` when it is compiled, so these are the only columns a line must have
+   * split out; the parser skips the others.
+   */
+  get columnsRead(): readonly number[] {
+    return [...this.looked].sort((a, b) => a - b);
   }
 
   get width(): number {
@@ -43,15 +61,20 @@ export function parseFieldsDirective(line: string): FieldLayout | undefined {
 
 /** True when `layout` can attribute lines to a day. */
 export function isUsableLayout(layout: FieldLayout): boolean {
-  return REQUIRED_FIELDS.every((field) => layout.index(field) !== undefined);
+  return REQUIRED_FIELDS.every((field) => layout.has(field));
 }
 
 /** `HH:MM:SS` with real ranges (a leap second `:60` is accepted). */
 export function isValidTime(value: string): boolean {
-  if (value.length !== 8 || value[2] !== ':' || value[5] !== ':') return false;
-  const hours = twoDigits(value, 0);
-  const minutes = twoDigits(value, 3);
-  const seconds = twoDigits(value, 6);
+  return isValidTimeAt(value, 0, value.length);
+}
+
+/** {@link isValidTime} of `text.slice(start, end)`, without making that string. */
+export function isValidTimeAt(text: string, start: number, end: number): boolean {
+  if (end - start !== 8 || text.charCodeAt(start + 2) !== 58 /* : */ || text.charCodeAt(start + 5) !== 58) return false;
+  const hours = twoDigits(text, start);
+  const minutes = twoDigits(text, start + 3);
+  const seconds = twoDigits(text, start + 6);
   return hours >= 0 && hours < 24 && minutes >= 0 && minutes < 60 && seconds >= 0 && seconds <= 60;
 }
 
@@ -67,11 +90,17 @@ function twoDigits(value: string, at: number): number {
  * rejected with -1 so the line is counted as malformed.
  */
 export function parseByteCount(value: string): number {
-  if (value === '-') return 0;
-  if (value.length === 0 || value.length > 15) return -1;
+  return parseByteCountAt(value, 0, value.length);
+}
+
+/** {@link parseByteCount} of `text.slice(start, end)`, without making that string. */
+export function parseByteCountAt(text: string, start: number, end: number): number {
+  const length = end - start;
+  if (length === 1 && text.charCodeAt(start) === 45 /* - */) return 0;
+  if (length === 0 || length > 15) return -1;
   let total = 0;
-  for (let i = 0; i < value.length; i++) {
-    const digit = value.charCodeAt(i) - 48;
+  for (let i = start; i < end; i++) {
+    const digit = text.charCodeAt(i) - 48;
     if (digit < 0 || digit > 9) return -1;
     total = total * 10 + digit;
   }

@@ -3,7 +3,7 @@ import { createGunzip } from 'node:zlib';
 import { pipeline, Readable } from 'node:stream';
 import { UNATTRIBUTED } from './account-id';
 import { compileResolver, type LineResolver, type ResolverSpec } from './account-resolver';
-import { FieldLayout, isUsableLayout, isValidTime, parseByteCount, parseFieldsDirective } from './cloudfront-log';
+import { FieldLayout, isUsableLayout, isValidTimeAt, parseByteCountAt, parseFieldsDirective } from './cloudfront-log';
 import { isValidDay } from './days';
 import { PoisonObjectError } from './errors';
 import { compileRules, metricNames, type MetricRule, type RuleEvaluator } from './metric-rules';
@@ -50,6 +50,18 @@ export class LogCounter {
   private sawUsableLayout = false;
   private unusableLayoutReason = 'no #Fields header before this line';
   private readonly values: number[];
+  /**
+   * Per column: make it a string for the resolver and the metric rules (the columns
+   * they looked up when compiled, see {@link FieldLayout.columnsRead}). The counter
+   * reads date, time and sc-bytes in place from their offsets.
+   */
+  private wanted: boolean[] = [];
+  /** Reused for every line: only the wanted columns are filled in. */
+  private fields: string[] = [];
+  private width = 0;
+  /** Where each column of the current line starts and ends. */
+  private starts = new Int32Array(0);
+  private ends = new Int32Array(0);
 
   constructor(private readonly options: CountOptions) {
     const names = metricNames(options.metricRules);
@@ -100,34 +112,49 @@ export class LogCounter {
     }
     this.layout = layout;
     this.sawUsableLayout = true;
+    this.resolve = compileResolver(this.options.resolver, layout, this.options.objectKey);
+    this.evaluate = compileRules(this.options.metricRules, layout);
+    this.wanted = new Array<boolean>(layout.width).fill(false);
+    for (const column of layout.columnsRead) this.wanted[column] = true;
+    this.fields = new Array<string>(layout.width).fill('');
+    this.width = layout.width;
+    this.starts = new Int32Array(layout.width);
+    this.ends = new Int32Array(layout.width);
     this.dateAt = layout.index('date')!;
     this.timeAt = layout.index('time');
     this.bytesAt = layout.index('sc-bytes');
-    this.resolve = compileResolver(this.options.resolver, layout, this.options.objectKey);
-    this.evaluate = compileRules(this.options.metricRules, layout);
   }
 
   private dataLine(line: string): void {
     this.lines.read++;
     const layout = this.layout;
     if (layout === undefined) return this.malformed(this.unusableLayoutReason);
-    const fields = line.split('\t');
-    if (fields.length < layout.width) {
-      return this.malformed(`${fields.length} fields where #Fields names ${layout.width}`);
-    }
-    const day = fields[this.dateAt]!;
-    if (day !== this.lastGoodDay) {
+    const width = this.width;
+    const found = this.splitWanted(line, width);
+    if (found < width) return this.malformed(`${found} fields where #Fields names ${width}`);
+    const fields = this.fields;
+    const { starts, ends } = this;
+    let day = this.lastGoodDay;
+    const dateStart = starts[this.dateAt]!;
+    const dateEnd = ends[this.dateAt]!;
+    // Consecutive lines nearly always share a day: compare in place, slice only when it changes.
+    if (day.length === 0 || dateEnd - dateStart !== day.length || !line.startsWith(day, dateStart)) {
+      day = line.slice(dateStart, dateEnd);
       if (!isValidDay(day)) return this.malformed(`date "${preview(day)}" is not a calendar day`);
       this.lastGoodDay = day;
     }
-    if (this.timeAt !== undefined && !isValidTime(fields[this.timeAt]!)) {
-      return this.malformed(`time "${preview(fields[this.timeAt]!)}" is not HH:MM:SS`);
+    const timeAt = this.timeAt;
+    if (timeAt !== undefined && !isValidTimeAt(line, starts[timeAt]!, ends[timeAt]!)) {
+      return this.malformed(`time "${preview(line.slice(starts[timeAt], ends[timeAt]))}" is not HH:MM:SS`);
     }
-    const bytes = this.bytesAt === undefined ? 0 : parseByteCount(fields[this.bytesAt]!);
-    if (bytes < 0) return this.malformed(`sc-bytes "${preview(fields[this.bytesAt!]!)}" is not a non-negative integer`);
+    const bytesAt = this.bytesAt;
+    const bytes = bytesAt === undefined ? 0 : parseByteCountAt(line, starts[bytesAt]!, ends[bytesAt]!);
+    if (bytes < 0) {
+      return this.malformed(`sc-bytes "${preview(line.slice(starts[bytesAt!], ends[bytesAt!]))}" is not a non-negative integer`);
+    }
 
     const values = this.values;
-    values.fill(0);
+    for (let i = 2; i < values.length; i++) values[i] = 0;
     values[0] = 1;
     values[1] = bytes;
     this.evaluate(fields, bytes, values);
@@ -139,6 +166,35 @@ export class LogCounter {
       this.lines.counted++;
       this.tally.add(account, day, values);
     }
+  }
+
+  /**
+   * Does what `line.split('\t')` did for the columns anyone reads, without making a
+   * string of every other column (most of a 33-field line): fills the wanted columns
+   * of `this.fields` and returns how many fields the line has, counting no further
+   * than `width` (extra trailing fields are ignored anyway).
+   */
+  private splitWanted(line: string, width: number): number {
+    const { wanted, fields, starts, ends } = this;
+    const last = width - 1;
+    let column = 0;
+    let start = 0;
+    // indexOf is a V8 builtin that scans far faster than a charCodeAt loop.
+    while (column < last) {
+      const tab = line.indexOf('\t', start);
+      if (tab === -1) return column + 1;
+      starts[column] = start;
+      ends[column] = tab;
+      if (wanted[column]) fields[column] = line.slice(start, tab);
+      column++;
+      start = tab + 1;
+    }
+    const tab = line.indexOf('\t', start);
+    const end = tab === -1 ? line.length : tab;
+    starts[last] = start;
+    ends[last] = end;
+    if (wanted[last]) fields[last] = line.slice(start, end);
+    return width;
   }
 
   private malformed(reason: string): void {

@@ -74,9 +74,11 @@ function globToRegExp(glob: string): RegExp {
 
 /** Compiles the rules against one `#Fields` layout. */
 export function compileRules(rules: readonly MetricRule[], layout: FieldLayout): RuleEvaluator {
-  const method = layout.index('cs-method');
-  const stem = layout.index('cs-uri-stem');
-  const status = layout.index('sc-status');
+  // A column no rule tests is not looked up, so the parser need not split it out.
+  const column = (field: string, used: boolean) => (used ? layout.index(field) : undefined);
+  const method = column('cs-method', rules.some((rule) => rule.method !== undefined));
+  const stem = column('cs-uri-stem', rules.some((rule) => rule.path !== undefined));
+  const status = column('sc-status', rules.some((rule) => rule.status !== undefined));
   const tests = rules.map((rule) => {
     const path = rule.path === undefined ? undefined : globToRegExp(rule.path);
     const statusPrefix = rule.status?.endsWith('xx') ? rule.status[0] : undefined;

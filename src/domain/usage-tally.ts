@@ -45,28 +45,43 @@ export function linesBalance(counts: LineCounts): boolean {
  * `metricNames` so the per-line work is a few additions.
  */
 export class UsageTally {
-  private readonly rows = new Map<string, { account: string; day: string; values: number[] }>();
+  /** Rows by day, then by account: no key string is built per line. */
+  private readonly days = new Map<string, Map<string, TallyRow>>();
+  private readonly rows: TallyRow[] = [];
+  /** The day of the previous line: consecutive lines nearly always share it. */
+  private lastDay: string | undefined;
+  private lastAccounts: Map<string, TallyRow> | undefined;
 
   constructor(readonly metricNames: readonly string[]) {}
 
   add(account: string, day: string, values: readonly number[]): void {
-    const id = `${account}\u0000${day}`;
-    let row = this.rows.get(id);
+    let accounts = this.lastAccounts;
+    if (day !== this.lastDay || accounts === undefined) {
+      accounts = this.days.get(day);
+      if (accounts === undefined) {
+        accounts = new Map();
+        this.days.set(day, accounts);
+      }
+      this.lastDay = day;
+      this.lastAccounts = accounts;
+    }
+    let row = accounts.get(account);
     if (row === undefined) {
       row = { account, day, values: new Array<number>(this.metricNames.length).fill(0) };
-      this.rows.set(id, row);
+      accounts.set(account, row);
+      this.rows.push(row);
     }
     for (let i = 0; i < values.length; i++) row.values[i] = (row.values[i] ?? 0) + (values[i] ?? 0);
   }
 
   /** Adds every row of `other` (same metric names) into this tally. */
   merge(other: UsageTally): void {
-    for (const row of other.rows.values()) this.add(row.account, row.day, row.values);
+    for (const row of other.rows) this.add(row.account, row.day, row.values);
   }
 
   /** Rows sorted by account then day; the `unattributed` account is included. */
   usage(): AccountDayUsage[] {
-    return [...this.rows.values()]
+    return [...this.rows]
       .sort((a, b) => (a.account === b.account ? compare(a.day, b.day) : compare(a.account, b.account)))
       .map((row) => ({
         account: row.account,
@@ -76,8 +91,14 @@ export class UsageTally {
   }
 
   get size(): number {
-    return this.rows.size;
+    return this.rows.length;
   }
+}
+
+interface TallyRow {
+  readonly account: string;
+  readonly day: string;
+  readonly values: number[];
 }
 
 function compare(a: string, b: string): number {
