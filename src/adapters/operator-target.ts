@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import type { AwsCredentialIdentity } from '@aws-sdk/types';
 import { ConfigError } from '../domain/errors';
 import { LOCAL_CREDENTIALS } from '../local/local-credentials';
@@ -110,7 +110,8 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
       TALLY_LOG_PREFIX: env.TALLY_LOG_PREFIX ?? info.logPrefix,
       TALLY_METRICS: env.TALLY_METRICS ?? LOCAL_DEMO_METRICS,
     };
-    origin = `local stack (${path})`;
+    const shown = relative(cwd, path);
+    origin = `local stack (${shown.startsWith('..') || isAbsolute(shown) ? path : shown})`;
     local = true;
   }
   const endpoint = flags.endpoint ?? merged.AWS_ENDPOINT_URL;

@@ -127,7 +127,7 @@ export function describeReplay(report: ReplayReport): string {
   if (report.received === 0) return 'the dead-letter queue is empty: nothing to replay\n';
   const action = report.mode === 'queue' ? `re-sent ${report.resent}` : `processed ${report.processed}`;
   lines.push(
-    `replayed ${report.received} message(s): ${action}, skipped ${report.skipped}, failed again ${report.failed}; deleted from the DLQ ${report.deleted}`,
+    `received ${report.received} message(s): ${action}, skipped ${report.skipped}, failed ${report.failed} (kept in the DLQ); deleted from the DLQ ${report.deleted}`,
   );
   if (report.mode === 'inline') {
     const o = report.objects;
@@ -140,7 +140,7 @@ export function describeReplay(report: ReplayReport): string {
   }
   const failed = report.messages.filter((message) => message.outcome === 'failed');
   if (failed.length > 0) {
-    lines.push('', `failed again, kept in the dead-letter queue (${failed.length}):`);
+    lines.push('', `failed, kept in the dead-letter queue (${failed.length}):`);
     lines.push(
       formatTable(
         ['message', 'receives', 'kind', 'error'],

@@ -49,11 +49,11 @@ describe('tally replay', () => {
     expect(afterFirst.got).toEqual(afterFirst.want);
     expect(afterSecond.got).toEqual(afterFirst.want);
     expect([firstCode, secondCode]).toEqual([1, 1]);
-    expect(first.stdout).toMatch(/replayed 5 message\(s\): processed 3, skipped 0, failed again 2; deleted from the DLQ 3/);
+    expect(first.stdout).toMatch(/received 5 message\(s\): processed 3, skipped 0, failed 2 \(kept in the DLQ\); deleted from the DLQ 3/);
     expect(first.stdout).toMatch(/increments applied \d+, already applied 3\)/);
     expect(first.stdout).toMatch(/poison +PoisonMessageError: message [\w-]+: body is not JSON/);
     expect(first.stdout).toMatch(/poison +PoisonObjectError: object s3:\/\/[^ ]+garbage\.gz: not a CloudFront standard log/);
-    expect(second.stdout).toMatch(/replayed 2 message\(s\): processed 0, skipped 0, failed again 2; deleted from the DLQ 0/);
+    expect(second.stdout).toMatch(/received 2 message\(s\): processed 0, skipped 0, failed 2 \(kept in the DLQ\); deleted from the DLQ 0/);
     expect(await dlqHolds(queues.dlqUrl)).toBe(2);
   });
 
@@ -121,7 +121,7 @@ describe('tally replay', () => {
     expect(dryRun.stdout).toMatch(/dry run: 2 message\(s\) in the dead-letter queue; nothing was sent, processed or deleted/);
     expect(dryRun.stdout).toContain(set.refs[0]!.key);
     expect(replay.code).toBe(0);
-    expect(replay.stdout).toMatch(/replayed 2 message\(s\): re-sent 2, skipped 0, failed again 0; deleted from the DLQ 2/);
+    expect(replay.stdout).toMatch(/received 2 message\(s\): re-sent 2, skipped 0, failed 0 \(kept in the DLQ\); deleted from the DLQ 2/);
     expect((await countersOf(set, DAYS)).got).toEqual((await countersOf(set, DAYS)).want);
     expect(await dlqHolds(queues.dlqUrl)).toBe(0);
   });
