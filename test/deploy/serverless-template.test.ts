@@ -1,4 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { readConfig } from '../../src/adapters/config';
 import tableDefinition from '../../src/adapters/usage-table-definition.json';
 import { readUsageApiConfig } from '../../src/adapters/usage-api-config';
@@ -93,6 +95,12 @@ describe('serverless package (offline)', () => {
       'serverless-state.json',
       'usageApi.zip',
     ]);
+  });
+
+  it('is what `npm run package` and `npm run deploy` run', () => {
+    const { scripts } = JSON.parse(readFileSync(path.join(__dirname, '../../package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(scripts.package).toBe('serverless package');
+    expect(scripts.deploy).toBe('node scripts/build.mjs && serverless deploy');
   });
 
   it('creates exactly the stack described in the README', () => {
