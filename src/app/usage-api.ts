@@ -44,6 +44,9 @@ const BEARER = /^Bearer[ ]+([A-Za-z0-9\-_.~+/]+=*)[ ]*$/i;
  * Every answer is logged once as a structured line (never the token); a 5xx body
  * carries only a generic message and the request id, the log carries the details.
  */
+/** Longer query strings are refused (414) before any work: the route takes four short parameters. */
+export const MAX_QUERY_STRING_LENGTH = 1024;
+
 export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps: UsageApiDeps): Promise<Response> {
   const started = Date.now();
   const requestId = event.requestContext?.requestId ?? randomUUID();
@@ -71,6 +74,14 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
     if (method === 'OPTIONS') return preflight(headers.origin, deps.corsOrigins);
     if (method !== 'GET') {
       return json(405, { error: 'method_not_allowed', message: `${method} is not allowed here; use GET` }, { ...noStore(), allow: 'GET, OPTIONS' });
+    }
+    const queryLength = (event.rawQueryString ?? '').length;
+    if (queryLength > MAX_QUERY_STRING_LENGTH) {
+      return json(
+        414,
+        { error: 'uri_too_long', message: `the query string has ${queryLength} characters; at most ${MAX_QUERY_STRING_LENGTH} are accepted` },
+        noStore(),
+      );
     }
     const grant = await authenticate(headers.authorization, deps.verifier);
     if (grant.subject !== undefined) fields.subject = grant.subject;
