@@ -71,6 +71,7 @@ export class DynamoUsageStore implements UsageStore {
       try {
         const output = await this.client.send(new UpdateItemCommand({ ...input, ...this.capacityRequest }));
         this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
+        if (!rolling && (output.Attributes?.h?.L?.length ?? 0) >= this.historyCap) this.rememberShape(shardId, true);
         return 'applied';
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;

@@ -57,7 +57,11 @@ function common(increment: Increment, options: HistoryUpdateOptions) {
   };
 }
 
-/** The growing form: append to a history that has room. */
+/**
+ * The growing form: append to a history that has room. The history comes back
+ * (`UPDATED_NEW`, no extra capacity), so the writer that fills it knows to send the
+ * rolling form next and never pays a rejected growing write for that shard.
+ */
 export function growingUpdate(increment: Increment, options: HistoryUpdateOptions): UpdateItemCommandInput {
   const c = common(increment, options);
   return {
@@ -67,6 +71,7 @@ export function growingUpdate(increment: Increment, options: HistoryUpdateOption
     ConditionExpression: '(attribute_not_exists(#h) OR size(#h) < :cap) AND NOT contains(#h, :k)',
     ExpressionAttributeNames: c.names,
     ExpressionAttributeValues: { ...c.values, ':empty': { L: [] }, ':kl': { L: [{ B: increment.key }] } },
+    ReturnValues: 'UPDATED_NEW',
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
   };
 }
