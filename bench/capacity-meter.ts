@@ -79,8 +79,11 @@ function unitsOf(consumed: CapacityLike | CapacityLike[] | undefined): number {
  * Adds the meter to `client`. `totals` can be swapped between runs with `reset`,
  * so one client serves several measured runs.
  */
+let meters = 0;
+
 export function meterCapacity(client: DynamoDBClient): { totals: () => CapacityTotals; reset: () => CapacityTotals } {
   let totals = emptyTotals();
+  meters++;
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const command = context.commandName ?? 'unknown';
@@ -108,7 +111,7 @@ export function meterCapacity(client: DynamoDBClient): { totals: () => CapacityT
         throw error;
       }
     },
-    { step: 'initialize', name: 'tallyBenchCapacityMeter' },
+    { step: 'initialize', name: `tallyBenchCapacityMeter${meters}` },
   );
   return {
     totals: () => totals,

@@ -1,0 +1,339 @@
+/**
+ * Turns the measurements into one summary table (printed, and at the top of
+ * bench/results.md) plus the detail tables and the method, in markdown.
+ */
+import type { CostGrowthResult } from './run';
+import type { EndToEndResult } from './end-to-end';
+import type { HistoryReadResult } from './history-reads';
+import { STRATEGIES, STRATEGY_LABELS } from './increment-strategies';
+import type { IncrementCostResult } from './increment-cost';
+import type { MachineInfo } from './machine';
+import type { ParseResult } from './parse-throughput';
+import { grouped, median, roundRatios } from './stats';
+
+export interface BenchResults {
+  readonly mode: 'full' | 'quick';
+  readonly machine: MachineInfo;
+  readonly loadAtEnd: number;
+  readonly seconds: number;
+  readonly parse?: ParseResult;
+  readonly increments?: IncrementCostResult;
+  readonly endToEnd?: EndToEndResult;
+  readonly reads?: HistoryReadResult;
+  readonly growth?: CostGrowthResult;
+}
+
+export interface SummaryRow {
+  readonly item: string;
+  readonly measure: string;
+  readonly tally: string;
+  readonly against: string;
+  readonly ratio: string;
+  readonly target: string;
+  readonly met: 'yes' | 'no' | '—';
+}
+
+const met = (ok: boolean): 'yes' | 'no' => (ok ? 'yes' : 'no');
+const fixed = (value: number, digits = 2) => value.toFixed(digits);
+const percent = (value: number) => `${value >= 0 ? '+' : ''}${(value * 100).toFixed(2)}%`;
+
+export function summaryRows(results: BenchResults): SummaryRow[] {
+  const rows: SummaryRow[] = [];
+  const { parse, increments, endToEnd, reads, growth } = results;
+  if (parse) {
+    const ratio = parse.parseSeconds / parse.gunzipSeconds;
+    rows.push({
+      item: '1',
+      measure: `parse + aggregate ${fixed(parse.log.uncompressedBytes / 1e6, 0)} MB log, wall time`,
+      tally: `${fixed(parse.parseSeconds, 3)} s (${grouped(parse.linesPerSecond)} lines/s, ${fixed(parse.mbPerSecond, 0)} MB/s)`,
+      against: `gunzip alone ${fixed(parse.gunzipSeconds, 3)} s (${fixed(parse.gunzipMbPerSecond, 0)} MB/s)`,
+      ratio: `${fixed(ratio)}×`,
+      target: '≤ 1.25×',
+      met: met(ratio <= 1.25),
+    });
+  }
+  if (increments) {
+    const w = increments.ways;
+    const tally = w.tally;
+    rows.push({
+      item: '2',
+      measure: 'DynamoDB requests per delivered increment',
+      tally: fixed(tally.requestsPerIncrement),
+      against: `Powertools ${fixed(w.powertools.requestsPerIncrement)}, transaction ${fixed(w.transaction.requestsPerIncrement)}, read-modify-write ${fixed(w['read-modify-write'].requestsPerIncrement)}`,
+      ratio: '—',
+      target: '1',
+      met: met(tally.requestsPerIncrement <= 1.005),
+    });
+    rows.push({
+      item: '2',
+      measure: 'WCU per delivered increment',
+      tally: `${fixed(tally.wcuPerIncrement)} reported, ${fixed(tally.billedWcuPerIncrement)} billed`,
+      against: '—',
+      ratio: '—',
+      target: '≤ 1.0',
+      met: met(tally.wcuPerIncrement <= 1.0 && tally.billedWcuPerIncrement <= 1.0),
+    });
+    for (const other of ['powertools', 'transaction'] as const) {
+      const ratio = w[other].wcuPerIncrement / tally.wcuPerIncrement;
+      const billed = w[other].billedWcuPerIncrement / tally.billedWcuPerIncrement;
+      rows.push({
+        item: '2',
+        measure: `WCU vs ${STRATEGY_LABELS[other]}`,
+        tally: fixed(tally.wcuPerIncrement),
+        against: `${fixed(w[other].wcuPerIncrement)} (billed incl. failed writes: ${fixed(w[other].billedWcuPerIncrement)} vs ${fixed(tally.billedWcuPerIncrement)})`,
+        ratio: `${fixed(ratio)}× fewer (billed ${fixed(billed)}×)`,
+        target: '≥ 3× fewer',
+        met: met(ratio >= 3),
+      });
+    }
+    rows.push({
+      item: '2',
+      measure: `count error after ${fixed(increments.options.duplicateRate * 100, 0)}% duplicate deliveries`,
+      tally: percent(tally.error.relative),
+      against: STRATEGIES.filter((s) => s !== 'tally')
+        .map((s) => `${s} ${percent(w[s].error.relative)}`)
+        .join(', '),
+      ratio: '—',
+      target: '0',
+      met: met(tally.error.requestsOff === 0 && tally.error.exact),
+    });
+    rows.push({
+      item: '2',
+      measure: 'increments/s on DynamoDB Local (informative)',
+      tally: grouped(tally.incrementsPerSecond),
+      against: STRATEGIES.filter((s) => s !== 'tally')
+        .map((s) => `${s} ${grouped(w[s].incrementsPerSecond)}`)
+        .join(', '),
+      ratio: '—',
+      target: '—',
+      met: '—',
+    });
+  }
+  if (endToEnd) {
+    const ratio = endToEnd.tallyObjectsPerSecond / endToEnd.plainObjectsPerSecond;
+    rows.push({
+      item: '3',
+      measure: 'log objects/s, queue → handler → DynamoDB Local',
+      tally: fixed(endToEnd.tallyObjectsPerSecond, 1),
+      against: `plain ADD ${fixed(endToEnd.plainObjectsPerSecond, 1)}`,
+      ratio: `${fixed(ratio)}×`,
+      target: '≥ 0.9×',
+      met: met(ratio >= 0.9),
+    });
+  }
+  if (reads) {
+    rows.push({
+      item: '4',
+      measure: '366-day history read (4 shards/day, full items)',
+      tally: `${reads.days366.requests} requests, ${fixed(reads.days366.ms, 1)} ms`,
+      against: `30 days: ${reads.days30.requests} request${reads.days30.requests === 1 ? '' : 's'}, ${fixed(reads.days30.ms, 1)} ms`,
+      ratio: `${fixed(reads.days366.ms / reads.days30.ms, 1)}× the latency`,
+      target: '≤ 2 requests',
+      met: met(reads.days366.requests <= 2),
+    });
+  }
+  if (growth) {
+    const top = growth.rows.filter((row) => row.objectsPerAccountDay === 100_000);
+    const byDefault = top.find((row) => row.setting === 'default');
+    const byPlan = top.find((row) => row.setting === 'plan');
+    if (byDefault && byPlan) {
+      rows.push({
+        item: '5',
+        measure: 'WCU per increment at 100,000 objects/account-day',
+        tally: `default ${byDefault.wcuPerIncrement} (horizon ${fixed(byDefault.horizonHours * 60, 1)} min)`,
+        against: `plan ${byPlan.shards}×${byPlan.historyCap}: ${byPlan.wcuPerIncrement} (horizon ${fixed(byPlan.horizonHours, 1)} h)`,
+        ratio: '—',
+        target: 'report',
+        met: '—',
+      });
+    }
+  }
+  return rows;
+}
+
+function table(header: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+export function summaryTable(results: BenchResults): string {
+  return table(
+    ['#', 'measure', 'Tally', 'compared with', 'ratio', 'target', 'met'],
+    summaryRows(results).map((row) => [row.item, row.measure, row.tally, row.against, row.ratio, row.target, row.met]),
+  );
+}
+
+function machineLines(results: BenchResults): string[] {
+  const m = results.machine;
+  return [
+    `- Command: \`npm run bench${results.mode === 'quick' ? ' -- --quick' : ''}\` (${results.mode} mode), ${fixed(results.seconds, 0)} s`,
+    `- Date: ${m.date}`,
+    `- Commit: \`${m.commit}\`${m.uncommitted.length > 0 ? ` with uncommitted changes in ${m.uncommitted.join(', ')}` : ' (src/ and bench/ as committed)'}`,
+    `- Machine: ${m.cpu}, ${m.cores} cores, ${fixed(m.memoryGiB, 1)} GiB memory, ${m.os}, Node ${m.node}`,
+    `- Load average (1 min): ${fixed(m.loadAtStart, 1)} at the start, ${fixed(results.loadAtEnd, 1)} at the end — the cores are shared with other work, which is why every comparison alternates its sides and reports medians`,
+  ];
+}
+
+function parseSection(parse: ParseResult): string {
+  const ratios = roundRatios(parse.comparison);
+  return [
+    '## 1. Parsing: parse + aggregate vs gunzip alone',
+    '',
+    `A generated CloudFront standard log, ${grouped(parse.log.uncompressedBytes)} bytes uncompressed (${grouped(parse.log.compressedBytes)} gzip on disk), ${grouped(parse.log.lines.read)} lines of 33 fields: 24 accounts, URL-encoded user agents, 2% unattributed and 0.2% malformed lines, a few lines of the previous day. Both sides stream the same file in 64 KiB reads through Node's \`zlib\` gunzip; the parser side is \`countLogStream\` (line split, \`#Fields\` layout, account by host label, one metric rule, totals per account-day: ${parse.accountDays} account-days). Each round runs both, alternating which goes first; every parse is checked to count every line.`,
+    '',
+    table(
+      ['', 'median wall time', 'lines/s', 'MB/s (uncompressed)'],
+      [
+        ['parse + aggregate', `${fixed(parse.parseSeconds, 3)} s`, grouped(parse.linesPerSecond), fixed(parse.mbPerSecond, 1)],
+        ['gunzip alone', `${fixed(parse.gunzipSeconds, 3)} s`, grouped(parse.log.lines.read / parse.gunzipSeconds), fixed(parse.gunzipMbPerSecond, 1)],
+      ],
+    ),
+    '',
+    `Per-round ratios: ${ratios.map((r) => fixed(r)).join(', ')} (median of the ratios ${fixed(median(ratios))}×; the summary uses the ratio of the medians).`,
+  ].join('\n');
+}
+
+function incrementSection(result: IncrementCostResult): string {
+  const o = result.options;
+  const rows = STRATEGIES.map((name) => {
+    const way = result.ways[name];
+    const ops = Object.entries(way.requestsByOperation)
+      .map(([op, n]) => `${op} ${fixed(n)}`)
+      .join(' + ');
+    return [
+      STRATEGY_LABELS[name],
+      `${fixed(way.requestsPerIncrement)} (${ops})`,
+      fixed(way.wcuPerIncrement),
+      fixed(way.billedWcuPerIncrement),
+      fixed(way.rcuPerIncrement),
+      grouped(way.incrementsPerSecond),
+      `${grouped(way.duplicatesSeen)} / ${grouped(result.deliveredIncrements - result.distinctIncrements)}`,
+      `${percent(way.error.relative)} (${grouped(way.error.requestsOff)} requests)${way.error.exact ? '' : ', counters differ'}`,
+    ];
+  });
+  return [
+    '## 2. Cost per idempotent increment, four ways',
+    '',
+    `Workload per way and round: ${grouped(o.objects)} log objects × ${o.accounts} accounts on one day = ${grouped(result.distinctIncrements)} increments, plus ${fixed(o.duplicateRate * 100, 0)}% of the objects delivered a second time 8–24 objects later (${grouped(result.deliveredIncrements - result.distinctIncrements)} duplicate increments): ${grouped(result.deliveredIncrements)} delivered. ${o.objectConcurrency} objects in flight, ${o.incrementConcurrency} increments per object, as the ingest handler runs. Every way writes the same counter item (the increment's usage shard) on DynamoDB Local; each round gives every way fresh accounts and a fresh store, and rotates which way goes first (${o.rounds} rounds, medians). Costs are per delivered increment (duplicates included).`,
+    '',
+    table(
+      ['way', 'requests / increment', 'WCU reported', 'WCU billed', 'RCU', 'increments/s', 'duplicates caught', 'count error'],
+      rows,
+    ),
+    '',
+    '- **WCU reported** is what `ReturnConsumedCapacity` says. DynamoDB reports nothing for a write whose condition failed, but bills it (at the size of the item, at least 1 WCU): **WCU billed** adds those, computed from the item returned with the failure. A cancelled transaction is counted at 0 extra WCU (its billing is not documented), which flatters the transaction way.',
+    '- Tally: one conditional `UpdateItem` per delivery, applied or duplicate. Requests slightly above 1 come from the first write to each shard after its history filled (growing form rejected, then the rolling form; remembered per store).',
+    "- Powertools: `PutItem` of the INPROGRESS record, the `ADD`, `UpdateItem` to COMPLETED; a duplicate is one failed `PutItem` answered from the record it returns. Its table is its own (`id` partition key), as Powertools' docs set it up.",
+    '- Transaction: `TransactWriteItems` of a marker `Put` (attribute_not_exists) and the `ADD`; each item costs 2 WCU in a transaction.',
+    '- Read-modify-write: consistent `GetItem`, then `UpdateItem SET` with a version condition (retried on conflict). It protects against lost updates, not duplicates: every redelivery is counted again, which is its count error.',
+  ].join('\n');
+}
+
+function endToEndSection(result: EndToEndResult): string {
+  const o = result.options;
+  const t = result.comparison.candidate.map((run) => fixed(run.objectsPerSecond, 1)).join(', ');
+  const p = result.comparison.baseline.map((run) => fixed(run.objectsPerSecond, 1)).join(', ');
+  return [
+    '## 3. End to end through the local stack',
+    '',
+    `Per round and way: ${o.objects} gzipped CloudFront log objects (${grouped(o.linesPerObject)} lines, ${o.accounts} accounts plus unattributed lines) uploaded to the S3 emulator and their notifications queued on SQS (fauxqs) before the clock starts; ${o.pollers} pollers (the local event source mapping, batches of 10, 4 messages at a time) call the real ingest handler until the last object is counted. Tally's store: ledger \`GetItem\`, one conditional \`UpdateItem\` per account-day, ledger \`PutItem\`. The baseline swaps in a \`UsageStore\` that only \`ADD\`s (no ledger, no history). ${o.rounds} rounds, alternating which goes first, after a warm-up of each.`,
+    '',
+    table(
+      ['', 'objects/s (median)', 'per round', 'DynamoDB requests / object', 'count error'],
+      [
+        ['Tally', fixed(result.tallyObjectsPerSecond, 1), t, fixed(result.tallyRequestsPerObject, 2), percent(result.tallyError.relative)],
+        ['plain ADD', fixed(result.plainObjectsPerSecond, 1), p, fixed(result.plainRequestsPerObject, 2), percent(result.plainError.relative)],
+      ],
+    ),
+    '',
+    `${fixed(result.incrementsPerObject, 1)} increments per object. No duplicates are sent here, so both must count exactly (checked over every object of the run).`,
+  ].join('\n');
+}
+
+function readsSection(result: HistoryReadResult): string {
+  return [
+    '## 4. History reads',
+    '',
+    `One account with 366 days × 4 shards of full items (${result.itemBytes} bytes each: 48 keys of 12 bytes, three counters, a 64-character account id), read through \`DynamoUsageReader\` (one paginated \`Query\` on the sort-key range, eventually consistent), 30 and 366 days alternately, ${result.rounds} rounds.`,
+    '',
+    table(
+      ['range', 'items', 'requests', 'median latency', 'RCU'],
+      [
+        ['30 days', String(result.days30.records), String(result.days30.requests), `${fixed(result.days30.ms, 1)} ms`, fixed(result.days30.readUnits, 1)],
+        ['366 days', String(result.days366.records), String(result.days366.requests), `${fixed(result.days366.ms, 1)} ms`, fixed(result.days366.readUnits, 1)],
+      ],
+    ),
+    '',
+    `A \`Query\` page holds at most 1 MB, so a year of full items (${grouped((result.itemBytes * result.days366.records) / 1024)} KB) takes ${result.days366.requests} pages.`,
+  ].join('\n');
+}
+
+function growthSection(result: CostGrowthResult): string {
+  return [
+    '## 5. How cost grows with objects per account-day',
+    '',
+    `For each size and setting: one shard item filled to its cap (64-character account id, counters at that day's size) is written, then ${result.rows[0]?.sample ?? 0} increments go through \`DynamoUsageStore\` one after another. **Measured** on DynamoDB Local: item bytes, WCU per increment (median, max), requests per increment after the first (the first meets a full history and pays the switch to the rolling form once per store), local writes/s to one item. **Computed**: max writes/s per item = 1,000 WCU/s per partition ÷ measured WCU; average writes/s per item = objects ÷ shards ÷ 86,400 s; WCU per account-day = objects × measured WCU; the dedup horizon = cap × shards increments, and whether it covers the day (\`tally plan\`'s 3σ test). \`tally plan\` picks the shards and the cap (\`planCapacity\`, three metrics).`,
+    '',
+    table(
+      [
+        'objects / account-day',
+        'setting',
+        'shards × cap',
+        'item bytes (plan)',
+        'WCU / increment',
+        'requests / increment (first)',
+        'local writes/s',
+        'max writes/s / item',
+        'avg writes/s / item',
+        'WCU / account-day',
+        'horizon',
+        'covers the day',
+      ],
+      result.rows.map((row) => [
+        grouped(row.objectsPerAccountDay),
+        row.setting,
+        `${row.shards} × ${grouped(row.historyCap)}`,
+        `${grouped(row.measuredItemBytes)} (${grouped(row.plannedItemBytes)})`,
+        `${row.wcuPerIncrement}${row.wcuMax !== row.wcuPerIncrement ? ` (max ${row.wcuMax})` : ''} (plan ${row.plannedWcu})`,
+        `${fixed(row.requestsPerIncrement, 2)} (${row.firstRequests})`,
+        grouped(row.localWritesPerSecond),
+        grouped(row.maxWritesPerSecondPerItem),
+        row.averageWritesPerSecondPerItem.toPrecision(2),
+        grouped(row.wcuPerAccountDay),
+        row.horizonHours >= 1 ? `${grouped(row.horizonObjects)} objects, ${fixed(row.horizonHours, 1)} h` : `${grouped(row.horizonObjects)} objects, ${fixed(row.horizonHours * 60, 1)} min`,
+        row.coversDay ? 'yes' : 'no',
+      ]),
+    ),
+  ].join('\n');
+}
+
+const MEANING = [
+  '## What the numbers mean',
+  '',
+  "- Parsing costs CPU on the Lambda's one thread while zlib inflates on the libuv threadpool; the ratio to gunzip alone is what counting adds to just reading the object. On a machine whose second core is busy with other work the two cannot overlap and the ratio rises toward (gunzip + parse) ÷ gunzip.",
+  "- An increment is the unit DynamoDB bills Tally for: one per account-day per log object. Tally's rolling history makes it 1 request and 1 WCU whether it is applied or a duplicate, where Powertools needs three writes and a transaction four WCU for the same guarantee; read-modify-write is cheap but counts every redelivery again.",
+  '- DynamoDB Local runs on this machine: its latencies and throughput show relative cost, not what DynamoDB in AWS would do; request counts and WCU are the same as in AWS.',
+  '- The default history (4 shards × 48 keys) keeps every increment at 1 WCU at any volume, but its dedup horizon (192 increments of one account-day) shrinks in hours as objects per day grow; `tally plan` widens the horizon to the whole day and the price shows in WCU per increment.',
+].join('\n');
+
+export function resultsMarkdown(results: BenchResults): string {
+  const sections = [
+    '# Tally benchmarks',
+    '',
+    'Written by `npm run bench` (`bench/run.ts`); do not edit by hand.',
+    '',
+    ...machineLines(results),
+    '',
+    '## Summary',
+    '',
+    summaryTable(results),
+    '',
+    MEANING,
+  ];
+  if (results.parse) sections.push('', parseSection(results.parse));
+  if (results.increments) sections.push('', incrementSection(results.increments));
+  if (results.endToEnd) sections.push('', endToEndSection(results.endToEnd));
+  if (results.reads) sections.push('', readsSection(results.reads));
+  if (results.growth) sections.push('', growthSection(results.growth));
+  return `${sections.join('\n')}\n`;
+}
