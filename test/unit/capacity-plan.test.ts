@@ -1,4 +1,5 @@
 import { keysNeededPerShard, planCapacity, shardItemBytes } from '../../src/domain/capacity-plan';
+import { runPlan } from '../../src/cli/plan';
 import { ValidationError } from '../../src/domain/errors';
 
 describe('tally plan (capacity arithmetic)', () => {
@@ -80,5 +81,35 @@ describe('tally plan (capacity arithmetic)', () => {
     expect(() => planCapacity({ objectsPerAccountDay: 0 })).toThrow(ValidationError);
     expect(() => planCapacity({ objectsPerAccountDay: 10, keyBytes: 8 })).toThrow(ValidationError);
     expect(() => planCapacity({ objectsPerAccountDay: 10, windowHours: 48 })).toThrow(ValidationError);
+  });
+});
+
+describe('tally plan (command)', () => {
+  const capture = () => {
+    const io = { stdout: '', stderr: '', out: (t: string) => void (io.stdout += t), err: (t: string) => void (io.stderr += t) };
+    return io;
+  };
+
+  it('prints the recommendation and exits 0', async () => {
+    const io = capture();
+
+    const code = await runPlan(['--objects-per-account-day', '96'], io, {});
+
+    expect(code).toBe(0);
+    expect(io.stdout).toMatch(/TALLY_SHARDS=2 \(recommended\)  TALLY_HISTORY_CAP=63 \(recommended\)/);
+    expect(io.stdout).toMatch(/1 WCU per increment/);
+  });
+
+  it('exits 1 when the plan breaks the 400 KB item limit, and 2 on a bad flag', async () => {
+    const broken = capture();
+    const bad = capture();
+
+    const brokenCode = await runPlan(['--objects-per-account-day', '40000', '--shards', '1', '--history-cap', '40000', '--json'], broken, {});
+    const badCode = await runPlan(['--objects-per-account-day', 'many'], bad, {});
+
+    expect(brokenCode).toBe(1);
+    expect(JSON.parse(broken.stdout)).toMatchObject({ breaksLimit: true });
+    expect(badCode).toBe(2);
+    expect(bad.stderr).toMatch(/--objects-per-account-day must be a number/);
   });
 });
