@@ -122,7 +122,7 @@ function validOrUndefined(account: string | undefined): string | undefined {
   return account !== undefined && isValidAccountId(account) ? account : undefined;
 }
 
-/** Distinct hosts remembered per resolver before the memory is cleared. */
+/** Distinct host labels remembered per resolver before the memory is cleared. */
 const HOST_CACHE_LIMIT = 4096;
 
 /**
@@ -142,16 +142,22 @@ export function compileResolver(spec: ResolverSpec, layout: FieldLayout, objectK
   };
   switch (spec.kind) {
     case 'host-label': {
-      // A log holds few distinct hosts: remember each one's account (or none).
+      // A log holds few distinct labels: remember each one's account (or none), keyed
+      // by the short label rather than the whole host. A host starting with a digit
+      // or "[" may be an IP literal and takes the full path.
       const known = new Map<string, string | undefined>();
       return (fields) => {
         const value = viewerHost(fields);
         if (value === undefined) return undefined;
-        const cached = known.get(value);
-        if (cached !== undefined || known.has(value)) return cached;
-        const account = validOrUndefined(firstLabel(value));
+        const first = value.charCodeAt(0);
+        if ((first >= 48 && first <= 57) || first === 91) return validOrUndefined(firstLabel(value));
+        const dot = value.indexOf('.');
+        const label = dot === -1 ? value : value.slice(0, dot);
+        const cached = known.get(label);
+        if (cached !== undefined || known.has(label)) return cached;
+        const account = validOrUndefined(label.toLowerCase());
         if (known.size >= HOST_CACHE_LIMIT) known.clear();
-        known.set(value, account);
+        known.set(label, account);
         return account;
       };
     }
