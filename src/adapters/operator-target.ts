@@ -108,7 +108,8 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
       TALLY_DLQ_URL: info.dlqUrl,
       TALLY_LOG_BUCKET: info.bucket,
       TALLY_LOG_PREFIX: env.TALLY_LOG_PREFIX ?? info.logPrefix,
-      TALLY_METRICS: env.TALLY_METRICS ?? LOCAL_DEMO_METRICS,
+      ...Object.fromEntries(Object.entries(info.consumer ?? {}).filter(([name]) => env[name] === undefined)),
+      TALLY_METRICS: env.TALLY_METRICS ?? info.consumer?.TALLY_METRICS ?? LOCAL_DEMO_METRICS,
     };
     const shown = relative(cwd, path);
     origin = `local stack (${shown.startsWith('..') || isAbsolute(shown) ? path : shown})`;

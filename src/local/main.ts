@@ -6,7 +6,7 @@ import { IngestSummary } from './ingest-summary';
 import { createLocalIngest } from './local-ingest';
 import { startLocalUsageApi } from './local-usage-api';
 import { QueuePoller, queueDepth, waitForEmptyQueue } from './poller';
-import { startLocalStack, writeStackInfo } from './stack';
+import { CONSUMER_SETTINGS, startLocalStack, writeStackInfo } from './stack';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -25,9 +25,11 @@ async function main(): Promise<void> {
 
   const summary = new IngestSummary();
   const log = jsonLog((line) => process.stderr.write(line), 'warn');
-  const { handler } = createLocalIngest(info, log, { TALLY_METRICS: process.env.TALLY_METRICS ?? DEMO_METRICS }, (results) =>
-    summary.record(results),
-  );
+  info.consumer = {
+    ...Object.fromEntries(CONSUMER_SETTINGS.flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : []))),
+    TALLY_METRICS: process.env.TALLY_METRICS ?? DEMO_METRICS,
+  };
+  const { handler } = createLocalIngest(info, log, info.consumer, (results) => summary.record(results));
   const poller = new QueuePoller({
     sqs: clients.sqs,
     queueUrl: info.queueUrl,

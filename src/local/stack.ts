@@ -23,7 +23,15 @@ export interface LocalStackInfo {
   dlqUrl: string;
   table: string;
   api?: string;
+  /**
+   * The consumer's counting settings (`TALLY_METRICS`, `TALLY_RESOLVER`, `TALLY_SHARDS`,
+   * ...), so operator commands that count inline or reconcile count the same way.
+   */
+  consumer?: Record<string, string>;
 }
+
+/** Settings that decide what the consumer counts and which keys it writes. */
+export const CONSUMER_SETTINGS = ['TALLY_METRICS', 'TALLY_RESOLVER', 'TALLY_SHARDS', 'TALLY_HISTORY_CAP', 'TALLY_KEY_BYTES'] as const;
 
 export interface LocalStackOptions {
   /** Keep DynamoDB tables here across restarts; in memory when absent. */

@@ -95,7 +95,7 @@ describe('tenant isolation', () => {
     expect(await other.text()).toBe(await unknown.text());
     expect([...other.headers.entries()].filter(([h]) => h !== 'date')).toEqual([...unknown.headers.entries()].filter(([h]) => h !== 'date'));
     expect(own.status).toBe(200);
-    expect((await own.json()).totals.requests).toBe(1);
+    expect(((await own.json()) as { totals: { requests: number } }).totals.requests).toBe(1);
   });
 
   it.each([
