@@ -1,9 +1,10 @@
 /**
  * Item 3: log objects per second through the local stack, queue -> poller (the local
  * event source mapping) -> ingest handler -> DynamoDB Local, for Tally and for the
- * same pipeline with a plain non-idempotent ADD store. Objects are uploaded and their
- * notifications queued before the clock starts; the clock stops when the last object
- * is counted.
+ * same pipeline with a plain non-idempotent ADD store (the target's baseline), plus
+ * the plain ADD with Tally's object ledger kept (what the rolling history alone costs).
+ * Objects are uploaded and their notifications queued before the clock starts; the
+ * clock stops when the last object is counted.
  */
 import { gzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -25,7 +26,7 @@ import { meterCapacity, totalRequests, type CapacityTotals } from './capacity-me
 import { readCounters } from './increment-strategies';
 import { BENCH_METRICS, countError, usageId, type BenchMetric, type CountError } from './increment-workload';
 import { PlainAddStore } from './plain-add';
-import { alternate, median, type Comparison } from './stats';
+import { median, rotate } from './stats';
 
 export interface EndToEndOptions {
   readonly rounds: number;
@@ -37,7 +38,9 @@ export interface EndToEndOptions {
   readonly pollers: number;
 }
 
-type Way = 'tally' | 'plain';
+export const END_TO_END_WAYS = ['tally', 'plain', 'plain-ledger'] as const;
+export type EndToEndWay = (typeof END_TO_END_WAYS)[number];
+type Way = EndToEndWay;
 
 interface Pipeline {
   readonly way: Way;
@@ -59,20 +62,23 @@ export interface EndToEndRun {
   readonly totals: CapacityTotals;
 }
 
+export interface EndToEndWayResult {
+  readonly runs: readonly EndToEndRun[];
+  /** Median over rounds. */
+  readonly objectsPerSecond: number;
+  readonly requestsPerObject: number;
+  /** Over every object the way counted in this benchmark. */
+  readonly error: CountError;
+}
+
 export interface EndToEndResult {
   readonly options: EndToEndOptions;
-  readonly comparison: Comparison<EndToEndRun>;
-  readonly tallyObjectsPerSecond: number;
-  readonly plainObjectsPerSecond: number;
-  readonly tallyRequestsPerObject: number;
-  readonly plainRequestsPerObject: number;
+  readonly ways: Record<Way, EndToEndWayResult>;
   readonly incrementsPerObject: number;
-  readonly tallyError: CountError;
-  readonly plainError: CountError;
 }
 
 /** Each pipeline counts its own day, so even their `unattributed` counters stay apart. */
-const DAYS: Record<Way, string> = { tally: '2026-11-21', plain: '2026-11-22' };
+const DAYS: Record<Way, string> = { tally: '2026-11-21', plain: '2026-11-22', 'plain-ledger': '2026-11-23' };
 const BODIES = 8;
 
 async function createQueue(stack: LocalStack, name: string): Promise<{ queueUrl: string; queueArn: string }> {
@@ -90,8 +96,10 @@ async function pipelineFor(stack: LocalStack, way: Way, options: EndToEndOptions
   const clients = createClients(config, LOCAL_CREDENTIALS);
   const meter = meterCapacity(clients.dynamodb);
   const base = createIngestDeps(config, clients, silentLog);
+  const plain = (ledger: IngestDeps['store'] | undefined) =>
+    new PlainAddStore({ client: clients.dynamodb, tableName: config.tableName, ...(ledger === undefined ? {} : { ledger }) });
   const deps: IngestDeps =
-    way === 'tally' ? base : { ...base, store: new PlainAddStore({ client: clients.dynamodb, tableName: config.tableName }) };
+    way === 'tally' ? base : { ...base, store: plain(way === 'plain-ledger' ? base.store : undefined) };
   const accounts = Array.from({ length: options.accounts }, (_, i) => `${runTag}-${way}-t${i}`);
   const bodies = Array.from({ length: BODIES }, (_, i) => {
     const log = generateLog({
@@ -189,34 +197,37 @@ async function drain(stack: LocalStack, pipeline: Pipeline, count: number, polle
 
 export async function runEndToEnd(stack: LocalStack, options: EndToEndOptions, progress: (line: string) => void): Promise<EndToEndResult> {
   const runTag = `e2e${Date.now().toString(36)}`;
-  const tally = await pipelineFor(stack, 'tally', options, runTag);
-  const plain = await pipelineFor(stack, 'plain', options, runTag);
-  const measure = async (pipeline: Pipeline, count: number) => {
-    await fillQueue(stack, pipeline, count, runTag);
-    return drain(stack, pipeline, count, options.pollers);
+  const pipelines = {} as Record<Way, Pipeline>;
+  for (const way of END_TO_END_WAYS) pipelines[way] = await pipelineFor(stack, way, options, runTag);
+  const measure = async (way: Way, count: number) => {
+    await fillQueue(stack, pipelines[way], count, runTag);
+    return drain(stack, pipelines[way], count, options.pollers);
   };
-  const warmup = Math.max(10, Math.floor(options.objects / 4));
-  const comparison = await alternate({
+  // A warm-up of each way: JIT, SDK connections, DynamoDB Local's first writes.
+  for (const way of END_TO_END_WAYS) await measure(way, Math.max(10, Math.floor(options.objects / 4)));
+  const runs = await rotate({
     rounds: options.rounds,
-    candidate: async (round) => measure(tally, round < 0 ? warmup : options.objects),
-    baseline: async (round) => measure(plain, round < 0 ? warmup : options.objects),
-    warmup: true,
-    onRound: (round, t, p) =>
-      progress(`end to end round ${round + 1}/${options.rounds}: Tally ${t.objectsPerSecond.toFixed(1)} objects/s, plain ADD ${p.objectsPerSecond.toFixed(1)} objects/s`),
+    ways: END_TO_END_WAYS,
+    run: (way) => measure(way, options.objects),
+    onRound: (round, results) =>
+      progress(
+        `end to end round ${round + 1}/${options.rounds}: ` +
+          END_TO_END_WAYS.map((way) => `${way} ${results[way].objectsPerSecond.toFixed(1)} objects/s`).join(', '),
+      ),
   });
-  const errorOf = async (pipeline: Pipeline) =>
-    countError(pipeline.expected, await readCounters(stack.clients.dynamodb, stack.info.table, pipeline.accounts, pipeline.day));
-  const perObject = (runs: readonly EndToEndRun[], value: (totals: CapacityTotals) => number) =>
-    median(runs.map((run) => value(run.totals) / options.objects));
+  const ways = {} as Record<Way, EndToEndWayResult>;
+  for (const way of END_TO_END_WAYS) {
+    const pipeline = pipelines[way];
+    ways[way] = {
+      runs: runs[way],
+      objectsPerSecond: median(runs[way].map((run) => run.objectsPerSecond)),
+      requestsPerObject: median(runs[way].map((run) => totalRequests(run.totals) / options.objects)),
+      error: countError(pipeline.expected, await readCounters(stack.clients.dynamodb, stack.info.table, pipeline.accounts, pipeline.day)),
+    };
+  }
   return {
     options,
-    comparison,
-    tallyObjectsPerSecond: median(comparison.candidate.map((run) => run.objectsPerSecond)),
-    plainObjectsPerSecond: median(comparison.baseline.map((run) => run.objectsPerSecond)),
-    tallyRequestsPerObject: perObject(comparison.candidate, totalRequests),
-    plainRequestsPerObject: perObject(comparison.baseline, totalRequests),
-    incrementsPerObject: perObject(comparison.baseline, (totals) => totals.requests.UpdateItem ?? 0),
-    tallyError: await errorOf(tally),
-    plainError: await errorOf(plain),
+    ways,
+    incrementsPerObject: median(runs.plain.map((run) => (run.totals.requests.UpdateItem ?? 0) / options.objects)),
   };
 }

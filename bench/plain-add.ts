@@ -33,20 +33,30 @@ export function plainAddUpdate(tableName: string, increment: Pick<Increment, 'ac
 }
 
 /**
- * A `UsageStore` that only adds: no rolling history, no ledger read or write. What
- * the ingest pipeline would cost if it did not care about duplicates.
+ * A `UsageStore` that only adds: no rolling history and, unless `ledger` is given, no
+ * ledger read or write either. Without a ledger it is what the ingest pipeline would
+ * cost if it did not care about duplicates; with Tally's ledger it isolates what the
+ * rolling history itself costs.
  */
 export class PlainAddStore implements UsageStore {
-  constructor(private readonly options: { client: DynamoDBClient; tableName: string }) {}
+  constructor(
+    private readonly options: {
+      client: DynamoDBClient;
+      tableName: string;
+      ledger?: Pick<UsageStore, 'findLedger' | 'writeLedger'>;
+    },
+  ) {}
 
   async applyIncrement(increment: Increment): Promise<IncrementOutcome> {
     await this.options.client.send(new UpdateItemCommand(plainAddUpdate(this.options.tableName, increment)));
     return 'applied';
   }
 
-  async findLedger(_ref: LogObjectRef): Promise<LedgerEntry | undefined> {
-    return undefined;
+  async findLedger(ref: LogObjectRef): Promise<LedgerEntry | undefined> {
+    return this.options.ledger?.findLedger(ref);
   }
 
-  async writeLedger(_entry: LedgerEntry): Promise<void> {}
+  async writeLedger(entry: LedgerEntry): Promise<void> {
+    await this.options.ledger?.writeLedger(entry);
+  }
 }
