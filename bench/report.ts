@@ -180,7 +180,7 @@ function parseSection(parse: ParseResult): string {
   return [
     '## 1. Parsing: parse + aggregate vs gunzip alone',
     '',
-    `A generated CloudFront standard log, ${grouped(parse.log.uncompressedBytes)} bytes uncompressed (${grouped(parse.log.compressedBytes)} gzip on disk), ${grouped(parse.log.lines.read)} lines of 33 fields: 24 accounts, URL-encoded user agents, 2% unattributed and 0.2% malformed lines, a few lines of the previous day. Both sides stream the same file in 64 KiB reads through Node's \`zlib\` gunzip; the parser side is \`countLogStream\` (line split, \`#Fields\` layout, account by host label, one metric rule, totals per account-day: ${parse.accountDays} account-days). Each round runs both, alternating which goes first; every parse is checked to count every line.`,
+    `A generated CloudFront standard log, ${grouped(parse.log.uncompressedBytes)} bytes uncompressed (${grouped(parse.log.compressedBytes)} gzip on disk), ${grouped(parse.log.lines.read)} lines of 33 fields: 24 accounts, URL-encoded user agents, 2% unattributed and 0.2% malformed lines, a few lines of the previous day. Both sides stream the same file in 64 KiB reads written into Node's \`zlib\` gunzip with back-pressure and read its output as it comes (the same plumbing); the parser side is \`countLogStream\` (line split, \`#Fields\` layout, account by host label, one metric rule, totals per account-day: ${parse.accountDays} account-days). Each round runs both, alternating which goes first; every parse is checked to count every line.`,
     '',
     table(
       ['', 'median wall time', 'lines/s', 'MB/s (uncompressed)'],
@@ -318,6 +318,7 @@ const MEANING = [
   "- Parsing costs CPU on the Lambda's one thread while zlib inflates on the libuv threadpool; the ratio to gunzip alone is what counting adds to just reading the object. On a machine whose second core is busy with other work the two cannot overlap and the ratio rises toward (gunzip + parse) ÷ gunzip.",
   "- An increment is the unit DynamoDB bills Tally for: one per account-day per log object. Tally's rolling history makes it 1 request and 1 WCU whether it is applied or a duplicate, where Powertools needs three writes and a transaction four WCU for the same guarantee; read-modify-write is cheap but counts every redelivery again.",
   '- DynamoDB Local runs on this machine: its latencies and throughput show relative cost, not what DynamoDB in AWS would do; request counts and WCU are the same as in AWS.',
+  "- End to end, a log object costs Tally its increments plus the object ledger's read and write; on DynamoDB Local, sharing two cores with the emulator and the handler, objects/s follows DynamoDB requests per object, so the ledger shows up in the ratio to a pipeline that keeps no ledger. The plain ADD with the ledger kept isolates what the rolling history itself costs.",
   '- The default history (4 shards × 48 keys) keeps every increment at 1 WCU at any volume, but its dedup horizon (192 increments of one account-day) shrinks in hours as objects per day grow; `tally plan` widens the horizon to the whole day and the price shows in WCU per increment.',
 ].join('\n');
 
