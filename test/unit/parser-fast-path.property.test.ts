@@ -11,7 +11,9 @@ import { UNATTRIBUTED, UsageTally } from '../../src/domain/usage-tally';
  * sc-bytes in place. This property holds it to the plain rule it replaced: split the
  * whole line on tabs and judge the fields.
  */
-const FIELDS = ['date', 'time', 'sc-bytes', 'cs-method', 'cs(Host)', 'cs-uri-stem', 'sc-status', 'x-host-header', 'extra'];
+// Columns nobody reads, so that long runs of them are skipped in one step.
+const PADDING = Array.from({ length: 14 }, (_, i) => `pad${i}`);
+const FIELDS = ['date', 'time', 'sc-bytes', 'cs-method', 'cs(Host)', 'cs-uri-stem', 'sc-status', 'x-host-header', 'extra', ...PADDING];
 const rules = validateMetricRules([
   { name: 'authorization_requests', path: '/api/authorization/*' },
   { name: 'posts', method: 'POST' },
@@ -28,11 +30,16 @@ const VALUES: Record<string, string[]> = {
   'sc-status': ['200', '503', '5000', ''],
   'x-host-header': ['acme.api.example.com', 'Globex.example.com', '10.0.0.1', '[::1]', '-', '', 'bad#host.example.com'],
   extra: ['x', ''],
+  ...Object.fromEntries(PADDING.map((name) => [name, ['x', '', 'a b', '-']])),
 };
 
 const layoutArb = fc.shuffledSubarray(FIELDS, { minLength: 1 }).filter((fields) => fields.includes('date'));
+// Field counts near the layout's width matter most: one short is malformed, one extra is not.
 const lineArb = (width: number) =>
-  fc.tuple(fc.integer({ min: 1, max: width + 2 }), fc.array(fc.nat(), { minLength: width + 2, maxLength: width + 2 }));
+  fc.tuple(
+    fc.oneof(fc.integer({ min: 1, max: width + 2 }), fc.constantFrom(Math.max(1, width - 1), width, width + 1)),
+    fc.array(fc.nat(), { minLength: width + 2, maxLength: width + 2 }),
+  );
 
 /** The rule the counter must keep: split everything, then judge the fields by name. */
 function reference(layoutFields: string[], lines: string[]) {
@@ -85,6 +92,20 @@ describe('the parser fast path', () => {
       ),
       { numRuns: 500 },
     );
+  });
+
+  it('counts a line one field short of a wide layout as malformed, and one with extra fields as good', () => {
+    const counter = new LogCounter({ resolver: parseResolverSpec('host-label'), metricRules: [], objectKey: 'key' });
+    const padding = Array.from({ length: 20 }, (_, i) => `pad${i}`);
+    const good = ['2026-11-21', '12:00:00', '5', 'acme.example.com', ...padding.map(() => 'x')];
+
+    counter.accept(`#Fields: date time sc-bytes x-host-header ${padding.join(' ')}`);
+    counter.accept(good.join('\t'));
+    counter.accept(good.slice(0, -1).join('\t'));
+    counter.accept([...good, 'extra'].join('\t'));
+
+    expect(counter.lines).toEqual({ read: 3, counted: 2, unattributed: 0, malformed: 1 });
+    expect(counter.finish('x').malformedSamples[0]?.reason).toBe('23 fields where #Fields names 24');
   });
 
   it('counts a line with an empty date as malformed, even as the first line', () => {
