@@ -52,6 +52,8 @@ export interface StrategySummary {
   /** The error of the last round (every round runs the same workload shape). */
   readonly error: CountError;
   readonly duplicatesSeen: number;
+  /** Writes rejected by their condition that were not duplicates (Tally: growing form sent to a full history; others: conflicts). */
+  readonly otherRejectedWrites: number;
 }
 
 export interface IncrementCostResult {
@@ -135,5 +137,6 @@ function summarise(name: StrategyName, runs: readonly StrategyRun[]): StrategySu
     incrementsPerSecond: median(runs.map((run) => run.deliveredIncrements / run.seconds)),
     error: runs[runs.length - 1]!.error,
     duplicatesSeen: runs[runs.length - 1]!.duplicatesSeen,
+    otherRejectedWrites: median(runs.map((run) => run.totals.failedWrites - (name === 'read-modify-write' ? 0 : run.duplicatesSeen))),
   };
 }
