@@ -10,7 +10,7 @@ export interface MachineInfo {
   readonly os: string;
   readonly date: string;
   readonly commit: string;
-  /** Files under src/, bench/ or package.json that differ from the commit. */
+  /** Files under src/, bench/ or package.json that differ from the commit (the results file aside). */
   readonly uncommitted: readonly string[];
   readonly loadAtStart: number;
 }
@@ -36,7 +36,8 @@ export function machineInfo(now = new Date()): MachineInfo {
     uncommitted: git(['status', '--porcelain', '--', 'src', 'bench', 'package.json'])
       .split('\n')
       .filter((line) => line.trim().length > 0)
-      .map((line) => line.slice(3)),
+      .map((line) => line.slice(3))
+      .filter((path) => path !== 'bench/results.md'),
     loadAtStart: loadavg()[0] ?? 0,
   };
 }
