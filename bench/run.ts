@@ -31,9 +31,9 @@ interface Settings {
 }
 
 const FULL: Settings = {
-  parseRounds: 9,
+  parseRounds: 15,
   increments: { rounds: 5, objects: 300, accounts: 5 },
-  endToEnd: { rounds: 5, objects: 150, linesPerObject: 2_000 },
+  endToEnd: { rounds: 7, objects: 150, linesPerObject: 2_000 },
   readRounds: 15,
   growthSample: 20,
 };
