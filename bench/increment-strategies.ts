@@ -11,7 +11,6 @@
  * All four move the same counter item (`usageKey` of the increment's shard), so the
  * counts they leave can be read back and compared one to one.
  */
-import './util-dynamodb-fallback';
 import {
   CreateTableCommand,
   DescribeTableCommand,

@@ -4,10 +4,6 @@ import { countError, incrementWorkload, type IncrementWorkload } from '../../ben
 import { createStrategy, ensureIdempotencyTable, readCounters, type StrategyName } from '../../bench/increment-strategies';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
 
-// Jest resolves modules itself: point Powertools at the benchmark's fallback for the
-// one package this repository does not install (see bench/util-dynamodb-fallback.ts).
-jest.mock('@aws-sdk/util-dynamodb', () => jest.requireActual('../../bench/util-dynamodb-fallback'), { virtual: true });
-
 const info = testStackInfo();
 const tables = { usage: info.table, idempotency: 'tally-bench-idempotency-test' };
 
