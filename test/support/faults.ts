@@ -9,15 +9,21 @@ export interface FaultCounter {
 }
 
 /**
- * Lets `UpdateItem` through, then throws a network error as if the answer was lost.
- * The SDK's retry treats ECONNRESET as transient and sends the request again.
+ * Lets `UpdateItem` through, then throws a network error as if the answer was lost:
+ * once for each of the first `times` distinct increments (so a retry is never lost
+ * again). The SDK's retry treats ECONNRESET as transient and sends the request again.
  */
 export function loseUpdateResponses(client: DynamoDBClient, times: number): FaultCounter {
   const counter = { fired: 0 };
+  const lost = new Set<string>();
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const result = await next(args);
-      if (context.commandName === 'UpdateItemCommand' && counter.fired < times) {
+      if (context.commandName !== 'UpdateItemCommand') return result;
+      const values = (args as unknown as { input: { ExpressionAttributeValues?: Record<string, { B?: Uint8Array }> } }).input.ExpressionAttributeValues;
+      const key = Buffer.from(values?.[':k']?.B ?? new Uint8Array()).toString('hex');
+      if (lost.size < times && !lost.has(key)) {
+        lost.add(key);
         counter.fired++;
         throw Object.assign(new Error('socket hang up (response lost after DynamoDB applied the write)'), { code: 'ECONNRESET' });
       }

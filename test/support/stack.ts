@@ -28,8 +28,18 @@ export function uniqueId(prefix: string): string {
   return `${prefix}-${process.pid.toString(36)}${Date.now().toString(36)}${sequence}`;
 }
 
+/** Clients made for a test file; destroyed after its tests (test/support/after-tests.ts) so no socket keeps a worker alive. */
+const created: { destroy(): void }[] = [];
+
+export function destroyTestClients(): void {
+  for (const client of created.splice(0)) client.destroy();
+  s3Clients.clear();
+}
+
 export function testClients(info = testStackInfo()) {
-  return localClients(info);
+  const clients = localClients(info);
+  created.push(clients.dynamodb, clients.sqs, clients.s3);
+  return clients;
 }
 
 /** Creates a queue with a DLQ just for one test. */
@@ -56,6 +66,16 @@ export async function createTestQueues(
   return { queueUrl, queueArn: await arnOf(queueUrl), dlqUrl };
 }
 
+const s3Clients = new Map<string, ReturnType<typeof localClients>['s3']>();
+function s3For(info: LocalStackInfo) {
+  let client = s3Clients.get(info.endpoints.s3);
+  if (client === undefined) {
+    client = testClients(info).s3;
+    s3Clients.set(info.endpoints.s3, client);
+  }
+  return client;
+}
+
 /** Puts a log object (gzipped unless told otherwise) and returns its reference. */
 export async function putLogObject(
   key: string,
@@ -64,7 +84,7 @@ export async function putLogObject(
 ): Promise<LogObjectRef> {
   const info = options.info ?? testStackInfo();
   const body = typeof content === 'string' ? (options.gzip === false ? Buffer.from(content) : gzipSync(content)) : content;
-  const put = await testClients(info).s3.send(new PutObjectCommand({ Bucket: info.bucket, Key: key, Body: body }));
+  const put = await s3For(info).send(new PutObjectCommand({ Bucket: info.bucket, Key: key, Body: body }));
   return { bucket: info.bucket, key, etag: normaliseEtag(put.ETag ?? ''), size: body.length };
 }
 
@@ -109,6 +129,7 @@ export function testIngestDeps(
     ...overrides,
   });
   const clients = createClients(config, LOCAL_CREDENTIALS);
+  created.push(clients.dynamodb, clients.sqs, clients.s3);
   options.clients?.(clients);
   return { ...createIngestDeps(config, clients, options.log ?? silentLog), clients };
 }
