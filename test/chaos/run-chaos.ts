@@ -62,7 +62,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const schedule = new FaultSchedule(seed, RATES);
   const random = seededRandom(seed);
   const clients = localClients(info);
-  const runId = `c${seed.toString(36)}${Date.now().toString(36)}`;
+  // Names depend only on the seed, so a seed strikes the same requests again (each run has a fresh table).
+  const runId = `chaos${seed.toString(36)}`;
   const accounts = Array.from({ length: 24 }, (_, i) => ({ id: `${runId}-acct${i}`, weight: 1 + (i % 5) }));
   const days = Math.max(5, Math.ceil(options.objects / 100));
   const firstDay = '2026-09-01';
