@@ -27,6 +27,7 @@ import { readCounters } from './increment-strategies';
 import { BENCH_METRICS, countError, usageId, type BenchMetric, type CountError } from './increment-workload';
 import { PlainAddStore } from './plain-add';
 import { median, rotate } from './stats';
+import { DEMO_METRICS } from '../src/local/demo';
 
 export interface EndToEndOptions {
   readonly rounds: number;
@@ -90,7 +91,7 @@ async function createQueue(stack: LocalStack, name: string): Promise<{ queueUrl:
 async function pipelineFor(stack: LocalStack, way: Way, options: EndToEndOptions, runTag: string): Promise<Pipeline> {
   const config = readConfig({
     ...localEnvironment(stack.info),
-    TALLY_METRICS: '[{"name":"authorization_requests","path":"/api/authorization/*"}]',
+    TALLY_METRICS: DEMO_METRICS,
     TALLY_HEARTBEAT_SECONDS: '0',
   });
   const clients = createClients(config, LOCAL_CREDENTIALS);

@@ -7,6 +7,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { gzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ingestBatch } from '../src/app/ingest';
+import { lambdaSqsRecord } from '../src/app/sqs-record';
 import { silentLog } from '../src/app/log';
 import { createClients } from '../src/adapters/clients';
 import { readConfig } from '../src/adapters/config';
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
     for (const [i, log] of logs.entries()) {
       const put = await stack.clients.s3.send(new PutObjectCommand({ Bucket: stack.info.bucket, Key: log.key, Body: gzipSync(log.text) }));
       const ref = { bucket: stack.info.bucket, key: log.key, etag: normaliseEtag(put.ETag ?? '') };
-      records.push({ messageId: `m${i}`, receiptHandle: '', body: s3EventBody([ref]), attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' }, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: stack.info.queueArn, awsRegion: stack.info.region });
+      records.push(lambdaSqsRecord({ messageId: `m${i}`, body: s3EventBody([ref]) }, stack.info.queueArn, stack.info.region));
     }
     const response = await ingestBatch({ Records: records }, { ...deps, store });
     const increments = response.results.flatMap((r) => r.objects).reduce((sum, o) => sum + o.increments, 0);

@@ -5,6 +5,7 @@ import { ConfigError } from '../domain/errors';
 import { LOCAL_CREDENTIALS } from '../local/local-credentials';
 import type { LocalStackInfo } from '../local/stack';
 import { readConfig, type TallyConfig } from './config';
+import { DEMO_METRICS } from '../local/demo';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -48,8 +49,6 @@ const TARGET_VARIABLES = [
   'AWS_ENDPOINT_URL_S3',
 ] as const;
 
-/** The local stack's setting when `npm start` ran without TALLY_METRICS. */
-const LOCAL_DEMO_METRICS = '[{"name":"authorization_requests","path":"/api/authorization/*"}]';
 
 function given(value: string | undefined): value is string {
   return value !== undefined && value !== '';
@@ -109,7 +108,7 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
       TALLY_LOG_BUCKET: info.bucket,
       TALLY_LOG_PREFIX: env.TALLY_LOG_PREFIX ?? info.logPrefix,
       ...Object.fromEntries(Object.entries(info.consumer ?? {}).filter(([name]) => env[name] === undefined)),
-      TALLY_METRICS: env.TALLY_METRICS ?? info.consumer?.TALLY_METRICS ?? LOCAL_DEMO_METRICS,
+      TALLY_METRICS: env.TALLY_METRICS ?? info.consumer?.TALLY_METRICS ?? DEMO_METRICS,
     };
     const shown = relative(cwd, path);
     origin = `local stack (${shown.startsWith('..') || isAbsolute(shown) ? path : shown})`;

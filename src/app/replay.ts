@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
-import type { SQSRecord } from 'aws-lambda';
 import { describeError, PoisonMessageError, PoisonObjectError } from '../domain/errors';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import { parseNotification, type Notification } from '../domain/notifications';
 import type { UsageStore } from '../domain/usage-store';
 import { ingestBatch, type IngestDeps, type MessageResult } from './ingest';
 import { noProgress, type ProgressReporter } from './progress';
+import { lambdaSqsRecord } from './sqs-record';
 
 /** A message received from the dead-letter queue. */
 export interface DeadLetter {
@@ -176,6 +175,11 @@ function receiveCountOf(message: DeadLetter): number {
   return Number(message.attributes.ApproximateReceiveCount ?? 0);
 }
 
+/** A dead letter that is not a notification: reported and kept in the DLQ, never re-sent. */
+function poisonOutcome(message: DeadLetter, error: Error): ReplayedMessage {
+  return { messageId: message.messageId, receiveCount: receiveCountOf(message), objects: [], outcome: 'failed', error: describeError(error), poison: true };
+}
+
 function readNotification(message: DeadLetter): { notification: Notification } | { error: Error } {
   try {
     return { notification: parseNotification(message.body, message.messageId) };
@@ -196,7 +200,7 @@ async function resend(messages: readonly DeadLetter[], queues: ReplayQueues): Pr
     const read = readNotification(message);
     const base = { messageId: message.messageId, receiveCount: receiveCountOf(message) };
     if ('error' in read) {
-      outcomes.set(message.messageId, { ...base, objects: [], outcome: 'failed', error: describeError(read.error), poison: true });
+      outcomes.set(message.messageId, poisonOutcome(message, read.error));
       continue;
     }
     outcomes.set(message.messageId, { ...base, objects: objectsOf(read.notification).map(describeObject), outcome: 'resent' });
@@ -220,7 +224,7 @@ async function processInline(
   report: ReplayReport,
 ): Promise<Outcomes> {
   const arn = (await queues.arn()) ?? '';
-  const { results } = await ingestBatch({ Records: messages.map((message) => toRecord(message, arn, region ?? 'us-east-1')) }, deps);
+  const { results } = await ingestBatch({ Records: messages.map((message) => lambdaSqsRecord(message, arn, region ?? 'us-east-1')) }, deps);
   const outcomes: Outcomes = new Map();
   results.forEach((result: MessageResult, i) => {
     const message = messages[i]!;
@@ -254,7 +258,7 @@ async function preview(messages: readonly DeadLetter[], options: ReplayOptions):
     const read = readNotification(message);
     const base = { messageId: message.messageId, receiveCount: receiveCountOf(message) };
     if ('error' in read) {
-      outcomes.set(message.messageId, { ...base, objects: [], outcome: 'failed', error: describeError(read.error), poison: true });
+      outcomes.set(message.messageId, poisonOutcome(message, read.error));
       continue;
     }
     const objects = objectsOf(read.notification);
@@ -267,25 +271,4 @@ async function preview(messages: readonly DeadLetter[], options: ReplayOptions):
     outcomes.set(message.messageId, { ...base, objects: objects.map(describeObject), outcome: 'would-replay', alreadyCounted });
   }
   return outcomes;
-}
-
-/** The record Lambda's event source mapping would build, so inline runs the handler's exact code path. */
-function toRecord(message: DeadLetter, queueArn: string, region: string): SQSRecord {
-  const now = String(Date.now());
-  return {
-    messageId: message.messageId,
-    receiptHandle: message.receiptHandle,
-    body: message.body,
-    attributes: {
-      ApproximateReceiveCount: message.attributes.ApproximateReceiveCount ?? '1',
-      SentTimestamp: message.attributes.SentTimestamp ?? now,
-      SenderId: message.attributes.SenderId ?? 'tally-replay',
-      ApproximateFirstReceiveTimestamp: message.attributes.ApproximateFirstReceiveTimestamp ?? now,
-    },
-    messageAttributes: {},
-    md5OfBody: createHash('md5').update(message.body).digest('hex'),
-    eventSource: 'aws:sqs',
-    eventSourceARN: queueArn,
-    awsRegion: region,
-  };
 }

@@ -1,5 +1,3 @@
-import { UNATTRIBUTED } from './account-id';
-
 /**
  * What happened to every data line of a log: each one is counted exactly once as
  * `counted`, `unattributed` or `malformed`, so `read` always equals their sum.
@@ -105,4 +103,3 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export { UNATTRIBUTED };

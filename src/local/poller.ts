@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
@@ -7,6 +6,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { lambdaSqsRecord } from '../app/sqs-record';
 
 /** A function with the ingest Lambda's contract. */
 export type BatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
@@ -26,24 +26,17 @@ export interface PollerOptions {
 
 /** The record Lambda's SQS event source mapping would build from a received message. */
 export function toSqsRecord(message: Message, queueArn: string, region: string): SQSRecord {
-  const attributes = message.Attributes ?? {};
-  const body = message.Body ?? '';
-  return {
-    messageId: message.MessageId!,
-    receiptHandle: message.ReceiptHandle!,
-    body,
-    attributes: {
-      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
-      SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
-      SenderId: attributes.SenderId ?? '000000000000',
-      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+  return lambdaSqsRecord(
+    {
+      messageId: message.MessageId!,
+      receiptHandle: message.ReceiptHandle!,
+      body: message.Body ?? '',
+      attributes: message.Attributes ?? {},
+      ...(message.MD5OfBody === undefined ? {} : { md5OfBody: message.MD5OfBody }),
     },
-    messageAttributes: {},
-    md5OfBody: message.MD5OfBody ?? createHash('md5').update(body).digest('hex'),
-    eventSource: 'aws:sqs',
-    eventSourceARN: queueArn,
-    awsRegion: region,
-  };
+    queueArn,
+    region,
+  );
 }
 
 /**

@@ -10,6 +10,14 @@ export class ConsumerCrash extends Error {
   }
 }
 
+/** A log object that cannot be read for now: its message fails on its own, the consumer lives on. */
+export class ObjectUnreadable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ObjectUnreadable';
+  }
+}
+
 function subjectOf(command: string, input: Record<string, unknown>): string {
   const values = input.ExpressionAttributeValues as Record<string, { B?: Uint8Array }> | undefined;
   const key = values?.[':k']?.B;
@@ -68,7 +76,7 @@ export function injectS3Faults(client: S3Client, schedule: FaultSchedule, isCurs
       const key = (args as unknown as { input: { Key?: string } }).input.Key ?? '';
       if (context.commandName === 'GetObjectCommand' && isCursed(key)) {
         schedule.record('dlqBound');
-        throw new ConsumerCrash(`chaos: ${key} cannot be read right now`);
+        throw new ObjectUnreadable(`chaos: ${key} cannot be read right now`);
       }
       return next(args);
     },

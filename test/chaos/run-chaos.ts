@@ -104,7 +104,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const deps = createIngestDeps(config, consumerClients, silentLog);
     const handler = async (event: SQSEvent) => {
       const response = await ingestBatch(event, deps);
-      if (response.results.some((r) => r.error instanceof ConsumerCrash && !r.error.message.includes('cannot be read'))) {
+      if (response.results.some((r) => r.error instanceof ConsumerCrash)) {
         schedule.record('batchLost');
         throw new ConsumerCrash('consumer died: the whole batch comes back');
       }

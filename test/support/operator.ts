@@ -9,8 +9,10 @@ import { QueuePoller } from '../../src/local/poller';
 import { localEnvironment, type LocalStackInfo } from '../../src/local/stack';
 import { crashAfterUpdates } from './faults';
 import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from './stack';
+import { DEMO_METRICS } from '../../src/local/demo';
 
-export const AUTH_METRICS = '[{"name":"authorization_requests","path":"/api/authorization/*"}]';
+/** The metric rule the local stack's consumer counts with. */
+export const AUTH_METRICS = DEMO_METRICS;
 
 /** A CliIo that keeps what a command printed. */
 export function captureIo(): CliIo & { stdout: string; stderr: string } {

@@ -1,16 +1,18 @@
 import { gzipSync } from 'node:zlib';
-import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import type { IngestDeps } from '../../src/app/ingest';
+import { lambdaSqsRecord } from '../../src/app/sqs-record';
 import { silentLog, type Log } from '../../src/app/log';
 import { createClients, type AwsClients } from '../../src/adapters/clients';
 import { readConfig } from '../../src/adapters/config';
 import { createIngestDeps } from '../../src/adapters/ingest-deps';
-import { dayRangeKeys, parseAccountSortKey } from '../../src/domain/keys';
+import { DynamoUsageReader } from '../../src/adapters/dynamodb-usage-reader';
 import { normaliseEtag, type LogObjectRef } from '../../src/domain/log-object';
 import { s3EventBody } from '../../src/domain/notifications';
+import { DEMO_METRICS } from '../../src/local/demo';
 import { LOCAL_CREDENTIALS } from '../../src/local/local-credentials';
 import { localClients, localEnvironment, type LocalStackInfo } from '../../src/local/stack';
 
@@ -90,22 +92,16 @@ export async function putLogObject(
 
 /** An SQS record as Lambda delivers it, carrying `body`. */
 export function sqsRecord(body: string, options: { messageId?: string; receiveCount?: number; receiptHandle?: string } = {}): SQSRecord {
-  return {
-    messageId: options.messageId ?? uniqueId('msg'),
-    receiptHandle: options.receiptHandle ?? '',
-    body,
-    attributes: {
-      ApproximateReceiveCount: String(options.receiveCount ?? 1),
-      SentTimestamp: String(Date.now()),
-      SenderId: '000000000000',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
+  return lambdaSqsRecord(
+    {
+      messageId: options.messageId ?? uniqueId('msg'),
+      receiptHandle: options.receiptHandle ?? '',
+      body,
+      attributes: { ApproximateReceiveCount: String(options.receiveCount ?? 1) },
     },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:tally-ingest',
-    awsRegion: 'us-east-1',
-  };
+    'arn:aws:sqs:us-east-1:000000000000:tally-ingest',
+    'us-east-1',
+  );
 }
 
 /** The SQS record of an S3 notification for `refs`. */
@@ -125,7 +121,7 @@ export function testIngestDeps(
   const config = readConfig({
     ...localEnvironment(info),
     TALLY_HEARTBEAT_SECONDS: '0',
-    TALLY_METRICS: '[{"name":"authorization_requests","path":"/api/authorization/*"}]',
+    TALLY_METRICS: DEMO_METRICS,
     ...overrides,
   });
   const clients = createClients(config, LOCAL_CREDENTIALS);
@@ -135,8 +131,8 @@ export function testIngestDeps(
 }
 
 /**
- * Reads an account's counters straight from the table (every shard of every day in
- * the range summed per day), independently of the read API.
+ * An account's measured counters per day (every shard summed), read with consistent
+ * reads through the same Query the API uses; adjustments are left out.
  */
 export async function readCounters(
   dynamodb: DynamoDBClient,
@@ -145,29 +141,13 @@ export async function readCounters(
   from: string,
   to = from,
 ): Promise<Record<string, Record<string, number>>> {
-  const range = dayRangeKeys(account, from, to);
+  const { records } = await new DynamoUsageReader({ client: dynamodb, tableName: table, consistentRead: true }).read(account, from, to);
   const days: Record<string, Record<string, number>> = {};
-  let start: Record<string, import('@aws-sdk/client-dynamodb').AttributeValue> | undefined;
-  do {
-    const page = await dynamodb.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': { S: range.PK }, ':from': { S: range.from }, ':to': { S: range.to } },
-        ConsistentRead: true,
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      const parsed = parseAccountSortKey(item.SK!.S!);
-      if (parsed?.kind !== 'usage') continue;
-      const day = (days[parsed.day] ??= {});
-      for (const [name, value] of Object.entries(item)) {
-        if (value.N !== undefined && name !== 'ttl') day[name] = (day[name] ?? 0) + Number(value.N);
-      }
-    }
-    start = page.LastEvaluatedKey;
-  } while (start !== undefined);
+  for (const record of records) {
+    if (record.kind !== 'usage') continue;
+    const day = (days[record.day] ??= {});
+    for (const [metric, value] of Object.entries(record.metrics)) day[metric] = (day[metric] ?? 0) + value;
+  }
   return days;
 }
 

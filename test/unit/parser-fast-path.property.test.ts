@@ -4,7 +4,8 @@ import { FieldLayout, isValidTime, parseByteCount } from '../../src/domain/cloud
 import { isValidDay } from '../../src/domain/days';
 import { LogCounter } from '../../src/domain/log-counter';
 import { compileRules, metricNames, validateMetricRules } from '../../src/domain/metric-rules';
-import { UNATTRIBUTED, UsageTally } from '../../src/domain/usage-tally';
+import { UNATTRIBUTED } from '../../src/domain/account-id';
+import { UsageTally } from '../../src/domain/usage-tally';
 
 /**
  * The counter splits out only the columns something reads and checks date, time and
