@@ -6,7 +6,7 @@
 import { UpdateItemCommand, type AttributeValue, type DynamoDBClient, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { usageKey } from '../src/domain/keys';
 import type { LogObjectRef } from '../src/domain/log-object';
-import type { Increment, IncrementOutcome, LedgerEntry, UsageStore } from '../src/domain/usage-store';
+import type { AttemptRecord, Increment, IncrementOutcome, LedgerEntry, ObjectState, UsageStore } from '../src/domain/usage-store';
 
 /** Key of the counter item an increment moves: the same shard item Tally writes. */
 export function counterKey(increment: Pick<Increment, 'account' | 'day' | 'shard'>): Record<string, AttributeValue> {
@@ -43,7 +43,7 @@ export class PlainAddStore implements UsageStore {
     private readonly options: {
       client: DynamoDBClient;
       tableName: string;
-      ledger?: Pick<UsageStore, 'findLedger' | 'writeLedger'>;
+      ledger?: Pick<UsageStore, 'findLedger' | 'writeLedger' | 'findObject' | 'recordAttempt'>;
     },
   ) {}
 
@@ -54,6 +54,14 @@ export class PlainAddStore implements UsageStore {
 
   async findLedger(ref: LogObjectRef): Promise<LedgerEntry | undefined> {
     return this.options.ledger?.findLedger(ref);
+  }
+
+  async findObject(ref: LogObjectRef): Promise<ObjectState> {
+    return (await this.options.ledger?.findObject(ref)) ?? { attempts: [] };
+  }
+
+  async recordAttempt(ref: LogObjectRef, attempt: AttemptRecord): Promise<void> {
+    await this.options.ledger?.recordAttempt(ref, attempt);
   }
 
   async writeLedger(entry: LedgerEntry): Promise<void> {

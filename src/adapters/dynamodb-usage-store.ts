@@ -2,21 +2,37 @@ import {
   ConditionalCheckFailedException,
   GetItemCommand,
   PutItemCommand,
+  QueryCommand,
   UpdateItemCommand,
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { TallyError } from '../domain/errors';
-import { ledgerKey, usageKey } from '../domain/keys';
+import { ATTEMPT_PREFIX, attemptKey, ledgerKey, parseAttemptSortKey, usageKey } from '../domain/keys';
 import type { LogObjectRef } from '../domain/log-object';
-import type { Increment, IncrementOutcome, LedgerEntry, UsageStore } from '../domain/usage-store';
-import { growingUpdate, historyState, rollingUpdate, type HistoryUpdateOptions } from './history-update';
+import type {
+  ApplyOptions,
+  AttemptRecord,
+  Increment,
+  IncrementOutcome,
+  LedgerEntry,
+  ObjectState,
+  UsageStore,
+} from '../domain/usage-store';
+import { historyUpdate, nextForm, observeWrite, type HistoryForm, type HistoryObservation, type HistoryUpdateOptions } from './history-update';
+
+/** Keys per attempt item: 20,000 x 16 bytes stays far under the 400 KB item limit. */
+const KEYS_PER_ATTEMPT_ITEM = 20_000;
 
 export interface DynamoUsageStoreOptions {
   readonly client: DynamoDBClient;
   readonly tableName: string;
   /** Keys kept per shard item; the default keeps an item under 1 KB. */
   readonly historyCap: number;
+  /** Keys a shard's history may grow to while its oldest key is younger than the retention (default: the cap). */
+  readonly historyMaxKeys?: number;
+  /** Seconds every key is kept at least, below `historyMaxKeys` (default 0: roll at the cap). */
+  readonly retentionSeconds?: number;
   /** Ledger items expire this many days after they are written. */
   readonly ledgerTtlDays: number;
   readonly clock?: () => Date;
@@ -25,9 +41,11 @@ export interface DynamoUsageStoreOptions {
    * here (for metrics, `tally plan` checks and benchmarks).
    */
   readonly onCapacity?: (operation: 'increment' | 'ledger', writeUnits: number) => void;
+  /** Told what each applied increment learned about its shard's history (size, age of a dropped key). */
+  readonly onHistory?: (observation: HistoryObservation) => void;
 }
 
-/** Shards known to be full are remembered so their next increment goes straight to the rolling form. */
+/** The form each shard last took is remembered so its next increment usually needs one request. */
 const FULL_HINTS_LIMIT = 10_000;
 /** Form switches allowed per increment; more means the item changes under us faster than we can write. */
 const MAX_FORM_SWITCHES = 4;
@@ -40,49 +58,129 @@ export class DynamoUsageStore implements UsageStore {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
   private readonly historyCap: number;
+  private readonly historyMaxKeys: number;
+  private readonly retentionSeconds: number;
   private readonly ledgerTtlDays: number;
   private readonly clock: () => Date;
-  private readonly fullShards = new Set<string>();
+  private readonly shapes = new Map<string, HistoryForm>();
   private readonly onCapacity: DynamoUsageStoreOptions['onCapacity'];
+  private readonly onHistory: DynamoUsageStoreOptions['onHistory'];
 
   constructor(options: DynamoUsageStoreOptions) {
     this.client = options.client;
     this.tableName = options.tableName;
     this.historyCap = options.historyCap;
+    this.historyMaxKeys = Math.max(options.historyCap, options.historyMaxKeys ?? options.historyCap);
+    this.retentionSeconds = options.retentionSeconds ?? 0;
     this.ledgerTtlDays = options.ledgerTtlDays;
     this.clock = options.clock ?? (() => new Date());
     this.onCapacity = options.onCapacity;
+    this.onHistory = options.onHistory;
   }
 
   private get capacityRequest(): { ReturnConsumedCapacity?: 'TOTAL' } {
     return this.onCapacity === undefined ? {} : { ReturnConsumedCapacity: 'TOTAL' };
   }
 
-  async applyIncrement(increment: Increment): Promise<IncrementOutcome> {
+  async applyIncrement(increment: Increment, apply: ApplyOptions = {}): Promise<IncrementOutcome> {
     const shardId = `${increment.account}\u0000${increment.day}\u0000${increment.shard}`;
     const options: HistoryUpdateOptions = {
       tableName: this.tableName,
       cap: this.historyCap,
-      now: this.clock().toISOString(),
+      maxKeys: this.historyMaxKeys,
+      retentionSeconds: this.retentionSeconds,
+      now: this.clock(),
+      ...(apply.verifySince === undefined ? {} : { verifySince: apply.verifySince }),
     };
-    let rolling = this.fullShards.has(shardId);
+    let form = this.shapes.get(shardId) ?? 'grow';
     for (let attempt = 0; attempt <= MAX_FORM_SWITCHES; attempt++) {
-      const input = rolling ? rollingUpdate(increment, options) : growingUpdate(increment, options);
       try {
-        const output = await this.client.send(new UpdateItemCommand({ ...input, ...this.capacityRequest }));
+        const output = await this.client.send(new UpdateItemCommand({ ...historyUpdate(form, increment, options), ...this.capacityRequest }));
         this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
-        if (!rolling && (output.Attributes?.h?.L?.length ?? 0) >= this.historyCap) this.rememberShape(shardId, true);
+        const observation = observeWrite(form, output.Attributes, increment.day, options);
+        this.onHistory?.(observation);
+        // The write that fills a history to the cap sends the next one straight to the rolling form.
+        this.rememberShape(shardId, form === 'grow' && observation.keys >= this.historyCap ? 'roll' : form);
         return 'applied';
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        const state = historyState(error.Item, increment.key, this.historyCap);
-        if (state === 'duplicate') return 'duplicate';
-        rolling = state === 'full';
-        this.rememberShape(shardId, rolling);
+        const verdict = nextForm(error.Item, increment.key, { ...options, day: increment.day });
+        if (verdict.kind !== 'retry') return verdict.kind;
+        form = verdict.form;
+        this.rememberShape(shardId, form);
       }
     }
     const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
     throw new TallyError(`increment on ${key.PK} ${key.SK} kept failing its condition; retry later`);
+  }
+
+  async findObject(ref: LogObjectRef): Promise<ObjectState> {
+    const pk = ledgerKey(ref).PK;
+    // `#DONE` sorts before every `#TRY#` item: one item read answers "new" or "done".
+    const first = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': { S: pk } },
+        ConsistentRead: true,
+        Limit: 1,
+      }),
+    );
+    const head = first.Items?.[0];
+    if (head === undefined) return { attempts: [] };
+    if (head.SK?.S === ledgerKey(ref).SK) return { done: ledgerFromItem(head, ref), attempts: [] };
+    return { attempts: await this.readAttempts(pk) };
+  }
+
+  private async readAttempts(pk: string): Promise<AttemptRecord[]> {
+    const byId = new Map<string, { startedAt: string; state: AttemptRecord['state']; reason?: string; applied: Uint8Array[] }>();
+    let exclusiveStartKey: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :try)',
+          ExpressionAttributeValues: { ':pk': { S: pk }, ':try': { S: ATTEMPT_PREFIX } },
+          ConsistentRead: true,
+          ...(exclusiveStartKey === undefined ? {} : { ExclusiveStartKey: exclusiveStartKey }),
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const parsed = parseAttemptSortKey(item.SK?.S ?? '');
+        if (parsed === undefined) continue;
+        const record = byId.get(parsed.attemptId) ?? { startedAt: item.startedAt?.S ?? '', state: 'started', applied: [] };
+        if (item.state?.S === 'failed') record.state = 'failed';
+        if (item.reason?.S !== undefined) record.reason = item.reason.S;
+        record.applied.push(...(item.applied?.BS ?? []));
+        byId.set(parsed.attemptId, record);
+      }
+      exclusiveStartKey = page.LastEvaluatedKey;
+    } while (exclusiveStartKey !== undefined);
+    return [...byId].map(([id, record]) => ({ id, ...record }));
+  }
+
+  async recordAttempt(ref: LogObjectRef, attempt: AttemptRecord): Promise<void> {
+    const expires = Math.floor(this.clock().getTime() / 1000) + this.ledgerTtlDays * 86_400;
+    const parts = Math.max(1, Math.ceil(attempt.applied.length / KEYS_PER_ATTEMPT_ITEM));
+    for (let part = 0; part < parts; part++) {
+      const key = attemptKey(ref, attempt.id, part);
+      const keys = attempt.applied.slice(part * KEYS_PER_ATTEMPT_ITEM, (part + 1) * KEYS_PER_ATTEMPT_ITEM);
+      await this.client.send(
+        new PutItemCommand({
+          TableName: this.tableName,
+          Item: {
+            PK: { S: key.PK },
+            SK: { S: key.SK },
+            startedAt: { S: attempt.startedAt },
+            state: { S: attempt.state },
+            ...(attempt.reason === undefined ? {} : { reason: { S: attempt.reason.slice(0, 1000) } }),
+            // A binary set: DynamoDB refuses an empty one, and duplicates collapse.
+            ...(keys.length === 0 ? {} : { applied: { BS: keys as Uint8Array[] } }),
+            ttl: { N: String(expires) },
+          },
+        }),
+      );
+    }
   }
 
   async findLedger(ref: LogObjectRef): Promise<LedgerEntry | undefined> {
@@ -121,6 +219,8 @@ export class DynamoUsageStore implements UsageStore {
           increments: { N: String(entry.increments) },
           applied: { N: String(entry.applied) },
           duplicates: { N: String(entry.duplicates) },
+          ...(entry.resumed ? { resumed: { N: String(entry.resumed) } } : {}),
+          ...(entry.unverified?.length ? { unverified: { S: JSON.stringify(entry.unverified) } } : {}),
           processedAt: { S: entry.processedAt },
           ttl: { N: String(expires) },
         },
@@ -129,13 +229,13 @@ export class DynamoUsageStore implements UsageStore {
     this.onCapacity?.('ledger', output.ConsumedCapacity?.CapacityUnits ?? 0);
   }
 
-  private rememberShape(shardId: string, full: boolean): void {
-    if (!full) {
-      this.fullShards.delete(shardId);
+  private rememberShape(shardId: string, form: HistoryForm): void {
+    if (form === 'grow') {
+      this.shapes.delete(shardId);
       return;
     }
-    if (this.fullShards.size >= FULL_HINTS_LIMIT) this.fullShards.clear();
-    this.fullShards.add(shardId);
+    if (this.shapes.size >= FULL_HINTS_LIMIT) this.shapes.clear();
+    this.shapes.set(shardId, form);
   }
 }
 
@@ -156,6 +256,8 @@ function ledgerFromItem(item: Record<string, AttributeValue>, ref: LogObjectRef)
     increments: numberOf(item.increments),
     applied: numberOf(item.applied),
     duplicates: numberOf(item.duplicates),
+    ...(item.resumed === undefined ? {} : { resumed: numberOf(item.resumed) }),
+    ...(item.unverified?.S === undefined ? {} : { unverified: JSON.parse(item.unverified.S) as LedgerEntry['unverified'] }),
     processedAt: item.processedAt?.S ?? '',
   };
 }

@@ -1,6 +1,6 @@
 import { ledgerKey, usageKey } from '../domain/keys';
 import type { LogObjectRef } from '../domain/log-object';
-import type { Increment, IncrementOutcome, LedgerEntry, UsageStore } from '../domain/usage-store';
+import type { AttemptRecord, Increment, IncrementOutcome, LedgerEntry, ObjectState, UsageStore } from '../domain/usage-store';
 
 interface ShardItem {
   history: Uint8Array[];
@@ -15,6 +15,7 @@ interface ShardItem {
 export class MemoryUsageStore implements UsageStore {
   readonly shards = new Map<string, ShardItem>();
   readonly ledger = new Map<string, LedgerEntry>();
+  readonly attempts = new Map<string, Map<string, AttemptRecord>>();
 
   constructor(private readonly historyCap = 48) {}
 
@@ -35,6 +36,18 @@ export class MemoryUsageStore implements UsageStore {
 
   async findLedger(ref: LogObjectRef): Promise<LedgerEntry | undefined> {
     return this.ledger.get(ledgerKey(ref).PK);
+  }
+
+  async findObject(ref: LogObjectRef): Promise<ObjectState> {
+    const done = this.ledger.get(ledgerKey(ref).PK);
+    return done !== undefined ? { done, attempts: [] } : { attempts: [...(this.attempts.get(ledgerKey(ref).PK)?.values() ?? [])] };
+  }
+
+  async recordAttempt(ref: LogObjectRef, attempt: AttemptRecord): Promise<void> {
+    const id = ledgerKey(ref).PK;
+    const attempts = this.attempts.get(id) ?? new Map<string, AttemptRecord>();
+    attempts.set(attempt.id, attempt);
+    this.attempts.set(id, attempts);
   }
 
   async writeLedger(entry: LedgerEntry): Promise<void> {

@@ -12,6 +12,7 @@ import type { LogObjectRef } from './log-object';
  * PK ACCT#acme   SK DAY#2026-11-21#A#<id>      an adjustment on that day
  * PK ACCT#acme   SK ADJID#<id>                 reserves an adjustment id (any day)
  * PK OBJ#<bucket>/<key>#<etag>  SK #DONE       object ledger
+ * PK OBJ#<bucket>/<key>#<etag>  SK #TRY#<id>#<n>  an unfinished attempt's progress (sorts after #DONE)
  * ```
  */
 export interface TableKey {
@@ -72,4 +73,18 @@ export function parseAccountSortKey(sk: string): AccountItem | undefined {
 /** Key of the ledger item that says every increment of `ref` was applied. */
 export function ledgerKey(ref: LogObjectRef): TableKey {
   return { PK: `OBJ#${ref.bucket}/${ref.key}#${ref.etag}`, SK: '#DONE' };
+}
+
+/** Sort-key prefix of the attempt items of an object (after `#DONE` in key order). */
+export const ATTEMPT_PREFIX = '#TRY#';
+
+/** Key of part `part` of attempt `attemptId`'s progress on `ref`. */
+export function attemptKey(ref: LogObjectRef, attemptId: string, part: number): TableKey {
+  return { PK: ledgerKey(ref).PK, SK: `${ATTEMPT_PREFIX}${attemptId}#${part}` };
+}
+
+/** Reads the attempt id and part of a sort key written by {@link attemptKey}. */
+export function parseAttemptSortKey(sk: string): { attemptId: string; part: number } | undefined {
+  const match = /^#TRY#(.+)#(\d+)$/.exec(sk);
+  return match ? { attemptId: match[1]!, part: Number(match[2]) } : undefined;
 }

@@ -1,4 +1,4 @@
-import { APPEND_INDEX, growingUpdate, historyState, rollingUpdate } from '../../src/adapters/history-update';
+import { APPEND_INDEX, historyMinute, historyUpdate, nextForm, observeWrite } from '../../src/adapters/history-update';
 import { isValidAccountId } from '../../src/domain/account-id';
 import { ValidationError } from '../../src/domain/errors';
 import { incrementKey, keyHex } from '../../src/domain/idempotency-key';
@@ -57,32 +57,77 @@ describe('table keys', () => {
 
 describe('rolling-history update expressions', () => {
   const increment = { account: 'acme', day: '2026-11-21', shard: 1, key: new Uint8Array(12).fill(7), metrics: { requests: 3, bytes: 10, authorization_requests: 0 } };
-  const options = { tableName: 'usage', cap: 48, now: '2026-11-21T00:00:00.000Z' };
+  const options = { tableName: 'usage', cap: 48, maxKeys: 480, retentionSeconds: 2400, now: new Date('2026-11-21T10:00:30.000Z') };
 
-  it('appends with list_append while the history has room, guarded by NOT contains', () => {
-    const input = growingUpdate(increment, options);
+  it('appends key and minute with list_append while the history has room or its oldest key is young, guarded by NOT contains', () => {
+    const input = historyUpdate('grow', increment, options);
 
-    expect(input.UpdateExpression).toBe('SET #h = list_append(if_not_exists(#h, :empty), :kl), #u = :now ADD #m0 :m0, #m1 :m1');
-    expect(input.ConditionExpression).toBe('(attribute_not_exists(#h) OR size(#h) < :cap) AND NOT contains(#h, :k)');
+    expect(input.UpdateExpression).toBe(
+      'SET #h = list_append(if_not_exists(#h, :empty), :kl), #t = list_append(if_not_exists(#t, :empty), :tml), #u = :now ADD #m0 :m0, #m1 :m1',
+    );
+    expect(input.ConditionExpression).toBe(
+      '(attribute_not_exists(#h) OR size(#h) < :cap OR (size(#h) < :max AND #t[0] >= :cutoff)) AND NOT contains(#h, :k)',
+    );
+    expect(input.ExpressionAttributeValues?.[':tml']).toEqual({ L: [{ N: '600' }] });
+    expect(input.ExpressionAttributeValues?.[':cutoff']).toEqual({ N: '560' });
     expect(input.ReturnValuesOnConditionCheckFailure).toBe('ALL_OLD');
     expect(input.Key).toEqual({ PK: { S: 'ACCT#acme' }, SK: { S: 'DAY#2026-11-21#S#01' } });
   });
 
-  it('rolls with SET h[big] and REMOVE h[0], never the overlapping list_append form', () => {
-    const input = rollingUpdate(increment, options);
+  it('rolls with SET h[big] and REMOVE h[0] only past the retention or at max, never the overlapping list_append form', () => {
+    const input = historyUpdate('roll', increment, options);
 
-    expect(input.UpdateExpression).toBe(`SET #h[${APPEND_INDEX}] = :k, #u = :now REMOVE #h[0] ADD #m0 :m0, #m1 :m1`);
+    expect(input.UpdateExpression).toBe(
+      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #r = :tm, #u = :now REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`,
+    );
     expect(input.UpdateExpression).not.toMatch(/list_append\(#h, .*REMOVE/);
-    expect(input.ConditionExpression).toBe('size(#h) >= :cap AND NOT contains(#h, :k)');
+    expect(input.ConditionExpression).toBe('size(#h) >= :cap AND (#t[0] < :cutoff OR size(#h) >= :max) AND NOT contains(#h, :k)');
   });
 
-  it('reads a failed condition as duplicate, full or room', () => {
+  it('rolls at the cap whatever the age when retention is off', () => {
+    expect(historyUpdate('roll', increment, { ...options, retentionSeconds: 0 }).ConditionExpression).toBe(
+      'size(#h) >= :cap AND NOT contains(#h, :k)',
+    );
+  });
+
+  it('adds the proof that the history reaches back in verified mode', () => {
+    const input = historyUpdate('grow', increment, { ...options, verifySince: new Date('2026-11-21T09:00:00Z') });
+
+    expect(input.ConditionExpression).toMatch(/AND \(attribute_not_exists\(#h\) OR \(attribute_exists\(#t\) AND attribute_not_exists\(#r\)\) OR #t\[0\] < :since\)$/);
+    expect(input.ExpressionAttributeValues?.[':since']).toEqual({ N: '540' });
+  });
+
+  it('reads a failed condition as duplicate, the form that fits, or unverifiable', () => {
     const key = new Uint8Array([1, 2, 3]);
     const other = { B: new Uint8Array([9, 9, 9]) };
+    const at = (minute: number) => ({ N: String(minute) });
+    const base = { cap: 2, maxKeys: 4, retentionSeconds: 2400, now: options.now, day: '2026-11-21' };
 
-    expect(historyState({ h: { L: [other, { B: new Uint8Array([1, 2, 3]) }] } }, key, 2)).toBe('duplicate');
-    expect(historyState({ h: { L: [other, other] } }, key, 2)).toBe('full');
-    expect(historyState({ h: { L: [other] } }, key, 2)).toBe('room');
-    expect(historyState(undefined, key, 2)).toBe('room');
+    expect(nextForm({ h: { L: [other, { B: key }] }, t: { L: [at(1), at(2)] } }, key, base)).toEqual({ kind: 'duplicate' });
+    expect(nextForm(undefined, key, base)).toEqual({ kind: 'retry', form: 'grow' });
+    expect(nextForm({ h: { L: [other] }, t: { L: [at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'grow' });
+    expect(nextForm({ h: { L: [other, other] }, t: { L: [at(500), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll' });
+    expect(nextForm({ h: { L: [other, other] }, t: { L: [at(590), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'grow' });
+    expect(nextForm({ h: { L: [other, other, other, other] }, t: { L: [at(599), at(599), at(599), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll' });
+    expect(nextForm({ h: { L: [other, other] } }, key, base)).toEqual({ kind: 'retry', form: 'adopt' });
+    const since = new Date('2026-11-21T09:00:00Z');
+    expect(nextForm({ h: { L: [other] }, t: { L: [at(590)] }, r: at(590) }, key, { ...base, verifySince: since })).toEqual({ kind: 'unverifiable' });
+    expect(nextForm({ h: { L: [other] }, t: { L: [at(530)] }, r: at(590) }, key, { ...base, verifySince: since })).toEqual({ kind: 'retry', form: 'grow' });
+    expect(nextForm({ h: { L: [other] }, t: { L: [at(590)] } }, key, { ...base, verifySince: since })).toEqual({ kind: 'retry', form: 'grow' });
+    expect(nextForm({ h: { L: [other] } }, key, { ...base, verifySince: since })).toEqual({ kind: 'unverifiable' });
+  });
+
+  it('learns from a rolling write how long the dropped key was kept, and whether it was forced out early', () => {
+    const old = (minute: number) => ({ h: { L: [{ B: new Uint8Array(1) }, { B: new Uint8Array(1) }] }, t: { L: [{ N: String(minute) }, { N: '600' }] } });
+
+    expect(observeWrite('roll', old(500), '2026-11-21', options)).toEqual({ keys: 2, droppedAgeSeconds: 6030, forced: false });
+    expect(observeWrite('roll', old(590), '2026-11-21', options)).toEqual({ keys: 2, droppedAgeSeconds: 630, forced: true });
+    expect(observeWrite('grow', old(590), '2026-11-21', options)).toEqual({ keys: 3, forced: false });
+  });
+
+  it('counts history minutes from the start of the shard day', () => {
+    expect(historyMinute('2026-11-21', new Date('2026-11-21T00:00:59Z'))).toBe(0);
+    expect(historyMinute('2026-11-21', new Date('2026-11-22T00:01:00Z'))).toBe(1441);
+    expect(historyMinute('2026-11-21', new Date('2026-11-20T23:59:00Z'))).toBe(-1);
   });
 });
