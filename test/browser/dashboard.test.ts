@@ -269,6 +269,8 @@ describe('dashboard in Chromium', () => {
       expect(await page.locator('#days-table tbody tr.in-progress').count()).toBe(1);
       await expect(page.locator('#chart-note').textContent()).resolves.toContain('The hatched bar is today (UTC), still in progress.');
       await expect(page.locator('#chart').getAttribute('aria-label')).resolves.toContain("Today's bar is still in progress.");
+      await row.scrollIntoViewIfNeeded();
+      await page.locator('#days-table').locator('xpath=ancestor::section[1]').screenshot({ path: join(OUTPUT, 'dashboard-today-row.png') });
     });
 
     it('shows the latest day in the chart legend before any hover', async () => {
@@ -282,6 +284,9 @@ describe('dashboard in Chromium', () => {
     });
 
     it('keeps the totals footer in view while the table scrolls', async () => {
+      // Scrolled to its first day, the table's last rows are out of its view; the totals must not be.
+      await page.locator('#days-table tbody tr').first().scrollIntoViewIfNeeded();
+
       const layout = await page.$eval('#days-table', (table: PageNode) => {
         const wrap = table.closest('.table-wrap')!;
         const foot = table.querySelector('tfoot')!.getBoundingClientRect();
@@ -292,7 +297,6 @@ describe('dashboard in Chromium', () => {
       expect(layout.scrolls).toBe(true);
       expect(layout.footTop).toBeGreaterThanOrEqual(layout.boxTop);
       expect(layout.footBottom).toBeLessThanOrEqual(layout.boxBottom);
-      await page.locator('#days-table').scrollIntoViewIfNeeded();
       await page.locator('#days-table').locator('xpath=ancestor::section[1]').screenshot({ path: join(OUTPUT, 'dashboard-table-footer.png') });
     });
 
