@@ -19,13 +19,8 @@ await build({
   logLevel: 'warning',
 });
 
-// The dashboard is static: its files plus uPlot (and its licence), deployable as they
-// are to any static host; `npm start` serves this directory too.
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
+// The dashboard: its files, its lib/ compiled with the domain rules it shares, uPlot.
+// `npm start` serves dist/dashboard too.
+import { buildDashboard } from './build-dashboard.mjs';
 
-rmSync('dist/dashboard', { recursive: true, force: true });
-cpSync('src/dashboard', 'dist/dashboard', { recursive: true });
-mkdirSync('dist/dashboard/vendor', { recursive: true });
-for (const file of ['dist/uPlot.iife.min.js', 'dist/uPlot.min.css', 'LICENSE']) {
-  cpSync(`node_modules/uplot/${file}`, `dist/dashboard/vendor/${file.replace('dist/', '').replace('LICENSE', 'uPlot.LICENSE')}`);
-}
+await buildDashboard();

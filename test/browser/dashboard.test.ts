@@ -1,4 +1,6 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -9,7 +11,7 @@ import { mintToken } from '../../src/adapters/jwt-tokens';
 import { addDays, dayOf } from '../../src/domain/days';
 import { adjustmentItemKey } from '../../src/domain/keys';
 import { startApiServer, type ApiServer } from '../../src/local/api-server';
-import { createLocalUsageApiDeps, dashboardMounts } from '../../src/local/local-usage-api';
+import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
 import { generateLog } from '../../src/local/log-generator';
 import { putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 import { TEST_SECRET } from '../support/tokens';
@@ -23,17 +25,27 @@ const today = dayOf(new Date());
 const acme = uniqueId('acme');
 const globex = uniqueId('globex');
 const quiet = uniqueId('quiet');
+const initech = uniqueId('initech');
+/** A correction on initech's bytes, larger than a quiet day's traffic: it must get a negative axis. */
+const BYTES_CORRECTION = -150_000;
 
 let server: ApiServer;
 let browser: Browser;
+let built: string | undefined;
 
 // Functions passed to page.evaluate run in Chromium. The project compiles without the
 // DOM library, so the few browser shapes they touch are declared here, for this file only.
 interface PageNode {
   readonly textContent: string | null;
   readonly hidden: boolean;
+  readonly className: string;
+  readonly scrollHeight: number;
+  readonly clientHeight: number;
   getAttribute(name: string): string | null;
+  querySelector(selector: string): PageNode | null;
+  closest(selector: string): PageNode | null;
   querySelectorAll(selector: string): PageNodeList;
+  getBoundingClientRect(): { top: number; bottom: number };
 }
 interface PageNodeList {
   readonly length: number;
@@ -78,13 +90,16 @@ async function signIn(page: Page, token: string) {
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
-/** The days table as the user sees it: one object per row, numbers read from the cells' text. */
+/**
+ * The days table as the user sees it: one object per row, numbers read from the cells'
+ * text, or from their hover title where the text is rounded (bytes in units).
+ */
 async function tableRows(page: Page) {
   return page.$$eval('#days-table tbody tr', (rows: PageNode[]) =>
     rows.map((row) => {
       const cells: Record<string, number> = {};
       row.querySelectorAll('td').forEach((td) => {
-        cells[td.getAttribute('data-metric')!] = Number(td.textContent!.replace(/[^\d-]/g, ''));
+        cells[td.getAttribute('data-metric')!] = Number((td.getAttribute('title') ?? td.textContent!).replace(/[^\d-]/g, ''));
       });
       return { day: row.getAttribute('data-period'), metrics: cells };
     }),
@@ -103,6 +118,7 @@ beforeAll(async () => {
       accounts: [
         { id: acme, weight: 4 },
         { id: globex, weight: 1 },
+        { id: initech, weight: 2 },
       ],
       lines: 60 + back * 7,
     });
@@ -110,23 +126,14 @@ beforeAll(async () => {
   }
   const result = await ingestBatch({ Records: refs.map((ref) => s3NotificationMessage(ref)) }, testIngestDeps({ TALLY_METRICS: METRICS }));
   expect(result.batchItemFailures).toEqual([]);
-  const adjustment = adjustmentItemKey({ accountId: acme, day: addDays(today, -3), adjustmentId: 'INC-7' });
-  await testClients(info).dynamodb.send(
-    new PutItemCommand({
-      TableName: info.table,
-      Item: {
-        PK: { S: adjustment.PK },
-        SK: { S: adjustment.SK },
-        metric: { S: 'requests' },
-        delta: { N: '-12' },
-        reason: { S: 'synthetic monitoring traffic' },
-        createdAt: { S: new Date().toISOString() },
-      },
-    }),
-  );
+  await putAdjustment(acme, addDays(today, -3), 'INC-7', 'requests', -12, 'synthetic monitoring traffic');
+  await putAdjustment(initech, addDays(today, -4), 'INC-9', 'bytes', BYTES_CORRECTION, 'origin error pages refunded');
 
   const deps = await createLocalUsageApiDeps(info, TEST_SECRET, silentLog, { TALLY_METRICS: METRICS });
-  server = await startApiServer({ handler: (event) => handleUsageApiRequest(event, deps), mounts: dashboardMounts() });
+  // The dashboard as the build ships it (native modules, lib/ compiled with the domain rules).
+  built = mkdtempSync(join(tmpdir(), 'tally-dashboard-'));
+  execFileSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'build-dashboard.mjs'), built]);
+  server = await startApiServer({ handler: (event) => handleUsageApiRequest(event, deps), mounts: [{ urlPrefix: '/', dir: built }] });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -137,13 +144,40 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
+  if (built) rmSync(built, { recursive: true, force: true });
 });
+
+/** An operator's correction, written as `tally adjust` writes it. */
+async function putAdjustment(accountId: string, day: string, adjustmentId: string, metric: string, delta: number, reason: string) {
+  const key = adjustmentItemKey({ accountId, day, adjustmentId });
+  await testClients(info).dynamodb.send(
+    new PutItemCommand({
+      TableName: info.table,
+      Item: {
+        PK: { S: key.PK },
+        SK: { S: key.SK },
+        metric: { S: metric },
+        delta: { N: String(delta) },
+        reason: { S: reason },
+        createdAt: { S: new Date().toISOString() },
+      },
+    }),
+  );
+}
+
+/** Fails the test on any script error in the page (a module that does not load, say). */
+function watchErrors(page: Page): Error[] {
+  const errors: Error[] = [];
+  page.on('pageerror', (error) => errors.push(error));
+  return errors;
+}
 
 describe('dashboard in Chromium', () => {
   it('signs in with a minted token, draws the chart, shows the API numbers, downloads CSV', async () => {
     const token = await mintToken(TEST_SECRET, { accounts: [acme, globex], ttlSeconds: 600, subject: 'browser-test' });
     const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
     const page = await context.newPage();
+    const errors = watchErrors(page);
 
     await signIn(page, token);
     await page.waitForSelector('#days-table tbody tr');
@@ -202,7 +236,94 @@ describe('dashboard in Chromium', () => {
     expect(page.url()).not.toContain(token.slice(-20));
     expect(await page.evaluate(() => sessionStorage.getItem('tally.token'))).toBe(token);
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(errors).toEqual([]);
     await context.close();
+  });
+
+  describe('details a reader relies on', () => {
+    let context: Awaited<ReturnType<Browser['newContext']>>;
+    let page: Page;
+    let errors: Error[];
+    let report: Report & { measuredTotals: Record<string, number> };
+
+    beforeAll(async () => {
+      const token = await mintToken(TEST_SECRET, { accounts: [initech], ttlSeconds: 600 });
+      report = (await apiReport(token, initech, 30)) as typeof report;
+      context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+      page = await context.newPage();
+      errors = watchErrors(page);
+      await signIn(page, token);
+      await page.waitForSelector('#days-table tbody tr');
+    });
+
+    afterAll(async () => {
+      expect(errors).toEqual([]);
+      await context?.close();
+    });
+
+    it("marks today's partial day as in progress in the table and the chart", async () => {
+      const row = page.locator(`#days-table tbody tr[data-period="${today}"]`);
+
+      await expect(row.getAttribute('class')).resolves.toContain('in-progress');
+      await expect(row.locator('th').textContent()).resolves.toContain('in progress');
+      expect(await page.locator('#days-table tbody tr.in-progress').count()).toBe(1);
+      await expect(page.locator('#chart-note').textContent()).resolves.toContain('The hatched bar is today (UTC), still in progress.');
+      await expect(page.locator('#chart').getAttribute('aria-label')).resolves.toContain("Today's bar is still in progress.");
+      await row.scrollIntoViewIfNeeded();
+      await page.locator('#days-table').locator('xpath=ancestor::section[1]').screenshot({ path: join(OUTPUT, 'dashboard-today-row.png') });
+    });
+
+    it('shows the latest day in the chart legend before any hover', async () => {
+      const legend = await page.locator('#chart .u-legend .u-value').allTextContents();
+
+      expect(legend).not.toContain('—');
+      expect(legend[0]).toMatch(/\(today, in progress\)$/);
+      const latest = report.days[report.days.length - 1]!;
+      expect(latest.day).toBe(today);
+      expect(legend[1]).toBe(`${latest.metrics.requests!.toLocaleString('en-US')} so far`);
+    });
+
+    it('keeps the totals footer in view while the table scrolls', async () => {
+      // Scrolled to its first day, the table's last rows are out of its view; the totals must not be.
+      await page.locator('#days-table tbody tr').first().scrollIntoViewIfNeeded();
+
+      const layout = await page.$eval('#days-table', (table: PageNode) => {
+        const wrap = table.closest('.table-wrap')!;
+        const foot = table.querySelector('tfoot')!.getBoundingClientRect();
+        const box = wrap.getBoundingClientRect();
+        return { scrolls: wrap.scrollHeight > wrap.clientHeight, footTop: foot.top, footBottom: foot.bottom, boxTop: box.top, boxBottom: box.bottom };
+      });
+
+      expect(layout.scrolls).toBe(true);
+      expect(layout.footTop).toBeGreaterThanOrEqual(layout.boxTop);
+      expect(layout.footBottom).toBeLessThanOrEqual(layout.boxBottom);
+      await page.locator('#days-table').locator('xpath=ancestor::section[1]').screenshot({ path: join(OUTPUT, 'dashboard-table-footer.png') });
+    });
+
+    it('shows bytes in readable units in cards and table, the exact value on hover', async () => {
+      await page.getByLabel('Metric').selectOption('bytes');
+      await page.waitForFunction(() => document.getElementById('chart-title')!.textContent === 'Bytes per day');
+
+      const cells = await page.$$eval('#days-table td[data-metric="bytes"]', (tds: PageNode[]) =>
+        tds.map((td) => ({ text: td.textContent, title: td.getAttribute('title'), value: Number(td.getAttribute('data-value')) })),
+      );
+      expect(cells.length).toBe(33); // 30 days; measured total, adjustments, total
+      for (const cell of cells) {
+        expect(cell.text).toMatch(/^-?\d+(\.\d)? (B|KB|MB|GB)$/);
+        expect(cell.title).toBe(`${cell.value.toLocaleString('en-US')} bytes`);
+      }
+      expect(cells.some((cell) => /KB|MB|GB/.test(cell.text!))).toBe(true);
+      await expect(page.locator('#stat-total .stat-value').getAttribute('title')).resolves.toBe(`${report.totals.bytes!.toLocaleString('en-US')} bytes`);
+      await expect(page.locator('#adjustments-table tbody td.num').getAttribute('title')).resolves.toBe(`${BYTES_CORRECTION.toLocaleString('en-US')} bytes`);
+    });
+
+    it('gives the bytes axis a labelled negative range for a negative adjustment', async () => {
+      const ticks = (await page.locator('#chart').getAttribute('data-y-ticks'))!.split('|');
+
+      expect(ticks).toContain('0 B');
+      expect(ticks[0]).toMatch(/^-\d+(\.\d)? (B|KB|MB)$/);
+      await page.screenshot({ path: join(OUTPUT, 'dashboard-details.png'), fullPage: true });
+    });
   });
 
   it('works at phone width', async () => {

@@ -84,9 +84,12 @@ describe('dashboard publisher (local osls plugin)', () => {
   beforeEach(async () => {
     root = mkdtempSync(path.join(tmpdir(), 'tally-dashboard-'));
     built = path.join(root, 'dashboard');
+    // The built layout: the page, its ES modules, the compiled lib/ and vendor/.
     mkdirSync(path.join(built, 'vendor'), { recursive: true });
-    writeFileSync(path.join(built, 'index.html'), '<!doctype html><title>Tally</title>');
-    writeFileSync(path.join(built, 'app.js'), 'console.log("tally")');
+    mkdirSync(path.join(built, 'lib'), { recursive: true });
+    writeFileSync(path.join(built, 'index.html'), '<!doctype html><title>Tally</title><script type="module" src="main.js"></script>');
+    writeFileSync(path.join(built, 'main.js'), "import { humanBytes } from './lib/format.js';");
+    writeFileSync(path.join(built, 'lib', 'format.js'), 'export const humanBytes = (n) => `${n} B`;');
     writeFileSync(path.join(built, 'vendor', 'uPlot.min.css'), '.u{}');
     bucket = uniqueId('dashboard').toLowerCase();
     await testClients().s3.send(new CreateBucketCommand({ Bucket: bucket }));
@@ -94,7 +97,7 @@ describe('dashboard publisher (local osls plugin)', () => {
 
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-  it('publishes every built file with its content type after a deploy, and drops stale ones', async () => {
+  it('publishes every built file, modules in their folders, with its content type after a deploy, and drops stale ones', async () => {
     await testClients().s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'old.js', Body: 'stale' }));
     const { publisher, notices, stackNames, cacheControl } = publisherFor(built, {
       DashboardBucketName: bucket,
@@ -105,14 +108,15 @@ describe('dashboard publisher (local osls plugin)', () => {
     await publisher.hooks['after:deploy:deploy']!();
 
     expect(await objectsIn(bucket)).toEqual({
-      'index.html': { contentType: 'text/html; charset=utf-8', body: '<!doctype html><title>Tally</title>' },
-      'app.js': { contentType: 'text/javascript; charset=utf-8', body: 'console.log("tally")' },
+      'index.html': { contentType: 'text/html; charset=utf-8', body: '<!doctype html><title>Tally</title><script type="module" src="main.js"></script>' },
+      'main.js': { contentType: 'text/javascript; charset=utf-8', body: "import { humanBytes } from './lib/format.js';" },
+      'lib/format.js': { contentType: 'text/javascript; charset=utf-8', body: 'export const humanBytes = (n) => `${n} B`;' },
       'vendor/uPlot.min.css': { contentType: 'text/css; charset=utf-8', body: '.u{}' },
     });
     // Names are not content-hashed, so every file must be revalidated.
-    expect(cacheControl).toEqual({ 'index.html': 'no-cache', 'app.js': 'no-cache', 'vendor/uPlot.min.css': 'no-cache' });
+    expect(cacheControl).toEqual({ 'index.html': 'no-cache', 'main.js': 'no-cache', 'lib/format.js': 'no-cache', 'vendor/uPlot.min.css': 'no-cache' });
     expect(new Set(stackNames)).toEqual(new Set(['tally-test']));
-    expect(notices).toEqual([`dashboard: 3 files published to s3://${bucket} -> https://d111111abcdef8.cloudfront.net`]);
+    expect(notices).toEqual([`dashboard: 4 files published to s3://${bucket} -> https://d111111abcdef8.cloudfront.net`]);
   });
 
   it('stops a deploy before it starts when the dashboard is not built', async () => {
@@ -125,7 +129,7 @@ describe('dashboard publisher (local osls plugin)', () => {
   it('empties the dashboard bucket before the stack is removed', async () => {
     const { publisher } = publisherFor(built, { DashboardBucketName: bucket, DashboardUrl: 'https://example.cloudfront.net' });
     await publisher.hooks['publish-dashboard:publish']!();
-    expect(Object.keys(await objectsIn(bucket))).toHaveLength(3);
+    expect(Object.keys(await objectsIn(bucket))).toHaveLength(4);
 
     await publisher.hooks['before:remove:remove']!();
 

@@ -1,0 +1,58 @@
+// The usage API client: GET /v1/accounts/{accountId}/usage as JSON or CSV, with the
+// token as a bearer header (never in the URL).
+import { apiBase } from './storage.js';
+
+/** An answer other than 2xx; status 0 means the API could not be reached. */
+export class ApiError extends Error {
+  constructor(status, code, message, requestId) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.requestId = requestId;
+  }
+}
+
+function usageUrl(query, format) {
+  const params = new URLSearchParams({ from: query.from, to: query.to });
+  if (query.granularity === 'month') params.set('granularity', 'month');
+  if (format === 'csv') params.set('format', 'csv');
+  return apiBase() + '/v1/accounts/' + encodeURIComponent(query.account) + '/usage?' + params.toString();
+}
+
+async function requestUsage(token, query, format, signal) {
+  let response;
+  try {
+    response = await fetch(usageUrl(query, format), {
+      headers: { Authorization: 'Bearer ' + token, Accept: format === 'csv' ? 'text/csv' : 'application/json' },
+      cache: 'no-cache',
+      credentials: 'omit',
+      signal,
+    });
+  } catch (error) {
+    if (error && error.name === 'AbortError') throw error;
+    throw new ApiError(0, 'network', 'The usage API could not be reached.');
+  }
+  if (response.ok) return response;
+  const text = await response.text();
+  let body = {};
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not JSON: keep the status.
+  }
+  throw new ApiError(response.status, body.error || 'http_' + response.status, body.message || response.statusText, body.requestId);
+}
+
+/** The JSON usage report of `query`. */
+export async function fetchReport(token, query, signal) {
+  return (await requestUsage(token, query, 'json', signal)).json();
+}
+
+/** The CSV of `query` and the file name the API suggests for it. */
+export async function fetchCsv(token, query) {
+  const response = await requestUsage(token, query, 'csv');
+  const match = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') || '');
+  const name = match ? match[1] : 'tally-' + query.account + '-' + query.from + '-' + query.to + '.csv';
+  return { blob: await response.blob(), name };
+}

@@ -1,0 +1,79 @@
+// The table of days (or months) with its totals footer, and the adjustments table.
+// Cells show readable values (bytes in units) with the exact value as their title and
+// in data-value; the CSV download keeps every digit.
+import { exactTitle, metricLabel, monthName, readableValue, shortDay, signedValue, weekday } from './lib/format.js';
+import { isDayInProgress, isPartialMonth, utcToday } from './lib/selection.js';
+import { $, clear, el } from './dom.js';
+
+const IN_PROGRESS_HINT = 'Still in progress: counts for today (UTC) grow as CloudFront delivers its logs.';
+
+/** A number cell: readable text; the exact value in the title when the text rounds it. */
+function valueCell(value, metric, selected, text) {
+  const shown = text ?? readableValue(value, metric);
+  return el('td', {
+    className: 'num' + (selected ? ' selected' : ''),
+    'data-metric': metric,
+    'data-value': String(value),
+    title: metric === 'bytes' ? exactTitle(value, metric) : undefined,
+    text: shown,
+  });
+}
+
+function periodLabel(row, byMonth, inProgress) {
+  const badge = inProgress ? el('span', { className: 'badge badge-progress', title: IN_PROGRESS_HINT, text: 'in progress' }) : null;
+  if (byMonth) {
+    const cut = isPartialMonth(row) ? el('span', { className: 'muted cell-note', text: ' ' + shortDay(row.from) + '–' + shortDay(row.to) }) : null;
+    return el('th', { scope: 'row' }, [el('span', { text: monthName(row.month) }), cut, badge]);
+  }
+  return el('th', { scope: 'row' }, [el('span', { className: 'weekday muted', text: weekday(row.day) }), el('span', { text: row.day }), badge]);
+}
+
+/** Days or months of `report`, `metric`'s column highlighted; `now` marks the period still in progress. */
+export function renderUsageTable(report, metric, now) {
+  const table = $('days-table');
+  const names = report.metricNames;
+  const [thead, tbody, tfoot] = ['thead', 'tbody', 'tfoot'].map((tag) => table.querySelector(tag));
+  [thead, tbody, tfoot].forEach(clear);
+  const byMonth = report.granularity === 'month' && Array.isArray(report.months);
+  $('table-title').textContent = byMonth ? 'Months' : 'Days';
+  $('table-note').textContent = byMonth ? 'Measured usage per calendar month (UTC), cut to the range.' : 'Measured usage per UTC day.';
+
+  const head = el('tr', {}, [el('th', { scope: 'col', text: byMonth ? 'Month' : 'Day' })]);
+  for (const name of names) {
+    head.appendChild(el('th', { scope: 'col', className: 'num' + (name === metric ? ' selected' : ''), 'data-metric': name, text: metricLabel(name) }));
+  }
+  thead.appendChild(head);
+
+  const today = utcToday(now);
+  for (const row of byMonth ? report.months : report.days) {
+    const inProgress = byMonth ? row.from <= today && today <= row.to : isDayInProgress(row.day, now);
+    const classes = [names.every((n) => row.metrics[n] === 0) ? 'zero' : '', inProgress ? 'in-progress' : ''].filter(Boolean).join(' ');
+    const tr = el('tr', { className: classes, 'data-period': byMonth ? row.month : row.day }, [periodLabel(row, byMonth, inProgress)]);
+    for (const name of names) tr.appendChild(valueCell(row.metrics[name], name, name === metric));
+    tbody.appendChild(tr);
+  }
+
+  const footRow = (label, values, className) => {
+    const tr = el('tr', { className }, [el('th', { scope: 'row', text: label })]);
+    for (const name of names) tr.appendChild(valueCell(values[name], name, name === metric));
+    tfoot.appendChild(tr);
+  };
+  footRow('Measured total', report.measuredTotals, 'measured-total');
+  if (names.some((n) => report.adjustmentTotals[n] !== 0)) {
+    footRow('Adjustments', report.adjustmentTotals, 'adjustment-total');
+    footRow('Total', report.totals, 'grand-total');
+  }
+}
+
+/** The operators' corrections in the range; the card hides when there are none. */
+export function renderAdjustments(report) {
+  const card = $('adjustments-card');
+  const body = card.querySelector('tbody');
+  clear(body);
+  card.hidden = report.adjustments.length === 0;
+  for (const a of report.adjustments) {
+    const change = valueCell(a.delta, a.metric, false, signedValue(a.delta, a.metric));
+    change.classList.add(a.delta < 0 ? 'negative' : 'positive');
+    body.appendChild(el('tr', {}, [el('td', { text: a.day }), el('td', { text: metricLabel(a.metric) }), change, el('td', { text: a.reason })]));
+  }
+}
