@@ -6,15 +6,10 @@ import {
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
+import type { AdjustmentStore, RecordOutcome } from '../app/ports';
 import { adjustmentDifferences, type Adjustment, type RecordedAdjustment } from '../domain/adjustment';
 import { AdjustmentConflictError } from '../domain/errors';
 import { adjustmentIdKey, adjustmentItemKey, dayRangeKeys, parseAccountSortKey, type TableKey } from '../domain/keys';
-
-export type RecordOutcome =
-  /** Written now. */
-  | { readonly outcome: 'recorded'; readonly adjustment: RecordedAdjustment }
-  /** The same id with the same content was recorded before; nothing changed. */
-  | { readonly outcome: 'already-recorded'; readonly adjustment: RecordedAdjustment };
 
 const FIRST_DAY = '0000-01-01';
 const MAX_CONFLICT_RETRIES = 5;
@@ -32,7 +27,7 @@ const LAST_DAY = '9999-12-31';
  * ("already recorded"); with other content it fails with {@link AdjustmentConflictError}.
  * Measured counters are never touched.
  */
-export class DynamoAdjustmentStore {
+export class DynamoAdjustmentStore implements AdjustmentStore {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
   private readonly clock: () => Date;

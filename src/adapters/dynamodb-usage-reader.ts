@@ -1,6 +1,11 @@
 import { QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { dayRangeKeys, parseAccountSortKey } from '../domain/keys';
-import type { UsageReader, UsageRecord } from '../domain/usage-records';
+import type { UsagePresence, UsageReader } from '../app/ports';
+import type { UsageRecord } from '../domain/usage-records';
+
+/** Bounds of every day an account can hold, for "any day" ranges. */
+const FIRST_DAY = '0000-01-01';
+const LAST_DAY = '9999-12-31';
 
 /** Attributes of a usage shard that are not metrics. */
 const NOT_METRICS = new Set(['PK', 'SK', 'h', 'updatedAt', 'ttl']);
@@ -10,7 +15,7 @@ const NOT_METRICS = new Set(['PK', 'SK', 'h', 'updatedAt', 'ttl']);
  * Query on the sort-key range (`DAY#from#` .. `DAY#to#~`), summing nothing itself:
  * callers never need to know the shard count.
  */
-export class DynamoUsageReader implements UsageReader {
+export class DynamoUsageReader implements UsageReader, UsagePresence {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
   private readonly consistentRead: boolean;
@@ -44,6 +49,33 @@ export class DynamoUsageReader implements UsageReader {
       start = page.LastEvaluatedKey;
     } while (start !== undefined);
     return { records, requests };
+  }
+
+  /**
+   * True when any usage shard of the account exists. Pages through the account's day
+   * range fetching keys only; adjustments (which carry a `delta`) are filtered out, so
+   * usually the first page answers.
+   */
+  async hasMeasuredUsage(accountId: string): Promise<boolean> {
+    const range = dayRangeKeys(accountId, FIRST_DAY, LAST_DAY);
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
+          FilterExpression: 'attribute_not_exists(#delta)',
+          ProjectionExpression: 'PK, SK',
+          ExpressionAttributeNames: { '#delta': 'delta' },
+          ExpressionAttributeValues: { ':pk': { S: range.PK }, ':from': { S: range.from }, ':to': { S: range.to } },
+          ConsistentRead: this.consistentRead,
+          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+        }),
+      );
+      if ((page.Items ?? []).some((item) => parseAccountSortKey(item.SK?.S ?? '')?.kind === 'usage')) return true;
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+    return false;
   }
 }
 

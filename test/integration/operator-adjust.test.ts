@@ -1,10 +1,13 @@
 import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb-adjustments';
 import { DynamoUsageReader } from '../../src/adapters/dynamodb-usage-reader';
-import { runAdjust, runAdjustments } from '../../src/cli/adjust';
+import { tallyCommand } from '../support/cli';
 import { AdjustmentConflictError } from '../../src/domain/errors';
 import { buildUsageReport } from '../../src/domain/usage-report';
 import { captureIo, ingestFully, operatorEnv, putLogSet } from '../support/operator';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
+
+const runAdjust = tallyCommand('adjust');
+const runAdjustments = tallyCommand('adjustments');
 
 const info = testStackInfo();
 const { dynamodb } = testClients(info);
