@@ -24,7 +24,7 @@ export interface OptionDeclaration {
   readonly help: string;
   /** Reads and checks the value (after parsing, defaults included); a bad value exits 2. */
   readonly read?: ValueReader<unknown>;
-  /** The command cannot run without it (exit 2 when missing). */
+  /** The command cannot run without it (exit 2 when missing; `--help` marks it "required"). */
   readonly required?: boolean;
   /** The value when the flag is absent, as text (read by `read` like a given one). */
   readonly default?: string;

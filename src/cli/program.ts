@@ -32,8 +32,7 @@ export function optionsOf(declaration: CommandDeclaration<never>): OptionDeclara
 }
 
 function commanderOption(declaration: OptionDeclaration): Option {
-  const option = new Option(declaration.flags, declaration.help);
-  if (declaration.required === true) option.makeOptionMandatory();
+  const option = new Option(declaration.flags, declaration.required === true ? `${declaration.help} (required)` : declaration.help);
   if (declaration.default !== undefined) option.default(declaration.default, declaration.default);
   if (declaration.repeatable === true) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
   if (declaration.group !== undefined) option.helpGroup(declaration.group);
@@ -46,6 +45,8 @@ function readOptions(raw: Record<string, unknown>, options: readonly { declarati
   for (const { declaration, option } of options) {
     const name = option.attributeName();
     const value = raw[name];
+    // Checked here rather than by commander, so that an unknown flag is reported first.
+    if (declaration.required === true && value === undefined) throw new ValidationError(`${option.flags} is required`);
     const read = declaration.read;
     if (read === undefined || value === undefined) continue;
     const flag = option.long ?? option.flags;

@@ -34,7 +34,8 @@ export const adjustCommand = defineCommand<AdjustOptions>({
     'Records an idempotent correction to one metric of one account-day, apart from the measured ' +
     'counters (which never change). The read API adds it into totals and shows it separately. ' +
     'Recording the same --id again changes nothing ("already recorded"); the same --id with ' +
-    'another day, metric, delta or reason fails. Exit 1 on a conflict.',
+    'another day, metric, delta or reason fails (exit 1). A future day, or an account with no ' +
+    'measured usage (a mistyped id?), is refused (exit 2) unless --force.',
   options: [
     { flags: '--account <id>', help: 'the account to correct', read: accountId, required: true },
     { flags: '--day <day>', help: 'the UTC day to correct (YYYY-MM-DD)', read: day, required: true },
