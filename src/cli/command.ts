@@ -2,7 +2,7 @@ import type { Env } from '../adapters/env';
 import type { CliIo } from './io';
 import type { OpenTarget } from './open-target';
 import type { TargetFlags } from './operator-target';
-import type { ValueReader } from './values';
+import { concurrency, day, type ValueReader } from './values';
 
 /** What a command runs with: where it writes, its environment and working directory. */
 export interface CliContext {
@@ -100,3 +100,16 @@ export function defineCommand<Options>(declaration: CommandDeclaration<Options>)
 
 /** Options every command with `--json` declares the same way. */
 export const JSON_OPTION: OptionDeclaration = { flags: '--json', help: 'print the report as JSON' };
+
+/** `--from` and `--to`, both required days; `days` says which days they name ("days to compare"). */
+export function dayRangeOptions(days: string): OptionDeclaration[] {
+  return [
+    { flags: '--from <day>', help: `first of the ${days} (YYYY-MM-DD)`, read: day, required: true },
+    { flags: '--to <day>', help: `last of the ${days}, included (YYYY-MM-DD)`, read: day, required: true },
+  ];
+}
+
+/** `--concurrency`, 1 to 64 (default 4): how many `units` are worked on at once. */
+export function concurrencyOption(units: string): OptionDeclaration {
+  return { flags: '--concurrency <n>', help: `${units} worked on at once, 1 to 64`, read: concurrency, default: '4' };
+}

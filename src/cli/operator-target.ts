@@ -171,3 +171,9 @@ function readStackInfo(path: string): LocalStackInfo {
     throw new ConfigError(`${path} is not a local stack description: ${(error as Error).message}`, { cause: error });
   }
 }
+
+/** The target's log bucket, or a ConfigError saying how to name one. */
+export function logBucketOf(target: OperatorTarget): string {
+  if (target.bucket === undefined) throw new ConfigError('no log bucket: pass --bucket or set TALLY_LOG_BUCKET');
+  return target.bucket;
+}

@@ -72,8 +72,7 @@ export const adjustCommand = defineCommand<AdjustOptions>({
           'check the name, set TALLY_METRICS as the consumer has it, or pass --allow-new-metric',
       );
     }
-    const { DynamoAdjustmentStore } = await import('../../adapters/dynamodb-adjustments');
-    const { DynamoUsageReader } = await import('../../adapters/dynamodb-usage-reader');
+    const { DynamoAdjustmentStore, DynamoUsageReader } = await import('../aws-adapters');
     const tableName = target.config.tableName;
     if (options.force !== true) {
       const presence = new DynamoUsageReader({ client: clients.dynamodb, tableName, consistentRead: true });

@@ -18,7 +18,7 @@ export const adjustmentsCommand = defineCommand<{ account: string; from?: string
   check: checkDayRange,
   async run({ options, context: { io }, target: open }) {
     const { target, clients } = await open();
-    const { DynamoAdjustmentStore } = await import('../../adapters/dynamodb-adjustments');
+    const { DynamoAdjustmentStore } = await import('../aws-adapters');
     const store = new DynamoAdjustmentStore({ client: clients.dynamodb, tableName: target.config.tableName });
     const listed = await store.list(options.account, options.from, options.to);
     io.out(

@@ -1,12 +1,13 @@
-import type { BackfillMode, BackfillReport } from '../../app/backfill';
+import { backfill, type BackfillMode, type BackfillReport } from '../../app/backfill';
 import { jsonLog, silentLog } from '../../app/log';
 import { addDays } from '../../domain/days';
 import { ConfigError } from '../../domain/errors';
-import { defineCommand, JSON_OPTION } from '../command';
+import { concurrencyOption, dayRangeOptions, defineCommand, JSON_OPTION } from '../command';
 import { describeIngestSettings } from '../describe-settings';
 import { formatTable } from '../io';
+import { logBucketOf } from '../operator-target';
 import { progressDisplay } from '../progress';
-import { checkDayRange, concurrency, day, positiveNumber } from '../values';
+import { checkDayRange, positiveNumber } from '../values';
 
 interface BackfillOptions {
   from: string;
@@ -30,11 +31,10 @@ export const backfillCommand = defineCommand<BackfillOptions>({
     "(or, with --inline, counts it here with the handler's code). Half-counted objects complete " +
     'without counting an increment twice.',
   options: [
-    { flags: '--from <day>', help: 'first day named in the object keys (YYYY-MM-DD)', read: day, required: true },
-    { flags: '--to <day>', help: 'last day named in the object keys, included (YYYY-MM-DD)', read: day, required: true },
+    ...dayRangeOptions('days named in the object keys'),
     { flags: '--inline', help: 'count here instead of notifying the consumer' },
     { flags: '--rate <n>', help: 'at most N objects sent or counted per second', read: positiveNumber },
-    { flags: '--concurrency <n>', help: 'objects worked on at once, 1 to 64', read: concurrency, default: '4' },
+    concurrencyOption('objects'),
     { flags: '--dry-run', help: 'list and check the ledger only; nothing is sent or counted' },
     JSON_OPTION,
     { flags: '--verbose', help: 'the ingest log (JSON lines) on stderr, with --inline' },
@@ -44,12 +44,8 @@ export const backfillCommand = defineCommand<BackfillOptions>({
   async run({ options, context: { io }, target: open }) {
     const { from, to } = options;
     const { target, clients } = await open();
-    const { createIngestDeps } = await import('../../adapters/ingest-deps');
-    const { S3LogListing } = await import('../../adapters/s3-log-listing');
-    const { SqsNotificationSender } = await import('../../adapters/sqs-notification-sender');
-    const { backfill } = await import('../../app/backfill');
-    const bucket = target.bucket;
-    if (bucket === undefined) throw new ConfigError('no log bucket: pass --bucket or set TALLY_LOG_BUCKET');
+    const bucket = logBucketOf(target);
+    const { createIngestDeps, S3LogListing, SqsNotificationSender } = await import('../aws-adapters');
     const inline = options.inline === true;
     const log = options.verbose === true ? jsonLog((line) => io.err(line), 'info', { source: 'tally backfill' }) : silentLog;
     const deps = createIngestDeps(target.config, clients, log);

@@ -1,12 +1,12 @@
-import type { ReconcileReport } from '../../app/reconcile';
+import { reconcileUsage, type ReconcileReport } from '../../app/reconcile';
 import { addDays } from '../../domain/days';
-import { ConfigError } from '../../domain/errors';
 import type { ReconcileRow } from '../../domain/reconciliation';
-import { defineCommand, JSON_OPTION } from '../command';
+import { concurrencyOption, dayRangeOptions, defineCommand, JSON_OPTION } from '../command';
 import { describeIngestSettings } from '../describe-settings';
 import { formatTable } from '../io';
+import { logBucketOf } from '../operator-target';
 import { progressDisplay } from '../progress';
-import { accountId, checkDayRange, concurrency, day } from '../values';
+import { accountId, checkDayRange } from '../values';
 
 interface ReconcileOptions {
   from: string;
@@ -27,10 +27,9 @@ export const reconcileCommand = defineCommand<ReconcileOptions>({
     'adjustments are shown but are not drift). Objects named one day either side are read too, ' +
     'for the late lines they hold. Exit code 1 on any drift.',
   options: [
-    { flags: '--from <day>', help: 'first day to compare (YYYY-MM-DD)', read: day, required: true },
-    { flags: '--to <day>', help: 'last day to compare, included (YYYY-MM-DD)', read: day, required: true },
+    ...dayRangeOptions('days to compare'),
     { flags: '--account <id>', help: 'only this account (otherwise every account found in the logs)', read: accountId },
-    { flags: '--concurrency <n>', help: 'objects read at once, 1 to 64', read: concurrency, default: '4' },
+    concurrencyOption('objects'),
     { flags: '--all', help: 'print every row, not only drift and adjusted rows' },
     JSON_OPTION,
   ],
@@ -39,13 +38,8 @@ export const reconcileCommand = defineCommand<ReconcileOptions>({
   async run({ options, context: { io }, target: open }) {
     const { from, to, account } = options;
     const { target, clients } = await open();
-    const { DynamoUsageReader } = await import('../../adapters/dynamodb-usage-reader');
-    const { DynamoUsageStore } = await import('../../adapters/dynamodb-usage-store');
-    const { S3LogListing } = await import('../../adapters/s3-log-listing');
-    const { S3LogSource } = await import('../../adapters/s3-log-source');
-    const { reconcileUsage } = await import('../../app/reconcile');
-    const bucket = target.bucket;
-    if (bucket === undefined) throw new ConfigError('no log bucket: pass --bucket or set TALLY_LOG_BUCKET');
+    const bucket = logBucketOf(target);
+    const { DynamoUsageReader, DynamoUsageStore, S3LogListing, S3LogSource } = await import('../aws-adapters');
     const { config } = target;
     if (options.json !== true) {
       io.out(`tally reconcile: ${target.origin}\n`);

@@ -1,5 +1,5 @@
 import { jsonLog, silentLog } from '../../app/log';
-import type { ReplayMode, ReplayReport } from '../../app/replay';
+import { replayDeadLetters, type ReplayMode, type ReplayReport } from '../../app/replay';
 import { ConfigError } from '../../domain/errors';
 import { defineCommand, JSON_OPTION } from '../command';
 import { describeIngestSettings } from '../describe-settings';
@@ -40,10 +40,7 @@ export const replayCommand = defineCommand<ReplayOptions>({
   target: { settings: ['resolver', 'metrics'] },
   async run({ options, context: { io }, target: open }) {
     const { target, clients } = await open(options.queue === undefined ? {} : { dlqUrl: options.queue });
-    const { createIngestDeps } = await import('../../adapters/ingest-deps');
-    const { SqsMessageVisibility } = await import('../../adapters/sqs-visibility');
-    const { SqsReplayQueues, sourceQueueOf } = await import('../../adapters/sqs-replay-queues');
-    const { replayDeadLetters } = await import('../../app/replay');
+    const { createIngestDeps, SqsMessageVisibility, SqsReplayQueues, sourceQueueOf } = await import('../aws-adapters');
     const dlqUrl = target.dlqUrl;
     if (dlqUrl === undefined) throw new ConfigError('no dead-letter queue: pass --queue (or --dlq-url) or set TALLY_DLQ_URL');
     const inline = options.inline === true;
