@@ -93,6 +93,12 @@ export interface CommandDeclaration<Options = Record<string, unknown>> {
   run(run: CommandRun<Options>): Promise<number>;
 }
 
+/**
+ * A declaration whatever its options' type, as the registry and the program hold them
+ * (`never`: only the declaration's own `run` and `check` read its options).
+ */
+export type DeclaredCommand = CommandDeclaration<never>;
+
 /** Declares a command (an identity function that lets TypeScript check the declaration). */
 export function defineCommand<Options>(declaration: CommandDeclaration<Options>): CommandDeclaration<Options> {
   return declaration;

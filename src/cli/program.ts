@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { version } from '../../package.json';
 import { ConfigError, ValidationError } from '../domain/errors';
-import type { CliContext, CommandDeclaration, CommandRun, OptionDeclaration } from './command';
+import type { CliContext, CommandRun, DeclaredCommand, OptionDeclaration } from './command';
 import type { OpenTarget } from './open-target';
 import { COUNTING_OPTIONS, TARGET_OPTIONS, targetFlagsOf } from './target-options';
 
@@ -22,7 +22,7 @@ function isUsageError(error: unknown): boolean {
 }
 
 /** Every option of a declared command, its target and counting flags included. */
-export function optionsOf(declaration: CommandDeclaration<never>): OptionDeclaration[] {
+export function optionsOf(declaration: DeclaredCommand): OptionDeclaration[] {
   return [
     ...declaration.options,
     ...(declaration.target === undefined
@@ -31,6 +31,13 @@ export function optionsOf(declaration: CommandDeclaration<never>): OptionDeclara
   ];
 }
 
+/** An option pair: the declaration and the commander option built from it. */
+interface BuiltOption {
+  readonly declaration: OptionDeclaration;
+  readonly option: Option;
+}
+
+/** The commander option for a declaration: flags, help, default, collection of repeats, help group. */
 function commanderOption(declaration: OptionDeclaration): Option {
   const option = new Option(declaration.flags, declaration.required === true ? `${declaration.help} (required)` : declaration.help);
   if (declaration.default !== undefined) option.default(declaration.default, declaration.default);
@@ -40,7 +47,7 @@ function commanderOption(declaration: OptionDeclaration): Option {
 }
 
 /** Applies each option's reader to its parsed text (a bad value throws ValidationError). */
-function readOptions(raw: Record<string, unknown>, options: readonly { declaration: OptionDeclaration; option: Option }[]) {
+function readOptions(raw: Record<string, unknown>, options: readonly BuiltOption[]) {
   const values: Record<string, unknown> = { ...raw };
   for (const { declaration, option } of options) {
     const name = option.attributeName();
@@ -59,7 +66,7 @@ function readOptions(raw: Record<string, unknown>, options: readonly { declarati
  * Builds the `tally` program from command declarations: one commander command each,
  * with its options, help and checks. `record` receives each run's exit code.
  */
-function buildProgram(declarations: readonly CommandDeclaration<never>[], context: CliContext, record: (code: number) => void): Command {
+function buildProgram(declarations: readonly DeclaredCommand[], context: CliContext, record: (code: number) => void): Command {
   const { io } = context;
   const program = new Command('tally')
     .description('Idempotent usage metering: CloudFront logs in S3 -> SQS -> Lambda -> exactly-once per-account-day counters in DynamoDB.')
@@ -93,9 +100,9 @@ function buildProgram(declarations: readonly CommandDeclaration<never>[], contex
 
 /** Runs one declared command: reads and checks its options, opens its target on demand, maps errors to exit codes. */
 async function execute(
-  declaration: CommandDeclaration<never>,
+  declaration: DeclaredCommand,
   command: Command,
-  options: readonly { declaration: OptionDeclaration; option: Option }[],
+  options: readonly BuiltOption[],
   context: CliContext,
 ): Promise<number> {
   let opened: (OpenTarget & { close(): void }) | undefined;
@@ -130,7 +137,7 @@ async function execute(
  * (`tally` alone prints the usage and exits 2).
  */
 export async function runDeclaredCommands(
-  declarations: readonly CommandDeclaration<never>[],
+  declarations: readonly DeclaredCommand[],
   argv: readonly string[],
   context: CliContext,
 ): Promise<number> {
@@ -146,6 +153,6 @@ export async function runDeclaredCommands(
 }
 
 /** The commander program for the declarations, for tests that walk every command. */
-export function describeProgram(declarations: readonly CommandDeclaration<never>[], context: CliContext): Command {
+export function describeProgram(declarations: readonly DeclaredCommand[], context: CliContext): Command {
   return buildProgram(declarations, context, () => undefined);
 }

@@ -1,4 +1,4 @@
-import type { CommandDeclaration } from '../command';
+import type { DeclaredCommand } from '../command';
 import { adjustCommand } from './adjust';
 import { adjustmentsCommand } from './adjustments';
 import { backfillCommand } from './backfill';
@@ -13,7 +13,7 @@ import { tokenCommand } from './token';
  * declaration (see `../command.ts`); adapters that need the AWS SDK load inside `run`,
  * so `tally count` or `--help` never pays for the SDK.
  */
-export const COMMANDS: readonly CommandDeclaration<never>[] = [
+export const COMMANDS: readonly DeclaredCommand[] = [
   countCommand,
   tokenCommand,
   replayCommand,
