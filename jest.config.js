@@ -1,12 +1,28 @@
+/**
+ * Two projects: `unit` needs no emulator; `stack` (integration, deploy, browser, chaos)
+ * shares one DynamoDB Local and SQS/S3 emulator, started by its global setup. Jest runs
+ * a project's global setup only when a test of that project is selected, so
+ * `npm run test:unit` (or `npx jest test/unit/x.test.ts`) starts nothing.
+ */
+const shared = {
+  testEnvironment: 'node',
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  setupFilesAfterEnv: ['<rootDir>/test/support/after-tests.ts'],
+};
+
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json'}] },
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  setupFilesAfterEnv: ['<rootDir>/test/support/after-tests.ts'],
+  projects: [
+    { ...shared, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
+    {
+      ...shared,
+      displayName: 'stack',
+      roots: ['<rootDir>/test/integration', '<rootDir>/test/deploy', '<rootDir>/test/browser', '<rootDir>/test/chaos'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+  ],
   testTimeout: 60_000,
   maxWorkers: 2,
   verbose: false,

@@ -1,24 +1,17 @@
 import {
   GetItemCommand,
-  QueryCommand,
   TransactionCanceledException,
   TransactWriteItemsCommand,
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
+import type { AdjustmentStore, RecordOutcome } from '../app/ports';
 import { adjustmentDifferences, type Adjustment, type RecordedAdjustment } from '../domain/adjustment';
 import { AdjustmentConflictError } from '../domain/errors';
-import { adjustmentIdKey, adjustmentItemKey, dayRangeKeys, parseAccountSortKey, type TableKey } from '../domain/keys';
+import { adjustmentIdKey, adjustmentItemKey, parseAccountSortKey, type TableKey } from '../domain/keys';
+import { FIRST_DAY, LAST_DAY, queryDayRange } from './day-range-query';
 
-export type RecordOutcome =
-  /** Written now. */
-  | { readonly outcome: 'recorded'; readonly adjustment: RecordedAdjustment }
-  /** The same id with the same content was recorded before; nothing changed. */
-  | { readonly outcome: 'already-recorded'; readonly adjustment: RecordedAdjustment };
-
-const FIRST_DAY = '0000-01-01';
 const MAX_CONFLICT_RETRIES = 5;
-const LAST_DAY = '9999-12-31';
 
 /**
  * Adjustments in the usage table, next to the shards they correct:
@@ -32,7 +25,7 @@ const LAST_DAY = '9999-12-31';
  * ("already recorded"); with other content it fails with {@link AdjustmentConflictError}.
  * Measured counters are never touched.
  */
-export class DynamoAdjustmentStore {
+export class DynamoAdjustmentStore implements AdjustmentStore {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
   private readonly clock: () => Date;
@@ -104,28 +97,23 @@ export class DynamoAdjustmentStore {
    * creation time: the items the read API adds into totals.
    */
   async list(account: string, from = FIRST_DAY, to = LAST_DAY): Promise<RecordedAdjustment[]> {
-    const range = dayRangeKeys(account, from, to);
     const found: RecordedAdjustment[] = [];
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
-          // Usage shards share the range; only adjustments carry a delta.
-          FilterExpression: 'attribute_exists(#delta)',
-          ExpressionAttributeNames: { '#delta': 'delta' },
-          ExpressionAttributeValues: { ':pk': { S: range.PK }, ':from': { S: range.from }, ':to': { S: range.to } },
-          ConsistentRead: true,
-          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
-        }),
-      );
-      for (const item of page.Items ?? []) {
+    // Usage shards share the range; only adjustments carry a delta.
+    const pages = queryDayRange({
+      client: this.client,
+      tableName: this.tableName,
+      accountId: account,
+      from,
+      to,
+      consistentRead: true,
+      filter: { attribute: 'delta', present: true },
+    });
+    for await (const items of pages) {
+      for (const item of items) {
         const parsed = parseAccountSortKey(item.SK?.S ?? '');
         if (parsed?.kind === 'adjustment') found.push(fromItem(item, account, parsed.day, parsed.adjustmentId));
       }
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
+    }
     return found.sort((a, b) => (a.day === b.day ? a.createdAt.localeCompare(b.createdAt) : a.day.localeCompare(b.day)));
   }
 

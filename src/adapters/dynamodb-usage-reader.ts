@@ -1,6 +1,8 @@
-import { QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { dayRangeKeys, parseAccountSortKey } from '../domain/keys';
-import type { UsageReader, UsageRecord } from '../domain/usage-records';
+import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { UsagePresence, UsageReader } from '../app/ports';
+import { parseAccountSortKey } from '../domain/keys';
+import type { UsageRecord } from '../domain/usage-records';
+import { FIRST_DAY, LAST_DAY, queryDayRange } from './day-range-query';
 
 /** Attributes of a usage shard that are not metrics. */
 const NOT_METRICS = new Set(['PK', 'SK', 'h', 'updatedAt', 'ttl']);
@@ -10,7 +12,7 @@ const NOT_METRICS = new Set(['PK', 'SK', 'h', 'updatedAt', 'ttl']);
  * Query on the sort-key range (`DAY#from#` .. `DAY#to#~`), summing nothing itself:
  * callers never need to know the shard count.
  */
-export class DynamoUsageReader implements UsageReader {
+export class DynamoUsageReader implements UsageReader, UsagePresence {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
   private readonly consistentRead: boolean;
@@ -22,28 +24,40 @@ export class DynamoUsageReader implements UsageReader {
   }
 
   async read(accountId: string, from: string, to: string): Promise<{ records: UsageRecord[]; requests: number }> {
-    const range = dayRangeKeys(accountId, from, to);
     const records: UsageRecord[] = [];
     let requests = 0;
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
-          ExpressionAttributeValues: { ':pk': { S: range.PK }, ':from': { S: range.from }, ':to': { S: range.to } },
-          ConsistentRead: this.consistentRead,
-          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
-        }),
-      );
+    for await (const items of queryDayRange({ ...this.table(), accountId, from, to })) {
       requests++;
-      for (const item of page.Items ?? []) {
+      for (const item of items) {
         const record = toRecord(item);
         if (record !== undefined) records.push(record);
       }
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
+    }
     return { records, requests };
+  }
+
+  /**
+   * True when any usage shard of the account exists. Pages through the account's day
+   * range fetching keys only; adjustments (which carry a `delta`) are filtered out, so
+   * usually the first page answers.
+   */
+  async hasMeasuredUsage(accountId: string): Promise<boolean> {
+    const pages = queryDayRange({
+      ...this.table(),
+      accountId,
+      from: FIRST_DAY,
+      to: LAST_DAY,
+      filter: { attribute: 'delta', present: false },
+      projection: 'PK, SK',
+    });
+    for await (const items of pages) {
+      if (items.some((item) => parseAccountSortKey(item.SK?.S ?? '')?.kind === 'usage')) return true;
+    }
+    return false;
+  }
+
+  private table() {
+    return { client: this.client, tableName: this.tableName, consistentRead: this.consistentRead };
   }
 }
 

@@ -1,5 +1,5 @@
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import type { LogListing } from '../app/backfill';
+import type { LogListing } from '../app/ports';
 import { normaliseEtag, type LogObjectRef } from '../domain/log-object';
 
 /** Lists log objects with ListObjectsV2, a page (up to 1,000 keys) at a time. */

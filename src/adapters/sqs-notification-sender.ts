@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { NotificationSender } from '../app/backfill';
+import type { NotificationSender } from '../app/ports';
 import type { LogObjectRef } from '../domain/log-object';
 import { s3EventBody } from '../domain/notifications';
 

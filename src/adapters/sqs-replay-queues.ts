@@ -8,7 +8,7 @@ import {
   type MessageAttributeValue,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { DeadLetter, ReplayQueues } from '../app/replay';
+import type { DeadLetter, ReplayQueues } from '../app/ports';
 
 /** SQS takes at most 10 entries per batch call. */
 const BATCH = 10;

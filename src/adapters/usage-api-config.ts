@@ -1,8 +1,8 @@
 import { ConfigError } from '../domain/errors';
 import { readConfig, type TallyConfig } from './config';
+import type { Env } from './env';
 import { DEFAULT_JWT_AUDIENCE, DEFAULT_JWT_ISSUER, verificationKey } from './jwt-tokens';
 
-type Env = Readonly<Record<string, string | undefined>>;
 
 /** Where the token key comes from: a value in the environment or an SSM SecureString. */
 export type JwtKeySource =

@@ -1,20 +1,10 @@
 import { parseCloudFrontKey } from '../domain/cloudfront-key';
 import { describeError, PoisonObjectError } from '../domain/errors';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
-import type { UsageStore } from '../domain/usage-store';
 import { mapWithConcurrency } from './concurrency';
 import { ingestObject, type IngestDeps } from './ingest';
+import type { LogListing, NotificationSender, UsageStore } from './ports';
 import { noProgress, pacer, type ProgressReporter } from './progress';
-
-/** Lists the objects of a bucket under a prefix (S3 ListObjectsV2). */
-export interface LogListing {
-  list(bucket: string, prefix: string): AsyncIterable<LogObjectRef>;
-}
-
-/** Puts S3 notifications for objects on the ingest queue (at most 10 per call). */
-export interface NotificationSender {
-  send(objects: readonly LogObjectRef[]): Promise<void>;
-}
 
 /** `queue`: notifications for the consumer. `inline`: the handler's own code, here and now. */
 export type BackfillMode = { readonly kind: 'queue'; readonly sender: NotificationSender } | { readonly kind: 'inline'; readonly deps: IngestDeps };

@@ -6,13 +6,10 @@ import { countLogStream } from '../domain/log-counter';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import { metricNames, type MetricRule } from '../domain/metric-rules';
 import { accountDayKey, reconcile, type ReconcileRow, type ServedDay } from '../domain/reconciliation';
-import type { UsageReader } from '../domain/usage-records';
 import { buildUsageReport } from '../domain/usage-report';
-import type { UsageStore } from '../domain/usage-store';
 import { UsageTally } from '../domain/usage-tally';
-import type { LogListing } from './backfill';
 import { mapWithConcurrency } from './concurrency';
-import type { LogSource } from './ports';
+import type { LogListing, LogSource, UsageReader, UsageStore } from './ports';
 import { noProgress, type ProgressReporter } from './progress';
 
 export interface ReconcileOptions {

@@ -1,36 +1,10 @@
 import { describeError, PoisonMessageError, PoisonObjectError } from '../domain/errors';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import { parseNotification, type Notification } from '../domain/notifications';
-import type { UsageStore } from '../domain/usage-store';
 import { ingestBatch, type IngestDeps, type MessageResult } from './ingest';
+import type { DeadLetter, ReplayQueues, UsageStore } from './ports';
 import { noProgress, type ProgressReporter } from './progress';
 import { lambdaSqsRecord } from './sqs-record';
-
-/** A message received from the dead-letter queue. */
-export interface DeadLetter {
-  readonly messageId: string;
-  readonly receiptHandle: string;
-  readonly body: string;
-  /** SQS system attributes (`ApproximateReceiveCount`, `SentTimestamp`, ...). */
-  readonly attributes: Readonly<Record<string, string>>;
-  /** Message attributes, carried over when the message is re-sent. */
-  readonly messageAttributes?: Readonly<Record<string, unknown>>;
-}
-
-/** The two queues of a replay (SQS in production and locally). */
-export interface ReplayQueues {
-  /** Messages waiting in the DLQ (approximate). */
-  depth(): Promise<number>;
-  /** Up to `max` (at most 10) messages, hidden from other receivers for `visibilityTimeoutSeconds`. */
-  receive(max: number, visibilityTimeoutSeconds: number): Promise<DeadLetter[]>;
-  /** Sends copies to the ingest queue; says which were accepted. */
-  resend(messages: readonly DeadLetter[]): Promise<{ sent: string[]; failed: { messageId: string; error: string }[] }>;
-  delete(messages: readonly DeadLetter[]): Promise<{ failed: { messageId: string; error: string }[] }>;
-  /** Makes messages visible again at once (they stay in the DLQ). */
-  release(messages: readonly DeadLetter[]): Promise<void>;
-  /** The DLQ's ARN, for the records of messages processed inline. */
-  arn(): Promise<string | undefined>;
-}
 
 /** `queue`: back to the ingest queue, for the consumer. `inline`: the handler's own code, here and now. */
 export type ReplayMode = { readonly kind: 'queue' } | { readonly kind: 'inline'; readonly deps: IngestDeps };

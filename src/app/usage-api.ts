@@ -6,13 +6,8 @@ import { AccountNotFoundError, AuthenticationError, describeError, ValidationErr
 import { usageCsvFileName, usageReportCsv } from '../domain/usage-csv';
 import { cacheControlFor, parseUsageQuery, type UsageQuery } from '../domain/usage-query';
 import { buildUsageReport } from '../domain/usage-report';
-import type { UsageReader } from '../domain/usage-records';
 import type { Log } from './log';
-
-/** Turns a bearer token into what it may read; refuses with an AuthenticationError. */
-export interface TokenVerifier {
-  verify(token: string): Promise<AccessGrant>;
-}
+import type { TokenVerifier, UsageReader } from './ports';
 
 export interface UsageApiDeps {
   readonly reader: UsageReader;

@@ -1,73 +1,41 @@
-import { createClients, type AwsClients } from '../adapters/clients';
-import { resolveTarget, type OperatorTarget, type TargetFlags } from '../adapters/operator-target';
+import type { CountingSetting, OptionDeclaration } from './command';
+import type { TargetFlags } from './operator-target';
 
-type Env = Readonly<Record<string, string | undefined>>;
+const TARGET_GROUP = 'Target (flag, else environment variable, else the local stack\'s .tally/local.json):';
+const SETTINGS_GROUP = "Counting settings (default: the environment; they must be the consumer's):";
 
-/** `parseArgs` options naming the target; every operator command takes them. */
-export const TARGET_OPTIONS = {
-  table: { type: 'string' },
-  'queue-url': { type: 'string' },
-  'dlq-url': { type: 'string' },
-  bucket: { type: 'string' },
-  prefix: { type: 'string' },
-  region: { type: 'string' },
-  endpoint: { type: 'string' },
-  stack: { type: 'string' },
-} as const;
+/** The flags naming a target; every command with a `target` takes them. Keys are `TargetFlags` fields. */
+export const TARGET_OPTIONS: Readonly<Record<Exclude<keyof TargetFlags, CountingSetting>, OptionDeclaration>> = {
+  table: { flags: '--table <name>', help: 'usage table (TALLY_TABLE)', group: TARGET_GROUP },
+  queueUrl: { flags: '--queue-url <url>', help: 'ingest queue (TALLY_INGEST_QUEUE_URL)', group: TARGET_GROUP },
+  dlqUrl: { flags: '--dlq-url <url>', help: 'dead-letter queue (TALLY_DLQ_URL)', group: TARGET_GROUP },
+  bucket: { flags: '--bucket <name>', help: 'log bucket (TALLY_LOG_BUCKET)', group: TARGET_GROUP },
+  prefix: { flags: '--prefix <prefix>', help: 'log key prefix (TALLY_LOG_PREFIX)', group: TARGET_GROUP },
+  region: { flags: '--region <region>', help: 'AWS region (AWS_REGION)', group: TARGET_GROUP },
+  endpoint: {
+    flags: '--endpoint <url>',
+    help: 'one endpoint for DynamoDB, SQS and S3 (AWS_ENDPOINT_URL_DYNAMODB/_SQS/_S3)',
+    group: TARGET_GROUP,
+  },
+  stack: { flags: '--stack <file>', help: 'a local stack description (default .tally/local.json)', group: TARGET_GROUP },
+};
 
-/** `parseArgs` options for the consumer's attribution rules (recounts, inline ingestion). */
-export const INGEST_OPTIONS = {
-  resolver: { type: 'string' },
-  metrics: { type: 'string' },
-} as const;
+/** The consumer's counting settings as flags, for commands that count or check metric names. */
+export const COUNTING_OPTIONS: Readonly<Record<CountingSetting, OptionDeclaration>> = {
+  resolver: {
+    flags: '--resolver <spec>',
+    help: 'account resolver: host-label, host-map:FILE, path:REGEX or key:PATTERN (TALLY_RESOLVER)',
+    group: SETTINGS_GROUP,
+  },
+  metrics: { flags: '--metrics <json>', help: 'metric rules as JSON (TALLY_METRICS)', group: SETTINGS_GROUP },
+};
 
-export const TARGET_USAGE = `target (flags, else environment, else the local stack's .tally/local.json):
-  --table NAME          usage table                 TALLY_TABLE
-  --queue-url URL       ingest queue                TALLY_INGEST_QUEUE_URL
-  --dlq-url URL         dead-letter queue           TALLY_DLQ_URL
-  --bucket NAME         log bucket                  TALLY_LOG_BUCKET
-  --prefix P            log key prefix              TALLY_LOG_PREFIX
-  --region R            AWS region                  AWS_REGION
-  --endpoint URL        one endpoint for all three  AWS_ENDPOINT_URL_DYNAMODB/_SQS/_S3
-  --stack FILE          a local stack description   (default .tally/local.json)`;
-
-type Values = Partial<Record<keyof typeof TARGET_OPTIONS | keyof typeof INGEST_OPTIONS, string | boolean | undefined>>;
-
-function text(value: string | boolean | undefined): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
-
-/** The target flags among parsed values. */
-export function targetFlagsOf(values: Values): TargetFlags {
+/** The target and counting flags among a command's parsed options. */
+export function targetFlagsOf(options: Readonly<Record<string, unknown>>): TargetFlags {
   const flags: Record<string, string> = {};
-  const map: Record<string, keyof TargetFlags> = {
-    table: 'table',
-    'queue-url': 'queueUrl',
-    'dlq-url': 'dlqUrl',
-    bucket: 'bucket',
-    prefix: 'prefix',
-    region: 'region',
-    endpoint: 'endpoint',
-    stack: 'stack',
-    resolver: 'resolver',
-    metrics: 'metrics',
-  };
-  for (const [option, field] of Object.entries(map)) {
-    const value = text(values[option as keyof Values]);
-    if (value !== undefined) flags[field] = value;
+  for (const name of [...Object.keys(TARGET_OPTIONS), ...Object.keys(COUNTING_OPTIONS)]) {
+    const value = options[name];
+    if (typeof value === 'string') flags[name] = value;
   }
   return flags as TargetFlags;
-}
-
-/** Resolves the target and builds its SDK clients. */
-export function openTarget(values: Values, env: Env, cwd: string): { target: OperatorTarget; clients: AwsClients } {
-  const target = resolveTarget(targetFlagsOf(values), env, cwd);
-  return { target, clients: createClients(target.config, target.credentials) };
-}
-
-/** Releases the SDK clients' sockets so the process can exit at once. */
-export function closeClients(clients: AwsClients): void {
-  clients.dynamodb.destroy();
-  clients.sqs.destroy();
-  clients.s3.destroy();
 }

@@ -26,7 +26,8 @@ export class PoisonMessageError extends TallyError {
 export class PoisonObjectError extends TallyError {
   constructor(
     readonly object: string,
-    reason: string,
+    /** What is wrong with it, without the object's name. */
+    readonly reason: string,
     options?: { cause?: unknown },
   ) {
     super(`object ${object}: ${reason}`, options);

@@ -19,8 +19,3 @@ export type UsageRecord =
       readonly reason: string;
       readonly createdAt: string;
     };
-
-/** Reads an account's records for a day range: one Query, paginated. */
-export interface UsageReader {
-  read(accountId: string, from: string, to: string): Promise<{ records: UsageRecord[]; requests: number }>;
-}

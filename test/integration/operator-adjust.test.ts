@@ -1,20 +1,26 @@
 import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb-adjustments';
 import { DynamoUsageReader } from '../../src/adapters/dynamodb-usage-reader';
-import { runAdjust, runAdjustments } from '../../src/cli/adjust';
+import { tallyCommand } from '../support/cli';
 import { AdjustmentConflictError } from '../../src/domain/errors';
 import { buildUsageReport } from '../../src/domain/usage-report';
 import { captureIo, ingestFully, operatorEnv, putLogSet } from '../support/operator';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
+
+const runAdjust = tallyCommand('adjust');
+const runAdjustments = tallyCommand('adjustments');
 
 const info = testStackInfo();
 const { dynamodb } = testClients(info);
 const env = operatorEnv(info, {}, { USER: 'ops-tester' });
 const reader = new DynamoUsageReader({ client: dynamodb, tableName: info.table, consistentRead: true });
 
-const adjustArgs = (account: string, overrides: Record<string, string> = {}) =>
-  Object.entries({ account, day: '2026-11-21', metric: 'requests', delta: '-1200', reason: 'synthetic load test', id: 'INC-2041', ...overrides }).flatMap(
+/** The flags of a correction; `--force`, since most of these accounts were never measured (the guard has its own test). */
+const adjustArgs = (account: string, overrides: Record<string, string> = {}, force = true) => [
+  ...Object.entries({ account, day: '2026-11-21', metric: 'requests', delta: '-1200', reason: 'synthetic load test', id: 'INC-2041', ...overrides }).flatMap(
     ([name, value]) => [`--${name}`, value],
-  );
+  ),
+  ...(force ? ['--force'] : []),
+];
 
 async function adjustmentRecords(account: string) {
   const { records } = await reader.read(account, '2026-11-01', '2026-11-30');
@@ -97,6 +103,27 @@ describe('tally adjust', () => {
     expect(typoCode).toBe(2);
     expect(typo.stderr).toMatch(/metric "reqeusts" is not one the consumer measures here \(requests, bytes, authorization_requests\)/);
     expect(await adjustmentRecords(account)).toEqual([]);
+  });
+
+  it('refuses an account with no measured usage unless --force, and records it for one that has some', async () => {
+    const set = await putLogSet({ days: ['2026-11-21'], hours: [12], accounts: 1 });
+    await ingestFully(set.refs[0]!);
+    const typo = uniqueId('never-measured');
+
+    const refused = captureIo();
+    const refusedCode = await runAdjust(adjustArgs(typo, {}, false), refused, env);
+    const measured = captureIo();
+    const measuredCode = await runAdjust(adjustArgs(set.accounts[0]!, {}, false), measured, env);
+    const forced = await runAdjust(adjustArgs(typo, { id: 'INC-2042' }), captureIo(), env);
+
+    expect(refusedCode).toBe(2);
+    expect(refused.stderr).toBe(
+      `tally adjust: account "${typo}" has no measured usage in ${info.table}: check the id, or pass --force to record it anyway\n`,
+    );
+    expect(measuredCode).toBe(0);
+    expect(measured.stdout).toMatch(/^recorded adjustment INC-2041/);
+    expect(forced).toBe(0);
+    expect((await adjustmentRecords(typo)).map((record) => record.kind === 'adjustment' && record.adjustmentId)).toEqual(['INC-2042']);
   });
 
   it('lists an account\'s adjustments by day, filtered by --from/--to, with net totals', async () => {

@@ -1,7 +1,9 @@
-import { runBackfill } from '../../src/cli/backfill';
+import { tallyCommand } from '../support/cli';
 import { queueDepth } from '../../src/local/poller';
 import { captureIo, countersOf, eventually, expectedOf, halfIngest, ingestFully, operatorEnv, putLogSet, startConsumer } from '../support/operator';
 import { createTestQueues, putLogObject, testClients, testStackInfo } from '../support/stack';
+
+const runBackfill = tallyCommand('backfill');
 
 const info = testStackInfo();
 const { sqs } = testClients(info);

@@ -1,10 +1,12 @@
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb-adjustments';
 import type { ReconcileReport } from '../../src/app/reconcile';
-import { runReconcile } from '../../src/cli/reconcile';
+import { tallyCommand } from '../support/cli';
 import { usageKey } from '../../src/domain/keys';
 import { captureIo, ingestFully, operatorEnv, putLogSet } from '../support/operator';
 import { testClients, testStackInfo } from '../support/stack';
+
+const runReconcile = tallyCommand('reconcile');
 
 const info = testStackInfo();
 const { dynamodb } = testClients(info);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { isDeepStrictEqual, promisify } from 'node:util';
-import { runReplay } from '../../src/cli/replay';
+import { tallyCommand } from '../support/cli';
 import { queueDepth } from '../../src/local/poller';
 import { crashAfterUpdates } from '../support/faults';
 import {
@@ -15,6 +15,8 @@ import {
   startConsumer,
 } from '../support/operator';
 import { createTestQueues, putLogObject, testClients, testIngestDeps, testStackInfo } from '../support/stack';
+
+const runReplay = tallyCommand('replay');
 
 const info = testStackInfo();
 const { sqs } = testClients(info);

@@ -1,7 +1,6 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { ingestBatch, type IngestDeps } from '../../src/app/ingest';
-import type { CliIo } from '../../src/cli/io';
 import type { LogObjectRef } from '../../src/domain/log-object';
 import { s3EventBody } from '../../src/domain/notifications';
 import { cloudFrontObjectKey, emptyExpected, generateLog, mergeExpected, type ExpectedCount } from '../../src/local/log-generator';
@@ -14,16 +13,7 @@ import { DEMO_METRICS } from '../../src/local/demo';
 /** The metric rule the local stack's consumer counts with. */
 export const AUTH_METRICS = DEMO_METRICS;
 
-/** A CliIo that keeps what a command printed. */
-export function captureIo(): CliIo & { stdout: string; stderr: string } {
-  const io = {
-    stdout: '',
-    stderr: '',
-    out: (text: string) => void (io.stdout += text),
-    err: (text: string) => void (io.stderr += text),
-  };
-  return io;
-}
+export { captureIo } from './cli';
 
 /** The environment an operator points the CLI at the test stack with (queues and prefix of one test). */
 export function operatorEnv(

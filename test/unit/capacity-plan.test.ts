@@ -1,6 +1,8 @@
 import { keysNeededPerShard, planCapacity, shardItemBytes } from '../../src/domain/capacity-plan';
-import { runPlan } from '../../src/cli/plan';
+import { tallyCommand } from '../support/cli';
 import { ValidationError } from '../../src/domain/errors';
+
+const runPlan = tallyCommand('plan');
 
 describe('tally plan (capacity arithmetic)', () => {
   it('sizes the default item as the README measures it: under 1 KB, 1 WCU, 1,000 writes/s', () => {

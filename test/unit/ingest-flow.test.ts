@@ -4,7 +4,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { ingestBatch, ingestObject, type IngestDeps } from '../../src/app/ingest';
 import { silentLog } from '../../src/app/log';
 import type { LogSource } from '../../src/app/ports';
-import { MemoryUsageStore } from '../../src/adapters/memory-usage-store';
+import { MemoryUsageStore } from '../support/memory-usage-store';
 import { parseResolverSpec } from '../../src/domain/account-resolver';
 import { PoisonObjectError } from '../../src/domain/errors';
 import type { LogObjectRef } from '../../src/domain/log-object';

@@ -1,7 +1,7 @@
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveTarget } from '../../src/adapters/operator-target';
+import { resolveTarget } from '../../src/cli/operator-target';
 import { pacer } from '../../src/app/progress';
 import { adjustmentDifferences, validateAdjustment } from '../../src/domain/adjustment';
 import { parseCloudFrontKey } from '../../src/domain/cloudfront-key';

@@ -6,7 +6,8 @@ import { JoseTokenVerifier, mintToken } from '../../src/adapters/jwt-tokens';
 import { readCorsOrigins, readUsageApiConfig } from '../../src/adapters/usage-api-config';
 import { resolveJwtKey } from '../../src/adapters/usage-api-deps';
 import type { SSMClient } from '@aws-sdk/client-ssm';
-import { parseTtl, runToken } from '../../src/cli/token';
+import { parseTtl } from '../../src/cli/commands/token';
+import { tallyCommand } from '../support/cli';
 import { ecKeys, rsaKeys, signHs256, standardClaims, tamperedToken, TEST_SECRET, unsignedToken } from '../support/tokens';
 
 const settings = { audience: 'tally-usage-api', issuer: 'tally' };
@@ -177,6 +178,7 @@ describe('resolveJwtKey', () => {
 });
 
 describe('tally token', () => {
+  const runToken = tallyCommand('token');
   const io = () => {
     const out: string[] = [];
     const err: string[] = [];
@@ -202,13 +204,22 @@ describe('tally token', () => {
     await expect(hs256.verify(out[0]!.trim())).resolves.toMatchObject({ admin: true });
   });
 
-  it('says where a secret comes from when there is none, and refuses bad input', async () => {
-    const { io: cli } = io();
-    await expect(runToken(['--account', 'acme'], cli, {}, '/nonexistent')).rejects.toThrow(
-      'no signing secret: set TALLY_JWT_SECRET, or run `npm start` once to create .tally/jwt-secret',
-    );
-    await expect(runToken(['--account', 'a#b'], cli, { TALLY_JWT_SECRET: TEST_SECRET })).rejects.toThrow('--account "a#b"');
-    expect(await runToken([], cli, { TALLY_JWT_SECRET: TEST_SECRET })).toBe(2);
+  it('says where a secret comes from when there is none, and refuses bad input with exit code 2', async () => {
+    const noSecret = io();
+    const badAccount = io();
+    const nothing = io();
+
+    const codes = [
+      await runToken(['--account', 'acme'], noSecret.io, {}, '/nonexistent'),
+      await runToken(['--account', 'a#b'], badAccount.io, { TALLY_JWT_SECRET: TEST_SECRET }),
+      await runToken([], nothing.io, { TALLY_JWT_SECRET: TEST_SECRET }),
+    ];
+
+    expect(codes).toEqual([2, 2, 2]);
+    expect(noSecret.err.join('')).toBe('tally token: no signing secret: set TALLY_JWT_SECRET, or run `npm start` once to create .tally/jwt-secret\n');
+    expect(badAccount.err.join('')).toMatch(/^tally token: --account "a#b": an account id is/);
+    expect(nothing.err.join('')).toMatch(/name at least one --account, or --admin/);
+    expect(noSecret.out).toEqual([]);
   });
 
   it.each([

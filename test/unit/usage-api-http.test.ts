@@ -1,7 +1,8 @@
 import { jsonLog } from '../../src/app/log';
 import { handleUsageApiRequest, unavailableResponse, type UsageApiDeps } from '../../src/app/usage-api';
 import { JoseTokenVerifier, mintToken } from '../../src/adapters/jwt-tokens';
-import type { UsageReader, UsageRecord } from '../../src/domain/usage-records';
+import type { UsageReader } from '../../src/app/ports';
+import type { UsageRecord } from '../../src/domain/usage-records';
 import { usageApiEvent } from '../support/api-events';
 import { TEST_SECRET } from '../support/tokens';
 

@@ -1,6 +1,6 @@
-import { ledgerKey, usageKey } from '../domain/keys';
-import type { LogObjectRef } from '../domain/log-object';
-import type { AttemptRecord, Increment, IncrementOutcome, LedgerEntry, ObjectState, UsageStore } from '../domain/usage-store';
+import { ledgerKey, usageKey } from '../../src/domain/keys';
+import type { LogObjectRef } from '../../src/domain/log-object';
+import type { AttemptRecord, Increment, IncrementOutcome, LedgerEntry, ObjectState, UsageStore } from '../../src/app/ports';
 
 interface ShardItem {
   history: Uint8Array[];

@@ -1,13 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import type { AwsCredentialIdentity } from '@aws-sdk/types';
+import { readConfig, type TallyConfig } from '../adapters/config';
+import type { Env } from '../adapters/env';
 import { ConfigError } from '../domain/errors';
 import { LOCAL_CREDENTIALS } from '../local/local-credentials';
 import type { LocalStackInfo } from '../local/stack';
-import { readConfig, type TallyConfig } from './config';
-import { DEMO_METRICS } from '../local/demo';
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 /** Target flags every operator command accepts; each overrides its environment variable. */
 export interface TargetFlags {
@@ -75,8 +73,9 @@ function isLoopback(url: string | undefined): boolean {
  *    `.tally/local.json` (or the file `--stack` names).
  *
  * Ingest settings (`TALLY_SHARDS`, `TALLY_KEY_BYTES`, `TALLY_HISTORY_CAP`,
- * `TALLY_RESOLVER`, `TALLY_METRICS`) always come from the environment or flags: for
- * `--inline` work and reconciliation they must be the consumer's own.
+ * `TALLY_RESOLVER`, `TALLY_METRICS`) come from flags, else the environment, else (for
+ * the local stack) the consumer settings `npm start` recorded in `.tally/local.json`:
+ * for `--inline` work and reconciliation they must be the consumer's own.
  */
 export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): OperatorTarget {
   const namesTarget =
@@ -107,8 +106,8 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
       TALLY_DLQ_URL: info.dlqUrl,
       TALLY_LOG_BUCKET: info.bucket,
       TALLY_LOG_PREFIX: env.TALLY_LOG_PREFIX ?? info.logPrefix,
+      // The consumer's own counting settings, as `npm start` recorded them; the environment wins.
       ...Object.fromEntries(Object.entries(info.consumer ?? {}).filter(([name]) => env[name] === undefined)),
-      TALLY_METRICS: env.TALLY_METRICS ?? info.consumer?.TALLY_METRICS ?? DEMO_METRICS,
     };
     const shown = relative(cwd, path);
     origin = `local stack (${shown.startsWith('..') || isAbsolute(shown) ? path : shown})`;
@@ -171,4 +170,10 @@ function readStackInfo(path: string): LocalStackInfo {
   } catch (error) {
     throw new ConfigError(`${path} is not a local stack description: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/** The target's log bucket, or a ConfigError saying how to name one. */
+export function logBucketOf(target: OperatorTarget): string {
+  if (target.bucket === undefined) throw new ConfigError('no log bucket: pass --bucket or set TALLY_LOG_BUCKET');
+  return target.bucket;
 }

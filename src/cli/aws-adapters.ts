@@ -1,0 +1,14 @@
+/**
+ * The AWS adapters operator commands use, behind one module so that commands load
+ * them with a single `await import('../aws-adapters')` inside `run`: `tally count`,
+ * `tally plan` and every `--help` never load the AWS SDK.
+ */
+export { DynamoAdjustmentStore } from '../adapters/dynamodb-adjustments';
+export { DynamoUsageReader } from '../adapters/dynamodb-usage-reader';
+export { DynamoUsageStore } from '../adapters/dynamodb-usage-store';
+export { createIngestDeps } from '../adapters/ingest-deps';
+export { S3LogListing } from '../adapters/s3-log-listing';
+export { S3LogSource } from '../adapters/s3-log-source';
+export { SqsNotificationSender } from '../adapters/sqs-notification-sender';
+export { SqsReplayQueues, sourceQueueOf } from '../adapters/sqs-replay-queues';
+export { SqsMessageVisibility } from '../adapters/sqs-visibility';

@@ -1,0 +1,126 @@
+import type { AdjustmentStore } from '../../app/ports';
+import type { Env } from '../../adapters/env';
+import { validateAdjustment, type Adjustment } from '../../domain/adjustment';
+import { dayOf } from '../../domain/days';
+import { AdjustmentConflictError, ValidationError } from '../../domain/errors';
+import { metricNames } from '../../domain/metric-rules';
+import { defineCommand, JSON_OPTION } from '../command';
+import type { CliIo } from '../io';
+import { accountId, day, signedInteger } from '../values';
+
+interface AdjustOptions {
+  account: string;
+  day: string;
+  metric: string;
+  delta: number;
+  reason: string;
+  id: string;
+  actor?: string;
+  allowNewMetric?: boolean;
+  force?: boolean;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+function actorOf(flag: string | undefined, env: Env): string {
+  return flag ?? env.USER ?? env.USERNAME ?? env.LOGNAME ?? 'unknown';
+}
+
+/** `tally adjust`: exit 0 when recorded (now or before), 1 on a conflicting id, 2 when refused. */
+export const adjustCommand = defineCommand<AdjustOptions>({
+  name: 'adjust',
+  summary: 'record an idempotent correction to an account-day metric',
+  description:
+    'Records an idempotent correction to one metric of one account-day, apart from the measured ' +
+    'counters (which never change). The read API adds it into totals and shows it separately. ' +
+    'Recording the same --id again changes nothing ("already recorded"); the same --id with ' +
+    'another day, metric, delta or reason fails (exit 1). A future day, or an account with no ' +
+    'measured usage (a mistyped id?), is refused (exit 2) unless --force.',
+  options: [
+    { flags: '--account <id>', help: 'the account to correct', read: accountId, required: true },
+    { flags: '--day <day>', help: 'the UTC day to correct (YYYY-MM-DD)', read: day, required: true },
+    { flags: '--metric <name>', help: 'the metric to correct (requests, bytes, ...)', required: true },
+    { flags: '--delta <n>', help: 'whole number to add; negative to take away (--delta -1200)', read: signedInteger, required: true },
+    { flags: '--reason <text>', help: 'why, shown with the correction', required: true },
+    { flags: '--id <id>', help: 'your reference for this correction (ticket, credit note)', required: true },
+    { flags: '--actor <name>', help: 'who records it (default $USER)' },
+    { flags: '--allow-new-metric', help: 'accept a metric the configured TALLY_METRICS does not name' },
+    { flags: '--force', help: 'record it for a future day, or for an account with no measured usage' },
+    { flags: '--dry-run', help: 'say what would happen; write nothing' },
+    JSON_OPTION,
+  ],
+  target: { settings: ['metrics'] },
+  async run({ options, context, target: open }) {
+    const { io, env } = context;
+    const adjustment = validateAdjustment({
+      account: options.account,
+      day: options.day,
+      adjustmentId: options.id,
+      metric: options.metric,
+      delta: options.delta,
+      reason: options.reason,
+    });
+    const today = dayOf(context.now());
+    if (adjustment.day > today && options.force !== true) {
+      throw new ValidationError(`--day ${adjustment.day} is in the future (today is ${today} UTC); pass --force to record it anyway`);
+    }
+    const { target, clients } = await open();
+    const known = metricNames(target.config.metricRules);
+    if (!known.includes(adjustment.metric) && options.allowNewMetric !== true) {
+      throw new ValidationError(
+        `metric "${adjustment.metric}" is not one the consumer measures here (${known.join(', ')}); ` +
+          'check the name, set TALLY_METRICS as the consumer has it, or pass --allow-new-metric',
+      );
+    }
+    const { DynamoAdjustmentStore, DynamoUsageReader } = await import('../aws-adapters');
+    const tableName = target.config.tableName;
+    if (options.force !== true) {
+      const presence = new DynamoUsageReader({ client: clients.dynamodb, tableName, consistentRead: true });
+      if (!(await presence.hasMeasuredUsage(adjustment.account))) {
+        throw new ValidationError(
+          `account "${adjustment.account}" has no measured usage in ${tableName}: check the id, or pass --force to record it anyway`,
+        );
+      }
+    }
+    const store = new DynamoAdjustmentStore({ client: clients.dynamodb, tableName });
+    try {
+      return await recordAdjustment(store, adjustment, { ...options, actor: actorOf(options.actor, env), tableName }, io);
+    } catch (error) {
+      if (!(error instanceof AdjustmentConflictError)) throw error;
+      io.err(`tally adjust: ${error.message}\n`);
+      return 1;
+    }
+  },
+});
+
+/** Records (or, on a dry run, previews) one adjustment and prints what happened. */
+async function recordAdjustment(
+  store: AdjustmentStore,
+  adjustment: Adjustment,
+  options: { actor: string; tableName: string; dryRun?: boolean; json?: boolean },
+  io: CliIo,
+): Promise<number> {
+  const where = `${adjustment.account} ${adjustment.day} ${adjustment.metric} ${adjustment.delta > 0 ? '+' : ''}${adjustment.delta}`;
+  if (options.dryRun === true) {
+    const outcome = await store.preview(adjustment);
+    io.out(
+      options.json === true
+        ? `${JSON.stringify({ outcome, dryRun: true, adjustment })}\n`
+        : outcome === 'recorded'
+          ? `dry run: would record adjustment ${adjustment.adjustmentId}: ${where} in ${options.tableName}\n`
+          : `dry run: adjustment ${adjustment.adjustmentId} is already recorded with this content: nothing to do\n`,
+    );
+    return 0;
+  }
+  const result = await store.record(adjustment, options.actor);
+  if (options.json === true) io.out(`${JSON.stringify(result)}\n`);
+  else if (result.outcome === 'recorded') {
+    io.out(`recorded adjustment ${adjustment.adjustmentId}: ${where} (${result.adjustment.actor}, ${result.adjustment.createdAt})\n`);
+  } else {
+    io.out(
+      `adjustment ${adjustment.adjustmentId} was already recorded (${result.adjustment.actor}, ${result.adjustment.createdAt}): ` +
+        'nothing changed, it applies once\n',
+    );
+  }
+  return 0;
+}

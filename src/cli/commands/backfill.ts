@@ -1,0 +1,117 @@
+import { backfill, type BackfillMode, type BackfillReport } from '../../app/backfill';
+import { jsonLog, silentLog } from '../../app/log';
+import { addDays } from '../../domain/days';
+import { ConfigError } from '../../domain/errors';
+import { concurrencyOption, dayRangeOptions, defineCommand, JSON_OPTION } from '../command';
+import { describeIngestSettings } from '../describe-settings';
+import { formatTable } from '../io';
+import { logBucketOf } from '../operator-target';
+import { progressDisplay } from '../progress';
+import { checkDayRange, positiveNumber } from '../values';
+
+interface BackfillOptions {
+  from: string;
+  to: string;
+  inline?: boolean;
+  rate?: number;
+  concurrency: number;
+  dryRun?: boolean;
+  json?: boolean;
+  verbose?: boolean;
+}
+
+/** `tally backfill`: exit 0 when every selected object was sent or counted, 1 otherwise. */
+export const backfillCommand = defineCommand<BackfillOptions>({
+  name: 'backfill',
+  summary: 'feed the log objects of a day range into ingestion again',
+  description:
+    'Lists the log objects under the bucket and prefix whose CloudFront name ' +
+    '(<distribution>.YYYY-MM-DD-HH.<id>.gz) falls on a day from --from to --to, skips those the ' +
+    'ledger knows as counted, and sends an S3 notification for each other one to the ingest queue ' +
+    "(or, with --inline, counts it here with the handler's code). Half-counted objects complete " +
+    'without counting an increment twice.',
+  options: [
+    ...dayRangeOptions('days named in the object keys'),
+    { flags: '--inline', help: 'count here instead of notifying the consumer' },
+    { flags: '--rate <n>', help: 'at most N objects sent or counted per second', read: positiveNumber },
+    concurrencyOption('objects'),
+    { flags: '--dry-run', help: 'list and check the ledger only; nothing is sent or counted' },
+    JSON_OPTION,
+    { flags: '--verbose', help: 'the ingest log (JSON lines) on stderr, with --inline' },
+  ],
+  target: { settings: ['resolver', 'metrics'] },
+  check: checkDayRange,
+  async run({ options, context: { io }, target: open }) {
+    const { from, to } = options;
+    const { target, clients } = await open();
+    const bucket = logBucketOf(target);
+    const { createIngestDeps, S3LogListing, SqsNotificationSender } = await import('../aws-adapters');
+    const inline = options.inline === true;
+    const log = options.verbose === true ? jsonLog((line) => io.err(line), 'info', { source: 'tally backfill' }) : silentLog;
+    const deps = createIngestDeps(target.config, clients, log);
+    let mode: BackfillMode;
+    if (inline) mode = { kind: 'inline', deps };
+    else {
+      const queueUrl = target.config.ingestQueueUrl;
+      if (queueUrl === undefined) throw new ConfigError('no ingest queue: pass --queue-url or set TALLY_INGEST_QUEUE_URL (or use --inline)');
+      mode = { kind: 'queue', sender: new SqsNotificationSender({ client: clients.sqs, queueUrl, region: target.config.region }) };
+    }
+    if (options.json !== true) {
+      io.out(`tally backfill: ${target.origin}\n`);
+      io.out(`  objects named ${from}..${to} under s3://${bucket}/${target.logPrefix}\n`);
+      io.out(
+        inline
+          ? `  inline into ${target.config.tableName}: ${describeIngestSettings(target.config)}\n`
+          : `  notifications to ${target.config.ingestQueueUrl}\n`,
+      );
+    }
+    const progress = progressDisplay(io, 'backfill', 'objects');
+    let report: BackfillReport;
+    try {
+      report = await backfill({
+        listing: new S3LogListing({ client: clients.s3 }),
+        ledger: deps.store,
+        mode,
+        bucket,
+        prefix: target.logPrefix,
+        from,
+        to,
+        concurrency: options.concurrency,
+        ...(options.rate === undefined ? {} : { rate: options.rate }),
+        dryRun: options.dryRun === true,
+        progress,
+      });
+    } finally {
+      progress.stop();
+    }
+    io.out(options.json === true ? `${JSON.stringify(report)}\n` : describeBackfill(report, from, to));
+    return report.failed.length > 0 ? 1 : 0;
+  },
+});
+
+/** The human summary of a backfill. */
+export function describeBackfill(report: BackfillReport, from: string, to: string): string {
+  const lines = [
+    `listed ${report.listed} object(s) under the prefix; ${report.selected} named ${from}..${to}` +
+      (report.unnamed > 0 ? ` (${report.unnamed} not named like CloudFront logs, left alone)` : ''),
+  ];
+  const rest = report.selected - report.alreadyCounted - report.failed.length;
+  if (report.dryRun) {
+    lines.push(`dry run: already counted ${report.alreadyCounted}; would ${report.mode === 'queue' ? 'send' : 'count'} ${rest}; nothing changed`);
+  } else if (report.mode === 'queue') {
+    lines.push(`already counted ${report.alreadyCounted} (skipped); notifications sent ${report.sent}; failed ${report.failed.length}`);
+  } else {
+    lines.push(
+      `already counted ${report.alreadyCounted} (skipped); counted now ${report.counted} ` +
+        `(increments applied ${report.applied}, already applied by an earlier attempt ${report.duplicates}); failed ${report.failed.length}`,
+    );
+  }
+  if (report.failed.length > 0) {
+    lines.push('', formatTable(['object', 'kind', 'error'], report.failed.map((f) => [f.object, f.poison ? 'poison' : 'retryable', f.error])).trimEnd());
+  }
+  lines.push(
+    `note: objects are chosen by the hour in their name and counted whole; late lines of ${to} sit in objects named ` +
+      `${addDays(to, 1)}-00 (add that day to include them).`,
+  );
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,25 @@
+import type { DeclaredCommand } from '../command';
+import { adjustCommand } from './adjust';
+import { adjustmentsCommand } from './adjustments';
+import { backfillCommand } from './backfill';
+import { countCommand } from './count';
+import { planCommand } from './plan';
+import { reconcileCommand } from './reconcile';
+import { replayCommand } from './replay';
+import { tokenCommand } from './token';
+
+/**
+ * Every `tally` command, in the order `tally --help` lists them. A command is one
+ * declaration (see `../command.ts`); adapters that need the AWS SDK load inside `run`,
+ * so `tally count` or `--help` never pays for the SDK.
+ */
+export const COMMANDS: readonly DeclaredCommand[] = [
+  countCommand,
+  tokenCommand,
+  replayCommand,
+  backfillCommand,
+  reconcileCommand,
+  adjustCommand,
+  adjustmentsCommand,
+  planCommand,
+];

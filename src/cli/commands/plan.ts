@@ -1,0 +1,86 @@
+import { readMetricRules } from '../../adapters/config';
+import { CONFIG_LIMITS, planCapacity, type CapacityPlan } from '../../domain/capacity-plan';
+import { metricNames } from '../../domain/metric-rules';
+import { defineCommand, JSON_OPTION } from '../command';
+import { finiteNumber } from '../values';
+
+interface PlanOptions {
+  objectsPerAccountDay: number;
+  keyBytes?: number;
+  shards?: number;
+  historyCap?: number;
+  accountsPerObject?: number;
+  hours?: number;
+  accountChars?: number;
+  metrics?: string;
+  json?: boolean;
+}
+
+/** `tally plan`: pure arithmetic, no AWS calls; exit 1 when a hard limit is broken. */
+export const planCommand = defineCommand<PlanOptions>({
+  name: 'plan',
+  summary: 'size shards and history cap: item KB, WCU, writes/s, dedup horizon',
+  description:
+    'Sizes the rolling idempotency history: recommends TALLY_SHARDS and TALLY_HISTORY_CAP so the ' +
+    'dedup horizon covers the log objects of one account-day (or the last H hours of them), and ' +
+    'prints the shard item size, WCU per increment, writes/s per item and the horizon in objects ' +
+    'and hours. Warns where a choice breaks a limit (400 KB item, 1,000 WCU/s per partition); ' +
+    'exit code 1 when a hard limit is broken. Needs no AWS.',
+  options: [
+    { flags: '--objects-per-account-day <n>', help: 'log objects with lines for one account on one day', read: finiteNumber, required: true },
+    { flags: '--key-bytes <n>', help: 'idempotency key size, 12 or 16 (default 12)', read: finiteNumber },
+    { flags: '--shards <n>', help: 'evaluate this shard count instead of recommending one', read: finiteNumber },
+    { flags: '--history-cap <n>', help: 'evaluate this history cap instead of recommending one', read: finiteNumber },
+    { flags: '--accounts-per-object <n>', help: 'accounts one object has lines for (default 1)', read: finiteNumber },
+    { flags: '--hours <n>', help: 'hours of objects the horizon must cover (default 24)', read: finiteNumber },
+    { flags: '--account-chars <n>', help: 'longest account id (default 64, the worst case)', read: finiteNumber },
+    { flags: '--metrics <json>', help: 'metric rules as TALLY_METRICS (default: TALLY_METRICS)' },
+    JSON_OPTION,
+  ],
+  async run({ options, context: { io, env } }) {
+    const optional = (name: string, value: number | undefined) => (value === undefined ? {} : { [name]: value });
+    const plan = planCapacity({
+      objectsPerAccountDay: options.objectsPerAccountDay,
+      ...optional('keyBytes', options.keyBytes),
+      ...optional('shards', options.shards),
+      ...optional('historyCap', options.historyCap),
+      ...optional('accountsPerObject', options.accountsPerObject),
+      ...optional('windowHours', options.hours),
+      ...optional('accountIdChars', options.accountChars),
+      metricNames: metricNames(readMetricRules(options.metrics ?? env.TALLY_METRICS, options.metrics === undefined ? 'TALLY_METRICS' : '--metrics')),
+    });
+    io.out(options.json === true ? `${JSON.stringify(plan)}\n` : describePlan(plan));
+    return plan.breaksLimit ? 1 : 0;
+  },
+});
+
+const round = (value: number, digits = 1) => Number(value.toFixed(digits)).toLocaleString('en-US');
+
+/** The human form of a plan. */
+export function describePlan(plan: CapacityPlan): string {
+  const chosen = (what: 'shards' | 'historyCap') => (plan.chosen[what] === 'given' ? 'given' : 'recommended');
+  // At the ceiling, more shards are not an option: say so rather than let 64 look like a choice.
+  const shardsChosen =
+    plan.chosen.shards === 'recommended' && plan.shards >= CONFIG_LIMITS.maxShards
+      ? `recommended: ${CONFIG_LIMITS.maxShards} is the ceiling, TALLY_SHARDS allows no more`
+      : chosen('shards');
+  const perHour = plan.objectsPerAccountDay / 24;
+  const lines = [
+    `tally plan: ${plan.objectsPerAccountDay} objects per account-day, ${plan.keyBytes}-byte keys, ` +
+      `${plan.accountsPerObject} account(s) per object, horizon to cover ${plan.windowHours} h (${plan.objectsInWindow} objects)`,
+    '',
+    `settings       TALLY_SHARDS=${plan.shards} (${shardsChosen})  TALLY_HISTORY_CAP=${plan.historyCap} (${chosen('historyCap')})  TALLY_KEY_BYTES=${plan.keyBytes}`,
+    `               each shard must hold ~${plan.keysNeededPerShard} keys for the window (hash spread, 3 sigma); at most ${plan.maxCapAtOneWcu} fit in 1 KB`,
+    `shard item     ${plan.itemBytes} bytes full (${round(plan.itemKB, 2)} KB) = ${plan.fixedBytes} fixed + ${plan.historyCap} × ${plan.keyBytes + 1} history`,
+    `cost           ${plan.wcuPerIncrement} WCU per increment; ~${plan.wcuPerObject} WCU per object (${plan.accountsPerObject} increment(s) + ledger)`,
+    `throughput     max writes/s per item: ${plan.maxWritesPerSecondPerItem} (seed: 1000 KB/s / ${round(plan.itemKB, 2)} KB = ${round(plan.seedWritesPerSecondPerItem, 0)}, ` +
+      `but writes are billed per started KB)`,
+    `               an account's shards and days share one partition (1,000 WCU/s): replay or backfill one account at most ` +
+      `${plan.maxObjectsPerSecondPerAccount} objects/s (--rate); average load ${round(plan.accountWcuPerSecond, 3)} WCU/s`,
+    `dedup horizon  ${plan.horizonObjects} increments of an account-day (cap × shards) ≈ ${round(plan.horizonHours)} h of objects at ${round(perHour, 2)}/h: ` +
+      (plan.horizonHours >= 24 ? 'the whole account-day' : plan.coversWindow ? `covers the ${plan.windowHours} h window` : 'LESS than the window'),
+    `               later redeliveries of finished objects are caught by the object ledger`,
+  ];
+  lines.push('', plan.warnings.length === 0 ? 'no warnings' : plan.warnings.map((warning) => `warning: ${warning}`).join('\n'));
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,158 @@
+import { Command, CommanderError, Option } from 'commander';
+import { version } from '../../package.json';
+import { ConfigError, ValidationError } from '../domain/errors';
+import type { CliContext, CommandRun, DeclaredCommand, OptionDeclaration } from './command';
+import type { OpenTarget } from './open-target';
+import { COUNTING_OPTIONS, TARGET_OPTIONS, targetFlagsOf } from './target-options';
+
+/** Exit codes every command shares; README documents them. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+/** Commander's outcomes that are not errors. */
+const DONE_CODES = new Set(['commander.helpDisplayed', 'commander.version']);
+
+/** The message alone: users see "no such file", never "TypeError: no such file". */
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Bad input from the user: a flag, a value or a setting. Exit 2. */
+function isUsageError(error: unknown): boolean {
+  return error instanceof ValidationError || error instanceof ConfigError;
+}
+
+/** Every option of a declared command, its target and counting flags included. */
+export function optionsOf(declaration: DeclaredCommand): OptionDeclaration[] {
+  return [
+    ...declaration.options,
+    ...(declaration.target === undefined
+      ? []
+      : [...Object.values(TARGET_OPTIONS), ...declaration.target.settings.map((setting) => COUNTING_OPTIONS[setting])]),
+  ];
+}
+
+/** An option pair: the declaration and the commander option built from it. */
+interface BuiltOption {
+  readonly declaration: OptionDeclaration;
+  readonly option: Option;
+}
+
+/** The commander option for a declaration: flags, help, default, collection of repeats, help group. */
+function commanderOption(declaration: OptionDeclaration): Option {
+  const option = new Option(declaration.flags, declaration.required === true ? `${declaration.help} (required)` : declaration.help);
+  if (declaration.default !== undefined) option.default(declaration.default, declaration.default);
+  if (declaration.repeatable === true) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+  if (declaration.group !== undefined) option.helpGroup(declaration.group);
+  return option;
+}
+
+/** Applies each option's reader to its parsed text (a bad value throws ValidationError). */
+function readOptions(raw: Record<string, unknown>, options: readonly BuiltOption[]) {
+  const values: Record<string, unknown> = { ...raw };
+  for (const { declaration, option } of options) {
+    const name = option.attributeName();
+    const value = raw[name];
+    // Checked here rather than by commander, so that an unknown flag is reported first.
+    if (declaration.required === true && value === undefined) throw new ValidationError(`${option.flags} is required`);
+    const read = declaration.read;
+    if (read === undefined || value === undefined) continue;
+    const flag = option.long ?? option.flags;
+    values[name] = Array.isArray(value) ? value.map((text: string) => read(text, flag)) : read(value as string, flag);
+  }
+  return values;
+}
+
+/**
+ * Builds the `tally` program from command declarations: one commander command each,
+ * with its options, help and checks. `record` receives each run's exit code.
+ */
+function buildProgram(declarations: readonly DeclaredCommand[], context: CliContext, record: (code: number) => void): Command {
+  const { io } = context;
+  const program = new Command('tally')
+    .description('Idempotent usage metering: CloudFront logs in S3 -> SQS -> Lambda -> exactly-once per-account-day counters in DynamoDB.')
+    .version(version, '-V, --version', 'print the version of tally')
+    .helpOption('-h, --help', 'show help')
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) })
+    .addHelpText('after', '\nExit codes: 0 all went well; 1 something failed or drifted; 2 a bad flag, value or setting.\nRun tally <command> --help for its options.');
+
+  for (const declaration of declarations) {
+    const command = program
+      .command(declaration.name)
+      .summary(declaration.summary)
+      .description(declaration.description)
+      .helpOption('-h, --help', 'show help')
+      .configureOutput({
+        writeOut: (text) => io.out(text),
+        writeErr: (text) => io.err(text),
+        outputError: (text, write) =>
+          write(`tally ${declaration.name}: ${text.replace(/^error: /, '')}(tally ${declaration.name} --help lists its options)\n`),
+      });
+    for (const argument of declaration.arguments ?? []) command.argument(argument.name, argument.help);
+    const options = optionsOf(declaration).map((option) => ({ declaration: option, option: commanderOption(option) }));
+    for (const { option } of options) command.addOption(option);
+    if (declaration.notes !== undefined) command.addHelpText('after', `\n${declaration.notes}`);
+    command.action(async () => record(await execute(declaration, command, options, context)));
+  }
+  return program;
+}
+
+/** Runs one declared command: reads and checks its options, opens its target on demand, maps errors to exit codes. */
+async function execute(
+  declaration: DeclaredCommand,
+  command: Command,
+  options: readonly BuiltOption[],
+  context: CliContext,
+): Promise<number> {
+  let opened: (OpenTarget & { close(): void }) | undefined;
+  try {
+    const values = readOptions(command.opts(), options);
+    declaration.check?.(values as never);
+    const run: CommandRun<never> = {
+      options: values as never,
+      args: command.args,
+      context,
+      async target(overrides = {}) {
+        if (declaration.target === undefined) throw new Error(`tally ${declaration.name} declares no target`);
+        if (opened === undefined) {
+          const { openTarget } = await import('./open-target');
+          opened = openTarget({ ...targetFlagsOf(values), ...overrides }, context.env, context.cwd);
+        }
+        return opened;
+      },
+    };
+    return await declaration.run(run);
+  } catch (error) {
+    context.io.err(`tally ${declaration.name}: ${messageOf(error)}\n`);
+    return isUsageError(error) ? EXIT.usage : EXIT.failed;
+  } finally {
+    opened?.close();
+  }
+}
+
+/**
+ * Parses `argv` (without `node tally`) against the declarations and runs the command
+ * it names; returns the exit code: 0 done, 1 failed, 2 bad command, flag or value
+ * (`tally` alone prints the usage and exits 2).
+ */
+export async function runDeclaredCommands(
+  declarations: readonly DeclaredCommand[],
+  argv: readonly string[],
+  context: CliContext,
+): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = buildProgram(declarations, context, (result) => (code = result));
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return code;
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    return DONE_CODES.has(error.code) ? EXIT.ok : EXIT.usage;
+  }
+}
+
+/** The commander program for the declarations, for tests that walk every command. */
+export function describeProgram(declarations: readonly DeclaredCommand[], context: CliContext): Command {
+  return buildProgram(declarations, context, () => undefined);
+}

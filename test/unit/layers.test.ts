@@ -1,0 +1,62 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return /\.(ts|js|mjs)$/.test(entry.name) ? [path] : [];
+  });
+}
+
+/** Every module a file imports or requires (static and dynamic), relative ones resolved to repo paths. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const specifiers = [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm)].map((match) => match[1]!);
+  return specifiers.map((specifier) => (specifier.startsWith('.') ? relative(ROOT, resolve(ROOT, file, '..', specifier)) : specifier));
+}
+
+/** Files of `dir` importing a module that `forbidden` matches, as `file -> module`. */
+function violations(dir: string, forbidden: (module: string) => boolean): string[] {
+  return sourceFiles(dir).flatMap((file) => importsOf(file).filter(forbidden).map((module) => `${file} -> ${module}`));
+}
+
+/**
+ * Known exceptions, each with the work that removes it. When that work lands the test
+ * says so (the exception no longer matches anything), so the list cannot go stale.
+ */
+const KNOWN = new Set([
+  // log-counter.ts mixes line rules with gzip/stream plumbing; issue 15 item 2 moves the plumbing out.
+  'src/domain/log-counter.ts -> node:zlib',
+  'src/domain/log-counter.ts -> node:stream',
+]);
+
+describe('layers', () => {
+  it('keeps src/adapters free of the local demo stack (src/local)', () => {
+    expect(violations('src/adapters', (module) => module === 'src/local' || module.startsWith('src/local/'))).toEqual([]);
+  });
+
+  it('keeps src/domain free of the AWS SDK and of stream, zlib and file I/O', () => {
+    const io = /^(@aws-sdk\/|@smithy\/|aws-lambda$|(node:)?(stream|zlib|fs|fs\/promises|net|http|https|child_process)$)/;
+    const found = violations('src/domain', (module) => io.test(module));
+
+    expect(found.filter((entry) => !KNOWN.has(entry))).toEqual([]);
+    expect([...KNOWN].filter((entry) => !found.includes(entry))).toEqual([]);
+  });
+
+  it('keeps src/domain and src/app from importing adapters, the CLI or the local stack', () => {
+    const outward = (module: string) => /^src\/(adapters|cli|local)(\/|$)/.test(module);
+
+    expect([...violations('src/domain', outward), ...violations('src/app', outward)]).toEqual([]);
+  });
+
+  it('keeps src/domain from importing src/app (ports point inwards)', () => {
+    expect(violations('src/domain', (module) => /^src\/app(\/|$)/.test(module))).toEqual([]);
+  });
+
+  it('keeps test-only code out of src (nothing in src imports test/)', () => {
+    expect(violations('src', (module) => /^test(\/|$)/.test(module))).toEqual([]);
+  });
+});
