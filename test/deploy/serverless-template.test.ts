@@ -143,6 +143,24 @@ describe('serverless package (offline)', () => {
   });
 });
 
+describe('stage params', () => {
+  it('are documented in docs/deployment.md, each with the default serverless package resolves', () => {
+    const state = JSON.parse(readFileSync(path.join(prod!.directory, 'serverless-state.json'), 'utf8')) as {
+      service: { initialServerlessConfig: { params: { default: Record<string, unknown>; dev: Record<string, unknown> } } };
+    };
+    const params = state.service.initialServerlessConfig.params;
+    const page = readFileSync(path.join(__dirname, '../../docs/deployment.md'), 'utf8');
+    const table = page.slice(page.indexOf('| param | default | meaning |'));
+    const rows = [...table.matchAll(/^\| `([a-zA-Z]+)` \| ([^|]*) \|/gm)].map((m) => [m[1]!, m[2]!.trim()] as const);
+    // `value` as shown, `<stage>` standing for the stage; "(empty...)" for ''.
+    const shown = Object.fromEntries(rows.map(([name, cell]) => [name, cell.startsWith('(') ? '' : /^`([^`]*)`/.exec(cell)![1]!.replace('<stage>', 'prod')]));
+    const resolved = Object.fromEntries(Object.entries(params.default).map(([name, value]) => [name, String(value)]));
+    expect(shown).toEqual(resolved);
+    expect(params.dev).toEqual({ protectData: false });
+    expect(rows.find(([name]) => name === 'protectData')![1]).toContain('`false` for `dev`');
+  });
+});
+
 describe('functions', () => {
   it('run on nodejs22.x (arm64), each with a role of its own', () => {
     const functions = resourcesOfType(template(prod), 'AWS::Lambda::Function');
