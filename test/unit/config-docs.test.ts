@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readConfig } from '../../src/adapters/config';
 import { readUsageApiConfig } from '../../src/adapters/usage-api-config';
@@ -60,3 +60,43 @@ describe('docs/configuration.md', () => {
     expect(listed.size).toBeGreaterThan(15);
   });
 });
+
+describe('README.md and docs/', () => {
+  const pages = ['README.md', ...readdirRecursive(path.join(root, 'docs')).map((file) => path.join('docs', file))];
+  const slug = (heading: string) =>
+    heading
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s-]/gu, '')
+      .replace(/\s/g, '-');
+  const anchorsOf = (file: string) =>
+    new Set([...readFileSync(path.join(root, file), 'utf8').replace(/```[\s\S]*?```/g, '').matchAll(/^#+ (.*)$/gm)].map((m) => slug(m[1]!)));
+
+  it.each(pages)('%s links only to files and headings that exist', (page) => {
+    const text = readFileSync(path.join(root, page), 'utf8').replace(/```[\s\S]*?```/g, '');
+    const broken: string[] = [];
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue;
+      const [file, anchor] = target!.split('#') as [string, string | undefined];
+      const resolved = file === '' ? page : path.normalize(path.join(path.dirname(page), file));
+      if (!existsSync(path.join(root, resolved))) broken.push(target!);
+      else if (anchor !== undefined && resolved.endsWith('.md') && !anchorsOf(resolved).has(anchor)) broken.push(target!);
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('keeps the README short, linking every docs page', () => {
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    expect(readme.split('\n').length).toBeLessThan(250);
+    expect(readme).toMatch(/^npm start\b/m);
+    expect(readme).toMatch(/^npm test\b/m);
+    const linked = pages.filter((page) => page.startsWith('docs') && !page.includes('runbooks'));
+    for (const page of linked) expect(readme).toContain(`](${page})`);
+  });
+});
+
+function readdirRecursive(directory: string): string[] {
+  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? readdirRecursive(path.join(directory, entry.name)).map((file) => path.join(entry.name, file)) : [entry.name],
+  );
+}
