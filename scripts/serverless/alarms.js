@@ -6,9 +6,10 @@
 // AlarmTopic on ALARM and on OK.
 //
 // To alarm on a metric the functions publish themselves (CloudWatch embedded metric
-// format), add one entry to ALARMS with `metric: tallyMetric('<MetricName>')`, say which
-// way it breaches (`above` or `below`) and, for a setting, a `${param:...}` threshold
-// (then add that param to scripts/serverless/settings.js and docs/deployment.md):
+// format, namespace `Tally`, dimension FunctionName: see tallyMetric), add one entry
+// to ALARMS with `metric: tallyMetric('<MetricName>')`, say which way it breaches
+// (`above` or `below`) and, for a setting, a `${param:...}` threshold (then add that
+// param to serverless.yml's params and to docs/deployment.md's table):
 //
 //   HistoryHorizonAlarm: {
 //     name: 'history-horizon',
@@ -54,8 +55,20 @@ const functionMetric = (name, functionId) => ({
   dimensions: { FunctionName: { Ref: functionId } },
 });
 
-/** @returns {MetricSpec} a metric Tally publishes itself (embedded metric format), per stage. */
-const tallyMetric = (name, dimensions = { Stage: '${sls:stage}' }) => ({ namespace: TALLY_NAMESPACE, name, dimensions });
+/**
+ * A metric Tally's own code publishes in embedded metric format: namespace `Tally`, one
+ * dimension `FunctionName` (the emitter reads it from AWS_LAMBDA_FUNCTION_NAME, which
+ * names the stage's function, so stages sharing an account never mix).
+ *
+ * @param {string} name
+ * @param {string} functionId logical id of the publishing function
+ * @returns {MetricSpec}
+ */
+const tallyMetric = (name, functionId = 'IngestLambdaFunction') => ({
+  namespace: TALLY_NAMESPACE,
+  name,
+  dimensions: { FunctionName: { Ref: functionId } },
+});
 
 /**
  * DynamoDB's ThrottledRequests exists only per (table, operation): the sum over the

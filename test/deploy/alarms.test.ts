@@ -14,7 +14,7 @@ interface AlarmsModule {
   ALARMS: Record<string, AlarmSpec>;
   alarmResource(spec: AlarmSpec): { Type: string; Properties: Record<string, unknown> };
   alarmResources(alarms?: Record<string, AlarmSpec>): Record<string, { Type: string; Properties: Record<string, unknown> }>;
-  tallyMetric(name: string, dimensions?: Record<string, unknown>): unknown;
+  tallyMetric(name: string, functionId?: string): unknown;
 }
 const { ALARMS, alarmResource, alarmResources, tallyMetric } = require('../../scripts/serverless/alarms.js') as AlarmsModule;
 
@@ -36,7 +36,7 @@ describe('alarm entries', () => {
         AlarmDescription: 'A shard history forgets keys sooner than a redelivery can come back.',
         Namespace: 'Tally',
         MetricName: 'HistoryHorizonSeconds',
-        Dimensions: [{ Name: 'Stage', Value: '${sls:stage}' }],
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: 'IngestLambdaFunction' } }],
         Statistic: 'Minimum',
         Period: 300,
         EvaluationPeriods: 1,
