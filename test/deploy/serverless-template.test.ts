@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { readConfig } from '../../src/adapters/config';
+import { DEFAULTS, readConfig } from '../../src/adapters/config';
 import tableDefinition from '../../src/adapters/usage-table-definition.json';
 import { readUsageApiConfig } from '../../src/adapters/usage-api-config';
 import {
@@ -18,7 +18,7 @@ import {
 } from './cloudformation';
 
 const CUSTOMER_KEY = 'arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab';
-// A PEM passed as a param has its line breaks written as \n, as the README shows.
+// A PEM passed as a param has its line breaks written as \n, as docs/deployment.md shows.
 const PUBLIC_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' })
   .publicKey.export({ type: 'spki', format: 'pem' })
   .toString()
@@ -103,7 +103,7 @@ describe('serverless package (offline)', () => {
     expect(scripts.deploy).toBe('node scripts/build.mjs && serverless deploy');
   });
 
-  it('creates exactly the stack described in the README', () => {
+  it('creates exactly the stack described in docs/deployment.md', () => {
     const types = Object.fromEntries(Object.entries(template(prod).Resources).map(([id, r]) => [id, r.Type]));
     expect(types).toEqual({
       ServerlessDeploymentBucket: 'AWS::S3::Bucket',
@@ -140,6 +140,24 @@ describe('serverless package (offline)', () => {
       UsageApiThrottlesAlarm: 'AWS::CloudWatch::Alarm',
       UsageTableThrottlesAlarm: 'AWS::CloudWatch::Alarm',
     });
+  });
+});
+
+describe('stage params', () => {
+  it('are documented in docs/deployment.md, each with the default serverless package resolves', () => {
+    const state = JSON.parse(readFileSync(path.join(prod!.directory, 'serverless-state.json'), 'utf8')) as {
+      service: { initialServerlessConfig: { params: { default: Record<string, unknown>; dev: Record<string, unknown> } } };
+    };
+    const params = state.service.initialServerlessConfig.params;
+    const page = readFileSync(path.join(__dirname, '../../docs/deployment.md'), 'utf8');
+    const table = page.slice(page.indexOf('| param | default | meaning |'));
+    const rows = [...table.matchAll(/^\| `([a-zA-Z]+)` \| ([^|]*) \|/gm)].map((m) => [m[1]!, m[2]!.trim()] as const);
+    // `value` as shown, `<stage>` standing for the stage; "(empty...)" for ''.
+    const shown = Object.fromEntries(rows.map(([name, cell]) => [name, cell.startsWith('(') ? '' : /^`([^`]*)`/.exec(cell)![1]!.replace('<stage>', 'prod')]));
+    const resolved = Object.fromEntries(Object.entries(params.default).map(([name, value]) => [name, String(value)]));
+    expect(shown).toEqual(resolved);
+    expect(params.dev).toEqual({ protectData: false });
+    expect(rows.find(([name]) => name === 'protectData')![1]).toContain('`false` for `dev`');
   });
 });
 
@@ -189,6 +207,7 @@ describe('functions', () => {
       NODE_OPTIONS: '--enable-source-maps',
       LOG_LEVEL: 'info',
       TALLY_TABLE: ref('UsageTable'),
+      TALLY_METRICS: '[]',
       TALLY_JWT_SECRET_PARAMETER: '/tally/prod/jwt-secret',
       TALLY_JWT_AUDIENCE: 'tally-usage-api',
       TALLY_JWT_ISSUER: 'tally',
@@ -243,6 +262,28 @@ describe('functions', () => {
     const config = readConfig({ ...env, TALLY_TABLE: 'tally-dev-usage', TALLY_INGEST_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/1/q' });
     expect(config.metricRules.map((rule) => rule.name)).toEqual(['authorization_requests']);
     expect(config.resolver).toMatchObject({ kind: 'path' });
+  });
+
+  it('give the usage API the metric rules too, so a metric has its column in every range', () => {
+    const env = resource(template(dev), 'UsageApiLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    expect(env.TALLY_METRICS).toBe(METRICS);
+    const api = readUsageApiConfig({ ...env, TALLY_TABLE: 'tally-dev-usage', TALLY_JWT_SECRET_PARAMETER: '/tally/dev/jwt-secret' });
+    expect(api.tally.metricRules.map((rule) => rule.name)).toEqual(['authorization_requests']);
+  });
+
+  it('deploy with exactly the defaults the code applies to an empty environment', () => {
+    const ingest = resource(template(prod), 'IngestLambdaFunction', 'AWS::Lambda::Function').Properties;
+    const where = { TALLY_TABLE: 'tally-prod-usage', TALLY_INGEST_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/1/tally-prod-ingest' };
+    const deployed = readConfig({ ...ingest.Environment.Variables, ...where });
+    // Only the visibility while a message is worked on is the stack's own: timeout + one heartbeat.
+    expect(deployed).toEqual({ ...readConfig(where), visibilityTimeoutSeconds: ingest.Timeout + DEFAULTS.heartbeatSeconds });
+  });
+
+  it('re-arm a message for the ingest timeout plus one heartbeat, derived from both', () => {
+    const ingest = resource(template(prod), 'IngestLambdaFunction', 'AWS::Lambda::Function').Properties;
+    const env = ingest.Environment.Variables;
+    expect(env.TALLY_HEARTBEAT_SECONDS).toBe(String(DEFAULTS.heartbeatSeconds));
+    expect(env.TALLY_VISIBILITY_TIMEOUT).toBe(String(ingest.Timeout + DEFAULTS.heartbeatSeconds));
   });
 
   it('keep their logs for 30 days', () => {
@@ -703,6 +744,19 @@ describe('alarms', () => {
     );
     const [total] = (alarm.Metrics as { Id: string; Expression?: string; ReturnData: boolean }[]).filter((m) => m.ReturnData);
     expect(total?.Expression).toBe('FILL(getItem, 0) + FILL(putItem, 0) + FILL(updateItem, 0) + FILL(query, 0)');
+  });
+
+  it('are exactly these, each named under the stack, notifying the topic on alarm and on OK', () => {
+    const alarms = resourcesOfType(template(prod), 'AWS::CloudWatch::Alarm');
+    expect(Object.keys(alarms).sort()).toEqual([...Object.keys(expected), 'UsageTableThrottlesAlarm'].sort());
+    const names = Object.values(alarms).map((alarm) => alarm.Properties.AlarmName as string);
+    expect(new Set(names).size).toBe(names.length);
+    for (const alarm of Object.values(alarms)) {
+      expect(alarm.Properties.AlarmName).toMatch(/^tally-prod-[a-z-]+$/);
+      expect(alarm.Properties.AlarmDescription).toEqual(expect.any(String));
+      expect(alarm.Properties).toMatchObject({ EvaluationPeriods: 1, AlarmActions: [ref('AlarmTopic')], OKActions: [ref('AlarmTopic')] });
+    }
+    expect(alarms.IngestQueueAgeAlarm!.Properties.AlarmDescription).toContain('longer than 900 s');
   });
 
   it('subscribes the on-call e-mail only when one is given', () => {

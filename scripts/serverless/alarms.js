@@ -1,0 +1,222 @@
+'use strict';
+
+// Every CloudWatch alarm of the stack, one entry each, turned into CloudFormation by one
+// function. serverless.yml merges them into its resources with
+// `${file(./scripts/serverless/alarms.js):resources}`; every alarm notifies the stack's
+// AlarmTopic on ALARM and on OK.
+//
+// To alarm on a metric the functions publish themselves (CloudWatch embedded metric
+// format, namespace `Tally`, dimension FunctionName: see tallyMetric), add one entry
+// to ALARMS with `metric: tallyMetric('<MetricName>')`, say which way it breaches
+// (`above` or `below`) and, for a setting, a `${param:...}` threshold (then add that
+// param to serverless.yml's params and to docs/deployment.md's table):
+//
+//   HistoryHorizonAlarm: {
+//     name: 'history-horizon',
+//     description: 'A shard history forgets keys sooner than a redelivery can come back.',
+//     metric: tallyMetric('HistoryHorizonSeconds'),
+//     statistic: 'Minimum',
+//     period: 300,
+//     below: '${param:redeliveryWindowSeconds}',
+//   },
+//
+// Plain CommonJS because osls loads it with require().
+
+/** Namespace of the metrics Tally's functions publish in embedded metric format. */
+const TALLY_NAMESPACE = 'Tally';
+
+/**
+ * @typedef {{ namespace: string, name: string, dimensions: Record<string, unknown> }} MetricSpec
+ * @typedef {{ label: string, expression: string, metrics: Record<string, MetricSpec> }} MetricSum
+ * @typedef {{
+ *   name: string,
+ *   description: string,
+ *   metric: MetricSpec | MetricSum,
+ *   statistic: 'Sum' | 'Maximum' | 'Minimum' | 'Average',
+ *   period: number,
+ *   above?: number | string,
+ *   below?: number | string,
+ *   evaluationPeriods?: number,
+ *   treatMissingData?: 'notBreaching' | 'breaching' | 'ignore' | 'missing',
+ * }} AlarmSpec
+ */
+
+/** @returns {MetricSpec} a metric of one SQS queue of the stack (logical id). */
+const queueMetric = (name, queueId) => ({
+  namespace: 'AWS/SQS',
+  name,
+  dimensions: { QueueName: { 'Fn::GetAtt': [queueId, 'QueueName'] } },
+});
+
+/** @returns {MetricSpec} a metric of one function of the stack (logical id). */
+const functionMetric = (name, functionId) => ({
+  namespace: 'AWS/Lambda',
+  name,
+  dimensions: { FunctionName: { Ref: functionId } },
+});
+
+/**
+ * A metric Tally's own code publishes in embedded metric format: namespace `Tally`, one
+ * dimension `FunctionName` (the emitter reads it from AWS_LAMBDA_FUNCTION_NAME, which
+ * names the stage's function, so stages sharing an account never mix).
+ *
+ * @param {string} name
+ * @param {string} functionId logical id of the publishing function
+ * @returns {MetricSpec}
+ */
+const tallyMetric = (name, functionId = 'IngestLambdaFunction') => ({
+  namespace: TALLY_NAMESPACE,
+  name,
+  dimensions: { FunctionName: { Ref: functionId } },
+});
+
+/**
+ * DynamoDB's ThrottledRequests exists only per (table, operation): the sum over the
+ * operations Tally sends, each gap counted as zero.
+ *
+ * @returns {MetricSum}
+ */
+function usageTableThrottles(operations) {
+  const id = (operation) => operation.charAt(0).toLowerCase() + operation.slice(1);
+  return {
+    label: `ThrottledRequests (${operations.join(', ')})`,
+    expression: operations.map((operation) => `FILL(${id(operation)}, 0)`).join(' + '),
+    metrics: Object.fromEntries(
+      operations.map((operation) => [
+        id(operation),
+        {
+          namespace: 'AWS/DynamoDB',
+          name: 'ThrottledRequests',
+          dimensions: { TableName: { Ref: 'UsageTable' }, Operation: operation },
+        },
+      ]),
+    ),
+  };
+}
+
+/** @type {Record<string, AlarmSpec>} keyed by CloudFormation logical id. */
+const ALARMS = {
+  DeadLetterQueueDepthAlarm: {
+    name: 'dlq-not-empty',
+    description:
+      'Messages reached the ingest dead-letter queue (poison objects or repeated failures); inspect, fix, then `tally replay`.',
+    metric: queueMetric('ApproximateNumberOfMessagesVisible', 'IngestDeadLetterQueue'),
+    statistic: 'Maximum',
+    period: 60,
+    above: 0,
+  },
+  IngestQueueAgeAlarm: {
+    name: 'ingest-backlog',
+    description: 'The oldest ingest message waits longer than ${param:queueAgeAlarmSeconds} s; usage is falling behind.',
+    metric: queueMetric('ApproximateAgeOfOldestMessage', 'IngestQueue'),
+    statistic: 'Maximum',
+    period: 300,
+    above: '${param:queueAgeAlarmSeconds}',
+  },
+  IngestErrorsAlarm: {
+    name: 'ingest-errors',
+    description: 'The ingest function failed whole invocations (its messages come back and may reach the DLQ).',
+    metric: functionMetric('Errors', 'IngestLambdaFunction'),
+    statistic: 'Sum',
+    period: 300,
+    above: 0,
+  },
+  IngestThrottlesAlarm: {
+    name: 'ingest-throttles',
+    description: 'Ingest invocations were throttled (account concurrency exhausted).',
+    metric: functionMetric('Throttles', 'IngestLambdaFunction'),
+    statistic: 'Sum',
+    period: 300,
+    above: 0,
+  },
+  UsageApiErrorsAlarm: {
+    name: 'usage-api-errors',
+    description: 'The usage API function failed invocations (callers saw 5xx).',
+    metric: functionMetric('Errors', 'UsageApiLambdaFunction'),
+    statistic: 'Sum',
+    period: 300,
+    above: 0,
+  },
+  UsageApiThrottlesAlarm: {
+    name: 'usage-api-throttles',
+    description: 'Usage API invocations were throttled (callers saw 429/5xx).',
+    metric: functionMetric('Throttles', 'UsageApiLambdaFunction'),
+    statistic: 'Sum',
+    period: 300,
+    above: 0,
+  },
+  UsageTableThrottlesAlarm: {
+    name: 'usage-table-throttles',
+    description: 'DynamoDB throttled requests on the usage table (a hot account-day? raise TALLY_SHARDS only for new days).',
+    metric: usageTableThrottles(['GetItem', 'PutItem', 'UpdateItem', 'Query']),
+    statistic: 'Sum',
+    period: 300,
+    above: 0,
+  },
+};
+
+const dimensionList = (dimensions) => Object.entries(dimensions).map(([Name, Value]) => ({ Name, Value }));
+
+/**
+ * One alarm as a CloudFormation resource: a single metric, or the sum of several
+ * (metric math), compared with a threshold it must stay `below` or not go `above`.
+ *
+ * @param {AlarmSpec} spec
+ */
+function alarmResource(spec) {
+  if ((spec.above === undefined) === (spec.below === undefined)) {
+    throw new Error(`alarm ${spec.name}: give exactly one of "above" or "below"`);
+  }
+  const metric =
+    'expression' in spec.metric
+      ? {
+          Metrics: [
+            { Id: 'total', Label: spec.metric.label, Expression: spec.metric.expression, ReturnData: true },
+            ...Object.entries(spec.metric.metrics).map(([Id, m]) => ({
+              Id,
+              ReturnData: false,
+              MetricStat: {
+                Stat: spec.statistic,
+                Period: spec.period,
+                Metric: { Namespace: m.namespace, MetricName: m.name, Dimensions: dimensionList(m.dimensions) },
+              },
+            })),
+          ],
+        }
+      : {
+          Namespace: spec.metric.namespace,
+          MetricName: spec.metric.name,
+          Dimensions: dimensionList(spec.metric.dimensions),
+          Statistic: spec.statistic,
+          Period: spec.period,
+        };
+  return {
+    Type: 'AWS::CloudWatch::Alarm',
+    Properties: {
+      AlarmName: `\${self:custom.names.prefix}-${spec.name}`,
+      AlarmDescription: spec.description,
+      ...metric,
+      EvaluationPeriods: spec.evaluationPeriods ?? 1,
+      Threshold: spec.above ?? spec.below,
+      ComparisonOperator: spec.above !== undefined ? 'GreaterThanThreshold' : 'LessThanThreshold',
+      TreatMissingData: spec.treatMissingData ?? 'notBreaching',
+      AlarmActions: [{ Ref: 'AlarmTopic' }],
+      OKActions: [{ Ref: 'AlarmTopic' }],
+    },
+  };
+}
+
+/** Every alarm as CloudFormation resources, by logical id. */
+function alarmResources(alarms = ALARMS) {
+  return Object.fromEntries(Object.entries(alarms).map(([id, spec]) => [id, alarmResource(spec)]));
+}
+
+module.exports = {
+  // For serverless.yml.
+  resources: () => alarmResources(),
+  // For the tests and for reading.
+  ALARMS,
+  alarmResource,
+  alarmResources,
+  tallyMetric,
+};
