@@ -16,6 +16,12 @@ export const DEFAULTS = {
   messageConcurrency: 4,
   incrementConcurrency: 8,
   minRemainingMillis: 10_000,
+  /** Every key stays in its shard's history at least this long: the deployed queue's visibility (1800 s) plus margin. */
+  historyRetentionSeconds: 2_400,
+  /** A hot shard's history may grow to this many keys (about 8 KB) to honour the retention. */
+  historyMaxKeys: 480,
+  /** The ingest queue's maxReceiveCount (the last receive records that it started). */
+  maxReceiveCount: 5,
 } as const;
 
 export interface Endpoints {
@@ -32,6 +38,10 @@ export interface TallyConfig {
   readonly metricRules: readonly MetricRule[];
   readonly keyScheme: KeyScheme;
   readonly historyCap: number;
+  /** Seconds each key is kept at least, below `historyMaxKeys`. */
+  readonly historyRetentionSeconds: number;
+  readonly historyMaxKeys: number;
+  readonly maxReceiveCount: number;
   readonly ledgerTtlDays: number;
   readonly ingestQueueUrl?: string;
   readonly visibilityTimeoutSeconds: number;
@@ -124,6 +134,9 @@ export function readConfig(env: Env): TallyConfig {
     metricRules: readMetricRules(env.TALLY_METRICS),
     keyScheme: { keyBytes, shards: integer(env, 'TALLY_SHARDS', DEFAULTS.shards, 1, 64) },
     historyCap,
+    historyRetentionSeconds: integer(env, 'TALLY_HISTORY_RETENTION_SECONDS', DEFAULTS.historyRetentionSeconds, 0, 1_209_600),
+    historyMaxKeys: integer(env, 'TALLY_HISTORY_MAX_KEYS', Math.max(DEFAULTS.historyMaxKeys, historyCap), historyCap, 20_000),
+    maxReceiveCount: integer(env, 'TALLY_MAX_RECEIVE_COUNT', DEFAULTS.maxReceiveCount, 1, 1000),
     ledgerTtlDays: integer(env, 'TALLY_LEDGER_TTL_DAYS', DEFAULTS.ledgerTtlDays, 1, 3650),
     ...(ingestQueueUrl === undefined ? {} : { ingestQueueUrl }),
     visibilityTimeoutSeconds: integer(env, 'TALLY_VISIBILITY_TIMEOUT', DEFAULTS.visibilityTimeoutSeconds, 1, 43_200),

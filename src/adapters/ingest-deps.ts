@@ -17,6 +17,7 @@ export function ingestSettings(config: TallyConfig): IngestSettings {
     visibilityTimeoutSeconds: config.visibilityTimeoutSeconds,
     heartbeatSeconds: config.heartbeatSeconds,
     minRemainingMillis: config.minRemainingMillis,
+    maxReceiveCount: config.maxReceiveCount,
   };
 }
 
@@ -27,6 +28,8 @@ export function createIngestDeps(config: TallyConfig, clients: AwsClients, log: 
       client: clients.dynamodb,
       tableName: config.tableName,
       historyCap: config.historyCap,
+      historyMaxKeys: config.historyMaxKeys,
+      retentionSeconds: config.historyRetentionSeconds,
       ledgerTtlDays: config.ledgerTtlDays,
     }),
     source: new S3LogSource({ client: clients.s3 }),

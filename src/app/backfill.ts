@@ -114,7 +114,7 @@ export async function backfill(options: BackfillOptions): Promise<BackfillReport
       }
       report.counted++;
       report.applied += result.applied;
-      report.duplicates += result.duplicates;
+      report.duplicates += result.duplicates + result.resumed;
     } catch (error) {
       report.failed.push({ object: describeObject(object), error: describeError(error), poison: error instanceof PoisonObjectError });
     } finally {

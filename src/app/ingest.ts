@@ -1,16 +1,32 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { ResolverSpec } from '../domain/account-resolver';
-import { describeError, PoisonMessageError, PoisonObjectError } from '../domain/errors';
-import { incrementKey, type KeyScheme } from '../domain/idempotency-key';
+import { describeError, PoisonMessageError, PoisonObjectError, TallyError } from '../domain/errors';
+import { incrementKey, keyHex, type KeyScheme } from '../domain/idempotency-key';
 import { countLogStream } from '../domain/log-counter';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import type { MetricRule } from '../domain/metric-rules';
 import { parseNotification } from '../domain/notifications';
-import type { IncrementOutcome, UsageStore } from '../domain/usage-store';
+import type { Increment, IncrementOutcome, UnverifiedIncrement, UsageStore } from '../domain/usage-store';
 import type { LineCounts, MalformedSample } from '../domain/usage-tally';
 import type { Log } from './log';
 import type { LogSource, MessageVisibility } from './ports';
 import { mapWithConcurrency } from './concurrency';
+
+/** The attempt ran out of Lambda time before every increment was started; it is retried. */
+export class OutOfTimeError extends TallyError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OutOfTimeError';
+  }
+}
+
+/** How the current attempt at an object came about. */
+export interface AttemptContext {
+  /** The SQS receive count; absent for direct calls (inline backfill), which are never redelivered. */
+  readonly receiveCount?: number;
+  /** True once too little Lambda time is left to start another increment. */
+  readonly outOfTime?: () => boolean;
+}
 
 export interface IngestSettings {
   readonly resolver: ResolverSpec;
@@ -24,8 +40,13 @@ export interface IngestSettings {
   /** Visibility timeout to re-arm while a message is in progress, and how often. */
   readonly visibilityTimeoutSeconds: number;
   readonly heartbeatSeconds: number;
-  /** A message is not started when less Lambda time than this remains; it comes back later. */
+  /** A message, or an increment, is not started when less Lambda time than this remains; it comes back later. */
   readonly minRemainingMillis: number;
+  /**
+   * The queue's maxReceiveCount: an attempt on the last receive records that it started,
+   * since its failure would next be seen from the DLQ, after the history's retention.
+   */
+  readonly maxReceiveCount?: number;
 }
 
 export interface IngestDeps {
@@ -46,6 +67,10 @@ export interface ObjectResult {
   readonly increments: number;
   readonly applied: number;
   readonly duplicates: number;
+  /** Increments an earlier, failed attempt recorded as applied (skipped now). */
+  readonly resumed: number;
+  /** Increments left for an operator: an unseen earlier attempt may or may not have applied them. */
+  readonly unverified: readonly UnverifiedIncrement[];
   /** Accounts (including `unattributed`) the object had usage for; empty when already done. */
   readonly accounts: readonly string[];
   readonly malformedSamples: readonly MalformedSample[];
@@ -62,19 +87,30 @@ export interface MessageResult {
 /**
  * Counts one log object and applies its increments exactly once:
  * ledger check (one consistent read) -> stream + count -> one conditional update per
- * (account, day) -> ledger write. A crash anywhere before the ledger write leaves the
- * object to be redone; the increments already applied come back as duplicates.
+ * (account, day) -> ledger write.
+ *
+ * An attempt that fails where it can see it (an error, throttling past the retry
+ * budget, running out of Lambda time) records in the ledger which keys it knows are
+ * applied, so the retry skips them however far the shard histories have rolled since.
+ * An attempt that dies unseen is caught by the histories, which keep every key for the
+ * retention window; when its retry may come later than that (the last receive before
+ * the DLQ, an inline backfill), the attempt records that it started, and the retry
+ * then applies only what the histories prove was never applied.
  */
-export async function ingestObject(notified: LogObjectRef, deps: IngestDeps): Promise<ObjectResult> {
+export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, attempt: AttemptContext = {}): Promise<ObjectResult> {
   const { store, source, settings } = deps;
   const clock = deps.clock ?? (() => new Date());
   const etag = notified.etag !== '' ? notified.etag : await source.etagOf(notified);
   const ref: LogObjectRef = { ...notified, etag };
 
-  const done = await store.findLedger(ref);
-  if (done !== undefined) {
-    return { object: ref, status: 'already-done', lines: done.lines, increments: done.increments, applied: 0, duplicates: 0, accounts: [], malformedSamples: [] };
+  const state = await store.findObject(ref);
+  if (state.done !== undefined) {
+    const done = state.done;
+    return { object: ref, status: 'already-done', lines: done.lines, increments: done.increments, applied: 0, duplicates: 0, resumed: 0, unverified: [], accounts: [], malformedSamples: [] };
   }
+  const recorded = new Set(state.attempts.flatMap((a) => a.applied.map(keyHex)));
+  const unseen = state.attempts.filter((a) => a.state === 'started').map((a) => Date.parse(a.startedAt));
+  const verifySince = unseen.length > 0 ? new Date(Math.min(...unseen)) : undefined;
 
   const opened = await source.open(ref);
   const count = await countLogStream(
@@ -89,18 +125,49 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps): Pr
   );
 
   const usage = count.tally.usage();
-  const outcomes = await mapWithConcurrency(usage, settings.incrementConcurrency, (row): Promise<IncrementOutcome> => {
+  const increments: Increment[] = usage.map((row) => {
     const { key, shard } = incrementKey(ref, row.account, row.day, settings.keyScheme);
-    return store.applyIncrement({ account: row.account, day: row.day, shard, key, metrics: row.metrics });
+    return { account: row.account, day: row.day, shard, key, metrics: row.metrics };
   });
-  const applied = outcomes.filter((outcome) => outcome === 'applied').length;
+  const startedAt = clock().toISOString();
+  const attemptId = `${startedAt}-${Math.random().toString(36).slice(2, 8)}`;
+  const lastReceive = attempt.receiveCount === undefined || attempt.receiveCount >= (settings.maxReceiveCount ?? Infinity);
+  if (lastReceive) await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'started', applied: [] });
+
+  const outcomes = await applyAll(increments, recorded, deps, attempt, verifySince);
+  if (outcomes.failure !== undefined) {
+    const known = increments.filter((_, i) => outcomes.results[i] === 'applied' || outcomes.results[i] === 'duplicate').map((inc) => inc.key);
+    try {
+      await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'failed', applied: known, reason: describeError(outcomes.failure) });
+    } catch (error) {
+      deps.log.error('could not record the progress of a failed object; its retry relies on the shard histories', {
+        object: describeObject(ref),
+        error: describeError(error),
+      });
+    }
+    throw outcomes.failure;
+  }
+
+  const tallyOf = (outcome: ApplyResult) => outcomes.results.filter((r) => r === outcome).length;
+  const unverified = increments
+    .filter((_, i) => outcomes.results[i] === 'unverifiable')
+    .map((inc) => ({ account: inc.account, day: inc.day, metrics: inc.metrics }));
+  if (unverified.length > 0) {
+    deps.log.error('increments left unapplied: an unseen earlier attempt may have applied them and the history cannot tell', {
+      object: describeObject(ref),
+      since: verifySince?.toISOString(),
+      unverified,
+    });
+  }
   const result: ObjectResult = {
     object: ref,
     status: 'counted',
     lines: count.lines,
     increments: usage.length,
-    applied,
-    duplicates: usage.length - applied,
+    applied: tallyOf('applied'),
+    duplicates: tallyOf('duplicate'),
+    resumed: tallyOf('resumed'),
+    unverified,
     accounts: [...new Set(usage.map((row) => row.account))],
     malformedSamples: count.malformedSamples,
   };
@@ -108,15 +175,61 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps): Pr
     object: ref,
     lines: count.lines,
     increments: result.increments,
-    applied,
-    duplicates: result.duplicates,
+    applied: result.applied,
+    duplicates: result.duplicates + result.resumed,
+    ...(result.resumed > 0 ? { resumed: result.resumed } : {}),
+    ...(unverified.length > 0 ? { unverified } : {}),
     processedAt: clock().toISOString(),
   });
   return result;
 }
 
+type ApplyResult = IncrementOutcome | 'resumed' | 'not-started';
+
+/**
+ * Applies `increments` with bounded concurrency, skipping the keys an earlier attempt
+ * recorded. On the first failure, or when time runs out, no further increment starts;
+ * the ones in flight settle, so every outcome is known when this returns.
+ */
+async function applyAll(
+  increments: readonly Increment[],
+  recorded: ReadonlySet<string>,
+  deps: IngestDeps,
+  attempt: AttemptContext,
+  verifySince: Date | undefined,
+): Promise<{ results: ApplyResult[]; failure?: Error }> {
+  const results: ApplyResult[] = increments.map(() => 'not-started');
+  let failure: Error | undefined;
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (failure === undefined && next < increments.length) {
+      if (attempt.outOfTime?.() === true) {
+        failure ??= new OutOfTimeError(`out of Lambda time after ${next} of ${increments.length} increments; the rest are applied on retry`);
+        return;
+      }
+      const index = next++;
+      const increment = increments[index]!;
+      if (recorded.has(keyHex(increment.key))) {
+        results[index] = 'resumed';
+        continue;
+      }
+      try {
+        results[index] = await deps.store.applyIncrement(increment, verifySince === undefined ? {} : { verifySince });
+      } catch (error) {
+        failure ??= error instanceof Error ? error : new Error(String(error));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(deps.settings.incrementConcurrency, increments.length)) }, worker));
+  return failure === undefined ? { results } : { results, failure };
+}
+
 /** Processes one SQS message; throws when it must come back (or go to the DLQ). */
-export async function ingestMessage(record: SQSRecord, deps: IngestDeps): Promise<MessageResult> {
+export async function ingestMessage(
+  record: SQSRecord,
+  deps: IngestDeps,
+  context?: Pick<Context, 'getRemainingTimeInMillis'>,
+): Promise<MessageResult> {
   const notification = parseNotification(record.body, record.messageId);
   if (notification.kind === 'skip') {
     deps.log.info('notification skipped', { messageId: record.messageId, reason: notification.reason });
@@ -125,8 +238,10 @@ export async function ingestMessage(record: SQSRecord, deps: IngestDeps): Promis
   const stopHeartbeat = startHeartbeat(record, deps);
   try {
     const objects: ObjectResult[] = [];
+    const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? 1);
+    const outOfTime = context === undefined ? undefined : () => context.getRemainingTimeInMillis() < deps.settings.minRemainingMillis;
     for (const object of notification.objects) {
-      const result = await ingestObject(object, deps);
+      const result = await ingestObject(object, deps, { receiveCount, ...(outOfTime === undefined ? {} : { outOfTime }) });
       objects.push(result);
       deps.log.info(result.status === 'already-done' ? 'object already counted' : 'object counted', {
         messageId: record.messageId,
@@ -137,6 +252,7 @@ export async function ingestMessage(record: SQSRecord, deps: IngestDeps): Promis
         increments: result.increments,
         applied: result.applied,
         duplicates: result.duplicates,
+        ...(result.resumed > 0 ? { resumed: result.resumed } : {}),
         ...(result.malformedSamples.length > 0 ? { malformedSamples: result.malformedSamples } : {}),
       });
     }
@@ -176,7 +292,7 @@ export async function ingestBatch(
       return { messageId: record.messageId, outcome: 'failed' as const, objects: [], error: new Error('out of time') };
     }
     try {
-      return await ingestMessage(record, deps);
+      return await ingestMessage(record, deps, context);
     } catch (error) {
       const failure = error instanceof Error ? error : new Error(String(error));
       deps.log.error('message failed', {

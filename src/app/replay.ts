@@ -219,7 +219,7 @@ async function processInline(
       if (object.status === 'already-done') report.objects.alreadyCounted++;
       else report.objects.counted++;
       report.objects.applied += object.applied;
-      report.objects.duplicates += object.duplicates;
+      report.objects.duplicates += object.duplicates + object.resumed;
     }
     outcomes.set(message.messageId, { ...base, outcome: result.outcome === 'skipped' ? 'skipped' : 'processed' });
   });

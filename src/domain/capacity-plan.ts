@@ -4,7 +4,7 @@ import { ValidationError } from './errors';
  * Sizing of the rolling idempotency history (`tally plan`), after DESIGN.md:
  *
  * ```
- * item bytes   ≈ fixed overhead + cap × (key bytes + 1)       one list element = key + 1 byte
+ * item bytes   ≈ fixed overhead + cap × (key bytes + 5)       a key (+1) and its minute in t (4 bytes)
  * WCU / write  = ceil(item bytes / 1024)                       DynamoDB bills per started KB
  * writes/s     ≈ 1000 KB/s / item KB  (seed)  → 1000 / WCU     one partition: 1,000 WCU/s
  * horizon      ≈ cap × shards increments of one account-day    a key is forgotten after that
@@ -46,6 +46,14 @@ function numberBytes(digits: number): number {
 }
 
 /**
+ * Bytes one remembered key takes: its list element in `h` (key + 1) and its minute in
+ * `t` (a 4-digit number, 3 bytes, + 1).
+ */
+export function historyEntryBytes(keyBytes: number): number {
+  return keyBytes + 1 + 1 + numberBytes(4);
+}
+
+/**
  * Bytes DynamoDB bills for a usage shard item: attribute names plus values, a list
  * costing 3 bytes plus 1 byte per element (DynamoDB's item size rules).
  */
@@ -53,7 +61,8 @@ export function shardItemBytes(shape: ShardItemShape): number {
   const pk = 'PK'.length + 'ACCT#'.length + shape.accountIdChars;
   const sk = 'SK'.length + SHARD_SORT_KEY_CHARS;
   const updatedAt = 'updatedAt'.length + ISO_TIMESTAMP_CHARS;
-  const history = 'h'.length + 3 + shape.keys * (shape.keyBytes + 1);
+  // h and t lists, and r (the minute of the last roll) once the history rolls.
+  const history = 'h'.length + 3 + 't'.length + 3 + 'r'.length + numberBytes(4) + shape.keys * historyEntryBytes(shape.keyBytes);
   const counters = shape.metrics.reduce((sum, metric) => sum + metric.name.length + numberBytes(metric.digits), 0);
   return pk + sk + updatedAt + history + counters;
 }
@@ -161,7 +170,7 @@ export function planCapacity(input: CapacityPlanInput): CapacityPlan {
 
   const shape = { keyBytes, accountIdChars, metrics };
   const fixedBytes = shardItemBytes({ ...shape, keys: 0 });
-  const maxCapAtOneWcu = Math.floor((DYNAMODB_LIMITS.writeUnitBytes - fixedBytes) / (keyBytes + 1));
+  const maxCapAtOneWcu = Math.floor((DYNAMODB_LIMITS.writeUnitBytes - fixedBytes) / historyEntryBytes(keyBytes));
   const objectsInWindow = Math.ceil((objects * windowHours) / 24);
 
   let shards = input.shards;
@@ -217,7 +226,7 @@ export function planCapacity(input: CapacityPlanInput): CapacityPlan {
     plan.itemBytes > DYNAMODB_LIMITS.maxItemBytes ||
     plan.shards > CONFIG_LIMITS.maxShards ||
     plan.historyCap > CONFIG_LIMITS.maxHistoryCap ||
-    plan.historyCap * (plan.keyBytes + 1) > CONFIG_LIMITS.maxHistoryBytes;
+    plan.historyCap * historyEntryBytes(plan.keyBytes) > CONFIG_LIMITS.maxHistoryBytes;
   return { ...plan, warnings: planWarnings(plan), breaksLimit };
 }
 
@@ -227,7 +236,7 @@ function planWarnings(plan: Omit<CapacityPlan, 'warnings' | 'breaksLimit'>): str
     warnings.push(`a full shard item would be ${plan.itemBytes} bytes, over DynamoDB's 400 KB item limit: every write to it would fail; use more shards`);
   }
   if (plan.shards > CONFIG_LIMITS.maxShards) warnings.push(`${plan.shards} shards is over TALLY_SHARDS' limit of ${CONFIG_LIMITS.maxShards}`);
-  if (plan.historyCap > CONFIG_LIMITS.maxHistoryCap || plan.historyCap * (plan.keyBytes + 1) > CONFIG_LIMITS.maxHistoryBytes) {
+  if (plan.historyCap > CONFIG_LIMITS.maxHistoryCap || plan.historyCap * historyEntryBytes(plan.keyBytes) > CONFIG_LIMITS.maxHistoryBytes) {
     warnings.push(`a cap of ${plan.historyCap} is over what TALLY_HISTORY_CAP accepts (at most ${CONFIG_LIMITS.maxHistoryCap}, and cap × (key bytes + 1) ≤ ${CONFIG_LIMITS.maxHistoryBytes})`);
   }
   if (plan.wcuPerIncrement > 1) {

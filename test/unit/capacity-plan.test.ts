@@ -9,7 +9,7 @@ describe('tally plan (capacity arithmetic)', () => {
     const plan = planCapacity({ objectsPerAccountDay: 40, shards: 4, historyCap: 48, metricNames: ['requests', 'bytes', 'authorization_requests'] });
 
     expect(plan.itemBytes).toBeLessThan(1024);
-    expect(plan.itemBytes).toBe(plan.fixedBytes + 48 * 13);
+    expect(plan.itemBytes).toBe(plan.fixedBytes + 48 * 17);
     expect(plan.wcuPerIncrement).toBe(1);
     expect(plan.maxWritesPerSecondPerItem).toBe(1000);
     expect(plan.horizonObjects).toBe(192);
@@ -73,10 +73,10 @@ describe('tally plan (capacity arithmetic)', () => {
     expect(plan.warnings.join('\n')).toMatch(/1,000 WCU\/s of a partition/);
   });
 
-  it('counts a list element as its key plus one byte', () => {
+  it('counts a remembered key as its list element (key + 1) plus its minute in t (4)', () => {
     const shape = { keyBytes: 12, accountIdChars: 10, metrics: [{ name: 'requests', digits: 4 }] };
 
-    expect(shardItemBytes({ ...shape, keys: 10 }) - shardItemBytes({ ...shape, keys: 9 })).toBe(13);
+    expect(shardItemBytes({ ...shape, keys: 10 }) - shardItemBytes({ ...shape, keys: 9 })).toBe(17);
   });
 
   it('refuses inputs that cannot be planned', () => {
@@ -98,7 +98,7 @@ describe('tally plan (command)', () => {
     const code = await runPlan(['--objects-per-account-day', '96'], io, {});
 
     expect(code).toBe(0);
-    expect(io.stdout).toMatch(/TALLY_SHARDS=2 \(recommended\)  TALLY_HISTORY_CAP=63 \(recommended\)/);
+    expect(io.stdout).toMatch(/TALLY_SHARDS=3 \(recommended\)  TALLY_HISTORY_CAP=48 \(recommended\)/);
     expect(io.stdout).toMatch(/1 WCU per increment/);
   });
 
