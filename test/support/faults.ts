@@ -73,3 +73,25 @@ export function crashAfterUpdates(client: DynamoDBClient, k: number): FaultCount
   );
   return counter;
 }
+
+/**
+ * The consumer dies unseen after its k-th `UpdateItem`: from then on nothing it sends
+ * reaches DynamoDB (no ledger write, no progress record), as when Lambda kills the
+ * sandbox mid-object.
+ */
+export function dieAfterUpdates(client: DynamoDBClient, k: number): FaultCounter {
+  const counter = { fired: 0 };
+  let sent = 0;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (sent >= k) {
+        counter.fired++;
+        throw Object.assign(new Error('consumer died'), { name: 'ConsumerDied' });
+      }
+      if (context.commandName === 'UpdateItemCommand') sent++;
+      return next(args);
+    },
+    { step: 'initialize', name: 'dieAfterUpdates' },
+  );
+  return counter;
+}

@@ -1,0 +1,146 @@
+import type { SQSEvent } from 'aws-lambda';
+import { ingestBatch } from '../../src/app/ingest';
+import { readConfig } from '../../src/adapters/config';
+import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
+import { incrementKey } from '../../src/domain/idempotency-key';
+import { localEnvironment } from '../../src/local/stack';
+import { crashAfterUpdates, dieAfterUpdates, throttleUpdates } from '../support/faults';
+import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+
+const info = testStackInfo();
+const { dynamodb } = testClients(info);
+const DAY = '2026-11-21';
+
+/** A log object with `lines` requests, all for `account` on DAY. */
+async function objectFor(account: string, lines: number) {
+  const text = [
+    '#Version: 1.0',
+    '#Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status',
+    ...Array.from({ length: lines }, (_, i) => `${DAY}\t00:00:${String(i % 60).padStart(2, '0')}\tIAD89-C1\t100\t192.0.2.1\tGET\t${account}.example.com\t/p${i}\t200`),
+  ].join('\n');
+  return putLogObject(`cloudfront/${uniqueId('E2VOL')}.${DAY}-00.x.gz`, `${text}\n`);
+}
+
+/**
+ * `objects` other log objects each add one increment (1 request) to every account
+ * in `accounts` on DAY, through the consumer's own store and key scheme: the
+ * traffic that rolls a busy account-day's histories.
+ */
+async function otherTraffic(accounts: readonly string[], objects: number, env: Record<string, string> = {}) {
+  const config = readConfig({ ...localEnvironment(info), ...env });
+  const store = new DynamoUsageStore({
+    client: dynamodb,
+    tableName: info.table,
+    historyCap: config.historyCap,
+    historyMaxKeys: config.historyMaxKeys,
+    retentionSeconds: config.historyRetentionSeconds,
+    ledgerTtlDays: 1,
+  });
+  const work = Array.from({ length: objects }, (_, i) => i).flatMap((i) => accounts.map((account) => ({ i, account })));
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < work.length) {
+        const { i, account } = work[next++]!;
+        const ref = { bucket: info.bucket, key: `other/${account}/${i}`, etag: 'e' };
+        const { key, shard } = incrementKey(ref, account, DAY, config.keyScheme);
+        await store.applyIncrement({ account, day: DAY, shard, key, metrics: { requests: 1, bytes: 0 } });
+      }
+    }),
+  );
+}
+
+const requestsOf = async (account: string) => (await readCounters(dynamodb, info.table, account, DAY, DAY))[DAY]?.requests ?? 0;
+const batch = (...records: SQSEvent['Records']): SQSEvent => ({ Records: records });
+
+describe('exactly once at volume: a busy account-day between an attempt and its retry', () => {
+  it('counts an object whose consumer died unseen after its increment once, after 400 other objects (retention keeps its key)', async () => {
+    const [a, b] = [uniqueId('hot-a'), uniqueId('hot-b')];
+    const ref = await objectFor(a, 1);
+    const dead = testIngestDeps({}, { clients: (c) => dieAfterUpdates(c.dynamodb, 1) });
+
+    const crashed = await ingestBatch(batch(s3NotificationMessage(ref)), dead);
+    await otherTraffic([a, b], 400);
+    const redelivered = await ingestBatch(batch(s3NotificationMessage(ref, { receiveCount: 2 })), testIngestDeps());
+
+    expect(crashed.batchItemFailures).toHaveLength(1);
+    expect(redelivered.results[0]?.objects[0]).toMatchObject({ status: 'counted', applied: 0, duplicates: 1 });
+    expect(await requestsOf(a)).toBe(401);
+    expect(await requestsOf(b)).toBe(400);
+  }, 120_000);
+
+  it('still counts it once with pure count-based rolling (retention 0) when the failure was seen: the ledger knows', async () => {
+    const accounts = [uniqueId('hot-a'), uniqueId('hot-b'), uniqueId('hot-c')];
+    const env = { TALLY_HISTORY_RETENTION_SECONDS: '0' };
+    const crashing = testIngestDeps(env, { clients: (c) => crashAfterUpdates(c.dynamodb, 1) });
+    // One object for three accounts: its first increment lands, then the consumer fails.
+    const combined = await objectForMany(accounts);
+
+    const first = await ingestBatch(batch(s3NotificationMessage(combined)), crashing);
+    await otherTraffic(accounts, 1000, env);
+    const retry = await ingestBatch(batch(s3NotificationMessage(combined, { receiveCount: 2 })), testIngestDeps(env));
+
+    expect(first.batchItemFailures).toHaveLength(1);
+    expect(retry.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 3, applied: 2, resumed: 1 });
+    for (const account of accounts) expect(await requestsOf(account)).toBe(1000 + 1);
+  }, 180_000);
+
+  it('counts exactly after the retry budget ran out mid-object and 1,000 other increments rolled the histories', async () => {
+    const accounts = [uniqueId('thr-a'), uniqueId('thr-b'), uniqueId('thr-c'), uniqueId('thr-d')];
+    const combined = await objectForMany(accounts);
+    const env = { TALLY_HISTORY_RETENTION_SECONDS: '0', TALLY_MAX_ATTEMPTS: '2', TALLY_INCREMENT_CONCURRENCY: '1' };
+    const throttled = testIngestDeps(env, { clients: (c) => throttleAfter(c.dynamodb, 2) });
+
+    const first = await ingestBatch(batch(s3NotificationMessage(combined)), throttled);
+    await otherTraffic(accounts, 1000, env);
+    const retry = await ingestBatch(batch(s3NotificationMessage(combined, { receiveCount: 2 })), testIngestDeps(env));
+
+    expect(first.batchItemFailures).toHaveLength(1);
+    expect(retry.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 4, applied: 2, resumed: 2 });
+    for (const account of accounts) expect(await requestsOf(account)).toBe(1001);
+  }, 180_000);
+
+  it('never counts twice when the last receive died unseen and the histories rolled: the increments it cannot prove are reported', async () => {
+    const accounts = [uniqueId('lst-a'), uniqueId('lst-b'), uniqueId('lst-c')];
+    const combined = await objectForMany(accounts);
+    const env = { TALLY_HISTORY_RETENTION_SECONDS: '0', TALLY_MAX_RECEIVE_COUNT: '3', TALLY_INCREMENT_CONCURRENCY: '1' };
+    const dead = testIngestDeps(env, { clients: (c) => dieAfterUpdates(c.dynamodb, 1) });
+
+    await ingestBatch(batch(s3NotificationMessage(combined, { receiveCount: 3 })), dead);
+    await otherTraffic(accounts, 400, env);
+    const replay = await ingestBatch(batch(s3NotificationMessage(combined)), testIngestDeps(env));
+    const object = replay.results[0]?.objects[0];
+    const totals = await Promise.all(accounts.map(requestsOf));
+
+    expect(object?.status).toBe('counted');
+    expect(object!.applied + object!.duplicates + object!.unverified.length).toBe(3);
+    // The dead attempt applied exactly one increment; the replay adds only what it proved missing.
+    expect(totals.every((n) => n === 400 || n === 401)).toBe(true);
+    expect(totals.reduce((sum, n) => sum + n, 0)).toBe(3 * 400 + 1 + object!.applied);
+    expect(object!.unverified.length).toBe(3 - object!.applied - object!.duplicates);
+  }, 180_000);
+});
+
+/** One object with one request for each of `accounts`. */
+async function objectForMany(accounts: readonly string[]) {
+  const text = [
+    '#Version: 1.0',
+    '#Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status',
+    ...accounts.map((account) => `${DAY}\t00:00:01\tIAD89-C1\t100\t192.0.2.1\tGET\t${account}.example.com\t/x\t200`),
+  ].join('\n');
+  return putLogObject(`cloudfront/${uniqueId('E2MANY')}.${DAY}-00.x.gz`, `${text}\n`);
+}
+
+/** Every UpdateItem after the first `k` is throttled (the SDK retries, then gives up). */
+function throttleAfter(client: Parameters<typeof throttleUpdates>[0], k: number) {
+  let sent = 0;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'UpdateItemCommand' && sent++ >= k) {
+        throw Object.assign(new Error('throughput exceeded'), { name: 'ProvisionedThroughputExceededException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
+      }
+      return next(args);
+    },
+    { step: 'finalizeRequest', name: 'throttleAfter' },
+  );
+}
