@@ -67,8 +67,12 @@ const functionMetric = (name, functionId) => ({
 const tallyMetric = (name, functionId = 'IngestLambdaFunction') => ({
   namespace: TALLY_NAMESPACE,
   name,
-  dimensions: { FunctionName: { Ref: functionId } },
+  // Powertools Metrics adds the service dimension to everything it publishes.
+  dimensions: { service: TALLY_SERVICES[functionId], FunctionName: { Ref: functionId } },
 });
+
+/** The service name each function's Powertools Metrics publishes under (src/adapters/history-metrics.ts). */
+const TALLY_SERVICES = { IngestLambdaFunction: 'tally-ingest' };
 
 /**
  * DynamoDB's ThrottledRequests exists only per (table, operation): the sum over the
@@ -96,6 +100,15 @@ function usageTableThrottles(operations) {
 
 /** @type {Record<string, AlarmSpec>} keyed by CloudFormation logical id. */
 const ALARMS = {
+  HistoryHorizonAlarm: {
+    name: 'history-horizon',
+    description:
+      'A shard history dropped a key younger than the retention (it reached TALLY_HISTORY_MAX_KEYS): a crashed attempt retried later could count again. Raise historyMaxKeys or the shards (tally plan).',
+    metric: tallyMetric('HistoryHorizonSeconds'),
+    statistic: 'Minimum',
+    period: 300,
+    below: '${param:historyRetentionSeconds}',
+  },
   DeadLetterQueueDepthAlarm: {
     name: 'dlq-not-empty',
     description:

@@ -1,3 +1,4 @@
+import { HistoryGauge } from '../app/history-gauge';
 import type { IngestDeps, IngestSettings } from '../app/ingest';
 import type { Log } from '../app/log';
 import type { AwsClients } from './clients';
@@ -22,14 +23,17 @@ export function ingestSettings(config: TallyConfig): IngestSettings {
 }
 
 /** Wires the ingest flow to DynamoDB, S3 and SQS. Built once per cold start. */
-export function createIngestDeps(config: TallyConfig, clients: AwsClients, log: Log): IngestDeps {
+export function createIngestDeps(config: TallyConfig, clients: AwsClients, log: Log): IngestDeps & { historyGauge: HistoryGauge } {
+  const historyGauge = new HistoryGauge();
   return {
+    historyGauge,
     store: new DynamoUsageStore({
       client: clients.dynamodb,
       tableName: config.tableName,
       historyCap: config.historyCap,
       historyMaxKeys: config.historyMaxKeys,
       retentionSeconds: config.historyRetentionSeconds,
+      onHistory: (observation) => historyGauge.observe(observation),
       ledgerTtlDays: config.ledgerTtlDays,
     }),
     source: new S3LogSource({ client: clients.s3 }),
