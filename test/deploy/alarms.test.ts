@@ -36,7 +36,10 @@ describe('alarm entries', () => {
         AlarmDescription: 'A shard history forgets keys sooner than a redelivery can come back.',
         Namespace: 'Tally',
         MetricName: 'HistoryHorizonSeconds',
-        Dimensions: [{ Name: 'FunctionName', Value: { Ref: 'IngestLambdaFunction' } }],
+        Dimensions: [
+          { Name: 'service', Value: 'tally-ingest' },
+          { Name: 'FunctionName', Value: { Ref: 'IngestLambdaFunction' } },
+        ],
         Statistic: 'Minimum',
         Period: 300,
         EvaluationPeriods: 1,

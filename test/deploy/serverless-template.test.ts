@@ -134,6 +134,7 @@ describe('serverless package (offline)', () => {
       AlarmTopic: 'AWS::SNS::Topic',
       DeadLetterQueueDepthAlarm: 'AWS::CloudWatch::Alarm',
       IngestQueueAgeAlarm: 'AWS::CloudWatch::Alarm',
+      HistoryHorizonAlarm: 'AWS::CloudWatch::Alarm',
       IngestErrorsAlarm: 'AWS::CloudWatch::Alarm',
       IngestThrottlesAlarm: 'AWS::CloudWatch::Alarm',
       UsageApiErrorsAlarm: 'AWS::CloudWatch::Alarm',
@@ -194,6 +195,9 @@ describe('functions', () => {
       TALLY_METRICS: '[]',
       TALLY_SHARDS: '4',
       TALLY_HISTORY_CAP: '48',
+      TALLY_HISTORY_RETENTION_SECONDS: '2400',
+      TALLY_HISTORY_MAX_KEYS: '480',
+      TALLY_MAX_RECEIVE_COUNT: '5',
       TALLY_LEDGER_TTL_DAYS: '400',
       TALLY_INGEST_QUEUE_URL: ref('IngestQueue'),
       TALLY_VISIBILITY_TIMEOUT: '360',
@@ -748,7 +752,7 @@ describe('alarms', () => {
 
   it('are exactly these, each named under the stack, notifying the topic on alarm and on OK', () => {
     const alarms = resourcesOfType(template(prod), 'AWS::CloudWatch::Alarm');
-    expect(Object.keys(alarms).sort()).toEqual([...Object.keys(expected), 'UsageTableThrottlesAlarm'].sort());
+    expect(Object.keys(alarms).sort()).toEqual([...Object.keys(expected), 'UsageTableThrottlesAlarm', 'HistoryHorizonAlarm'].sort());
     const names = Object.values(alarms).map((alarm) => alarm.Properties.AlarmName as string);
     expect(new Set(names).size).toBe(names.length);
     for (const alarm of Object.values(alarms)) {
@@ -757,6 +761,23 @@ describe('alarms', () => {
       expect(alarm.Properties).toMatchObject({ EvaluationPeriods: 1, AlarmActions: [ref('AlarmTopic')], OKActions: [ref('AlarmTopic')] });
     }
     expect(alarms.IngestQueueAgeAlarm!.Properties.AlarmDescription).toContain('longer than 900 s');
+  });
+
+  it('HistoryHorizonAlarm fires when a shard dropped a key younger than the retention the ingest function is given', () => {
+    const alarm = resource(template(prod), 'HistoryHorizonAlarm', 'AWS::CloudWatch::Alarm').Properties;
+    const env = resource(template(prod), 'IngestLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    expect(alarm).toMatchObject({
+      Namespace: 'Tally',
+      MetricName: 'HistoryHorizonSeconds',
+      Dimensions: [
+        { Name: 'service', Value: 'tally-ingest' },
+        { Name: 'FunctionName', Value: ref('IngestLambdaFunction') },
+      ],
+      Statistic: 'Minimum',
+      ComparisonOperator: 'LessThanThreshold',
+      Threshold: Number(env.TALLY_HISTORY_RETENTION_SECONDS),
+      AlarmActions: [ref('AlarmTopic')],
+    });
   });
 
   it('subscribes the on-call e-mail only when one is given', () => {
