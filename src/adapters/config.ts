@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parseResolverSpec, type ResolverSpec } from '../domain/account-resolver';
 import { ConfigError } from '../domain/errors';
-import type { KeyScheme } from '../domain/idempotency-key';
+import type { KeyScheme, ShardChange } from '../domain/idempotency-key';
+import { isValidDay } from '../domain/days';
 import { validateMetricRules, type MetricRule } from '../domain/metric-rules';
 
 /** Defaults sized so that a shard item stays under 1 KB: 48 keys x 13 bytes plus the counters. */
@@ -132,7 +133,7 @@ export function readConfig(env: Env): TallyConfig {
     },
     resolver: readResolver(env.TALLY_RESOLVER ?? 'host-label'),
     metricRules: readMetricRules(env.TALLY_METRICS),
-    keyScheme: { keyBytes, shards: integer(env, 'TALLY_SHARDS', DEFAULTS.shards, 1, 64) },
+    keyScheme: { keyBytes, ...readShards(env.TALLY_SHARDS) },
     historyCap,
     historyRetentionSeconds: integer(env, 'TALLY_HISTORY_RETENTION_SECONDS', DEFAULTS.historyRetentionSeconds, 0, 1_209_600),
     historyMaxKeys: integer(env, 'TALLY_HISTORY_MAX_KEYS', Math.max(DEFAULTS.historyMaxKeys, historyCap), historyCap, 20_000),
@@ -147,6 +148,31 @@ export function readConfig(env: Env): TallyConfig {
     minRemainingMillis: integer(env, 'TALLY_MIN_REMAINING_MS', DEFAULTS.minRemainingMillis, 0, 900_000),
     logLevel,
   };
+}
+
+/**
+ * Parses `TALLY_SHARDS`: a count (`4`), optionally followed by dated changes for days
+ * still to come (`4,16@2027-01-01,32@2027-06-01`), ascending.
+ */
+export function readShards(text: string | undefined, variable = 'TALLY_SHARDS'): Pick<KeyScheme, 'shards' | 'schedule'> {
+  const raw = text === undefined || text.trim() === '' ? String(DEFAULTS.shards) : text.trim();
+  const count = (value: string) => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < 1 || n > 64) throw new ConfigError(`${variable} must give shard counts from 1 to 64, got "${value}" in "${raw}"`);
+    return n;
+  };
+  const [first, ...changes] = raw.split(',').map((part) => part.trim());
+  const schedule: ShardChange[] = changes.map((change) => {
+    const match = /^(\d+)@(\d{4}-\d{2}-\d{2})$/.exec(change);
+    if (!match || !isValidDay(match[2]!)) {
+      throw new ConfigError(`${variable}: a change is COUNT@YYYY-MM-DD (e.g. 4,16@2027-01-01), got "${change}"`);
+    }
+    return { from: match[2]!, shards: count(match[1]!) };
+  });
+  schedule.forEach((change, i) => {
+    if (i > 0 && change.from <= schedule[i - 1]!.from) throw new ConfigError(`${variable}: dated changes must be in ascending order of day, got "${raw}"`);
+  });
+  return { shards: count(first ?? ''), ...(schedule.length > 0 ? { schedule } : {}) };
 }
 
 function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {

@@ -1,5 +1,6 @@
 import type { TallyConfig } from '../adapters/config';
 import { metricNames } from '../domain/metric-rules';
+import { formatShards } from '../domain/idempotency-key';
 
 /**
  * The settings that decide what inline ingestion and a recount produce. Printed
@@ -9,6 +10,6 @@ export function describeIngestSettings(config: TallyConfig): string {
   const resolver = config.resolver.kind;
   return (
     `resolver ${resolver}, metrics ${metricNames(config.metricRules).join(', ')}, ` +
-    `${config.keyScheme.shards} shards, ${config.keyScheme.keyBytes}-byte keys, cap ${config.historyCap}`
+    `${formatShards(config.keyScheme)} shards, ${config.keyScheme.keyBytes}-byte keys, cap ${config.historyCap}`
   );
 }

@@ -13,7 +13,7 @@ describe('readConfig', () => {
 
   it.each([
     [{}, /TALLY_TABLE/],
-    [{ TALLY_TABLE: 'usage', TALLY_SHARDS: '0' }, /TALLY_SHARDS must be an integer from 1 to 64, got "0"/],
+    [{ TALLY_TABLE: 'usage', TALLY_SHARDS: '0' }, /TALLY_SHARDS must give shard counts from 1 to 64, got "0"/],
     [{ TALLY_TABLE: 'usage', TALLY_KEY_BYTES: '8' }, /TALLY_KEY_BYTES/],
     [{ TALLY_TABLE: 'usage', TALLY_RESOLVER: 'dns' }, /TALLY_RESOLVER: unknown resolver "dns"/],
     [{ TALLY_TABLE: 'usage', TALLY_RESOLVER: 'path:^/(?<acct>x)' }, /named group \(\?<account>/],

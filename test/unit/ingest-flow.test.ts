@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import type { SQSEvent } from 'aws-lambda';
-import { ingestBatch, ingestObject, type IngestDeps } from '../../src/app/ingest';
+import { ingestBatch, ingestObject, OutOfTimeError, type IngestDeps } from '../../src/app/ingest';
 import { silentLog } from '../../src/app/log';
 import type { LogSource } from '../../src/app/ports';
 import { MemoryUsageStore } from '../support/memory-usage-store';
@@ -118,5 +118,29 @@ describe('ingest flow (in-memory store)', () => {
 
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'late' }]);
     expect(store.shards.size).toBe(0);
+  });
+});
+
+describe('running out of Lambda time mid-object', () => {
+  it('stops starting increments, records what it applied, and the retry resumes with a history that forgot everything', async () => {
+    const { store, source, deps } = setup(1);
+    const sequential = { ...deps, settings: { ...deps.settings, incrementConcurrency: 1 } };
+    source.objects.set('late.gz', gzipSync(LOG));
+    const ref = { bucket: 'b', key: 'late.gz', etag: 'e1' };
+    let started = 0;
+
+    const first = ingestObject(ref, sequential, { receiveCount: 1, outOfTime: () => started++ >= 1 });
+    await expect(first).rejects.toThrow(OutOfTimeError);
+    // Other traffic rolls every history (cap 1) past the applied key.
+    for (const [account, day] of [['acme', '2026-11-21'], ['acme', '2026-11-22'], ['globex', '2026-11-21']] as const) {
+      for (let shard = 0; shard < 4; shard++) await store.applyIncrement({ account, day, shard, key: new Uint8Array([shard, 9]), metrics: {} });
+    }
+    const retry = await ingestObject(ref, sequential, { receiveCount: 2 });
+
+    expect((await store.findObject(ref)).done).toBeDefined();
+    expect(retry).toMatchObject({ status: 'counted', increments: 3, applied: 2, resumed: 1, duplicates: 0 });
+    expect(store.usageOf('acme', '2026-11-21').bytes).toBe(10);
+    expect(store.usageOf('acme', '2026-11-22').bytes).toBe(1);
+    expect(store.usageOf('globex', '2026-11-21').bytes).toBe(5);
   });
 });

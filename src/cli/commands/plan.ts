@@ -1,5 +1,7 @@
-import { readMetricRules } from '../../adapters/config';
+import { readMetricRules, readShards } from '../../adapters/config';
 import { CONFIG_LIMITS, historyEntryBytes, planCapacity, type CapacityPlan } from '../../domain/capacity-plan';
+import { addDays, dayOf } from '../../domain/days';
+import { formatShards, type KeyScheme } from '../../domain/idempotency-key';
 import { metricNames } from '../../domain/metric-rules';
 import { defineCommand, JSON_OPTION } from '../command';
 import { finiteNumber } from '../values';
@@ -37,7 +39,7 @@ export const planCommand = defineCommand<PlanOptions>({
     { flags: '--metrics <json>', help: 'metric rules as TALLY_METRICS (default: TALLY_METRICS)' },
     JSON_OPTION,
   ],
-  async run({ options, context: { io, env } }) {
+  async run({ options, context: { io, env, now } }) {
     const optional = (name: string, value: number | undefined) => (value === undefined ? {} : { [name]: value });
     const plan = planCapacity({
       objectsPerAccountDay: options.objectsPerAccountDay,
@@ -49,10 +51,30 @@ export const planCommand = defineCommand<PlanOptions>({
       ...optional('accountIdChars', options.accountChars),
       metricNames: metricNames(readMetricRules(options.metrics ?? env.TALLY_METRICS, options.metrics === undefined ? 'TALLY_METRICS' : '--metrics')),
     });
-    io.out(options.json === true ? `${JSON.stringify(plan)}\n` : describePlan(plan));
+    const current = readShards(env.TALLY_SHARDS);
+    const schedule = shardScheduleLine(current, plan.shards, addDays(dayOf(now()), 2));
+    io.out(options.json === true ? `${JSON.stringify({ ...plan, schedule })}\n` : `${describePlan(plan)}${scheduleNote(schedule)}`);
     return plan.breaksLimit ? 1 : 0;
   },
 });
+
+/**
+ * The `TALLY_SHARDS` value that moves a live table to `shards` from `from` on: the
+ * days before keep their count (their keys stay on their shards). Undefined when the
+ * current setting already ends at that count.
+ */
+export function shardScheduleLine(current: Pick<KeyScheme, 'shards' | 'schedule'>, shards: number, from: string): string | undefined {
+  const last = current.schedule?.at(-1)?.shards ?? current.shards;
+  if (last === shards) return undefined;
+  const kept = (current.schedule ?? []).filter((change) => change.from < from);
+  return `TALLY_SHARDS=${formatShards({ shards: current.shards, schedule: [...kept, { from, shards }] })}`;
+}
+
+function scheduleNote(line: string | undefined): string {
+  return line === undefined
+    ? ''
+    : `on a live table ${line}  (days before keep their count, so no key moves; deploy it before that day)\n`;
+}
 
 const round = (value: number, digits = 1) => Number(value.toFixed(digits)).toLocaleString('en-US');
 
