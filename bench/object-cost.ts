@@ -40,6 +40,8 @@ async function main(): Promise<void> {
       client: clients.dynamodb,
       tableName: config.tableName,
       historyCap: config.historyCap,
+      historyMaxKeys: config.historyMaxKeys,
+      retentionSeconds: config.historyRetentionSeconds,
       ledgerTtlDays: config.ledgerTtlDays,
       onCapacity: (operation, units) => {
         wcu[operation] += units;

@@ -25,19 +25,29 @@ function subjectOf(command: string, input: Record<string, unknown>): string {
   return `${command}:${item?.PK?.S ?? ''}:${item?.SK?.S ?? ''}:${key ? Buffer.from(key).toString('hex') : ''}`;
 }
 
+/** Whether a consumer is dead: from its crash until the harness restarts it, nothing it sends gets through. */
+export interface ConsumerLife {
+  dead: boolean;
+}
+
 /**
  * SDK middleware on a consumer's DynamoDB client, in front of the real DynamoDB Local:
  * - `throttle`: a ProvisionedThroughputExceededException before the write is sent;
- * - `crash`: the consumer dies before an UpdateItem (after some of its object's increments);
+ * - `crash`: the consumer dies unseen before an UpdateItem (after some of its object's
+ *   increments): no later request of it reaches DynamoDB, so it records no progress;
  * - `lostResponse`: the write is applied, then the answer is lost (ECONNRESET).
  */
-export function injectDynamoFaults(client: DynamoDBClient, schedule: FaultSchedule, active: () => boolean): void {
+export function injectDynamoFaults(client: DynamoDBClient, schedule: FaultSchedule, active: () => boolean, life: ConsumerLife = { dead: false }): void {
   // Outside the SDK's retry: a crash is not retried, the consumer is gone.
   client.middlewareStack.add(
     (next, context) => async (args) => {
+      if (life.dead) throw new ConsumerCrash('chaos: the consumer is dead');
       if (context.commandName === 'UpdateItemCommand' && active()) {
         const subject = subjectOf('UpdateItem', (args as unknown as { input: Record<string, unknown> }).input);
-        if (schedule.strikes('crash', subject)) throw new ConsumerCrash(`chaos: consumer died before ${subject}`);
+        if (schedule.strikes('crash', subject)) {
+          life.dead = true;
+          throw new ConsumerCrash(`chaos: consumer died before ${subject}`);
+        }
       }
       return next(args);
     },

@@ -18,3 +18,18 @@ describe('chaos (fixed seed)', () => {
     expect(report.faults.backfilledObjects).toBeGreaterThan(0);
   }, 300_000);
 });
+
+describe('chaos, hot profile (fixed seed)', () => {
+  it('keeps two hot accounts on one day exact while crashed batches are held back behind other traffic', async () => {
+    const base = testStackInfo();
+    const queues = await createTestQueues(base, { visibilityTimeoutSeconds: 1, maxReceiveCount: 3 });
+
+    const report = await runChaos({ seed: 43, objects: 150, consumers: 2, profile: 'hot', holdSeconds: 4, info: { ...base, ...queues } });
+
+    expect(report.drift).toEqual([]);
+    expect(report.dlqAfterReplay).toBe(0);
+    expect(report.lines.ledger).toEqual(report.lines.expected);
+    expect(report.faults.crash).toBeGreaterThan(0);
+    expect(report.heldBack?.redeliveries).toBeGreaterThan(0);
+  }, 300_000);
+});

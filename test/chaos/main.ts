@@ -15,12 +15,14 @@ async function main(): Promise<number> {
       objects: { type: 'string', default: '1000' },
       seed: { type: 'string', default: String(Math.floor(Math.random() * 1_000_000)) },
       consumers: { type: 'string', default: '3' },
+      profile: { type: 'string', default: 'default' },
+      hold: { type: 'string', default: '20' },
     },
   });
   const seed = Number(values.seed);
   const objects = Number(values.objects);
-  if (!Number.isInteger(seed) || !Number.isInteger(objects) || objects < 1) {
-    console.error('usage: npm run chaos -- --objects N --seed S [--consumers C]');
+  if (!Number.isInteger(seed) || !Number.isInteger(objects) || objects < 1 || (values.profile !== 'default' && values.profile !== 'hot')) {
+    console.error('usage: npm run chaos -- --objects N --seed S [--consumers C] [--profile default|hot] [--hold SECONDS]');
     return 2;
   }
   console.log(`chaos: seed ${seed} (rerun with --seed ${seed})`);
@@ -31,12 +33,15 @@ async function main(): Promise<number> {
       seed,
       objects,
       consumers: Number(values.consumers),
+      profile: values.profile as 'default' | 'hot',
+      holdSeconds: Number(values.hold),
       info: stack.info,
       log: (line) => console.log(`chaos: ${line}`),
     });
     console.log(`faults by kind: ${Object.entries(report.faults).map(([kind, n]) => `${kind} ${n}`).join(', ')}`);
     const { expected, ledger } = report.lines;
     console.log(`lines: read ${ledger.read} = counted ${ledger.counted} + unattributed ${ledger.unattributed} + malformed ${ledger.malformed} (generated: read ${expected.read})`);
+    if (report.heldBack) console.log(`held back: ${report.heldBack.redeliveries} redeliveries after a crash; hot increments in between: fewest ${report.heldBack.fewest}, median ${report.heldBack.median}`);
     console.log(`DLQ after replay: ${report.dlqAfterReplay}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
     for (const drift of report.drift.slice(0, 20)) console.log(`drift: ${JSON.stringify(drift)}`);
     console.log(report.summary);

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { backfill } from '../../src/app/backfill';
 import { ingestBatch } from '../../src/app/ingest';
@@ -30,6 +30,13 @@ export interface ChaosOptions {
   /** A stack with fresh queues for this run (queue visibility ~1 s, maxReceiveCount 3). */
   readonly info: LocalStackInfo & { queueUrl: string; queueArn: string; dlqUrl: string };
   readonly consumers?: number;
+  /**
+   * `hot`: two accounts carry most of the traffic on one day, as the busiest customer
+   * does, and a crashed batch is held back (invisible for `holdSeconds`) so that many
+   * other increments reach that account-day before its redelivery.
+   */
+  readonly profile?: 'default' | 'hot';
+  readonly holdSeconds?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -42,6 +49,8 @@ export interface ChaosReport {
   readonly drift: { account: string; day: string; metric: string; expected: number; actual: number }[];
   readonly lines: { expected: Record<string, number>; ledger: Record<string, number> };
   readonly dlqAfterReplay: number;
+  /** Hot profile: increments that reached the hot account-days between a crash and its redelivery (fewest, median). */
+  readonly heldBack?: { redeliveries: number; fewest: number; median: number };
   readonly summary: string;
 }
 
@@ -64,8 +73,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const clients = localClients(info);
   // Names depend only on the seed, so a seed strikes the same requests again (each run has a fresh table).
   const runId = `chaos${seed.toString(36)}`;
-  const accounts = Array.from({ length: 24 }, (_, i) => ({ id: `${runId}-acct${i}`, weight: 1 + (i % 5) }));
-  const days = Math.max(5, Math.ceil(options.objects / 100));
+  const hot = options.profile === 'hot';
+  const accounts = Array.from({ length: 24 }, (_, i) => ({ id: `${runId}-acct${i}`, weight: hot && i < 2 ? 60 : 1 + (i % 5) }));
+  const hotAccounts = hot ? accounts.slice(0, 2) : [];
+  const days = hot ? 1 : Math.max(5, Math.ceil(options.objects / 100));
   const firstDay = '2026-09-01';
 
   // 1. The logs and their independent recount.
@@ -79,11 +90,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       day,
       hour,
       distribution: 'E2CHAOS',
-      accounts: accounts.filter(() => random() < 0.5).concat(accounts[i % accounts.length]!),
+      accounts: hot
+        ? [...hotAccounts, ...accounts.slice(2).filter(() => random() < 0.1)]
+        : accounts.filter(() => random() < 0.5).concat(accounts[i % accounts.length]!),
       lines: 10 + Math.floor(random() * 50),
       unattributedRate: 0.03,
       malformedRate: 0.02,
-      previousDayRate: 0.2,
+      previousDayRate: hot ? 0 : 0.2,
     });
     mergeExpected(expected, log.expected);
     const key = cloudFrontObjectKey(`${runId}/`, 'E2CHAOS', day, hour, i.toString(36));
@@ -94,18 +107,43 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
   // 2. Consumers with faults; some objects are cursed until the replay.
   let faultsOn = true;
+  // Hot profile: increments applied to the hot accounts so far, and where each held-back message was crashed.
+  let hotIncrements = 0;
+  const crashedAt = new Map<string, number>();
+  const heldBack: number[] = [];
   let cursesOn = true;
   const cursed = new Set(refs.filter((ref) => schedule.chance('curse', ref.key) < 0.02).map((ref) => ref.key));
   const consumers = Array.from({ length: options.consumers ?? 3 }, () => {
     const config = readConfig({ ...localEnvironment(info), TALLY_HEARTBEAT_SECONDS: '0', TALLY_MAX_ATTEMPTS: '4', TALLY_METRICS: '[{"name":"authorization_requests","path":"/api/authorization/*"}]' });
     const consumerClients = createClients(config, LOCAL_CREDENTIALS);
-    injectDynamoFaults(consumerClients.dynamodb, schedule, () => faultsOn);
+    const life = { dead: false };
+    injectDynamoFaults(consumerClients.dynamodb, schedule, () => faultsOn, life);
     injectS3Faults(consumerClients.s3, schedule, (key) => cursesOn && cursed.has(key));
     const deps = createIngestDeps(config, consumerClients, silentLog);
     const handler = async (event: SQSEvent) => {
+      for (const record of event.Records) {
+        const at = crashedAt.get(record.messageId);
+        if (at !== undefined) {
+          heldBack.push(hotIncrements - at);
+          crashedAt.delete(record.messageId);
+        }
+      }
       const response = await ingestBatch(event, deps);
-      if (response.results.some((r) => r.error instanceof ConsumerCrash)) {
+      for (const result of response.results) {
+        for (const object of result.objects) hotIncrements += object.applied > 0 ? object.accounts.filter((a) => hotAccounts.some((h) => h.id === a)).length : 0;
+      }
+      if (life.dead || response.results.some((r) => r.error instanceof ConsumerCrash)) {
+        // A new sandbox takes the next batch; this one's messages come back unacknowledged.
+        life.dead = false;
         schedule.record('batchLost');
+        if (hot) {
+          for (const record of event.Records) {
+            crashedAt.set(record.messageId, hotIncrements);
+            await clients.sqs
+              .send(new ChangeMessageVisibilityCommand({ QueueUrl: info.queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: options.holdSeconds ?? 20 }))
+              .catch(() => undefined);
+          }
+        }
         throw new ConsumerCrash('consumer died: the whole batch comes back');
       }
       return response;
@@ -212,6 +250,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     drift,
     lines: { expected: { ...expected.lines }, ledger: ledgerLines },
     dlqAfterReplay: dlqAfter.visible + dlqAfter.inFlight,
+    ...(hot && heldBack.length > 0
+      ? { heldBack: { redeliveries: heldBack.length, fewest: Math.min(...heldBack), median: [...heldBack].sort((a, b) => a - b)[Math.floor(heldBack.length / 2)]! } }
+      : {}),
     summary: `seed ${seed}: ${refs.length} objects, ${totalFaults} faults, drift ${drift.length}`,
   };
 }
