@@ -67,4 +67,8 @@ export class PlainAddStore implements UsageStore {
   async writeLedger(entry: LedgerEntry): Promise<void> {
     await this.options.ledger?.writeLedger(entry);
   }
+
+  async unpin(): Promise<void> {
+    // Nothing is ever pinned: a plain add has no history to rule out.
+  }
 }

@@ -1,11 +1,8 @@
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { UsagePresence, UsageReader } from '../app/ports';
-import { parseAccountSortKey } from '../domain/keys';
+import { isShardMetric, parseAccountSortKey } from '../domain/keys';
 import type { UsageRecord } from '../domain/usage-records';
 import { FIRST_DAY, LAST_DAY, queryDayRange } from './day-range-query';
-
-/** Attributes of a usage shard that are not metrics. */
-const NOT_METRICS = new Set(['PK', 'SK', 'h', 'updatedAt', 'ttl']);
 
 /**
  * Reads usage shards and adjustments of one account and day range with a single
@@ -77,7 +74,7 @@ function toRecord(item: Record<string, AttributeValue>): UsageRecord | undefined
   }
   const metrics: Record<string, number> = {};
   for (const [name, value] of Object.entries(item)) {
-    if (!NOT_METRICS.has(name) && value.N !== undefined) metrics[name] = Number(value.N);
+    if (isShardMetric(name) && value.N !== undefined) metrics[name] = Number(value.N);
   }
   return {
     kind: 'usage',

@@ -19,7 +19,7 @@ import type {
   ObjectState,
   UsageStore,
 } from '../domain/usage-store';
-import { historyUpdate, nextForm, observeWrite, type HistoryForm, type HistoryObservation, type HistoryUpdateOptions } from './history-update';
+import { historyUpdate, nextForm, observeWrite, unpinUpdate, type HistoryForm, type HistoryObservation, type HistoryUpdateOptions } from './history-update';
 
 /** Keys per attempt item: 20,000 x 16 bytes stays far under the 400 KB item limit. */
 const KEYS_PER_ATTEMPT_ITEM = 20_000;
@@ -52,7 +52,7 @@ const MAX_FORM_SWITCHES = 4;
 
 /**
  * The UsageStore on DynamoDB: one conditional `UpdateItem` per increment (see
- * history-update.ts), one strongly consistent `GetItem` and one `PutItem` per object.
+ * history-update.ts), one strongly consistent `Query` and one `PutItem` per object.
  */
 export class DynamoUsageStore implements UsageStore {
   private readonly client: DynamoDBClient;
@@ -90,28 +90,39 @@ export class DynamoUsageStore implements UsageStore {
       maxKeys: this.historyMaxKeys,
       retentionSeconds: this.retentionSeconds,
       now: this.clock(),
-      ...(apply.verifySince === undefined ? {} : { verifySince: apply.verifySince }),
+      ...(apply.pin === undefined ? {} : { pin: apply.pin }),
     };
     let form = this.shapes.get(shardId) ?? 'grow';
+    let size = 0;
     for (let attempt = 0; attempt <= MAX_FORM_SWITCHES; attempt++) {
       try {
-        const output = await this.client.send(new UpdateItemCommand({ ...historyUpdate(form, increment, options), ...this.capacityRequest }));
+        const output = await this.client.send(new UpdateItemCommand({ ...historyUpdate(form, increment, options, size), ...this.capacityRequest }));
         this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
         const observation = observeWrite(form, output.Attributes, increment.day, options);
         this.onHistory?.(observation);
-        // The write that fills a history to the cap sends the next one straight to the rolling form.
-        this.rememberShape(shardId, form === 'grow' && observation.keys >= this.historyCap ? 'roll' : form);
+        this.rememberShape(shardId, observation.next);
         return 'applied';
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
         const verdict = nextForm(error.Item, increment.key, { ...options, day: increment.day });
         if (verdict.kind !== 'retry') return verdict.kind;
         form = verdict.form;
-        this.rememberShape(shardId, form);
+        size = verdict.size;
+        if (form !== 'adopt') this.rememberShape(shardId, form);
       }
     }
     const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
     throw new TallyError(`increment on ${key.PK} ${key.SK} kept failing its condition; retry later`);
+  }
+
+  async unpin(increment: Increment, pin: string): Promise<void> {
+    try {
+      const output = await this.client.send(new UpdateItemCommand({ ...unpinUpdate(increment, pin, this.tableName), ...this.capacityRequest }));
+      this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
+    } catch (error) {
+      // Nothing pinned on that shard (this attempt found the increment in the history).
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
   }
 
   async findObject(ref: LogObjectRef): Promise<ObjectState> {
@@ -220,7 +231,7 @@ export class DynamoUsageStore implements UsageStore {
           applied: { N: String(entry.applied) },
           duplicates: { N: String(entry.duplicates) },
           ...(entry.resumed ? { resumed: { N: String(entry.resumed) } } : {}),
-          ...(entry.unverified?.length ? { unverified: { S: JSON.stringify(entry.unverified) } } : {}),
+          ...(entry.pinned ? { pinned: { BOOL: true } } : {}),
           processedAt: { S: entry.processedAt },
           ttl: { N: String(expires) },
         },
@@ -257,7 +268,7 @@ function ledgerFromItem(item: Record<string, AttributeValue>, ref: LogObjectRef)
     applied: numberOf(item.applied),
     duplicates: numberOf(item.duplicates),
     ...(item.resumed === undefined ? {} : { resumed: numberOf(item.resumed) }),
-    ...(item.unverified?.S === undefined ? {} : { unverified: JSON.parse(item.unverified.S) as LedgerEntry['unverified'] }),
+    ...(item.pinned?.BOOL === true ? { pinned: true } : {}),
     processedAt: item.processedAt?.S ?? '',
   };
 }

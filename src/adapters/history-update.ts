@@ -1,5 +1,5 @@
 import type { AttributeValue, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
-import { usageKey } from '../domain/keys';
+import { SHARD_ATTRIBUTES, usageKey } from '../domain/keys';
 import { BASE_METRICS } from '../domain/metric-rules';
 import type { Increment } from '../domain/usage-store';
 
@@ -15,8 +15,9 @@ const ALWAYS_WRITTEN: ReadonlySet<string> = new Set(BASE_METRICS);
  *        h = [k1 .. kn]     -> [k1 .. kn k]        t = [m1 .. mn] -> [m1 .. mn m]   list_append
  * roll   size(h) >= cap and the oldest key is older than the retention (or size(h) >= max):
  *        h = [k1 k2 .. kn]  -> [k2 .. kn k]        t likewise                      SET h[big] REMOVE h[0]
- * adopt  an item written before `t` existed: grows by one and starts `t`, marked as rolled
+ * adopt  an item written before `t` existed: grows by one and starts `t`, every key dated now
  * any    k already in h    -> ConditionalCheckFailed: duplicate, nothing applied
+ * pinned any form, also SET P#<object> and refused when it exists (see keys.ts pinAttribute)
  * ```
  * So a key stays in its shard's history for at least the retention (the redelivery
  * window), however busy the shard, until the history reaches `max` keys: only then
@@ -38,11 +39,11 @@ export interface HistoryUpdateOptions {
   readonly retentionSeconds: number;
   readonly now: Date;
   /**
-   * Verified mode, for increments that an unobserved earlier attempt (started at this
-   * time) may have applied: the write is only made when the history provably still
-   * holds every key added since then, so a missing key means "never applied".
+   * Pinned mode (see `pinAttribute`): the write also sets this attribute and is refused
+   * when it is already there, so an earlier pinned attempt that died unseen is ruled out
+   * exactly, whatever the history forgot since.
    */
-  readonly verifySince?: Date;
+  readonly pin?: string;
 }
 
 /** Index far past any history length: `SET h[APPEND_INDEX]` appends. */
@@ -80,42 +81,43 @@ function metricUpdate(metrics: Readonly<Record<string, number>>): {
 /** The forms of the history update; {@link nextForm} picks one from the item's state. */
 export type HistoryForm = 'grow' | 'roll' | 'adopt';
 
+/** An item without `t` (written before it existed) only takes the adopting form, so `h` and `t` stay aligned. */
+const TIMED = '(attribute_not_exists(#h) OR attribute_exists(#t))';
+
 const FORM_CONDITIONS: Record<HistoryForm, (timed: boolean) => string> = {
   grow: (timed) =>
     timed
-      ? '(attribute_not_exists(#h) OR size(#h) < :cap OR (size(#h) < :max AND #t[0] >= :cutoff))'
-      : '(attribute_not_exists(#h) OR size(#h) < :cap)',
-  roll: (timed) => (timed ? 'size(#h) >= :cap AND (#t[0] < :cutoff OR size(#h) >= :max)' : 'size(#h) >= :cap'),
-  adopt: () => 'attribute_exists(#h) AND attribute_not_exists(#t)',
+      ? `${TIMED} AND (attribute_not_exists(#h) OR size(#h) < :cap OR (size(#h) < :max AND #t[0] >= :cutoff))`
+      : `${TIMED} AND (attribute_not_exists(#h) OR size(#h) < :cap)`,
+  roll: (timed) =>
+    timed ? 'attribute_exists(#t) AND size(#h) >= :cap AND (#t[0] < :cutoff OR size(#h) >= :max)' : 'attribute_exists(#t) AND size(#h) >= :cap',
+  adopt: () => 'attribute_exists(#h) AND attribute_not_exists(#t) AND size(#h) = :n',
 };
 
-const FORM_UPDATES: Record<HistoryForm, string> = {
-  grow: 'SET #h = list_append(if_not_exists(#h, :empty), :kl), #t = list_append(if_not_exists(#t, :empty), :tml), #u = :now',
-  roll: `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #r = :tm, #u = :now REMOVE #h[0], #t[0]`,
-  adopt: 'SET #h = list_append(#h, :kl), #t = :tml, #r = :tm, #u = :now',
+const FORM_UPDATES: Record<HistoryForm, { set: string[]; remove: string[] }> = {
+  grow: { set: ['#h = list_append(if_not_exists(#h, :empty), :kl)', '#t = list_append(if_not_exists(#t, :empty), :tml)'], remove: [] },
+  roll: { set: [`#h[${APPEND_INDEX}] = :k`, `#t[${APPEND_INDEX}] = :tm`], remove: ['#h[0]', '#t[0]'] },
+  // Every key already there is dated now: kept a full retention from here, never less.
+  adopt: { set: ['#h = list_append(#h, :kl)', '#t = :tadopt'], remove: [] },
 };
-
-/**
- * The history still reaches back to `:since`: nothing was ever dropped, or the
- * oldest key kept is older than it (everything dropped was older still). An item
- * from before `t` existed cannot prove it and fails.
- */
-const VERIFIED = '(attribute_not_exists(#h) OR (attribute_exists(#t) AND attribute_not_exists(#r)) OR #t[0] < :since)';
 
 /**
  * The `UpdateItem` input that applies `increment` in `form`. The old item comes back
  * on success (`ALL_OLD`, no extra capacity) and with a failed condition, so the writer
  * learns the history's size and age without a read.
  */
-export function historyUpdate(form: HistoryForm, increment: Increment, options: HistoryUpdateOptions): UpdateItemCommandInput {
+export function historyUpdate(form: HistoryForm, increment: Increment, options: HistoryUpdateOptions, size = 0): UpdateItemCommandInput {
   const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
   const metrics = metricUpdate(increment.metrics);
   const timed = options.retentionSeconds > 0;
   const minute = historyMinute(increment.day, options.now);
   const cutoff = historyMinute(increment.day, new Date(options.now.getTime() - options.retentionSeconds * 1000));
-  const conditions = [FORM_CONDITIONS[form](timed), 'NOT contains(#h, :k)'];
-  if (options.verifySince !== undefined) conditions.push(VERIFIED);
-  const expression = `${FORM_UPDATES[form]} ${conditions.join(' ')}`;
+  const pinned = options.pin !== undefined;
+  const conditions = [FORM_CONDITIONS[form](timed), 'NOT contains(#h, :k)', ...(pinned ? ['attribute_not_exists(#p)'] : [])];
+  const set = [...FORM_UPDATES[form].set, '#u = :now', ...(pinned ? ['#p = :tm'] : [])];
+  const remove = FORM_UPDATES[form].remove;
+  const update = `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}${metrics.add}`;
+  const expression = `${update} ${conditions.join(' ')}`;
   const uses = (name: string) => new RegExp(`${name}(?![\\w])`).test(expression);
   const values: Record<string, AttributeValue> = {
     ':k': { B: increment.key },
@@ -124,17 +126,24 @@ export function historyUpdate(form: HistoryForm, increment: Increment, options: 
     ':max': { N: String(Math.max(options.cap, options.maxKeys)) },
     ':cutoff': { N: String(cutoff) },
     ':tm': { N: String(minute) },
+    ':n': { N: String(size) },
     ':empty': { L: [] },
     ':kl': { L: [{ B: increment.key }] },
     ':tml': { L: [{ N: String(minute) }] },
-    ...(options.verifySince === undefined ? {} : { ':since': { N: String(historyMinute(increment.day, options.verifySince)) } }),
+    ':tadopt': { L: Array.from({ length: size + 1 }, () => ({ N: String(minute) })) },
     ...metrics.values,
   };
-  const names: Record<string, string> = { '#h': 'h', '#t': 't', '#r': 'r', '#u': 'updatedAt', ...metrics.names };
+  const names: Record<string, string> = {
+    '#h': SHARD_ATTRIBUTES.keys,
+    '#t': SHARD_ATTRIBUTES.minutes,
+    '#u': SHARD_ATTRIBUTES.updatedAt,
+    ...(pinned ? { '#p': options.pin } : {}),
+    ...metrics.names,
+  };
   return {
     TableName: options.tableName,
     Key: { PK: { S: key.PK }, SK: { S: key.SK } },
-    UpdateExpression: `${FORM_UPDATES[form]}${metrics.add}`,
+    UpdateExpression: update,
     ConditionExpression: conditions.join(' AND '),
     ExpressionAttributeNames: Object.fromEntries(Object.entries(names).filter(([name]) => uses(name) || name in metrics.names)),
     ExpressionAttributeValues: Object.fromEntries(Object.entries(values).filter(([name]) => uses(name) || name in metrics.values)),
@@ -143,45 +152,50 @@ export function historyUpdate(form: HistoryForm, increment: Increment, options: 
   };
 }
 
+/** The `UpdateItem` input that removes `pin` from the shard of `increment` (once the object is done). */
+export function unpinUpdate(increment: Pick<Increment, 'account' | 'day' | 'shard'>, pin: string, tableName: string): UpdateItemCommandInput {
+  const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
+  return {
+    TableName: tableName,
+    Key: { PK: { S: key.PK }, SK: { S: key.SK } },
+    UpdateExpression: 'REMOVE #p',
+    // Without the condition a REMOVE on a missing shard would create an empty one.
+    ConditionExpression: 'attribute_exists(#p)',
+    ExpressionAttributeNames: { '#p': pin },
+  };
+}
+
 /** What the item returned with a failed condition says about the next step. */
 export type HistoryVerdict =
   | { readonly kind: 'duplicate' }
-  | { readonly kind: 'unverifiable' }
-  | { readonly kind: 'retry'; readonly form: HistoryForm };
+  | { readonly kind: 'retry'; readonly form: HistoryForm; readonly size: number };
 
 /**
- * Reads the `ALL_OLD` item of a failed condition: the key is there (a duplicate), the
- * history cannot vouch for a verified write, or which form fits the item now.
+ * Reads the `ALL_OLD` item of a failed condition: the key (or this object's pin) is
+ * there, a duplicate; or which form fits the item now (and its history's size, which
+ * the adopting form needs).
  */
 export function nextForm(
   item: Record<string, AttributeValue> | undefined,
   key: Uint8Array,
-  options: Pick<HistoryUpdateOptions, 'cap' | 'maxKeys' | 'retentionSeconds' | 'now' | 'verifySince'> & { day: string },
+  options: Pick<HistoryUpdateOptions, 'cap' | 'maxKeys' | 'retentionSeconds' | 'now' | 'pin'> & { day: string },
 ): HistoryVerdict {
-  const history = item?.h?.L;
-  if (history === undefined) return { kind: 'retry', form: 'grow' };
+  if (options.pin !== undefined && item?.[options.pin] !== undefined) return { kind: 'duplicate' };
+  const history = item?.[SHARD_ATTRIBUTES.keys]?.L;
+  if (history === undefined) return { kind: 'retry', form: 'grow', size: 0 };
   for (const entry of history) {
     if (entry.B !== undefined && sameBytes(entry.B, key)) return { kind: 'duplicate' };
   }
-  const times = item?.t?.L;
-  if (options.verifySince !== undefined && !reachesBack(item, options.day, options.verifySince)) return { kind: 'unverifiable' };
-  if (times === undefined) return { kind: 'retry', form: 'adopt' };
-  if (history.length < options.cap) return { kind: 'retry', form: 'grow' };
-  if (history.length >= Math.max(options.cap, options.maxKeys) || options.retentionSeconds <= 0) return { kind: 'retry', form: 'roll' };
+  const size = history.length;
+  const times = item?.[SHARD_ATTRIBUTES.minutes]?.L;
+  if (times === undefined) return { kind: 'retry', form: 'adopt', size };
+  if (size < options.cap) return { kind: 'retry', form: 'grow', size };
+  if (size >= Math.max(options.cap, options.maxKeys) || options.retentionSeconds <= 0) return { kind: 'retry', form: 'roll', size };
   const cutoff = historyMinute(options.day, new Date(options.now.getTime() - options.retentionSeconds * 1000));
-  return { kind: 'retry', form: Number(times[0]?.N ?? cutoff) < cutoff ? 'roll' : 'grow' };
+  return { kind: 'retry', form: Number(times[0]?.N ?? cutoff) < cutoff ? 'roll' : 'grow', size };
 }
 
-/** The history of `item` still holds every key added since `since` (see {@link VERIFIED}). */
-function reachesBack(item: Record<string, AttributeValue> | undefined, day: string, since: Date): boolean {
-  if (item?.h === undefined) return true;
-  if (item.t === undefined) return false;
-  if (item.r === undefined) return true;
-  const oldest = item.t.L?.[0]?.N;
-  return oldest !== undefined && Number(oldest) < historyMinute(day, since);
-}
-
-/** What a successful write learned from the old item: how long the dropped key was kept. */
+/** What a successful write learned from the old item. */
 export interface HistoryObservation {
   /** Keys in the history after the write. */
   readonly keys: number;
@@ -189,6 +203,8 @@ export interface HistoryObservation {
   readonly droppedAgeSeconds?: number;
   /** The write dropped a key younger than the retention because the history was at `max`. */
   readonly forced: boolean;
+  /** The form the shard's next write most likely needs (a hint; a wrong one costs a retry). */
+  readonly next: HistoryForm;
 }
 
 /** Reads the `ALL_OLD` item returned by a successful write in `form`. */
@@ -196,14 +212,21 @@ export function observeWrite(
   form: HistoryForm,
   old: Record<string, AttributeValue> | undefined,
   day: string,
-  options: Pick<HistoryUpdateOptions, 'retentionSeconds' | 'now'>,
+  options: Pick<HistoryUpdateOptions, 'cap' | 'maxKeys' | 'retentionSeconds' | 'now'>,
 ): HistoryObservation {
-  const before = old?.h?.L?.length ?? 0;
-  if (form !== 'roll') return { keys: before + 1, forced: false };
-  const oldest = old?.t?.L?.[0]?.N;
-  if (oldest === undefined) return { keys: before, forced: false };
-  const age = Math.max(0, (options.now.getTime() - minuteTime(day, Number(oldest)).getTime()) / 1000);
-  return { keys: before, droppedAgeSeconds: Math.floor(age), forced: options.retentionSeconds > 0 && age < options.retentionSeconds };
+  const before = old?.[SHARD_ATTRIBUTES.keys]?.L?.length ?? 0;
+  const times = old?.[SHARD_ATTRIBUTES.minutes]?.L ?? [];
+  const keys = form === 'roll' ? before : before + 1;
+  const minuteNow = historyMinute(day, options.now);
+  // The oldest key after this write: a roll dropped the first one, an adoption dated them all now.
+  const oldestAfter = form === 'adopt' ? minuteNow : Number((form === 'roll' ? times[1] : times[0])?.N ?? minuteNow);
+  const cutoff = historyMinute(day, new Date(options.now.getTime() - options.retentionSeconds * 1000));
+  const next: HistoryForm =
+    keys < options.cap ? 'grow' : keys >= Math.max(options.cap, options.maxKeys) || options.retentionSeconds <= 0 || oldestAfter < cutoff ? 'roll' : 'grow';
+  const dropped = form === 'roll' ? times[0]?.N : undefined;
+  if (dropped === undefined) return { keys, forced: false, next };
+  const age = Math.max(0, (options.now.getTime() - minuteTime(day, Number(dropped)).getTime()) / 1000);
+  return { keys, droppedAgeSeconds: Math.floor(age), forced: options.retentionSeconds > 0 && age < options.retentionSeconds, next };
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -6,7 +6,8 @@ import { countLogStream } from '../domain/log-counter';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import type { MetricRule } from '../domain/metric-rules';
 import { parseNotification } from '../domain/notifications';
-import type { Increment, IncrementOutcome, UnverifiedIncrement, UsageStore } from '../domain/usage-store';
+import { pinAttribute } from '../domain/keys';
+import type { Increment, IncrementOutcome, UsageStore } from '../domain/usage-store';
 import type { LineCounts, MalformedSample } from '../domain/usage-tally';
 import type { Log } from './log';
 import type { LogSource, MessageVisibility } from './ports';
@@ -69,8 +70,8 @@ export interface ObjectResult {
   readonly duplicates: number;
   /** Increments an earlier, failed attempt recorded as applied (skipped now). */
   readonly resumed: number;
-  /** Increments left for an operator: an unseen earlier attempt may or may not have applied them. */
-  readonly unverified: readonly UnverifiedIncrement[];
+  /** Written in pinned mode: this attempt or an earlier one could die unseen beyond the history's retention. */
+  readonly pinned: boolean;
   /** Accounts (including `unattributed`) the object had usage for; empty when already done. */
   readonly accounts: readonly string[];
   readonly malformedSamples: readonly MalformedSample[];
@@ -93,9 +94,11 @@ export interface MessageResult {
  * budget, running out of Lambda time) records in the ledger which keys it knows are
  * applied, so the retry skips them however far the shard histories have rolled since.
  * An attempt that dies unseen is caught by the histories, which keep every key for the
- * retention window; when its retry may come later than that (the last receive before
- * the DLQ, an inline backfill), the attempt records that it started, and the retry
- * then applies only what the histories prove was never applied.
+ * retention window. When its retry may come later than that (the last receive before
+ * the DLQ, an inline backfill), the attempt records that it started and writes in
+ * pinned mode: each increment also marks its shard with the object's pin, so the retry,
+ * pinned too, finds exactly what was applied however far the histories rolled. The
+ * pins are removed once the object is done.
  */
 export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, attempt: AttemptContext = {}): Promise<ObjectResult> {
   const { store, source, settings } = deps;
@@ -106,11 +109,9 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const state = await store.findObject(ref);
   if (state.done !== undefined) {
     const done = state.done;
-    return { object: ref, status: 'already-done', lines: done.lines, increments: done.increments, applied: 0, duplicates: 0, resumed: 0, unverified: [], accounts: [], malformedSamples: [] };
+    return { object: ref, status: 'already-done', lines: done.lines, increments: done.increments, applied: 0, duplicates: 0, resumed: 0, pinned: false, accounts: [], malformedSamples: [] };
   }
   const recorded = new Set(state.attempts.flatMap((a) => a.applied.map(keyHex)));
-  const unseen = state.attempts.filter((a) => a.state === 'started').map((a) => Date.parse(a.startedAt));
-  const verifySince = unseen.length > 0 ? new Date(Math.min(...unseen)) : undefined;
 
   const opened = await source.open(ref);
   const count = await countLogStream(
@@ -133,8 +134,11 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const attemptId = `${startedAt}-${Math.random().toString(36).slice(2, 8)}`;
   const lastReceive = attempt.receiveCount === undefined || attempt.receiveCount >= (settings.maxReceiveCount ?? Infinity);
   if (lastReceive) await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'started', applied: [] });
+  // An earlier attempt that only said it started may have died unseen, pins written.
+  const pinned = lastReceive || state.attempts.some((a) => a.state === 'started');
+  const pin = pinned ? pinAttribute(ref) : undefined;
 
-  const outcomes = await applyAll(increments, recorded, deps, attempt, verifySince);
+  const outcomes = await applyAll(increments, recorded, deps, attempt, pin);
   if (outcomes.failure !== undefined) {
     const known = increments.filter((_, i) => outcomes.results[i] === 'applied' || outcomes.results[i] === 'duplicate').map((inc) => inc.key);
     try {
@@ -149,16 +153,6 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   }
 
   const tallyOf = (outcome: ApplyResult) => outcomes.results.filter((r) => r === outcome).length;
-  const unverified = increments
-    .filter((_, i) => outcomes.results[i] === 'unverifiable')
-    .map((inc) => ({ account: inc.account, day: inc.day, metrics: inc.metrics }));
-  if (unverified.length > 0) {
-    deps.log.error('increments left unapplied: an unseen earlier attempt may have applied them and the history cannot tell', {
-      object: describeObject(ref),
-      since: verifySince?.toISOString(),
-      unverified,
-    });
-  }
   const result: ObjectResult = {
     object: ref,
     status: 'counted',
@@ -167,7 +161,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
     applied: tallyOf('applied'),
     duplicates: tallyOf('duplicate'),
     resumed: tallyOf('resumed'),
-    unverified,
+    pinned,
     accounts: [...new Set(usage.map((row) => row.account))],
     malformedSamples: count.malformedSamples,
   };
@@ -178,13 +172,29 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
     applied: result.applied,
     duplicates: result.duplicates + result.resumed,
     ...(result.resumed > 0 ? { resumed: result.resumed } : {}),
-    ...(unverified.length > 0 ? { unverified } : {}),
+    ...(pinned ? { pinned } : {}),
     processedAt: clock().toISOString(),
   });
+  if (pin !== undefined) await unpinAll(increments, pin, deps, ref);
   return result;
 }
 
 type ApplyResult = IncrementOutcome | 'resumed' | 'not-started';
+
+/**
+ * Removes the object's pin from every shard it may be on, once the ledger says done
+ * (a redelivery then stops at the ledger). A pin left behind by a failure here costs
+ * a few bytes on its shard, never a count, so it is logged, not retried.
+ */
+async function unpinAll(increments: readonly Increment[], pin: string, deps: IngestDeps, ref: LogObjectRef): Promise<void> {
+  await mapWithConcurrency(increments, deps.settings.incrementConcurrency, async (increment) => {
+    try {
+      await deps.store.unpin(increment, pin);
+    } catch (error) {
+      deps.log.warn('could not remove a pin; it only costs bytes on its shard', { object: describeObject(ref), account: increment.account, day: increment.day, error: describeError(error) });
+    }
+  });
+}
 
 /**
  * Applies `increments` with bounded concurrency, skipping the keys an earlier attempt
@@ -196,7 +206,7 @@ async function applyAll(
   recorded: ReadonlySet<string>,
   deps: IngestDeps,
   attempt: AttemptContext,
-  verifySince: Date | undefined,
+  pin: string | undefined,
 ): Promise<{ results: ApplyResult[]; failure?: Error }> {
   const results: ApplyResult[] = increments.map(() => 'not-started');
   let failure: Error | undefined;
@@ -214,7 +224,7 @@ async function applyAll(
         continue;
       }
       try {
-        results[index] = await deps.store.applyIncrement(increment, verifySince === undefined ? {} : { verifySince });
+        results[index] = await deps.store.applyIncrement(increment, pin === undefined ? {} : { pin });
       } catch (error) {
         failure ??= error instanceof Error ? error : new Error(String(error));
       }

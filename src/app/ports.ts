@@ -27,7 +27,6 @@ export type {
   IncrementOutcome,
   LedgerEntry,
   ObjectState,
-  UnverifiedIncrement,
   UsageStore,
 } from '../domain/usage-store';
 

@@ -1,6 +1,8 @@
 import { ACCOUNT_ID_RULE, isValidAccountId } from './account-id';
 import { isValidDay } from './days';
 import { ValidationError } from './errors';
+import { isShardMetric } from './keys';
+import { METRIC_NAME } from './metric-rules';
 
 /**
  * An operator's correction to one metric of one account-day. It never touches the
@@ -25,8 +27,6 @@ export interface RecordedAdjustment extends Adjustment {
 }
 
 const ADJUSTMENT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-const METRIC_NAME = /^[a-z][a-z0-9_]{0,39}$/;
-const NOT_METRICS = new Set(['h', 'ttl']);
 export const MAX_REASON_LENGTH = 500;
 
 export const ADJUSTMENT_ID_RULE =
@@ -42,7 +42,7 @@ export function validateAdjustment(input: Adjustment): Adjustment {
   if (!isValidAccountId(input.account)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
   if (!isValidDay(input.day)) throw new ValidationError(`day "${input.day}" is not a calendar day (YYYY-MM-DD)`);
   if (!ADJUSTMENT_ID.test(input.adjustmentId)) throw new ValidationError(`invalid id "${input.adjustmentId}": ${ADJUSTMENT_ID_RULE}`);
-  if (!METRIC_NAME.test(input.metric) || NOT_METRICS.has(input.metric)) {
+  if (!METRIC_NAME.test(input.metric) || !isShardMetric(input.metric)) {
     throw new ValidationError(`metric "${input.metric}" is not a metric name (${METRIC_NAME.source})`);
   }
   if (!Number.isSafeInteger(input.delta) || input.delta === 0) {

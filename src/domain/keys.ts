@@ -1,3 +1,4 @@
+import { hash } from 'fast-sha256';
 import { ValidationError } from './errors';
 import { ACCOUNT_ID_RULE, isValidAccountId } from './account-id';
 import type { LogObjectRef } from './log-object';
@@ -14,6 +15,10 @@ import type { LogObjectRef } from './log-object';
  * PK OBJ#<bucket>/<key>#<etag>  SK #DONE       object ledger
  * PK OBJ#<bucket>/<key>#<etag>  SK #TRY#<id>#<n>  an unfinished attempt's progress (sorts after #DONE)
  * ```
+ *
+ * A usage shard holds its metrics (numbers added with `ADD`) beside the attributes in
+ * {@link SHARD_ATTRIBUTES} and, while an object is written in pinned mode, that
+ * object's pin ({@link pinAttribute}).
  */
 export interface TableKey {
   readonly PK: string;
@@ -87,4 +92,34 @@ export function attemptKey(ref: LogObjectRef, attemptId: string, part: number): 
 export function parseAttemptSortKey(sk: string): { attemptId: string; part: number } | undefined {
   const match = /^#TRY#(.+)#(\d+)$/.exec(sk);
   return match ? { attemptId: match[1]!, part: Number(match[2]) } : undefined;
+}
+
+/** The attributes of a usage shard item that are not metrics. */
+export const SHARD_ATTRIBUTES = {
+  /** The rolling history of idempotency keys (a list of binary keys). */
+  keys: 'h',
+  /** The minute (from the start of the day) each history key was added, same positions. */
+  minutes: 't',
+  updatedAt: 'updatedAt',
+} as const;
+
+/** Every pin attribute starts with this; no metric name can (metrics are lower case). */
+export const PIN_PREFIX = 'P#';
+
+const NOT_METRICS: ReadonlySet<string> = new Set(['PK', 'SK', 'ttl', ...Object.values(SHARD_ATTRIBUTES)]);
+
+/** True when `attribute` of a usage shard item is a metric (not a key, history, time or pin). */
+export function isShardMetric(attribute: string): boolean {
+  return !NOT_METRICS.has(attribute) && !attribute.startsWith(PIN_PREFIX);
+}
+
+/**
+ * The pin attribute of `ref` on a usage shard: an increment written in pinned mode
+ * sets it, atomically with the counters, so "was this object's increment applied
+ * here?" has an exact answer however far the history rolled, until the object is done
+ * and its pins are removed. 12 bytes of SHA-256 of the object's ledger key.
+ */
+export function pinAttribute(ref: LogObjectRef): string {
+  const digest = hash(new TextEncoder().encode(ledgerKey(ref).PK)).subarray(0, 12);
+  return `${PIN_PREFIX}${Buffer.from(digest).toString('base64url')}`;
 }

@@ -1,4 +1,5 @@
 import { ConfigError } from './errors';
+import { isShardMetric } from './keys';
 import { decodeField } from './account-resolver';
 import type { FieldLayout } from './cloudfront-log';
 
@@ -23,8 +24,9 @@ export interface MetricRule {
   readonly value?: 'requests' | 'bytes';
 }
 
-const METRIC_NAME = /^[a-z][a-z0-9_]{0,39}$/;
-const RESERVED = new Set(['h', 'updatedAt', 'PK', 'SK', 'ttl', ...BASE_METRICS]);
+/** What a metric may be called: it becomes a DynamoDB attribute name and a report column. */
+export const METRIC_NAME = /^[a-z][a-z0-9_]{0,39}$/;
+const BASE: ReadonlySet<string> = new Set(BASE_METRICS);
 
 /** Validates rules from configuration, naming the first problem found. */
 export function validateMetricRules(input: unknown): MetricRule[] {
@@ -37,7 +39,7 @@ export function validateMetricRules(input: unknown): MetricRule[] {
     if (typeof name !== 'string' || !METRIC_NAME.test(name)) {
       throw new ConfigError(`metric rule ${position}: name must match ${METRIC_NAME.source}`);
     }
-    if (RESERVED.has(name) || names.has(name)) {
+    if (BASE.has(name) || !isShardMetric(name) || names.has(name)) {
       throw new ConfigError(`metric rule ${position}: name "${name}" is reserved or repeated`);
     }
     names.add(name);

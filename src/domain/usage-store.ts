@@ -11,35 +11,25 @@ export interface Increment {
   readonly metrics: Readonly<Record<string, number>>;
 }
 
-/**
- * `applied`: the counters moved. `duplicate`: the key was already in the history;
- * nothing changed. `unverifiable`: a verified write found that the history no longer
- * reaches back to the unobserved attempt it had to rule out; nothing changed, and the
- * increment is reported for an operator instead of risking a double count.
- */
-export type IncrementOutcome = 'applied' | 'duplicate' | 'unverifiable';
+/** `applied`: the counters moved. `duplicate`: the key (or the object's pin) was there; nothing changed. */
+export type IncrementOutcome = 'applied' | 'duplicate';
 
 export interface ApplyOptions {
   /**
-   * Apply only if the shard's history provably still holds every key added since this
-   * time (an earlier attempt that started then may have applied the increment unseen).
+   * Pinned mode: also mark the shard with this object's pin attribute, and treat a pin
+   * already there as a duplicate. Used when an attempt of the object may die unseen and
+   * be retried later than the history's retention (see `pinAttribute`).
    */
-  readonly verifySince?: Date;
-}
-
-/** An increment left for an operator: applied by nobody now, maybe by a lost attempt. */
-export interface UnverifiedIncrement {
-  readonly account: string;
-  readonly day: string;
-  readonly metrics: Readonly<Record<string, number>>;
+  readonly pin?: string;
 }
 
 /**
  * What one attempt at an object left behind when it did not finish. `started` is
  * written before an attempt whose failure would not be retried within the history's
- * retention (the last receive before the DLQ, an inline replay or backfill); an attempt
- * that fails where Tally sees it writes `failed` with every key it knows is applied.
- * A `started` record that never became `failed` names an attempt that died unseen.
+ * retention (the last receive before the DLQ, an inline replay or backfill), which
+ * writes in pinned mode; an attempt that fails where Tally sees it writes `failed`
+ * with every key it knows is applied. A `started` record that never became `failed`
+ * names an attempt that died unseen: its retry writes in pinned mode too.
  */
 export interface AttemptRecord {
   readonly id: string;
@@ -65,8 +55,8 @@ export interface LedgerEntry {
   readonly duplicates: number;
   /** Increments skipped because an earlier, failed attempt recorded them as applied. */
   readonly resumed?: number;
-  /** Increments neither applied nor provably applied (see {@link IncrementOutcome}). */
-  readonly unverified?: readonly UnverifiedIncrement[];
+  /** The object was written in pinned mode (its pins were removed once it was done). */
+  readonly pinned?: boolean;
   readonly processedAt: string;
 }
 
@@ -83,4 +73,6 @@ export interface UsageStore {
   /** Records (or overwrites) one attempt's progress; many keys may take several items. */
   recordAttempt(ref: LogObjectRef, attempt: AttemptRecord): Promise<void>;
   writeLedger(entry: LedgerEntry): Promise<void>;
+  /** Removes the pin `pin` from the shard of `increment`, if it is there. */
+  unpin(increment: Increment, pin: string): Promise<void>;
 }

@@ -1,11 +1,15 @@
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { ingestBatch } from '../../src/app/ingest';
 import { readConfig } from '../../src/adapters/config';
 import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
 import { incrementKey } from '../../src/domain/idempotency-key';
+import { PIN_PREFIX } from '../../src/domain/keys';
 import { localEnvironment } from '../../src/local/stack';
 import { crashAfterUpdates, dieAfterUpdates, throttleUpdates } from '../support/faults';
-import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { tallyCommand } from '../support/cli';
+import { captureIo, notificationBody, operatorEnv, sendBodies } from '../support/operator';
+import { createTestQueues, putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 const info = testStackInfo();
 const { dynamodb } = testClients(info);
@@ -36,13 +40,14 @@ async function otherTraffic(accounts: readonly string[], objects: number, env: R
     retentionSeconds: config.historyRetentionSeconds,
     ledgerTtlDays: 1,
   });
+  const run = uniqueId('other');
   const work = Array.from({ length: objects }, (_, i) => i).flatMap((i) => accounts.map((account) => ({ i, account })));
   let next = 0;
   await Promise.all(
     Array.from({ length: 8 }, async () => {
       while (next < work.length) {
         const { i, account } = work[next++]!;
-        const ref = { bucket: info.bucket, key: `other/${account}/${i}`, etag: 'e' };
+        const ref = { bucket: info.bucket, key: `${run}/${account}/${i}`, etag: 'e' };
         const { key, shard } = incrementKey(ref, account, DAY, config.keyScheme);
         await store.applyIncrement({ account, day: DAY, shard, key, metrics: { requests: 1, bytes: 0 } });
       }
@@ -100,26 +105,59 @@ describe('exactly once at volume: a busy account-day between an attempt and its 
     for (const account of accounts) expect(await requestsOf(account)).toBe(1001);
   }, 180_000);
 
-  it('never counts twice when the last receive died unseen and the histories rolled: the increments it cannot prove are reported', async () => {
+  it('counts exactly when the last receive died unseen and the histories rolled far past it: its pins answer', async () => {
     const accounts = [uniqueId('lst-a'), uniqueId('lst-b'), uniqueId('lst-c')];
     const combined = await objectForMany(accounts);
     const env = { TALLY_HISTORY_RETENTION_SECONDS: '0', TALLY_MAX_RECEIVE_COUNT: '3', TALLY_INCREMENT_CONCURRENCY: '1' };
     const dead = testIngestDeps(env, { clients: (c) => dieAfterUpdates(c.dynamodb, 1) });
 
     await ingestBatch(batch(s3NotificationMessage(combined, { receiveCount: 3 })), dead);
+    const pinnedMidway = await pinsOn(accounts);
     await otherTraffic(accounts, 400, env);
     const replay = await ingestBatch(batch(s3NotificationMessage(combined)), testIngestDeps(env));
-    const object = replay.results[0]?.objects[0];
-    const totals = await Promise.all(accounts.map(requestsOf));
 
-    expect(object?.status).toBe('counted');
-    expect(object!.applied + object!.duplicates + object!.unverified.length).toBe(3);
-    // The dead attempt applied exactly one increment; the replay adds only what it proved missing.
-    expect(totals.every((n) => n === 400 || n === 401)).toBe(true);
-    expect(totals.reduce((sum, n) => sum + n, 0)).toBe(3 * 400 + 1 + object!.applied);
-    expect(object!.unverified.length).toBe(3 - object!.applied - object!.duplicates);
+    expect(pinnedMidway).toBe(1);
+    expect(replay.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 3, applied: 2, duplicates: 1, pinned: true });
+    for (const account of accounts) expect(await requestsOf(account)).toBe(401);
+    expect(await pinsOn(accounts)).toBe(0);
   }, 180_000);
+
+  it('counts exactly a partly applied object dead-lettered and replayed with tally replay after 5,000 other increments', async () => {
+    const accounts = [uniqueId('dlq-a'), uniqueId('dlq-b'), uniqueId('dlq-c'), uniqueId('dlq-d')];
+    const combined = await objectForMany(accounts);
+    const queues = await createTestQueues(info);
+    // Histories forced down to 48 keys whatever their age: the busiest shard the alarm would flag.
+    const env = { TALLY_HISTORY_MAX_KEYS: '48', TALLY_MAX_RECEIVE_COUNT: '3', TALLY_INCREMENT_CONCURRENCY: '1' };
+
+    // Receive 1 fails where it sees it after one increment; receive 3, the last, dies unseen after one more.
+    const first = await ingestBatch(batch(s3NotificationMessage(combined)), testIngestDeps(env, { clients: (c) => crashAfterUpdates(c.dynamodb, 1) }));
+    await otherTraffic(accounts, 250, env);
+    const last = await ingestBatch(batch(s3NotificationMessage(combined, { receiveCount: 3 })), testIngestDeps(env, { clients: (c) => dieAfterUpdates(c.dynamodb, 1) }));
+    await otherTraffic(accounts, 1000, env);
+    await sendBodies(queues.dlqUrl, [notificationBody(combined)]);
+    const io = captureIo();
+    const code = await tallyCommand('replay')(['--inline'], io, operatorEnv(info, queues, env));
+
+    expect(first.batchItemFailures).toHaveLength(1);
+    expect(last.batchItemFailures).toHaveLength(1);
+    expect(code).toBe(0);
+    expect(io.stdout).toMatch(/processed 1, skipped 0, failed 0/);
+    for (const account of accounts) expect(await requestsOf(account)).toBe(1250 + 1);
+    expect(await pinsOn(accounts)).toBe(0);
+  }, 300_000);
 });
+
+/** Pin attributes on the usage shards of `accounts` on DAY. */
+async function pinsOn(accounts: readonly string[]): Promise<number> {
+  let pins = 0;
+  for (const account of accounts) {
+    const page = await dynamodb.send(
+      new QueryCommand({ TableName: info.table, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': { S: `ACCT#${account}` } }, ConsistentRead: true }),
+    );
+    for (const item of page.Items ?? []) pins += Object.keys(item).filter((name) => name.startsWith(PIN_PREFIX)).length;
+  }
+  return pins;
+}
 
 /** One object with one request for each of `accounts`. */
 async function objectForMany(accounts: readonly string[]) {

@@ -66,7 +66,7 @@ describe('rolling-history update expressions', () => {
       'SET #h = list_append(if_not_exists(#h, :empty), :kl), #t = list_append(if_not_exists(#t, :empty), :tml), #u = :now ADD #m0 :m0, #m1 :m1',
     );
     expect(input.ConditionExpression).toBe(
-      '(attribute_not_exists(#h) OR size(#h) < :cap OR (size(#h) < :max AND #t[0] >= :cutoff)) AND NOT contains(#h, :k)',
+      '(attribute_not_exists(#h) OR attribute_exists(#t)) AND (attribute_not_exists(#h) OR size(#h) < :cap OR (size(#h) < :max AND #t[0] >= :cutoff)) AND NOT contains(#h, :k)',
     );
     expect(input.ExpressionAttributeValues?.[':tml']).toEqual({ L: [{ N: '600' }] });
     expect(input.ExpressionAttributeValues?.[':cutoff']).toEqual({ N: '560' });
@@ -78,51 +78,65 @@ describe('rolling-history update expressions', () => {
     const input = historyUpdate('roll', increment, options);
 
     expect(input.UpdateExpression).toBe(
-      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #r = :tm, #u = :now REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`,
+      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`,
     );
     expect(input.UpdateExpression).not.toMatch(/list_append\(#h, .*REMOVE/);
-    expect(input.ConditionExpression).toBe('size(#h) >= :cap AND (#t[0] < :cutoff OR size(#h) >= :max) AND NOT contains(#h, :k)');
+    expect(input.ConditionExpression).toBe('attribute_exists(#t) AND size(#h) >= :cap AND (#t[0] < :cutoff OR size(#h) >= :max) AND NOT contains(#h, :k)');
   });
 
   it('rolls at the cap whatever the age when retention is off', () => {
     expect(historyUpdate('roll', increment, { ...options, retentionSeconds: 0 }).ConditionExpression).toBe(
-      'size(#h) >= :cap AND NOT contains(#h, :k)',
+      'attribute_exists(#t) AND size(#h) >= :cap AND NOT contains(#h, :k)',
     );
   });
 
-  it('adds the proof that the history reaches back in verified mode', () => {
-    const input = historyUpdate('grow', increment, { ...options, verifySince: new Date('2026-11-21T09:00:00Z') });
+  it('adopts an item from before `t` by dating every key it holds now, only at the size it was seen with', () => {
+    const input = historyUpdate('adopt', increment, options, 3);
 
-    expect(input.ConditionExpression).toMatch(/AND \(attribute_not_exists\(#h\) OR \(attribute_exists\(#t\) AND attribute_not_exists\(#r\)\) OR #t\[0\] < :since\)$/);
-    expect(input.ExpressionAttributeValues?.[':since']).toEqual({ N: '540' });
+    expect(input.UpdateExpression).toBe('SET #h = list_append(#h, :kl), #t = :tadopt, #u = :now ADD #m0 :m0, #m1 :m1');
+    expect(input.ConditionExpression).toBe('attribute_exists(#h) AND attribute_not_exists(#t) AND size(#h) = :n AND NOT contains(#h, :k)');
+    expect(input.ExpressionAttributeValues?.[':tadopt']).toEqual({ L: [{ N: '600' }, { N: '600' }, { N: '600' }, { N: '600' }] });
+    expect(input.ExpressionAttributeValues?.[':n']).toEqual({ N: '3' });
   });
 
-  it('reads a failed condition as duplicate, the form that fits, or unverifiable', () => {
+  it('in pinned mode also sets the object pin, refused when the pin is already there', () => {
+    const input = historyUpdate('roll', increment, { ...options, pin: 'P#abc' });
+
+    expect(input.UpdateExpression).toBe(
+      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #p = :tm REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`,
+    );
+    expect(input.ConditionExpression).toMatch(/ AND NOT contains\(#h, :k\) AND attribute_not_exists\(#p\)$/);
+    expect(input.ExpressionAttributeNames?.['#p']).toBe('P#abc');
+  });
+
+  it('reads a failed condition as duplicate (key or pin there) or the form that fits', () => {
     const key = new Uint8Array([1, 2, 3]);
     const other = { B: new Uint8Array([9, 9, 9]) };
     const at = (minute: number) => ({ N: String(minute) });
     const base = { cap: 2, maxKeys: 4, retentionSeconds: 2400, now: options.now, day: '2026-11-21' };
 
     expect(nextForm({ h: { L: [other, { B: key }] }, t: { L: [at(1), at(2)] } }, key, base)).toEqual({ kind: 'duplicate' });
-    expect(nextForm(undefined, key, base)).toEqual({ kind: 'retry', form: 'grow' });
-    expect(nextForm({ h: { L: [other] }, t: { L: [at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'grow' });
-    expect(nextForm({ h: { L: [other, other] }, t: { L: [at(500), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll' });
-    expect(nextForm({ h: { L: [other, other] }, t: { L: [at(590), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'grow' });
-    expect(nextForm({ h: { L: [other, other, other, other] }, t: { L: [at(599), at(599), at(599), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll' });
-    expect(nextForm({ h: { L: [other, other] } }, key, base)).toEqual({ kind: 'retry', form: 'adopt' });
-    const since = new Date('2026-11-21T09:00:00Z');
-    expect(nextForm({ h: { L: [other] }, t: { L: [at(590)] }, r: at(590) }, key, { ...base, verifySince: since })).toEqual({ kind: 'unverifiable' });
-    expect(nextForm({ h: { L: [other] }, t: { L: [at(530)] }, r: at(590) }, key, { ...base, verifySince: since })).toEqual({ kind: 'retry', form: 'grow' });
-    expect(nextForm({ h: { L: [other] }, t: { L: [at(590)] } }, key, { ...base, verifySince: since })).toEqual({ kind: 'retry', form: 'grow' });
-    expect(nextForm({ h: { L: [other] } }, key, { ...base, verifySince: since })).toEqual({ kind: 'unverifiable' });
+    expect(nextForm(undefined, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 0 });
+    expect(nextForm({ h: { L: [other] }, t: { L: [at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 1 });
+    expect(nextForm({ h: { L: [other, other] }, t: { L: [at(500), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll', size: 2 });
+    expect(nextForm({ h: { L: [other, other] }, t: { L: [at(590), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 2 });
+    expect(nextForm({ h: { L: [other, other, other, other] }, t: { L: [at(599), at(599), at(599), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll', size: 4 });
+    expect(nextForm({ h: { L: [other, other] } }, key, base)).toEqual({ kind: 'retry', form: 'adopt', size: 2 });
+    const pinnedItem = { h: { L: [other] }, t: { L: [at(599)] }, 'P#abc': at(599) };
+    expect(nextForm(pinnedItem, key, { ...base, pin: 'P#abc' })).toEqual({ kind: 'duplicate' });
+    expect(nextForm(pinnedItem, key, { ...base, pin: 'P#xyz' })).toEqual({ kind: 'retry', form: 'grow', size: 1 });
+    expect(nextForm(pinnedItem, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 1 });
   });
 
   it('learns from a rolling write how long the dropped key was kept, and whether it was forced out early', () => {
     const old = (minute: number) => ({ h: { L: [{ B: new Uint8Array(1) }, { B: new Uint8Array(1) }] }, t: { L: [{ N: String(minute) }, { N: '600' }] } });
 
-    expect(observeWrite('roll', old(500), '2026-11-21', options)).toEqual({ keys: 2, droppedAgeSeconds: 6030, forced: false });
-    expect(observeWrite('roll', old(590), '2026-11-21', options)).toEqual({ keys: 2, droppedAgeSeconds: 630, forced: true });
-    expect(observeWrite('grow', old(590), '2026-11-21', options)).toEqual({ keys: 3, forced: false });
+    const small = { ...options, cap: 2, maxKeys: 4 };
+    expect(observeWrite('roll', old(500), '2026-11-21', small)).toEqual({ keys: 2, droppedAgeSeconds: 6030, forced: false, next: 'grow' });
+    expect(observeWrite('roll', old(590), '2026-11-21', small)).toEqual({ keys: 2, droppedAgeSeconds: 630, forced: true, next: 'grow' });
+    expect(observeWrite('grow', old(590), '2026-11-21', small)).toEqual({ keys: 3, forced: false, next: 'grow' });
+    expect(observeWrite('grow', old(500), '2026-11-21', small)).toEqual({ keys: 3, forced: false, next: 'roll' });
+    expect(observeWrite('grow', old(590), '2026-11-21', { ...small, maxKeys: 3 })).toEqual({ keys: 3, forced: false, next: 'roll' });
   });
 
   it('counts history minutes from the start of the shard day', () => {
