@@ -144,7 +144,7 @@ export class DynamoUsageStore implements UsageStore {
   }
 
   private async readAttempts(pk: string): Promise<AttemptRecord[]> {
-    const byId = new Map<string, { startedAt: string; state: AttemptRecord['state']; reason?: string; applied: Uint8Array[] }>();
+    const byId = new Map<string, { startedAt: string; state: AttemptRecord['state']; reason?: string; pinned?: boolean; applied: Uint8Array[] }>();
     let exclusiveStartKey: Record<string, AttributeValue> | undefined;
     do {
       const page = await this.client.send(
@@ -162,6 +162,7 @@ export class DynamoUsageStore implements UsageStore {
         const record = byId.get(parsed.attemptId) ?? { startedAt: item.startedAt?.S ?? '', state: 'started', applied: [] };
         if (item.state?.S === 'failed') record.state = 'failed';
         if (item.reason?.S !== undefined) record.reason = item.reason.S;
+        if (item.pinned?.BOOL === true) record.pinned = true;
         record.applied.push(...(item.applied?.BS ?? []));
         byId.set(parsed.attemptId, record);
       }
@@ -185,6 +186,7 @@ export class DynamoUsageStore implements UsageStore {
             startedAt: { S: attempt.startedAt },
             state: { S: attempt.state },
             ...(attempt.reason === undefined ? {} : { reason: { S: attempt.reason.slice(0, 1000) } }),
+            ...(attempt.pinned === true ? { pinned: { BOOL: true } } : {}),
             // A binary set: DynamoDB refuses an empty one, and duplicates collapse.
             ...(keys.length === 0 ? {} : { applied: { BS: keys as Uint8Array[] } }),
             ttl: { N: String(expires) },

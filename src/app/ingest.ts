@@ -133,16 +133,16 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const startedAt = clock().toISOString();
   const attemptId = `${startedAt}-${Math.random().toString(36).slice(2, 8)}`;
   const lastReceive = attempt.receiveCount === undefined || attempt.receiveCount >= (settings.maxReceiveCount ?? Infinity);
-  if (lastReceive) await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'started', applied: [] });
-  // An earlier attempt that only said it started may have died unseen, pins written.
-  const pinned = lastReceive || state.attempts.some((a) => a.state === 'started');
+  if (lastReceive) await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'started', applied: [], pinned: true });
+  // An earlier attempt that only said it started may have died unseen, pins written; one that failed left its pins.
+  const pinned = lastReceive || state.attempts.some((a) => a.state === 'started' || a.pinned === true);
   const pin = pinned ? pinAttribute(ref) : undefined;
 
   const outcomes = await applyAll(increments, recorded, deps, attempt, pin);
   if (outcomes.failure !== undefined) {
     const known = increments.filter((_, i) => outcomes.results[i] === 'applied' || outcomes.results[i] === 'duplicate').map((inc) => inc.key);
     try {
-      await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'failed', applied: known, reason: describeError(outcomes.failure) });
+      await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'failed', applied: known, reason: describeError(outcomes.failure), pinned });
     } catch (error) {
       deps.log.error('could not record the progress of a failed object; its retry relies on the shard histories', {
         object: describeObject(ref),

@@ -38,6 +38,8 @@ export interface AttemptRecord {
   /** Keys known to be in their shard's history (applied now or found as duplicates). */
   readonly applied: readonly Uint8Array[];
   readonly reason?: string;
+  /** The attempt wrote in pinned mode: its object's pins may be on its shards (every `started` attempt does). */
+  readonly pinned?: boolean;
 }
 
 /** Everything the ledger knows of an object: finished, or the attempts that were not. */

@@ -22,6 +22,8 @@ export interface LocalStackInfo {
   queueArn: string;
   dlqUrl: string;
   table: string;
+  /** The ingest queue's maxReceiveCount: its consumer must know which receive is the last. */
+  maxReceiveCount?: number;
   api?: string;
   /**
    * The consumer's counting settings (`TALLY_METRICS`, `TALLY_RESOLVER`, `TALLY_SHARDS`,
@@ -29,6 +31,9 @@ export interface LocalStackInfo {
    */
   consumer?: Record<string, string>;
 }
+
+/** Receives before a local message goes to the DLQ (the deployed queue's is in serverless.yml). */
+export const LOCAL_MAX_RECEIVE_COUNT = 3;
 
 /** Settings that decide what the consumer counts and which keys it writes. */
 export const CONSUMER_SETTINGS = ['TALLY_METRICS', 'TALLY_RESOLVER', 'TALLY_SHARDS', 'TALLY_HISTORY_CAP', 'TALLY_KEY_BYTES'] as const;
@@ -71,7 +76,7 @@ export function localClients(info: Pick<LocalStackInfo, 'region' | 'endpoints'>)
 export async function provisionLocalResources(
   clients: ReturnType<typeof localClients>,
   options: LocalStackOptions,
-): Promise<Pick<LocalStackInfo, 'bucket' | 'logPrefix' | 'queueUrl' | 'queueArn' | 'dlqUrl' | 'table'>> {
+): Promise<Pick<LocalStackInfo, 'bucket' | 'logPrefix' | 'queueUrl' | 'queueArn' | 'dlqUrl' | 'table' | 'maxReceiveCount'>> {
   const bucket = options.bucket ?? 'tally-logs';
   const table = options.table ?? 'tally-usage';
   const queueName = options.queueName ?? 'tally-ingest';
@@ -86,13 +91,21 @@ export async function provisionLocalResources(
       QueueName: queueName,
       Attributes: {
         VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 30),
-        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: options.maxReceiveCount ?? 3 }),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: options.maxReceiveCount ?? LOCAL_MAX_RECEIVE_COUNT }),
       },
     }),
   );
   const queueUrl = queue.QueueUrl!;
   await ensureUsageTable(clients.dynamodb, table);
-  return { bucket, logPrefix: options.logPrefix ?? 'cloudfront/', queueUrl, queueArn: await queueArnOf(clients.sqs, queueUrl), dlqUrl, table };
+  return {
+    bucket,
+    logPrefix: options.logPrefix ?? 'cloudfront/',
+    queueUrl,
+    queueArn: await queueArnOf(clients.sqs, queueUrl),
+    dlqUrl,
+    table,
+    maxReceiveCount: options.maxReceiveCount ?? LOCAL_MAX_RECEIVE_COUNT,
+  };
 }
 
 async function queueArnOf(sqs: SQSClient, queueUrl: string): Promise<string> {
@@ -152,5 +165,6 @@ export function localEnvironment(info: LocalStackInfo): Record<string, string> {
     AWS_ENDPOINT_URL_S3: info.endpoints.s3,
     TALLY_TABLE: info.table,
     TALLY_INGEST_QUEUE_URL: info.queueUrl,
+    ...(info.maxReceiveCount === undefined ? {} : { TALLY_MAX_RECEIVE_COUNT: String(info.maxReceiveCount) }),
   };
 }

@@ -93,3 +93,23 @@ export function injectS3Faults(client: S3Client, schedule: FaultSchedule, isCurs
     { step: 'initialize', name: 'chaosS3Faults' },
   );
 }
+
+/**
+ * SDK middleware on a consumer's DynamoDB client: while `doomed` says so, every write
+ * to a doomed account's usage is refused (not retried), after the object's other
+ * increments went through. Its message fails after partial progress on every receive,
+ * reaches the DLQ partly applied, and is replayed once the doom is lifted.
+ */
+export function injectDoomedWrites(client: DynamoDBClient, schedule: FaultSchedule, doomed: (pk: string) => boolean): void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = (args as unknown as { input: { Key?: Record<string, { S?: string }> } }).input;
+      if (context.commandName === 'UpdateItemCommand' && doomed(input.Key?.PK?.S ?? '')) {
+        schedule.record('partlyApplied');
+        throw new ObjectUnreadable(`chaos: writes to ${input.Key?.PK?.S ?? ''} are refused for now`);
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'chaosDoomedWrites' },
+  );
+}

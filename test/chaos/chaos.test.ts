@@ -15,6 +15,8 @@ describe('chaos (fixed seed)', () => {
       expect({ kind, fired: (report.faults[kind] ?? 0) > 0 }).toEqual({ kind, fired: true });
     }
     expect(report.faults.deadLettered).toBeGreaterThan(0);
+    expect(report.faults.partlyApplied).toBeGreaterThan(0);
+    expect(report.pinnedObjects).toBeGreaterThan(0);
     expect(report.faults.backfilledObjects).toBeGreaterThan(0);
   }, 300_000);
 });
@@ -30,6 +32,10 @@ describe('chaos, hot profile (fixed seed)', () => {
     expect(report.dlqAfterReplay).toBe(0);
     expect(report.lines.ledger).toEqual(report.lines.expected);
     expect(report.faults.crash).toBeGreaterThan(0);
+    expect(report.faults.partlyApplied).toBeGreaterThan(0);
     expect(report.heldBack?.redeliveries).toBeGreaterThan(0);
+    // The next day's usage spread over the scheduled 16 shards, the hot day's stayed on its 4.
+    expect(report.shardChange?.shardsByDay['2026-09-01']).toBe(4);
+    expect(report.shardChange?.shardsByDay['2026-09-02']).toBeGreaterThan(4);
   }, 300_000);
 });

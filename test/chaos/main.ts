@@ -26,7 +26,8 @@ async function main(): Promise<number> {
     return 2;
   }
   console.log(`chaos: seed ${seed} (rerun with --seed ${seed})`);
-  const stack = await startLocalStack({ visibilityTimeoutSeconds: 1, maxReceiveCount: 3 });
+  const maxReceiveCount = 3;
+  const stack = await startLocalStack({ visibilityTimeoutSeconds: 1, maxReceiveCount });
   const started = Date.now();
   try {
     const report = await runChaos({
@@ -35,13 +36,15 @@ async function main(): Promise<number> {
       consumers: Number(values.consumers),
       profile: values.profile as 'default' | 'hot',
       holdSeconds: Number(values.hold),
-      info: stack.info,
+      info: { ...stack.info, maxReceiveCount },
       log: (line) => console.log(`chaos: ${line}`),
     });
     console.log(`faults by kind: ${Object.entries(report.faults).map(([kind, n]) => `${kind} ${n}`).join(', ')}`);
     const { expected, ledger } = report.lines;
     console.log(`lines: read ${ledger.read} = counted ${ledger.counted} + unattributed ${ledger.unattributed} + malformed ${ledger.malformed} (generated: read ${expected.read})`);
     if (report.heldBack) console.log(`held back: ${report.heldBack.redeliveries} redeliveries after a crash; hot increments in between: fewest ${report.heldBack.fewest}, median ${report.heldBack.median}`);
+    if (report.shardChange) console.log(`shard change: TALLY_SHARDS=${report.shardChange.schedule} midway; shards found per day: ${JSON.stringify(report.shardChange.shardsByDay)}`);
+    console.log(`objects finished in pinned mode: ${report.pinnedObjects}`);
     console.log(`DLQ after replay: ${report.dlqAfterReplay}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
     for (const drift of report.drift.slice(0, 20)) console.log(`drift: ${JSON.stringify(drift)}`);
     console.log(report.summary);

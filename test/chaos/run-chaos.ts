@@ -1,5 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ChangeMessageVisibilityCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { backfill } from '../../src/app/backfill';
@@ -13,6 +14,7 @@ import { S3LogListing } from '../../src/adapters/s3-log-listing';
 import { SqsNotificationSender } from '../../src/adapters/sqs-notification-sender';
 import { SqsReplayQueues } from '../../src/adapters/sqs-replay-queues';
 import { addDays } from '../../src/domain/days';
+import { dayRangeKeys, parseAccountSortKey } from '../../src/domain/keys';
 import { normaliseEtag, type LogObjectRef } from '../../src/domain/log-object';
 import { s3EventBody } from '../../src/domain/notifications';
 import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
@@ -21,19 +23,21 @@ import { cloudFrontObjectKey, emptyExpected, generateLog, mergeExpected, seededR
 import { QueuePoller, queueDepth, waitForEmptyQueue } from '../../src/local/poller';
 import { localClients, localEnvironment, type LocalStackInfo } from '../../src/local/stack';
 import { nonZero, readCounters } from '../support/stack';
-import { ConsumerCrash, injectDynamoFaults, injectS3Faults } from './chaos-faults';
+import { ConsumerCrash, injectDoomedWrites, injectDynamoFaults, injectS3Faults } from './chaos-faults';
 import { FaultSchedule } from './schedule';
 
 export interface ChaosOptions {
   readonly seed: number;
   readonly objects: number;
   /** A stack with fresh queues for this run (queue visibility ~1 s, maxReceiveCount 3). */
-  readonly info: LocalStackInfo & { queueUrl: string; queueArn: string; dlqUrl: string };
+  readonly info: LocalStackInfo & { queueUrl: string; queueArn: string; dlqUrl: string; maxReceiveCount: number };
   readonly consumers?: number;
   /**
    * `hot`: two accounts carry most of the traffic on one day, as the busiest customer
    * does, and a crashed batch is held back (invisible for `holdSeconds`) so that many
-   * other increments reach that account-day before its redelivery.
+   * other increments reach that account-day before its redelivery. Midway, the
+   * consumers switch to a shard schedule that gives the next day 16 shards, and that
+   * day's logs arrive after the switch.
    */
   readonly profile?: 'default' | 'hot';
   readonly holdSeconds?: number;
@@ -51,18 +55,24 @@ export interface ChaosReport {
   readonly dlqAfterReplay: number;
   /** Hot profile: increments that reached the hot account-days between a crash and its redelivery (fewest, median). */
   readonly heldBack?: { redeliveries: number; fewest: number; median: number };
+  /** Objects whose ledger says they were written in pinned mode (an attempt could die unseen past the retention). */
+  readonly pinnedObjects: number;
+  /** Hot profile: the shard schedule switched to midway, and the shards each day's usage was found on. */
+  readonly shardChange?: { schedule: string; shardsByDay: Record<string, number> };
   readonly summary: string;
 }
 
 const RATES = { crash: 0.01, throttle: 0.02, lostResponse: 0.02 };
+/** One object in this many carries usage for the doomed account: partly applied on every receive until the replay. */
+const DOOMED_EVERY = 50;
 
 /**
  * Feeds `objects` generated CloudFront logs through the real handler on DynamoDB
  * Local and the SQS/S3 emulator while a seeded schedule injects faults: duplicate
  * notifications, lost write answers, throttling, consumers dying mid-object (taking
  * their batch down), several consumers on one queue, messages that exhaust their
- * receives and reach the DLQ (then replayed while the consumers run), and a backfill
- * of days already ingested. Then every account-day counter is compared with an
+ * receives and reach the DLQ unread or partly applied (then replayed while the
+ * consumers run), and a backfill of days already ingested. Then every account-day counter is compared with an
  * independent recount of the generated logs.
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
@@ -76,34 +86,40 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const hot = options.profile === 'hot';
   const accounts = Array.from({ length: 24 }, (_, i) => ({ id: `${runId}-acct${i}`, weight: hot && i < 2 ? 60 : 1 + (i % 5) }));
   const hotAccounts = hot ? accounts.slice(0, 2) : [];
-  const days = hot ? 1 : Math.max(5, Math.ceil(options.objects / 100));
+  // Writes to this account fail while curses are on; it sorts after the others in its objects.
+  const doomedAccount = { id: `${runId}-zdoomed`, weight: 30 };
+  // The hot profile: one hot day, and the next day's logs (1 in 8) arriving after the shard switch.
+  const days = hot ? 2 : Math.max(5, Math.ceil(options.objects / 100));
   const firstDay = '2026-09-01';
+  const dayOf = (i: number) => (hot ? addDays(firstDay, i % 8 === 7 ? 1 : 0) : addDays(firstDay, i % days));
+  const doomed = (i: number) => i % DOOMED_EVERY === DOOMED_EVERY - 3;
 
   // 1. The logs and their independent recount.
   const expected = emptyExpected();
   const refs: LogObjectRef[] = [];
   for (let i = 0; i < options.objects; i++) {
-    const day = addDays(firstDay, i % days);
+    const day = dayOf(i);
     const hour = Math.floor(random() * 24);
+    const key = cloudFrontObjectKey(`${runId}/`, 'E2CHAOS', day, hour, i.toString(36));
+    const chosen = hot
+      ? [...hotAccounts, ...accounts.slice(2).filter(() => random() < 0.1)]
+      : accounts.filter(() => random() < 0.5).concat(accounts[i % accounts.length]!);
     const log = generateLog({
       seed: seed * 100_003 + i,
       day,
       hour,
       distribution: 'E2CHAOS',
-      accounts: hot
-        ? [...hotAccounts, ...accounts.slice(2).filter(() => random() < 0.1)]
-        : accounts.filter(() => random() < 0.5).concat(accounts[i % accounts.length]!),
+      accounts: doomed(i) ? [...chosen, doomedAccount] : chosen,
       lines: 10 + Math.floor(random() * 50),
       unattributedRate: 0.03,
       malformedRate: 0.02,
       previousDayRate: hot ? 0 : 0.2,
     });
     mergeExpected(expected, log.expected);
-    const key = cloudFrontObjectKey(`${runId}/`, 'E2CHAOS', day, hour, i.toString(36));
     const put = await clients.s3.send(new PutObjectCommand({ Bucket: info.bucket, Key: key, Body: gzipSync(log.text) }));
     refs.push({ bucket: info.bucket, key, etag: normaliseEtag(put.ETag ?? '') });
   }
-  say(`seed ${seed}: ${refs.length} objects over ${days} days for ${accounts.length} accounts written`);
+  say(`seed ${seed}: ${refs.length} objects over ${days} days for ${accounts.length} accounts written (${refs.filter((_, i) => doomed(i)).length} with usage for a doomed account)`);
 
   // 2. Consumers with faults; some objects are cursed until the replay.
   let faultsOn = true;
@@ -113,13 +129,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const heldBack: number[] = [];
   let cursesOn = true;
   const cursed = new Set(refs.filter((ref) => schedule.chance('curse', ref.key) < 0.02).map((ref) => ref.key));
+  const consumerEnv = (shards?: string) =>
+    readConfig({
+      ...localEnvironment(info),
+      TALLY_MAX_RECEIVE_COUNT: String(info.maxReceiveCount),
+      TALLY_HEARTBEAT_SECONDS: '0',
+      TALLY_MAX_ATTEMPTS: '4',
+      TALLY_METRICS: '[{"name":"authorization_requests","path":"/api/authorization/*"}]',
+      ...(shards === undefined ? {} : { TALLY_SHARDS: shards }),
+    });
   const consumers = Array.from({ length: options.consumers ?? 3 }, () => {
-    const config = readConfig({ ...localEnvironment(info), TALLY_HEARTBEAT_SECONDS: '0', TALLY_MAX_ATTEMPTS: '4', TALLY_METRICS: '[{"name":"authorization_requests","path":"/api/authorization/*"}]' });
+    const config = consumerEnv();
     const consumerClients = createClients(config, LOCAL_CREDENTIALS);
     const life = { dead: false };
     injectDynamoFaults(consumerClients.dynamodb, schedule, () => faultsOn, life);
+    injectDoomedWrites(consumerClients.dynamodb, schedule, (pk) => cursesOn && pk === `ACCT#${doomedAccount.id}`);
     injectS3Faults(consumerClients.s3, schedule, (key) => cursesOn && cursed.has(key));
-    const deps = createIngestDeps(config, consumerClients, silentLog);
+    const consumer = { deps: createIngestDeps(config, consumerClients, silentLog), clients: consumerClients, poller: undefined as unknown as QueuePoller };
     const handler = async (event: SQSEvent) => {
       for (const record of event.Records) {
         const at = crashedAt.get(record.messageId);
@@ -128,7 +154,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           crashedAt.delete(record.messageId);
         }
       }
-      const response = await ingestBatch(event, deps);
+      const response = await ingestBatch(event, consumer.deps);
       for (const result of response.results) {
         for (const object of result.objects) hotIncrements += object.applied > 0 ? object.accounts.filter((a) => hotAccounts.some((h) => h.id === a)).length : 0;
       }
@@ -148,29 +174,43 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       }
       return response;
     };
-    return {
-      clients: consumerClients,
-      poller: new QueuePoller({ sqs: clients.sqs, queueUrl: info.queueUrl, queueArn: info.queueArn, region: info.region, handler, waitSeconds: 1 }),
-    };
+    consumer.poller = new QueuePoller({ sqs: clients.sqs, queueUrl: info.queueUrl, queueArn: info.queueArn, region: info.region, handler, waitSeconds: 1 });
+    return consumer;
   });
 
-  // 3. Notifications, some duplicated.
-  const bodies: string[] = [];
-  for (const ref of refs) {
-    bodies.push(s3EventBody([ref]));
-    if (schedule.chance('duplicate', ref.key) < 0.15) {
-      bodies.push(s3EventBody([ref]));
+  // 3. Notifications, some duplicated; in the hot profile the next day's only after the shard switch.
+  const bodiesOf = (selected: readonly LogObjectRef[]) =>
+    selected.flatMap((ref) => {
+      if (schedule.chance('duplicate', ref.key) >= 0.15) return [s3EventBody([ref])];
       schedule.record('duplicateNotification');
+      return [s3EventBody([ref]), s3EventBody([ref])];
+    });
+  const send = async (bodies: readonly string[]) => {
+    for (let i = 0; i < bodies.length; i += 10) {
+      await clients.sqs.send(new SendMessageBatchCommand({
+        QueueUrl: info.queueUrl,
+        Entries: bodies.slice(i, i + 10).map((body, j) => ({ Id: String(j), MessageBody: body })),
+      }));
     }
-  }
-  for (let i = 0; i < bodies.length; i += 10) {
-    await clients.sqs.send(new SendMessageBatchCommand({
-      QueueUrl: info.queueUrl,
-      Entries: bodies.slice(i, i + 10).map((body, j) => ({ Id: String(j), MessageBody: body })),
-    }));
-  }
+  };
+  const nextDay = addDays(firstDay, 1);
+  const later = hot ? refs.filter((_, i) => dayOf(i) === nextDay) : [];
+  const first = refs.filter((ref) => !later.includes(ref));
+  await send(bodiesOf(first));
   consumers.forEach((consumer) => consumer.poller.start());
-  say(`seed ${seed}: ${bodies.length} notifications sent to ${consumers.length} consumers`);
+  say(`seed ${seed}: ${first.length} objects notified to ${consumers.length} consumers`);
+  let shardChange: ChaosReport['shardChange'];
+  if (hot) {
+    // Midway through the hot day the operator follows `tally plan`: more shards from the next day on.
+    const midway = first.length * hotAccounts.length * 0.5;
+    const deadline = Date.now() + 600_000;
+    while (hotIncrements < midway && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    const scheduleSpec = `4,16@${nextDay}`;
+    for (const consumer of consumers) consumer.deps = createIngestDeps(consumerEnv(scheduleSpec), consumer.clients, silentLog);
+    shardChange = { schedule: scheduleSpec, shardsByDay: {} };
+    await send(bodiesOf(later));
+    say(`seed ${seed}: consumers switched to TALLY_SHARDS=${scheduleSpec} after ${hotIncrements} hot increments; ${later.length} objects of ${nextDay} notified`);
+  }
   await waitForEmptyQueue(clients.sqs, info.queueUrl, 600_000);
 
   // 4. Replay the DLQ while the consumers keep running, with faults still on but curses lifted.
@@ -182,8 +222,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   await waitForEmptyQueue(clients.sqs, info.queueUrl, 600_000);
 
   // 5. Backfill two days that are already ingested, through the queue, faults still on.
-  const backfillDay = addDays(firstDay, Math.floor(random() * (days - 1)));
   const store = new DynamoUsageStore({ client: clients.dynamodb, tableName: info.table, historyCap: 48, ledgerTtlDays: 400 });
+  const backfillDay = hot ? firstDay : addDays(firstDay, Math.floor(random() * (days - 1)));
   const refill = await backfill({
     listing: new S3LogListing({ client: clients.s3 }),
     ledger: store,
@@ -209,7 +249,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   // 7. Compare with the independent recount.
   const drift: ChaosReport['drift'] = [];
   // The unattributed pseudo-account is shared by every run on this table: its lines are checked through the ledger.
-  for (const { id } of accounts) {
+  for (const { id } of [...accounts, doomedAccount]) {
     const counters = await readCounters(clients.dynamodb, info.table, id, addDays(firstDay, -1), addDays(firstDay, days));
     const daysSeen = new Set([...Object.keys(counters), ...[...expected.usage.keys()].filter((k) => k.startsWith(`${id}|`)).map((k) => k.split('|')[1]!)]);
     for (const day of daysSeen) {
@@ -221,12 +261,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
   }
   const ledgerLines = { read: 0, counted: 0, unattributed: 0, malformed: 0 };
+  let pinnedObjects = 0;
   for (const ref of refs) {
     const entry = await store.findLedger(ref);
     if (entry === undefined) {
       drift.push({ account: '-', day: '-', metric: `ledger missing for ${ref.key}`, expected: 1, actual: 0 });
       continue;
     }
+    if (entry.pinned) pinnedObjects++;
     for (const name of ['read', 'counted', 'unattributed', 'malformed'] as const) ledgerLines[name] += entry.lines[name];
   }
   for (const name of ['read', 'counted', 'unattributed', 'malformed'] as const) {
@@ -234,6 +276,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
   if (ledgerLines.read !== ledgerLines.counted + ledgerLines.unattributed + ledgerLines.malformed) {
     drift.push({ account: '*', day: '*', metric: 'lines balance', expected: ledgerLines.read, actual: ledgerLines.counted + ledgerLines.unattributed + ledgerLines.malformed });
+  }
+  if (shardChange !== undefined) {
+    for (const day of [firstDay, nextDay]) shardChange.shardsByDay[day] = await shardsUsed(clients.dynamodb, info.table, hotAccounts.map((a) => a.id), day);
   }
   const dlqAfter = await queueDepth(clients.sqs, info.dlqUrl);
   consumers.forEach((consumer) => consumer.clients.dynamodb.destroy());
@@ -250,6 +295,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     drift,
     lines: { expected: { ...expected.lines }, ledger: ledgerLines },
     dlqAfterReplay: dlqAfter.visible + dlqAfter.inFlight,
+    pinnedObjects,
+    ...(shardChange === undefined ? {} : { shardChange }),
     ...(hot && heldBack.length > 0
       ? { heldBack: { redeliveries: heldBack.length, fewest: Math.min(...heldBack), median: [...heldBack].sort((a, b) => a - b)[Math.floor(heldBack.length / 2)]! } }
       : {}),
@@ -257,3 +304,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   };
 }
 
+
+/** The number of distinct usage shards `accounts` have on `day` (read with their sort keys). */
+async function shardsUsed(dynamodb: DynamoDBClient, table: string, accounts: readonly string[], day: string): Promise<number> {
+  const shards = new Set<number>();
+  for (const account of accounts) {
+    const { PK, from, to } = dayRangeKeys(account, day, day);
+    const page = await dynamodb.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': { S: PK }, ':from': { S: from }, ':to': { S: to } },
+        ProjectionExpression: 'SK',
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      const parsed = parseAccountSortKey(item.SK?.S ?? '');
+      if (parsed?.kind === 'usage') shards.add(parsed.shard);
+    }
+  }
+  return shards.size;
+}

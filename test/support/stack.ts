@@ -48,9 +48,10 @@ export function testClients(info = testStackInfo()) {
 export async function createTestQueues(
   info: LocalStackInfo,
   options: { visibilityTimeoutSeconds?: number; maxReceiveCount?: number } = {},
-): Promise<{ queueUrl: string; queueArn: string; dlqUrl: string }> {
+): Promise<{ queueUrl: string; queueArn: string; dlqUrl: string; maxReceiveCount: number }> {
   const { sqs } = testClients(info);
   const name = uniqueId('q');
+  const maxReceiveCount = options.maxReceiveCount ?? 2;
   const dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }))).QueueUrl!;
   const arnOf = async (url: string) =>
     (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
@@ -60,12 +61,12 @@ export async function createTestQueues(
         QueueName: name,
         Attributes: {
           VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 2),
-          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await arnOf(dlqUrl), maxReceiveCount: options.maxReceiveCount ?? 2 }),
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await arnOf(dlqUrl), maxReceiveCount }),
         },
       }),
     )
   ).QueueUrl!;
-  return { queueUrl, queueArn: await arnOf(queueUrl), dlqUrl };
+  return { queueUrl, queueArn: await arnOf(queueUrl), dlqUrl, maxReceiveCount };
 }
 
 const s3Clients = new Map<string, ReturnType<typeof localClients>['s3']>();

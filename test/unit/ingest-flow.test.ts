@@ -144,3 +144,34 @@ describe('running out of Lambda time mid-object', () => {
     expect(store.usageOf('globex', '2026-11-21').bytes).toBe(5);
   });
 });
+
+describe('pinned mode', () => {
+  it('pins the last receive, keeps pinning the retry of an attempt that failed with pins out, and leaves no pin once done', async () => {
+    const { store, source, deps } = setup(1);
+    const lastIsThree = { ...deps, settings: { ...deps.settings, incrementConcurrency: 1, maxReceiveCount: 3 } };
+    source.objects.set('pin.gz', gzipSync(LOG));
+    const ref = { bucket: 'b', key: 'pin.gz', etag: 'e1' };
+    let started = 0;
+
+    await expect(ingestObject(ref, lastIsThree, { receiveCount: 3, outOfTime: () => started++ >= 1 })).rejects.toThrow(OutOfTimeError);
+    const pinsAfterFailure = [...store.shards.values()].reduce((n, item) => n + item.pins.size, 0);
+    const failed = (await store.findObject(ref)).attempts;
+    // A replay from the DLQ is a first receive again.
+    const replay = await ingestObject(ref, lastIsThree, { receiveCount: 1 });
+
+    expect(pinsAfterFailure).toBe(1);
+    expect(failed).toEqual([expect.objectContaining({ state: 'failed', pinned: true })]);
+    expect(replay).toMatchObject({ status: 'counted', applied: 2, resumed: 1, pinned: true });
+    expect([...store.shards.values()].reduce((n, item) => n + item.pins.size, 0)).toBe(0);
+  });
+
+  it('does not pin a receive that is not the last, when no earlier attempt pinned', async () => {
+    const { store, source, deps } = setup();
+    source.objects.set('a.gz', gzipSync(LOG));
+
+    const result = await ingestObject({ bucket: 'b', key: 'a.gz', etag: 'e1' }, { ...deps, settings: { ...deps.settings, maxReceiveCount: 3 } }, { receiveCount: 2 });
+
+    expect(result.pinned).toBe(false);
+    expect((await store.findObject({ bucket: 'b', key: 'a.gz', etag: 'e1' })).done?.pinned).toBeUndefined();
+  });
+});
