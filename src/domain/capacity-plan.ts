@@ -1,3 +1,4 @@
+import { SHARD_ATTRIBUTES } from './keys';
 import { ValidationError } from './errors';
 
 /**
@@ -60,9 +61,9 @@ export function historyEntryBytes(keyBytes: number): number {
 export function shardItemBytes(shape: ShardItemShape): number {
   const pk = 'PK'.length + 'ACCT#'.length + shape.accountIdChars;
   const sk = 'SK'.length + SHARD_SORT_KEY_CHARS;
-  const updatedAt = 'updatedAt'.length + ISO_TIMESTAMP_CHARS;
-  // h and t lists, and r (the minute of the last roll) once the history rolls.
-  const history = 'h'.length + 3 + 't'.length + 3 + 'r'.length + numberBytes(4) + shape.keys * historyEntryBytes(shape.keyBytes);
+  const updatedAt = SHARD_ATTRIBUTES.updatedAt.length + ISO_TIMESTAMP_CHARS;
+  // The h and t lists (a pin exists only while an object is written in pinned mode).
+  const history = SHARD_ATTRIBUTES.keys.length + 3 + SHARD_ATTRIBUTES.minutes.length + 3 + shape.keys * historyEntryBytes(shape.keyBytes);
   const counters = shape.metrics.reduce((sum, metric) => sum + metric.name.length + numberBytes(metric.digits), 0);
   return pk + sk + updatedAt + history + counters;
 }

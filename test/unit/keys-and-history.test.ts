@@ -2,7 +2,9 @@ import { APPEND_INDEX, historyMinute, historyUpdate, nextForm, observeWrite } fr
 import { isValidAccountId } from '../../src/domain/account-id';
 import { ValidationError } from '../../src/domain/errors';
 import { incrementKey, keyHex } from '../../src/domain/idempotency-key';
-import { dayRangeKeys, ledgerKey, parseAccountSortKey, usageKey } from '../../src/domain/keys';
+import { dayRangeKeys, isShardMetric, ledgerKey, parseAccountSortKey, pinAttribute, usageKey } from '../../src/domain/keys';
+import { validateMetricRules } from '../../src/domain/metric-rules';
+import { validateAdjustment } from '../../src/domain/adjustment';
 
 const ref = { bucket: 'logs', key: 'cf/E2.2026-11-21-00.a.gz', etag: 'abc' };
 const scheme = { keyBytes: 12, shards: 4 };
@@ -53,6 +55,19 @@ describe('table keys', () => {
       expect(() => usageKey({ accountId, day: '2026-11-21', shard: 0 })).toThrow(ValidationError);
     },
   );
+});
+
+describe('usage shard attributes', () => {
+  it('tells metrics from the history, its minutes, the timestamps and pins, and refuses metrics named like them', () => {
+    const pin = pinAttribute({ bucket: 'b', key: 'k.gz', etag: 'e' });
+
+    expect(pin).toMatch(/^P#[A-Za-z0-9_-]{16}$/);
+    expect(pinAttribute({ bucket: 'b', key: 'k.gz', etag: 'e2' })).not.toBe(pin);
+    expect(['requests', 'bytes', 'auth_requests'].map(isShardMetric)).toEqual([true, true, true]);
+    expect(['h', 't', 'updatedAt', 'PK', 'SK', 'ttl', pin].map(isShardMetric)).toEqual(Array(7).fill(false));
+    expect(() => validateMetricRules([{ name: 't', path: '/x' }])).toThrow(/reserved/);
+    expect(() => validateAdjustment({ account: 'acme', day: '2026-11-21', adjustmentId: 'A1', metric: 't', delta: 1, reason: 'x' })).toThrow(/not a metric name/);
+  });
 });
 
 describe('rolling-history update expressions', () => {
