@@ -7,7 +7,7 @@
  */
 import { readConfig } from '../src/adapters/config';
 import { createClients } from '../src/adapters/clients';
-import { DynamoUsageStore } from '../src/adapters/dynamodb-usage-store';
+import { usageStoreFor } from '../src/adapters/ingest-deps';
 import { incrementKey } from '../src/domain/idempotency-key';
 import { LOCAL_CREDENTIALS } from '../src/local/local-credentials';
 import { localEnvironment, startLocalStack } from '../src/local/stack';
@@ -24,13 +24,7 @@ async function main(): Promise<void> {
         let requests = 0;
         clients.dynamodb.middlewareStack.add((next) => async (args) => ((requests += 1), next(args)), { step: 'initialize', name: 'count' });
         const totals = { wcu: 0, maxKeys: 0, forced: 0 };
-        const store = new DynamoUsageStore({
-          client: clients.dynamodb,
-          tableName: config.tableName,
-          historyCap: config.historyCap,
-          historyMaxKeys: config.historyMaxKeys,
-          retentionSeconds: config.historyRetentionSeconds,
-          ledgerTtlDays: 1,
+        const store = usageStoreFor(config, clients.dynamodb, {
           onCapacity: (_, units) => (totals.wcu += units),
           onHistory: (o) => ((totals.maxKeys = Math.max(totals.maxKeys, o.keys)), (totals.forced += o.forced ? 1 : 0)),
         });

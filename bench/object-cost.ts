@@ -11,8 +11,7 @@ import { lambdaSqsRecord } from '../src/app/sqs-record';
 import { silentLog } from '../src/app/log';
 import { createClients } from '../src/adapters/clients';
 import { readConfig } from '../src/adapters/config';
-import { createIngestDeps } from '../src/adapters/ingest-deps';
-import { DynamoUsageStore } from '../src/adapters/dynamodb-usage-store';
+import { createIngestDeps, usageStoreFor } from '../src/adapters/ingest-deps';
 import { normaliseEtag } from '../src/domain/log-object';
 import { s3EventBody } from '../src/domain/notifications';
 import { DEMO_METRICS, planDemoLogs } from '../src/local/demo';
@@ -36,13 +35,7 @@ async function main(): Promise<void> {
     );
     const wcu = { increment: 0, ledger: 0, increments: 0 };
     const deps = createIngestDeps(config, clients, silentLog);
-    const store = new DynamoUsageStore({
-      client: clients.dynamodb,
-      tableName: config.tableName,
-      historyCap: config.historyCap,
-      historyMaxKeys: config.historyMaxKeys,
-      retentionSeconds: config.historyRetentionSeconds,
-      ledgerTtlDays: config.ledgerTtlDays,
+    const store = usageStoreFor(config, clients.dynamodb, {
       onCapacity: (operation, units) => {
         wcu[operation] += units;
         if (operation === 'increment') wcu.increments++;

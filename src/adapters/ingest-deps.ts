@@ -3,7 +3,7 @@ import type { IngestDeps, IngestSettings } from '../app/ingest';
 import type { Log } from '../app/log';
 import type { AwsClients } from './clients';
 import type { TallyConfig } from './config';
-import { DynamoUsageStore } from './dynamodb-usage-store';
+import { DynamoUsageStore, type DynamoUsageStoreOptions } from './dynamodb-usage-store';
 import { S3LogSource } from './s3-log-source';
 import { SqsMessageVisibility } from './sqs-visibility';
 
@@ -22,20 +22,29 @@ export function ingestSettings(config: TallyConfig): IngestSettings {
   };
 }
 
+/** The usage store a configuration implies; `extra` adds observers (capacity, history). */
+export function usageStoreFor(
+  config: TallyConfig,
+  client: AwsClients['dynamodb'],
+  extra: Pick<DynamoUsageStoreOptions, 'onCapacity' | 'onHistory' | 'clock'> = {},
+): DynamoUsageStore {
+  return new DynamoUsageStore({
+    client,
+    tableName: config.tableName,
+    historyCap: config.historyCap,
+    historyMaxKeys: config.historyMaxKeys,
+    retentionSeconds: config.historyRetentionSeconds,
+    ledgerTtlDays: config.ledgerTtlDays,
+    ...extra,
+  });
+}
+
 /** Wires the ingest flow to DynamoDB, S3 and SQS. Built once per cold start. */
 export function createIngestDeps(config: TallyConfig, clients: AwsClients, log: Log): IngestDeps & { historyGauge: HistoryGauge } {
   const historyGauge = new HistoryGauge();
   return {
     historyGauge,
-    store: new DynamoUsageStore({
-      client: clients.dynamodb,
-      tableName: config.tableName,
-      historyCap: config.historyCap,
-      historyMaxKeys: config.historyMaxKeys,
-      retentionSeconds: config.historyRetentionSeconds,
-      onHistory: (observation) => historyGauge.observe(observation),
-      ledgerTtlDays: config.ledgerTtlDays,
-    }),
+    store: usageStoreFor(config, clients.dynamodb, { onHistory: (observation) => historyGauge.observe(observation) }),
     source: new S3LogSource({ client: clients.s3 }),
     visibility: new SqsMessageVisibility({
       client: clients.sqs,

@@ -5,8 +5,7 @@
  */
 export { DynamoAdjustmentStore } from '../adapters/dynamodb-adjustments';
 export { DynamoUsageReader } from '../adapters/dynamodb-usage-reader';
-export { DynamoUsageStore } from '../adapters/dynamodb-usage-store';
-export { createIngestDeps } from '../adapters/ingest-deps';
+export { createIngestDeps, usageStoreFor } from '../adapters/ingest-deps';
 export { S3LogListing } from '../adapters/s3-log-listing';
 export { S3LogSource } from '../adapters/s3-log-source';
 export { SqsNotificationSender } from '../adapters/sqs-notification-sender';

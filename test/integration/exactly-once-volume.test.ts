@@ -2,7 +2,7 @@ import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
 import { ingestBatch } from '../../src/app/ingest';
 import { readConfig } from '../../src/adapters/config';
-import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
+import { usageStoreFor } from '../../src/adapters/ingest-deps';
 import { incrementKey } from '../../src/domain/idempotency-key';
 import { PIN_PREFIX } from '../../src/domain/keys';
 import { localEnvironment } from '../../src/local/stack';
@@ -32,14 +32,7 @@ async function objectFor(account: string, lines: number) {
  */
 async function otherTraffic(accounts: readonly string[], objects: number, env: Record<string, string> = {}) {
   const config = readConfig({ ...localEnvironment(info), ...env });
-  const store = new DynamoUsageStore({
-    client: dynamodb,
-    tableName: info.table,
-    historyCap: config.historyCap,
-    historyMaxKeys: config.historyMaxKeys,
-    retentionSeconds: config.historyRetentionSeconds,
-    ledgerTtlDays: 1,
-  });
+  const store = usageStoreFor(config, dynamodb);
   const run = uniqueId('other');
   const work = Array.from({ length: objects }, (_, i) => i).flatMap((i) => accounts.map((account) => ({ i, account })));
   let next = 0;

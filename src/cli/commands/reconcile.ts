@@ -39,7 +39,7 @@ export const reconcileCommand = defineCommand<ReconcileOptions>({
     const { from, to, account } = options;
     const { target, clients } = await open();
     const bucket = logBucketOf(target);
-    const { DynamoUsageReader, DynamoUsageStore, S3LogListing, S3LogSource } = await import('../aws-adapters');
+    const { DynamoUsageReader, S3LogListing, S3LogSource, usageStoreFor } = await import('../aws-adapters');
     const { config } = target;
     if (options.json !== true) {
       io.out(`tally reconcile: ${target.origin}\n`);
@@ -53,7 +53,7 @@ export const reconcileCommand = defineCommand<ReconcileOptions>({
         listing: new S3LogListing({ client: clients.s3 }),
         source: new S3LogSource({ client: clients.s3 }),
         reader: new DynamoUsageReader({ client: clients.dynamodb, tableName: config.tableName, consistentRead: true }),
-        ledger: new DynamoUsageStore({ client: clients.dynamodb, tableName: config.tableName, historyCap: config.historyCap, ledgerTtlDays: config.ledgerTtlDays }),
+        ledger: usageStoreFor(config, clients.dynamodb),
         bucket,
         prefix: target.logPrefix,
         from,
