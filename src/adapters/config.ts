@@ -57,6 +57,11 @@ export interface TallyConfig {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** `TALLY_HISTORY_RETENTION_SECONDS`: how long every history key is kept at least (0: roll by count only). */
+export function readRetentionSeconds(env: Env): number {
+  return integer(env, 'TALLY_HISTORY_RETENTION_SECONDS', DEFAULTS.historyRetentionSeconds, 0, 1_209_600);
+}
+
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -135,7 +140,7 @@ export function readConfig(env: Env): TallyConfig {
     metricRules: readMetricRules(env.TALLY_METRICS),
     keyScheme: { keyBytes, ...readShards(env.TALLY_SHARDS) },
     historyCap,
-    historyRetentionSeconds: integer(env, 'TALLY_HISTORY_RETENTION_SECONDS', DEFAULTS.historyRetentionSeconds, 0, 1_209_600),
+    historyRetentionSeconds: readRetentionSeconds(env),
     historyMaxKeys: integer(env, 'TALLY_HISTORY_MAX_KEYS', Math.max(DEFAULTS.historyMaxKeys, historyCap), historyCap, 20_000),
     maxReceiveCount: integer(env, 'TALLY_MAX_RECEIVE_COUNT', DEFAULTS.maxReceiveCount, 1, 1000),
     ledgerTtlDays: integer(env, 'TALLY_LEDGER_TTL_DAYS', DEFAULTS.ledgerTtlDays, 1, 3650),

@@ -36,5 +36,6 @@ describe('dated shard schedule (TALLY_SHARDS=4,16@2027-01-01)', () => {
     expect(shardScheduleLine({ shards: 4 }, 16, '2026-11-25')).toBe('TALLY_SHARDS=4,16@2026-11-25');
     expect(shardScheduleLine(readShards('4,8@2026-11-01'), 16, '2026-11-25')).toBe('TALLY_SHARDS=4,8@2026-11-01,16@2026-11-25');
     expect(shardScheduleLine(readShards('4,8@2026-11-01'), 8, '2026-11-25')).toBeUndefined();
+    expect(shardScheduleLine({ shards: 4 }, 1, '2026-11-25')).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import { readMetricRules, readShards } from '../../adapters/config';
+import { readMetricRules, readRetentionSeconds, readShards } from '../../adapters/config';
 import { CONFIG_LIMITS, historyEntryBytes, planCapacity, type CapacityPlan } from '../../domain/capacity-plan';
 import { addDays, dayOf } from '../../domain/days';
 import { formatShards, type KeyScheme } from '../../domain/idempotency-key';
@@ -24,7 +24,8 @@ export const planCommand = defineCommand<PlanOptions>({
   summary: 'size shards and history cap: item KB, WCU, writes/s, dedup horizon',
   description:
     'Sizes the rolling idempotency history: recommends TALLY_SHARDS and TALLY_HISTORY_CAP so the ' +
-    'dedup horizon covers the log objects of one account-day (or the last H hours of them), and ' +
+    "keys of one account-day's objects stay at 1 WCU for the history's retention " +
+    '(TALLY_HISTORY_RETENTION_SECONDS; or the last H hours of objects), and ' +
     'prints the shard item size, WCU per increment, writes/s per item and the horizon in objects ' +
     'and hours. Warns where a choice breaks a limit (400 KB item, 1,000 WCU/s per partition); ' +
     'exit code 1 when a hard limit is broken. Needs no AWS.',
@@ -34,7 +35,7 @@ export const planCommand = defineCommand<PlanOptions>({
     { flags: '--shards <n>', help: 'evaluate this shard count instead of recommending one', read: finiteNumber },
     { flags: '--history-cap <n>', help: 'evaluate this history cap instead of recommending one', read: finiteNumber },
     { flags: '--accounts-per-object <n>', help: 'accounts one object has lines for (default 1)', read: finiteNumber },
-    { flags: '--hours <n>', help: 'hours of objects the horizon must cover (default 24)', read: finiteNumber },
+    { flags: '--hours <n>', help: "hours of objects the horizon must cover (default: the history's retention, 24 when it is 0)", read: finiteNumber },
     { flags: '--account-chars <n>', help: 'longest account id (default 64, the worst case)', read: finiteNumber },
     { flags: '--metrics <json>', help: 'metric rules as TALLY_METRICS (default: TALLY_METRICS)' },
     JSON_OPTION,
@@ -47,7 +48,9 @@ export const planCommand = defineCommand<PlanOptions>({
       ...optional('shards', options.shards),
       ...optional('historyCap', options.historyCap),
       ...optional('accountsPerObject', options.accountsPerObject),
-      ...optional('windowHours', options.hours),
+      // Finished objects are caught by the ledger, failed ones by their attempt records and pins:
+      // the history only has to hold what an unseen death's redelivery can meet, the retention.
+      windowHours: options.hours ?? (readRetentionSeconds(env) > 0 ? Math.min(24, readRetentionSeconds(env) / 3600) : 24),
       ...optional('accountIdChars', options.accountChars),
       metricNames: metricNames(readMetricRules(options.metrics ?? env.TALLY_METRICS, options.metrics === undefined ? 'TALLY_METRICS' : '--metrics')),
     });
@@ -61,11 +64,12 @@ export const planCommand = defineCommand<PlanOptions>({
 /**
  * The `TALLY_SHARDS` value that moves a live table to `shards` from `from` on: the
  * days before keep their count (their keys stay on their shards). Undefined when the
- * current setting already ends at that count.
+ * current setting already ends at that count or more.
  */
 export function shardScheduleLine(current: Pick<KeyScheme, 'shards' | 'schedule'>, shards: number, from: string): string | undefined {
   const last = current.schedule?.at(-1)?.shards ?? current.shards;
-  if (last === shards) return undefined;
+  // Fewer shards would save nothing worth a change: a quiet shard costs no writes.
+  if (last >= shards) return undefined;
   const kept = (current.schedule ?? []).filter((change) => change.from < from);
   return `TALLY_SHARDS=${formatShards({ shards: current.shards, schedule: [...kept, { from, shards }] })}`;
 }
@@ -89,7 +93,7 @@ export function describePlan(plan: CapacityPlan): string {
   const perHour = plan.objectsPerAccountDay / 24;
   const lines = [
     `tally plan: ${plan.objectsPerAccountDay} objects per account-day, ${plan.keyBytes}-byte keys, ` +
-      `${plan.accountsPerObject} account(s) per object, horizon to cover ${plan.windowHours} h (${plan.objectsInWindow} objects)`,
+      `${plan.accountsPerObject} account(s) per object, horizon to cover ${round(plan.windowHours, 2)} h (${plan.objectsInWindow} objects)`,
     '',
     `settings       TALLY_SHARDS=${plan.shards} (${shardsChosen})  TALLY_HISTORY_CAP=${plan.historyCap} (${chosen('historyCap')})  TALLY_KEY_BYTES=${plan.keyBytes}`,
     `               each shard must hold ~${plan.keysNeededPerShard} keys for the window (hash spread, 3 sigma); at most ${plan.maxCapAtOneWcu} fit in 1 KB`,
@@ -100,8 +104,8 @@ export function describePlan(plan: CapacityPlan): string {
     `               an account's shards and days share one partition (1,000 WCU/s): replay or backfill one account at most ` +
       `${plan.maxObjectsPerSecondPerAccount} objects/s (--rate); average load ${round(plan.accountWcuPerSecond, 3)} WCU/s`,
     `dedup horizon  ${plan.horizonObjects} increments of an account-day (cap × shards) ≈ ${round(plan.horizonHours)} h of objects at ${round(perHour, 2)}/h: ` +
-      (plan.horizonHours >= 24 ? 'the whole account-day' : plan.coversWindow ? `covers the ${plan.windowHours} h window` : 'LESS than the window'),
-    `               later redeliveries of finished objects are caught by the object ledger`,
+      (plan.horizonHours >= 24 ? 'the whole account-day' : plan.coversWindow ? `covers the ${round(plan.windowHours, 2)} h window` : 'LESS than the window'),
+    `               later redeliveries are caught by the object ledger (finished objects) and attempt records and pins (failed ones)`,
   ];
   lines.push('', plan.warnings.length === 0 ? 'no warnings' : plan.warnings.map((warning) => `warning: ${warning}`).join('\n'));
   return `${lines.join('\n')}\n`;
