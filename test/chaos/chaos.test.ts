@@ -26,7 +26,7 @@ describe('chaos, hot profile (fixed seed)', () => {
     const base = testStackInfo();
     const queues = await createTestQueues(base, { visibilityTimeoutSeconds: 1, maxReceiveCount: 3 });
 
-    const report = await runChaos({ seed: 43, objects: 150, consumers: 2, profile: 'hot', holdSeconds: 4, info: { ...base, ...queues } });
+    const report = await runChaos({ seed: 43, objects: 150, consumers: 2, profile: 'hot', holdIncrements: 100, info: { ...base, ...queues } });
 
     expect(report.drift).toEqual([]);
     expect(report.dlqAfterReplay).toBe(0);

@@ -16,13 +16,13 @@ async function main(): Promise<number> {
       seed: { type: 'string', default: String(Math.floor(Math.random() * 1_000_000)) },
       consumers: { type: 'string', default: '3' },
       profile: { type: 'string', default: 'default' },
-      hold: { type: 'string', default: '20' },
+      hold: { type: 'string', default: '1000' },
     },
   });
   const seed = Number(values.seed);
   const objects = Number(values.objects);
   if (!Number.isInteger(seed) || !Number.isInteger(objects) || objects < 1 || (values.profile !== 'default' && values.profile !== 'hot')) {
-    console.error('usage: npm run chaos -- --objects N --seed S [--consumers C] [--profile default|hot] [--hold SECONDS]');
+    console.error('usage: npm run chaos -- --objects N --seed S [--consumers C] [--profile default|hot] [--hold HOT_INCREMENTS]');
     return 2;
   }
   console.log(`chaos: seed ${seed} (rerun with --seed ${seed})`);
@@ -35,7 +35,7 @@ async function main(): Promise<number> {
       objects,
       consumers: Number(values.consumers),
       profile: values.profile as 'default' | 'hot',
-      holdSeconds: Number(values.hold),
+      holdIncrements: Number(values.hold),
       info: { ...stack.info, maxReceiveCount },
       log: (line) => console.log(`chaos: ${line}`),
     });
@@ -44,7 +44,7 @@ async function main(): Promise<number> {
     console.log(`lines: read ${ledger.read} = counted ${ledger.counted} + unattributed ${ledger.unattributed} + malformed ${ledger.malformed} (generated: read ${expected.read})`);
     if (report.heldBack) console.log(`held back: ${report.heldBack.redeliveries} redeliveries after a crash; hot increments in between: fewest ${report.heldBack.fewest}, median ${report.heldBack.median}`);
     if (report.shardChange) console.log(`shard change: TALLY_SHARDS=${report.shardChange.schedule} midway; shards found per day: ${JSON.stringify(report.shardChange.shardsByDay)}`);
-    console.log(`objects finished in pinned mode: ${report.pinnedObjects}`);
+    console.log(`objects finished in pinned mode: ${report.pinnedObjects}; largest history ${report.history.maxKeys} keys, keys dropped younger than the retention ${report.history.forcedDrops}`);
     console.log(`DLQ after replay: ${report.dlqAfterReplay}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
     for (const drift of report.drift.slice(0, 20)) console.log(`drift: ${JSON.stringify(drift)}`);
     console.log(report.summary);

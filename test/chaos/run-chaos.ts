@@ -34,13 +34,15 @@ export interface ChaosOptions {
   readonly consumers?: number;
   /**
    * `hot`: two accounts carry most of the traffic on one day, as the busiest customer
-   * does, and a crashed batch is held back (invisible for `holdSeconds`) so that many
+   * does, and a crashed batch is held back (invisible until `holdIncrements` other
+   * increments reached the hot account-days, or the queue has nothing else) so that many
    * other increments reach that account-day before its redelivery. Midway, the
    * consumers switch to a shard schedule that gives the next day 16 shards, and that
    * day's logs arrive after the switch.
    */
   readonly profile?: 'default' | 'hot';
-  readonly holdSeconds?: number;
+  /** Hot profile: increments to the hot accounts a crashed batch waits for (default 1,000: 500 per hot account-day). */
+  readonly holdIncrements?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -55,6 +57,8 @@ export interface ChaosReport {
   readonly dlqAfterReplay: number;
   /** Hot profile: increments that reached the hot account-days between a crash and its redelivery (fewest, median). */
   readonly heldBack?: { redeliveries: number; fewest: number; median: number };
+  /** What the writes learned about the histories: the largest, and keys dropped younger than the retention. */
+  readonly history: { maxKeys: number; forcedDrops: number };
   /** Objects whose ledger says they were written in pinned mode (an attempt could die unseen past the retention). */
   readonly pinnedObjects: number;
   /** Hot profile: the shard schedule switched to midway, and the shards each day's usage was found on. */
@@ -127,6 +131,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let hotIncrements = 0;
   const crashedAt = new Map<string, number>();
   const heldBack: number[] = [];
+  const history = { maxKeys: 0, forcedDrops: 0 };
+  // Crashed messages kept invisible until enough hot traffic passed them (receipt handle, hot increments then).
+  const holding = new Map<string, { receiptHandle: string; at: number }>();
   let cursesOn = true;
   const cursed = new Set(refs.filter((ref) => schedule.chance('curse', ref.key) < 0.02).map((ref) => ref.key));
   const consumerEnv = (shards?: string) =>
@@ -155,6 +162,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         }
       }
       const response = await ingestBatch(event, consumer.deps);
+      const learned = consumer.deps.historyGauge.drain();
+      history.maxKeys = Math.max(history.maxKeys, learned.maxKeys);
+      history.forcedDrops += learned.forcedDrops;
       for (const result of response.results) {
         for (const object of result.objects) hotIncrements += object.applied > 0 ? object.accounts.filter((a) => hotAccounts.some((h) => h.id === a)).length : 0;
       }
@@ -165,8 +175,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         if (hot) {
           for (const record of event.Records) {
             crashedAt.set(record.messageId, hotIncrements);
+            holding.set(record.messageId, { receiptHandle: record.receiptHandle, at: hotIncrements });
             await clients.sqs
-              .send(new ChangeMessageVisibilityCommand({ QueueUrl: info.queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: options.holdSeconds ?? 20 }))
+              .send(new ChangeMessageVisibilityCommand({ QueueUrl: info.queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: 600 }))
               .catch(() => undefined);
           }
         }
@@ -198,6 +209,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const first = refs.filter((ref) => !later.includes(ref));
   await send(bodiesOf(first));
   consumers.forEach((consumer) => consumer.poller.start());
+  const holdFor = options.holdIncrements ?? 1000;
+  let releasing = hot;
+  const releaser = (async () => {
+    while (releasing) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Nothing else left to pass them: release everything held.
+      const drained = holding.size > 0 && (await queueDepth(clients.sqs, info.queueUrl)).visible === 0;
+      for (const [messageId, held] of holding) {
+        if (!drained && hotIncrements - held.at < holdFor) continue;
+        holding.delete(messageId);
+        await clients.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: info.queueUrl, ReceiptHandle: held.receiptHandle, VisibilityTimeout: 0 })).catch(() => undefined);
+      }
+    }
+  })();
   say(`seed ${seed}: ${first.length} objects notified to ${consumers.length} consumers`);
   let shardChange: ChaosReport['shardChange'];
   if (hot) {
@@ -244,6 +269,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     say(`seed ${seed}: ${lateDead.visible} more dead-lettered during replay and backfill; replay re-sent ${late.resent}`);
     await waitForEmptyQueue(clients.sqs, info.queueUrl, 600_000);
   }
+  releasing = false;
+  await releaser;
   await Promise.all(consumers.map((consumer) => consumer.poller.stop()));
 
   // 7. Compare with the independent recount.
@@ -296,6 +323,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     lines: { expected: { ...expected.lines }, ledger: ledgerLines },
     dlqAfterReplay: dlqAfter.visible + dlqAfter.inFlight,
     pinnedObjects,
+    history,
     ...(shardChange === undefined ? {} : { shardChange }),
     ...(hot && heldBack.length > 0
       ? { heldBack: { redeliveries: heldBack.length, fewest: Math.min(...heldBack), median: [...heldBack].sort((a, b) => a - b)[Math.floor(heldBack.length / 2)]! } }
