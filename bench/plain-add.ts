@@ -71,4 +71,8 @@ export class PlainAddStore implements UsageStore {
   async unpin(): Promise<void> {
     // Nothing is ever pinned: a plain add has no history to rule out.
   }
+
+  async findDropped(): Promise<ReadonlySet<string>> {
+    return new Set();
+  }
 }

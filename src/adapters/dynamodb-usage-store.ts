@@ -1,5 +1,7 @@
 import {
+  BatchGetItemCommand,
   ConditionalCheckFailedException,
+  type BatchGetItemCommandOutput,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
@@ -8,7 +10,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { TallyError } from '../domain/errors';
-import { ATTEMPT_PREFIX, attemptKey, ledgerKey, parseAttemptSortKey, usageKey } from '../domain/keys';
+import { ATTEMPT_PREFIX, attemptKey, DROPPED_PREFIX, droppedKeyItem, ledgerKey, parseAttemptSortKey, usageKey } from '../domain/keys';
 import type { LogObjectRef } from '../domain/log-object';
 import type {
   ApplyOptions,
@@ -20,6 +22,9 @@ import type {
   UsageStore,
 } from '../domain/usage-store';
 import { historyUpdate, nextForm, observeWrite, unpinUpdate, type HistoryForm, type HistoryObservation, type HistoryUpdateOptions } from './history-update';
+
+/** Keys one BatchGetItem may ask for. */
+const BATCH_GET_LIMIT = 100;
 
 /** Keys per attempt item: 20,000 x 16 bytes stays far under the 400 KB item limit. */
 const KEYS_PER_ATTEMPT_ITEM = 20_000;
@@ -49,6 +54,8 @@ export interface DynamoUsageStoreOptions {
 const FULL_HINTS_LIMIT = 10_000;
 /** Form switches allowed per increment; more means the item changes under us faster than we can write. */
 const MAX_FORM_SWITCHES = 4;
+/** Forced writes that lost the race for the oldest key to another writer, per increment. */
+const MAX_HEAD_CONFLICTS = 24;
 
 /**
  * The UsageStore on DynamoDB: one conditional `UpdateItem` per increment (see
@@ -62,7 +69,8 @@ export class DynamoUsageStore implements UsageStore {
   private readonly retentionSeconds: number;
   private readonly ledgerTtlDays: number;
   private readonly clock: () => Date;
-  private readonly shapes = new Map<string, HistoryForm>();
+  /** Per shard: the form its next write likely needs, and for a forced one the key it drops. */
+  private readonly shapes = new Map<string, { form: HistoryForm; head?: Uint8Array }>();
   private readonly onCapacity: DynamoUsageStoreOptions['onCapacity'];
   private readonly onHistory: DynamoUsageStoreOptions['onHistory'];
 
@@ -92,23 +100,34 @@ export class DynamoUsageStore implements UsageStore {
       now: this.clock(),
       ...(apply.pin === undefined ? {} : { pin: apply.pin }),
     };
-    let form = this.shapes.get(shardId) ?? 'grow';
-    let size = 0;
-    for (let attempt = 0; attempt <= MAX_FORM_SWITCHES; attempt++) {
+    const hint = this.shapes.get(shardId);
+    let form: HistoryForm = hint?.form ?? 'grow';
+    let seen: { size?: number; head?: Uint8Array } = hint?.head === undefined ? {} : { head: hint.head };
+    let switches = 0;
+    let conflicts = 0;
+    while (switches <= MAX_FORM_SWITCHES && conflicts <= MAX_HEAD_CONFLICTS) {
       try {
-        const output = await this.client.send(new UpdateItemCommand({ ...historyUpdate(form, increment, options, size), ...this.capacityRequest }));
+        if (form === 'force') await this.putTombstone(seen.head!);
+        const output = await this.client.send(new UpdateItemCommand({ ...historyUpdate(form, increment, options, seen), ...this.capacityRequest }));
         this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
-        const observation = observeWrite(form, output.Attributes, increment.day, options);
+        const observation = observeWrite(form, output.Attributes, increment.day, options, increment.key);
         this.onHistory?.(observation);
-        this.rememberShape(shardId, observation.next);
+        this.rememberShape(shardId, observation.next, observation.head);
         return 'applied';
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
         const verdict = nextForm(error.Item, increment.key, { ...options, day: increment.day });
         if (verdict.kind !== 'retry') return verdict.kind;
+        if (form === 'force' && verdict.form === 'force') {
+          // Another writer dropped the head first: its tombstone is ours to write next. Back off a little.
+          conflicts++;
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * Math.min(conflicts, 5)));
+        } else {
+          switches++;
+        }
         form = verdict.form;
-        size = verdict.size;
-        if (form !== 'adopt') this.rememberShape(shardId, form);
+        seen = { size: verdict.size, ...(verdict.head === undefined ? {} : { head: verdict.head }) };
+        if (form !== 'adopt') this.rememberShape(shardId, form, verdict.head);
       }
     }
     const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
@@ -242,13 +261,43 @@ export class DynamoUsageStore implements UsageStore {
     this.onCapacity?.('ledger', output.ConsumedCapacity?.CapacityUnits ?? 0);
   }
 
-  private rememberShape(shardId: string, form: HistoryForm): void {
-    if (form === 'grow') {
+  private rememberShape(shardId: string, form: HistoryForm, head: Uint8Array | undefined): void {
+    if (form === 'grow' || (form === 'force' && head === undefined)) {
       this.shapes.delete(shardId);
       return;
     }
     if (this.shapes.size >= FULL_HINTS_LIMIT) this.shapes.clear();
-    this.shapes.set(shardId, form);
+    this.shapes.set(shardId, { form, ...(head === undefined ? {} : { head }) });
+  }
+
+  /** The tombstone of a key about to be dropped young; kept as long as ledger items. */
+  private async putTombstone(key: Uint8Array): Promise<void> {
+    const item = droppedKeyItem(key);
+    const expires = Math.floor(this.clock().getTime() / 1000) + this.ledgerTtlDays * 86_400;
+    const output = await this.client.send(
+      new PutItemCommand({ TableName: this.tableName, Item: { PK: { S: item.PK }, SK: { S: item.SK }, ttl: { N: String(expires) } }, ...this.capacityRequest }),
+    );
+    this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
+  }
+
+  async findDropped(keys: readonly Uint8Array[]): Promise<ReadonlySet<string>> {
+    const found = new Set<string>();
+    const unique = [...new Map(keys.map((key) => [Buffer.from(key).toString('hex'), key])).values()];
+    for (let i = 0; i < unique.length; i += BATCH_GET_LIMIT) {
+      let pending: Record<string, AttributeValue>[] | undefined = unique.slice(i, i + BATCH_GET_LIMIT).map((key) => {
+        const item = droppedKeyItem(key);
+        return { PK: { S: item.PK }, SK: { S: item.SK } };
+      });
+      for (let round = 0; pending !== undefined && pending.length > 0; round++) {
+        if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** round)));
+        const output: BatchGetItemCommandOutput = await this.client.send(
+          new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true, ProjectionExpression: 'PK' } } }),
+        );
+        for (const item of output.Responses?.[this.tableName] ?? []) found.add((item.PK?.S ?? '').slice(DROPPED_PREFIX.length));
+        pending = output.UnprocessedKeys?.[this.tableName]?.Keys;
+      }
+    }
+    return found;
   }
 }
 

@@ -13,15 +13,18 @@ const ALWAYS_WRITTEN: ReadonlySet<string> = new Set(BASE_METRICS);
  * ```
  * grow   size(h) < cap, or the oldest key is younger than the retention:
  *        h = [k1 .. kn]     -> [k1 .. kn k]        t = [m1 .. mn] -> [m1 .. mn m]   list_append
- * roll   size(h) >= cap and the oldest key is older than the retention (or size(h) >= max):
+ * roll   size(h) >= cap and the oldest key is older than the retention:
  *        h = [k1 k2 .. kn]  -> [k2 .. kn k]        t likewise                      SET h[big] REMOVE h[0]
+ * force  size(h) >= max, the oldest key younger than the retention, and h[0] = :head:
+ *        the same write, after a tombstone for :head was put (DROPPED#<key>)
  * adopt  an item written before `t` existed: grows by one and starts `t`, every key dated now
  * any    k already in h    -> ConditionalCheckFailed: duplicate, nothing applied
  * pinned any form, also SET P#<object> and refused when it exists (see keys.ts pinAttribute)
  * ```
  * So a key stays in its shard's history for at least the retention (the redelivery
  * window), however busy the shard, until the history reaches `max` keys: only then
- * is a younger key dropped (a "forced" roll, reported so that an alarm can fire).
+ * is a younger key dropped (a "forced" roll, reported so that an alarm can fire), and
+ * never before its tombstone exists, which a retry consults.
  *
  * `SET h = list_append(h, :k) REMOVE h[0]` would be simpler, but DynamoDB rejects it
  * ("Two document paths overlap"): setting an index past the end appends instead.
@@ -78,8 +81,12 @@ function metricUpdate(metrics: Readonly<Record<string, number>>): {
   return { add: parts.length > 0 ? ` ADD ${parts.join(', ')}` : '', names, values };
 }
 
-/** The forms of the history update; {@link nextForm} picks one from the item's state. */
-export type HistoryForm = 'grow' | 'roll' | 'adopt';
+/**
+ * The forms of the history update; {@link nextForm} picks one from the item's state.
+ * `force` drops a key younger than the retention from a history at `max`: only the
+ * key named `:head`, after its tombstone was written (see `droppedKeyItem`).
+ */
+export type HistoryForm = 'grow' | 'roll' | 'force' | 'adopt';
 
 /** An item without `t` (written before it existed) only takes the adopting form, so `h` and `t` stay aligned. */
 const TIMED = '(attribute_not_exists(#h) OR attribute_exists(#t))';
@@ -89,14 +96,15 @@ const FORM_CONDITIONS: Record<HistoryForm, (timed: boolean) => string> = {
     timed
       ? `${TIMED} AND (attribute_not_exists(#h) OR size(#h) < :cap OR (size(#h) < :max AND #t[0] >= :cutoff))`
       : `${TIMED} AND (attribute_not_exists(#h) OR size(#h) < :cap)`,
-  roll: (timed) =>
-    timed ? 'attribute_exists(#t) AND size(#h) >= :cap AND (#t[0] < :cutoff OR size(#h) >= :max)' : 'attribute_exists(#t) AND size(#h) >= :cap',
+  roll: (timed) => (timed ? 'attribute_exists(#t) AND size(#h) >= :cap AND #t[0] < :cutoff' : 'attribute_exists(#t) AND size(#h) >= :cap'),
+  force: () => 'attribute_exists(#t) AND size(#h) >= :max AND #h[0] = :head',
   adopt: () => 'attribute_exists(#h) AND attribute_not_exists(#t) AND size(#h) = :n',
 };
 
 const FORM_UPDATES: Record<HistoryForm, { set: string[]; remove: string[] }> = {
   grow: { set: ['#h = list_append(if_not_exists(#h, :empty), :kl)', '#t = list_append(if_not_exists(#t, :empty), :tml)'], remove: [] },
   roll: { set: [`#h[${APPEND_INDEX}] = :k`, `#t[${APPEND_INDEX}] = :tm`], remove: ['#h[0]', '#t[0]'] },
+  force: { set: [`#h[${APPEND_INDEX}] = :k`, `#t[${APPEND_INDEX}] = :tm`], remove: ['#h[0]', '#t[0]'] },
   // Every key already there is dated now: kept a full retention from here, never less.
   adopt: { set: ['#h = list_append(#h, :kl)', '#t = :tadopt'], remove: [] },
 };
@@ -106,7 +114,13 @@ const FORM_UPDATES: Record<HistoryForm, { set: string[]; remove: string[] }> = {
  * on success (`ALL_OLD`, no extra capacity) and with a failed condition, so the writer
  * learns the history's size and age without a read.
  */
-export function historyUpdate(form: HistoryForm, increment: Increment, options: HistoryUpdateOptions, size = 0): UpdateItemCommandInput {
+export function historyUpdate(
+  form: HistoryForm,
+  increment: Increment,
+  options: HistoryUpdateOptions,
+  seen: { size?: number; head?: Uint8Array } = {},
+): UpdateItemCommandInput {
+  const size = seen.size ?? 0;
   const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
   const metrics = metricUpdate(increment.metrics);
   const timed = options.retentionSeconds > 0;
@@ -127,6 +141,7 @@ export function historyUpdate(form: HistoryForm, increment: Increment, options: 
     ':cutoff': { N: String(cutoff) },
     ':tm': { N: String(minute) },
     ':n': { N: String(size) },
+    ...(seen.head === undefined ? {} : { ':head': { B: seen.head } }),
     ':empty': { L: [] },
     ':kl': { L: [{ B: increment.key }] },
     ':tml': { L: [{ N: String(minute) }] },
@@ -168,12 +183,12 @@ export function unpinUpdate(increment: Pick<Increment, 'account' | 'day' | 'shar
 /** What the item returned with a failed condition says about the next step. */
 export type HistoryVerdict =
   | { readonly kind: 'duplicate' }
-  | { readonly kind: 'retry'; readonly form: HistoryForm; readonly size: number };
+  | { readonly kind: 'retry'; readonly form: HistoryForm; readonly size: number; readonly head?: Uint8Array };
 
 /**
  * Reads the `ALL_OLD` item of a failed condition: the key (or this object's pin) is
- * there, a duplicate; or which form fits the item now (and its history's size, which
- * the adopting form needs).
+ * there, a duplicate; or which form fits the item now (with its history's size, which
+ * the adopting form needs, and its oldest key, which the forced form drops).
  */
 export function nextForm(
   item: Record<string, AttributeValue> | undefined,
@@ -189,10 +204,18 @@ export function nextForm(
   const size = history.length;
   const times = item?.[SHARD_ATTRIBUTES.minutes]?.L;
   if (times === undefined) return { kind: 'retry', form: 'adopt', size };
-  if (size < options.cap) return { kind: 'retry', form: 'grow', size };
-  if (size >= Math.max(options.cap, options.maxKeys) || options.retentionSeconds <= 0) return { kind: 'retry', form: 'roll', size };
-  const cutoff = historyMinute(options.day, new Date(options.now.getTime() - options.retentionSeconds * 1000));
-  return { kind: 'retry', form: Number(times[0]?.N ?? cutoff) < cutoff ? 'roll' : 'grow', size };
+  const form = formFor(size, Number(times[0]?.N ?? Number.NaN), options.day, options);
+  const head = history[0]?.B;
+  return form === 'force' && head !== undefined ? { kind: 'retry', form, size, head } : { kind: 'retry', form: form === 'force' ? 'grow' : form, size };
+}
+
+/** The form a history of `size` keys whose oldest was added at minute `oldest` takes next. */
+function formFor(size: number, oldest: number, day: string, options: Pick<HistoryUpdateOptions, 'cap' | 'maxKeys' | 'retentionSeconds' | 'now'>): HistoryForm {
+  if (size < options.cap) return 'grow';
+  if (options.retentionSeconds <= 0) return 'roll';
+  const cutoff = historyMinute(day, new Date(options.now.getTime() - options.retentionSeconds * 1000));
+  if (oldest < cutoff) return 'roll';
+  return size >= Math.max(options.cap, options.maxKeys) ? 'force' : 'grow';
 }
 
 /** What a successful write learned from the old item. */
@@ -205,28 +228,32 @@ export interface HistoryObservation {
   readonly forced: boolean;
   /** The form the shard's next write most likely needs (a hint; a wrong one costs a retry). */
   readonly next: HistoryForm;
+  /** The oldest key after this write: the one a forced next write would drop. */
+  readonly head?: Uint8Array;
 }
 
-/** Reads the `ALL_OLD` item returned by a successful write in `form`. */
+/** Reads the `ALL_OLD` item returned by a successful write in `form` of `key`. */
 export function observeWrite(
   form: HistoryForm,
   old: Record<string, AttributeValue> | undefined,
   day: string,
   options: Pick<HistoryUpdateOptions, 'cap' | 'maxKeys' | 'retentionSeconds' | 'now'>,
+  key?: Uint8Array,
 ): HistoryObservation {
-  const before = old?.[SHARD_ATTRIBUTES.keys]?.L?.length ?? 0;
+  const history = old?.[SHARD_ATTRIBUTES.keys]?.L ?? [];
   const times = old?.[SHARD_ATTRIBUTES.minutes]?.L ?? [];
-  const keys = form === 'roll' ? before : before + 1;
+  const dropping = form === 'roll' || form === 'force';
+  const keys = dropping ? history.length : history.length + 1;
   const minuteNow = historyMinute(day, options.now);
   // The oldest key after this write: a roll dropped the first one, an adoption dated them all now.
-  const oldestAfter = form === 'adopt' ? minuteNow : Number((form === 'roll' ? times[1] : times[0])?.N ?? minuteNow);
-  const cutoff = historyMinute(day, new Date(options.now.getTime() - options.retentionSeconds * 1000));
-  const next: HistoryForm =
-    keys < options.cap ? 'grow' : keys >= Math.max(options.cap, options.maxKeys) || options.retentionSeconds <= 0 || oldestAfter < cutoff ? 'roll' : 'grow';
-  const dropped = form === 'roll' ? times[0]?.N : undefined;
-  if (dropped === undefined) return { keys, forced: false, next };
+  const oldestAfter = form === 'adopt' ? minuteNow : Number((dropping ? times[1] : times[0])?.N ?? minuteNow);
+  const head = (dropping ? history[1] : history[0])?.B ?? key;
+  const next = formFor(keys, oldestAfter, day, options);
+  const hint = { next, ...(head === undefined ? {} : { head }) };
+  const dropped = dropping ? times[0]?.N : undefined;
+  if (dropped === undefined) return { keys, forced: false, ...hint };
   const age = Math.max(0, (options.now.getTime() - minuteTime(day, Number(dropped)).getTime()) / 1000);
-  return { keys, droppedAgeSeconds: Math.floor(age), forced: options.retentionSeconds > 0 && age < options.retentionSeconds, next };
+  return { keys, droppedAgeSeconds: Math.floor(age), forced: form === 'force', ...hint };
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

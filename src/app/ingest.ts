@@ -138,7 +138,11 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const pinned = lastReceive || state.attempts.some((a) => a.state === 'started' || a.pinned === true);
   const pin = pinned ? pinAttribute(ref) : undefined;
 
-  const outcomes = await applyAll(increments, recorded, deps, attempt, pin);
+  // A retry may follow an attempt that died unseen: keys its shards dropped young since then were applied.
+  const mayFollowUnseen = attempt.receiveCount === undefined || attempt.receiveCount > 1 || state.attempts.length > 0;
+  const dropped = mayFollowUnseen ? await store.findDropped(increments.map((inc) => inc.key).filter((key) => !recorded.has(keyHex(key)))) : new Set<string>();
+
+  const outcomes = await applyAll(increments, { recorded, dropped }, deps, attempt, pin);
   if (outcomes.failure !== undefined) {
     const known = increments.filter((_, i) => outcomes.results[i] === 'applied' || outcomes.results[i] === 'duplicate').map((inc) => inc.key);
     try {
@@ -198,12 +202,12 @@ async function unpinAll(increments: readonly Increment[], pin: string, deps: Ing
 
 /**
  * Applies `increments` with bounded concurrency, skipping the keys an earlier attempt
- * recorded. On the first failure, or when time runs out, no further increment starts;
+ * recorded (resumed) and those whose tombstone says they were applied (duplicates). On the first failure, or when time runs out, no further increment starts;
  * the ones in flight settle, so every outcome is known when this returns.
  */
 async function applyAll(
   increments: readonly Increment[],
-  recorded: ReadonlySet<string>,
+  known: { recorded: ReadonlySet<string>; dropped: ReadonlySet<string> },
   deps: IngestDeps,
   attempt: AttemptContext,
   pin: string | undefined,
@@ -219,8 +223,9 @@ async function applyAll(
       }
       const index = next++;
       const increment = increments[index]!;
-      if (recorded.has(keyHex(increment.key))) {
-        results[index] = 'resumed';
+      const hex = keyHex(increment.key);
+      if (known.recorded.has(hex) || known.dropped.has(hex)) {
+        results[index] = known.recorded.has(hex) ? 'resumed' : 'duplicate';
         continue;
       }
       try {

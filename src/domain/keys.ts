@@ -14,6 +14,7 @@ import type { LogObjectRef } from './log-object';
  * PK ACCT#acme   SK ADJID#<id>                 reserves an adjustment id (any day)
  * PK OBJ#<bucket>/<key>#<etag>  SK #DONE       object ledger
  * PK OBJ#<bucket>/<key>#<etag>  SK #TRY#<id>#<n>  an unfinished attempt's progress (sorts after #DONE)
+ * PK DROPPED#<key hex>          SK #           a history key dropped before the retention ran out
  * ```
  *
  * A usage shard holds its metrics (numbers added with `ADD`) beside the attributes in
@@ -123,3 +124,16 @@ export function pinAttribute(ref: LogObjectRef): string {
   const digest = hash(new TextEncoder().encode(ledgerKey(ref).PK)).subarray(0, 12);
   return `${PIN_PREFIX}${Buffer.from(digest).toString('base64url')}`;
 }
+
+/**
+ * Key of the tombstone of idempotency key `key`: written before a history at its
+ * maximum drops that key younger than the retention, so a retry that may follow an
+ * unseen attempt can still learn that the increment was applied. Outside every
+ * account partition, so the read API never meets it.
+ */
+export function droppedKeyItem(key: Uint8Array): TableKey {
+  return { PK: `${DROPPED_PREFIX}${Buffer.from(key).toString('hex')}`, SK: '#' };
+}
+
+/** Partition-key prefix of tombstones; what follows is the key in hex. */
+export const DROPPED_PREFIX = 'DROPPED#';

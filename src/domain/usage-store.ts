@@ -77,4 +77,9 @@ export interface UsageStore {
   writeLedger(entry: LedgerEntry): Promise<void>;
   /** Removes the pin `pin` from the shard of `increment`, if it is there. */
   unpin(increment: Increment, pin: string): Promise<void>;
+  /**
+   * Which of `keys` were dropped from their history before the retention ran out
+   * (their increments were applied), strongly consistent; hex as `keyHex` spells it.
+   */
+  findDropped(keys: readonly Uint8Array[]): Promise<ReadonlySet<string>>;
 }

@@ -98,6 +98,22 @@ describe('exactly once at volume: a busy account-day between an attempt and its 
     for (const account of accounts) expect(await requestsOf(account)).toBe(1001);
   }, 180_000);
 
+  it('counts an unseen death once even when its shards had to drop its key young: the tombstone answers the redelivery', async () => {
+    const accounts = [uniqueId('frc-a'), uniqueId('frc-b'), uniqueId('frc-c')];
+    const combined = await objectForMany(accounts);
+    // Histories held to 48 keys whatever their age: busier than the defaults allow, every drop forced.
+    const env = { TALLY_HISTORY_MAX_KEYS: '48', TALLY_INCREMENT_CONCURRENCY: '1' };
+    const dead = testIngestDeps(env, { clients: (c) => dieAfterUpdates(c.dynamodb, 1) });
+
+    const crashed = await ingestBatch(batch(s3NotificationMessage(combined)), dead);
+    await otherTraffic(accounts, 400, env);
+    const redelivered = await ingestBatch(batch(s3NotificationMessage(combined, { receiveCount: 2 })), testIngestDeps(env));
+
+    expect(crashed.batchItemFailures).toHaveLength(1);
+    expect(redelivered.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 3, applied: 2, duplicates: 1 });
+    for (const account of accounts) expect(await requestsOf(account)).toBe(401);
+  }, 180_000);
+
   it('counts exactly when the last receive died unseen and the histories rolled far past it: its pins answer', async () => {
     const accounts = [uniqueId('lst-a'), uniqueId('lst-b'), uniqueId('lst-c')];
     const combined = await objectForMany(accounts);

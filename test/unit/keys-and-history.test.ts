@@ -89,14 +89,23 @@ describe('rolling-history update expressions', () => {
     expect(input.Key).toEqual({ PK: { S: 'ACCT#acme' }, SK: { S: 'DAY#2026-11-21#S#01' } });
   });
 
-  it('rolls with SET h[big] and REMOVE h[0] only past the retention or at max, never the overlapping list_append form', () => {
+  it('rolls with SET h[big] and REMOVE h[0] only past the retention, never the overlapping list_append form', () => {
     const input = historyUpdate('roll', increment, options);
 
     expect(input.UpdateExpression).toBe(
       `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`,
     );
     expect(input.UpdateExpression).not.toMatch(/list_append\(#h, .*REMOVE/);
-    expect(input.ConditionExpression).toBe('attribute_exists(#t) AND size(#h) >= :cap AND (#t[0] < :cutoff OR size(#h) >= :max) AND NOT contains(#h, :k)');
+    expect(input.ConditionExpression).toBe('attribute_exists(#t) AND size(#h) >= :cap AND #t[0] < :cutoff AND NOT contains(#h, :k)');
+  });
+
+  it('forces a young key out of a history at max only when it is the key whose tombstone was written', () => {
+    const head = new Uint8Array([7, 7, 7]);
+    const input = historyUpdate('force', increment, options, { head });
+
+    expect(input.UpdateExpression).toBe(`SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`);
+    expect(input.ConditionExpression).toBe('attribute_exists(#t) AND size(#h) >= :max AND #h[0] = :head AND NOT contains(#h, :k)');
+    expect(input.ExpressionAttributeValues?.[':head']).toEqual({ B: head });
   });
 
   it('rolls at the cap whatever the age when retention is off', () => {
@@ -106,7 +115,7 @@ describe('rolling-history update expressions', () => {
   });
 
   it('adopts an item from before `t` by dating every key it holds now, only at the size it was seen with', () => {
-    const input = historyUpdate('adopt', increment, options, 3);
+    const input = historyUpdate('adopt', increment, options, { size: 3 });
 
     expect(input.UpdateExpression).toBe('SET #h = list_append(#h, :kl), #t = :tadopt, #u = :now ADD #m0 :m0, #m1 :m1');
     expect(input.ConditionExpression).toBe('attribute_exists(#h) AND attribute_not_exists(#t) AND size(#h) = :n AND NOT contains(#h, :k)');
@@ -135,7 +144,9 @@ describe('rolling-history update expressions', () => {
     expect(nextForm({ h: { L: [other] }, t: { L: [at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 1 });
     expect(nextForm({ h: { L: [other, other] }, t: { L: [at(500), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll', size: 2 });
     expect(nextForm({ h: { L: [other, other] }, t: { L: [at(590), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 2 });
-    expect(nextForm({ h: { L: [other, other, other, other] }, t: { L: [at(599), at(599), at(599), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll', size: 4 });
+    const first = { B: new Uint8Array([5]) };
+    expect(nextForm({ h: { L: [first, other, other, other] }, t: { L: [at(599), at(599), at(599), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'force', size: 4, head: first.B });
+    expect(nextForm({ h: { L: [first, other, other, other] }, t: { L: [at(500), at(599), at(599), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll', size: 4 });
     expect(nextForm({ h: { L: [other, other] } }, key, base)).toEqual({ kind: 'retry', form: 'adopt', size: 2 });
     const pinnedItem = { h: { L: [other] }, t: { L: [at(599)] }, 'P#abc': at(599) };
     expect(nextForm(pinnedItem, key, { ...base, pin: 'P#abc' })).toEqual({ kind: 'duplicate' });
@@ -144,14 +155,19 @@ describe('rolling-history update expressions', () => {
   });
 
   it('learns from a rolling write how long the dropped key was kept, and whether it was forced out early', () => {
-    const old = (minute: number) => ({ h: { L: [{ B: new Uint8Array(1) }, { B: new Uint8Array(1) }] }, t: { L: [{ N: String(minute) }, { N: '600' }] } });
 
     const small = { ...options, cap: 2, maxKeys: 4 };
-    expect(observeWrite('roll', old(500), '2026-11-21', small)).toEqual({ keys: 2, droppedAgeSeconds: 6030, forced: false, next: 'grow' });
-    expect(observeWrite('roll', old(590), '2026-11-21', small)).toEqual({ keys: 2, droppedAgeSeconds: 630, forced: true, next: 'grow' });
-    expect(observeWrite('grow', old(590), '2026-11-21', small)).toEqual({ keys: 3, forced: false, next: 'grow' });
-    expect(observeWrite('grow', old(500), '2026-11-21', small)).toEqual({ keys: 3, forced: false, next: 'roll' });
-    expect(observeWrite('grow', old(590), '2026-11-21', { ...small, maxKeys: 3 })).toEqual({ keys: 3, forced: false, next: 'roll' });
+    const second = new Uint8Array([2]);
+    const old = (minute: number, length = 2) => ({
+      h: { L: [{ B: new Uint8Array([1]) }, { B: second }, ...Array.from({ length: length - 2 }, () => ({ B: new Uint8Array([3]) }))] },
+      t: { L: [{ N: String(minute) }, ...Array.from({ length: length - 1 }, () => ({ N: '600' }))] },
+    });
+
+    expect(observeWrite('roll', old(500), '2026-11-21', small)).toEqual({ keys: 2, droppedAgeSeconds: 6030, forced: false, next: 'grow', head: second });
+    expect(observeWrite('force', old(590, 4), '2026-11-21', small)).toEqual({ keys: 4, droppedAgeSeconds: 630, forced: true, next: 'force', head: second });
+    expect(observeWrite('grow', old(590), '2026-11-21', small)).toMatchObject({ keys: 3, forced: false, next: 'grow' });
+    expect(observeWrite('grow', old(500), '2026-11-21', small)).toMatchObject({ keys: 3, forced: false, next: 'roll' });
+    expect(observeWrite('grow', old(590), '2026-11-21', { ...small, maxKeys: 3 })).toMatchObject({ keys: 3, forced: false, next: 'force' });
   });
 
   it('counts history minutes from the start of the shard day', () => {
