@@ -4,6 +4,10 @@ import path from 'node:path';
 import { DEFAULTS, readConfig } from '../../src/adapters/config';
 import tableDefinition from '../../src/adapters/usage-table-definition.json';
 import { readUsageApiConfig } from '../../src/adapters/usage-api-config';
+import type { AwsClients } from '../../src/adapters/clients';
+import { ingestBatch } from '../../src/app/ingest';
+import { crashAfterUpdates } from '../support/faults';
+import { putLogObject, s3NotificationMessage, testIngestDeps, uniqueId } from '../support/stack';
 import {
   asList,
   packageStack,
@@ -435,7 +439,48 @@ describe('existing log bucket (dev, --param existingLogBucket=acme-cdn-logs)', (
   });
 });
 
+/**
+ * Every DynamoDB operation the ingest path sends, recorded on DynamoDB Local while an
+ * object goes through each path: a first receive that fails where it sees it, a shard
+ * forced to drop young keys (tombstones), and the last receive (pinned, tombstones read).
+ */
+async function ingestOperations(): Promise<string[]> {
+  const operations = new Set<string>();
+  const record = (clients: AwsClients) =>
+    clients.dynamodb.middlewareStack.add(
+      (next, context) => async (args) => {
+        operations.add(context.commandName!.replace(/Command$/, ''));
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordOperations' },
+    );
+  const env = { TALLY_HISTORY_MAX_KEYS: '48', TALLY_MAX_RECEIVE_COUNT: '3', TALLY_INCREMENT_CONCURRENCY: '1' };
+  const account = uniqueId('iam');
+  const day = '2026-11-21';
+  const text = `#Version: 1.0\n#Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status\n${day}\t00:00:01\tIAD89-C1\t100\t192.0.2.1\tGET\t${account}.example.com\t/x\t200\n${day}\t00:00:02\tIAD89-C1\t100\t192.0.2.1\tGET\tother-${account}.example.com\t/x\t200\n`;
+  const ref = await putLogObject(`cloudfront/${uniqueId('E2IAM')}.${day}-00.x.gz`, text);
+  await ingestBatch({ Records: [s3NotificationMessage(ref)] }, testIngestDeps(env, { clients: (c) => (record(c), crashAfterUpdates(c.dynamodb, 1)) }));
+  const busy = testIngestDeps(env, { clients: record });
+  for (let i = 0; i < 60; i++) {
+    await busy.store.applyIncrement({ account, day, shard: 0, key: new TextEncoder().encode(`iam-${i}`.padEnd(12, '.')), metrics: { requests: 1, bytes: 1 } });
+  }
+  await ingestBatch({ Records: [s3NotificationMessage(ref, { receiveCount: 3 })] }, testIngestDeps(env, { clients: record }));
+  return [...operations].sort();
+}
+
 describe('least privilege', () => {
+  it("grants ingest exactly the DynamoDB operations its code sends, on every path", async () => {
+    const sent = await ingestOperations();
+    const granted = statementsOf(template(prod), 'IngestRole')
+      .filter((statement) => JSON.stringify(statement.Resource) === JSON.stringify(getAtt('UsageTable')))
+      .flatMap((statement) => asList(statement.Action))
+      .map((action) => action.replace(/^dynamodb:/, ''))
+      .sort();
+
+    expect(sent).toEqual(['BatchGetItem', 'PutItem', 'Query', 'UpdateItem']);
+    expect(granted).toEqual(sent);
+  }, 120_000);
+
   it('ingest may write its logs, consume its queue, apply increments and read log objects: nothing else', () => {
     expect(statementsOf(template(prod), 'IngestRole')).toEqual([
       {
@@ -453,7 +498,7 @@ describe('least privilege', () => {
       {
         Sid: 'ApplyIncrementsAndLedger',
         Effect: 'Allow',
-        Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+        Action: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:BatchGetItem'],
         Resource: getAtt('UsageTable'),
       },
       {
@@ -737,7 +782,7 @@ describe('alarms', () => {
       .filter((m) => m.MetricStat !== undefined)
       .map((m) => [m.MetricStat!.Metric.Namespace, m.MetricStat!.Metric.MetricName, m.MetricStat!.Metric.Dimensions]);
     expect(metrics).toEqual(
-      ['GetItem', 'PutItem', 'UpdateItem', 'Query'].map((operation) => [
+      ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'BatchGetItem'].map((operation) => [
         'AWS/DynamoDB',
         'ThrottledRequests',
         [
@@ -747,7 +792,7 @@ describe('alarms', () => {
       ]),
     );
     const [total] = (alarm.Metrics as { Id: string; Expression?: string; ReturnData: boolean }[]).filter((m) => m.ReturnData);
-    expect(total?.Expression).toBe('FILL(getItem, 0) + FILL(putItem, 0) + FILL(updateItem, 0) + FILL(query, 0)');
+    expect(total?.Expression).toBe('FILL(getItem, 0) + FILL(putItem, 0) + FILL(updateItem, 0) + FILL(query, 0) + FILL(batchGetItem, 0)');
   });
 
   it('are exactly these, each named under the stack, notifying the topic on alarm and on OK', () => {
