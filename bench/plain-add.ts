@@ -72,7 +72,4 @@ export class PlainAddStore implements UsageStore {
     // Nothing is ever pinned: a plain add has no history to rule out.
   }
 
-  async findDropped(): Promise<ReadonlySet<string>> {
-    return new Set();
-  }
 }

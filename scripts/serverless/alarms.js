@@ -161,7 +161,7 @@ const ALARMS = {
   UsageTableThrottlesAlarm: {
     name: 'usage-table-throttles',
     description: 'DynamoDB throttled requests on the usage table (a hot account-day? raise TALLY_SHARDS only for new days).',
-    metric: usageTableThrottles(['GetItem', 'PutItem', 'UpdateItem', 'Query', 'BatchGetItem']),
+    metric: usageTableThrottles(['GetItem', 'PutItem', 'UpdateItem', 'Query']),
     statistic: 'Sum',
     period: 300,
     above: 0,

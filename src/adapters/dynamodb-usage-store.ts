@@ -1,7 +1,5 @@
 import {
-  BatchGetItemCommand,
   ConditionalCheckFailedException,
-  type BatchGetItemCommandOutput,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
@@ -10,7 +8,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { TallyError } from '../domain/errors';
-import { ATTEMPT_PREFIX, attemptKey, DROPPED_PREFIX, droppedKeyItem, ledgerKey, parseAttemptSortKey, usageKey } from '../domain/keys';
+import { ATTEMPT_PREFIX, attemptKey, droppedKeyItem, ledgerKey, parseAttemptSortKey, usageKey } from '../domain/keys';
 import type { LogObjectRef } from '../domain/log-object';
 import type {
   ApplyOptions,
@@ -21,10 +19,7 @@ import type {
   ObjectState,
   UsageStore,
 } from '../domain/usage-store';
-import { historyUpdate, nextForm, observeWrite, unpinUpdate, type HistoryForm, type HistoryObservation, type HistoryUpdateOptions } from './history-update';
-
-/** Keys one BatchGetItem may ask for. */
-const BATCH_GET_LIMIT = 100;
+import { historyUpdate, nextForm, observeWrite, pinDuplicateUpdate, unpinUpdate, type HistoryForm, type HistoryObservation, type HistoryUpdateOptions } from './history-update';
 
 /** Keys per attempt item: 20,000 x 16 bytes stays far under the 400 KB item limit. */
 const KEYS_PER_ATTEMPT_ITEM = 20_000;
@@ -92,13 +87,14 @@ export class DynamoUsageStore implements UsageStore {
 
   async applyIncrement(increment: Increment, apply: ApplyOptions = {}): Promise<IncrementOutcome> {
     const shardId = `${increment.account}\u0000${increment.day}\u0000${increment.shard}`;
-    const options: HistoryUpdateOptions = {
+    let options: HistoryUpdateOptions = {
       tableName: this.tableName,
       cap: this.historyCap,
       maxKeys: this.historyMaxKeys,
       retentionSeconds: this.retentionSeconds,
       now: this.clock(),
       ...(apply.pin === undefined ? {} : { pin: apply.pin }),
+      ...(apply.since === undefined ? {} : { since: apply.since }),
     };
     const hint = this.shapes.get(shardId);
     let form: HistoryForm = hint?.form ?? 'grow';
@@ -117,7 +113,16 @@ export class DynamoUsageStore implements UsageStore {
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
         const verdict = nextForm(error.Item, increment.key, { ...options, day: increment.day });
-        if (verdict.kind !== 'retry') return verdict.kind;
+        if (verdict.kind === 'duplicate') {
+          if (verdict.by === 'history' && apply.pin !== undefined) await this.pinDuplicate(increment, apply.pin);
+          return 'duplicate';
+        }
+        if (verdict.kind === 'unproven') {
+          // The history forgot keys added since the unseen attempt: a young one only after its tombstone.
+          if (await this.hasTombstone(increment.key)) return 'duplicate';
+          const { since: _proven, ...rest } = options;
+          options = rest;
+        }
         if (form === 'force' && verdict.form === 'force') {
           // Another writer dropped the head first: its tombstone is ours to write next. Back off a little.
           conflicts++;
@@ -132,6 +137,26 @@ export class DynamoUsageStore implements UsageStore {
     }
     const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
     throw new TallyError(`increment on ${key.PK} ${key.SK} kept failing its condition; retry later`);
+  }
+
+  /**
+   * Pins a duplicate met in pinned mode: its key may roll out of the history before
+   * this object is done, the pin stays. If the key left meanwhile, its tombstone or its
+   * age (older than the retention) answers any later retry as the history would have.
+   */
+  private async pinDuplicate(increment: Increment, pin: string): Promise<void> {
+    try {
+      const output = await this.client.send(new UpdateItemCommand({ ...pinDuplicateUpdate(increment, pin, { tableName: this.tableName, now: this.clock() }), ...this.capacityRequest }));
+      this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  private async hasTombstone(key: Uint8Array): Promise<boolean> {
+    const item = droppedKeyItem(key);
+    const output = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: { PK: { S: item.PK }, SK: { S: item.SK } }, ConsistentRead: true, ProjectionExpression: 'PK' }));
+    return output.Item !== undefined;
   }
 
   async unpin(increment: Increment, pin: string): Promise<void> {
@@ -280,25 +305,7 @@ export class DynamoUsageStore implements UsageStore {
     this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
   }
 
-  async findDropped(keys: readonly Uint8Array[]): Promise<ReadonlySet<string>> {
-    const found = new Set<string>();
-    const unique = [...new Map(keys.map((key) => [Buffer.from(key).toString('hex'), key])).values()];
-    for (let i = 0; i < unique.length; i += BATCH_GET_LIMIT) {
-      let pending: Record<string, AttributeValue>[] | undefined = unique.slice(i, i + BATCH_GET_LIMIT).map((key) => {
-        const item = droppedKeyItem(key);
-        return { PK: { S: item.PK }, SK: { S: item.SK } };
-      });
-      for (let round = 0; pending !== undefined && pending.length > 0; round++) {
-        if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** round)));
-        const output: BatchGetItemCommandOutput = await this.client.send(
-          new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true, ProjectionExpression: 'PK' } } }),
-        );
-        for (const item of output.Responses?.[this.tableName] ?? []) found.add((item.PK?.S ?? '').slice(DROPPED_PREFIX.length));
-        pending = output.UnprocessedKeys?.[this.tableName]?.Keys;
-      }
-    }
-    return found;
-  }
+
 }
 
 function numberOf(value: AttributeValue | undefined): number {

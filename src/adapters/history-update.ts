@@ -47,6 +47,13 @@ export interface HistoryUpdateOptions {
    * exactly, whatever the history forgot since.
    */
   readonly pin?: string;
+  /**
+   * Proven mode, for a retry that may follow an attempt that died unseen, which started
+   * no earlier than this: the write also requires that the history still holds every key
+   * added since then (its oldest key is older), so a key missing from it was never
+   * applied. When it cannot tell, the key's tombstone decides (see {@link nextForm}).
+   */
+  readonly since?: Date;
 }
 
 /** Index far past any history length: `SET h[APPEND_INDEX]` appends. */
@@ -127,7 +134,13 @@ export function historyUpdate(
   const minute = historyMinute(increment.day, options.now);
   const cutoff = historyMinute(increment.day, new Date(options.now.getTime() - options.retentionSeconds * 1000));
   const pinned = options.pin !== undefined;
-  const conditions = [FORM_CONDITIONS[form](timed), 'NOT contains(#h, :k)', ...(pinned ? ['attribute_not_exists(#p)'] : [])];
+  const proving = options.since !== undefined;
+  const conditions = [
+    FORM_CONDITIONS[form](timed),
+    'NOT contains(#h, :k)',
+    ...(pinned ? ['attribute_not_exists(#p)'] : []),
+    ...(proving ? ['(attribute_not_exists(#h) OR #t[0] < :since)'] : []),
+  ];
   const set = [...FORM_UPDATES[form].set, '#u = :now', ...(pinned ? ['#p = :tm'] : [])];
   const remove = FORM_UPDATES[form].remove;
   const update = `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}${metrics.add}`;
@@ -142,6 +155,7 @@ export function historyUpdate(
     ':tm': { N: String(minute) },
     ':n': { N: String(size) },
     ...(seen.head === undefined ? {} : { ':head': { B: seen.head } }),
+    ...(options.since === undefined ? {} : { ':since': { N: String(historyMinute(increment.day, options.since)) } }),
     ':empty': { L: [] },
     ':kl': { L: [{ B: increment.key }] },
     ':tml': { L: [{ N: String(minute) }] },
@@ -180,10 +194,15 @@ export function unpinUpdate(increment: Pick<Increment, 'account' | 'day' | 'shar
   };
 }
 
-/** What the item returned with a failed condition says about the next step. */
+/**
+ * What the item returned with a failed condition says about the next step: a duplicate
+ * (the key is in the history, or this object's pin is there); `unproven`: the key is
+ * not there but the history no longer reaches back to `since`, so the key's tombstone
+ * must decide; or retry in the form that fits the item now.
+ */
 export type HistoryVerdict =
-  | { readonly kind: 'duplicate' }
-  | { readonly kind: 'retry'; readonly form: HistoryForm; readonly size: number; readonly head?: Uint8Array };
+  | { readonly kind: 'duplicate'; readonly by: 'history' | 'pin' }
+  | { readonly kind: 'unproven' | 'retry'; readonly form: HistoryForm; readonly size: number; readonly head?: Uint8Array };
 
 /**
  * Reads the `ALL_OLD` item of a failed condition: the key (or this object's pin) is
@@ -193,20 +212,36 @@ export type HistoryVerdict =
 export function nextForm(
   item: Record<string, AttributeValue> | undefined,
   key: Uint8Array,
-  options: Pick<HistoryUpdateOptions, 'cap' | 'maxKeys' | 'retentionSeconds' | 'now' | 'pin'> & { day: string },
+  options: Pick<HistoryUpdateOptions, 'cap' | 'maxKeys' | 'retentionSeconds' | 'now' | 'pin' | 'since'> & { day: string },
 ): HistoryVerdict {
-  if (options.pin !== undefined && item?.[options.pin] !== undefined) return { kind: 'duplicate' };
+  if (options.pin !== undefined && item?.[options.pin] !== undefined) return { kind: 'duplicate', by: 'pin' };
   const history = item?.[SHARD_ATTRIBUTES.keys]?.L;
   if (history === undefined) return { kind: 'retry', form: 'grow', size: 0 };
   for (const entry of history) {
-    if (entry.B !== undefined && sameBytes(entry.B, key)) return { kind: 'duplicate' };
+    if (entry.B !== undefined && sameBytes(entry.B, key)) return { kind: 'duplicate', by: 'history' };
   }
   const size = history.length;
   const times = item?.[SHARD_ATTRIBUTES.minutes]?.L;
-  if (times === undefined) return { kind: 'retry', form: 'adopt', size };
-  const form = formFor(size, Number(times[0]?.N ?? Number.NaN), options.day, options);
+  const oldest = Number(times?.[0]?.N ?? Number.NaN);
+  const reachesBack = options.since === undefined || oldest < historyMinute(options.day, options.since);
+  const kind = reachesBack ? 'retry' : 'unproven';
+  if (times === undefined) return { kind, form: 'adopt', size };
+  const form = formFor(size, oldest, options.day, options);
   const head = history[0]?.B;
-  return form === 'force' && head !== undefined ? { kind: 'retry', form, size, head } : { kind: 'retry', form: form === 'force' ? 'grow' : form, size };
+  return form === 'force' && head !== undefined ? { kind, form, size, head } : { kind, form: form === 'force' ? 'grow' : form, size };
+}
+
+/** The `UpdateItem` input that pins `pin` on a shard whose history holds `increment`'s key (a duplicate met in pinned mode). */
+export function pinDuplicateUpdate(increment: Increment, pin: string, options: Pick<HistoryUpdateOptions, 'tableName' | 'now'>): UpdateItemCommandInput {
+  const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
+  return {
+    TableName: options.tableName,
+    Key: { PK: { S: key.PK }, SK: { S: key.SK } },
+    UpdateExpression: 'SET #p = :tm',
+    ConditionExpression: 'contains(#h, :k)',
+    ExpressionAttributeNames: { '#p': pin, '#h': SHARD_ATTRIBUTES.keys },
+    ExpressionAttributeValues: { ':tm': { N: String(historyMinute(increment.day, options.now)) }, ':k': { B: increment.key } },
+  };
 }
 
 /** The form a history of `size` keys whose oldest was added at minute `oldest` takes next. */

@@ -7,7 +7,7 @@ import { describeObject, type LogObjectRef } from '../domain/log-object';
 import type { MetricRule } from '../domain/metric-rules';
 import { parseNotification } from '../domain/notifications';
 import { pinAttribute } from '../domain/keys';
-import type { Increment, IncrementOutcome, UsageStore } from '../domain/usage-store';
+import type { ApplyOptions, AttemptRecord, Increment, IncrementOutcome, UsageStore } from '../domain/usage-store';
 import type { LineCounts, MalformedSample } from '../domain/usage-tally';
 import type { Log } from './log';
 import type { LogSource, MessageVisibility } from './ports';
@@ -27,6 +27,8 @@ export interface AttemptContext {
   readonly receiveCount?: number;
   /** True once too little Lambda time is left to start another increment. */
   readonly outOfTime?: () => boolean;
+  /** When SQS first delivered the message (`ApproximateFirstReceiveTimestamp`). */
+  readonly firstReceivedAt?: Date;
 }
 
 export interface IngestSettings {
@@ -138,11 +140,8 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const pinned = lastReceive || state.attempts.some((a) => a.state === 'started' || a.pinned === true);
   const pin = pinned ? pinAttribute(ref) : undefined;
 
-  // A retry may follow an attempt that died unseen: keys its shards dropped young since then were applied.
-  const mayFollowUnseen = attempt.receiveCount === undefined || attempt.receiveCount > 1 || state.attempts.length > 0;
-  const dropped = mayFollowUnseen ? await store.findDropped(increments.map((inc) => inc.key).filter((key) => !recorded.has(keyHex(key)))) : new Set<string>();
-
-  const outcomes = await applyAll(increments, { recorded, dropped }, deps, attempt, pin);
+  const since = unseenSince(attempt, state.attempts);
+  const outcomes = await applyAll(increments, recorded, deps, attempt, { ...(pin === undefined ? {} : { pin }), ...(since === undefined ? {} : { since }) });
   if (outcomes.failure !== undefined) {
     const known = increments.filter((_, i) => outcomes.results[i] === 'applied' || outcomes.results[i] === 'duplicate').map((inc) => inc.key);
     try {
@@ -185,6 +184,22 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
 
 type ApplyResult = IncrementOutcome | 'resumed' | 'not-started';
 
+/** Clocks of consumers may differ a little, and histories count in whole minutes. */
+const CLOCK_MARGIN_MS = 120_000;
+
+/**
+ * When this attempt may follow one that died unseen, the earliest that attempt can
+ * have started: the message's first receive, or the first recorded attempt; for an
+ * inline run with no record, any time (it proves from tombstones alone). Undefined for
+ * a first receive of an object with no attempts: nothing can have come before it.
+ */
+function unseenSince(attempt: AttemptContext, attempts: readonly AttemptRecord[]): Date | undefined {
+  if (attempt.receiveCount === 1 && attempts.length === 0) return undefined;
+  const starts = [...attempts.map((a) => Date.parse(a.startedAt)), ...(attempt.firstReceivedAt === undefined ? [] : [attempt.firstReceivedAt.getTime()])];
+  const earliest = starts.filter(Number.isFinite);
+  return new Date(earliest.length === 0 || attempt.receiveCount === undefined ? 0 : Math.min(...earliest) - CLOCK_MARGIN_MS);
+}
+
 /**
  * Removes the object's pin from every shard it may be on, once the ledger says done
  * (a redelivery then stops at the ledger). A pin left behind by a failure here costs
@@ -202,15 +217,15 @@ async function unpinAll(increments: readonly Increment[], pin: string, deps: Ing
 
 /**
  * Applies `increments` with bounded concurrency, skipping the keys an earlier attempt
- * recorded (resumed) and those whose tombstone says they were applied (duplicates). On the first failure, or when time runs out, no further increment starts;
+ * recorded. On the first failure, or when time runs out, no further increment starts;
  * the ones in flight settle, so every outcome is known when this returns.
  */
 async function applyAll(
   increments: readonly Increment[],
-  known: { recorded: ReadonlySet<string>; dropped: ReadonlySet<string> },
+  recorded: ReadonlySet<string>,
   deps: IngestDeps,
   attempt: AttemptContext,
-  pin: string | undefined,
+  apply: ApplyOptions,
 ): Promise<{ results: ApplyResult[]; failure?: Error }> {
   const results: ApplyResult[] = increments.map(() => 'not-started');
   let failure: Error | undefined;
@@ -223,13 +238,12 @@ async function applyAll(
       }
       const index = next++;
       const increment = increments[index]!;
-      const hex = keyHex(increment.key);
-      if (known.recorded.has(hex) || known.dropped.has(hex)) {
-        results[index] = known.recorded.has(hex) ? 'resumed' : 'duplicate';
+      if (recorded.has(keyHex(increment.key))) {
+        results[index] = 'resumed';
         continue;
       }
       try {
-        results[index] = await deps.store.applyIncrement(increment, pin === undefined ? {} : { pin });
+        results[index] = await deps.store.applyIncrement(increment, apply);
       } catch (error) {
         failure ??= error instanceof Error ? error : new Error(String(error));
       }
@@ -254,9 +268,14 @@ export async function ingestMessage(
   try {
     const objects: ObjectResult[] = [];
     const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? 1);
+    const firstReceived = Number(record.attributes?.ApproximateFirstReceiveTimestamp);
     const outOfTime = context === undefined ? undefined : () => context.getRemainingTimeInMillis() < deps.settings.minRemainingMillis;
     for (const object of notification.objects) {
-      const result = await ingestObject(object, deps, { receiveCount, ...(outOfTime === undefined ? {} : { outOfTime }) });
+      const result = await ingestObject(object, deps, {
+        receiveCount,
+        ...(outOfTime === undefined ? {} : { outOfTime }),
+        ...(Number.isFinite(firstReceived) && firstReceived > 0 ? { firstReceivedAt: new Date(firstReceived) } : {}),
+      });
       objects.push(result);
       deps.log.info(result.status === 'already-done' ? 'object already counted' : 'object counted', {
         messageId: record.messageId,

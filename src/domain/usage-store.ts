@@ -21,6 +21,12 @@ export interface ApplyOptions {
    * be retried later than the history's retention (see `pinAttribute`).
    */
   readonly pin?: string;
+  /**
+   * Proven mode: an attempt that died unseen may have applied this increment, no earlier
+   * than this time. Applied only if the shard's history provably reaches back to it, or
+   * the key has no tombstone (see `droppedKeyItem`).
+   */
+  readonly since?: Date;
 }
 
 /**
@@ -77,9 +83,4 @@ export interface UsageStore {
   writeLedger(entry: LedgerEntry): Promise<void>;
   /** Removes the pin `pin` from the shard of `increment`, if it is there. */
   unpin(increment: Increment, pin: string): Promise<void>;
-  /**
-   * Which of `keys` were dropped from their history before the retention ran out
-   * (their increments were applied), strongly consistent; hex as `keyHex` spells it.
-   */
-  findDropped(keys: readonly Uint8Array[]): Promise<ReadonlySet<string>>;
 }

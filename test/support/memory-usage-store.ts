@@ -34,11 +34,6 @@ export class MemoryUsageStore implements UsageStore {
     return 'applied';
   }
 
-  /** Histories here roll by count alone (retention 0): nothing is dropped early, so no tombstones. */
-  async findDropped(): Promise<ReadonlySet<string>> {
-    return new Set();
-  }
-
   async unpin(increment: Increment, pin: string): Promise<void> {
     this.shardOf(increment).pins.delete(pin);
   }

@@ -123,6 +123,13 @@ describe('rolling-history update expressions', () => {
     expect(input.ExpressionAttributeValues?.[':n']).toEqual({ N: '3' });
   });
 
+  it('in proven mode also requires the history to reach back to the unseen attempt', () => {
+    const input = historyUpdate('grow', increment, { ...options, since: new Date('2026-11-21T09:00:00Z') });
+
+    expect(input.ConditionExpression).toMatch(/ AND NOT contains\(#h, :k\) AND \(attribute_not_exists\(#h\) OR #t\[0\] < :since\)$/);
+    expect(input.ExpressionAttributeValues?.[':since']).toEqual({ N: '540' });
+  });
+
   it('in pinned mode also sets the object pin, refused when the pin is already there', () => {
     const input = historyUpdate('roll', increment, { ...options, pin: 'P#abc' });
 
@@ -139,7 +146,7 @@ describe('rolling-history update expressions', () => {
     const at = (minute: number) => ({ N: String(minute) });
     const base = { cap: 2, maxKeys: 4, retentionSeconds: 2400, now: options.now, day: '2026-11-21' };
 
-    expect(nextForm({ h: { L: [other, { B: key }] }, t: { L: [at(1), at(2)] } }, key, base)).toEqual({ kind: 'duplicate' });
+    expect(nextForm({ h: { L: [other, { B: key }] }, t: { L: [at(1), at(2)] } }, key, base)).toEqual({ kind: 'duplicate', by: 'history' });
     expect(nextForm(undefined, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 0 });
     expect(nextForm({ h: { L: [other] }, t: { L: [at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 1 });
     expect(nextForm({ h: { L: [other, other] }, t: { L: [at(500), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll', size: 2 });
@@ -149,7 +156,11 @@ describe('rolling-history update expressions', () => {
     expect(nextForm({ h: { L: [first, other, other, other] }, t: { L: [at(500), at(599), at(599), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll', size: 4 });
     expect(nextForm({ h: { L: [other, other] } }, key, base)).toEqual({ kind: 'retry', form: 'adopt', size: 2 });
     const pinnedItem = { h: { L: [other] }, t: { L: [at(599)] }, 'P#abc': at(599) };
-    expect(nextForm(pinnedItem, key, { ...base, pin: 'P#abc' })).toEqual({ kind: 'duplicate' });
+    expect(nextForm(pinnedItem, key, { ...base, pin: 'P#abc' })).toEqual({ kind: 'duplicate', by: 'pin' });
+    // Proven mode: the oldest key (minute 599) is not older than the unseen attempt (09:59 = minute 599): the tombstone decides.
+    const since = new Date('2026-11-21T09:59:00Z');
+    expect(nextForm(pinnedItem, key, { ...base, since })).toEqual({ kind: 'unproven', form: 'grow', size: 1 });
+    expect(nextForm({ h: { L: [other] }, t: { L: [at(598)] } }, key, { ...base, since })).toEqual({ kind: 'retry', form: 'grow', size: 1 });
     expect(nextForm(pinnedItem, key, { ...base, pin: 'P#xyz' })).toEqual({ kind: 'retry', form: 'grow', size: 1 });
     expect(nextForm(pinnedItem, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 1 });
   });
