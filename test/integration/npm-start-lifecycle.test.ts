@@ -2,7 +2,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { addDays, dayOf } from '../../src/domain/days';
+import { normaliseEtag } from '../../src/domain/log-object';
 import { waitForEmptyQueue } from '../../src/local/poller';
 import { localClients } from '../../src/local/stack';
 import { runTallyBin } from '../support/cli';
@@ -18,6 +20,7 @@ import {
   type LocalRun,
 } from '../support/npm-start';
 import { notificationBody, putLogSet, sendBodies } from '../support/operator';
+import { putLogObject, testClients } from '../support/stack';
 
 // `npm start` as a user meets it, in temporary folders: real processes, real signals.
 
@@ -155,11 +158,15 @@ describe('npm start, running', () => {
     const drained = await waitForEmptyQueue(sqs, before.queueUrl, 60_000);
     sqs.destroy();
     const beforeRestart = await tally(cwd, ...reconcileArgs);
+    const removed = await putLogObject(`${set.prefix}removed.gz`, 'a log deleted before the restart', { info: before });
+    await testClients(before).s3.send(new DeleteObjectCommand({ Bucket: before.bucket, Key: removed.key }));
 
     await stopLocal(runs[runs.length - 1]!, 'SIGKILL');
     await waitUntilNoProcessNames(cwd, 10_000);
     const restarted = await start(cwd);
     const afterRestart = await tally(cwd, ...reconcileArgs);
+    const after = stackInfoIn(cwd);
+    const listed = await testClients(after).s3.send(new ListObjectsV2Command({ Bucket: after.bucket, Prefix: set.prefix }));
     await stopLocal(restarted);
 
     expect(drained).toBe(true);
@@ -168,5 +175,9 @@ describe('npm start, running', () => {
     expect({ code: afterRestart.code, stderr: afterRestart.stderr }).toEqual({ code: 0, stderr: '' });
     expect(afterRestart.stdout).toContain(`read ${set.refs.length} object(s)`);
     expect(afterRestart.stdout).toContain('no drift: the counters match the logs');
+    // Same ETags: the ledger and the idempotency keys name each object by it.
+    expect((listed.Contents ?? []).map((object) => [object.Key, normaliseEtag(object.ETag ?? '')]).sort()).toEqual(
+      set.refs.map((ref) => [ref.key, ref.etag]).sort(),
+    );
   }, 180_000);
 });
