@@ -60,7 +60,10 @@ export class Shutdown {
         void this.exit(0);
       });
     }
+    // A terminal that closed (SIGHUP) fails every later write: that must not turn a stop into a crash.
+    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
     const crash = (kind: string) => (error: unknown) => {
+      if (this.running !== undefined) return; // already stopping: the exit comes, whatever else fails
       this.report(`tally: ${kind}: ${error instanceof Error ? (error.stack ?? describeError(error)) : String(error)}`);
       void this.exit(1);
     };
