@@ -35,7 +35,7 @@ export interface StackLock {
  */
 export function acquireStackLock(path: string, pid = process.pid): StackLock {
   mkdirSync(dirname(path), { recursive: true });
-  const mine: StackLockHolder = { pid, ...optional('processStart', processStartOf(pid)), startedAt: new Date().toISOString() };
+  const mine: StackLockHolder = { pid, ...optional('processStart', procStat(pid)?.start), startedAt: new Date().toISOString() };
   let holder = mine;
   const write = (target: string, content: StackLockHolder) => writeFileSync(target, `${JSON.stringify(content)}\n`);
   const aside = `${path}.${pid}`;
@@ -88,7 +88,11 @@ export function readHolder(path: string): StackLockHolder | undefined {
   return raw === undefined ? undefined : parseHolder(raw);
 }
 
-/** Whether the lock's holder still runs: its pid exists and (where the kernel tells) started when the holder did. */
+/**
+ * Whether the lock's holder still runs: its pid exists and, where the kernel tells
+ * (Linux's /proc), it is not a zombie (killed, not yet reaped by its parent) and
+ * started when the holder did.
+ */
 export function isAlive(holder: StackLockHolder): boolean {
   try {
     process.kill(holder.pid, 0);
@@ -96,9 +100,10 @@ export function isAlive(holder: StackLockHolder): boolean {
     // EPERM: the process exists but belongs to another user.
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  if (holder.processStart === undefined) return true;
-  const now = processStartOf(holder.pid);
-  return now === undefined || now === holder.processStart;
+  const stat = procStat(holder.pid);
+  if (stat === undefined) return true;
+  if (stat.state === 'Z' || stat.state === 'X') return false;
+  return holder.processStart === undefined || stat.start === holder.processStart;
 }
 
 function parseHolder(raw: string): StackLockHolder | undefined {
@@ -110,12 +115,13 @@ function parseHolder(raw: string): StackLockHolder | undefined {
   }
 }
 
-/** Field 22 of /proc/<pid>/stat (clock ticks after boot); undefined where there is no /proc. */
-function processStartOf(pid: number): string | undefined {
+/** Fields 3 (state) and 22 (start, in clock ticks after boot) of /proc/<pid>/stat; undefined where there is no /proc. */
+function procStat(pid: number): { state: string; start: string } | undefined {
   const stat = readQuietly(`/proc/${pid}/stat`);
   if (stat === undefined) return undefined;
   // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0] ?? '', start: fields[19] ?? '' };
 }
 
 function readQuietly(path: string): string | undefined {

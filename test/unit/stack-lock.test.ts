@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +53,23 @@ describe('the stack lock', () => {
     acquireStackLock(path);
 
     expect(readHolder(path)?.processStart).not.toBe('1');
+  });
+
+  it('takes over a lock whose process was killed but not yet reaped (a zombie)', async () => {
+    const path = lockPath();
+    // `sleep 0` ends at once; its parent becomes `sleep 30`, which never reaps it.
+    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const zombie = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (chunk) => resolve(String(chunk)))));
+    while (!/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${zombie}/stat`, 'utf8'))) await new Promise((resolve) => setTimeout(resolve, 20));
+    writeFileSync(path, JSON.stringify({ pid: zombie, startedAt: new Date().toISOString() }));
+
+    try {
+      acquireStackLock(path);
+    } finally {
+      parent.kill('SIGKILL');
+    }
+
+    expect(readHolder(path)?.pid).toBe(process.pid);
   });
 
   it('takes over a lock file that is not a lock', () => {
