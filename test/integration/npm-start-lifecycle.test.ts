@@ -96,7 +96,9 @@ describe('npm start, running', () => {
 
     const startedAt = Date.now();
     const second = launchLocal(cwd, { TALLY_DEMO: '0' });
-    const secondCode = await Promise.race([second.exited, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 20_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    const secondCode = await Promise.race([second.exited, new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), 20_000)))]);
+    clearTimeout(timer);
     const secondTook = Date.now() - startedAt;
     if (secondCode === 'still running') await stopLocal(second, 'SIGKILL');
 
