@@ -3,7 +3,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import type { AwsCredentialIdentity } from '@aws-sdk/types';
 import { readConfig, type TallyConfig } from '../adapters/config';
 import type { Env } from '../adapters/env';
-import { ConfigError } from '../domain/errors';
+import { ConfigError, LocalStackNotRunningError } from '../domain/errors';
 import { LOCAL_CREDENTIALS } from '../local/local-credentials';
 import type { LocalStackInfo } from '../local/stack';
 
@@ -33,6 +33,8 @@ export interface OperatorTarget {
   readonly credentials?: AwsCredentialIdentity;
   /** Says where the target came from, for the first line of a command's output. */
   readonly origin: string;
+  /** The `.tally/local.json` the target was read from, when it is the local stack. */
+  readonly localStack?: string;
 }
 
 /** Environment variables that name a target; any of them means "not the local stack". */
@@ -85,10 +87,12 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
 
   let merged: Record<string, string | undefined> = { ...env };
   let origin = 'flags and environment';
-  let local = false;
+  let local: string | undefined;
   if (useStack) {
     const path = isAbsolute(stackPath) ? stackPath : join(cwd, stackPath);
     if (!existsSync(path)) {
+      // `npm start` removes local.json when it stops; its data folder says it ran here.
+      if (!given(flags.stack) && !given(env.TALLY_LOCAL_STACK) && existsSync(join(cwd, '.tally', 'data'))) throw new LocalStackNotRunningError();
       throw new ConfigError(
         `no target: name one with --table/--queue-url/--dlq-url/--bucket (or TALLY_TABLE and friends), or start the local stack with npm start (looked for ${path})`,
       );
@@ -111,7 +115,7 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
     };
     const shown = relative(cwd, path);
     origin = `local stack (${shown.startsWith('..') || isAbsolute(shown) ? path : shown})`;
-    local = true;
+    local = path;
   }
   const endpoint = flags.endpoint ?? merged.AWS_ENDPOINT_URL;
   const overlay: Record<string, string | undefined> = {
@@ -138,7 +142,7 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
   const config = readConfig(overlay);
   const endpoints = [config.endpoints.dynamodb, config.endpoints.sqs, config.endpoints.s3].filter(given);
   const fromEnv = given(env.AWS_ACCESS_KEY_ID) && given(env.AWS_SECRET_ACCESS_KEY);
-  const emulated = local || (endpoints.length > 0 && endpoints.every(isLoopback) && !fromEnv && !given(env.AWS_PROFILE));
+  const emulated = local !== undefined || (endpoints.length > 0 && endpoints.every(isLoopback) && !fromEnv && !given(env.AWS_PROFILE));
   // Keys in the given environment are used as given (it need not be process.env);
   // otherwise the SDK's default chain finds profiles, SSO or the instance role.
   const credentials: AwsCredentialIdentity | undefined = emulated
@@ -159,6 +163,7 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
     logPrefix: overlay.TALLY_LOG_PREFIX ?? '',
     ...(credentials === undefined ? {} : { credentials }),
     origin,
+    ...(local === undefined ? {} : { localStack: local }),
   };
 }
 

@@ -109,3 +109,27 @@ export class AdjustmentConflictError extends TallyError {
     this.name = 'AdjustmentConflictError';
   }
 }
+
+/**
+ * `npm start` found another stack holding the same `.tally` folder: two DynamoDB Locals
+ * on one set of files would corrupt them, so the second start stops before touching anything.
+ */
+export class StackAlreadyRunningError extends TallyError {
+  constructor(
+    readonly pid: number,
+    /** The running stack's dashboard, once it is ready. */
+    readonly dashboard?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`already running (pid ${pid}, ${dashboard === undefined ? 'still starting' : `dashboard ${dashboard}`})`, options);
+    this.name = 'StackAlreadyRunningError';
+  }
+}
+
+/** An operator command's local target (`.tally/local.json`) refused the connection: nothing listens there any more. */
+export class LocalStackNotRunningError extends TallyError {
+  constructor(options?: { cause?: unknown }) {
+    super('the local stack is not running; start it with npm start', options);
+    this.name = 'LocalStackNotRunningError';
+  }
+}

@@ -1,7 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { spawnWatched, stopWatched, WATCHED_SPAWN_FAILED } from './child-watchdog';
 import { freePort } from './ports';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './local-credentials';
 
@@ -37,7 +37,8 @@ export async function startDynamoDbLocal(options: { port?: number; dataDir?: str
     String(port),
     ...storage,
   ];
-  const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Under a watchdog: Java must not outlive this process, even when it is killed with SIGKILL.
+  const child = spawnWatched('java', args);
   let output = '';
   const collect = (chunk: Buffer) => {
     if (output.length < 20_000) output += chunk.toString();
@@ -45,20 +46,24 @@ export async function startDynamoDbLocal(options: { port?: number; dataDir?: str
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
   const exited = new Promise<never>((_, reject) => {
-    child.once('error', (error) =>
-      reject(new Error(`cannot start DynamoDB Local (is Java 17 installed and on PATH?): ${error.message}`)),
+    child.once('error', (error) => reject(new Error(`cannot start DynamoDB Local's watchdog: ${error.message}`)));
+    child.once('exit', (code) =>
+      reject(
+        code === WATCHED_SPAWN_FAILED
+          ? new Error(`cannot start DynamoDB Local (is Java 17 installed and on PATH?): ${output.trim()}`)
+          : new Error(`DynamoDB Local exited with code ${code}:\n${output}`),
+      ),
     );
-    child.once('exit', (code) => reject(new Error(`DynamoDB Local exited with code ${code}:\n${output}`)));
   });
   const endpoint = `http://127.0.0.1:${port}`;
   try {
     await Promise.race([waitUntilReady(endpoint), exited]);
   } catch (error) {
-    child.kill('SIGKILL');
+    await stopWatched(child);
     throw error;
   }
   exited.catch(() => undefined);
-  return { endpoint, port, stop: () => stopChild(child) };
+  return { endpoint, port, stop: () => stopWatched(child) };
 }
 
 async function waitUntilReady(endpoint: string): Promise<void> {
@@ -77,16 +82,4 @@ async function waitUntilReady(endpoint: string): Promise<void> {
   } finally {
     client.destroy();
   }
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
 }

@@ -1,34 +1,48 @@
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { jsonLog } from '../app/log';
-import { describeError } from '../domain/errors';
-import { DEMO_METRICS, uploadDemoLogs } from './demo';
+import { describeError, StackAlreadyRunningError } from '../domain/errors';
+import { uploadDemoLogs } from './demo';
 import { IngestSummary } from './ingest-summary';
 import { createLocalIngest } from './local-ingest';
+import { readLocalSettings } from './local-settings';
 import { startLocalUsageApi } from './local-usage-api';
 import { QueuePoller, queueDepth, waitForEmptyQueue } from './poller';
-import { CONSUMER_SETTINGS, startLocalStack, writeStackInfo } from './stack';
+import { Shutdown } from './shutdown';
+import { acquireStackLock, STACK_LOCK_FILE } from './stack-lock';
+import { startLocalStack, writeStackInfo } from './stack';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /**
- * `npm start`: the whole pipeline on this machine. DynamoDB Local (kept under
- * .tally/data so a restart keeps the counts) and the SQS/S3 emulator, demo logs for
- * the last 30 days, and a poller feeding the queue to the ingest handler.
+ * `npm start`: the whole pipeline on this machine. DynamoDB Local and the SQS/S3
+ * emulator (tables and log objects kept under .tally/data, so a restart keeps both),
+ * demo logs for the last 30 days, and a poller feeding the queue to the ingest handler.
+ *
+ * Order matters for what a failure leaves behind: every setting is checked before
+ * anything starts, the `.tally` folder is locked before anything is written there, and
+ * each thing started registers its stop with `shutdown`, which runs on any error,
+ * signal or crash. `.tally/local.json` exists only while the stack is up.
  */
-async function main(): Promise<void> {
+async function main(shutdown: Shutdown): Promise<void> {
   const root = process.cwd();
   const started = Date.now();
-  console.log('tally: starting DynamoDB Local and the SQS/S3 emulator...');
-  const stack = await startLocalStack({ dataDir: join(root, '.tally', 'data', 'dynamodb'), visibilityTimeoutSeconds: 20 });
-  const { info, clients } = stack;
+  const settings = readLocalSettings(process.env);
+  const lock = acquireStackLock(join(root, STACK_LOCK_FILE));
+  shutdown.add(() => lock.release());
   const infoPath = join(root, '.tally', 'local.json');
+  // Left by a stack that was killed: it names endpoints nothing listens on any more.
+  rmSync(infoPath, { force: true });
+
+  console.log('tally: starting DynamoDB Local and the SQS/S3 emulator...');
+  const data = join(root, '.tally', 'data');
+  const stack = await startLocalStack({ dataDir: join(data, 'dynamodb'), objectsDir: join(data, 's3'), visibilityTimeoutSeconds: 20 });
+  shutdown.add(() => stack.stop());
+  const { info, clients } = stack;
 
   const summary = new IngestSummary();
   const log = jsonLog((line) => process.stderr.write(line), 'warn');
-  info.consumer = {
-    ...Object.fromEntries(CONSUMER_SETTINGS.flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : []))),
-    TALLY_METRICS: process.env.TALLY_METRICS ?? DEMO_METRICS,
-  };
+  info.consumer = settings.consumer;
   const { handler } = createLocalIngest(info, log, info.consumer, (results) => summary.record(results));
   const poller = new QueuePoller({
     sqs: clients.sqs,
@@ -39,14 +53,18 @@ async function main(): Promise<void> {
     onError: (error) => console.error(`tally: poller error: ${describeError(error)}`),
   });
   poller.start();
-  const api = await startLocalUsageApi({ root, info, log, metrics: process.env.TALLY_METRICS ?? DEMO_METRICS });
+  shutdown.add(() => poller.stop());
+  const api = await startLocalUsageApi({ root, info, log, metrics: settings.metrics });
+  shutdown.add(() => api.stop());
   info.api = api.server.url;
   writeStackInfo(infoPath, info);
+  shutdown.add(() => rmSync(infoPath, { force: true }));
+  lock.update({ dashboard: `${api.server.url}/` });
   console.log(`tally: stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s; wrote ${infoPath}`);
   console.log(`  dynamodb ${info.endpoints.dynamodb}  sqs/s3 ${info.endpoints.sqs}  table ${info.table}`);
   console.log(`  bucket s3://${info.bucket}/${info.logPrefix}  queue ${info.queueUrl}`);
 
-  if (process.env.TALLY_DEMO !== '0') {
+  if (settings.demo) {
     const demo = await uploadDemoLogs({ ...clients, bucket: info.bucket, logPrefix: info.logPrefix, queueUrl: info.queueUrl, region: info.region });
     console.log(`tally: demo wrote ${demo.objects.length} CloudFront log objects (last 30 days) and sent ${demo.notificationsSent} notifications`);
     await waitForEmptyQueue(clients.sqs, info.queueUrl, 120_000);
@@ -65,20 +83,12 @@ async function main(): Promise<void> {
       console.log(summary.describe());
     }
   }, 2_000);
-
-  const shutdown = async () => {
-    clearInterval(ticker);
-    console.log('tally: stopping...');
-    await poller.stop();
-    await api.stop();
-    await stack.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void shutdown());
-  process.once('SIGTERM', () => void shutdown());
+  shutdown.add(() => clearInterval(ticker));
 }
 
-main().catch((error: unknown) => {
-  console.error(`tally: could not start: ${describeError(error)}`);
-  process.exit(1);
+const shutdown = new Shutdown();
+shutdown.exitOnSignalsAndCrashes(() => console.log('tally: stopping...'));
+main(shutdown).catch((error: unknown) => {
+  console.error(error instanceof StackAlreadyRunningError ? `tally: ${error.message}` : `tally: could not start: ${describeError(error)}`);
+  void shutdown.exit(1);
 });

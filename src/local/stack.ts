@@ -41,6 +41,8 @@ export const CONSUMER_SETTINGS = ['TALLY_METRICS', 'TALLY_RESOLVER', 'TALLY_SHAR
 export interface LocalStackOptions {
   /** Keep DynamoDB tables here across restarts; in memory when absent. */
   readonly dataDir?: string;
+  /** Keep the emulated S3's buckets and objects here across restarts; in memory when absent. */
+  readonly objectsDir?: string;
   readonly bucket?: string;
   readonly logPrefix?: string;
   readonly table?: string;
@@ -121,17 +123,25 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let dynamodb: DynamoDbLocal | undefined;
   let emulator: SqsS3Emulator | undefined;
   try {
-    [dynamodb, emulator] = await Promise.all([
+    // Both settle before a failure is thrown, so the one that did start is stopped too.
+    const [startedDynamoDb, startedEmulator] = await Promise.allSettled([
       startDynamoDbLocal({
         ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
         ...(options.dynamodbPort === undefined ? {} : { port: options.dynamodbPort }),
       }),
-      startSqsS3Emulator(options.emulatorPort === undefined ? {} : { port: options.emulatorPort }),
+      startSqsS3Emulator({
+        ...(options.objectsDir === undefined ? {} : { objectsDir: options.objectsDir }),
+        ...(options.emulatorPort === undefined ? {} : { port: options.emulatorPort }),
+      }),
     ]);
-    const endpoints = { dynamodb: dynamodb.endpoint, sqs: emulator.endpoint, s3: emulator.endpoint };
+    if (startedDynamoDb.status === 'fulfilled') dynamodb = startedDynamoDb.value;
+    if (startedEmulator.status === 'fulfilled') emulator = startedEmulator.value;
+    if (startedDynamoDb.status === 'rejected') throw startedDynamoDb.reason;
+    if (startedEmulator.status === 'rejected') throw startedEmulator.reason;
+    const started = { dynamodb: startedDynamoDb.value, emulator: startedEmulator.value };
+    const endpoints = { dynamodb: started.dynamodb.endpoint, sqs: started.emulator.endpoint, s3: started.emulator.endpoint };
     const clients = localClients({ region: LOCAL_REGION, endpoints });
     const resources = await provisionLocalResources(clients, options);
-    const started = { dynamodb, emulator };
     return {
       info: { region: LOCAL_REGION, endpoints, ...resources },
       clients,

@@ -1,0 +1,185 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { addDays, dayOf } from '../../src/domain/days';
+import { normaliseEtag } from '../../src/domain/log-object';
+import { waitForEmptyQueue } from '../../src/local/poller';
+import { localClients } from '../../src/local/stack';
+import { runTallyBin } from '../support/cli';
+import {
+  killProcessesNaming,
+  launchLocal,
+  processesNaming,
+  stackEnv,
+  stackInfoIn,
+  startLocal,
+  stopLocal,
+  waitUntilNoProcessNames,
+  type LocalRun,
+} from '../support/npm-start';
+import { notificationBody, putLogSet, sendBodies } from '../support/operator';
+import { putLogObject, testClients } from '../support/stack';
+
+// `npm start` as a user meets it, in temporary folders: real processes, real signals.
+
+const folders: string[] = [];
+const runs: LocalRun[] = [];
+
+function projectFolder(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'tally-lifecycle-'));
+  folders.push(folder);
+  return folder;
+}
+
+async function start(cwd: string, env: Record<string, string> = {}): Promise<LocalRun> {
+  const run = await startLocal(cwd, env);
+  runs.push(run);
+  return run;
+}
+
+/** A `tally` command run in `cwd` with no target in its environment: it finds the local stack there. */
+const tally = (cwd: string, ...args: string[]) => runTallyBin(args, { cwd, env: stackEnv() });
+
+const today = dayOf(new Date());
+const reconcileArgs = ['reconcile', '--from', addDays(today, -3), '--to', addDays(today, -2)];
+
+afterAll(async () => {
+  await Promise.all(runs.map((run) => stopLocal(run, 'SIGKILL')));
+  for (const folder of folders) {
+    killProcessesNaming(folder);
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+describe('npm start, when it cannot start', () => {
+  it.each([
+    ['TALLY_SHARDS', 'abc', /ConfigError: TALLY_SHARDS must give shard counts/],
+    ['TALLY_METRICS', 'notjson', /ConfigError: TALLY_METRICS: /],
+  ])('fails on %s=%s with a ConfigError, leaving no process and no .tally folder behind', async (variable, value, message) => {
+    const cwd = projectFolder();
+
+    const run = launchLocal(cwd, { [variable]: value });
+    const code = await run.exited;
+    const left = await waitUntilNoProcessNames(cwd, 3_000);
+
+    expect(code).toBe(1);
+    expect(run.output()).toMatch(message);
+    expect(left).toEqual([]);
+    expect(existsSync(join(cwd, '.tally'))).toBe(false);
+  });
+
+  it('stops DynamoDB Local when it fails after starting it', async () => {
+    const cwd = projectFolder();
+    // The signing secret is read after the databases are up: a folder in its place fails the start there.
+    mkdirSync(join(cwd, '.tally', 'jwt-secret'), { recursive: true });
+
+    const run = launchLocal(cwd, { TALLY_DEMO: '0' });
+    const code = await run.exited;
+    const left = await waitUntilNoProcessNames(cwd, 3_000);
+
+    expect(code).toBe(1);
+    expect(run.output()).toContain('tally: could not start');
+    expect(left).toEqual([]);
+    expect(existsSync(join(cwd, '.tally', 'local.json'))).toBe(false);
+    expect(existsSync(join(cwd, '.tally', 'lock.json'))).toBe(false);
+  }, 120_000);
+});
+
+describe('npm start, running', () => {
+  it('refuses a second start in the same folder at once, naming the first, which keeps serving', async () => {
+    const cwd = projectFolder();
+    const first = await start(cwd);
+    const info = stackInfoIn(cwd);
+    const described = readFileSync(join(cwd, '.tally', 'local.json'), 'utf8');
+
+    const startedAt = Date.now();
+    const second = launchLocal(cwd, { TALLY_DEMO: '0' });
+    let timer: NodeJS.Timeout | undefined;
+    const secondCode = await Promise.race([second.exited, new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), 20_000)))]);
+    clearTimeout(timer);
+    const secondTook = Date.now() - startedAt;
+    if (secondCode === 'still running') await stopLocal(second, 'SIGKILL');
+
+    const { dynamodb } = localClients(info);
+    const tables = await dynamodb.send(new ListTablesCommand({}));
+    dynamodb.destroy();
+    const api = await fetch(`${info.api}/v1/accounts/acme/usage?from=${today}&to=${today}`);
+    expect(secondCode).toBe(1);
+    // "At once": before it would have started anything (a stack takes seconds to come up, and never exits by itself).
+    expect(secondTook).toBeLessThan(15_000);
+    expect(second.output()).toContain(`tally: already running (pid ${first.child.pid}, dashboard ${info.api}/)`);
+    expect(first.child.exitCode).toBeNull();
+    expect(readFileSync(join(cwd, '.tally', 'local.json'), 'utf8')).toBe(described);
+    expect(tables.TableNames).toContain(info.table);
+    expect(api.status).toBe(401);
+  }, 120_000);
+
+  it('stops DynamoDB Local and removes local.json on SIGHUP; commands then say the stack is not running', async () => {
+    const cwd = projectFolder();
+    const run = await start(cwd);
+    expect(processesNaming(cwd)).not.toEqual([]);
+
+    const code = await stopLocal(run, 'SIGHUP');
+    const left = await waitUntilNoProcessNames(cwd, 10_000);
+    const command = await tally(cwd, ...reconcileArgs);
+
+    expect(code).toBe(0);
+    expect(left).toEqual([]);
+    expect(existsSync(join(cwd, '.tally', 'local.json'))).toBe(false);
+    expect(existsSync(join(cwd, '.tally', 'lock.json'))).toBe(false);
+    expect(command.code).not.toBe(0);
+    expect(command.stderr).toContain('the local stack is not running; start it with npm start');
+    expect(command.stderr).not.toMatch(/^\s+at /m);
+  }, 120_000);
+
+  it('takes DynamoDB Local with it when killed with SIGKILL; commands on the stale local.json say the stack is not running', async () => {
+    const cwd = projectFolder();
+    const run = await start(cwd);
+    expect(processesNaming(cwd)).not.toEqual([]);
+
+    await stopLocal(run, 'SIGKILL');
+    const left = await waitUntilNoProcessNames(cwd, 10_000);
+    const command = await tally(cwd, ...reconcileArgs);
+
+    expect(left).toEqual([]);
+    expect(existsSync(join(cwd, '.tally', 'local.json'))).toBe(true);
+    expect(command.code).not.toBe(0);
+    expect(command.stderr).toContain('the local stack is not running; start it with npm start');
+    expect(command.stderr).not.toMatch(/^\s+at /m);
+  }, 120_000);
+
+  it('keeps the logs a user fed in across a kill and a restart: reconcile is clean', async () => {
+    const cwd = projectFolder();
+    await start(cwd);
+    const before = stackInfoIn(cwd);
+    const set = await putLogSet({ days: [addDays(today, -3), addDays(today, -2)], info: before });
+    await sendBodies(before.queueUrl, set.refs.map(notificationBody), before);
+    const { sqs } = localClients(before);
+    const drained = await waitForEmptyQueue(sqs, before.queueUrl, 60_000);
+    sqs.destroy();
+    const beforeRestart = await tally(cwd, ...reconcileArgs);
+    const removed = await putLogObject(`${set.prefix}removed.gz`, 'a log deleted before the restart', { info: before });
+    await testClients(before).s3.send(new DeleteObjectCommand({ Bucket: before.bucket, Key: removed.key }));
+
+    await stopLocal(runs[runs.length - 1]!, 'SIGKILL');
+    await waitUntilNoProcessNames(cwd, 10_000);
+    const restarted = await start(cwd);
+    const afterRestart = await tally(cwd, ...reconcileArgs);
+    const after = stackInfoIn(cwd);
+    const listed = await testClients(after).s3.send(new ListObjectsV2Command({ Bucket: after.bucket, Prefix: set.prefix }));
+    await stopLocal(restarted);
+
+    expect(drained).toBe(true);
+    expect(beforeRestart.stdout).toContain(`read ${set.refs.length} object(s)`);
+    expect(beforeRestart.stdout).toContain('no drift: the counters match the logs');
+    expect(afterRestart.code).toBe(0);
+    expect(afterRestart.stdout).toContain(`read ${set.refs.length} object(s)`);
+    expect(afterRestart.stdout).toContain('no drift: the counters match the logs');
+    // Same ETags: the ledger and the idempotency keys name each object by it.
+    expect((listed.Contents ?? []).map((object) => [object.Key, normaliseEtag(object.ETag ?? '')]).sort()).toEqual(
+      set.refs.map((ref) => [ref.key, ref.etag]).sort(),
+    );
+  }, 180_000);
+});
