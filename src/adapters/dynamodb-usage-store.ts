@@ -49,8 +49,6 @@ export interface DynamoUsageStoreOptions {
 const FULL_HINTS_LIMIT = 10_000;
 /** Form switches allowed per increment; more means the item changes under us faster than we can write. */
 const MAX_FORM_SWITCHES = 4;
-/** Forced writes that lost the race for the oldest key to another writer, per increment. */
-const MAX_HEAD_CONFLICTS = 24;
 
 /**
  * The UsageStore on DynamoDB: one conditional `UpdateItem` per increment (see
@@ -100,13 +98,16 @@ export class DynamoUsageStore implements UsageStore {
     let form: HistoryForm = hint?.form ?? 'grow';
     let seen: { size?: number; head?: Uint8Array } = hint?.head === undefined ? {} : { head: hint.head };
     let switches = 0;
-    let conflicts = 0;
-    while (switches <= MAX_FORM_SWITCHES && conflicts <= MAX_HEAD_CONFLICTS) {
+    while (switches <= MAX_FORM_SWITCHES) {
       try {
-        if (form === 'force') await this.putTombstone(seen.head!);
+        if (form === 'force' && seen.head !== undefined) await this.putTombstone(seen.head);
         const output = await this.client.send(new UpdateItemCommand({ ...historyUpdate(form, increment, options, seen), ...this.capacityRequest }));
         this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
         const observation = observeWrite(form, output.Attributes, increment.day, options, increment.key);
+        // Another writer moved the history between the tombstone and the write: the key it did drop gets one too.
+        if (observation.droppedKey !== undefined && (seen.head === undefined || !sameKey(observation.droppedKey, seen.head))) {
+          await this.putTombstone(observation.droppedKey);
+        }
         this.onHistory?.(observation);
         this.rememberShape(shardId, observation.next, observation.head);
         return 'applied';
@@ -123,20 +124,14 @@ export class DynamoUsageStore implements UsageStore {
           const { since: _proven, ...rest } = options;
           options = rest;
         }
-        if (form === 'force' && verdict.form === 'force') {
-          // Another writer dropped the head first: its tombstone is ours to write next. Back off a little.
-          conflicts++;
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * Math.min(conflicts, 5)));
-        } else {
-          switches++;
-        }
+        switches++;
         form = verdict.form;
         seen = { size: verdict.size, ...(verdict.head === undefined ? {} : { head: verdict.head }) };
         if (form !== 'adopt') this.rememberShape(shardId, form, verdict.head);
       }
     }
     const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
-    throw new TallyError(`increment on ${key.PK} ${key.SK} kept failing its condition; retry later`);
+    throw new TallyError(`increment on ${key.PK} ${key.SK} kept failing its condition (last form ${form}); retry later`);
   }
 
   /**
@@ -306,6 +301,10 @@ export class DynamoUsageStore implements UsageStore {
   }
 
 
+}
+
+function sameKey(a: Uint8Array, b: Uint8Array): boolean {
+  return Buffer.from(a).equals(Buffer.from(b));
 }
 
 function numberOf(value: AttributeValue | undefined): number {

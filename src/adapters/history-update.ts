@@ -15,8 +15,8 @@ const ALWAYS_WRITTEN: ReadonlySet<string> = new Set(BASE_METRICS);
  *        h = [k1 .. kn]     -> [k1 .. kn k]        t = [m1 .. mn] -> [m1 .. mn m]   list_append
  * roll   size(h) >= cap and the oldest key is older than the retention:
  *        h = [k1 k2 .. kn]  -> [k2 .. kn k]        t likewise                      SET h[big] REMOVE h[0]
- * force  size(h) >= max, the oldest key younger than the retention, and h[0] = :head:
- *        the same write, after a tombstone for :head was put (DROPPED#<key>)
+ * force  size(h) >= max and the oldest key younger than the retention: the same write,
+ *        after a tombstone for the key it expects to drop was put (DROPPED#<key>)
  * adopt  an item written before `t` existed: grows by one and starts `t`, every key dated now
  * any    k already in h    -> ConditionalCheckFailed: duplicate, nothing applied
  * pinned any form, also SET P#<object> and refused when it exists (see keys.ts pinAttribute)
@@ -24,7 +24,9 @@ const ALWAYS_WRITTEN: ReadonlySet<string> = new Set(BASE_METRICS);
  * So a key stays in its shard's history for at least the retention (the redelivery
  * window), however busy the shard, until the history reaches `max` keys: only then
  * is a younger key dropped (a "forced" roll, reported so that an alarm can fire), and
- * never before its tombstone exists, which a retry consults.
+ * never without a tombstone, which a retry consults: written before the write for the
+ * key it expects to drop, and after it for the key it did drop if another writer
+ * moved the history in between.
  *
  * `SET h = list_append(h, :k) REMOVE h[0]` would be simpler, but DynamoDB rejects it
  * ("Two document paths overlap"): setting an index past the end appends instead.
@@ -90,8 +92,8 @@ function metricUpdate(metrics: Readonly<Record<string, number>>): {
 
 /**
  * The forms of the history update; {@link nextForm} picks one from the item's state.
- * `force` drops a key younger than the retention from a history at `max`: only the
- * key named `:head`, after its tombstone was written (see `droppedKeyItem`).
+ * `force` drops a key younger than the retention from a history at `max`, after the
+ * tombstone of the key expected at its head was written (see `droppedKeyItem`).
  */
 export type HistoryForm = 'grow' | 'roll' | 'force' | 'adopt';
 
@@ -104,7 +106,7 @@ const FORM_CONDITIONS: Record<HistoryForm, (timed: boolean) => string> = {
       ? `${TIMED} AND (attribute_not_exists(#h) OR size(#h) < :cap OR (size(#h) < :max AND #t[0] >= :cutoff))`
       : `${TIMED} AND (attribute_not_exists(#h) OR size(#h) < :cap)`,
   roll: (timed) => (timed ? 'attribute_exists(#t) AND size(#h) >= :cap AND #t[0] < :cutoff' : 'attribute_exists(#t) AND size(#h) >= :cap'),
-  force: () => 'attribute_exists(#t) AND size(#h) >= :max AND #h[0] = :head',
+  force: () => 'attribute_exists(#t) AND size(#h) >= :max',
   adopt: () => 'attribute_exists(#h) AND attribute_not_exists(#t) AND size(#h) = :n',
 };
 
@@ -154,7 +156,6 @@ export function historyUpdate(
     ':cutoff': { N: String(cutoff) },
     ':tm': { N: String(minute) },
     ':n': { N: String(size) },
-    ...(seen.head === undefined ? {} : { ':head': { B: seen.head } }),
     ...(options.since === undefined ? {} : { ':since': { N: String(historyMinute(increment.day, options.since)) } }),
     ':empty': { L: [] },
     ':kl': { L: [{ B: increment.key }] },
@@ -265,6 +266,8 @@ export interface HistoryObservation {
   readonly next: HistoryForm;
   /** The oldest key after this write: the one a forced next write would drop. */
   readonly head?: Uint8Array;
+  /** The key a forced write dropped. */
+  readonly droppedKey?: Uint8Array;
 }
 
 /** Reads the `ALL_OLD` item returned by a successful write in `form` of `key`. */
@@ -284,7 +287,8 @@ export function observeWrite(
   const oldestAfter = form === 'adopt' ? minuteNow : Number((dropping ? times[1] : times[0])?.N ?? minuteNow);
   const head = (dropping ? history[1] : history[0])?.B ?? key;
   const next = formFor(keys, oldestAfter, day, options);
-  const hint = { next, ...(head === undefined ? {} : { head }) };
+  const droppedKey = form === 'force' ? history[0]?.B : undefined;
+  const hint = { next, ...(head === undefined ? {} : { head }), ...(droppedKey === undefined ? {} : { droppedKey }) };
   const dropped = dropping ? times[0]?.N : undefined;
   if (dropped === undefined) return { keys, forced: false, ...hint };
   const age = Math.max(0, (options.now.getTime() - minuteTime(day, Number(dropped)).getTime()) / 1000);

@@ -114,6 +114,40 @@ describe('exactly once at volume: a busy account-day between an attempt and its 
     for (const account of accounts) expect(await requestsOf(account)).toBe(401);
   }, 180_000);
 
+  it('never double counts retries of unseen deaths while eight writers force young keys out of four shards', async () => {
+    const account = uniqueId('race');
+    const config = readConfig({ ...localEnvironment(info), TALLY_HISTORY_MAX_KEYS: '48' });
+    const store = usageStoreFor(config, dynamodb);
+    const incrementOf = (i: number) => {
+      const { key, shard } = incrementKey({ bucket: info.bucket, key: `${account}/${i}`, etag: 'e' }, account, DAY, config.keyScheme);
+      return { account, day: DAY, shard, key, metrics: { requests: 1, bytes: 0 } };
+    };
+    const objects = 1500;
+    // Every tenth increment is applied by an attempt that then dies unseen; its retry comes later, in proven mode.
+    const unseen: { i: number; at: Date }[] = [];
+    const outcomes: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, writer) => {
+        while (next < objects) {
+          const i = next++;
+          const at = new Date();
+          await store.applyIncrement(incrementOf(i));
+          if (i % 10 === 3) unseen.push({ i, at });
+          if (unseen.length > 20 || (writer % 2 === 0 && unseen.length > 5)) {
+            const retry = unseen.shift()!;
+            outcomes.push(await store.applyIncrement(incrementOf(retry.i), { since: new Date(retry.at.getTime() - 120_000) }));
+          }
+        }
+      }),
+    );
+    for (const retry of unseen.splice(0)) outcomes.push(await store.applyIncrement(incrementOf(retry.i), { since: new Date(retry.at.getTime() - 120_000) }));
+
+    expect(outcomes).toHaveLength(objects / 10);
+    expect(outcomes.filter((o) => o !== 'duplicate')).toEqual([]);
+    expect(await requestsOf(account)).toBe(objects);
+  }, 180_000);
+
   it('counts exactly when the last receive died unseen and the histories rolled far past it: its pins answer', async () => {
     const accounts = [uniqueId('lst-a'), uniqueId('lst-b'), uniqueId('lst-c')];
     const combined = await objectForMany(accounts);
