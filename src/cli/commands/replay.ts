@@ -81,18 +81,24 @@ export const replayCommand = defineCommand<ReplayOptions>({
   },
 });
 
+const DROP_HINT = 'tally dlq list says why; tally dlq drop --poison --reason TEXT removes them, on record';
+
 /** The human summary of a replay. */
 export function describeReplay(report: ReplayReport): string {
   const lines: string[] = [];
   if (report.dryRun) {
     lines.push(`dry run: ${report.received} message(s) in the dead-letter queue; nothing was sent, processed or deleted`);
+    if (report.poisonKept > 0) {
+      lines.push(`a replay would take ${report.wouldReplay} and leave ${report.poisonKept} poison message(s) in the DLQ (${DROP_HINT})`);
+    }
     const rows = report.messages.map((message) => [
       message.messageId,
       String(message.receiveCount),
-      message.outcome === 'failed' ? `poison: ${message.error ?? ''}` : message.objects.join(' ') || '(no objects)',
+      message.outcome === 'would-keep' ? 'keep (poison)' : 'replay',
+      message.outcome === 'would-keep' ? (message.error ?? '') : message.objects.join(' ') || '(no objects)',
       message.alreadyCounted === undefined ? '' : `${message.alreadyCounted.length}/${message.objects.length}`,
     ]);
-    if (rows.length > 0) lines.push('', formatTable(['message', 'receives', 'objects', 'counted'], rows).trimEnd());
+    if (rows.length > 0) lines.push('', formatTable(['message', 'receives', 'would', 'objects', 'counted'], rows).trimEnd());
     return `${lines.join('\n')}\n`;
   }
   if (report.received === 0) return 'the dead-letter queue is empty: nothing to replay\n';
@@ -118,6 +124,7 @@ export function describeReplay(report: ReplayReport): string {
         failed.map((message) => [message.messageId, String(message.receiveCount), message.poison ? 'poison' : 'retryable', message.error ?? '']),
       ).trimEnd(),
     );
+    if (report.poisonKept > 0) lines.push(`poison messages stay in the DLQ until dropped (${DROP_HINT})`);
   }
   return `${lines.join('\n')}\n`;
 }
