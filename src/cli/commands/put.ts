@@ -25,8 +25,8 @@ export const putCommand = defineCommand<{ json?: boolean }>({
     const { target, clients } = await open();
     if (!target.emulated) {
       throw new ConfigError(
-        `tally put feeds the local stack only, and the target is AWS (${target.origin}: ${target.config.tableName} in ${target.config.region}). ` +
-          'There CloudFront writes the logs and S3 sends the notifications; tally backfill notifies objects already in the bucket',
+        `the target is AWS (${target.origin}: ${target.config.tableName} in ${target.config.region}), and put feeds the local stack only. ` +
+          'On AWS, CloudFront writes the logs and S3 sends their notifications; tally backfill notifies objects already in the bucket'
       );
     }
     const bucket = logBucketOf(target);
