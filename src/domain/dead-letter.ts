@@ -66,7 +66,7 @@ export function describeFinding(finding: ObjectFinding): string {
     case 'counted':
       return `already counted (${finding.processedAt})`;
     case 'gone':
-      return 'object no longer exists in S3';
+      return 'object does not exist in S3 (deleted, or never written)';
     case 'replaced':
       return `object was replaced since the notification (S3 now holds ETag ${finding.currentEtag}; the new content has its own notification)`;
     case 'unreadable':
@@ -76,7 +76,7 @@ export function describeFinding(finding: ObjectFinding): string {
     case 'interrupted':
       return `an attempt started ${finding.at} and died unseen (consumer crash or timeout)`;
     case 'pending':
-      return 'readable, no attempt on record (it failed before counting began, or no consumer took it)';
+      return 'readable now, no attempt on record (it failed before counting began)';
     case 'unchecked':
       return `could not check: ${finding.error}`;
   }
@@ -93,8 +93,12 @@ export function describeFinding(finding: ObjectFinding): string {
 export function diagnose(body: DeadLetterBody): Diagnosis {
   if (body.kind === 'poison') return { verdict: 'poison', reason: body.error };
   if (body.kind === 'skip') return { verdict: 'nothing-to-count', reason: `nothing to count (${body.reason}): a replay acknowledges it` };
+  // The key is named only when the message names several objects.
+  const named = body.objects.length > 1;
   const reasons = (pick: (finding: ObjectFinding) => boolean) =>
-    body.objects.filter(({ finding }) => pick(finding)).map(({ object, finding }) => `${object.key}: ${describeFinding(finding)}`);
+    body.objects
+      .filter(({ finding }) => pick(finding))
+      .map(({ object, finding }) => (named ? `${object.key}: ${describeFinding(finding)}` : describeFinding(finding)));
   const poison = reasons(isPoisonFinding);
   if (poison.length > 0) return { verdict: 'poison', reason: poison.join('; ') };
   const unchecked = reasons((finding) => finding.kind === 'unchecked');

@@ -64,7 +64,7 @@ describe('tally dlq', () => {
     expect(byVerdict(bodies.poison)).toMatchObject({ verdict: 'poison', reason: expect.stringMatching(/body is not JSON/), objects: [] });
     expect(byVerdict(bodies.gone)).toMatchObject({
       verdict: 'poison',
-      reason: expect.stringMatching(/gone0001\.gz: object no longer exists in S3/),
+      reason: expect.stringMatching(/^object does not exist in S3 \(deleted, or never written\)$/),
     });
     expect(byVerdict(bodies.halfCounted)).toMatchObject({
       verdict: 'retryable',
@@ -117,7 +117,7 @@ describe('tally dlq', () => {
     const missingIo = captureIo();
     const missing = await dlq(['drop', '--id', 'no-such-message', '--reason', 'typo'], missingIo, env);
 
-    expect(listed.report.messages[0]).toMatchObject({ verdict: 'retryable', reason: expect.stringMatching(/readable, no attempt on record/) });
+    expect(listed.report.messages[0]).toMatchObject({ verdict: 'retryable', reason: expect.stringMatching(/readable now, no attempt on record/) });
     expect(refused).toBe(1);
     expect(refusedIo.stdout).toMatch(new RegExp(`kept ${id}: retryable, it may still carry usage .*--force drops it anyway`));
     expect(dry).toBe(0);

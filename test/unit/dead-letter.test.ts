@@ -9,7 +9,7 @@ describe('diagnosing a dead letter', () => {
   });
 
   it.each([
-    [{ kind: 'gone' } as const, /a\.gz: object no longer exists in S3/],
+    [{ kind: 'gone' } as const, /a\.gz: object does not exist in S3/],
     [{ kind: 'replaced', currentEtag: 'f00' } as const, /a\.gz: object was replaced since the notification \(S3 now holds ETag f00/],
     [{ kind: 'unreadable', error: 'cannot gunzip: incorrect header check' } as const, /a\.gz: not a log the consumer can read: cannot gunzip/],
   ])('calls a message poison when one object can never be counted (%j), whatever the others', (finding, reason) => {
@@ -23,7 +23,7 @@ describe('diagnosing a dead letter', () => {
   it('says unknown, never poison, when a check failed', () => {
     const diagnosis = diagnose({ kind: 'objects', objects: [object('a.gz', { kind: 'unchecked', error: 'AccessDenied' })] });
 
-    expect(diagnosis).toEqual({ verdict: 'unknown', reason: 'a.gz: could not check: AccessDenied' });
+    expect(diagnosis).toEqual({ verdict: 'unknown', reason: 'could not check: AccessDenied' });
   });
 
   it('says counted when every object is done, retryable when one is not, with the failed attempt as reason', () => {
