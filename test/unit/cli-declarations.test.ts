@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { version } from '../../package.json';
 import { commandPath, type CliContext } from '../../src/cli/command';
 import { COMMANDS } from '../../src/cli/commands';
@@ -23,6 +25,12 @@ const names = COMMANDS.map(commandPath);
 describe('every tally command, from its declaration', () => {
   it('has the commands README documents', () => {
     expect(names).toEqual(['count', 'token', 'put', 'replay', 'dlq list', 'dlq drop', 'dlq dropped', 'backfill', 'reconcile', 'adjust', 'adjustments', 'plan']);
+  });
+
+  it('README lists every command', () => {
+    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+
+    for (const name of names) expect(readme).toMatch(new RegExp(`^\\|[^\\n]*\`tally ${name}\\b`, 'm'));
   });
 
   it.each(names)('%s: --help (the built binary) lists every option it accepts, and exits 0', async (name) => {
