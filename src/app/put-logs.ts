@@ -19,6 +19,8 @@ export interface PutLogsOptions {
   readonly bucket: string;
   readonly prefix: string;
   readonly files: readonly LogFile[];
+  /** Name the objects and compare them with the bucket; put and send nothing. */
+  readonly dryRun?: boolean;
   readonly clock?: () => Date;
 }
 
@@ -89,9 +91,10 @@ export async function putLogs(options: PutLogsOptions): Promise<PutLogResult[]> 
     );
     const named = key !== `${options.prefix}${file.name.slice(Math.max(file.name.lastIndexOf('/'), file.name.lastIndexOf('\\')) + 1)}`;
     const previousEtag = await etagBefore(options, key);
-    const { etag } = await options.sink.put(options.bucket, key, file.bytes);
+    // A dry run foresees the ETag: a single-part PutObject's is the MD5 of the bytes.
+    const { etag } = options.dryRun === true ? { etag: createHash('md5').update(file.bytes).digest('hex') } : await options.sink.put(options.bucket, key, file.bytes);
     const object: LogObjectRef = { bucket: options.bucket, key, etag, size: file.bytes.length, sequencer: s3Sequencer(clock(), sequence++) };
-    await options.sender.send([object]);
+    if (options.dryRun !== true) await options.sender.send([object]);
     results.push({
       file: file.name,
       object,

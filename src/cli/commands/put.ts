@@ -7,7 +7,7 @@ import { formatTable } from '../io';
 import { logBucketOf } from '../operator-target';
 
 /** `tally put FILE...`: exit 0 when every file was put and notified; 2 against AWS. */
-export const putCommand = defineCommand<{ json?: boolean }>({
+export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
   name: 'put',
   summary: 'put log files into the local stack and send their S3 notifications',
   description:
@@ -19,7 +19,7 @@ export const putCommand = defineCommand<{ json?: boolean }>({
     'file again writes the same object and it is counted once. On AWS, CloudFront writes the ' +
     'logs and S3 sends the notifications: use tally backfill for objects already in the bucket.',
   arguments: [{ name: '<file...>', help: 'log files to put (gzip or plain text), sent in this order' }],
-  options: [JSON_OPTION],
+  options: [{ flags: '--dry-run', help: 'say which object each file would become; put and send nothing' }, JSON_OPTION],
   target: { settings: [] },
   async run({ options, args, context: { io, cwd }, target: open }) {
     const { target, clients } = await open();
@@ -51,8 +51,9 @@ export const putCommand = defineCommand<{ json?: boolean }>({
       bucket,
       prefix: target.logPrefix,
       files,
+      dryRun: options.dryRun === true,
     });
-    io.out(options.json === true ? `${JSON.stringify({ bucket, queueUrl, objects: results })}\n` : describePut(results));
+    io.out(options.json === true ? `${JSON.stringify({ bucket, queueUrl, dryRun: options.dryRun === true, objects: results })}\n` : describePut(results, options.dryRun === true));
     return 0;
   },
 });
@@ -64,7 +65,7 @@ const BEFORE: Record<PutLogResult['before'], string> = {
 };
 
 /** The human account of a put. */
-export function describePut(results: readonly PutLogResult[]): string {
+export function describePut(results: readonly PutLogResult[], dryRun = false): string {
   const rows = results.map((result) => [
     result.file,
     result.object.key,
@@ -75,6 +76,8 @@ export function describePut(results: readonly PutLogResult[]): string {
   ]);
   return (
     `${formatTable(['file', 'key', 'etag', 'bytes', 'name', 'object'], rows)}\n` +
-    `put ${results.length} object(s) and sent ${results.length} S3 notification(s); the consumer counts them within seconds\n`
+    (dryRun
+      ? `dry run: would put ${results.length} object(s) and send their S3 notifications; nothing was put or sent\n`
+      : `put ${results.length} object(s) and sent ${results.length} S3 notification(s); the consumer counts them within seconds\n`)
   );
 }
