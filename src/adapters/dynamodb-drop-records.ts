@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { DropOutcome, DropRecords } from '../app/ports';
 import type { DeadLetterDrop, DeadLetterVerdict } from '../domain/dead-letter';
-import { DROPPED_PARTITION, droppedMessageKey } from '../domain/keys';
+import { DLQ_DROPS_PARTITION, droppedMessageKey } from '../domain/keys';
 
 /**
  * Drop records in the usage table, one per dropped message, in a partition of their own:
@@ -72,7 +72,7 @@ export class DynamoDropRecords implements DropRecords {
         new QueryCommand({
           TableName: this.tableName,
           KeyConditionExpression: 'PK = :pk',
-          ExpressionAttributeValues: { ':pk': { S: DROPPED_PARTITION } },
+          ExpressionAttributeValues: { ':pk': { S: DLQ_DROPS_PARTITION } },
           ConsistentRead: true,
           ...(start === undefined ? {} : { ExclusiveStartKey: start }),
         }),

@@ -144,7 +144,7 @@ export const DROPPED_PREFIX = 'DROPPED#';
  * (`DROPPED#`) partition can have this name, and nothing reads the table by Scan, so usage readers never meet
  * it; `tally dlq dropped` reads it with one Query.
  */
-export const DROPPED_PARTITION = 'DLQ#DROPPED';
+export const DLQ_DROPS_PARTITION = 'DLQ#DROPPED';
 
 /**
  * Key of the record of the dead-lettered message `messageId` an operator dropped: one
@@ -152,5 +152,5 @@ export const DROPPED_PARTITION = 'DLQ#DROPPED';
  */
 export function droppedMessageKey(messageId: string): TableKey {
   if (messageId.length === 0) throw new ValidationError('empty message id');
-  return { PK: DROPPED_PARTITION, SK: `MSG#${messageId}` };
+  return { PK: DLQ_DROPS_PARTITION, SK: `MSG#${messageId}` };
 }
