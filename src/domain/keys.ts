@@ -140,9 +140,9 @@ export function droppedKeyItem(key: Uint8Array): TableKey {
 export const DROPPED_PREFIX = 'DROPPED#';
 
 /**
- * The one partition of drop records. No account (`ACCT#`), object (`OBJ#`) or tombstone
- * (`DROPPED#`) partition can have this name, and nothing reads the table by Scan, so usage readers never meet
- * it; `tally dlq dropped` reads it with one Query.
+ * The one partition of drop records. No account (`ACCT#`), object (`OBJ#`) or
+ * tombstone (`DROPPED#`) partition can have this name, and nothing reads the table by
+ * Scan, so usage readers never meet it; `tally dlq dropped` reads it with one Query.
  */
 export const DLQ_DROPS_PARTITION = 'DLQ#DROPPED';
 
