@@ -11,10 +11,13 @@
  * | {@link AdjustmentStore} | `DynamoAdjustmentStore` |
  * | {@link LogSource}, {@link LogListing} | `S3LogSource`, `S3LogListing` |
  * | {@link NotificationSender}, {@link ReplayQueues}, {@link MessageVisibility} | `SqsNotificationSender`, `SqsReplayQueues`, `SqsMessageVisibility` |
+ * | {@link DropRecords} | `DynamoDropRecords` |
+ * | {@link LogSink} | `S3LogSink` |
  * | {@link TokenVerifier} | `JoseTokenVerifier` |
  */
 import type { AccessGrant } from '../domain/access';
 import type { Adjustment, RecordedAdjustment } from '../domain/adjustment';
+import type { DeadLetterDrop } from '../domain/dead-letter';
 import type { LogObjectRef } from '../domain/log-object';
 import type { UsageRecord } from '../domain/usage-records';
 
@@ -41,6 +44,12 @@ export interface LogSource {
 /** Lists the objects of a bucket under a prefix (S3 ListObjectsV2). */
 export interface LogListing {
   list(bucket: string, prefix: string): AsyncIterable<LogObjectRef>;
+}
+
+/** Writes log objects (S3 PutObject); `tally put` feeds the local stack with it. */
+export interface LogSink {
+  /** Puts `body` under `key`; answers the object's ETag (without quotes). */
+  put(bucket: string, key: string, body: Uint8Array): Promise<{ etag: string }>;
 }
 
 /** Puts S3 notifications for objects on the ingest queue (at most 10 per call). */
@@ -77,6 +86,25 @@ export interface ReplayQueues {
   release(messages: readonly DeadLetter[]): Promise<void>;
   /** The DLQ's ARN, for the records of messages processed inline. */
   arn(): Promise<string | undefined>;
+}
+
+/** How the delete of a dropped message ended. */
+export type DropOutcome = { readonly state: 'dropped'; readonly droppedAt: string } | { readonly state: 'not-deleted'; readonly error: string };
+
+/**
+ * The record of every dead-lettered message an operator dropped (`tally dlq drop`):
+ * written before the message is deleted, so no drop goes unrecorded.
+ */
+export interface DropRecords {
+  /**
+   * Records a drop about to happen (state `dropping`). `already-dropped` when a record
+   * says the message was dropped before (a copy SQS delivered twice): that record stays.
+   */
+  begin(drop: DeadLetterDrop): Promise<'recorded' | 'already-dropped'>;
+  /** Says how the delete ended. */
+  finish(messageId: string, outcome: DropOutcome): Promise<void>;
+  /** Every record, oldest first. */
+  list(): Promise<DeadLetterDrop[]>;
 }
 
 /** Reads an account's records for a day range: one Query, paginated. */

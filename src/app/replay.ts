@@ -33,10 +33,15 @@ export interface ReplayedMessage {
   readonly objects: readonly string[];
   /** Receives before this one: how often it failed before reaching the DLQ. */
   readonly receiveCount: number;
-  readonly outcome: 'resent' | 'processed' | 'skipped' | 'failed' | 'would-replay';
-  /** For `failed`: the error; the message stays in the DLQ. */
+  /**
+   * `failed`: attempted and failed again, kept in the DLQ. Dry runs attempt nothing:
+   * `would-replay` for a notification, `would-keep` for a poison message a replay would
+   * leave in the DLQ (`tally dlq list` says why, `tally dlq drop` removes it on record).
+   */
+  readonly outcome: 'resent' | 'processed' | 'skipped' | 'failed' | 'would-replay' | 'would-keep';
+  /** For `failed` and `would-keep`: the error; the message stays in the DLQ. */
   readonly error?: string;
-  /** For `failed`: retrying cannot help until the message or object is fixed. */
+  /** For `failed` and `would-keep`: retrying cannot help until the message or object is fixed. */
   readonly poison?: boolean;
   /** For dry runs: objects the ledger already knows as counted. */
   readonly alreadyCounted?: readonly string[];
@@ -50,8 +55,12 @@ export interface ReplayReport {
   processed: number;
   skipped: number;
   deleted: number;
-  /** Messages that failed again and stay in the DLQ. */
+  /** Messages that failed again and stay in the DLQ (never on a dry run, which attempts nothing). */
   failed: number;
+  /** Dry runs: messages a replay would send or process. */
+  wouldReplay: number;
+  /** Poison messages left in the DLQ: kept (a replay never re-sends them) or, on a dry run, that would be. */
+  poisonKept: number;
   /** Processed or re-sent, but the delete from the DLQ failed: a later replay repeats them harmlessly. */
   notDeleted: number;
   /** Inline only: what the objects did. */
@@ -85,6 +94,8 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayR
     skipped: 0,
     deleted: 0,
     failed: 0,
+    wouldReplay: 0,
+    poisonKept: 0,
     notDeleted: 0,
     objects: { counted: 0, alreadyCounted: 0, applied: 0, duplicates: 0 },
     messages: [],
@@ -116,7 +127,7 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayR
         : mode.kind === 'queue'
           ? await resend(fresh, queues)
           : await processInline(fresh, mode.deps, queues, options.region, report);
-      const done = fresh.filter((message) => outcomeOf(outcomes, message) !== 'failed' && outcomeOf(outcomes, message) !== 'would-replay');
+      const done = fresh.filter((message) => !STAYS.has(outcomeOf(outcomes, message)!));
       kept.push(...fresh.filter((message) => !done.includes(message)));
       if (done.length > 0) {
         const deletion = await queues.delete(done);
@@ -130,6 +141,8 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayR
         if (outcome.outcome === 'processed') report.processed++;
         if (outcome.outcome === 'skipped') report.skipped++;
         if (outcome.outcome === 'failed') report.failed++;
+        if (outcome.outcome === 'would-replay') report.wouldReplay++;
+        if (outcome.poison === true) report.poisonKept++;
       }
       progress.advance(fresh.length, { failed: report.failed });
     }
@@ -140,6 +153,9 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayR
 }
 
 type Outcomes = Map<string, ReplayedMessage>;
+
+/** Outcomes that leave the message in the DLQ. */
+const STAYS: ReadonlySet<ReplayedMessage['outcome']> = new Set(['failed', 'would-replay', 'would-keep']);
 
 function outcomeOf(outcomes: Outcomes, message: DeadLetter): ReplayedMessage['outcome'] | undefined {
   return outcomes.get(message.messageId)?.outcome;
@@ -226,13 +242,14 @@ async function processInline(
   return outcomes;
 }
 
+/** A dry run attempts nothing: a poison message is one a replay would keep, not one that failed. */
 async function preview(messages: readonly DeadLetter[], options: ReplayOptions): Promise<Outcomes> {
   const outcomes: Outcomes = new Map();
   for (const message of messages) {
     const read = readNotification(message);
     const base = { messageId: message.messageId, receiveCount: receiveCountOf(message) };
     if ('error' in read) {
-      outcomes.set(message.messageId, poisonOutcome(message, read.error));
+      outcomes.set(message.messageId, { ...poisonOutcome(message, read.error), outcome: 'would-keep' });
       continue;
     }
     const objects = objectsOf(read.notification);

@@ -4,9 +4,11 @@
  * `tally plan` and every `--help` never load the AWS SDK.
  */
 export { DynamoAdjustmentStore } from '../adapters/dynamodb-adjustments';
+export { DynamoDropRecords } from '../adapters/dynamodb-drop-records';
 export { DynamoUsageReader } from '../adapters/dynamodb-usage-reader';
 export { createIngestDeps, usageStoreFor } from '../adapters/ingest-deps';
 export { S3LogListing } from '../adapters/s3-log-listing';
+export { S3LogSink } from '../adapters/s3-log-sink';
 export { S3LogSource } from '../adapters/s3-log-source';
 export { SqsNotificationSender } from '../adapters/sqs-notification-sender';
 export { SqsReplayQueues, sourceQueueOf } from '../adapters/sqs-replay-queues';

@@ -76,7 +76,10 @@ export interface CommandRun<Options> {
  * ```
  */
 export interface CommandDeclaration<Options = Record<string, unknown>> {
+  /** The word after `tally` (or after the group's: `list` in `tally dlq list`). */
   readonly name: string;
+  /** Present for a subcommand: `tally <group> <name>`. */
+  readonly group?: CommandGroup;
   /** One line in `tally --help`. */
   readonly summary: string;
   /** The paragraph at the top of `tally <name> --help`. */
@@ -93,6 +96,20 @@ export interface CommandDeclaration<Options = Record<string, unknown>> {
   run(run: CommandRun<Options>): Promise<number>;
 }
 
+/** Subcommands under one word, such as `tally dlq list|drop|dropped`; `tally <group> --help` lists them. */
+export interface CommandGroup {
+  readonly name: string;
+  /** One line in `tally --help`. */
+  readonly summary: string;
+  /** The paragraph at the top of `tally <group> --help`. */
+  readonly description: string;
+}
+
+/** How a command is called after `tally`: `replay`, or `dlq list` for a subcommand. */
+export function commandPath(declaration: Pick<CommandDeclaration<never>, 'name' | 'group'>): string {
+  return declaration.group === undefined ? declaration.name : `${declaration.group.name} ${declaration.name}`;
+}
+
 /**
  * A declaration whatever its options' type, as the registry and the program hold them
  * (`never`: only the declaration's own `run` and `check` read its options).
@@ -102,6 +119,14 @@ export type DeclaredCommand = CommandDeclaration<never>;
 /** Declares a command (an identity function that lets TypeScript check the declaration). */
 export function defineCommand<Options>(declaration: CommandDeclaration<Options>): CommandDeclaration<Options> {
   return declaration;
+}
+
+/** `--actor`: who did it, for the records an operator's action leaves. */
+export const ACTOR_OPTION: OptionDeclaration = { flags: '--actor <name>', help: 'who does it, for the record (default $USER)' };
+
+/** The actor a command records: `--actor`, else the login name the environment gives. */
+export function actorOf(flag: string | undefined, env: Env): string {
+  return flag ?? env.USER ?? env.USERNAME ?? env.LOGNAME ?? 'unknown';
 }
 
 /** Options every command with `--json` declares the same way. */

@@ -35,6 +35,8 @@ export interface OperatorTarget {
   readonly origin: string;
   /** The `.tally/local.json` the target was read from, when it is the local stack. */
   readonly localStack?: string;
+  /** Every endpoint (DynamoDB, SQS, S3) is the local stack or an emulator on loopback: not AWS. */
+  readonly emulated: boolean;
 }
 
 /** Environment variables that name a target; any of them means "not the local stack". */
@@ -164,6 +166,7 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
     ...(credentials === undefined ? {} : { credentials }),
     origin,
     ...(local === undefined ? {} : { localStack: local }),
+    emulated: local !== undefined || [config.endpoints.dynamodb, config.endpoints.sqs, config.endpoints.s3].every((url) => given(url) && isLoopback(url)),
   };
 }
 

@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { version } from '../../package.json';
 import { ConfigError, ValidationError } from '../domain/errors';
-import type { CliContext, CommandRun, DeclaredCommand, OptionDeclaration } from './command';
+import { commandPath, type CliContext, type CommandGroup, type CommandRun, type DeclaredCommand, type OptionDeclaration } from './command';
 import type { OpenTarget } from './open-target';
 import { COUNTING_OPTIONS, TARGET_OPTIONS, targetFlagsOf } from './target-options';
 
@@ -77,18 +77,35 @@ function buildProgram(declarations: readonly DeclaredCommand[], context: CliCont
     .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) })
     .addHelpText('after', '\nExit codes: 0 all went well; 1 something failed or drifted; 2 a bad flag, value or setting.\nRun tally <command> --help for its options.');
 
+  const groups = new Map<string, Command>();
+  const parentOf = (group: CommandGroup | undefined): Command => {
+    if (group === undefined) return program;
+    let parent = groups.get(group.name);
+    if (parent === undefined) {
+      parent = program
+        .command(group.name)
+        .summary(group.summary)
+        .description(group.description)
+        .helpOption('-h, --help', 'show help')
+        .configureOutput(outputOf(group.name));
+      groups.set(group.name, parent);
+    }
+    return parent;
+  };
+  const outputOf = (path: string) => ({
+    writeOut: (text: string) => io.out(text),
+    writeErr: (text: string) => io.err(text),
+    outputError: (text: string, write: (text: string) => void) =>
+      write(`tally ${path}: ${text.replace(/^error: /, '')}(tally ${path} --help lists its options)\n`),
+  });
+
   for (const declaration of declarations) {
-    const command = program
+    const command = parentOf(declaration.group)
       .command(declaration.name)
       .summary(declaration.summary)
       .description(declaration.description)
       .helpOption('-h, --help', 'show help')
-      .configureOutput({
-        writeOut: (text) => io.out(text),
-        writeErr: (text) => io.err(text),
-        outputError: (text, write) =>
-          write(`tally ${declaration.name}: ${text.replace(/^error: /, '')}(tally ${declaration.name} --help lists its options)\n`),
-      });
+      .configureOutput(outputOf(commandPath(declaration)));
     for (const argument of declaration.arguments ?? []) command.argument(argument.name, argument.help);
     const options = optionsOf(declaration).map((option) => ({ declaration: option, option: commanderOption(option) }));
     for (const { option } of options) command.addOption(option);
@@ -114,7 +131,7 @@ async function execute(
       args: command.args,
       context,
       async target(overrides = {}) {
-        if (declaration.target === undefined) throw new Error(`tally ${declaration.name} declares no target`);
+        if (declaration.target === undefined) throw new Error(`tally ${commandPath(declaration)} declares no target`);
         if (opened === undefined) {
           const { openTarget } = await import('./open-target');
           opened = openTarget({ ...targetFlagsOf(values), ...overrides }, context.env, context.cwd);
@@ -124,7 +141,7 @@ async function execute(
     };
     return await declaration.run(run);
   } catch (error) {
-    context.io.err(`tally ${declaration.name}: ${messageOf(error)}\n`);
+    context.io.err(`tally ${commandPath(declaration)}: ${messageOf(error)}\n`);
     return isUsageError(error) ? EXIT.usage : EXIT.failed;
   } finally {
     opened?.close();

@@ -15,6 +15,7 @@ import type { LogObjectRef } from './log-object';
  * PK OBJ#<bucket>/<key>#<etag>  SK #DONE       object ledger
  * PK OBJ#<bucket>/<key>#<etag>  SK #TRY#<id>#<n>  an unfinished attempt's progress (sorts after #DONE)
  * PK DROPPED#<key hex>          SK #           a history key dropped before the retention ran out
+ * PK DLQ#DROPPED               SK MSG#<messageId>  a dead-lettered message an operator dropped, on record
  * ```
  *
  * A usage shard holds its metrics (numbers added with `ADD`) beside the attributes in
@@ -137,3 +138,19 @@ export function droppedKeyItem(key: Uint8Array): TableKey {
 
 /** Partition-key prefix of tombstones; what follows is the key in hex. */
 export const DROPPED_PREFIX = 'DROPPED#';
+
+/**
+ * The one partition of drop records. No account (`ACCT#`), object (`OBJ#`) or
+ * tombstone (`DROPPED#`) partition can have this name, and nothing reads the table by
+ * Scan, so usage readers never meet it; `tally dlq dropped` reads it with one Query.
+ */
+export const DLQ_DROPS_PARTITION = 'DLQ#DROPPED';
+
+/**
+ * Key of the record of the dead-lettered message `messageId` an operator dropped: one
+ * item per message, so recording a drop again (after a delete that failed) rewrites it.
+ */
+export function droppedMessageKey(messageId: string): TableKey {
+  if (messageId.length === 0) throw new ValidationError('empty message id');
+  return { PK: DLQ_DROPS_PARTITION, SK: `MSG#${messageId}` };
+}

@@ -129,9 +129,15 @@ export function encodeS3EventKey(key: string): string {
   return encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/');
 }
 
+/** A request id of S3's shape (16 upper-case hex), stable per object version. */
+function requestIdOf(object: LogObjectRef): string {
+  return `${object.sequencer ?? ''}${object.etag}0000000000000000`.replace(/[^0-9a-fA-F]/g, '').slice(0, 16).toUpperCase().padEnd(16, '0');
+}
+
 /**
- * The body S3 puts on the queue for new objects (event version 2.1), for the local
- * stack, backfills and tests. Keys are URL-encoded the way S3 encodes them.
+ * The body S3 puts on the queue for new objects (event version 2.1, every field S3
+ * writes), for the local stack, backfills and tests. Keys are URL-encoded the way S3
+ * encodes them; the identities are the local stack's.
  */
 export function s3EventBody(objects: readonly LogObjectRef[], region = 'us-east-1', now = new Date()): string {
   return JSON.stringify({
@@ -141,10 +147,13 @@ export function s3EventBody(objects: readonly LogObjectRef[], region = 'us-east-
       awsRegion: region,
       eventTime: now.toISOString(),
       eventName: 'ObjectCreated:Put',
+      userIdentity: { principalId: 'AWS:TALLYLOCAL' },
+      requestParameters: { sourceIPAddress: '127.0.0.1' },
+      responseElements: { 'x-amz-request-id': requestIdOf(object), 'x-amz-id-2': 'tally-local' },
       s3: {
         s3SchemaVersion: '1.0',
         configurationId: 'tally-ingest',
-        bucket: { name: object.bucket, arn: `arn:aws:s3:::${object.bucket}` },
+        bucket: { name: object.bucket, ownerIdentity: { principalId: 'TALLYLOCAL' }, arn: `arn:aws:s3:::${object.bucket}` },
         object: {
           key: encodeS3EventKey(object.key),
           size: object.size ?? 0,

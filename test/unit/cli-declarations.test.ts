@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { version } from '../../package.json';
-import type { CliContext } from '../../src/cli/command';
+import { commandPath, type CliContext } from '../../src/cli/command';
 import { COMMANDS } from '../../src/cli/commands';
 import { describeProgram, optionsOf } from '../../src/cli/program';
 import { captureIo, runTallyBin, tallyCommand } from '../support/cli';
@@ -7,24 +9,34 @@ import { captureIo, runTallyBin, tallyCommand } from '../support/cli';
 const context: CliContext = { io: captureIo(), env: {}, cwd: '/nonexistent', now: () => new Date('2026-11-23T12:00:00Z') };
 const program = describeProgram(COMMANDS, context);
 
-/** Every long flag a command accepts, read from the parser the CLI really uses. */
-function acceptedFlags(name: string): string[] {
-  const command = program.commands.find((candidate) => candidate.name() === name);
-  if (command === undefined) throw new Error(`no command ${name}`);
+/** Every long flag a command accepts (`dlq list` for a subcommand), read from the parser the CLI really uses. */
+function acceptedFlags(path: string): string[] {
+  let command = program;
+  for (const word of path.split(' ')) {
+    const found = command.commands.find((candidate) => candidate.name() === word);
+    if (found === undefined) throw new Error(`no command ${path}`);
+    command = found;
+  }
   return command.options.map((option) => option.long!).filter((flag) => flag !== undefined);
 }
 
-const names = COMMANDS.map((command) => command.name);
+const names = COMMANDS.map(commandPath);
 
 describe('every tally command, from its declaration', () => {
   it('has the commands README documents', () => {
-    expect(names).toEqual(['count', 'token', 'replay', 'backfill', 'reconcile', 'adjust', 'adjustments', 'plan']);
+    expect(names).toEqual(['count', 'token', 'put', 'replay', 'dlq list', 'dlq drop', 'dlq dropped', 'backfill', 'reconcile', 'adjust', 'adjustments', 'plan']);
+  });
+
+  it('README lists every command', () => {
+    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+
+    for (const name of names) expect(readme).toMatch(new RegExp(`^\\|[^\\n]*\`tally ${name}\\b`, 'm'));
   });
 
   it.each(names)('%s: --help (the built binary) lists every option it accepts, and exits 0', async (name) => {
     const accepted = acceptedFlags(name);
 
-    const { code, stdout } = await runTallyBin([name, '--help']);
+    const { code, stdout } = await runTallyBin([...name.split(' '), '--help']);
 
     expect(code).toBe(0);
     expect(accepted.length).toBeGreaterThan(1);
@@ -32,14 +44,14 @@ describe('every tally command, from its declaration', () => {
   });
 
   it.each(names)('%s: an unknown flag exits 2 and says which', async (name) => {
-    const { code, stdout, stderr } = await runTallyBin([name, '--no-such-flag']);
+    const { code, stdout, stderr } = await runTallyBin([...name.split(' '), '--no-such-flag']);
 
     expect(code).toBe(2);
     expect(stderr).toMatch(new RegExp(`^tally ${name}: unknown option '--no-such-flag'`));
     expect(stdout).toBe('');
   });
 
-  it.each(COMMANDS.map((command) => [command.name, command] as const))('%s: declares help text for every option', (_, command) => {
+  it.each(COMMANDS.map((command) => [commandPath(command), command] as const))('%s: declares help text for every option', (_, command) => {
     for (const option of optionsOf(command)) expect(option.help.trim().length).toBeGreaterThan(5);
     expect(command.summary.length).toBeGreaterThan(10);
   });
@@ -80,6 +92,29 @@ describe('shared checks of option values', () => {
 
     expect(code).toBe(2);
     expect(io.stderr).toBe(message);
+  });
+
+  it.each([
+    [['drop', '--reason', 'x'], 'tally dlq drop: name the messages: --id ID (repeatable) or --poison, not both\n'],
+    [['drop', '--poison', '--id', 'm-1', '--reason', 'x'], 'tally dlq drop: name the messages: --id ID (repeatable) or --poison, not both\n'],
+    [['drop', '--poison', '--reason', '  '], 'tally dlq drop: --reason must say why\n'],
+    [['drop', '--poison', '--force', '--reason', 'x'], 'tally dlq drop: --force goes with --id: --poison drops poison messages only\n'],
+    [['drop', '--poison'], 'tally dlq drop: --reason <text> is required\n'],
+  ])('dlq %j exits 2 before touching any target: %s', async (argv, message) => {
+    const io = captureIo();
+
+    const code = await run('dlq')(argv, io, {}, '/nonexistent');
+
+    expect(code).toBe(2);
+    expect(io.stderr).toBe(message);
+  });
+
+  it('tally dlq alone lists its subcommands and exits 2', async () => {
+    const { code, stderr } = await runTallyBin(['dlq']);
+
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/Usage: tally dlq/);
+    for (const sub of ['list', 'drop', 'dropped']) expect(stderr).toMatch(new RegExp(`^\\s+${sub} \\[options\\]`, 'm'));
   });
 
   it('exits 2 naming a missing required flag, before touching any target', async () => {

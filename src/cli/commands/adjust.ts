@@ -1,10 +1,9 @@
 import type { AdjustmentStore } from '../../app/ports';
-import type { Env } from '../../adapters/env';
 import { validateAdjustment, type Adjustment } from '../../domain/adjustment';
 import { dayOf } from '../../domain/days';
 import { AdjustmentConflictError, ValidationError } from '../../domain/errors';
 import { metricNames } from '../../domain/metric-rules';
-import { defineCommand, JSON_OPTION } from '../command';
+import { actorOf, defineCommand, JSON_OPTION } from '../command';
 import type { CliIo } from '../io';
 import { accountId, day, signedInteger } from '../values';
 
@@ -20,10 +19,6 @@ interface AdjustOptions {
   force?: boolean;
   dryRun?: boolean;
   json?: boolean;
-}
-
-function actorOf(flag: string | undefined, env: Env): string {
-  return flag ?? env.USER ?? env.USERNAME ?? env.LOGNAME ?? 'unknown';
 }
 
 /** `tally adjust`: exit 0 when recorded (now or before), 1 on a conflicting id, 2 when refused. */

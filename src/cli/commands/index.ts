@@ -3,7 +3,11 @@ import { adjustCommand } from './adjust';
 import { adjustmentsCommand } from './adjustments';
 import { backfillCommand } from './backfill';
 import { countCommand } from './count';
+import { dlqDropCommand } from './dlq-drop';
+import { dlqDroppedCommand } from './dlq-dropped';
+import { dlqListCommand } from './dlq-list';
 import { planCommand } from './plan';
+import { putCommand } from './put';
 import { reconcileCommand } from './reconcile';
 import { replayCommand } from './replay';
 import { tokenCommand } from './token';
@@ -16,7 +20,11 @@ import { tokenCommand } from './token';
 export const COMMANDS: readonly DeclaredCommand[] = [
   countCommand,
   tokenCommand,
+  putCommand,
   replayCommand,
+  dlqListCommand,
+  dlqDropCommand,
+  dlqDroppedCommand,
   backfillCommand,
   reconcileCommand,
   adjustCommand,

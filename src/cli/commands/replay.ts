@@ -24,7 +24,9 @@ export const replayCommand = defineCommand<ReplayOptions>({
     'Moves dead-lettered messages back to the ingest queue (default), or with --inline processes ' +
     "them here with the ingest handler's own code. A message is deleted from the dead-letter queue " +
     'only after it was re-sent or processed; one that fails again stays there and is reported with ' +
-    'its error. Safe to run twice, or while the consumer runs: counted objects are skipped by the ' +
+    'its error. A poison message (a body that is no S3 notification) is never re-sent: it stays, and ' +
+    'replay exits 1, until tally dlq drop removes it on record (tally dlq list says why each message ' +
+    'failed). Safe to run twice, or while the consumer runs: counted objects are skipped by the ' +
     'ledger, half-counted ones complete without counting an increment twice.',
   options: [
     { flags: '--queue <url>', help: 'the dead-letter queue to drain (same as --dlq-url)' },
@@ -33,7 +35,7 @@ export const replayCommand = defineCommand<ReplayOptions>({
       help: "count here instead of re-sending (with TALLY_SHARDS, TALLY_KEY_BYTES, TALLY_HISTORY_CAP: they must be the consumer's)",
     },
     { flags: '--max <n>', help: 'stop after N messages', read: integerFrom(1) },
-    { flags: '--dry-run', help: 'list what would be replayed; every message stays in the DLQ' },
+    { flags: '--dry-run', help: 'list what would be replayed or kept; attempts nothing, every message stays in the DLQ' },
     JSON_OPTION,
     { flags: '--verbose', help: 'the ingest log (JSON lines) on stderr, with --inline' },
   ],
@@ -81,18 +83,24 @@ export const replayCommand = defineCommand<ReplayOptions>({
   },
 });
 
+const DROP_HINT = 'tally dlq list says why; tally dlq drop --poison --reason TEXT removes them, on record';
+
 /** The human summary of a replay. */
 export function describeReplay(report: ReplayReport): string {
   const lines: string[] = [];
   if (report.dryRun) {
     lines.push(`dry run: ${report.received} message(s) in the dead-letter queue; nothing was sent, processed or deleted`);
+    if (report.poisonKept > 0) {
+      lines.push(`a replay would take ${report.wouldReplay} and leave ${report.poisonKept} poison message(s) in the DLQ (${DROP_HINT})`);
+    }
     const rows = report.messages.map((message) => [
       message.messageId,
       String(message.receiveCount),
-      message.outcome === 'failed' ? `poison: ${message.error ?? ''}` : message.objects.join(' ') || '(no objects)',
+      message.outcome === 'would-keep' ? 'keep (poison)' : 'replay',
+      message.outcome === 'would-keep' ? (message.error ?? '') : message.objects.join(' ') || '(no objects)',
       message.alreadyCounted === undefined ? '' : `${message.alreadyCounted.length}/${message.objects.length}`,
     ]);
-    if (rows.length > 0) lines.push('', formatTable(['message', 'receives', 'objects', 'counted'], rows).trimEnd());
+    if (rows.length > 0) lines.push('', formatTable(['message', 'receives', 'would', 'objects', 'counted'], rows).trimEnd());
     return `${lines.join('\n')}\n`;
   }
   if (report.received === 0) return 'the dead-letter queue is empty: nothing to replay\n';
@@ -118,6 +126,7 @@ export function describeReplay(report: ReplayReport): string {
         failed.map((message) => [message.messageId, String(message.receiveCount), message.poison ? 'poison' : 'retryable', message.error ?? '']),
       ).trimEnd(),
     );
+    if (report.poisonKept > 0) lines.push(`poison messages stay in the DLQ until dropped (${DROP_HINT})`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -1,0 +1,117 @@
+import { createHash } from 'node:crypto';
+import { constants, gunzipSync } from 'node:zlib';
+import { PoisonObjectError } from '../domain/errors';
+import type { LogObjectRef } from '../domain/log-object';
+import { firstRequestHour, logObjectKey } from '../domain/log-naming';
+import type { LogSink, LogSource, NotificationSender } from './ports';
+
+/** A log file to put: its name as given and its bytes. */
+export interface LogFile {
+  readonly name: string;
+  readonly bytes: Uint8Array;
+}
+
+export interface PutLogsOptions {
+  readonly sink: LogSink;
+  /** Says what the bucket held under a key before (HeadObject). */
+  readonly source: Pick<LogSource, 'etagOf'>;
+  readonly sender: NotificationSender;
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly files: readonly LogFile[];
+  /** Name the objects and compare them with the bucket; put and send nothing. */
+  readonly dryRun?: boolean;
+  readonly clock?: () => Date;
+}
+
+/** What putting one file did. */
+export interface PutLogResult {
+  readonly file: string;
+  readonly object: LogObjectRef;
+  /** `new`: no object had that key; `same`: the same content was there (counted once all the same); `replaced`: other content was. */
+  readonly before: 'new' | 'same' | 'replaced';
+  /** The ETag the key held before, for `replaced`. */
+  readonly previousEtag?: string;
+  /** The key was made from the content (the file's name is no CloudFront name). */
+  readonly named: boolean;
+  /** For a made name: the hour came from the first request line (`content`), or from the clock (no request line found). */
+  readonly hourFrom?: 'content' | 'clock';
+}
+
+const GZIP_MAGIC = [0x1f, 0x8b] as const;
+/** Enough of a file to find its `#Fields` directive and first request line. */
+const HEAD_BYTES = 64 * 1024;
+
+function isGzip(bytes: Uint8Array): boolean {
+  return bytes[0] === GZIP_MAGIC[0] && bytes[1] === GZIP_MAGIC[1];
+}
+
+/** The first characters of a log, gunzipped when it is gzip; undefined when it cannot be read. */
+function headText(bytes: Uint8Array): string | undefined {
+  try {
+    // A sync flush reads what the first bytes inflate to, without needing the end of the stream.
+    const head = isGzip(bytes) ? gunzipSync(bytes.subarray(0, HEAD_BYTES), { finishFlush: constants.Z_SYNC_FLUSH }) : bytes.subarray(0, HEAD_BYTES);
+    return Buffer.from(head).toString('utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A sequencer as S3 writes into event notifications: hexadecimal, growing with every
+ * event on a key (S3 compares them as equal-length strings).
+ */
+export function s3Sequencer(now: Date, sequence: number): string {
+  return (BigInt(now.getTime()) * 1_000_000n + BigInt(sequence % 1_000_000)).toString(16).toUpperCase().padStart(18, '0');
+}
+
+let sequence = 0;
+
+/**
+ * Puts log files into the bucket under `prefix` and sends each one's S3 notification to
+ * the ingest queue, as S3 does after every PutObject: one message per object, with the
+ * ETag, size and sequencer of the object it wrote. A file without a CloudFront name is
+ * named from its content ({@link logObjectKey}), so putting the same file twice writes
+ * the same object and its second notification is skipped by the ledger.
+ */
+export async function putLogs(options: PutLogsOptions): Promise<PutLogResult[]> {
+  const clock = options.clock ?? (() => new Date());
+  const results: PutLogResult[] = [];
+  for (const file of options.files) {
+    const firstHour = firstRequestHour(headText(file.bytes) ?? '');
+    const key = logObjectKey(
+      options.prefix,
+      {
+        fileName: file.name,
+        contentHash: createHash('sha256').update(file.bytes).digest('hex'),
+        gzip: isGzip(file.bytes),
+        ...(firstHour === undefined ? {} : { firstHour }),
+      },
+      clock(),
+    );
+    const named = key !== `${options.prefix}${file.name.slice(Math.max(file.name.lastIndexOf('/'), file.name.lastIndexOf('\\')) + 1)}`;
+    const previousEtag = await etagBefore(options, key);
+    // A dry run foresees the ETag: a single-part PutObject's is the MD5 of the bytes.
+    const { etag } = options.dryRun === true ? { etag: createHash('md5').update(file.bytes).digest('hex') } : await options.sink.put(options.bucket, key, file.bytes);
+    const object: LogObjectRef = { bucket: options.bucket, key, etag, size: file.bytes.length, sequencer: s3Sequencer(clock(), sequence++) };
+    if (options.dryRun !== true) await options.sender.send([object]);
+    results.push({
+      file: file.name,
+      object,
+      before: previousEtag === undefined ? 'new' : previousEtag === etag ? 'same' : 'replaced',
+      ...(previousEtag === undefined || previousEtag === etag ? {} : { previousEtag }),
+      named,
+      ...(named ? { hourFrom: firstHour === undefined ? ('clock' as const) : ('content' as const) } : {}),
+    });
+  }
+  return results;
+}
+
+async function etagBefore(options: PutLogsOptions, key: string): Promise<string | undefined> {
+  try {
+    return await options.source.etagOf({ bucket: options.bucket, key });
+  } catch (error) {
+    if (error instanceof PoisonObjectError) return undefined;
+    throw error;
+  }
+}

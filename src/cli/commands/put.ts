@@ -1,0 +1,83 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { putLogs, type LogFile, type PutLogResult } from '../../app/put-logs';
+import { ConfigError } from '../../domain/errors';
+import { defineCommand, JSON_OPTION } from '../command';
+import { formatTable } from '../io';
+import { logBucketOf } from '../operator-target';
+
+/** `tally put FILE...`: exit 0 when every file was put and notified; 2 against AWS. */
+export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
+  name: 'put',
+  summary: 'put log files into the local stack and send their S3 notifications',
+  description:
+    "Local stack only. Puts log files into the local bucket under its log prefix (--prefix to " +
+    'choose another) and sends each one the S3 notification S3 would send: one message per ' +
+    'object with its real ETag, size and sequencer. A file keeps its name when it is a ' +
+    'CloudFront standard-log name (<distribution>.YYYY-MM-DD-HH.<id>.gz); any other file is named ' +
+    'E2TALLYPUT.<hour of its first request>.<8 hex of its content hash>[.gz], so putting the same ' +
+    'file again writes the same object and it is counted once. On AWS, CloudFront writes the ' +
+    'logs and S3 sends the notifications: use tally backfill for objects already in the bucket.',
+  arguments: [{ name: '<file...>', help: 'log files to put (gzip or plain text), sent in this order' }],
+  options: [{ flags: '--dry-run', help: 'say which object each file would become; put and send nothing' }, JSON_OPTION],
+  target: { settings: [] },
+  async run({ options, args, context: { io, cwd }, target: open }) {
+    const { target, clients } = await open();
+    if (!target.emulated) {
+      throw new ConfigError(
+        `the target is AWS (${target.origin}: ${target.config.tableName} in ${target.config.region}), and put feeds the local stack only. ` +
+          'On AWS, CloudFront writes the logs and S3 sends their notifications; tally backfill notifies objects already in the bucket'
+      );
+    }
+    const bucket = logBucketOf(target);
+    const queueUrl = target.config.ingestQueueUrl;
+    if (queueUrl === undefined) throw new ConfigError('no ingest queue: pass --queue-url or set TALLY_INGEST_QUEUE_URL');
+    // Every file is read before anything is put, so a mistyped name puts nothing.
+    const files: LogFile[] = [];
+    for (const name of args) {
+      try {
+        files.push({ name, bytes: await readFile(resolve(cwd, name)) });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`${name}: no such file`, { cause: error });
+        throw error;
+      }
+    }
+    const { S3LogSink, S3LogSource, SqsNotificationSender } = await import('../aws-adapters');
+    if (options.json !== true) io.out(`tally put: ${target.origin}\n  into s3://${bucket}/${target.logPrefix}, notifications to ${queueUrl}\n`);
+    const results = await putLogs({
+      sink: new S3LogSink({ client: clients.s3 }),
+      source: new S3LogSource({ client: clients.s3 }),
+      sender: new SqsNotificationSender({ client: clients.sqs, queueUrl, region: target.config.region }),
+      bucket,
+      prefix: target.logPrefix,
+      files,
+      dryRun: options.dryRun === true,
+    });
+    io.out(options.json === true ? `${JSON.stringify({ bucket, queueUrl, dryRun: options.dryRun === true, objects: results })}\n` : describePut(results, options.dryRun === true));
+    return 0;
+  },
+});
+
+const BEFORE: Record<PutLogResult['before'], string> = {
+  new: 'new',
+  same: 'same content was there: counted once',
+  replaced: 'REPLACED other content (its counts stay)',
+};
+
+/** The human account of a put. */
+export function describePut(results: readonly PutLogResult[], dryRun = false): string {
+  const rows = results.map((result) => [
+    result.file,
+    result.object.key,
+    result.object.etag,
+    String(result.object.size ?? 0),
+    result.named ? `named from content${result.hourFrom === 'clock' ? ' (no request line: hour of now)' : ''}` : 'own name',
+    BEFORE[result.before],
+  ]);
+  return (
+    `${formatTable(['file', 'key', 'etag', 'bytes', 'name', 'object'], rows)}\n` +
+    (dryRun
+      ? `dry run: would put ${results.length} object(s) and send their S3 notifications; nothing was put or sent\n`
+      : `put ${results.length} object(s) and sent ${results.length} S3 notification(s); the consumer counts them within seconds\n`)
+  );
+}

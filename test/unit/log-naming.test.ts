@@ -1,0 +1,34 @@
+import { s3Sequencer } from '../../src/app/put-logs';
+import { firstRequestHour, logObjectKey } from '../../src/domain/log-naming';
+import { parseNotification, s3EventBody } from '../../src/domain/notifications';
+
+describe('naming a log file put into the local stack', () => {
+  const facts = { fileName: 'logs/access.log.gz', contentHash: '9f86d081884c7d659a2feaa0c55ad015', gzip: true };
+  const now = new Date('2026-11-23T13:45:00Z');
+
+  it('keeps a CloudFront name, and names any other file from its first request hour and content hash', () => {
+    expect(logObjectKey('cloudfront/', { ...facts, fileName: '/tmp/E2ABC.2026-11-21-07.a1b2c3d4.gz' }, now)).toBe('cloudfront/E2ABC.2026-11-21-07.a1b2c3d4.gz');
+    expect(logObjectKey('cloudfront/', { ...facts, firstHour: { day: '2026-11-21', hour: 7 } }, now)).toBe('cloudfront/E2TALLYPUT.2026-11-21-07.9f86d081.gz');
+    expect(logObjectKey('', { ...facts, gzip: false }, now)).toBe('E2TALLYPUT.2026-11-23-13.9f86d081');
+  });
+
+  it('reads the hour of the first request line from the #Fields layout', () => {
+    const text = '#Version: 1.0\n#Fields: time date cs(Host)\n\n10:59:01\t2026-11-21\tacme.example.com\n';
+
+    expect(firstRequestHour(text)).toEqual({ day: '2026-11-21', hour: 10 });
+    expect(firstRequestHour('not a log\n')).toBeUndefined();
+  });
+
+  it('sends the body S3 sends: every field, the ETag, size and a sequencer that grows', () => {
+    const first = s3Sequencer(now, 0);
+    const later = s3Sequencer(new Date(now.getTime() + 1), 0);
+    const body = JSON.parse(s3EventBody([{ bucket: 'logs', key: 'cf/a b.gz', etag: 'abc', size: 12, sequencer: first }])) as {
+      Records: [{ userIdentity: unknown; requestParameters: unknown; responseElements: unknown; s3: { object: unknown } }];
+    };
+
+    expect(later > first && first.length === later.length).toBe(true);
+    expect(body.Records[0]).toMatchObject({ userIdentity: expect.any(Object), requestParameters: expect.any(Object), responseElements: expect.any(Object) });
+    expect(body.Records[0].s3.object).toEqual({ key: 'cf/a+b.gz', size: 12, eTag: 'abc', sequencer: first });
+    expect(parseNotification(JSON.stringify(body), 'm')).toEqual({ kind: 'objects', objects: [{ bucket: 'logs', key: 'cf/a b.gz', etag: 'abc', size: 12, sequencer: first }] });
+  });
+});
