@@ -10,7 +10,8 @@ import { pinAttribute } from '../domain/keys';
 import type { Increment, IncrementOutcome, UsageStore } from '../domain/usage-store';
 import type { LineCounts, MalformedSample } from '../domain/usage-tally';
 import type { Log } from './log';
-import type { LogSource, MessageVisibility } from './ports';
+import type { LateUsageMarks, LogSource, MessageVisibility } from './ports';
+import { marksLateUsage } from '../domain/day-close';
 import { mapWithConcurrency } from './concurrency';
 
 /** The attempt ran out of Lambda time before every increment was started; it is retried. */
@@ -52,6 +53,12 @@ export interface IngestSettings {
 
 export interface IngestDeps {
   readonly store: UsageStore;
+  /**
+   * Late usage: increments for a day that is (about to be) closed are announced to the
+   * closer with a marker first, so they become a revision of that day. Only such
+   * increments pay for it; on-time usage is told apart by clock arithmetic alone.
+   */
+  readonly late?: { readonly marks: LateUsageMarks; readonly graceHours: number };
   readonly source: LogSource;
   readonly visibility?: MessageVisibility;
   readonly settings: IngestSettings;
@@ -138,6 +145,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const pinned = lastReceive || state.attempts.some((a) => a.state === 'started' || a.pinned === true);
   const pin = pinned ? pinAttribute(ref) : undefined;
 
+  await markLateUsage(increments, deps, clock());
   const outcomes = await applyAll(increments, recorded, deps, attempt, pin);
   if (outcomes.failure !== undefined) {
     const known = increments.filter((_, i) => outcomes.results[i] === 'applied' || outcomes.results[i] === 'duplicate').map((inc) => inc.key);
@@ -180,6 +188,21 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
 }
 
 type ApplyResult = IncrementOutcome | 'resumed' | 'not-started';
+
+/**
+ * Writes a late marker for every (day, account) of `increments` whose day is closed or
+ * about to be, before any of them is applied: a marker without its increment (the
+ * attempt died) changes nothing, an increment without its marker cannot happen.
+ */
+async function markLateUsage(increments: readonly Increment[], deps: IngestDeps, now: Date): Promise<void> {
+  const late = deps.late;
+  if (late === undefined) return;
+  const entries = new Map<string, { day: string; account: string }>();
+  for (const increment of increments) {
+    if (marksLateUsage(increment.day, now, late.graceHours)) entries.set(`${increment.day}#${increment.account}`, { day: increment.day, account: increment.account });
+  }
+  if (entries.size > 0) await late.marks.mark([...entries.values()], now);
+}
 
 /**
  * Removes the object's pin from every shard it may be on, once the ledger says done

@@ -34,6 +34,11 @@ function accountPartition(accountId: string): string {
   return `ACCT#${accountId}`;
 }
 
+/** The account id of an account partition key (`ACCT#acme` -> `acme`). */
+export function parseAccountPartition(pk: string): string | undefined {
+  return pk.startsWith('ACCT#') ? pk.slice('ACCT#'.length) : undefined;
+}
+
 /** Key of usage shard `shard` of `accountId` on `day`. */
 export function usageKey({ accountId, day, shard }: { accountId: string; day: string; shard: number }): TableKey {
   return { PK: accountPartition(accountId), SK: `DAY#${day}#S#${String(shard).padStart(2, '0')}` };
