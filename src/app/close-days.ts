@@ -55,10 +55,8 @@ export interface DayCloseResult {
    * `waiting`: late usage on a day whose close is not complete yet.
    */
   readonly action: 'closed' | 'revised' | 'published' | 'unchanged' | 'would-close' | 'would-revise' | 'waiting';
-  /** The revision written (or that would be). */
-  readonly revision?: number;
-  /** Account rows of that revision. */
-  readonly accounts?: number;
+  /** Revisions written by this run, with their account rows (a dry run: the one that would be). */
+  readonly written?: readonly { readonly revision: number; readonly accounts: number }[];
   readonly closedAt?: string;
   readonly exports?: readonly { readonly revision: number; readonly parquet: string; readonly csv: string }[];
   /** Webhook event ids handed to the queue. */
@@ -164,13 +162,26 @@ export async function closeDays(deps: CloserDeps, options: CloseOptions = {}): P
   };
 }
 
+/** One day's two results of a run (the window's, then the late markers'), as one. */
 function mergeResults(first: DayCloseResult, second: DayCloseResult): DayCloseResult {
-  return {
+  const merged = {
     ...first,
     ...second,
-    action: second.action === 'unchanged' ? first.action : second.action,
+    action: second.action === 'unchanged' || second.action === 'published' ? first.action : second.action,
+    written: [...(first.written ?? []), ...(second.written ?? [])],
     exports: [...(first.exports ?? []), ...(second.exports ?? [])],
     events: [...(first.events ?? []), ...(second.events ?? [])],
+  };
+  return withoutEmpty(merged);
+}
+
+function withoutEmpty(result: DayCloseResult): DayCloseResult {
+  const { written, exports, events, ...rest } = result;
+  return {
+    ...rest,
+    ...(written !== undefined && written.length > 0 ? { written } : {}),
+    ...(exports !== undefined && exports.length > 0 ? { exports } : {}),
+    ...(events !== undefined && events.length > 0 ? { events } : {}),
   };
 }
 
@@ -197,7 +208,7 @@ class CloseRun {
     const { store } = this.deps;
     if (found === undefined && this.dryRun) {
       const accounts = await store.accountsOn(day);
-      return { day, action: 'would-close', revision: 1, accounts: accounts.length };
+      return { day, action: 'would-close', written: [{ revision: 1, accounts: accounts.length }] };
     }
     let record = found ?? (await store.beginRevision(day, 1, this.now.toISOString()));
     let action: DayCloseResult['action'] = 'unchanged';
@@ -209,20 +220,11 @@ class CloseRun {
       action = revision === 1 ? 'closed' : 'revised';
       record = (await store.closedDay(day)) ?? record;
     }
-    if (recheck && isClosed(record)) {
-      const revised = await this.revise(day, await store.accountsOn(day), record);
-      if (revised.action !== 'unchanged') return { ...revised, closedAt: record.closedAt };
-    }
     const published = this.dryRun ? { exports: [], events: [] } : await this.publish(record);
     if (action === 'unchanged' && published.exports.length + published.events.length > 0) action = 'published';
-    return {
-      day,
-      action,
-      ...(written === undefined ? {} : written),
-      closedAt: record.closedAt,
-      ...(published.exports.length > 0 ? { exports: published.exports } : {}),
-      ...(published.events.length > 0 ? { events: published.events } : {}),
-    };
+    const result = withoutEmpty({ day, action, written: written === undefined ? [] : [written], closedAt: record.closedAt, ...published });
+    if (recheck && isClosed(record)) return mergeResults(result, await this.revise(day, await store.accountsOn(day)));
+    return result;
   }
 
   /**
@@ -237,11 +239,11 @@ class CloseRun {
       const changed = await this.changedAccounts(day, accounts);
       if (changed.length === 0) return { day, action: 'unchanged', closedAt: record.closedAt };
       const revision = record.revision + 1;
-      if (this.dryRun) return { day, action: 'would-revise', revision, accounts: changed.length, closedAt: record.closedAt };
+      if (this.dryRun) return { day, action: 'would-revise', written: [{ revision, accounts: changed.length }], closedAt: record.closedAt };
       record = await store.beginRevision(day, revision, this.now.toISOString());
       accounts = changed;
     } else if (this.dryRun) {
-      return { day, action: 'would-revise', revision: record.writing.revision, closedAt: record.closedAt };
+      return { day, action: 'would-revise', written: [{ revision: record.writing.revision, accounts: 0 }], closedAt: record.closedAt };
     }
     let written: { revision: number; accounts: number } | undefined;
     if (record.writing !== undefined) {
@@ -250,14 +252,14 @@ class CloseRun {
       record = (await store.closedDay(day)) ?? record;
     }
     const published = await this.publish(record);
-    return {
+    const revised = written !== undefined && written.accounts > 0;
+    return withoutEmpty({
       day,
-      action: written !== undefined && written.accounts > 0 ? 'revised' : published.exports.length > 0 ? 'published' : 'unchanged',
-      ...(written === undefined || written.accounts === 0 ? {} : written),
+      action: revised ? 'revised' : published.exports.length + published.events.length > 0 ? 'published' : 'unchanged',
+      written: revised ? [written!] : [],
       closedAt: record.closedAt,
-      ...(published.exports.length > 0 ? { exports: published.exports } : {}),
-      ...(published.events.length > 0 ? { events: published.events } : {}),
-    };
+      ...published,
+    });
   }
 
   private async changedAccounts(day: string, accounts: readonly string[]): Promise<string[]> {
