@@ -18,7 +18,7 @@ const names = COMMANDS.map((command) => command.name);
 
 describe('every tally command, from its declaration', () => {
   it('has the commands README documents', () => {
-    expect(names).toEqual(['count', 'token', 'replay', 'backfill', 'reconcile', 'adjust', 'adjustments', 'plan']);
+    expect(names).toEqual(['count', 'token', 'replay', 'backfill', 'reconcile', 'adjust', 'adjustments', 'plan', 'close']);
   });
 
   it.each(names)('%s: --help (the built binary) lists every option it accepts, and exits 0', async (name) => {

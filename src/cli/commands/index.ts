@@ -2,6 +2,7 @@ import type { DeclaredCommand } from '../command';
 import { adjustCommand } from './adjust';
 import { adjustmentsCommand } from './adjustments';
 import { backfillCommand } from './backfill';
+import { closeCommand } from './close';
 import { countCommand } from './count';
 import { planCommand } from './plan';
 import { reconcileCommand } from './reconcile';
@@ -22,4 +23,5 @@ export const COMMANDS: readonly DeclaredCommand[] = [
   adjustCommand,
   adjustmentsCommand,
   planCommand,
+  closeCommand,
 ];
