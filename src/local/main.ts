@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { jsonLog } from '../app/log';
 import { describeError } from '../domain/errors';
 import { DEMO_METRICS, uploadDemoLogs } from './demo';
+import { prepareLocalHandoff } from './handoff';
 import { IngestSummary } from './ingest-summary';
 import { createLocalIngest } from './local-ingest';
 import { startLocalUsageApi } from './local-usage-api';
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
   poller.start();
   const api = await startLocalUsageApi({ root, info, log, metrics: process.env.TALLY_METRICS ?? DEMO_METRICS });
   info.api = api.server.url;
+  const handoff = await prepareLocalHandoff(stack, log, (line) => console.log(line));
   writeStackInfo(infoPath, info);
   console.log(`tally: stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s; wrote ${infoPath}`);
   console.log(`  dynamodb ${info.endpoints.dynamodb}  sqs/s3 ${info.endpoints.sqs}  table ${info.table}`);
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
     console.log(summary.describe());
     console.log(`  dead-letter queue: ${dlq.visible} message(s)`);
   }
+  await handoff.start();
   console.log(api.describe());
   console.log('tally: running; put logs under the prefix and send their notifications to the queue. Ctrl-C stops.');
 
@@ -69,6 +72,7 @@ async function main(): Promise<void> {
   const shutdown = async () => {
     clearInterval(ticker);
     console.log('tally: stopping...');
+    await handoff.stop();
     await poller.stop();
     await api.stop();
     await stack.stop();
