@@ -31,7 +31,8 @@ const METRICS = '[{"name":"authorization_requests","path":"/api/authorization/*"
 // `serverless package` (osls) runs three times, offline, before any test:
 //  - prod: defaults; the stack creates its log bucket; data is protected;
 //  - dev: an existing log bucket, a customer managed key on the signing secret, CORS
-//    origins, an alarm e-mail, a path resolver and a metric rule; data is not protected;
+//    origins, an alarm e-mail, a path resolver, a metric rule and a webhook URL; data is
+//    not protected;
 //  - staging: tokens verified with a public key instead of the SSM secret.
 let prod: PackagedStack | undefined;
 let dev: PackagedStack | undefined;
@@ -57,6 +58,8 @@ beforeAll(async () => {
       `resolver=${PATH_RESOLVER}`,
       '--param',
       `metrics=${METRICS}`,
+      '--param',
+      'webhookUrl=https://billing.example.com/hooks/tally',
     ]),
     packageStack(['--stage', 'staging', '--param', `jwtPublicKey=${PUBLIC_KEY}`]),
   ]);
@@ -89,9 +92,9 @@ function statementsOf(t: Template, roleId: string): PolicyStatement[] {
 describe('serverless package (offline)', () => {
   it('writes the template and one bundle per function without AWS credentials', () => {
     expect([...prod!.files].sort()).toEqual([
+      'closer.zip',
       'cloudformation-template-create-stack.json',
       'cloudformation-template-update-stack.json',
-      'closer.zip',
       'ingest.zip',
       'serverless-state.json',
       'usageApi.zip',
@@ -199,7 +202,7 @@ describe('functions', () => {
       Timeout: 10,
     });
     // osls generates no shared role when every function names its own.
-    expect(Object.keys(resourcesOfType(template(prod), 'AWS::IAM::Role')).sort()).toEqual(['IngestRole', 'UsageApiRole']);
+    expect(Object.keys(resourcesOfType(template(prod), 'AWS::IAM::Role')).sort()).toEqual(['CloserRole', 'IngestRole', 'UsageApiRole', 'WebhookSenderRole']);
   });
 
   it('configure ingest through the variables readConfig validates', () => {
@@ -540,8 +543,11 @@ describe('least privilege', () => {
   });
 
   it('queues webhook events only when a webhook URL is given', () => {
-    const env = resource(template(prod), 'CloserLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
-    expect(env.TALLY_WEBHOOK_QUEUE_URL).toEqual({ 'Fn::If': ['HasWebhook', ref('WebhookQueue'), ref('AWS::NoValue')] });
+    const closerEnv = (t: Template) => resource(t, 'CloserLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    const senderEnv = resource(template(dev), 'WebhookSenderLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    expect(closerEnv(template(prod)).TALLY_WEBHOOK_QUEUE_URL).toBeUndefined();
+    expect(closerEnv(template(dev)).TALLY_WEBHOOK_QUEUE_URL).toEqual(ref('WebhookQueue'));
+    expect(senderEnv).toMatchObject({ TALLY_WEBHOOK_URL: 'https://billing.example.com/hooks/tally', TALLY_WEBHOOK_SECRET_PARAMETER: '/tally/dev/webhook-secret' });
   });
 
   it('grants usage-api no SSM access when tokens are verified with a public key', () => {

@@ -21,7 +21,7 @@ describe('when a day closes', () => {
   });
 
   it('takes the next revision as what the counters hold beyond the revisions so far', () => {
-    const revisions = [{ requests: 10, bytes: 900 }, { requests: 2 }];
+    const revisions: Record<string, number>[] = [{ requests: 10, bytes: 900 }, { requests: 2 }];
 
     expect(lateFigures({ requests: 12, bytes: 900 }, revisions)).toEqual({});
     expect(lateFigures({ requests: 15, bytes: 950, authorization_requests: 1 }, revisions)).toEqual({ requests: 3, bytes: 50, authorization_requests: 1 });
