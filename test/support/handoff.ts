@@ -7,12 +7,10 @@ import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { closeDays, type CloseOptions, type CloserDeps, type CloseReport } from '../../src/app/close-days';
 import { silentLog } from '../../src/app/log';
-import { createClients } from '../../src/adapters/clients';
 import { readCloserConfig } from '../../src/adapters/handoff-config';
 import { createCloserDeps } from '../../src/adapters/handoff-deps';
 import { ensureUsageTable } from '../../src/adapters/usage-table';
 import { DEMO_METRICS } from '../../src/local/demo';
-import { LOCAL_CREDENTIALS } from '../../src/local/local-credentials';
 import { localEnvironment, type LocalStackInfo } from '../../src/local/stack';
 import { testClients, testStackInfo, uniqueId } from './stack';
 
@@ -41,7 +39,8 @@ export async function handoffTable(info: LocalStackInfo = testStackInfo()): Prom
 /** The closer wired as the Lambda wires it, on the test stack, at a fixed time. */
 export function testCloser(env: Record<string, string>, at: () => Date, extra: Partial<CloserDeps> = {}): CloserDeps {
   const config = readCloserConfig(env);
-  const clients = createClients(config.tally, LOCAL_CREDENTIALS);
+  // Test clients are destroyed after the file's tests, so no socket keeps the worker alive.
+  const clients = testClients();
   return { ...createCloserDeps(config, clients, silentLog, { clock: at }), ...extra };
 }
 
