@@ -18,7 +18,7 @@ function startLocal(cwd: string): Promise<{ child: ChildProcess; output: () => s
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not get ready:\n${output}`)), 90_000);
+    const timer = setTimeout(() => reject(new Error(`npm start did not get ready:\n${output}`)), 150_000);
     child.stdout!.on('data', () => {
       if (output.includes('tally: running')) {
         clearTimeout(timer);
@@ -78,5 +78,5 @@ describe('npm start', () => {
     expect(first.output()).toMatch(/tally: closed 35 day\(s\) \S+\.\.\S+ \(\d+ account-day snapshot\(s\)\); exports s3:\/\/tally-logs\/exports\//);
     expect(exported.map((object) => object.Key).filter((key) => key!.endsWith('/revision=1/usage.parquet'))).toHaveLength(35);
     expect(second.output()).not.toContain('revision 2');
-  }, 240_000);
+  }, 360_000);
 });
