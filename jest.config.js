@@ -7,7 +7,12 @@
 const shared = {
   testEnvironment: 'node',
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
+    // ES-module-only dependencies (the Parquet writer), turned into CommonJS for Jest.
+    '/node_modules/(hyparquet|hyparquet-writer)/.+\\.js$': '<rootDir>/test/support/esm-transform.js',
+  },
+  transformIgnorePatterns: ['/node_modules/(?!(hyparquet|hyparquet-writer)/)'],
   setupFilesAfterEnv: ['<rootDir>/test/support/after-tests.ts'],
 };
 

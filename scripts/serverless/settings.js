@@ -14,7 +14,8 @@ function codeDefaults() {
   const { require: requireTs } = require('tsx/cjs/api');
   const { DEFAULTS } = requireTs('../../src/adapters/config.ts', __filename);
   const { DEFAULT_JWT_AUDIENCE, DEFAULT_JWT_ISSUER } = requireTs('../../src/adapters/jwt-tokens.ts', __filename);
-  return { ...DEFAULTS, jwtAudience: DEFAULT_JWT_AUDIENCE, jwtIssuer: DEFAULT_JWT_ISSUER };
+  const { HANDOFF_DEFAULTS } = requireTs('../../src/adapters/handoff-config.ts', __filename);
+  return { ...DEFAULTS, ...HANDOFF_DEFAULTS, jwtAudience: DEFAULT_JWT_AUDIENCE, jwtIssuer: DEFAULT_JWT_ISSUER };
 }
 
 /**

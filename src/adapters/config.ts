@@ -23,6 +23,8 @@ export const DEFAULTS = {
   historyMaxKeys: 480,
   /** The ingest queue's maxReceiveCount (the last receive records that it started). */
   maxReceiveCount: 5,
+  /** A day closes this many hours after its end (CloudFront delivers some logs up to 24 hours late). */
+  closeGraceHours: 48,
 } as const;
 
 export interface Endpoints {
@@ -44,6 +46,8 @@ export interface TallyConfig {
   readonly historyMaxKeys: number;
   readonly maxReceiveCount: number;
   readonly ledgerTtlDays: number;
+  /** Hours after its end that a day closes; ingest marks usage that reaches a day after that. */
+  readonly closeGraceHours: number;
   readonly ingestQueueUrl?: string;
   readonly visibilityTimeoutSeconds: number;
   readonly heartbeatSeconds: number;
@@ -144,6 +148,7 @@ export function readConfig(env: Env): TallyConfig {
     historyMaxKeys: integer(env, 'TALLY_HISTORY_MAX_KEYS', Math.max(DEFAULTS.historyMaxKeys, historyCap), historyCap, 20_000),
     maxReceiveCount: integer(env, 'TALLY_MAX_RECEIVE_COUNT', DEFAULTS.maxReceiveCount, 1, 1000),
     ledgerTtlDays: integer(env, 'TALLY_LEDGER_TTL_DAYS', DEFAULTS.ledgerTtlDays, 1, 3650),
+    closeGraceHours: integer(env, 'TALLY_CLOSE_GRACE_HOURS', DEFAULTS.closeGraceHours, 0, 8760),
     ...(ingestQueueUrl === undefined ? {} : { ingestQueueUrl }),
     visibilityTimeoutSeconds: integer(env, 'TALLY_VISIBILITY_TIMEOUT', DEFAULTS.visibilityTimeoutSeconds, 1, 43_200),
     heartbeatSeconds: integer(env, 'TALLY_HEARTBEAT_SECONDS', DEFAULTS.heartbeatSeconds, 0, 43_200),

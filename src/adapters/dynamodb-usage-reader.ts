@@ -1,13 +1,14 @@
-import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { UsagePresence, UsageReader } from '../app/ports';
-import { isShardMetric, parseAccountSortKey } from '../domain/keys';
+import { closedDayRange, isShardMetric, parseAccountSortKey, parseClosedDaySortKey } from '../domain/keys';
 import type { UsageRecord } from '../domain/usage-records';
 import { FIRST_DAY, LAST_DAY, queryDayRange } from './day-range-query';
 
 /**
- * Reads usage shards and adjustments of one account and day range with a single
- * Query on the sort-key range (`DAY#from#` .. `DAY#to#~`), summing nothing itself:
- * callers never need to know the shard count.
+ * Reads usage shards, adjustments and recorded revisions of one account and day range
+ * with a single Query on the sort-key range (`DAY#from#` .. `DAY#to#~`), summing
+ * nothing itself (callers never need to know the shard count), and the close records
+ * of the range with a second Query on the `CLOSED` partition (one item per day).
  */
 export class DynamoUsageReader implements UsageReader, UsagePresence {
   private readonly client: DynamoDBClient;
@@ -30,6 +31,34 @@ export class DynamoUsageReader implements UsageReader, UsagePresence {
         if (record !== undefined) records.push(record);
       }
     }
+    const closed = await this.closedDays(from, to);
+    return { records: [...records, ...closed.records], requests: requests + closed.requests };
+  }
+
+  /** The closed days of the range (their snapshot complete), from the close records. */
+  private async closedDays(from: string, to: string): Promise<{ records: UsageRecord[]; requests: number }> {
+    const range = closedDayRange(from, to);
+    const records: UsageRecord[] = [];
+    let requests = 0;
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
+          ExpressionAttributeValues: { ':pk': { S: range.PK }, ':from': { S: range.from }, ':to': { S: range.to } },
+          ProjectionExpression: 'SK, closedAt, revision',
+          ConsistentRead: this.consistentRead,
+          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+        }),
+      );
+      requests++;
+      for (const item of page.Items ?? []) {
+        const day = parseClosedDaySortKey(item.SK?.S ?? '');
+        if (day !== undefined && Number(item.revision?.N ?? 0) >= 1) records.push({ kind: 'closed-day', day, closedAt: item.closedAt?.S ?? '' });
+      }
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
     return { records, requests };
   }
 
@@ -72,6 +101,9 @@ function toRecord(item: Record<string, AttributeValue>): UsageRecord | undefined
       createdAt: item.createdAt?.S ?? '',
     };
   }
+  if (parsed.kind === 'revision') {
+    return { kind: 'revision', day: parsed.day, revision: parsed.revision, metrics: figuresOf(item.m) };
+  }
   const metrics: Record<string, number> = {};
   for (const [name, value] of Object.entries(item)) {
     if (isShardMetric(name) && value.N !== undefined) metrics[name] = Number(value.N);
@@ -83,4 +115,9 @@ function toRecord(item: Record<string, AttributeValue>): UsageRecord | undefined
     metrics,
     ...(item.updatedAt?.S === undefined ? {} : { updatedAt: item.updatedAt.S }),
   };
+}
+
+/** The metric map (`m`) of a revision item. */
+export function figuresOf(value: AttributeValue | undefined): Record<string, number> {
+  return Object.fromEntries(Object.entries(value?.M ?? {}).flatMap(([name, entry]) => (entry.N === undefined ? [] : [[name, Number(entry.N)]])));
 }

@@ -20,6 +20,7 @@ const ALWAYS_WRITTEN: ReadonlySet<string> = new Set(BASE_METRICS);
  * adopt  an item written before `t` existed: grows by one and starts `t`, every key dated now
  * any    k already in h    -> ConditionalCheckFailed: duplicate, nothing applied
  * pinned any form, also SET P#<object> and refused when it exists (see keys.ts pinAttribute)
+ * every  SET updatedAt = now, day = <the shard's day> (the day index's key: set once, then unchanged)
  * ```
  * So a key stays in its shard's history for at least the retention (the redelivery
  * window), however busy the shard, until the history reaches `max` keys: only then
@@ -143,7 +144,8 @@ export function historyUpdate(
     ...(pinned ? ['attribute_not_exists(#p)'] : []),
     ...(proving ? ['(attribute_not_exists(#h) OR #t[0] < :since)'] : []),
   ];
-  const set = [...FORM_UPDATES[form].set, '#u = :now', ...(pinned ? ['#p = :tm'] : [])];
+  // `d` (the same value on every write) puts a new shard in the day index; rewriting it unchanged costs the index nothing.
+  const set = [...FORM_UPDATES[form].set, '#u = :now', '#d = :day', ...(pinned ? ['#p = :tm'] : [])];
   const remove = FORM_UPDATES[form].remove;
   const update = `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}${metrics.add}`;
   const expression = `${update} ${conditions.join(' ')}`;
@@ -151,6 +153,7 @@ export function historyUpdate(
   const values: Record<string, AttributeValue> = {
     ':k': { B: increment.key },
     ':now': { S: options.now.toISOString() },
+    ':day': { S: increment.day },
     ':cap': { N: String(options.cap) },
     ':max': { N: String(Math.max(options.cap, options.maxKeys)) },
     ':cutoff': { N: String(cutoff) },
@@ -167,6 +170,7 @@ export function historyUpdate(
     '#h': SHARD_ATTRIBUTES.keys,
     '#t': SHARD_ATTRIBUTES.minutes,
     '#u': SHARD_ATTRIBUTES.updatedAt,
+    '#d': SHARD_ATTRIBUTES.day,
     ...(pinned ? { '#p': options.pin } : {}),
     ...metrics.names,
   };

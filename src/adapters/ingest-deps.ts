@@ -3,6 +3,7 @@ import type { IngestDeps, IngestSettings } from '../app/ingest';
 import type { Log } from '../app/log';
 import type { AwsClients } from './clients';
 import type { TallyConfig } from './config';
+import { DynamoLateUsageMarks } from './dynamodb-close-store';
 import { DynamoUsageStore, type DynamoUsageStoreOptions } from './dynamodb-usage-store';
 import { S3LogSource } from './s3-log-source';
 import { SqsMessageVisibility } from './sqs-visibility';
@@ -52,6 +53,7 @@ export function createIngestDeps(config: TallyConfig, clients: AwsClients, log: 
       ...(config.endpoints.sqs ? { endpoint: config.endpoints.sqs } : {}),
     }),
     settings: ingestSettings(config),
+    late: { marks: new DynamoLateUsageMarks({ client: clients.dynamodb, tableName: config.tableName }), graceHours: config.closeGraceHours },
     log,
   };
 }

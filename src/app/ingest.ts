@@ -10,7 +10,8 @@ import { pinAttribute } from '../domain/keys';
 import type { ApplyOptions, AttemptRecord, Increment, IncrementOutcome, UsageStore } from '../domain/usage-store';
 import type { LineCounts, MalformedSample } from '../domain/usage-tally';
 import type { Log } from './log';
-import type { LogSource, MessageVisibility } from './ports';
+import type { LateUsageMarks, LogSource, MessageVisibility } from './ports';
+import { marksLateUsage } from '../domain/day-close';
 import { mapWithConcurrency } from './concurrency';
 
 /** The attempt ran out of Lambda time before every increment was started; it is retried. */
@@ -54,6 +55,12 @@ export interface IngestSettings {
 
 export interface IngestDeps {
   readonly store: UsageStore;
+  /**
+   * Late usage: increments for a day that is (about to be) closed are announced to the
+   * closer with a marker first, so they become a revision of that day. Only such
+   * increments pay for it; on-time usage is told apart by clock arithmetic alone.
+   */
+  readonly late?: { readonly marks: LateUsageMarks; readonly graceHours: number };
   readonly source: LogSource;
   readonly visibility?: MessageVisibility;
   readonly settings: IngestSettings;
@@ -140,6 +147,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const pinned = lastReceive || state.attempts.some((a) => a.state === 'started' || a.pinned === true);
   const pin = pinned ? pinAttribute(ref) : undefined;
 
+  await markLateUsage(increments, deps, clock());
   const since = unseenSince(attempt, state.attempts);
   const outcomes = await applyAll(increments, recorded, deps, attempt, { ...(pin === undefined ? {} : { pin }), ...(since === undefined ? {} : { since }) });
   if (outcomes.failure !== undefined) {
@@ -198,6 +206,21 @@ function unseenSince(attempt: AttemptContext, attempts: readonly AttemptRecord[]
   const starts = [...attempts.map((a) => Date.parse(a.startedAt)), ...(attempt.firstReceivedAt === undefined ? [] : [attempt.firstReceivedAt.getTime()])];
   const earliest = starts.filter(Number.isFinite);
   return new Date(earliest.length === 0 || attempt.receiveCount === undefined ? 0 : Math.min(...earliest) - CLOCK_MARGIN_MS);
+}
+
+/**
+ * Writes a late marker for every (day, account) of `increments` whose day is closed or
+ * about to be, before any of them is applied: a marker without its increment (the
+ * attempt died) changes nothing, an increment without its marker cannot happen.
+ */
+async function markLateUsage(increments: readonly Increment[], deps: IngestDeps, now: Date): Promise<void> {
+  const late = deps.late;
+  if (late === undefined) return;
+  const entries = new Map<string, { day: string; account: string }>();
+  for (const increment of increments) {
+    if (marksLateUsage(increment.day, now, late.graceHours)) entries.set(`${increment.day}#${increment.account}`, { day: increment.day, account: increment.account });
+  }
+  if (entries.size > 0) await late.marks.mark([...entries.values()], now);
 }
 
 /**

@@ -14,10 +14,15 @@
  * | {@link DropRecords} | `DynamoDropRecords` |
  * | {@link LogSink} | `S3LogSink` |
  * | {@link TokenVerifier} | `JoseTokenVerifier` |
+ * | {@link CloseStore}, {@link LateUsageMarks} | `DynamoCloseStore`, `DynamoLateUsageMarks` |
+ * | {@link RevisionExports} | `S3RevisionExports` |
+ * | {@link WebhookOutbox}, {@link WebhookTransport} | `SqsWebhookOutbox`, `FetchWebhookTransport` |
  */
 import type { AccessGrant } from '../domain/access';
 import type { Adjustment, RecordedAdjustment } from '../domain/adjustment';
 import type { DeadLetterDrop } from '../domain/dead-letter';
+import type { ClosedDay, MetricFigures, RevisionRow } from '../domain/day-close';
+import type { RevisionExport } from '../domain/revision-export';
 import type { LogObjectRef } from '../domain/log-object';
 import type { UsageRecord } from '../domain/usage-records';
 
@@ -144,4 +149,72 @@ export interface AdjustmentStore {
 /** Turns a bearer token into what it may read; refuses with an AuthenticationError. */
 export interface TokenVerifier {
   verify(token: string): Promise<AccessGrant>;
+}
+
+/** Usage that reached a (nearly) closed day, waiting for the closer. */
+export interface LateMarker {
+  readonly day: string;
+  readonly account: string;
+  /** When ingest last marked it: the marker is cleared only if unchanged since it was read. */
+  readonly markedAt: string;
+}
+
+/** Ingest's side of late usage: marks (day, account) pairs before their increments. */
+export interface LateUsageMarks {
+  mark(entries: readonly { readonly day: string; readonly account: string }[], at: Date): Promise<void>;
+}
+
+/** An account-day as the closer reads it: counters (every shard summed) and its recorded revisions. */
+export interface AccountDayFigures {
+  readonly counters: MetricFigures;
+  readonly revisions: readonly { readonly revision: number; readonly metrics: MetricFigures }[];
+}
+
+/**
+ * Close records, revisions and late markers. Every write is conditional, so closers
+ * that overlap or rerun after a crash leave one row per account and revision.
+ */
+export interface CloseStore {
+  /** Close records of `from..to` (strongly consistent), in day order. */
+  closedDays(from: string, to: string): Promise<ClosedDay[]>;
+  closedDay(day: string): Promise<ClosedDay | undefined>;
+  /**
+   * Starts writing revision `revision` of `day` at `at`: revision 1 creates the close
+   * record (closedAt = `at`), a later one needs revision - 1 complete and nothing being
+   * written. Returns the record as it then is (someone else's writing included).
+   */
+  beginRevision(day: string, revision: number, at: string): Promise<ClosedDay>;
+  /** Marks revision `revision` complete with `accounts` rows (a no-op when it already is). */
+  completeRevision(day: string, revision: number, createdAt: string, accounts: number): Promise<void>;
+  /** Drops a started revision that found nothing to record. */
+  abandonRevision(day: string, revision: number): Promise<void>;
+  /** Records that a revision was exported or handed to the webhook queue. */
+  markPublished(day: string, revision: number, step: 'exportedAt' | 'notifiedAt', at: string): Promise<void>;
+  /** Accounts with usage shards on `day` (the day index), each once, in order. */
+  accountsOn(day: string): Promise<string[]>;
+  /** One account-day's counters and revisions, strongly consistent (one Query). */
+  accountDay(account: string, day: string): Promise<AccountDayFigures>;
+  /** Records an account's row of a revision once; returns the row stored (an earlier one wins). */
+  recordRevisionRow(row: { day: string; revision: number; account: string; metrics: MetricFigures; createdAt: string }): Promise<RevisionRow>;
+  /** Every row of a revision (strongly consistent). */
+  revisionRows(day: string, revision: number): Promise<RevisionRow[]>;
+  /** Every waiting late marker. */
+  lateMarkers(): Promise<LateMarker[]>;
+  /** Removes a marker unless ingest marked it again since it was read; true when removed. */
+  clearLateMarker(marker: LateMarker): Promise<boolean>;
+}
+
+/** Writes a revision's Parquet and CSV files (S3), the same bytes every time. */
+export interface RevisionExports {
+  write(table: RevisionExport): Promise<{ parquet: string; csv: string }>;
+}
+
+/** Hands a webhook event to its delivery queue (SQS). */
+export interface WebhookOutbox {
+  enqueue(event: { id: string; body: string }): Promise<void>;
+}
+
+/** POSTs a webhook body (HTTPS in production); resolves with the status, rejects on a network error. */
+export interface WebhookTransport {
+  post(url: string, body: string, headers: Readonly<Record<string, string>>): Promise<{ status: number }>;
 }

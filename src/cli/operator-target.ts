@@ -29,6 +29,11 @@ export interface OperatorTarget {
   readonly dlqUrl?: string;
   readonly bucket?: string;
   readonly logPrefix: string;
+  /** Where `tally close` exports (`TALLY_EXPORT_BUCKET`, else the log bucket) and under which prefix. */
+  readonly exportBucket?: string;
+  readonly exportPrefix?: string;
+  /** The webhook queue `tally close` hands events to (`TALLY_WEBHOOK_QUEUE_URL`); none: webhooks off. */
+  readonly webhookQueueUrl?: string;
   /** The emulators' keys (local stack, or loopback endpoints and no keys), or keys the environment gives. */
   readonly credentials?: AwsCredentialIdentity;
   /** Says where the target came from, for the first line of a command's output. */
@@ -112,6 +117,8 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
       TALLY_DLQ_URL: info.dlqUrl,
       TALLY_LOG_BUCKET: info.bucket,
       TALLY_LOG_PREFIX: env.TALLY_LOG_PREFIX ?? info.logPrefix,
+      TALLY_EXPORT_PREFIX: env.TALLY_EXPORT_PREFIX ?? info.exportPrefix,
+      TALLY_WEBHOOK_QUEUE_URL: info.webhookQueueUrl,
       // The consumer's own counting settings, as `npm start` recorded them; the environment wins.
       ...Object.fromEntries(Object.entries(info.consumer ?? {}).filter(([name]) => env[name] === undefined)),
     };
@@ -158,10 +165,14 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
       : undefined;
   const dlqUrl = overlay.TALLY_DLQ_URL;
   const bucket = overlay.TALLY_LOG_BUCKET;
+  const exportBucket = overlay.TALLY_EXPORT_BUCKET ?? bucket;
   return {
     config,
     ...(given(dlqUrl) ? { dlqUrl } : {}),
     ...(given(bucket) ? { bucket } : {}),
+    ...(given(exportBucket) ? { exportBucket } : {}),
+    ...(overlay.TALLY_EXPORT_PREFIX !== undefined ? { exportPrefix: overlay.TALLY_EXPORT_PREFIX } : {}),
+    ...(given(overlay.TALLY_WEBHOOK_QUEUE_URL) ? { webhookQueueUrl: overlay.TALLY_WEBHOOK_QUEUE_URL } : {}),
     logPrefix: overlay.TALLY_LOG_PREFIX ?? '',
     ...(credentials === undefined ? {} : { credentials }),
     origin,

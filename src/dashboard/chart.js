@@ -62,6 +62,9 @@ export function renderChart(report, metric, now) {
   const measured = report.days.map((d) => d.metrics[metric]);
   const adjusted = report.days.map((d) => (d.adjustments[metric] !== 0 ? d.adjustments[metric] : null));
   const adjustments = adjusted.filter((v) => v !== null);
+  // Closed days with usage after the close: that part of the bar is drawn apart.
+  const lateParts = report.days.map((d) => (d.late && d.late[metric] > 0 ? d.late[metric] : null));
+  const anyLate = lateParts.some((v) => v !== null);
   const live = days.findIndex((day) => isDayInProgress(day, now));
   const latest = days.length - 1;
   // With no bar hovered uPlot asks for the legend of no index: show the latest day.
@@ -100,6 +103,19 @@ export function renderChart(report, metric, now) {
     },
   ];
   const data = [xs, measured];
+  if (anyLate) {
+    const lateColor = cssVar('--chart-late', '#0f766e');
+    series.push({
+      label: 'Late (after close)',
+      fill: hatch(lateColor),
+      stroke: lateColor,
+      width: 1,
+      paths: uPlot.paths.bars({ size: [xs.length > 45 ? 0.8 : 0.66, 56], radius: 0 }),
+      points: { show: false },
+      value: (u, v, sidx, idx) => (lateParts[at(idx)] === null ? 'none' : readableValue(lateParts[at(idx)], metric)),
+    });
+    data.push(lateParts);
+  }
   if (adjustments.length > 0) {
     series.push({
       label: 'Adjustment',
@@ -160,6 +176,7 @@ export function renderChart(report, metric, now) {
       (live >= 0 ? " Today's bar is still in progress." : '') + ' The table below lists every day.',
   );
   const notes = [adjustments.length > 0 ? 'Bars: measured. Dots: adjustments on that day.' : 'Hover a bar for the exact value.'];
+  if (anyLate) notes.push('Striped teal at the foot of a bar: usage that arrived after that day closed.');
   if (live >= 0) notes.push('The hatched bar is today (UTC), still in progress.');
   $('chart-note').textContent = notes.join(' ');
 

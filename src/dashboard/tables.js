@@ -19,13 +19,33 @@ function valueCell(value, metric, selected, text) {
   });
 }
 
-function periodLabel(row, byMonth, inProgress) {
+/** The late usage of a closed day, for a badge's title: "requests +12, bytes +4.1 KB". */
+function lateSummary(row, names) {
+  return names
+    .filter((name) => (row.late?.[name] ?? 0) !== 0)
+    .map((name) => metricLabel(name).toLowerCase() + ' ' + signedValue(row.late[name], name))
+    .join(', ');
+}
+
+/** A closed day's marks: "closed" (final since closedAt) and, when usage came after, "late". */
+function closeBadges(row, names) {
+  if (row.status !== 'closed') return [];
+  const closed = el('span', {
+    className: 'badge badge-closed',
+    title: 'Closed ' + (row.closedAt ?? '') + ' (UTC): these numbers are final; usage that arrives later is shown apart as late.',
+    text: 'closed',
+  });
+  const late = lateSummary(row, names);
+  return late === '' ? [closed] : [closed, el('span', { className: 'badge badge-late', title: 'Arrived after the day closed: ' + late, text: 'late +' })];
+}
+
+function periodLabel(row, byMonth, inProgress, names) {
   const badge = inProgress ? el('span', { className: 'badge badge-progress', title: IN_PROGRESS_HINT, text: 'in progress' }) : null;
   if (byMonth) {
     const cut = isPartialMonth(row) ? el('span', { className: 'muted cell-note', text: ' ' + shortDay(row.from) + '–' + shortDay(row.to) }) : null;
     return el('th', { scope: 'row' }, [el('span', { text: monthName(row.month) }), cut, badge]);
   }
-  return el('th', { scope: 'row' }, [el('span', { className: 'weekday muted', text: weekday(row.day) }), el('span', { text: row.day }), badge]);
+  return el('th', { scope: 'row' }, [el('span', { className: 'weekday muted', text: weekday(row.day) }), el('span', { text: row.day }), badge, ...closeBadges(row, names)]);
 }
 
 /** Days or months of `report`, `metric`'s column highlighted; `now` marks the period still in progress. */
@@ -36,7 +56,9 @@ export function renderUsageTable(report, metric, now) {
   [thead, tbody, tfoot].forEach(clear);
   const byMonth = report.granularity === 'month' && Array.isArray(report.months);
   $('table-title').textContent = byMonth ? 'Months' : 'Days';
-  $('table-note').textContent = byMonth ? 'Measured usage per calendar month (UTC), cut to the range.' : 'Measured usage per UTC day.';
+  $('table-note').textContent = byMonth
+    ? 'Measured usage per calendar month (UTC), cut to the range.'
+    : 'Measured usage per UTC day. "closed": the day is final; "late +": usage arrived after it closed (hover for how much).';
 
   const head = el('tr', {}, [el('th', { scope: 'col', text: byMonth ? 'Month' : 'Day' })]);
   for (const name of names) {
@@ -47,8 +69,10 @@ export function renderUsageTable(report, metric, now) {
   const today = utcToday(now);
   for (const row of byMonth ? report.months : report.days) {
     const inProgress = byMonth ? row.from <= today && today <= row.to : isDayInProgress(row.day, now);
-    const classes = [names.every((n) => row.metrics[n] === 0) ? 'zero' : '', inProgress ? 'in-progress' : ''].filter(Boolean).join(' ');
-    const tr = el('tr', { className: classes, 'data-period': byMonth ? row.month : row.day }, [periodLabel(row, byMonth, inProgress)]);
+    const closed = !byMonth && row.status === 'closed';
+    const late = closed && row.late !== undefined;
+    const classes = [names.every((n) => row.metrics[n] === 0) ? 'zero' : '', inProgress ? 'in-progress' : '', closed ? 'closed' : '', late ? 'late' : ''].filter(Boolean).join(' ');
+    const tr = el('tr', { className: classes, 'data-period': byMonth ? row.month : row.day }, [periodLabel(row, byMonth, inProgress, names)]);
     for (const name of names) tr.appendChild(valueCell(row.metrics[name], name, name === metric));
     tbody.appendChild(tr);
   }

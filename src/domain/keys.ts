@@ -11,7 +11,11 @@ import type { LogObjectRef } from './log-object';
  * ```
  * PK ACCT#acme   SK DAY#2026-11-21#S#03        usage shard 3 of that day
  * PK ACCT#acme   SK DAY#2026-11-21#A#<id>      an adjustment on that day
+ * PK ACCT#acme   SK DAY#2026-11-21#R#0001      revision 1 (the closed snapshot) of that day: its figures
  * PK ACCT#acme   SK ADJID#<id>                 reserves an adjustment id (any day)
+ * PK CLOSED      SK DAY#2026-11-21             the day's close record: closedAt, its revisions
+ * PK CLOSED#2026-11-21  SK R#0001#acme         revision 1's row of acme, for exports and webhooks
+ * PK LATE#07     SK 2026-11-21#acme            usage reached a closed day: the closer makes a revision
  * PK OBJ#<bucket>/<key>#<etag>  SK #DONE       object ledger
  * PK OBJ#<bucket>/<key>#<etag>  SK #TRY#<id>#<n>  an unfinished attempt's progress (sorts after #DONE)
  * PK DROPPED#<key hex>          SK #           a history key dropped before the retention ran out
@@ -30,6 +34,11 @@ export interface TableKey {
 function accountPartition(accountId: string): string {
   if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
   return `ACCT#${accountId}`;
+}
+
+/** The account id of an account partition key (`ACCT#acme` -> `acme`). */
+export function parseAccountPartition(pk: string): string | undefined {
+  return pk.startsWith('ACCT#') ? pk.slice('ACCT#'.length) : undefined;
 }
 
 /** Key of usage shard `shard` of `accountId` on `day`. */
@@ -67,15 +76,90 @@ export function dayRangeKeys(accountId: string, from: string, to: string): { PK:
 /** What a sort key in an account partition names. */
 export type AccountItem =
   | { readonly kind: 'usage'; readonly day: string; readonly shard: number }
-  | { readonly kind: 'adjustment'; readonly day: string; readonly adjustmentId: string };
+  | { readonly kind: 'adjustment'; readonly day: string; readonly adjustmentId: string }
+  | { readonly kind: 'revision'; readonly day: string; readonly revision: number };
 
-/** Reads a sort key written by {@link usageKey} or {@link adjustmentItemKey}. */
+/** Reads a sort key written by {@link usageKey}, {@link adjustmentItemKey} or {@link revisionKey}. */
 export function parseAccountSortKey(sk: string): AccountItem | undefined {
-  const match = /^DAY#(\d{4}-\d{2}-\d{2})#([SA])#(.+)$/.exec(sk);
+  const match = /^DAY#(\d{4}-\d{2}-\d{2})#([SAR])#(.+)$/.exec(sk);
   if (!match) return undefined;
   const [, day, kind, rest] = match as unknown as [string, string, string, string];
-  return kind === 'S' ? { kind: 'usage', day, shard: Number(rest) } : { kind: 'adjustment', day, adjustmentId: rest };
+  if (kind === 'S') return { kind: 'usage', day, shard: Number(rest) };
+  if (kind === 'R') return /^\d+$/.test(rest) ? { kind: 'revision', day, revision: Number(rest) } : undefined;
+  return { kind: 'adjustment', day, adjustmentId: rest };
 }
+
+function revisionPart(revision: number): string {
+  return String(revision).padStart(4, '0');
+}
+
+/**
+ * Key of revision `revision` of `accountId`'s `day`: its figures (revision 1 is the
+ * closed snapshot, later ones the late usage since the one before). It sits in the
+ * account's day range, so the read API's one Query reads it with the shards.
+ */
+export function revisionKey({ accountId, day, revision }: { accountId: string; day: string; revision: number }): TableKey {
+  return { PK: accountPartition(accountId), SK: `DAY#${day}#R#${revisionPart(revision)}` };
+}
+
+/** Partition of the close records, one item per closed (or closing) day, in day order. */
+export const CLOSED_PARTITION = 'CLOSED';
+
+/** Key of the close record of `day`: when it closed and its revisions. */
+export function closedDayKey(day: string): TableKey {
+  return { PK: CLOSED_PARTITION, SK: `DAY#${day}` };
+}
+
+/** Sort-key bounds of the close records from `from` to `to`, both included. */
+export function closedDayRange(from: string, to: string): { PK: string; from: string; to: string } {
+  return { PK: CLOSED_PARTITION, from: `DAY#${from}`, to: `DAY#${to}` };
+}
+
+/** The day a close record's sort key names. */
+export function parseClosedDaySortKey(sk: string): string | undefined {
+  return /^DAY#(\d{4}-\d{2}-\d{2})$/.exec(sk)?.[1];
+}
+
+/**
+ * Key of `accountId`'s row in revision `revision` of `day`, in the day's own partition:
+ * a copy of {@link revisionKey}'s figures that one Query reads back for the export and
+ * the webhook of that revision.
+ */
+export function revisionRowKey({ accountId, day, revision }: { accountId: string; day: string; revision: number }): TableKey {
+  if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
+  return { PK: `CLOSED#${day}`, SK: `R#${revisionPart(revision)}#${accountId}` };
+}
+
+/** Partition and sort-key prefix of every row of revision `revision` of `day`. */
+export function revisionRowsPrefix(day: string, revision: number): { PK: string; prefix: string } {
+  return { PK: `CLOSED#${day}`, prefix: `R#${revisionPart(revision)}#` };
+}
+
+/** Late markers are spread over this many partitions (one Query each finds them all). */
+export const LATE_BUCKETS = 16;
+
+/**
+ * Key of the marker saying that usage reached `accountId`'s `day` once it was (nearly)
+ * closed: ingest writes it before such an increment, the closer turns it into a
+ * revision. Its partition is one of {@link LATE_BUCKETS}, from a hash of day and account.
+ */
+export function lateMarkerKey(day: string, accountId: string): TableKey {
+  if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
+  const bucket = hash(new TextEncoder().encode(`${day}#${accountId}`))[0]! % LATE_BUCKETS;
+  return { PK: lateBucketPartition(bucket), SK: `${day}#${accountId}` };
+}
+
+/** Partition of late-marker bucket `bucket` (0 .. LATE_BUCKETS - 1). */
+export function lateBucketPartition(bucket: number): string {
+  return `LATE#${String(bucket).padStart(2, '0')}`;
+}
+
+/** Day and account of a late marker's sort key. */
+export function parseLateMarkerSortKey(sk: string): { day: string; account: string } | undefined {
+  const match = /^(\d{4}-\d{2}-\d{2})#(.+)$/.exec(sk);
+  return match ? { day: match[1]!, account: match[2]! } : undefined;
+}
+
 
 /** Key of the ledger item that says every increment of `ref` was applied. */
 export function ledgerKey(ref: LogObjectRef): TableKey {
@@ -103,7 +187,17 @@ export const SHARD_ATTRIBUTES = {
   /** The minute (from the start of the day) each history key was added, same positions. */
   minutes: 't',
   updatedAt: 'updatedAt',
+  /** The shard's day (`2026-11-21`), the key of {@link DAY_INDEX}: written with every increment, never changed. */
+  day: 'd',
 } as const;
+
+/**
+ * The global secondary index that lists the usage shards of a day (partition key the
+ * shard's `day` attribute, sort key its `PK`), keys only: the closer finds every
+ * account of a day without a scan. A shard enters it when it is created; later
+ * increments leave its keys unchanged, so they cost the index nothing.
+ */
+export const DAY_INDEX = { name: 'byDay', partitionKey: SHARD_ATTRIBUTES.day, sortKey: 'PK' } as const;
 
 /** Every pin attribute starts with this; no metric name can (metrics are lower case). */
 export const PIN_PREFIX = 'P#';

@@ -33,12 +33,14 @@ export function csvNumberCell(value: number): string {
  * header line. Columns are stable for a given set of metrics:
  *
  * ```
- * account,day,requests,bytes,requests_adjustment,bytes_adjustment,requests_total,bytes_total
+ * account,day,requests,bytes,requests_adjustment,bytes_adjustment,requests_total,bytes_total,status,closed_at,requests_late,bytes_late
  * account,month,from,to,days,requests,...            (granularity=month)
  * ```
  *
  * `<metric>` is measured usage, `<metric>_adjustment` the adjustments of the row and
- * `<metric>_total` their sum, the billable figure. Lines end with CRLF (RFC 4180).
+ * `<metric>_total` their sum, the billable figure. Day rows then say whether the day
+ * is `open` or `closed`, when it closed (empty while open) and `<metric>_late`, the
+ * usage that reached it after the close (0 when none). Lines end with CRLF (RFC 4180).
  */
 export function usageReportCsv(report: UsageReport): string {
   const names = report.metricNames;
@@ -52,8 +54,15 @@ export function usageReportCsv(report: UsageReport): string {
   const lines =
     report.months === undefined
       ? [
-          ['account', 'day', ...usageHeader].map(csvTextCell),
-          ...report.days.map((row) => [account, csvTextCell(row.day), ...usageCells(row)]),
+          ['account', 'day', ...usageHeader, 'status', 'closed_at', ...names.map((n) => `${n}_late`)].map(csvTextCell),
+          ...report.days.map((row) => [
+            account,
+            csvTextCell(row.day),
+            ...usageCells(row),
+            csvTextCell(row.status),
+            csvTextCell(row.closedAt ?? ''),
+            ...names.map((n) => csvNumberCell(row.late?.[n] ?? 0)),
+          ]),
         ]
       : [
           ['account', 'month', 'from', 'to', 'days', ...usageHeader].map(csvTextCell),

@@ -1,6 +1,8 @@
 /**
  * What the table holds for an account on a day, as the read side sees it: measured
- * usage (one record per shard) and operator adjustments (one record each).
+ * usage (one record per shard), operator adjustments (one record each), the recorded
+ * revisions of a closed day (one per revision), and the days of the range that are
+ * closed (for every account alike).
  */
 export type UsageRecord =
   | {
@@ -18,4 +20,17 @@ export type UsageRecord =
       readonly delta: number;
       readonly reason: string;
       readonly createdAt: string;
+    }
+  | {
+      /** This account's figures in revision `revision` of a closed day (1: the closed snapshot). */
+      readonly kind: 'revision';
+      readonly day: string;
+      readonly revision: number;
+      readonly metrics: Readonly<Record<string, number>>;
+    }
+  | {
+      /** The day is closed (for every account): its snapshot was recorded at `closedAt`. */
+      readonly kind: 'closed-day';
+      readonly day: string;
+      readonly closedAt: string;
     };

@@ -17,9 +17,20 @@ export interface PeriodUsage {
   readonly totals: MetricValues;
 }
 
+/** Whether a day's numbers can still move: `closed` once its snapshot is recorded (see day-close.ts). */
+export type DayStatus = 'open' | 'closed';
+
 /** A row of `days`. */
 export interface DayUsage extends PeriodUsage {
   readonly day: string;
+  readonly status: DayStatus;
+  /** Closed days: when the closed snapshot was recorded. */
+  readonly closedAt?: string;
+  /**
+   * Closed days with usage after the close: measured usage minus the closed snapshot,
+   * per metric (every metric present). What billing must add for the day; absent when none.
+   */
+  readonly late?: MetricValues;
 }
 
 /** A row of `months`: a calendar month cut to the requested range. */
@@ -96,11 +107,15 @@ export function buildUsageReport(input: UsageReportInput): UsageReport {
   const records = input.records.filter((record) => record.day >= from && record.day <= to);
   const names = orderMetricNames([
     ...(input.metricNames ?? BASE_METRICS),
-    ...records.flatMap((record) => (record.kind === 'usage' ? Object.keys(record.metrics) : [record.metric])),
+    ...records.flatMap((record) =>
+      record.kind === 'usage' || record.kind === 'revision' ? Object.keys(record.metrics) : record.kind === 'adjustment' ? [record.metric] : [],
+    ),
   ]);
 
   const measured = new Map<string, Map<string, number>>();
   const adjusted = new Map<string, Map<string, number>>();
+  const snapshots = new Map<string, Map<string, number>>();
+  const closedAt = new Map<string, string>();
   const adjustments: AdjustmentEntry[] = [];
   let newest: { at: number; text: string } | undefined;
   const seen = (text: string | undefined) => {
@@ -113,6 +128,10 @@ export function buildUsageReport(input: UsageReportInput): UsageReport {
     if (record.kind === 'usage') {
       addInto(measured, record.day, Object.entries(record.metrics));
       seen(record.updatedAt);
+    } else if (record.kind === 'revision') {
+      if (record.revision === 1) addInto(snapshots, record.day, Object.entries(record.metrics));
+    } else if (record.kind === 'closed-day') {
+      closedAt.set(record.day, record.closedAt);
     } else {
       addInto(adjusted, record.day, [[record.metric, record.delta]]);
       adjustments.push({
@@ -128,7 +147,22 @@ export function buildUsageReport(input: UsageReportInput): UsageReport {
   }
   adjustments.sort((a, b) => compare(a.day, b.day) || compare(a.createdAt, b.createdAt) || compare(a.id, b.id));
 
-  const days: DayUsage[] = eachDay(from, to).map((day) => period({ day }, names, measured.get(day), adjusted.get(day)));
+  const days: DayUsage[] = eachDay(from, to).map((day) => {
+    const row = period({ day }, names, measured.get(day), adjusted.get(day));
+    const closed = closedAt.get(day);
+    if (closed === undefined) return { day, status: 'open' as const, metrics: row.metrics, adjustments: row.adjustments, totals: row.totals };
+    const snapshot = valuesOf(names, snapshots.get(day));
+    const late = Object.fromEntries(names.map((name) => [name, (row.metrics[name] ?? 0) - (snapshot[name] ?? 0)]));
+    return {
+      day,
+      status: 'closed' as const,
+      closedAt: closed,
+      ...(Object.values(late).some((value) => value !== 0) ? { late } : {}),
+      metrics: row.metrics,
+      adjustments: row.adjustments,
+      totals: row.totals,
+    };
+  });
   const measuredTotals = sumRows(names, days.map((row) => row.metrics));
   const adjustmentTotals = sumRows(names, days.map((row) => row.adjustments));
   return {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { jsonLog } from '../app/log';
 import { describeError, StackAlreadyRunningError } from '../domain/errors';
 import { uploadDemoLogs } from './demo';
+import { prepareLocalHandoff } from './handoff';
 import { IngestSummary } from './ingest-summary';
 import { createLocalIngest } from './local-ingest';
 import { readLocalSettings } from './local-settings';
@@ -57,6 +58,7 @@ async function main(shutdown: Shutdown): Promise<void> {
   const api = await startLocalUsageApi({ root, info, log, metrics: settings.metrics });
   shutdown.add(() => api.stop());
   info.api = api.server.url;
+  const handoff = await prepareLocalHandoff(stack, log, (line) => console.log(line));
   writeStackInfo(infoPath, info);
   shutdown.add(() => rmSync(infoPath, { force: true }));
   lock.update({ dashboard: `${api.server.url}/` });
@@ -72,6 +74,7 @@ async function main(shutdown: Shutdown): Promise<void> {
     console.log(summary.describe());
     console.log(`  dead-letter queue: ${dlq.visible} message(s)`);
   }
+  await handoff.start();
   console.log(api.describe());
   console.log('tally: running; put logs under the prefix and send their notifications to the queue. Ctrl-C stops.');
 

@@ -25,6 +25,11 @@ export interface LocalStackInfo {
   /** The ingest queue's maxReceiveCount: its consumer must know which receive is the last. */
   maxReceiveCount?: number;
   api?: string;
+  /** Where closed days are exported, in `bucket` (billing handoff). */
+  exportPrefix?: string;
+  /** The webhook queue and its DLQ, when `npm start` runs with TALLY_WEBHOOK_URL and TALLY_WEBHOOK_SECRET. */
+  webhookQueueUrl?: string;
+  webhookDlqUrl?: string;
   /**
    * The consumer's counting settings (`TALLY_METRICS`, `TALLY_RESOLVER`, `TALLY_SHARDS`,
    * ...), so operator commands that count inline or reconcile count the same way.

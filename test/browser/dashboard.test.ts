@@ -13,7 +13,8 @@ import { adjustmentItemKey } from '../../src/domain/keys';
 import { startApiServer, type ApiServer } from '../../src/local/api-server';
 import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
 import { generateLog } from '../../src/local/log-generator';
-import { putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { DynamoCloseStore } from '../../src/adapters/dynamodb-close-store';
+import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 import { TEST_SECRET } from '../support/tokens';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -128,6 +129,8 @@ beforeAll(async () => {
   expect(result.batchItemFailures).toEqual([]);
   await putAdjustment(acme, addDays(today, -3), 'INC-7', 'requests', -12, 'synthetic monitoring traffic');
   await putAdjustment(initech, addDays(today, -4), 'INC-9', 'bytes', BYTES_CORRECTION, 'origin error pages refunded');
+  await closeDay(CLOSED_DAY, {});
+  await closeDay(LATE_DAY, { [acme]: LATE_REQUESTS });
 
   const deps = await createLocalUsageApiDeps(info, TEST_SECRET, silentLog, { TALLY_METRICS: METRICS });
   // The dashboard as the build ships it (native modules, lib/ compiled with the domain rules).
@@ -146,6 +149,25 @@ afterAll(async () => {
   await server?.stop();
   if (built) rmSync(built, { recursive: true, force: true });
 });
+
+/** Two closed days (a week ago): on LATE_DAY, acme's closed snapshot was taken before its last requests arrived. */
+const CLOSED_DAY = addDays(today, -7);
+const LATE_DAY = addDays(today, -6);
+const LATE_REQUESTS = 9;
+
+/** Closes `day` as the closer does (revision 1 = each account's counters), less `lateRequests` for some accounts. */
+async function closeDay(day: string, lateRequests: Record<string, number>) {
+  const { dynamodb } = testClients(info);
+  const store = new DynamoCloseStore({ client: dynamodb, tableName: info.table });
+  const closedAt = `${addDays(day, 3)}T00:05:00.000Z`;
+  await store.beginRevision(day, 1, closedAt);
+  for (const account of [acme, globex, initech]) {
+    const counters = (await readCounters(dynamodb, info.table, account, day))[day] ?? {};
+    const metrics = { ...counters, requests: (counters.requests ?? 0) - (lateRequests[account] ?? 0) };
+    await store.recordRevisionRow({ day, revision: 1, account, metrics, createdAt: closedAt });
+  }
+  await store.completeRevision(day, 1, closedAt, 3);
+}
 
 /** An operator's correction, written as `tally adjust` writes it. */
 async function putAdjustment(accountId: string, day: string, adjustmentId: string, metric: string, delta: number, reason: string) {
@@ -324,6 +346,33 @@ describe('dashboard in Chromium', () => {
       expect(ticks[0]).toMatch(/^-\d+(\.\d)? (B|KB|MB)$/);
       await page.screenshot({ path: join(OUTPUT, 'dashboard-details.png'), fullPage: true });
     });
+  });
+
+  it('marks closed days and the usage that reached them after the close', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, colorScheme: 'light' });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    const token = await mintToken(TEST_SECRET, { accounts: [acme], ttlSeconds: 600 });
+    const report = (await apiReport(token, acme, 30)) as unknown as { days: { day: string; status: string; late?: Record<string, number> }[] };
+
+    await signIn(page, token);
+    await page.waitForSelector('#days-table tbody tr');
+    const closed = page.locator(`#days-table tbody tr[data-period="${CLOSED_DAY}"]`);
+    const late = page.locator(`#days-table tbody tr[data-period="${LATE_DAY}"]`);
+    await late.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(OUTPUT, 'dashboard-closed-late.png'), fullPage: true });
+
+    expect(report.days.find((d) => d.day === LATE_DAY)).toMatchObject({ status: 'closed', late: { requests: LATE_REQUESTS } });
+    expect(report.days.find((d) => d.day === CLOSED_DAY)!.late).toBeUndefined();
+    await expect(closed.getAttribute('class')).resolves.toContain('closed');
+    await expect(closed.locator('.badge-closed').textContent()).resolves.toBe('closed');
+    expect(await closed.locator('.badge-late').count()).toBe(0);
+    await expect(late.getAttribute('class')).resolves.toContain('late');
+    await expect(late.locator('.badge-late').getAttribute('title')).resolves.toContain(`requests +${LATE_REQUESTS}`);
+    expect(await page.locator('#days-table tbody tr.closed').count()).toBe(2);
+    await expect(page.locator('#chart-note').textContent()).resolves.toContain('arrived after that day closed');
+    expect(errors).toEqual([]);
+    await context.close();
   });
 
   it('works at phone width', async () => {

@@ -35,7 +35,8 @@ const METRICS = '[{"name":"authorization_requests","path":"/api/authorization/*"
 // `serverless package` (osls) runs three times, offline, before any test:
 //  - prod: defaults; the stack creates its log bucket; data is protected;
 //  - dev: an existing log bucket, a customer managed key on the signing secret, CORS
-//    origins, an alarm e-mail, a path resolver and a metric rule; data is not protected;
+//    origins, an alarm e-mail, a path resolver, a metric rule and a webhook URL; data is
+//    not protected;
 //  - staging: tokens verified with a public key instead of the SSM secret.
 let prod: PackagedStack | undefined;
 let dev: PackagedStack | undefined;
@@ -61,6 +62,8 @@ beforeAll(async () => {
       `resolver=${PATH_RESOLVER}`,
       '--param',
       `metrics=${METRICS}`,
+      '--param',
+      'webhookUrl=https://billing.example.com/hooks/tally',
     ]),
     packageStack(['--stage', 'staging', '--param', `jwtPublicKey=${PUBLIC_KEY}`]),
   ]);
@@ -93,11 +96,13 @@ function statementsOf(t: Template, roleId: string): PolicyStatement[] {
 describe('serverless package (offline)', () => {
   it('writes the template and one bundle per function without AWS credentials', () => {
     expect([...prod!.files].sort()).toEqual([
+      'closer.zip',
       'cloudformation-template-create-stack.json',
       'cloudformation-template-update-stack.json',
       'ingest.zip',
       'serverless-state.json',
       'usageApi.zip',
+      'webhookSender.zip',
     ]);
   });
 
@@ -144,6 +149,21 @@ describe('serverless package (offline)', () => {
       UsageApiErrorsAlarm: 'AWS::CloudWatch::Alarm',
       UsageApiThrottlesAlarm: 'AWS::CloudWatch::Alarm',
       UsageTableThrottlesAlarm: 'AWS::CloudWatch::Alarm',
+      CloserLogGroup: 'AWS::Logs::LogGroup',
+      CloserLambdaFunction: 'AWS::Lambda::Function',
+      CloserRole: 'AWS::IAM::Role',
+      CloserEventsRuleSchedule1: 'AWS::Events::Rule',
+      CloserLambdaPermissionEventsRuleSchedule1: 'AWS::Lambda::Permission',
+      CloserErrorsAlarm: 'AWS::CloudWatch::Alarm',
+      WebhookSenderLogGroup: 'AWS::Logs::LogGroup',
+      WebhookSenderLambdaFunction: 'AWS::Lambda::Function',
+      WebhookSenderRole: 'AWS::IAM::Role',
+      WebhookSenderEventSourceMappingSQSWebhookQueue: 'AWS::Lambda::EventSourceMapping',
+      WebhookSenderErrorsAlarm: 'AWS::CloudWatch::Alarm',
+      WebhookQueue: 'AWS::SQS::Queue',
+      WebhookDeadLetterQueue: 'AWS::SQS::Queue',
+      WebhookDeadLetterQueueDepthAlarm: 'AWS::CloudWatch::Alarm',
+      WebhookBacklogAlarm: 'AWS::CloudWatch::Alarm',
     });
   });
 });
@@ -169,7 +189,7 @@ describe('stage params', () => {
 describe('functions', () => {
   it('run on nodejs22.x (arm64), each with a role of its own', () => {
     const functions = resourcesOfType(template(prod), 'AWS::Lambda::Function');
-    expect(Object.keys(functions).sort()).toEqual(['IngestLambdaFunction', 'UsageApiLambdaFunction']);
+    expect(Object.keys(functions).sort()).toEqual(['CloserLambdaFunction', 'IngestLambdaFunction', 'UsageApiLambdaFunction', 'WebhookSenderLambdaFunction']);
     for (const fn of Object.values(functions)) {
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -186,7 +206,7 @@ describe('functions', () => {
       Timeout: 10,
     });
     // osls generates no shared role when every function names its own.
-    expect(Object.keys(resourcesOfType(template(prod), 'AWS::IAM::Role')).sort()).toEqual(['IngestRole', 'UsageApiRole']);
+    expect(Object.keys(resourcesOfType(template(prod), 'AWS::IAM::Role')).sort()).toEqual(['CloserRole', 'IngestRole', 'UsageApiRole', 'WebhookSenderRole']);
   });
 
   it('configure ingest through the variables readConfig validates', () => {
@@ -203,6 +223,7 @@ describe('functions', () => {
       TALLY_HISTORY_MAX_KEYS: '480',
       TALLY_MAX_RECEIVE_COUNT: '5',
       TALLY_LEDGER_TTL_DAYS: '400',
+      TALLY_CLOSE_GRACE_HOURS: '48',
       TALLY_INGEST_QUEUE_URL: ref('IngestQueue'),
       TALLY_VISIBILITY_TIMEOUT: '360',
       TALLY_HEARTBEAT_SECONDS: '60',
@@ -296,7 +317,7 @@ describe('functions', () => {
 
   it('keep their logs for 30 days', () => {
     const groups = resourcesOfType(template(prod), 'AWS::Logs::LogGroup');
-    expect(Object.keys(groups).sort()).toEqual(['HttpApiLogGroup', 'IngestLogGroup', 'UsageApiLogGroup']);
+    expect(Object.keys(groups).sort()).toEqual(['CloserLogGroup', 'HttpApiLogGroup', 'IngestLogGroup', 'UsageApiLogGroup', 'WebhookSenderLogGroup']);
     for (const group of Object.values(groups)) expect(group.Properties.RetentionInDays).toBe(30);
     expect(groups.IngestLogGroup!.Properties.LogGroupName).toBe('/aws/lambda/tally-prod-ingest');
     expect(groups.UsageApiLogGroup!.Properties.LogGroupName).toBe('/aws/lambda/tally-prod-usageApi');
@@ -442,7 +463,8 @@ describe('existing log bucket (dev, --param existingLogBucket=acme-cdn-logs)', (
 /**
  * Every DynamoDB operation the ingest path sends, recorded on DynamoDB Local while an
  * object goes through each path: a first receive that fails where it sees it, a shard
- * forced to drop young keys (tombstones), and the last receive (pinned, proven: tombstones read).
+ * forced to drop young keys (tombstones), the last receive (pinned, proven: tombstones
+ * read), and usage for a closed day (late markers).
  */
 async function ingestOperations(): Promise<string[]> {
   const operations = new Set<string>();
@@ -467,6 +489,9 @@ async function ingestOperations(): Promise<string[]> {
     }
   }
   await ingestBatch({ Records: [s3NotificationMessage(ref, { receiveCount: 3 })] }, testIngestDeps(env, { clients: record }));
+  // Usage that reaches a day long closed is marked late.
+  const late = await putLogObject(`cloudfront/${uniqueId('E2IAM')}.2026-10-01-00.x.gz`, text.replaceAll(day, '2026-10-01'));
+  await ingestBatch({ Records: [s3NotificationMessage(late)] }, testIngestDeps(env, { clients: record }));
   return [...operations].sort();
 }
 
@@ -479,7 +504,7 @@ describe('least privilege', () => {
       .map((action) => action.replace(/^dynamodb:/, ''))
       .sort();
 
-    expect(sent).toEqual(['GetItem', 'PutItem', 'Query', 'UpdateItem']);
+    expect(sent).toEqual(['BatchWriteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem']);
     expect(granted).toEqual(sent);
   }, 120_000);
 
@@ -500,7 +525,7 @@ describe('least privilege', () => {
       {
         Sid: 'ApplyIncrementsAndLedger',
         Effect: 'Allow',
-        Action: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:GetItem'],
+        Action: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:BatchWriteItem'],
         Resource: getAtt('UsageTable'),
       },
       {
@@ -530,6 +555,52 @@ describe('least privilege', () => {
     ]);
   });
 
+  it('the closer may write its logs, read and write close records, Query the day index, put exports and queue webhook events: nothing else', () => {
+    expect(statementsOf(template(prod), 'CloserRole')).toEqual([
+      { Sid: 'WriteOwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: getAtt('CloserLogGroup') },
+      { Sid: 'CloseDays', Effect: 'Allow', Action: ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], Resource: getAtt('UsageTable') },
+      { Sid: 'AccountsOfADay', Effect: 'Allow', Action: 'dynamodb:Query', Resource: { 'Fn::Sub': '${UsageTable.Arn}/index/byDay' } },
+      {
+        Sid: 'WriteExports',
+        Effect: 'Allow',
+        Action: 's3:PutObject',
+        Resource: { 'Fn::Sub': ['arn:${AWS::Partition}:s3:::${LogBucketName}/exports/*', { LogBucketName: ref('LogBucket') }] },
+      },
+      { Sid: 'QueueWebhookEvents', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: getAtt('WebhookQueue') },
+    ]);
+    const closer = resource(template(prod), 'CloserLambdaFunction', 'AWS::Lambda::Function').Properties;
+    expect(closer.Environment.Variables).toMatchObject({ TALLY_CLOSE_GRACE_HOURS: '48', TALLY_EXPORT_BUCKET: ref('LogBucket'), TALLY_EXPORT_PREFIX: 'exports/' });
+    expect(resource(template(prod), 'CloserEventsRuleSchedule1', 'AWS::Events::Rule').Properties.ScheduleExpression).toBe('rate(1 hour)');
+  });
+
+  it('the webhook sender may write its logs, consume its queue and read its one secret parameter', () => {
+    expect(statementsOf(template(prod), 'WebhookSenderRole')).toEqual([
+      { Sid: 'WriteOwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: getAtt('WebhookSenderLogGroup') },
+      {
+        Sid: 'ConsumeWebhookQueue',
+        Effect: 'Allow',
+        Action: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility'],
+        Resource: getAtt('WebhookQueue'),
+      },
+      {
+        Sid: 'ReadWebhookSecret',
+        Effect: 'Allow',
+        Action: 'ssm:GetParameter',
+        Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/tally/prod/webhook-secret' },
+      },
+    ]);
+    const queue = resource(template(prod), 'WebhookQueue', 'AWS::SQS::Queue').Properties;
+    expect(queue.RedrivePolicy).toEqual({ deadLetterTargetArn: getAtt('WebhookDeadLetterQueue'), maxReceiveCount: 10 });
+  });
+
+  it('queues webhook events only when a webhook URL is given', () => {
+    const closerEnv = (t: Template) => resource(t, 'CloserLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    const senderEnv = resource(template(dev), 'WebhookSenderLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    expect(closerEnv(template(prod)).TALLY_WEBHOOK_QUEUE_URL).toBeUndefined();
+    expect(closerEnv(template(dev)).TALLY_WEBHOOK_QUEUE_URL).toEqual(ref('WebhookQueue'));
+    expect(senderEnv).toMatchObject({ TALLY_WEBHOOK_URL: 'https://billing.example.com/hooks/tally', TALLY_WEBHOOK_SECRET_PARAMETER: '/tally/dev/webhook-secret' });
+  });
+
   it('grants usage-api no SSM access when tokens are verified with a public key', () => {
     expect(statementsOf(template(staging), 'UsageApiRole').map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage']);
   });
@@ -553,6 +624,8 @@ describe('least privilege', () => {
   ])('grants no wildcard action, resource or principal anywhere (%s)', (_stage, read) => {
     const documents = policyDocuments(read());
     expect(documents.map((d) => d.where).sort()).toEqual([
+      'CloserRole/AssumeRolePolicyDocument',
+      'CloserRole/closer',
       'DashboardBucketPolicy',
       'IngestQueuePolicy',
       'IngestRole/AssumeRolePolicyDocument',
@@ -560,6 +633,8 @@ describe('least privilege', () => {
       'ServerlessDeploymentBucketPolicy',
       'UsageApiRole/AssumeRolePolicyDocument',
       'UsageApiRole/usage-api',
+      'WebhookSenderRole/AssumeRolePolicyDocument',
+      'WebhookSenderRole/webhook-sender',
     ]);
     // The only wildcards an Allow may hold: the objects under the log prefix of one named
     // bucket, and the objects of the dashboard bucket (for its CloudFront distribution).
@@ -610,6 +685,7 @@ describe('usage table', () => {
     const table = resource(template(prod), 'UsageTable', 'AWS::DynamoDB::Table').Properties;
     expect(table.AttributeDefinitions).toEqual(tableDefinition.AttributeDefinitions);
     expect(table.KeySchema).toEqual(tableDefinition.KeySchema);
+    expect(table.GlobalSecondaryIndexes).toEqual(tableDefinition.GlobalSecondaryIndexes);
     expect(table.BillingMode).toBe('PAY_PER_REQUEST');
     expect(table.BillingMode).toBe(tableDefinition.BillingMode);
     expect(table.TimeToLiveSpecification).toEqual({ AttributeName: 'ttl', Enabled: true });
@@ -761,6 +837,10 @@ describe('alarms', () => {
     IngestThrottlesAlarm: ['AWS/Lambda', 'Throttles', 'FunctionName', ref('IngestLambdaFunction'), 0],
     UsageApiErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('UsageApiLambdaFunction'), 0],
     UsageApiThrottlesAlarm: ['AWS/Lambda', 'Throttles', 'FunctionName', ref('UsageApiLambdaFunction'), 0],
+    CloserErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('CloserLambdaFunction'), 0],
+    WebhookSenderErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('WebhookSenderLambdaFunction'), 0],
+    WebhookDeadLetterQueueDepthAlarm: ['AWS/SQS', 'ApproximateNumberOfMessagesVisible', 'QueueName', getAtt('WebhookDeadLetterQueue', 'QueueName'), 0],
+    WebhookBacklogAlarm: ['AWS/SQS', 'ApproximateAgeOfOldestMessage', 'QueueName', getAtt('WebhookQueue', 'QueueName'), 3600],
   } as const;
 
   it.each(Object.entries(expected))('%s watches the right metric', (id, [namespace, metric, dimension, value, threshold]) => {
@@ -784,7 +864,7 @@ describe('alarms', () => {
       .filter((m) => m.MetricStat !== undefined)
       .map((m) => [m.MetricStat!.Metric.Namespace, m.MetricStat!.Metric.MetricName, m.MetricStat!.Metric.Dimensions]);
     expect(metrics).toEqual(
-      ['GetItem', 'PutItem', 'UpdateItem', 'Query'].map((operation) => [
+      ['GetItem', 'PutItem', 'UpdateItem', 'Query', 'BatchWriteItem', 'DeleteItem'].map((operation) => [
         'AWS/DynamoDB',
         'ThrottledRequests',
         [
@@ -794,7 +874,7 @@ describe('alarms', () => {
       ]),
     );
     const [total] = (alarm.Metrics as { Id: string; Expression?: string; ReturnData: boolean }[]).filter((m) => m.ReturnData);
-    expect(total?.Expression).toBe('FILL(getItem, 0) + FILL(putItem, 0) + FILL(updateItem, 0) + FILL(query, 0)');
+    expect(total?.Expression).toBe('FILL(getItem, 0) + FILL(putItem, 0) + FILL(updateItem, 0) + FILL(query, 0) + FILL(batchWriteItem, 0) + FILL(deleteItem, 0)');
   });
 
   it('are exactly these, each named under the stack, notifying the topic on alarm and on OK', () => {
@@ -847,6 +927,7 @@ describe('outputs', () => {
         'DashboardDistributionId',
         'DashboardUrl',
         'DeadLetterQueueUrl',
+        'ExportLocation',
         'HttpApiId',
         'HttpApiUrl',
         'IngestQueueUrl',
@@ -854,6 +935,8 @@ describe('outputs', () => {
         'LogPrefix',
         'ServerlessDeploymentBucketName',
         'UsageTableName',
+        'WebhookDeadLetterQueueUrl',
+        'WebhookQueueUrl',
       ].sort(),
     );
     expect(outputs.LogBucketName!.Value).toEqual(ref('LogBucket'));

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { addDays, dayOf } from '../../src/domain/days';
 import { DEMO_ACCOUNTS, planDemoLogs } from '../../src/local/demo';
 import { emptyExpected, mergeExpected } from '../../src/local/log-generator';
@@ -17,7 +18,7 @@ function startLocal(cwd: string): Promise<{ child: ChildProcess; output: () => s
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not get ready:\n${output}`)), 90_000);
+    const timer = setTimeout(() => reject(new Error(`npm start did not get ready:\n${output}`)), 150_000);
     child.stdout!.on('data', () => {
       if (output.includes('tally: running')) {
         clearTimeout(timer);
@@ -52,6 +53,9 @@ describe('npm start', () => {
       return all;
     };
     const counted = await countersOf(info);
+    const { s3 } = localClients(info);
+    const exported = (await s3.send(new ListObjectsV2Command({ Bucket: info.bucket, Prefix: info.exportPrefix }))).Contents ?? [];
+    s3.destroy();
     await stop(first.child);
     const second = await startLocal(cwd);
     const afterRestart = await countersOf(JSON.parse(readFileSync(join(cwd, '.tally', 'local.json'), 'utf8')));
@@ -69,5 +73,10 @@ describe('npm start', () => {
     expect(first.output()).toContain(`lines read ${expected.lines.read} = counted ${expected.lines.counted} + unattributed ${expected.lines.unattributed} + malformed ${expected.lines.malformed}`);
     expect(first.output()).toContain('dead-letter queue: 0 message(s)');
     expect(afterRestart).toEqual(counted);
-  }, 240_000);
+    // Billing handoff: the 35 days up to the last closable one are closed and exported once.
+    expect(info.exportPrefix).toBe('exports/');
+    expect(first.output()).toMatch(/tally: closed 35 day\(s\) \S+\.\.\S+ \(\d+ account-day snapshot\(s\)\); exports s3:\/\/tally-logs\/exports\//);
+    expect(exported.map((object) => object.Key).filter((key) => key!.endsWith('/revision=1/usage.parquet'))).toHaveLength(35);
+    expect(second.output()).not.toContain('revision 2');
+  }, 360_000);
 });

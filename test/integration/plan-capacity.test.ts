@@ -60,7 +60,8 @@ describe("tally plan's WCU prediction against DynamoDB Local", () => {
     while (shardItemBytes({ ...shape, keys: predicted + 1 }) <= 1024) predicted++;
 
     const measured = await measure(120, keyBytes, 120);
-    const firstOverOneWcu = measured.findIndex((units) => units > 1);
+    // The first increment creates the item and also writes the day index (1 more unit): skip it.
+    const firstOverOneWcu = measured.findIndex((units, i) => i > 0 && units > 1);
 
     expect(firstOverOneWcu).toBeGreaterThan(0);
     expect(Math.abs(firstOverOneWcu - predicted)).toBeLessThanOrEqual(1);

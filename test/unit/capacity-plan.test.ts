@@ -92,16 +92,16 @@ describe('tally plan (command)', () => {
     return io;
   };
 
-  it('sizes for the retention by default: 20,000 objects per account-day need 17 shards at 1 WCU, not 64 at 7', async () => {
+  it('sizes for the retention by default: 20,000 objects per account-day need 18 shards at 1 WCU, not 64 at 7', async () => {
     const io = capture();
 
     const code = await runPlan(['--objects-per-account-day', '20000'], io, { TALLY_SHARDS: '4' });
 
     expect(code).toBe(0);
     expect(io.stdout).toMatch(/horizon to cover 0\.67 h \(556 objects\)/);
-    expect(io.stdout).toMatch(/TALLY_SHARDS=17 \(recommended\)/);
+    expect(io.stdout).toMatch(/TALLY_SHARDS=18 \(recommended\)/);
     expect(io.stdout).toMatch(/1 WCU per increment/);
-    expect(io.stdout).toMatch(/on a live table TALLY_SHARDS=4,17@/);
+    expect(io.stdout).toMatch(/on a live table TALLY_SHARDS=4,18@/);
   });
 
   it('prints the recommendation and exits 0', async () => {

@@ -64,7 +64,7 @@ describe('usage shard attributes', () => {
     expect(pin).toMatch(/^P#[A-Za-z0-9_-]{16}$/);
     expect(pinAttribute({ bucket: 'b', key: 'k.gz', etag: 'e2' })).not.toBe(pin);
     expect(['requests', 'bytes', 'auth_requests'].map(isShardMetric)).toEqual([true, true, true]);
-    expect(['h', 't', 'updatedAt', 'PK', 'SK', 'ttl', pin].map(isShardMetric)).toEqual(Array(7).fill(false));
+    expect(['h', 't', 'updatedAt', 'd', 'PK', 'SK', 'ttl', pin].map(isShardMetric)).toEqual(Array(8).fill(false));
     expect(() => validateMetricRules([{ name: 't', path: '/x' }])).toThrow(/reserved/);
     expect(() => validateAdjustment({ account: 'acme', day: '2026-11-21', adjustmentId: 'A1', metric: 't', delta: 1, reason: 'x' })).toThrow(/not a metric name/);
   });
@@ -78,7 +78,7 @@ describe('rolling-history update expressions', () => {
     const input = historyUpdate('grow', increment, options);
 
     expect(input.UpdateExpression).toBe(
-      'SET #h = list_append(if_not_exists(#h, :empty), :kl), #t = list_append(if_not_exists(#t, :empty), :tml), #u = :now ADD #m0 :m0, #m1 :m1',
+      'SET #h = list_append(if_not_exists(#h, :empty), :kl), #t = list_append(if_not_exists(#t, :empty), :tml), #u = :now, #d = :day ADD #m0 :m0, #m1 :m1',
     );
     expect(input.ConditionExpression).toBe(
       '(attribute_not_exists(#h) OR attribute_exists(#t)) AND (attribute_not_exists(#h) OR size(#h) < :cap OR (size(#h) < :max AND #t[0] >= :cutoff)) AND NOT contains(#h, :k)',
@@ -93,7 +93,7 @@ describe('rolling-history update expressions', () => {
     const input = historyUpdate('roll', increment, options);
 
     expect(input.UpdateExpression).toBe(
-      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`,
+      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #d = :day REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`,
     );
     expect(input.UpdateExpression).not.toMatch(/list_append\(#h, .*REMOVE/);
     expect(input.ConditionExpression).toBe('attribute_exists(#t) AND size(#h) >= :cap AND #t[0] < :cutoff AND NOT contains(#h, :k)');
@@ -102,7 +102,7 @@ describe('rolling-history update expressions', () => {
   it('forces a young key out of a history at max (its tombstone is written first, by the store)', () => {
     const input = historyUpdate('force', increment, options, { head: new Uint8Array([7, 7, 7]) });
 
-    expect(input.UpdateExpression).toBe(`SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`);
+    expect(input.UpdateExpression).toBe(`SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #d = :day REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`);
     expect(input.ConditionExpression).toBe('attribute_exists(#t) AND size(#h) >= :max AND NOT contains(#h, :k)');
   });
 
@@ -115,7 +115,7 @@ describe('rolling-history update expressions', () => {
   it('adopts an item from before `t` by dating every key it holds now, only at the size it was seen with', () => {
     const input = historyUpdate('adopt', increment, options, { size: 3 });
 
-    expect(input.UpdateExpression).toBe('SET #h = list_append(#h, :kl), #t = :tadopt, #u = :now ADD #m0 :m0, #m1 :m1');
+    expect(input.UpdateExpression).toBe('SET #h = list_append(#h, :kl), #t = :tadopt, #u = :now, #d = :day ADD #m0 :m0, #m1 :m1');
     expect(input.ConditionExpression).toBe('attribute_exists(#h) AND attribute_not_exists(#t) AND size(#h) = :n AND NOT contains(#h, :k)');
     expect(input.ExpressionAttributeValues?.[':tadopt']).toEqual({ L: [{ N: '600' }, { N: '600' }, { N: '600' }, { N: '600' }] });
     expect(input.ExpressionAttributeValues?.[':n']).toEqual({ N: '3' });
@@ -132,7 +132,7 @@ describe('rolling-history update expressions', () => {
     const input = historyUpdate('roll', increment, { ...options, pin: 'P#abc' });
 
     expect(input.UpdateExpression).toBe(
-      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #p = :tm REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`,
+      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #d = :day, #p = :tm REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`,
     );
     expect(input.ConditionExpression).toMatch(/ AND NOT contains\(#h, :k\) AND attribute_not_exists\(#p\)$/);
     expect(input.ExpressionAttributeNames?.['#p']).toBe('P#abc');

@@ -96,8 +96,8 @@ describe('usage API request handling', () => {
     expect(byQuery.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(byQuery.headers['content-disposition']).toBe('attachment; filename="tally-acme-2026-11-20-2026-11-21-day.csv"');
     expect(byQuery.body).toBe(
-      'account,day,requests,bytes,requests_adjustment,bytes_adjustment,requests_total,bytes_total\r\n' +
-        'acme,2026-11-20,0,0,0,0,0,0\r\nacme,2026-11-21,12,3456,0,0,12,3456\r\n',
+      'account,day,requests,bytes,requests_adjustment,bytes_adjustment,requests_total,bytes_total,status,closed_at,requests_late,bytes_late\r\n' +
+        'acme,2026-11-20,0,0,0,0,0,0,open,,0,0\r\nacme,2026-11-21,12,3456,0,0,12,3456,open,,0,0\r\n',
     );
     expect(byAccept.body).toBe(byQuery.body);
   });

@@ -39,10 +39,10 @@ describe('usageReportCsv', () => {
     const report = buildUsageReport({ accountId: 'acme', from: '2026-11-20', to: '2026-11-22', granularity: 'day', records });
 
     expect(usageReportCsv(report)).toBe(
-      'account,day,requests,bytes,requests_adjustment,bytes_adjustment,requests_total,bytes_total\r\n' +
-        'acme,2026-11-20,0,0,0,0,0,0\r\n' +
-        'acme,2026-11-21,12,3456,0,0,12,3456\r\n' +
-        'acme,2026-11-22,0,0,-2,0,-2,0\r\n',
+      'account,day,requests,bytes,requests_adjustment,bytes_adjustment,requests_total,bytes_total,status,closed_at,requests_late,bytes_late\r\n' +
+        'acme,2026-11-20,0,0,0,0,0,0,open,,0,0\r\n' +
+        'acme,2026-11-21,12,3456,0,0,12,3456,open,,0,0\r\n' +
+        'acme,2026-11-22,0,0,-2,0,-2,0,open,,0,0\r\n',
     );
   });
 
@@ -56,6 +56,25 @@ describe('usageReportCsv', () => {
     );
   });
 
+  it('marks closed days with their close time and late usage', () => {
+    const report = buildUsageReport({
+      accountId: 'acme',
+      from: '2026-11-21',
+      to: '2026-11-22',
+      granularity: 'day',
+      records: [
+        ...records,
+        { kind: 'revision', day: '2026-11-21', revision: 1, metrics: { requests: 10, bytes: 3000 } },
+        { kind: 'closed-day', day: '2026-11-21', closedAt: '2026-11-24T00:05:00.000Z' },
+      ],
+    });
+
+    expect(usageReportCsv(report).split('\r\n').slice(1, 3)).toEqual([
+      'acme,2026-11-21,12,3456,0,0,12,3456,closed,2026-11-24T00:05:00.000Z,2,456',
+      'acme,2026-11-22,0,0,-2,0,-2,0,open,,0,0',
+    ]);
+  });
+
   it('escapes a metric name that a spreadsheet would run', () => {
     const report = buildUsageReport({
       accountId: 'acme',
@@ -66,7 +85,7 @@ describe('usageReportCsv', () => {
     });
 
     expect(usageReportCsv(report).split('\r\n')[0]).toBe(
-      "account,day,requests,bytes,'=cmd|x,requests_adjustment,bytes_adjustment,'=cmd|x_adjustment,requests_total,bytes_total,'=cmd|x_total",
+      "account,day,requests,bytes,'=cmd|x,requests_adjustment,bytes_adjustment,'=cmd|x_adjustment,requests_total,bytes_total,'=cmd|x_total,status,closed_at,requests_late,bytes_late,'=cmd|x_late",
     );
   });
 

@@ -22,6 +22,35 @@ const adjustment = (day: string, id: string, metric: string, delta: number, crea
 });
 
 describe('buildUsageReport', () => {
+  it('says which days are closed, when, and what reached them after the close', () => {
+    const records: UsageRecord[] = [
+      shard('2026-11-20', 0, { requests: 7, bytes: 700 }),
+      shard('2026-11-21', 0, { requests: 12, bytes: 900 }),
+      shard('2026-11-22', 1, { requests: 3, bytes: 30 }),
+      { kind: 'closed-day', day: '2026-11-20', closedAt: '2026-11-23T00:01:00.000Z' },
+      { kind: 'closed-day', day: '2026-11-21', closedAt: '2026-11-24T00:01:00.000Z' },
+      { kind: 'revision', day: '2026-11-20', revision: 1, metrics: { requests: 7, bytes: 700 } },
+      { kind: 'revision', day: '2026-11-21', revision: 1, metrics: { requests: 10, bytes: 900 } },
+      { kind: 'revision', day: '2026-11-21', revision: 2, metrics: { requests: 1 } },
+    ];
+
+    const report = buildUsageReport({ accountId: 'acme', from: '2026-11-20', to: '2026-11-22', granularity: 'day', records });
+
+    expect(report.days.map(({ day, status, closedAt, late }) => ({ day, status, closedAt, late }))).toEqual([
+      { day: '2026-11-20', status: 'closed', closedAt: '2026-11-23T00:01:00.000Z', late: undefined },
+      { day: '2026-11-21', status: 'closed', closedAt: '2026-11-24T00:01:00.000Z', late: { requests: 2, bytes: 0 } },
+      { day: '2026-11-22', status: 'open', closedAt: undefined, late: undefined },
+    ]);
+  });
+
+  it('counts all usage of a closed day as late for an account that had none at the close', () => {
+    const records: UsageRecord[] = [shard('2026-11-20', 2, { requests: 4, bytes: 40 }), { kind: 'closed-day', day: '2026-11-20', closedAt: '2026-11-23T00:01:00.000Z' }];
+
+    const report = buildUsageReport({ accountId: 'acme', from: '2026-11-20', to: '2026-11-20', granularity: 'day', records });
+
+    expect(report.days[0]!.late).toEqual({ requests: 4, bytes: 40 });
+  });
+
   it('sums every shard of a day and keeps every day of the range, zeros included', () => {
     const records = [
       shard('2026-11-21', 0, { requests: 5, bytes: 500 }),
@@ -73,6 +102,7 @@ describe('buildUsageReport', () => {
 
     expect(report.days[1]).toEqual({
       day: '2026-11-21',
+      status: 'open',
       metrics: { requests: 100, bytes: 1000 },
       adjustments: { requests: -25, bytes: 0 },
       totals: { requests: 75, bytes: 1000 },
@@ -156,7 +186,7 @@ describe('buildUsageReport', () => {
         for (const metric of ['requests', 'bytes']) {
           const dayTotal = report.days.reduce((sum, row) => sum + row.totals[metric]!, 0);
           const monthTotal = report.months!.reduce((sum, row) => sum + row.totals[metric]!, 0);
-          const direct = records.reduce((sum, r) => sum + (r.kind === 'usage' ? (r.metrics[metric] ?? 0) : r.metric === metric ? r.delta : 0), 0);
+          const direct = records.reduce((sum, r) => sum + (r.kind === 'usage' ? (r.metrics[metric] ?? 0) : r.kind === 'adjustment' && r.metric === metric ? r.delta : 0), 0);
           expect(dayTotal).toBe(direct);
           expect(monthTotal).toBe(direct);
           expect(report.totals[metric]).toBe(direct);

@@ -2,6 +2,7 @@ import type { DeclaredCommand } from '../command';
 import { adjustCommand } from './adjust';
 import { adjustmentsCommand } from './adjustments';
 import { backfillCommand } from './backfill';
+import { closeCommand } from './close';
 import { countCommand } from './count';
 import { dlqDropCommand } from './dlq-drop';
 import { dlqDroppedCommand } from './dlq-dropped';
@@ -30,4 +31,5 @@ export const COMMANDS: readonly DeclaredCommand[] = [
   adjustCommand,
   adjustmentsCommand,
   planCommand,
+  closeCommand,
 ];

@@ -1,0 +1,24 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { Context } from 'aws-lambda';
+import { closeDays, type CloseReport } from '../src/app/close-days';
+import { createClients } from '../src/adapters/clients';
+import { readCloserConfig } from '../src/adapters/handoff-config';
+import { createCloserDeps } from '../src/adapters/handoff-deps';
+import { powertoolsLog } from '../src/adapters/powertools-log';
+
+const config = readCloserConfig(process.env);
+const logger = new Logger({ serviceName: 'tally-closer', logLevel: config.tally.logLevel.toUpperCase() as 'INFO' });
+const deps = createCloserDeps(config, createClients(config.tally), powertoolsLog(logger));
+
+/**
+ * EventBridge schedule (hourly) -> close the days that are due, record late usage as
+ * revisions, export and queue the webhook events. A day that fails is resumed by the
+ * next run; the invocation fails (and alarms) so that someone looks.
+ */
+export const handler = async (_event: unknown, context: Context): Promise<CloseReport> => {
+  logger.addContext(context);
+  const report = await closeDays(deps);
+  logger.info('closer run', { lastClosableDay: report.lastClosableDay, days: report.days, markers: report.markers, failed: report.failed });
+  if (report.failed > 0) throw new Error(`${report.failed} day(s) could not be closed or revised; the next run resumes them`);
+  return report;
+};

@@ -1,0 +1,27 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { sendWebhooks, type WebhookSenderDeps } from '../src/app/webhook-sender';
+import { readWebhookSenderConfig } from '../src/adapters/handoff-config';
+import { createWebhookSenderClients, createWebhookSenderDeps } from '../src/adapters/handoff-deps';
+import { powertoolsLog } from '../src/adapters/powertools-log';
+
+const config = readWebhookSenderConfig(process.env);
+const logger = new Logger({ serviceName: 'tally-webhooks', logLevel: config.logLevel.toUpperCase() as 'INFO' });
+const clients = createWebhookSenderClients(config);
+
+// The SSM read starts during init; a failure is retried by the next invocation.
+let ready: Promise<WebhookSenderDeps> | undefined;
+function deps(): Promise<WebhookSenderDeps> {
+  ready ??= createWebhookSenderDeps(config, clients, powertoolsLog(logger)).catch((error: unknown) => {
+    ready = undefined;
+    throw error;
+  });
+  return ready;
+}
+deps().catch(() => undefined);
+
+/** Webhook queue -> signed POSTs; failed events come back after a doubling backoff, then reach the webhook DLQ. */
+export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+  logger.addContext(context);
+  return sendWebhooks(event, await deps());
+};

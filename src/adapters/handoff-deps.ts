@@ -1,0 +1,71 @@
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { AwsCredentialIdentity } from '@aws-sdk/types';
+import type { CloserDeps } from '../app/close-days';
+import type { Log } from '../app/log';
+import type { WebhookSenderDeps } from '../app/webhook-sender';
+import { ConfigError } from '../domain/errors';
+import { metricNames } from '../domain/metric-rules';
+import type { AwsClients } from './clients';
+import { DynamoCloseStore } from './dynamodb-close-store';
+import { FetchWebhookTransport } from './fetch-webhook-transport';
+import type { CloserConfig, WebhookSecretSource, WebhookSenderConfig } from './handoff-config';
+import { S3RevisionExports } from './s3-revision-exports';
+import { SqsMessageVisibility } from './sqs-visibility';
+import { SqsWebhookOutbox } from './sqs-webhook-outbox';
+
+/** Wires the closer to DynamoDB, S3 (exports) and SQS (webhook events). Built once per cold start. */
+export function createCloserDeps(config: CloserConfig, clients: AwsClients, log: Log, extra: Pick<CloserDeps, 'clock'> = {}): CloserDeps {
+  return {
+    store: new DynamoCloseStore({ client: clients.dynamodb, tableName: config.tally.tableName }),
+    exports: new S3RevisionExports({ client: clients.s3, bucket: config.exportBucket, prefix: config.exportPrefix }),
+    ...(config.webhookQueueUrl === undefined ? {} : { outbox: new SqsWebhookOutbox({ client: clients.sqs, queueUrl: config.webhookQueueUrl }) }),
+    log,
+    graceHours: config.tally.closeGraceHours,
+    metricNames: metricNames(config.tally.metricRules),
+    scope: config.tally.tableName,
+    // An ingest attempt holds its message at most this long (function timeout plus one heartbeat).
+    settleSeconds: config.tally.visibilityTimeoutSeconds,
+    ...extra,
+  };
+}
+
+/** Reads the webhook secret: as given, or once per cold start from SSM (the error names the parameter, never the value). */
+export async function resolveWebhookSecret(source: WebhookSecretSource, ssm: SSMClient | undefined): Promise<string> {
+  if (source.kind === 'secret') return source.secret;
+  if (ssm === undefined) throw new ConfigError('an SSM client is needed to read TALLY_WEBHOOK_SECRET_PARAMETER');
+  let value: string | undefined;
+  try {
+    value = (await ssm.send(new GetParameterCommand({ Name: source.parameterName, WithDecryption: true }))).Parameter?.Value;
+  } catch (error) {
+    throw new ConfigError(`could not read SSM parameter ${source.parameterName} (TALLY_WEBHOOK_SECRET_PARAMETER): ${(error as Error).name}`, { cause: error });
+  }
+  if (value === undefined || value === '') throw new ConfigError(`SSM parameter ${source.parameterName} is empty`);
+  return value;
+}
+
+/** The SDK clients of the webhook sender: SQS (backoff) and, when the secret lives there, SSM. */
+export function createWebhookSenderClients(config: WebhookSenderConfig, credentials?: AwsCredentialIdentity): { sqs: SQSClient; ssm?: SSMClient } {
+  const common = { region: config.region, maxAttempts: config.maxAttempts, retryMode: 'standard', ...(credentials === undefined ? {} : { credentials }) };
+  return {
+    sqs: new SQSClient({ ...common, ...(config.endpoints.sqs ? { endpoint: config.endpoints.sqs } : {}) }),
+    ...(config.secret.kind === 'secret-parameter' ? { ssm: new SSMClient(common) } : {}),
+  };
+}
+
+/** Wires the webhook sender. */
+export async function createWebhookSenderDeps(
+  config: WebhookSenderConfig,
+  clients: { sqs: SQSClient; ssm?: SSMClient },
+  log: Log,
+): Promise<WebhookSenderDeps> {
+  return {
+    url: config.url,
+    secret: await resolveWebhookSecret(config.secret, clients.ssm),
+    transport: new FetchWebhookTransport(),
+    visibility: new SqsMessageVisibility({ client: clients.sqs, ...(config.endpoints.sqs ? { endpoint: config.endpoints.sqs } : {}) }),
+    backoffSeconds: config.backoffSeconds,
+    maxBackoffSeconds: config.maxBackoffSeconds,
+    log,
+  };
+}

@@ -1,0 +1,128 @@
+import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { closeDays, type CloseReport } from '../app/close-days';
+import type { Log } from '../app/log';
+import { sendWebhooks } from '../app/webhook-sender';
+import { createClients } from '../adapters/clients';
+import { HANDOFF_DEFAULTS, readCloserConfig, readWebhookSenderConfig } from '../adapters/handoff-config';
+import { createCloserDeps, createWebhookSenderClients, createWebhookSenderDeps } from '../adapters/handoff-deps';
+import { SqsMessageVisibility } from '../adapters/sqs-visibility';
+import { describeError } from '../domain/errors';
+import { LOCAL_CREDENTIALS } from './local-credentials';
+import { QueuePoller } from './poller';
+import { localEnvironment, type LocalStack, type LocalStackInfo } from './stack';
+
+/** How often `npm start` closes what is due (the deployed schedule is hourly). */
+export const LOCAL_CLOSE_INTERVAL_MS = 60_000;
+
+/** Receives before a webhook event moves to the local webhook DLQ. */
+const LOCAL_WEBHOOK_MAX_RECEIVE_COUNT = 8;
+
+export interface LocalHandoff {
+  /** Closes what is due now, then every minute; says what each run did that is worth saying. */
+  start(): Promise<CloseReport>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The billing handoff of `npm start`: exports under `exportPrefix` in the log bucket,
+ * and, with `TALLY_WEBHOOK_URL` and `TALLY_WEBHOOK_SECRET` set, a webhook queue with
+ * its DLQ fed to the same sender the Lambda runs. Records both in `info` (so
+ * `.tally/local.json` names them for `tally close`).
+ */
+export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (line: string) => void): Promise<LocalHandoff> {
+  const { info, clients } = stack;
+  const env = process.env;
+  info.exportPrefix = env.TALLY_EXPORT_PREFIX ?? HANDOFF_DEFAULTS.exportPrefix;
+  const webhooks = env.TALLY_WEBHOOK_URL !== undefined && env.TALLY_WEBHOOK_URL !== '';
+  let poller: QueuePoller | undefined;
+  if (webhooks) {
+    const queues = await createWebhookQueues(stack);
+    Object.assign(info, { webhookQueueUrl: queues.queueUrl, webhookDlqUrl: queues.dlqUrl });
+    const senderConfig = readWebhookSenderConfig({
+      TALLY_WEBHOOK_BACKOFF_SECONDS: '2',
+      TALLY_WEBHOOK_MAX_BACKOFF_SECONDS: '60',
+      ...env,
+      ...localEnvironment(info),
+    });
+    const senderDeps = await createWebhookSenderDeps(senderConfig, createWebhookSenderClients(senderConfig, LOCAL_CREDENTIALS), log);
+    poller = new QueuePoller({
+      sqs: clients.sqs,
+      queueUrl: queues.queueUrl,
+      queueArn: queues.queueArn,
+      region: info.region,
+      // The emulator's queue URL is not the one an ARN implies on AWS: name it.
+      handler: (event) => sendWebhooks(event, { ...senderDeps, visibility: new SqsMessageVisibility({ client: clients.sqs, queueUrl: queues.queueUrl }) }),
+      onError: (error) => say(`tally: webhook poller error: ${describeError(error)}`),
+    });
+  }
+  const closerConfig = readCloserConfig({
+    ...env,
+    ...localEnvironment(info),
+    ...(info.consumer ?? {}),
+    TALLY_EXPORT_BUCKET: info.bucket,
+    TALLY_EXPORT_PREFIX: info.exportPrefix,
+    ...(info.webhookQueueUrl === undefined ? {} : { TALLY_WEBHOOK_QUEUE_URL: info.webhookQueueUrl }),
+  });
+  const deps = createCloserDeps(closerConfig, createClients(closerConfig.tally, LOCAL_CREDENTIALS), log);
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+
+  const runOnce = async (): Promise<CloseReport> => {
+    const report = await closeDays(deps);
+    for (const line of describeLocalRun(report, info)) say(line);
+    return report;
+  };
+
+  return {
+    async start() {
+      poller?.start();
+      const first = await runOnce();
+      if (!webhooks) say('  webhooks off: set TALLY_WEBHOOK_URL and TALLY_WEBHOOK_SECRET before npm start to send signed events');
+      timer = setInterval(() => {
+        running = runOnce().catch((error: unknown) => say(`tally: closer error: ${describeError(error)}`));
+      }, LOCAL_CLOSE_INTERVAL_MS);
+      timer.unref();
+      return first;
+    },
+    async stop() {
+      if (timer !== undefined) clearInterval(timer);
+      await running;
+      await poller?.stop();
+    },
+  };
+}
+
+async function createWebhookQueues(stack: LocalStack): Promise<{ queueUrl: string; queueArn: string; dlqUrl: string }> {
+  const { sqs } = stack.clients;
+  const arnOf = async (url: string) => (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+  const dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'tally-webhooks-dlq', Attributes: { MessageRetentionPeriod: '1209600' } }))).QueueUrl!;
+  const queueUrl = (
+    await sqs.send(
+      new CreateQueueCommand({
+        QueueName: 'tally-webhooks',
+        Attributes: { VisibilityTimeout: '30', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await arnOf(dlqUrl), maxReceiveCount: LOCAL_WEBHOOK_MAX_RECEIVE_COUNT }) },
+      }),
+    )
+  ).QueueUrl!;
+  return { queueUrl, queueArn: await arnOf(queueUrl), dlqUrl };
+}
+
+/** What `npm start` prints after a closer run: closed days, revisions, nothing when nothing happened. */
+export function describeLocalRun(report: CloseReport, info: Pick<LocalStackInfo, 'bucket' | 'exportPrefix'>): string[] {
+  const closed = report.days.filter((day) => day.written?.some((w) => w.revision === 1));
+  const revised = report.days.flatMap((day) => (day.written ?? []).filter((w) => w.revision > 1).map((w) => ({ day: day.day, ...w })));
+  const lines: string[] = [];
+  if (closed.length > 0) {
+    const first = closed[0]!.day;
+    const last = closed[closed.length - 1]!.day;
+    const accountDays = closed.reduce((sum, day) => sum + (day.written?.find((w) => w.revision === 1)?.accounts ?? 0), 0);
+    lines.push(
+      `tally: closed ${closed.length} day(s) ${first === last ? first : `${first}..${last}`} (${accountDays} account-day snapshot(s)); exports s3://${info.bucket}/${info.exportPrefix}day=<day>/revision=<n>/usage.parquet (and .csv)`,
+    );
+  }
+  for (const revision of revised) {
+    lines.push(`tally: late usage on closed day ${revision.day}: revision ${revision.revision} for ${revision.accounts} account(s), exported to s3://${info.bucket}/${info.exportPrefix}day=${revision.day}/revision=${revision.revision}/`);
+  }
+  for (const failed of report.days.filter((day) => day.error !== undefined)) lines.push(`tally: closing ${failed.day} failed (the next run resumes it): ${failed.error}`);
+  return lines;
+}
