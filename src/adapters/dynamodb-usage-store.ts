@@ -1,5 +1,8 @@
 import {
+  BatchWriteItemCommand,
   ConditionalCheckFailedException,
+  type BatchWriteItemCommandOutput,
+  type WriteRequest,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
@@ -49,6 +52,10 @@ export interface DynamoUsageStoreOptions {
 const FULL_HINTS_LIMIT = 10_000;
 /** Form switches allowed per increment; more means the item changes under us faster than we can write. */
 const MAX_FORM_SWITCHES = 4;
+/** Forced writes that found the head moved past all their candidates, per increment. */
+const MAX_FORCE_RACES = 16;
+/** Tombstones remembered as written; past this the memory starts over (a repeat costs 1 WCU). */
+const TOMBSTONES_REMEMBERED = 50_000;
 
 /**
  * The UsageStore on DynamoDB: one conditional `UpdateItem` per increment (see
@@ -63,7 +70,9 @@ export class DynamoUsageStore implements UsageStore {
   private readonly ledgerTtlDays: number;
   private readonly clock: () => Date;
   /** Per shard: the form its next write likely needs, and for a forced one the key it drops. */
-  private readonly shapes = new Map<string, { form: HistoryForm; head?: Uint8Array }>();
+  private readonly shapes = new Map<string, { form: HistoryForm; heads?: readonly Uint8Array[] }>();
+  /** Keys this store already wrote a tombstone for (hex), so each is written about once. */
+  private readonly tombstoned = new Set<string>();
   private readonly onCapacity: DynamoUsageStoreOptions['onCapacity'];
   private readonly onHistory: DynamoUsageStoreOptions['onHistory'];
 
@@ -96,20 +105,17 @@ export class DynamoUsageStore implements UsageStore {
     };
     const hint = this.shapes.get(shardId);
     let form: HistoryForm = hint?.form ?? 'grow';
-    let seen: { size?: number; head?: Uint8Array } = hint?.head === undefined ? {} : { head: hint.head };
+    let seen: { size?: number; heads?: readonly Uint8Array[] } = hint?.heads === undefined ? {} : { heads: hint.heads };
     let switches = 0;
-    while (switches <= MAX_FORM_SWITCHES) {
+    let races = 0;
+    while (switches <= MAX_FORM_SWITCHES && races <= MAX_FORCE_RACES) {
       try {
-        if (form === 'force' && seen.head !== undefined) await this.putTombstone(seen.head);
+        if (form === 'force') await this.putTombstones(seen.heads ?? []);
         const output = await this.client.send(new UpdateItemCommand({ ...historyUpdate(form, increment, options, seen), ...this.capacityRequest }));
         this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
         const observation = observeWrite(form, output.Attributes, increment.day, options, increment.key);
-        // Another writer moved the history between the tombstone and the write: the key it did drop gets one too.
-        if (observation.droppedKey !== undefined && (seen.head === undefined || !sameKey(observation.droppedKey, seen.head))) {
-          await this.putTombstone(observation.droppedKey);
-        }
         this.onHistory?.(observation);
-        this.rememberShape(shardId, observation.next, observation.head);
+        this.rememberShape(shardId, observation.next, observation.heads);
         return 'applied';
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
@@ -124,10 +130,16 @@ export class DynamoUsageStore implements UsageStore {
           const { since: _proven, ...rest } = options;
           options = rest;
         }
-        switches++;
+        if (form === 'force' && verdict.form === 'force') {
+          // Other writers moved the head past every candidate: take the new front and go again.
+          races++;
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * Math.min(races, 4)));
+        } else {
+          switches++;
+        }
         form = verdict.form;
-        seen = { size: verdict.size, ...(verdict.head === undefined ? {} : { head: verdict.head }) };
-        if (form !== 'adopt') this.rememberShape(shardId, form, verdict.head);
+        seen = { size: verdict.size, ...(verdict.heads === undefined ? {} : { heads: verdict.heads }) };
+        if (form !== 'adopt') this.rememberShape(shardId, form, verdict.heads);
       }
     }
     const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
@@ -281,30 +293,36 @@ export class DynamoUsageStore implements UsageStore {
     this.onCapacity?.('ledger', output.ConsumedCapacity?.CapacityUnits ?? 0);
   }
 
-  private rememberShape(shardId: string, form: HistoryForm, head: Uint8Array | undefined): void {
-    if (form === 'grow' || (form === 'force' && head === undefined)) {
+  private rememberShape(shardId: string, form: HistoryForm, heads: readonly Uint8Array[] | undefined): void {
+    if (form === 'grow' || (form === 'force' && (heads === undefined || heads.length === 0))) {
       this.shapes.delete(shardId);
       return;
     }
     if (this.shapes.size >= FULL_HINTS_LIMIT) this.shapes.clear();
-    this.shapes.set(shardId, { form, ...(head === undefined ? {} : { head }) });
+    this.shapes.set(shardId, { form, ...(heads === undefined ? {} : { heads }) });
   }
 
-  /** The tombstone of a key about to be dropped young; kept as long as ledger items. */
-  private async putTombstone(key: Uint8Array): Promise<void> {
-    const item = droppedKeyItem(key);
-    const expires = Math.floor(this.clock().getTime() / 1000) + this.ledgerTtlDays * 86_400;
-    const output = await this.client.send(
-      new PutItemCommand({ TableName: this.tableName, Item: { PK: { S: item.PK }, SK: { S: item.SK }, ttl: { N: String(expires) } }, ...this.capacityRequest }),
-    );
-    this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
+  /** Tombstones for keys a forced write may drop, kept as long as ledger items; each written about once. */
+  private async putTombstones(keys: readonly Uint8Array[]): Promise<void> {
+    const fresh = keys.filter((key) => !this.tombstoned.has(Buffer.from(key).toString('hex')));
+    if (fresh.length === 0) return;
+    const expires = String(Math.floor(this.clock().getTime() / 1000) + this.ledgerTtlDays * 86_400);
+    let pending: WriteRequest[] | undefined = fresh.map((key) => {
+      const item = droppedKeyItem(key);
+      return { PutRequest: { Item: { PK: { S: item.PK }, SK: { S: item.SK }, ttl: { N: expires } } } };
+    });
+    for (let round = 0; pending !== undefined && pending.length > 0; round++) {
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
+      const output: BatchWriteItemCommandOutput = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.tableName]: pending }, ...this.capacityRequest }));
+      for (const consumed of output.ConsumedCapacity ?? []) this.onCapacity?.('increment', consumed.CapacityUnits ?? 0);
+      pending = output.UnprocessedItems?.[this.tableName];
+    }
+    if (this.tombstoned.size + fresh.length > TOMBSTONES_REMEMBERED) this.tombstoned.clear();
+    for (const key of fresh) this.tombstoned.add(Buffer.from(key).toString('hex'));
   }
 
 
-}
 
-function sameKey(a: Uint8Array, b: Uint8Array): boolean {
-  return Buffer.from(a).equals(Buffer.from(b));
 }
 
 function numberOf(value: AttributeValue | undefined): number {

@@ -94,9 +94,17 @@ function metricUpdate(metrics: Readonly<Record<string, number>>): {
 /**
  * The forms of the history update; {@link nextForm} picks one from the item's state.
  * `force` drops a key younger than the retention from a history at `max`, after the
- * tombstone of the key expected at its head was written (see `droppedKeyItem`).
+ * tombstones of the keys that can be at its head by then were written, and only if
+ * one of them is (see `droppedKeyItem` and {@link FORCE_CANDIDATES}).
  */
 export type HistoryForm = 'grow' | 'roll' | 'force' | 'adopt';
+
+/**
+ * Keys at the front of a full history a forced write tombstones before it drops one of
+ * them: concurrent writers move the head by one each, so a few candidates let the write
+ * succeed under contention, and whichever it drops already has its tombstone.
+ */
+export const FORCE_CANDIDATES = 8;
 
 /** An item without `t` (written before it existed) only takes the adopting form, so `h` and `t` stay aligned. */
 const TIMED = '(attribute_not_exists(#h) OR attribute_exists(#t))';
@@ -107,7 +115,7 @@ const FORM_CONDITIONS: Record<HistoryForm, (timed: boolean) => string> = {
       ? `${TIMED} AND (attribute_not_exists(#h) OR size(#h) < :cap OR (size(#h) < :max AND #t[0] >= :cutoff))`
       : `${TIMED} AND (attribute_not_exists(#h) OR size(#h) < :cap)`,
   roll: (timed) => (timed ? 'attribute_exists(#t) AND size(#h) >= :cap AND #t[0] < :cutoff' : 'attribute_exists(#t) AND size(#h) >= :cap'),
-  force: () => 'attribute_exists(#t) AND size(#h) >= :max',
+  force: () => 'attribute_exists(#t) AND size(#h) >= :max AND #h[0] IN (:heads)',
   adopt: () => 'attribute_exists(#h) AND attribute_not_exists(#t) AND size(#h) = :n',
 };
 
@@ -128,7 +136,7 @@ export function historyUpdate(
   form: HistoryForm,
   increment: Increment,
   options: HistoryUpdateOptions,
-  seen: { size?: number; head?: Uint8Array } = {},
+  seen: { size?: number; heads?: readonly Uint8Array[] } = {},
 ): UpdateItemCommandInput {
   const size = seen.size ?? 0;
   const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
@@ -148,7 +156,9 @@ export function historyUpdate(
   const set = [...FORM_UPDATES[form].set, '#u = :now', '#d = :day', ...(pinned ? ['#p = :tm'] : [])];
   const remove = FORM_UPDATES[form].remove;
   const update = `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}${metrics.add}`;
-  const expression = `${update} ${conditions.join(' ')}`;
+  const heads = (seen.heads ?? []).map((_, i) => `:head${i}`).join(', ');
+  const condition = conditions.join(' AND ').replace(':heads', heads);
+  const expression = `${update} ${condition}`;
   const uses = (name: string) => new RegExp(`${name}(?![\\w])`).test(expression);
   const values: Record<string, AttributeValue> = {
     ':k': { B: increment.key },
@@ -160,6 +170,7 @@ export function historyUpdate(
     ':tm': { N: String(minute) },
     ':n': { N: String(size) },
     ...(options.since === undefined ? {} : { ':since': { N: String(historyMinute(increment.day, options.since)) } }),
+    ...Object.fromEntries((seen.heads ?? []).map((head, i) => [`:head${i}`, { B: head }])),
     ':empty': { L: [] },
     ':kl': { L: [{ B: increment.key }] },
     ':tml': { L: [{ N: String(minute) }] },
@@ -178,7 +189,7 @@ export function historyUpdate(
     TableName: options.tableName,
     Key: { PK: { S: key.PK }, SK: { S: key.SK } },
     UpdateExpression: update,
-    ConditionExpression: conditions.join(' AND '),
+    ConditionExpression: condition,
     ExpressionAttributeNames: Object.fromEntries(Object.entries(names).filter(([name]) => uses(name) || name in metrics.names)),
     ExpressionAttributeValues: Object.fromEntries(Object.entries(values).filter(([name]) => uses(name) || name in metrics.values)),
     ReturnValues: 'ALL_OLD',
@@ -207,7 +218,7 @@ export function unpinUpdate(increment: Pick<Increment, 'account' | 'day' | 'shar
  */
 export type HistoryVerdict =
   | { readonly kind: 'duplicate'; readonly by: 'history' | 'pin' }
-  | { readonly kind: 'unproven' | 'retry'; readonly form: HistoryForm; readonly size: number; readonly head?: Uint8Array };
+  | { readonly kind: 'unproven' | 'retry'; readonly form: HistoryForm; readonly size: number; readonly heads?: readonly Uint8Array[] };
 
 /**
  * Reads the `ALL_OLD` item of a failed condition: the key (or this object's pin) is
@@ -232,8 +243,8 @@ export function nextForm(
   const kind = reachesBack ? 'retry' : 'unproven';
   if (times === undefined) return { kind, form: 'adopt', size };
   const form = formFor(size, oldest, options.day, options);
-  const head = history[0]?.B;
-  return form === 'force' && head !== undefined ? { kind, form, size, head } : { kind, form: form === 'force' ? 'grow' : form, size };
+  const heads = frontKeys(history, 0);
+  return form === 'force' && heads.length > 0 ? { kind, form, size, heads } : { kind, form: form === 'force' ? 'grow' : form, size };
 }
 
 /** The `UpdateItem` input that pins `pin` on a shard whose history holds `increment`'s key (a duplicate met in pinned mode). */
@@ -268,10 +279,8 @@ export interface HistoryObservation {
   readonly forced: boolean;
   /** The form the shard's next write most likely needs (a hint; a wrong one costs a retry). */
   readonly next: HistoryForm;
-  /** The oldest key after this write: the one a forced next write would drop. */
-  readonly head?: Uint8Array;
-  /** The key a forced write dropped. */
-  readonly droppedKey?: Uint8Array;
+  /** The oldest keys after this write: the candidates a forced next write tombstones. */
+  readonly heads: readonly Uint8Array[];
 }
 
 /** Reads the `ALL_OLD` item returned by a successful write in `form` of `key`. */
@@ -289,14 +298,18 @@ export function observeWrite(
   const minuteNow = historyMinute(day, options.now);
   // The oldest key after this write: a roll dropped the first one, an adoption dated them all now.
   const oldestAfter = form === 'adopt' ? minuteNow : Number((dropping ? times[1] : times[0])?.N ?? minuteNow);
-  const head = (dropping ? history[1] : history[0])?.B ?? key;
+  const heads = [...frontKeys(history, dropping ? 1 : 0), ...(history.length === 0 && key !== undefined ? [key] : [])];
   const next = formFor(keys, oldestAfter, day, options);
-  const droppedKey = form === 'force' ? history[0]?.B : undefined;
-  const hint = { next, ...(head === undefined ? {} : { head }), ...(droppedKey === undefined ? {} : { droppedKey }) };
+  const hint = { next, heads };
   const dropped = dropping ? times[0]?.N : undefined;
   if (dropped === undefined) return { keys, forced: false, ...hint };
   const age = Math.max(0, (options.now.getTime() - minuteTime(day, Number(dropped)).getTime()) / 1000);
   return { keys, droppedAgeSeconds: Math.floor(age), forced: form === 'force', ...hint };
+}
+
+/** Up to {@link FORCE_CANDIDATES} keys of `history` from position `from`. */
+function frontKeys(history: readonly AttributeValue[], from: number): Uint8Array[] {
+  return history.slice(from, from + FORCE_CANDIDATES).flatMap((entry) => (entry.B === undefined ? [] : [entry.B]));
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -99,11 +99,12 @@ describe('rolling-history update expressions', () => {
     expect(input.ConditionExpression).toBe('attribute_exists(#t) AND size(#h) >= :cap AND #t[0] < :cutoff AND NOT contains(#h, :k)');
   });
 
-  it('forces a young key out of a history at max (its tombstone is written first, by the store)', () => {
-    const input = historyUpdate('force', increment, options, { head: new Uint8Array([7, 7, 7]) });
+  it('forces a young key out of a history at max only if the head is one of the candidates the store tombstoned first', () => {
+    const input = historyUpdate('force', increment, options, { heads: [new Uint8Array([7, 7, 7]), new Uint8Array([8])] });
 
     expect(input.UpdateExpression).toBe(`SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #d = :day REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`);
-    expect(input.ConditionExpression).toBe('attribute_exists(#t) AND size(#h) >= :max AND NOT contains(#h, :k)');
+    expect(input.ConditionExpression).toBe('attribute_exists(#t) AND size(#h) >= :max AND #h[0] IN (:head0, :head1) AND NOT contains(#h, :k)');
+    expect(input.ExpressionAttributeValues?.[':head1']).toEqual({ B: new Uint8Array([8]) });
   });
 
   it('rolls at the cap whatever the age when retention is off', () => {
@@ -150,7 +151,7 @@ describe('rolling-history update expressions', () => {
     expect(nextForm({ h: { L: [other, other] }, t: { L: [at(500), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll', size: 2 });
     expect(nextForm({ h: { L: [other, other] }, t: { L: [at(590), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 2 });
     const first = { B: new Uint8Array([5]) };
-    expect(nextForm({ h: { L: [first, other, other, other] }, t: { L: [at(599), at(599), at(599), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'force', size: 4, head: first.B });
+    expect(nextForm({ h: { L: [first, other, other, other] }, t: { L: [at(599), at(599), at(599), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'force', size: 4, heads: [first.B, other.B, other.B, other.B] });
     expect(nextForm({ h: { L: [first, other, other, other] }, t: { L: [at(500), at(599), at(599), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll', size: 4 });
     expect(nextForm({ h: { L: [other, other] } }, key, base)).toEqual({ kind: 'retry', form: 'adopt', size: 2 });
     const pinnedItem = { h: { L: [other] }, t: { L: [at(599)] }, 'P#abc': at(599) };
@@ -172,15 +173,9 @@ describe('rolling-history update expressions', () => {
       t: { L: [{ N: String(minute) }, ...Array.from({ length: length - 1 }, () => ({ N: '600' }))] },
     });
 
-    expect(observeWrite('roll', old(500), '2026-11-21', small)).toEqual({ keys: 2, droppedAgeSeconds: 6030, forced: false, next: 'grow', head: second });
-    expect(observeWrite('force', old(590, 4), '2026-11-21', small)).toEqual({
-      keys: 4,
-      droppedAgeSeconds: 630,
-      forced: true,
-      next: 'force',
-      head: second,
-      droppedKey: new Uint8Array([1]),
-    });
+    expect(observeWrite('roll', old(500), '2026-11-21', small)).toEqual({ keys: 2, droppedAgeSeconds: 6030, forced: false, next: 'grow', heads: [second] });
+    const three = new Uint8Array([3]);
+    expect(observeWrite('force', old(590, 4), '2026-11-21', small)).toEqual({ keys: 4, droppedAgeSeconds: 630, forced: true, next: 'force', heads: [second, three, three] });
     expect(observeWrite('grow', old(590), '2026-11-21', small)).toMatchObject({ keys: 3, forced: false, next: 'grow' });
     expect(observeWrite('grow', old(500), '2026-11-21', small)).toMatchObject({ keys: 3, forced: false, next: 'roll' });
     expect(observeWrite('grow', old(590), '2026-11-21', { ...small, maxKeys: 3 })).toMatchObject({ keys: 3, forced: false, next: 'force' });
