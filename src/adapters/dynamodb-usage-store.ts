@@ -195,7 +195,7 @@ export class DynamoUsageStore implements UsageStore {
   }
 
   private async readAttempts(pk: string): Promise<AttemptRecord[]> {
-    const byId = new Map<string, { startedAt: string; state: AttemptRecord['state']; reason?: string; pinned?: boolean; applied: Uint8Array[] }>();
+    const byId = new Map<string, { startedAt: string; state: AttemptRecord['state']; reason?: string; pinned?: boolean; since?: string; applied: Uint8Array[] }>();
     let exclusiveStartKey: Record<string, AttributeValue> | undefined;
     do {
       const page = await this.client.send(
@@ -214,6 +214,7 @@ export class DynamoUsageStore implements UsageStore {
         if (item.state?.S === 'failed') record.state = 'failed';
         if (item.reason?.S !== undefined) record.reason = item.reason.S;
         if (item.pinned?.BOOL === true) record.pinned = true;
+        if (item.since?.S !== undefined) record.since = item.since.S;
         record.applied.push(...(item.applied?.BS ?? []));
         byId.set(parsed.attemptId, record);
       }
@@ -238,6 +239,7 @@ export class DynamoUsageStore implements UsageStore {
             state: { S: attempt.state },
             ...(attempt.reason === undefined ? {} : { reason: { S: attempt.reason.slice(0, 1000) } }),
             ...(attempt.pinned === true ? { pinned: { BOOL: true } } : {}),
+            ...(attempt.since === undefined ? {} : { since: { S: attempt.since } }),
             // A binary set: DynamoDB refuses an empty one, and duplicates collapse.
             ...(keys.length === 0 ? {} : { applied: { BS: keys as Uint8Array[] } }),
             ttl: { N: String(expires) },

@@ -142,7 +142,8 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const startedAt = clock().toISOString();
   const attemptId = `${startedAt}-${Math.random().toString(36).slice(2, 8)}`;
   const lastReceive = attempt.receiveCount === undefined || attempt.receiveCount >= (settings.maxReceiveCount ?? Infinity);
-  if (lastReceive) await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'started', applied: [], pinned: true });
+  const earliest = earliestAttempt(attempt, state.attempts, startedAt);
+  if (lastReceive) await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'started', applied: [], pinned: true, since: earliest });
   // An earlier attempt that only said it started may have died unseen, pins written; one that failed left its pins.
   const pinned = lastReceive || state.attempts.some((a) => a.state === 'started' || a.pinned === true);
   const pin = pinned ? pinAttribute(ref) : undefined;
@@ -153,7 +154,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   if (outcomes.failure !== undefined) {
     const known = increments.filter((_, i) => outcomes.results[i] === 'applied' || outcomes.results[i] === 'duplicate').map((inc) => inc.key);
     try {
-      await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'failed', applied: known, reason: describeError(outcomes.failure), pinned });
+      await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'failed', applied: known, reason: describeError(outcomes.failure), pinned, since: earliest });
     } catch (error) {
       deps.log.error('could not record the progress of a failed object; its retry relies on the shard histories', {
         object: describeObject(ref),
@@ -196,16 +197,30 @@ type ApplyResult = IncrementOutcome | 'resumed' | 'not-started';
 const CLOCK_MARGIN_MS = 120_000;
 
 /**
- * When this attempt may follow one that died unseen, the earliest that attempt can
- * have started: the message's first receive, or the first recorded attempt; for an
- * inline run with no record, any time (it proves from tombstones alone). Undefined for
- * a first receive of an object with no attempts: nothing can have come before it.
+ * The earliest any attempt of this object can have started, as far as this one knows:
+ * its message's first receive and what earlier records said (an inline run knows no
+ * message: the epoch, when no record bounds it either).
+ */
+function earliestAttempt(attempt: AttemptContext, attempts: readonly AttemptRecord[], now: string): string {
+  const bounds = [
+    ...attempts.map((a) => Date.parse(a.since ?? a.startedAt)),
+    ...(attempt.firstReceivedAt === undefined ? [] : [attempt.firstReceivedAt.getTime()]),
+    ...(attempt.receiveCount === undefined && attempts.length === 0 ? [0] : []),
+  ].filter(Number.isFinite);
+  return new Date(bounds.length === 0 ? Date.parse(now) : Math.min(...bounds)).toISOString();
+}
+
+/**
+ * When this attempt may follow one that died unseen, the earliest that attempt can have
+ * started (with a margin for clocks and whole minutes). Undefined for a first receive
+ * of an object with no attempts: nothing can have come before it.
  */
 function unseenSince(attempt: AttemptContext, attempts: readonly AttemptRecord[]): Date | undefined {
   if (attempt.receiveCount === 1 && attempts.length === 0) return undefined;
-  const starts = [...attempts.map((a) => Date.parse(a.startedAt)), ...(attempt.firstReceivedAt === undefined ? [] : [attempt.firstReceivedAt.getTime()])];
-  const earliest = starts.filter(Number.isFinite);
-  return new Date(earliest.length === 0 || attempt.receiveCount === undefined ? 0 : Math.min(...earliest) - CLOCK_MARGIN_MS);
+  const earliest = Date.parse(earliestAttempt(attempt, attempts, new Date().toISOString()));
+  // A record without a bound (written before bounds existed) or an inline run: prove from tombstones alone.
+  const unbounded = attempt.receiveCount === undefined || attempts.some((a) => a.since === undefined);
+  return new Date(unbounded ? 0 : Math.max(0, earliest - CLOCK_MARGIN_MS));
 }
 
 /**

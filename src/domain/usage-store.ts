@@ -46,6 +46,12 @@ export interface AttemptRecord {
   readonly reason?: string;
   /** The attempt wrote in pinned mode: its object's pins may be on its shards (every `started` attempt does). */
   readonly pinned?: boolean;
+  /**
+   * The earliest an attempt of this object may have started before this one, unseen:
+   * its message's first receive (or an earlier record's bound). A retry from the DLQ,
+   * a new message, learns it from here.
+   */
+  readonly since?: string;
 }
 
 /** Everything the ledger knows of an object: finished, or the attempts that were not. */

@@ -148,6 +148,27 @@ describe('exactly once at volume: a busy account-day between an attempt and its 
     expect(await requestsOf(account)).toBe(objects);
   }, 180_000);
 
+  it('counts exactly a message whose every receive died unseen, replayed from the DLQ after its keys were forced out young', async () => {
+    const accounts = [uniqueId('dd-a'), uniqueId('dd-b'), uniqueId('dd-c')];
+    const combined = await objectForMany(accounts);
+    const env = { TALLY_HISTORY_MAX_KEYS: '48', TALLY_MAX_RECEIVE_COUNT: '3', TALLY_INCREMENT_CONCURRENCY: '1' };
+    const firstReceivedAt = new Date();
+
+    // Receive 1 applies two increments and dies unseen; their keys are then forced out by other traffic.
+    await ingestBatch(batch(s3NotificationMessage(combined, { firstReceivedAt })), testIngestDeps(env, { clients: (c) => dieAfterUpdates(c.dynamodb, 2) }));
+    await otherTraffic(accounts, 150, env);
+    // Receive 3, the last (an hour later by its clock), records that it started and dies before it writes anything.
+    const lastDeps = { ...testIngestDeps(env, { clients: (c) => dieAtFirstUpdate(c.dynamodb) }), clock: () => new Date(Date.now() + 3_600_000) };
+    const last = await ingestBatch(batch(s3NotificationMessage(combined, { receiveCount: 3, firstReceivedAt })), lastDeps);
+    await otherTraffic(accounts, 150, env);
+    // Replayed from the DLQ: a new message, a first receive.
+    const replay = await ingestBatch(batch(s3NotificationMessage(combined)), testIngestDeps(env));
+
+    expect(last.batchItemFailures).toHaveLength(1);
+    expect(replay.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 3, applied: 1, duplicates: 2, pinned: true });
+    for (const account of accounts) expect(await requestsOf(account)).toBe(301);
+  }, 180_000);
+
   it('counts exactly when the last receive died unseen and the histories rolled far past it: its pins answer', async () => {
     const accounts = [uniqueId('lst-a'), uniqueId('lst-b'), uniqueId('lst-c')];
     const combined = await objectForMany(accounts);
@@ -189,6 +210,21 @@ describe('exactly once at volume: a busy account-day between an attempt and its 
     expect(await pinsOn(accounts)).toBe(0);
   }, 300_000);
 });
+
+/** The consumer reads and records what it likes, then dies unseen at its first UpdateItem. */
+function dieAtFirstUpdate(client: Parameters<typeof dieAfterUpdates>[0]): void {
+  let dead = false;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (dead || context.commandName === 'UpdateItemCommand') {
+        dead = true;
+        throw Object.assign(new Error('consumer died'), { name: 'ConsumerDied' });
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'dieAtFirstUpdate' },
+  );
+}
 
 /** Pin attributes on the usage shards of `accounts` on DAY. */
 async function pinsOn(accounts: readonly string[]): Promise<number> {

@@ -92,13 +92,19 @@ export async function putLogObject(
 }
 
 /** An SQS record as Lambda delivers it, carrying `body`. */
-export function sqsRecord(body: string, options: { messageId?: string; receiveCount?: number; receiptHandle?: string } = {}): SQSRecord {
+export function sqsRecord(
+  body: string,
+  options: { messageId?: string; receiveCount?: number; receiptHandle?: string; firstReceivedAt?: Date } = {},
+): SQSRecord {
   return lambdaSqsRecord(
     {
       messageId: options.messageId ?? uniqueId('msg'),
       receiptHandle: options.receiptHandle ?? '',
       body,
-      attributes: { ApproximateReceiveCount: String(options.receiveCount ?? 1) },
+      attributes: {
+        ApproximateReceiveCount: String(options.receiveCount ?? 1),
+        ...(options.firstReceivedAt === undefined ? {} : { ApproximateFirstReceiveTimestamp: String(options.firstReceivedAt.getTime()) }),
+      },
     },
     'arn:aws:sqs:us-east-1:000000000000:tally-ingest',
     'us-east-1',
@@ -106,7 +112,10 @@ export function sqsRecord(body: string, options: { messageId?: string; receiveCo
 }
 
 /** The SQS record of an S3 notification for `refs`. */
-export function s3NotificationMessage(refs: LogObjectRef | LogObjectRef[], options: { messageId?: string; receiveCount?: number } = {}): SQSRecord {
+export function s3NotificationMessage(
+  refs: LogObjectRef | LogObjectRef[],
+  options: { messageId?: string; receiveCount?: number; firstReceivedAt?: Date } = {},
+): SQSRecord {
   return sqsRecord(s3EventBody(Array.isArray(refs) ? refs : [refs]), options);
 }
 
