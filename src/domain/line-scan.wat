@@ -1,0 +1,203 @@
+;; Finds the lines of a CloudFront log and the columns a counter reads, 16 bytes at a
+;; time (WebAssembly SIMD), and checks the three columns every line needs (date, time,
+;; sc-bytes) on the way. The source of src/domain/line-scan-wasm.ts, which
+;; `node scripts/build-wasm.mjs` writes; test/unit/line-scanner.test.ts checks the two
+;; agree, and line-scanner.ts holds the same logic in JavaScript (scanLinesInJs).
+;;
+;; Memory, laid out by line-scanner.ts:
+;;   [0, 4)         the number of records the last call wrote
+;;   [4, 8)         1 when [8, 18) holds the day of the previous good line
+;;   [8, 18)        that day's 10 bytes
+;;   [24, 28)       the layout's width (fields a line needs); checks run on lines that have them
+;;   [28, 40)       the slots of date, time and sc-bytes (0: the layout has no such column)
+;;   [64, 65536)    per column (Int32): the next column read at or after it (bits 8 and up)
+;;                  and, when the column itself is read, its slot (bits 0-7; 0 when it is not)
+;;   the text and the records, where the caller says
+;;
+;; A record (stride bytes) per line:
+;;   +0 line start, +4 line end (its '\n'), +8 number of fields (tabs + 1),
+;;   +12 checks: 1 the date is the previous good line's day, 2 the time is HH:MM:SS (or
+;;       there is no time column), 4 sc-bytes is a count (or there is none); only for
+;;       lines with at least `width` fields, else 0,
+;;   +16 sc-bytes as a float64 (when check 4 passed),
+;;   +16 + 8 * slot, +20 + 8 * slot: start and end of the slot's column (only written
+;;       when the line has that column).
+(module
+  (memory (export "memory") 1)
+
+  ;; scan(pos, end, rec, recEnd, lastNeeded, stride) -> where the next line starts.
+  ;; `pos` starts a line and the byte before `end` is '\n'; 15 bytes past `end` must be
+  ;; readable. Stops at `end`, before a line starting with '#' (a directive: the caller
+  ;; reads it and may change the columns), or when the next record would pass `recEnd`.
+  ;; Past column `lastNeeded` the tabs of a line are only counted.
+  (func (export "scan")
+    (param $pos i32) (param $end i32) (param $rec i32) (param $recEnd i32) (param $lastNeeded i32) (param $stride i32)
+    (result i32)
+    (local $base i32) (local $tabs i32) (local $nls i32) (local $bits i32) (local $i i32) (local $p i32)
+    (local $col i32) (local $fieldStart i32) (local $lineStart i32) (local $slot i32) (local $written i32)
+    (local $width i32) (local $entry i32) (local $skip i32) (local $block v128)
+    (local.set $width (i32.load (i32.const 24)))
+    (local.set $lineStart (local.get $pos))
+    (local.set $fieldStart (local.get $pos))
+    (local.set $base (local.get $pos))
+    (i32.store (i32.const 0) (i32.const 0))
+    (if (i32.or
+          (i32.or (i32.ge_u (local.get $lineStart) (local.get $end))
+                  (i32.eq (i32.load8_u (local.get $lineStart)) (i32.const 35)))
+          (i32.gt_u (i32.add (local.get $rec) (local.get $stride)) (local.get $recEnd)))
+      (then (return (local.get $lineStart))))
+    (loop $blocks
+      (local.set $block (v128.load (local.get $base)))
+      (local.set $tabs (i8x16.bitmask (i8x16.eq (local.get $block) (i8x16.splat (i32.const 9)))))
+      (local.set $nls (i8x16.bitmask (i8x16.eq (local.get $block) (i8x16.splat (i32.const 10)))))
+      (loop $separators
+        (if (i32.gt_s (local.get $col) (local.get $lastNeeded))
+          (then
+            ;; Every column read is found: count the tabs up to the line's end.
+            (if (i32.eqz (local.get $nls))
+              (then
+                (local.set $col (i32.add (local.get $col) (i32.popcnt (local.get $tabs))))
+                (local.set $base (i32.add (local.get $base) (i32.const 16)))
+                (br $blocks)))
+            (local.set $i (i32.ctz (local.get $nls)))
+            (local.set $col (i32.add (local.get $col)
+              (i32.popcnt (i32.and (local.get $tabs) (i32.sub (i32.shl (i32.const 1) (local.get $i)) (i32.const 1))))))
+            (local.set $p (i32.add (local.get $base) (local.get $i)))
+            (local.set $tabs (i32.and (local.get $tabs) (i32.xor (i32.sub (i32.shl (i32.const 2) (local.get $i)) (i32.const 1)) (i32.const -1))))
+            (local.set $nls (i32.and (local.get $nls) (i32.sub (local.get $nls) (i32.const 1)))))
+          (else
+            (local.set $entry (i32.load offset=64 (i32.shl (local.get $col) (i32.const 2))))
+            (local.set $skip (i32.sub (i32.shr_u (local.get $entry) (i32.const 8)) (local.get $col)))
+            (if (local.get $skip)
+              (then
+                ;; Column $col is not read: pass $skip tabs, to the next column that is.
+                (local.set $bits (local.get $tabs))
+                (if (local.get $nls)
+                  (then (local.set $bits (i32.and (local.get $tabs)
+                    (i32.sub (i32.shl (i32.const 1) (i32.ctz (local.get $nls))) (i32.const 1))))))
+                (local.set $i (i32.popcnt (local.get $bits)))
+                (if (i32.lt_u (local.get $i) (local.get $skip))
+                  (then
+                    (local.set $col (i32.add (local.get $col) (local.get $i)))
+                    (if (i32.eqz (local.get $nls))
+                      (then
+                        (local.set $base (i32.add (local.get $base) (i32.const 16)))
+                        (br $blocks)))
+                    ;; The line ends first, short of the column.
+                    (local.set $i (i32.ctz (local.get $nls)))
+                    (local.set $p (i32.add (local.get $base) (local.get $i)))
+                    (local.set $tabs (i32.and (local.get $tabs) (i32.xor (i32.sub (i32.shl (i32.const 2) (local.get $i)) (i32.const 1)) (i32.const -1))))
+                    (local.set $nls (i32.and (local.get $nls) (i32.sub (local.get $nls) (i32.const 1)))))
+                  (else
+                    (loop $pass
+                      (local.set $i (i32.ctz (local.get $tabs)))
+                      (local.set $tabs (i32.and (local.get $tabs) (i32.sub (local.get $tabs) (i32.const 1))))
+                      (local.set $skip (i32.sub (local.get $skip) (i32.const 1)))
+                      (br_if $pass (local.get $skip)))
+                    (local.set $col (i32.shr_u (local.get $entry) (i32.const 8)))
+                    (local.set $fieldStart (i32.add (i32.add (local.get $base) (local.get $i)) (i32.const 1)))
+                    (br $separators))))
+              (else
+                ;; The next tab or newline ends column $col, which is read: record it.
+                (local.set $bits (i32.or (local.get $tabs) (local.get $nls)))
+                (if (i32.eqz (local.get $bits))
+                  (then
+                    (local.set $base (i32.add (local.get $base) (i32.const 16)))
+                    (br $blocks)))
+                (local.set $i (i32.ctz (local.get $bits)))
+                (local.set $p (i32.add (local.get $base) (local.get $i)))
+                (local.set $slot (i32.shl (i32.and (local.get $entry) (i32.const 255)) (i32.const 3)))
+                (i32.store offset=16 (i32.add (local.get $rec) (local.get $slot)) (local.get $fieldStart))
+                (i32.store offset=20 (i32.add (local.get $rec) (local.get $slot)) (local.get $p))
+                (if (i32.and (local.get $tabs) (i32.shl (i32.const 1) (local.get $i)))
+                  (then
+                    (local.set $tabs (i32.and (local.get $tabs) (i32.sub (local.get $tabs) (i32.const 1))))
+                    (local.set $col (i32.add (local.get $col) (i32.const 1)))
+                    (local.set $fieldStart (i32.add (local.get $p) (i32.const 1)))
+                    (br $separators)))
+                (local.set $nls (i32.and (local.get $nls) (i32.sub (local.get $nls) (i32.const 1))))))))
+        ;; The line ends at $p.
+        (i32.store (local.get $rec) (local.get $lineStart))
+        (i32.store offset=4 (local.get $rec) (local.get $p))
+        (i32.store offset=8 (local.get $rec) (i32.add (local.get $col) (i32.const 1)))
+        (i32.store offset=12 (local.get $rec)
+          (if (result i32) (i32.ge_s (i32.add (local.get $col) (i32.const 1)) (local.get $width))
+            (then (call $check (local.get $rec)))
+            (else (i32.const 0))))
+        (local.set $rec (i32.add (local.get $rec) (local.get $stride)))
+        (local.set $written (i32.add (local.get $written) (i32.const 1)))
+        (local.set $lineStart (i32.add (local.get $p) (i32.const 1)))
+        (local.set $fieldStart (local.get $lineStart))
+        (local.set $col (i32.const 0))
+        (if (i32.or
+              (i32.or (i32.ge_u (local.get $lineStart) (local.get $end))
+                      (i32.eq (i32.load8_u (local.get $lineStart)) (i32.const 35)))
+              (i32.gt_u (i32.add (local.get $rec) (local.get $stride)) (local.get $recEnd)))
+          (then
+            (i32.store (i32.const 0) (local.get $written))
+            (return (local.get $lineStart))))
+        (br $separators)))
+    (unreachable))
+
+  ;; The checks of a line with every column (see +12 above); stores sc-bytes at +16.
+  (func $check (param $rec i32) (result i32)
+    (local $slot i32) (local $start i32) (local $end i32) (local $checks i32) (local $value i64) (local $digit i32)
+    ;; date: the same 10 bytes as the previous good line's day
+    (local.set $slot (i32.shl (i32.load (i32.const 28)) (i32.const 3)))
+    (local.set $start (i32.load offset=16 (i32.add (local.get $rec) (local.get $slot))))
+    (local.set $end (i32.load offset=20 (i32.add (local.get $rec) (local.get $slot))))
+    (if (i32.and
+          (i32.and (i32.load (i32.const 4)) (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 10)))
+          (i32.and (i64.eq (i64.load (local.get $start)) (i64.load (i32.const 8)))
+                   (i32.eq (i32.load16_u offset=8 (local.get $start)) (i32.load16_u (i32.const 16)))))
+      (then (local.set $checks (i32.const 1))))
+    ;; time: HH:MM:SS, hours < 24, minutes < 60, seconds <= 60 (a leap second)
+    (local.set $slot (i32.shl (i32.load (i32.const 32)) (i32.const 3)))
+    (if (i32.eqz (local.get $slot))
+      (then (local.set $checks (i32.or (local.get $checks) (i32.const 2))))
+      (else
+        (local.set $start (i32.load offset=16 (i32.add (local.get $rec) (local.get $slot))))
+        (local.set $end (i32.load offset=20 (i32.add (local.get $rec) (local.get $slot))))
+        (if (i32.and
+              (i32.and (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 8))
+                       (i32.and (i32.eq (i32.load8_u offset=2 (local.get $start)) (i32.const 58))
+                                (i32.eq (i32.load8_u offset=5 (local.get $start)) (i32.const 58))))
+              (i32.and
+                (i32.and (i32.lt_u (call $twoDigits (local.get $start)) (i32.const 24))
+                         (i32.lt_u (call $twoDigits (i32.add (local.get $start) (i32.const 3))) (i32.const 60)))
+                (i32.le_u (call $twoDigits (i32.add (local.get $start) (i32.const 6))) (i32.const 60))))
+          (then (local.set $checks (i32.or (local.get $checks) (i32.const 2)))))))
+    ;; sc-bytes: "-" is 0, else 1 to 15 digits
+    (local.set $slot (i32.shl (i32.load (i32.const 36)) (i32.const 3)))
+    (if (i32.eqz (local.get $slot))
+      (then
+        (f64.store offset=16 (local.get $rec) (f64.const 0))
+        (return (i32.or (local.get $checks) (i32.const 4)))))
+    (local.set $start (i32.load offset=16 (i32.add (local.get $rec) (local.get $slot))))
+    (local.set $end (i32.load offset=20 (i32.add (local.get $rec) (local.get $slot))))
+    (if (i32.and (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 1))
+                 (i32.eq (i32.load8_u (local.get $start)) (i32.const 45)))
+      (then
+        (f64.store offset=16 (local.get $rec) (f64.const 0))
+        (return (i32.or (local.get $checks) (i32.const 4)))))
+    (if (i32.or (i32.eq (local.get $end) (local.get $start))
+                (i32.gt_s (i32.sub (local.get $end) (local.get $start)) (i32.const 15)))
+      (then (return (local.get $checks))))
+    (loop $digits
+      (local.set $digit (i32.sub (i32.load8_u (local.get $start)) (i32.const 48)))
+      (if (i32.gt_u (local.get $digit) (i32.const 9)) (then (return (local.get $checks))))
+      (local.set $value (i64.add (i64.mul (local.get $value) (i64.const 10)) (i64.extend_i32_u (local.get $digit))))
+      (local.set $start (i32.add (local.get $start) (i32.const 1)))
+      (br_if $digits (i32.lt_u (local.get $start) (local.get $end))))
+    (f64.store offset=16 (local.get $rec) (f64.convert_i64_u (local.get $value)))
+    (i32.or (local.get $checks) (i32.const 4)))
+
+  ;; Two ASCII digits as a number, or 100 when either is not a digit.
+  (func $twoDigits (param $at i32) (result i32)
+    (local $tens i32) (local $ones i32)
+    (local.set $tens (i32.sub (i32.load8_u (local.get $at)) (i32.const 48)))
+    (local.set $ones (i32.sub (i32.load8_u offset=1 (local.get $at)) (i32.const 48)))
+    (if (result i32) (i32.or (i32.gt_u (local.get $tens) (i32.const 9)) (i32.gt_u (local.get $ones) (i32.const 9)))
+      (then (i32.const 100))
+      (else (i32.add (i32.mul (local.get $tens) (i32.const 10)) (local.get $ones)))))
+)
