@@ -188,6 +188,30 @@ export function compileResolver(spec: ResolverSpec, layout: FieldLayout, objectK
   }
 }
 
+/**
+ * For the host resolvers, whose answer depends on a few bytes of the line only: which
+ * bytes (the host label or the whole host, of x-host-header else cs(Host), the first
+ * present) and the account they give. The scanner looks these keys up itself
+ * (`ScanKey` in line-scanner.ts), so that most lines are resolved without a string; a
+ * line whose key it cannot take (a host that may be an IP literal, a host in the last
+ * column) goes through the {@link compileResolver} resolver, which answers the same.
+ */
+export interface ResolverKey {
+  readonly kind: 'label' | 'host';
+  /** The x-host-header and cs(Host) columns, -1 when the layout lacks one. */
+  readonly columns: readonly [number, number];
+  /** The account of a key's text (a label that starts with neither a digit nor "["; a host). */
+  readonly accountOf: (key: string) => string | undefined;
+}
+
+/** The key of the host resolvers for a layout, or undefined for the others. */
+export function resolverKey(spec: ResolverSpec, layout: FieldLayout): ResolverKey | undefined {
+  if (spec.kind !== 'host-label' && spec.kind !== 'host-map') return undefined;
+  const columns = [layout.index('x-host-header') ?? -1, layout.index('cs(Host)') ?? -1] as const;
+  if (spec.kind === 'host-label') return { kind: 'label', columns, accountOf: (label) => validOrUndefined(label.toLowerCase()) };
+  return { kind: 'host', columns, accountOf: (host) => spec.hosts.get(host.toLowerCase()) };
+}
+
 /** URL-decodes a log field; a broken escape leaves the raw text rather than failing the line. */
 export function decodeField(value: string): string {
   if (!value.includes('%')) return value;

@@ -10,6 +10,9 @@
 ;;   [8, 18)        that day's 10 bytes
 ;;   [24, 28)       the layout's width (fields a line needs); checks run on lines that have them
 ;;   [28, 40)       the slots of date, time and sc-bytes (0: the layout has no such column)
+;;   [40, 52)       the account key: 0 none, 1 the host label, 2 the host; the slots of
+;;                  x-host-header and cs(Host) (0: none)
+;;   [52, 60)       where the key table is, and how many keys it holds
 ;;   [64, 65536)    per column (Int32): the next column read at or after it (bits 8 and up)
 ;;                  and, when the column itself is read, its slot (bits 0-7; 0 when it is not)
 ;;   the text and the records, where the caller says
@@ -20,7 +23,10 @@
 ;;       there is no time column), 4 sc-bytes is a count (or there is none); only for
 ;;       lines with at least `width` fields, else 0,
 ;;   +16 sc-bytes as a float64 (when check 4 passed),
-;;   +16 + 8 * slot, +20 + 8 * slot: start and end of the slot's column (only written
+;;   +24 the account key's id in the key table; -1 a key not in the table yet (+28 and
+;;       +32 say where it is), -2 no key (the caller resolves the line itself), -3 no
+;;       host at all; only for lines with at least `width` fields,
+;;   +32 + 8 * slot, +36 + 8 * slot: start and end of the slot's column (only written
 ;;       when the line has that column).
 (module
   (memory (export "memory") 1)
@@ -107,8 +113,8 @@
                 (local.set $i (i32.ctz (local.get $bits)))
                 (local.set $p (i32.add (local.get $base) (local.get $i)))
                 (local.set $slot (i32.shl (i32.and (local.get $entry) (i32.const 255)) (i32.const 3)))
-                (i32.store offset=16 (i32.add (local.get $rec) (local.get $slot)) (local.get $fieldStart))
-                (i32.store offset=20 (i32.add (local.get $rec) (local.get $slot)) (local.get $p))
+                (i32.store offset=32 (i32.add (local.get $rec) (local.get $slot)) (local.get $fieldStart))
+                (i32.store offset=36 (i32.add (local.get $rec) (local.get $slot)) (local.get $p))
                 (if (i32.and (local.get $tabs) (i32.shl (i32.const 1) (local.get $i)))
                   (then
                     (local.set $tabs (i32.and (local.get $tabs) (i32.sub (local.get $tabs) (i32.const 1))))
@@ -122,7 +128,7 @@
         (i32.store offset=8 (local.get $rec) (i32.add (local.get $col) (i32.const 1)))
         (i32.store offset=12 (local.get $rec)
           (if (result i32) (i32.ge_s (i32.add (local.get $col) (i32.const 1)) (local.get $width))
-            (then (call $check (local.get $rec)))
+            (then (call $check (local.get $rec) (local.get $p)))
             (else (i32.const 0))))
         (local.set $rec (i32.add (local.get $rec) (local.get $stride)))
         (local.set $written (i32.add (local.get $written) (i32.const 1)))
@@ -140,12 +146,13 @@
     (unreachable))
 
   ;; The checks of a line with every column (see +12 above); stores sc-bytes at +16.
-  (func $check (param $rec i32) (result i32)
+  (func $check (param $rec i32) (param $newline i32) (result i32)
     (local $slot i32) (local $start i32) (local $end i32) (local $checks i32) (local $value i64) (local $digit i32)
+    (call $key (local.get $rec) (local.get $newline))
     ;; date: the same 10 bytes as the previous good line's day
     (local.set $slot (i32.shl (i32.load (i32.const 28)) (i32.const 3)))
-    (local.set $start (i32.load offset=16 (i32.add (local.get $rec) (local.get $slot))))
-    (local.set $end (i32.load offset=20 (i32.add (local.get $rec) (local.get $slot))))
+    (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
+    (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
     (if (i32.and
           (i32.and (i32.load (i32.const 4)) (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 10)))
           (i32.and (i64.eq (i64.load (local.get $start)) (i64.load (i32.const 8)))
@@ -156,8 +163,8 @@
     (if (i32.eqz (local.get $slot))
       (then (local.set $checks (i32.or (local.get $checks) (i32.const 2))))
       (else
-        (local.set $start (i32.load offset=16 (i32.add (local.get $rec) (local.get $slot))))
-        (local.set $end (i32.load offset=20 (i32.add (local.get $rec) (local.get $slot))))
+        (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
+        (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
         (if (i32.and
               (i32.and (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 8))
                        (i32.and (i32.eq (i32.load8_u offset=2 (local.get $start)) (i32.const 58))
@@ -173,8 +180,8 @@
       (then
         (f64.store offset=16 (local.get $rec) (f64.const 0))
         (return (i32.or (local.get $checks) (i32.const 4)))))
-    (local.set $start (i32.load offset=16 (i32.add (local.get $rec) (local.get $slot))))
-    (local.set $end (i32.load offset=20 (i32.add (local.get $rec) (local.get $slot))))
+    (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
+    (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
     (if (i32.and (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 1))
                  (i32.eq (i32.load8_u (local.get $start)) (i32.const 45)))
       (then
@@ -191,6 +198,111 @@
       (br_if $digits (i32.lt_u (local.get $start) (local.get $end))))
     (f64.store offset=16 (local.get $rec) (f64.convert_i64_u (local.get $value)))
     (i32.or (local.get $checks) (i32.const 4)))
+
+  ;; The key of the line's account (see +24 above): the host resolvers' account is a
+  ;; function of a few bytes, looked up in the key table.
+  (func $key (param $rec i32) (param $newline i32)
+    (local $mode i32) (local $slot i32) (local $start i32) (local $end i32) (local $stop i32) (local $first i32)
+    (local.set $mode (i32.load (i32.const 40)))
+    (if (i32.eqz (local.get $mode))
+      (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (return)))
+    (local.set $end (i32.const -1))
+    ;; x-host-header, else cs(Host): the first present ("-" and empty are not)
+    (local.set $slot (i32.shl (i32.load (i32.const 44)) (i32.const 3)))
+    (if (local.get $slot)
+      (then
+        (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
+        (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
+        (if (i32.eq (local.get $end) (local.get $newline))
+          (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (return)))
+        (if (i32.eqz (call $present (local.get $start) (local.get $end)))
+          (then (local.set $end (i32.const -1))))))
+    (if (i32.lt_s (local.get $end) (i32.const 0))
+      (then
+        (local.set $slot (i32.shl (i32.load (i32.const 48)) (i32.const 3)))
+        (if (i32.eqz (local.get $slot))
+          (then (i32.store offset=24 (local.get $rec) (i32.const -3)) (return)))
+        (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
+        (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
+        (if (i32.eq (local.get $end) (local.get $newline))
+          (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (return)))
+        (if (i32.eqz (call $present (local.get $start) (local.get $end)))
+          (then (i32.store offset=24 (local.get $rec) (i32.const -3)) (return)))))
+    (local.set $stop (local.get $end))
+    (if (i32.eq (local.get $mode) (i32.const 1))
+      (then
+        ;; host label: up to the first dot; a digit or "[" first may be an IP literal
+        (local.set $first (i32.load8_u (local.get $start)))
+        (if (i32.or (i32.lt_u (i32.sub (local.get $first) (i32.const 48)) (i32.const 10)) (i32.eq (local.get $first) (i32.const 91)))
+          (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (return)))
+        (local.set $stop (local.get $start))
+        (block $found
+          (loop $dot
+            (br_if $found (i32.ge_u (local.get $stop) (local.get $end)))
+            (br_if $found (i32.eq (i32.load8_u (local.get $stop)) (i32.const 46)))
+            (local.set $stop (i32.add (local.get $stop) (i32.const 1)))
+            (br $dot)))))
+    (i32.store offset=28 (local.get $rec) (local.get $start))
+    (i32.store offset=32 (local.get $rec) (local.get $stop))
+    (i32.store offset=24 (local.get $rec) (call $find (local.get $start) (local.get $stop) (i32.const -1))))
+
+  (func $present (param $start i32) (param $end i32) (result i32)
+    (i32.or (i32.gt_s (i32.sub (local.get $end) (local.get $start)) (i32.const 1))
+            (i32.and (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 1))
+                     (i32.ne (i32.load8_u (local.get $start)) (i32.const 45)))))
+
+  ;; keyId(start, end, id): the id of the key bytes [start, end) in the key table; when
+  ;; it is not there, remembers it as `id` (and answers `id`), or answers -2 when the
+  ;; key is too long or the table full.
+  (func (export "keyId") (param $start i32) (param $end i32) (param $id i32) (result i32)
+    (call $find (local.get $start) (local.get $end) (local.get $id)))
+
+  ;; The key table, at [52]: 8,192 slots (Int32: entry + 1, 0 free), then 4,096 entries
+  ;; (Int32 offset into the pool, Int32 length), then the pool (64 bytes per entry).
+  ;; [56] holds the number of entries. Finds [start, end); when missing and `id` >= 0,
+  ;; adds it as entry `id` (which must be the number of entries).
+  (func $find (param $start i32) (param $end i32) (param $id i32) (result i32)
+    (local $hash i32) (local $i i32) (local $table i32) (local $slot i32) (local $entry i32) (local $length i32) (local $key i32)
+    (local.set $length (i32.sub (local.get $end) (local.get $start)))
+    (if (i32.gt_u (local.get $length) (i32.const 64)) (then (return (i32.const -2))))
+    (local.set $hash (i32.const 0x811c9dc5))
+    (local.set $i (local.get $start))
+    (block $hashed
+      (loop $bytes
+        (br_if $hashed (i32.ge_u (local.get $i) (local.get $end)))
+        (local.set $hash (i32.mul (i32.xor (local.get $hash) (i32.load8_u (local.get $i))) (i32.const 0x01000193)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $bytes)))
+    (local.set $table (i32.load (i32.const 52)))
+    (local.set $slot (i32.and (i32.xor (local.get $hash) (i32.shr_u (local.get $hash) (i32.const 15))) (i32.const 8191)))
+    (loop $probe
+      (local.set $entry (i32.load (i32.add (local.get $table) (i32.shl (local.get $slot) (i32.const 2)))))
+      (if (i32.eqz (local.get $entry))
+        (then
+          (if (i32.or (i32.lt_s (local.get $id) (i32.const 0)) (i32.ge_u (local.get $id) (i32.const 4096)))
+            (then (return (select (i32.const -1) (i32.const -2) (i32.lt_s (local.get $id) (i32.const 0))))))
+          (local.set $key (i32.add (i32.add (local.get $table) (i32.const 65536)) (i32.shl (local.get $id) (i32.const 6))))
+          (memory.copy (local.get $key) (local.get $start) (local.get $length))
+          (i32.store offset=32768 (i32.add (local.get $table) (i32.shl (local.get $id) (i32.const 3))) (local.get $key))
+          (i32.store offset=32772 (i32.add (local.get $table) (i32.shl (local.get $id) (i32.const 3))) (local.get $length))
+          (i32.store (i32.add (local.get $table) (i32.shl (local.get $slot) (i32.const 2))) (i32.add (local.get $id) (i32.const 1)))
+          (i32.store (i32.const 56) (i32.add (local.get $id) (i32.const 1)))
+          (return (local.get $id))))
+      (local.set $entry (i32.sub (local.get $entry) (i32.const 1)))
+      (if (i32.eq (i32.load offset=32772 (i32.add (local.get $table) (i32.shl (local.get $entry) (i32.const 3)))) (local.get $length))
+        (then
+          (local.set $key (i32.load offset=32768 (i32.add (local.get $table) (i32.shl (local.get $entry) (i32.const 3)))))
+          (local.set $i (i32.const 0))
+          (block $differ
+            (loop $compare
+              (if (i32.ge_u (local.get $i) (local.get $length)) (then (return (local.get $entry))))
+              (br_if $differ (i32.ne (i32.load8_u (i32.add (local.get $key) (local.get $i)))
+                                     (i32.load8_u (i32.add (local.get $start) (local.get $i)))))
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br $compare)))))
+      (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (i32.const 8191)))
+      (br $probe))
+    (unreachable))
 
   ;; Two ASCII digits as a number, or 100 when either is not a digit.
   (func $twoDigits (param $at i32) (result i32)

@@ -3,7 +3,10 @@ import { LINE_SCAN_WASM_BASE64 } from './line-scan-wasm';
 /** The few WebAssembly names used here (the project's TypeScript lib has no DOM types). */
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => WasmModule;
-  Instance: new (module: WasmModule, imports: object) => { readonly exports: { readonly memory: WasmMemory; readonly scan: ScanFunction } };
+  Instance: new (
+    module: WasmModule,
+    imports: object,
+  ) => { readonly exports: { readonly memory: WasmMemory; readonly scan: ScanFunction; readonly keyId: KeyIdFunction } };
 };
 interface WasmModule {
   readonly kind?: 'wasm-module';
@@ -27,8 +30,12 @@ interface WasmMemory {
  * (layout in line-scan.wat):
  *
  * ```
- * Int32:   lineStart | lineEnd ('\n') | fields | checks | sc-bytes (float64) | start, end of slot 1 | slot 2 | ...
+ * Int32:   lineStart | lineEnd ('\n') | fields | checks | sc-bytes (float64) | key | key start | key end | - | start, end of slot 1 | slot 2 | ...
  * ```
+ *
+ * For the host resolvers the scanner also looks up each line's account key (the host
+ * label, or the host) in a table of the keys seen before, so that the counter needs
+ * no string and no hash of its own for most lines.
  */
 export class LineScanner {
   /** The whole memory; the text is at {@link textAt}. */
@@ -40,7 +47,9 @@ export class LineScanner {
   readonly textCapacity: number;
   private readonly recordsAt: number;
   private readonly recordsEnd: number;
+  private readonly keyTableAt: number;
   private readonly scanFn: ScanFunction;
+  private readonly keyIdFn: KeyIdFunction;
   private lastNeeded = -1;
   private strideBytes = RECORD_HEADER_BYTES;
 
@@ -48,7 +57,8 @@ export class LineScanner {
     this.textCapacity = textCapacity;
     this.recordsAt = align(TEXT_AT + textCapacity + TEXT_SLACK, 64);
     this.recordsEnd = this.recordsAt + RECORDS_BYTES;
-    const bytesNeeded = this.recordsEnd + 64;
+    this.keyTableAt = this.recordsEnd;
+    const bytesNeeded = this.keyTableAt + KEY_TABLE_BYTES;
     const module = engine === 'wasm' ? lineScanModule() : undefined;
     if (module !== undefined) {
       const instance = new WebAssembly.Instance(module, {});
@@ -56,13 +66,17 @@ export class LineScanner {
       memory.grow(Math.ceil(bytesNeeded / PAGE) - memory.buffer.byteLength / PAGE);
       this.bytes = new Uint8Array(memory.buffer);
       this.scanFn = instance.exports.scan;
+      this.keyIdFn = instance.exports.keyId;
     } else {
       this.bytes = new Uint8Array(Math.ceil(bytesNeeded / PAGE) * PAGE);
       const bytes = this.bytes;
-      this.scanFn = (pos, end, rec, recEnd, lastNeeded, stride) => scanLinesInJs(bytes, pos, end, rec, recEnd, lastNeeded, stride);
+      const keys = new Map<string, number>();
+      this.scanFn = (pos, end, rec, recEnd, lastNeeded, stride) => scanLinesInJs(bytes, keys, pos, end, rec, recEnd, lastNeeded, stride);
+      this.keyIdFn = (start, end, id) => keyIdInJs(bytes, keys, start, end, id);
     }
     this.words = new Int32Array(this.bytes.buffer, 0, this.bytes.length >> 2);
     this.floats = new Float64Array(this.bytes.buffer, 0, this.bytes.length >> 3);
+    this.words[KEY_TABLE_AT_AT >> 2] = this.keyTableAt;
     this.setLayout(NO_LAYOUT);
   }
 
@@ -96,6 +110,18 @@ export class LineScanner {
     words[DATE_SLOT_AT >> 2] = slotOf(layout.date);
     words[TIME_SLOT_AT >> 2] = slotOf(layout.time);
     words[BYTES_SLOT_AT >> 2] = slotOf(layout.bytes);
+    words[KEY_MODE_AT >> 2] = layout.key === undefined ? 0 : layout.key.kind === 'label' ? 1 : 2;
+    words[KEY_FIRST_SLOT_AT >> 2] = layout.key === undefined ? 0 : slotOf(layout.key.columns[0]);
+    words[KEY_SECOND_SLOT_AT >> 2] = layout.key === undefined ? 0 : slotOf(layout.key.columns[1]);
+  }
+
+  /**
+   * The id of the account key `bytes[start, end)` in the key table; when it is not
+   * there yet, it is added as `id` (the number of keys so far) and `id` is answered.
+   * -2 when the key is too long to keep or the table is full.
+   */
+  keyId(start: number, end: number, id: number): number {
+    return this.keyIdFn(start, end, id);
   }
 
   /** The day (10 ASCII bytes) that check 1 compares dates with. */
@@ -133,7 +159,21 @@ export interface ScanLayout {
   readonly date: number;
   readonly time: number;
   readonly bytes: number;
+  /** The account key the scanner looks up, for the host resolvers. */
+  readonly key?: ScanKey;
 }
+
+/** The bytes that decide a line's account: the host label, or the whole host, of x-host-header else cs(Host). */
+export interface ScanKey {
+  readonly kind: 'label' | 'host';
+  /** x-host-header, cs(Host); -1 when the layout lacks one. */
+  readonly columns: readonly [number, number];
+}
+
+/** Record key values (see line-scan.wat). */
+export const KEY_UNKNOWN = -1;
+export const KEY_NONE = -2;
+export const KEY_NO_HOST = -3;
 
 /** No layout yet: nothing recorded, nothing checked. */
 export const NO_LAYOUT: ScanLayout = { columns: [], width: 0x7fffffff, date: -1, time: -1, bytes: -1 };
@@ -145,6 +185,7 @@ export const BYTES_OK = 4;
 export const ALL_CHECKS = SAME_DAY | TIME_OK | BYTES_OK;
 
 type ScanFunction = (pos: number, end: number, rec: number, recEnd: number, lastNeeded: number, stride: number) => number;
+type KeyIdFunction = (start: number, end: number, id: number) => number;
 
 const PAGE = 65_536;
 const DAY_VALID_AT = 4;
@@ -153,13 +194,21 @@ const WIDTH_AT = 24;
 const DATE_SLOT_AT = 28;
 const TIME_SLOT_AT = 32;
 const BYTES_SLOT_AT = 36;
+const KEY_MODE_AT = 40;
+const KEY_FIRST_SLOT_AT = 44;
+const KEY_SECOND_SLOT_AT = 48;
+const KEY_TABLE_AT_AT = 52;
+/** 8,192 slots, 4,096 entries, 64 bytes of key each. */
+const KEY_TABLE_BYTES = 8192 * 4 + 4096 * 8 + 4096 * 64;
+const MAX_KEYS = 4096;
+const MAX_KEY_BYTES = 64;
 const SLOT_TABLE_AT = 64;
 /** The last column a scanner can record (its table of columns ends where the text begins). */
 export const MAX_SCANNED_COLUMN = (PAGE - SLOT_TABLE_AT) / 4 - 1;
 const TEXT_AT = PAGE;
 /** The SIMD loop reads up to 15 bytes past the end of the text. */
 const TEXT_SLACK = 32;
-const RECORD_HEADER_BYTES = 24;
+const RECORD_HEADER_BYTES = 40;
 const RECORDS_BYTES = 256 * 1024;
 
 function align(value: number, to: number): number {
@@ -186,6 +235,7 @@ function lineScanModule(): WasmModule | undefined {
  */
 export function scanLinesInJs(
   bytes: Uint8Array,
+  keys: Map<string, number>,
   pos: number,
   end: number,
   rec: number,
@@ -210,8 +260,8 @@ export function scanLinesInJs(
       if (column <= lastNeeded) {
         const slot = words[(SLOT_TABLE_AT >> 2) + column]! & 255;
         if (slot !== 0) {
-          words[at + 2 * slot + 4] = fieldStart;
-          words[at + 2 * slot + 5] = p;
+          words[at + 2 * slot + 8] = fieldStart;
+          words[at + 2 * slot + 9] = p;
         }
       }
       if (byte === 10) break;
@@ -222,6 +272,7 @@ export function scanLinesInJs(
     words[at + 1] = p;
     words[at + 2] = column + 1;
     words[at + 3] = column + 1 >= width ? checksInJs(bytes, words, floats, at) : 0;
+    if (column + 1 >= width) keyInJs(bytes, words, keys, at, p);
     rec += stride;
     written++;
     lineStart = p + 1;
@@ -233,7 +284,7 @@ export function scanLinesInJs(
 function checksInJs(bytes: Uint8Array, words: Int32Array, floats: Float64Array, at: number): number {
   const column = (slotAt: number): [number, number] => {
     const slot = words[slotAt >> 2]!;
-    return [words[at + 2 * slot + 4]!, words[at + 2 * slot + 5]!];
+    return [words[at + 2 * slot + 8]!, words[at + 2 * slot + 9]!];
   };
   let checks = 0;
   const [dateStart, dateEnd] = column(DATE_SLOT_AT);
@@ -263,4 +314,57 @@ function checksInJs(bytes: Uint8Array, words: Int32Array, floats: Float64Array, 
   }
   floats[(at >> 1) + 2] = value;
   return checks | BYTES_OK;
+}
+
+function keyInJs(bytes: Uint8Array, words: Int32Array, keys: Map<string, number>, at: number, newline: number): void {
+  const mode = words[KEY_MODE_AT >> 2]!;
+  if (mode === 0) {
+    words[at + 6] = KEY_NONE;
+    return;
+  }
+  const present = (start: number, end: number) => end - start > 1 || (end - start === 1 && bytes[start] !== 45);
+  let chosen: [number, number] | undefined;
+  for (const slotAt of [KEY_FIRST_SLOT_AT, KEY_SECOND_SLOT_AT]) {
+    const slot = words[slotAt >> 2]!;
+    if (slot === 0) continue;
+    const start = words[at + 2 * slot + 8]!;
+    const end = words[at + 2 * slot + 9]!;
+    if (end === newline) {
+      words[at + 6] = KEY_NONE;
+      return;
+    }
+    if (present(start, end)) {
+      chosen = [start, end];
+      break;
+    }
+  }
+  if (chosen === undefined) {
+    words[at + 6] = KEY_NO_HOST;
+    return;
+  }
+  const [start, end] = chosen;
+  let stop = end;
+  if (mode === 1) {
+    const first = bytes[start]!;
+    if ((first >= 48 && first <= 57) || first === 91) {
+      words[at + 6] = KEY_NONE;
+      return;
+    }
+    stop = start;
+    while (stop < end && bytes[stop] !== 46) stop++;
+  }
+  words[at + 7] = start;
+  words[at + 8] = stop;
+  words[at + 6] = keyIdInJs(bytes, keys, start, stop, -1);
+}
+
+function keyIdInJs(bytes: Uint8Array, keys: Map<string, number>, start: number, end: number, id: number): number {
+  if (end - start > MAX_KEY_BYTES) return KEY_NONE;
+  const key = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1');
+  const known = keys.get(key);
+  if (known !== undefined) return known;
+  if (id < 0) return KEY_UNKNOWN;
+  if (id >= MAX_KEYS) return KEY_NONE;
+  keys.set(key, id);
+  return id;
 }

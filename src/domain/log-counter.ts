@@ -1,13 +1,13 @@
 import { StringDecoder } from 'node:string_decoder';
 import { UNATTRIBUTED } from './account-id';
-import { compileResolver, type LineResolver, type ResolverSpec } from './account-resolver';
+import { compileResolver, resolverKey, type LineResolver, type ResolverKey, type ResolverSpec } from './account-resolver';
 import { FieldLayout, isUsableLayout, isValidTimeBytes, parseByteCountBytes, parseFieldsDirective } from './cloudfront-log';
 import { isValidDay } from './days';
 import { PoisonObjectError } from './errors';
-import { ALL_CHECKS, BYTES_OK, LineScanner, NO_LAYOUT, SAME_DAY, TIME_OK } from './line-scanner';
+import { ALL_CHECKS, BYTES_OK, KEY_NO_HOST, KEY_NONE, KEY_UNKNOWN, LineScanner, NO_LAYOUT, SAME_DAY, TIME_OK } from './line-scanner';
 import { LogLine } from './log-line';
 import { compileRules, metricNames, type MetricRule, type RuleEvaluator } from './metric-rules';
-import { emptyLineCounts, type LineCounts, type MalformedSample, UsageTally } from './usage-tally';
+import { emptyLineCounts, type LineCounts, type MalformedSample, type TallyRow, UsageTally } from './usage-tally';
 
 export interface CountOptions {
   readonly resolver: ResolverSpec;
@@ -78,8 +78,15 @@ export class LogCounter {
   private evaluate: RuleEvaluator = () => undefined;
   /** The columns the scanner records, in slot order. */
   private columns: readonly number[] = [];
-  /** Of those, the slots (0-based) of the columns the resolver and rules read. */
+  /** Of those, the slots (0-based) of the columns the metric rules read, and of those the resolver reads. */
   private ruleSlots: readonly number[] = [];
+  private resolverSlots: readonly number[] = [];
+  /** The host resolvers' key, and the account of each key id the scanner knows. */
+  private key: ResolverKey | undefined;
+  private readonly keyAccounts: (string | undefined)[] = [];
+  /** Per key id, its tally row on {@link keyRowsDay}. */
+  private keyRows: (TallyRow | undefined)[] = [];
+  private keyRowsDay = '';
   private width = 0;
   private dateAt = 0;
   private timeAt = -1;
@@ -291,12 +298,24 @@ export class LogCounter {
     this.dateAt = layout.index('date')!;
     this.timeAt = layout.index('time') ?? -1;
     this.bytesAt = layout.index('sc-bytes') ?? -1;
+    const key = resolverKey(this.options.resolver, layout);
+    this.key = key;
     const columns = layout.columnsRead;
     this.columns = columns;
+    // Rules read the method, the stem and the status; the host resolvers only the hosts.
     const own = new Set([this.dateAt, this.timeAt, this.bytesAt]);
-    this.ruleSlots = columns.flatMap((column, slot) => (own.has(column) ? [] : [slot]));
+    const hosts = new Set<number>(key?.columns ?? []);
+    this.ruleSlots = columns.flatMap((column, slot) => (own.has(column) || hosts.has(column) ? [] : [slot]));
+    this.resolverSlots = columns.flatMap((column, slot) => (hosts.has(column) ? [slot] : []));
     this.line = new LogLine(this.bytes, layout.width);
-    this.scanner.setLayout({ columns, width: layout.width, date: this.dateAt, time: this.timeAt, bytes: this.bytesAt });
+    this.scanner.setLayout({
+      columns,
+      width: layout.width,
+      date: this.dateAt,
+      time: this.timeAt,
+      bytes: this.bytesAt,
+      ...(key === undefined ? {} : { key: { kind: key.kind, columns: key.columns } }),
+    });
   }
 
   /** A data line: `record` is its scanner record, `end` its end without a CR. */
@@ -328,14 +347,37 @@ export class LogCounter {
     values[0] = 1;
     values[1] = sent;
     this.evaluate(line, sent, values);
-    const account = this.resolve(line);
-    if (account === undefined) {
-      this.lines.unattributed++;
-      this.tally.add(UNATTRIBUTED, day, values);
-    } else {
-      this.lines.counted++;
-      this.tally.add(account, day, values);
+    const id = this.key === undefined ? KEY_NONE : this.words[record + 6]!;
+    const account = id >= 0 ? this.keyAccounts[id] : this.key === undefined ? this.resolve(line) : this.keyed(record, newline, end);
+    if (account === undefined) this.lines.unattributed++;
+    else this.lines.counted++;
+    if (id < 0) {
+      this.tally.add(account ?? UNATTRIBUTED, day, values);
+      return;
     }
+    // Lines of a key on one day go to one row: found once, not per line.
+    if (day !== this.keyRowsDay) {
+      this.keyRows = [];
+      this.keyRowsDay = day;
+    }
+    const row = this.keyRows[id] ?? (this.keyRows[id] = this.tally.row(account ?? UNATTRIBUTED, day));
+    this.tally.addTo(row, values);
+  }
+
+  /** The account of a line whose key the scanner did not know (the host resolvers). */
+  private keyed(record: number, newline: number, end: number): string | undefined {
+    const id = this.words[record + 6]!;
+    if (id === KEY_NO_HOST) return undefined;
+    if (id === KEY_UNKNOWN) {
+      const start = this.words[record + 7]!;
+      const stop = this.words[record + 8]!;
+      const known = this.scanner.keyId(start, stop, this.keyAccounts.length);
+      const account = known >= 0 && known < this.keyAccounts.length ? this.keyAccounts[known] : this.key!.accountOf(this.line.decode(start, stop));
+      if (known === this.keyAccounts.length) this.keyAccounts.push(account);
+      return account;
+    }
+    this.place(record, newline, end, this.resolverSlots);
+    return this.resolve(this.line);
   }
 
   /** Sets where the columns of `slots` (every recorded column when undefined) start and end. */
@@ -346,8 +388,8 @@ export class LogCounter {
     for (let i = 0; i < count; i++) {
       const slot = slots === undefined ? i : slots[i]!;
       const column = columns[slot]!;
-      starts[column] = words[record + 6 + 2 * slot]!;
-      const columnEnd = words[record + 7 + 2 * slot]!;
+      starts[column] = words[record + 10 + 2 * slot]!;
+      const columnEnd = words[record + 11 + 2 * slot]!;
       // The last column of a CRLF line ends before its CR.
       ends[column] = columnEnd === newline ? end : columnEnd;
     }
