@@ -13,8 +13,9 @@
 ;;   [40, 52)       the account key: 0 none, 1 the host label, 2 the host; the slots of
 ;;                  x-host-header and cs(Host) (0: none)
 ;;   [52, 60)       where the key table is, and how many keys it holds
-;;   [64, 65536)    per column (Int32): the next column read at or after it (bits 8 and up)
-;;                  and, when the column itself is read, its slot (bits 0-7; 0 when it is not)
+;;   [60, 64)       where the column table is: per column (Int32) the next column read at
+;;                  or after it (bits 8 and up) and, when the column itself is read, its
+;;                  slot (bits 0-7; 0 when it is not)
 ;;   the text and the records, where the caller says
 ;;
 ;; A record (stride bytes) per line:
@@ -41,8 +42,9 @@
     (result i32)
     (local $base i32) (local $tabs i32) (local $nls i32) (local $bits i32) (local $i i32) (local $p i32)
     (local $col i32) (local $fieldStart i32) (local $lineStart i32) (local $slot i32) (local $written i32)
-    (local $width i32) (local $entry i32) (local $skip i32) (local $block v128)
+    (local $width i32) (local $table i32) (local $entry i32) (local $skip i32) (local $block v128)
     (local.set $width (i32.load (i32.const 24)))
+    (local.set $table (i32.load (i32.const 60)))
     (local.set $lineStart (local.get $pos))
     (local.set $fieldStart (local.get $pos))
     (local.set $base (local.get $pos))
@@ -72,7 +74,7 @@
             (local.set $tabs (i32.and (local.get $tabs) (i32.xor (i32.sub (i32.shl (i32.const 2) (local.get $i)) (i32.const 1)) (i32.const -1))))
             (local.set $nls (i32.and (local.get $nls) (i32.sub (local.get $nls) (i32.const 1)))))
           (else
-            (local.set $entry (i32.load offset=64 (i32.shl (local.get $col) (i32.const 2))))
+            (local.set $entry (i32.load (i32.add (local.get $table) (i32.shl (local.get $col) (i32.const 2)))))
             (local.set $skip (i32.sub (i32.shr_u (local.get $entry) (i32.const 8)) (local.get $col)))
             (if (local.get $skip)
               (then

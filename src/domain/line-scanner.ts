@@ -48,6 +48,9 @@ export class LineScanner {
   private readonly recordsAt: number;
   private readonly recordsEnd: number;
   private readonly keyTableAt: number;
+  private readonly columnTableAt: number;
+  /** The most columns a layout may have read ones among (a #Fields line within the text). */
+  readonly maxColumns: number;
   private readonly scanFn: ScanFunction;
   private readonly keyIdFn: KeyIdFunction;
   private lastNeeded = -1;
@@ -58,7 +61,10 @@ export class LineScanner {
     this.recordsAt = align(TEXT_AT + textCapacity + TEXT_SLACK, 64);
     this.recordsEnd = this.recordsAt + RECORDS_BYTES;
     this.keyTableAt = this.recordsEnd;
-    const bytesNeeded = this.keyTableAt + KEY_TABLE_BYTES;
+    this.columnTableAt = this.keyTableAt + KEY_TABLE_BYTES;
+    // A #Fields line that fits in the text names at most one column per two bytes.
+    this.maxColumns = Math.floor(textCapacity / 2) + 2;
+    const bytesNeeded = this.columnTableAt + 4 * this.maxColumns;
     const module = engine === 'wasm' ? lineScanModule() : undefined;
     if (module !== undefined) {
       const instance = new WebAssembly.Instance(module, {});
@@ -77,6 +83,7 @@ export class LineScanner {
     this.words = new Int32Array(this.bytes.buffer, 0, this.bytes.length >> 2);
     this.floats = new Float64Array(this.bytes.buffer, 0, this.bytes.length >> 3);
     this.words[KEY_TABLE_AT_AT >> 2] = this.keyTableAt;
+    this.words[COLUMN_TABLE_AT_AT >> 2] = this.columnTableAt;
     this.setLayout(NO_LAYOUT);
   }
 
@@ -89,14 +96,14 @@ export class LineScanner {
    * The columns to record, in slot order (slot 1 first): their starts and ends are in
    * every record from now on. `width` is the number of fields a line must have for its
    * date (`date` is its column), time and sc-bytes to be checked; -1 for a column the
-   * layout lacks. Columns past {@link MAX_SCANNED_COLUMN} cannot be recorded.
+   * layout lacks.
    */
   setLayout(layout: ScanLayout): void {
     const words = this.words;
-    const table = SLOT_TABLE_AT >> 2;
+    const table = this.columnTableAt >> 2;
     const slotOf = (column: number) => (column === -1 ? 0 : layout.columns.indexOf(column) + 1);
     const lastNeeded = layout.columns.length === 0 ? -1 : Math.max(...layout.columns);
-    if (lastNeeded > MAX_SCANNED_COLUMN) throw new RangeError(`column ${lastNeeded} is past the last the scanner records (${MAX_SCANNED_COLUMN})`);
+    if (lastNeeded >= this.maxColumns) throw new RangeError(`column ${lastNeeded} is past the last the scanner records (${this.maxColumns - 1})`);
     if (layout.columns.length > 255) throw new RangeError('the scanner records at most 255 columns');
     // Per column: the next column read at or after it, and its own slot when it is read.
     for (let column = lastNeeded, next = lastNeeded; column >= 0; column--) {
@@ -202,9 +209,7 @@ const KEY_TABLE_AT_AT = 52;
 const KEY_TABLE_BYTES = 8192 * 4 + 4096 * 8 + 4096 * 64;
 const MAX_KEYS = 4096;
 const MAX_KEY_BYTES = 64;
-const SLOT_TABLE_AT = 64;
-/** The last column a scanner can record (its table of columns ends where the text begins). */
-export const MAX_SCANNED_COLUMN = (PAGE - SLOT_TABLE_AT) / 4 - 1;
+const COLUMN_TABLE_AT_AT = 60;
 const TEXT_AT = PAGE;
 /** The SIMD loop reads up to 15 bytes past the end of the text. */
 const TEXT_SLACK = 32;
@@ -258,7 +263,7 @@ export function scanLinesInJs(
       const byte = bytes[p];
       if (byte !== 9 && byte !== 10) continue;
       if (column <= lastNeeded) {
-        const slot = words[(SLOT_TABLE_AT >> 2) + column]! & 255;
+        const slot = words[(words[COLUMN_TABLE_AT_AT >> 2]! >> 2) + column]! & 255;
         if (slot !== 0) {
           words[at + 2 * slot + 8] = fieldStart;
           words[at + 2 * slot + 9] = p;
