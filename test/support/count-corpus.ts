@@ -3,7 +3,7 @@
  * corpus: every way a line can be odd at the byte level (encodings, line ends, lengths
  * near the limit, field counts, headers changing mid-file) and seeded random mixes of
  * them. Its answers under several resolvers and metric rules were recorded from the
- * string-based counter before the byte parser replaced it (test/golden/count-corpus.json,
+ * string-based counter before the byte parser replaced it (test/support/golden/count-corpus.json,
  * written by `npx tsx test/support/record-count-golden.ts`), and the byte parser must give
  * them byte for byte.
  */

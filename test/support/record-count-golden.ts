@@ -2,7 +2,7 @@
  * Records what `tally count --json` answers for every file of the count corpus under
  * every configuration, with the build in dist/ (run it on the commit whose answers are
  * the reference): `npx tsx test/support/record-count-golden.ts`. Writes
- * test/golden/count-corpus.json.
+ * test/support/golden/count-corpus.json.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,8 +25,8 @@ try {
       }
     }
   }
-  mkdirSync(join(root, 'test', 'golden'), { recursive: true });
-  writeFileSync(join(root, 'test', 'golden', 'count-corpus.json'), `${JSON.stringify(golden, null, 1)}\n`);
+  mkdirSync(join(root, 'test', 'support', 'golden'), { recursive: true });
+  writeFileSync(join(root, 'test', 'support', 'golden', 'count-corpus.json'), `${JSON.stringify(golden, null, 1)}\n`);
   process.stdout.write(`recorded ${Object.keys(golden).length} answers\n`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

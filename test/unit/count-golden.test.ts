@@ -6,10 +6,10 @@ import { CORPUS_CONFIGS, countCorpus } from '../support/count-corpus';
 
 /**
  * `tally count --json` answers the count corpus byte for byte as the string-based
- * counter did (its answers recorded in test/golden/count-corpus.json): the JSON the
+ * counter did (its answers recorded in test/support/golden/count-corpus.json): the JSON the
  * command prints is `JSON.stringify` of what `countFiles` returns.
  */
-const golden = JSON.parse(readFileSync(join(__dirname, '..', 'golden', 'count-corpus.json'), 'utf8')) as Record<string, string | { exit: number }>;
+const golden = JSON.parse(readFileSync(join(__dirname, '..', 'support', 'golden', 'count-corpus.json'), 'utf8')) as Record<string, string | { exit: number }>;
 
 function flags(args: readonly string[]): { resolver: string; metrics?: string } {
   const at = (flag: string) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
