@@ -16,6 +16,12 @@
 ;;   [60, 64)       where the column table is: per column (Int32) the next column read at
 ;;                  or after it (bits 8 and up) and, when the column itself is read, its
 ;;                  slot (bits 0-7; 0 when it is not)
+;;   [64, 68)       1 when lines that pass every check and have a known key are summed
+;;                  here instead of recorded (no metric rules to run on them)
+;;   [80, 84)       how many lines were summed after the last record of the last call
+;;   [84, 88)       the longest line (bytes) that may be summed: longer ones are recorded
+;;   [4096, 20480)  per key id, the lines summed (Int32)
+;;   [32768, 65536) per key id, their sc-bytes summed (float64)
 ;;   the text and the records, where the caller says
 ;;
 ;; A record (stride bytes) per line:
@@ -27,8 +33,9 @@
 ;;   +24 the account key's id in the key table; -1 a key not in the table yet (+28 and
 ;;       +32 say where it is), -2 no key (the caller resolves the line itself), -3 no
 ;;       host at all; only for lines with at least `width` fields,
+;;   +36 how many lines were summed (not recorded) since the previous record,
 ;;   +32 + 8 * slot, +36 + 8 * slot: start and end of the slot's column (only written
-;;       when the line has that column).
+;;       when the line has that column; slots start at 1).
 (module
   (memory (export "memory") 1)
 
@@ -42,13 +49,15 @@
     (result i32)
     (local $base i32) (local $tabs i32) (local $nls i32) (local $bits i32) (local $i i32) (local $p i32)
     (local $col i32) (local $fieldStart i32) (local $lineStart i32) (local $slot i32) (local $written i32)
-    (local $width i32) (local $table i32) (local $entry i32) (local $skip i32) (local $block v128)
+    (local $width i32) (local $table i32) (local $entry i32) (local $skip i32) (local $checks i32) (local $key i32) (local $summed i32)
+    (local $block v128)
     (local.set $width (i32.load (i32.const 24)))
     (local.set $table (i32.load (i32.const 60)))
     (local.set $lineStart (local.get $pos))
     (local.set $fieldStart (local.get $pos))
     (local.set $base (local.get $pos))
     (i32.store (i32.const 0) (i32.const 0))
+    (i32.store (i32.const 80) (i32.const 0))
     (if (i32.or
           (i32.or (i32.ge_u (local.get $lineStart) (local.get $end))
                   (i32.eq (i32.load8_u (local.get $lineStart)) (i32.const 35)))
@@ -125,15 +134,32 @@
                     (br $separators)))
                 (local.set $nls (i32.and (local.get $nls) (i32.sub (local.get $nls) (i32.const 1))))))))
         ;; The line ends at $p.
-        (i32.store (local.get $rec) (local.get $lineStart))
-        (i32.store offset=4 (local.get $rec) (local.get $p))
-        (i32.store offset=8 (local.get $rec) (i32.add (local.get $col) (i32.const 1)))
-        (i32.store offset=12 (local.get $rec)
+        (local.set $checks
           (if (result i32) (i32.ge_s (i32.add (local.get $col) (i32.const 1)) (local.get $width))
             (then (call $check (local.get $rec) (local.get $p)))
             (else (i32.const 0))))
-        (local.set $rec (i32.add (local.get $rec) (local.get $stride)))
-        (local.set $written (i32.add (local.get $written) (i32.const 1)))
+        (local.set $key (i32.load offset=24 (local.get $rec)))
+        (if (i32.and
+              (i32.and (i32.load (i32.const 64)) (i32.eq (local.get $checks) (i32.const 7)))
+              (i32.and (i32.ge_s (local.get $key) (i32.const 0))
+                       (i32.le_u (i32.sub (local.get $p) (local.get $lineStart)) (i32.load (i32.const 84)))))
+          (then
+            ;; A line of a known key on the day, with a good time and byte count: summed
+            ;; here, not recorded.
+            (i32.store offset=4096 (i32.shl (local.get $key) (i32.const 2))
+              (i32.add (i32.load offset=4096 (i32.shl (local.get $key) (i32.const 2))) (i32.const 1)))
+            (f64.store offset=32768 (i32.shl (local.get $key) (i32.const 3))
+              (f64.add (f64.load offset=32768 (i32.shl (local.get $key) (i32.const 3))) (f64.load offset=16 (local.get $rec))))
+            (local.set $summed (i32.add (local.get $summed) (i32.const 1))))
+          (else
+            (i32.store (local.get $rec) (local.get $lineStart))
+            (i32.store offset=4 (local.get $rec) (local.get $p))
+            (i32.store offset=8 (local.get $rec) (i32.add (local.get $col) (i32.const 1)))
+            (i32.store offset=12 (local.get $rec) (local.get $checks))
+            (i32.store offset=36 (local.get $rec) (local.get $summed))
+            (local.set $summed (i32.const 0))
+            (local.set $rec (i32.add (local.get $rec) (local.get $stride)))
+            (local.set $written (i32.add (local.get $written) (i32.const 1)))))
         (local.set $lineStart (i32.add (local.get $p) (i32.const 1)))
         (local.set $fieldStart (local.get $lineStart))
         (local.set $col (i32.const 0))
@@ -143,6 +169,7 @@
               (i32.gt_u (i32.add (local.get $rec) (local.get $stride)) (local.get $recEnd)))
           (then
             (i32.store (i32.const 0) (local.get $written))
+            (i32.store (i32.const 80) (local.get $summed))
             (return (local.get $lineStart))))
         (br $separators)))
     (unreachable))

@@ -137,6 +137,38 @@ export class LineScanner {
     this.words[DAY_VALID_AT >> 2] = 1;
   }
 
+  /**
+   * Whether lines that pass every check and whose key is known are summed per key by
+   * the scanner ({@link summedLines}, {@link summedBytes}) instead of recorded: for a
+   * counter with no metric rules, such a line is its key's account, one request and its
+   * sc-bytes on the day of {@link setDay}. Lines longer than `maxLineBytes` are recorded.
+   */
+  setSumming(on: boolean, maxLineBytes: number): void {
+    this.words[SUMMING_AT >> 2] = on ? 1 : 0;
+    this.words[SUMMABLE_BYTES_AT >> 2] = Math.min(maxLineBytes, 0x7fffffff);
+  }
+
+  /** Lines summed for key `id` since {@link clearSums}. */
+  summedLines(id: number): number {
+    return this.words[(SUMMED_LINES_AT >> 2) + id]!;
+  }
+
+  /** Their sc-bytes. */
+  summedBytes(id: number): number {
+    return this.floats[(SUMMED_BYTES_AT >> 3) + id]!;
+  }
+
+  /** Forgets the sums of keys `0..keys - 1`. */
+  clearSums(keys: number): void {
+    this.words.fill(0, SUMMED_LINES_AT >> 2, (SUMMED_LINES_AT >> 2) + keys);
+    this.floats.fill(0, SUMMED_BYTES_AT >> 3, (SUMMED_BYTES_AT >> 3) + keys);
+  }
+
+  /** Lines the last {@link scan} summed after its last record. */
+  get summedAfterLastRecord(): number {
+    return this.words[SUMMED_TAIL_AT >> 2]!;
+  }
+
   /** Int32 words per record. */
   get stride(): number {
     return this.strideBytes >> 2;
@@ -210,6 +242,11 @@ const KEY_TABLE_BYTES = 8192 * 4 + 4096 * 8 + 4096 * 64;
 const MAX_KEYS = 4096;
 const MAX_KEY_BYTES = 64;
 const COLUMN_TABLE_AT_AT = 60;
+const SUMMING_AT = 64;
+const SUMMED_TAIL_AT = 80;
+const SUMMABLE_BYTES_AT = 84;
+const SUMMED_LINES_AT = 4096;
+const SUMMED_BYTES_AT = 32768;
 const TEXT_AT = PAGE;
 /** The SIMD loop reads up to 15 bytes past the end of the text. */
 const TEXT_SLACK = 32;
@@ -252,8 +289,10 @@ export function scanLinesInJs(
   const floats = new Float64Array(bytes.buffer, bytes.byteOffset, bytes.length >> 3);
   const width = words[WIDTH_AT >> 2]!;
   let written = 0;
+  let summed = 0;
   let lineStart = pos;
   words[0] = 0;
+  words[SUMMED_TAIL_AT >> 2] = 0;
   while (lineStart < end && bytes[lineStart] !== 35 && rec + stride <= recEnd) {
     const at = rec >> 2;
     let column = 0;
@@ -273,16 +312,27 @@ export function scanLinesInJs(
       column++;
       fieldStart = p + 1;
     }
-    words[at] = lineStart;
-    words[at + 1] = p;
-    words[at + 2] = column + 1;
-    words[at + 3] = column + 1 >= width ? checksInJs(bytes, words, floats, at) : 0;
+    const checks = column + 1 >= width ? checksInJs(bytes, words, floats, at) : 0;
     if (column + 1 >= width) keyInJs(bytes, words, keys, at, p);
-    rec += stride;
-    written++;
+    const key = words[at + 6]!;
+    if (words[SUMMING_AT >> 2] === 1 && checks === ALL_CHECKS && key >= 0 && p - lineStart <= words[SUMMABLE_BYTES_AT >> 2]!) {
+      words[(SUMMED_LINES_AT >> 2) + key]!++;
+      floats[(SUMMED_BYTES_AT >> 3) + key] = floats[(SUMMED_BYTES_AT >> 3) + key]! + floats[(at >> 1) + 2]!;
+      summed++;
+    } else {
+      words[at] = lineStart;
+      words[at + 1] = p;
+      words[at + 2] = column + 1;
+      words[at + 3] = checks;
+      words[at + 9] = summed;
+      summed = 0;
+      rec += stride;
+      written++;
+    }
     lineStart = p + 1;
   }
   words[0] = written;
+  words[SUMMED_TAIL_AT >> 2] = summed;
   return lineStart;
 }
 

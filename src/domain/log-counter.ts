@@ -130,6 +130,7 @@ export class LogCounter {
    */
   finish(objectName: string): LogCount {
     if (!this.ended) this.end();
+    this.addSums();
     if (this.lines.read > 0 && !this.sawUsableLayout) {
       throw new PoisonObjectError(
         objectName,
@@ -230,6 +231,8 @@ export class LogCounter {
     let pos = from;
     while (pos < end) {
       if (this.scanDay !== this.lastGoodDay) {
+        // The scanner's sums are of lines on the day it compared with.
+        this.addSums();
         scanner.setDay(this.lastGoodDay);
         this.scanDay = this.lastGoodDay;
       }
@@ -237,13 +240,15 @@ export class LogCounter {
       const records = words[0]!;
       const stride = scanner.stride;
       for (let r = 0, record = scanner.firstRecord; r < records; r++, record += stride) {
-        this.physicalLine++;
+        // The lines the scanner summed before this one, and this one.
+        this.physicalLine += words[record + 9]! + 1;
         const start = words[record]!;
         const newline = words[record + 1]!;
         if (newline - start > maxLineBytes && this.tooLong(start, newline)) continue;
         const contentEnd = newline > start && bytes[newline - 1] === 13 /* CR */ ? newline - 1 : newline;
         if (contentEnd !== start) this.dataLine(record, contentEnd, newline);
       }
+      this.physicalLine += scanner.summedAfterLastRecord;
       pos = next;
       if (pos < end && bytes[pos] === 35 /* # */) {
         const newline = bytes.indexOf(10, pos);
@@ -316,6 +321,8 @@ export class LogCounter {
       bytes: this.bytesAt,
       ...(key === undefined ? {} : { key: { kind: key.kind, columns: key.columns } }),
     });
+    // With no metric rules to run, a line of a known host on the day needs no JavaScript.
+    this.scanner.setSumming(key !== undefined && this.options.metricRules.length === 0, this.maxLineBytes);
   }
 
   /** A data line: `record` is its scanner record, `end` its end without a CR. */
@@ -362,6 +369,27 @@ export class LogCounter {
     }
     const row = this.keyRows[id] ?? (this.keyRows[id] = this.tally.row(account ?? UNATTRIBUTED, day));
     this.tally.addTo(row, values);
+  }
+
+  /**
+   * Adds what the scanner summed (lines of known keys on {@link scanDay}, see
+   * `LineScanner.setSumming`) to the tally and the line counts.
+   */
+  private addSums(): void {
+    const { scanner, keyAccounts, lines } = this;
+    const sums = [0, 0];
+    for (let id = 0; id < keyAccounts.length; id++) {
+      const count = scanner.summedLines(id);
+      if (count === 0) continue;
+      const account = keyAccounts[id];
+      lines.read += count;
+      if (account === undefined) lines.unattributed += count;
+      else lines.counted += count;
+      sums[0] = count;
+      sums[1] = scanner.summedBytes(id);
+      this.tally.addTo(this.tally.row(account ?? UNATTRIBUTED, this.scanDay), sums);
+    }
+    scanner.clearSums(keyAccounts.length);
   }
 
   /** The account of a line whose key the scanner did not know (the host resolvers). */
