@@ -44,7 +44,15 @@ export interface CountFloorResult {
   readonly roundRatios: readonly { cpuToFloor: number; wallToFloor: number; wallToDuckdb: number }[];
   readonly sameAnswer: boolean;
   readonly accountDays: number;
-  readonly memory: { readonly log: GeneratedLog; readonly maxRssBytes: number; readonly cpuSeconds: number; readonly wallSeconds: number };
+  /** Tally once on the larger log, for its peak RSS, and the floor once beside it. */
+  readonly memory: {
+    readonly log: GeneratedLog;
+    readonly maxRssBytes: number;
+    readonly cpuSeconds: number;
+    readonly wallSeconds: number;
+    readonly floorCpuSeconds: number;
+    readonly floorWallSeconds: number;
+  };
   readonly lambda: {
     readonly usdPerGbSecond: number;
     readonly memoryMb: number;
@@ -134,6 +142,8 @@ export async function runCountFloorBench(
 
   const memoryRun = await measure(child, 'tally', big.path);
   check(big, memoryRun);
+  const bigFloor = await measure(child, 'floor', big.path);
+  check(big, bigFloor);
   progress(`count: ${(big.uncompressedBytes / 2 ** 30).toFixed(2)} GiB log, peak RSS ${(memoryRun.maxRssBytes / 2 ** 20).toFixed(0)} MiB`);
 
   const cpuSecondsPerTb = (ways.tally.cpuSeconds / log.compressedBytes) * 1e12;
@@ -149,7 +159,14 @@ export async function runCountFloorBench(
     })),
     sameAnswer: answers.size === 1,
     accountDays: results.tally[0]?.rows ?? 0,
-    memory: { log: big, maxRssBytes: memoryRun.maxRssBytes, cpuSeconds: memoryRun.cpuSeconds, wallSeconds: memoryRun.wallSeconds },
+    memory: {
+      log: big,
+      maxRssBytes: memoryRun.maxRssBytes,
+      cpuSeconds: memoryRun.cpuSeconds,
+      wallSeconds: memoryRun.wallSeconds,
+      floorCpuSeconds: bigFloor.cpuSeconds,
+      floorWallSeconds: bigFloor.wallSeconds,
+    },
     lambda: {
       usdPerGbSecond: LAMBDA_X86_USD_PER_GB_SECOND,
       memoryMb: LAMBDA_MEMORY_MB,
