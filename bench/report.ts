@@ -13,6 +13,8 @@ import { grouped, median, roundRatios } from './stats';
 
 export interface BenchResults {
   readonly mode: 'full' | 'quick';
+  /** The command as it was typed, e.g. `npm run bench -- --only 1,2`. */
+  readonly command: string;
   readonly machine: MachineInfo;
   readonly loadAtEnd: number;
   readonly seconds: number;
@@ -213,7 +215,7 @@ export function summaryTable(results: BenchResults): string {
 function machineLines(results: BenchResults): string[] {
   const m = results.machine;
   return [
-    `- Command: \`npm run bench${results.mode === 'quick' ? ' -- --quick' : ''}\` (${results.mode} mode), ${fixed(results.seconds, 0)} s`,
+    `- Command: \`${results.command}\` (${results.mode} mode), ${fixed(results.seconds, 0)} s`,
     `- Date: ${m.date}`,
     `- Commit: \`${m.commit}\`${m.uncommitted.length > 0 ? ` with uncommitted changes in ${m.uncommitted.join(', ')}` : ' (src/ and bench/ as committed)'}`,
     `- Machine: ${m.cpu}, ${m.cores} cores, ${fixed(m.memoryGiB, 1)} GiB memory, ${m.os}, Node ${m.node}`,

@@ -65,6 +65,7 @@ async function main(): Promise<void> {
   progress(`tally bench (${args.quick ? 'quick' : 'full'}): ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load ${machine.loadAtStart.toFixed(1)}`);
   const results: { -readonly [K in keyof BenchResults]: BenchResults[K] } = {
     mode: args.quick ? 'quick' : 'full',
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
     machine,
     loadAtEnd: 0,
     seconds: 0,
