@@ -193,7 +193,7 @@ export class LogCounter {
       let last = filled - 1;
       while (last >= from && bytes[last] !== 10) last--;
       if (last >= from) {
-        this.lines_(textAt, last + 1);
+        this.countLines(textAt, last + 1);
         bytes.copyWithin(textAt, last + 1, filled);
         this.held = filled - last - 1;
       } else {
@@ -226,7 +226,7 @@ export class LogCounter {
   }
 
   /** Counts the whole lines in `[from, end)` of the scanner's text (`end` just past a '\n'). */
-  private lines_(from: number, end: number): void {
+  private countLines(from: number, end: number): void {
     const { scanner, words, bytes, maxLineBytes } = this;
     let pos = from;
     while (pos < end) {
@@ -267,7 +267,7 @@ export class LogCounter {
       this.directive(this.line.decode(start, contentEnd));
       return;
     }
-    this.lines_(start, end);
+    this.countLines(start, end);
   }
 
   /** Whether the line is over the limit (in UTF-16 units); counts it as malformed if so. */
