@@ -38,12 +38,15 @@ export function fullShardItem(
   shard: number,
   cap: number,
   requests = Math.floor(400_000 + Math.random() * 200_000),
+  /** Also the minute each key was added (`t`, all at the day's start), as items written today carry it. */
+  withTimes = false,
 ): Record<string, AttributeValue> {
   const key = usageKey({ accountId: account, day, shard });
   return {
     PK: { S: key.PK },
     SK: { S: key.SK },
     h: { L: Array.from({ length: cap }, () => ({ B: new Uint8Array(randomBytes(12)) })) },
+    ...(withTimes ? { t: { L: Array.from({ length: cap }, () => ({ N: '0' })) } } : {}),
     requests: { N: String(requests) },
     bytes: { N: String(requests * 3_187) },
     authorization_requests: { N: String(Math.floor(requests / 7)) },

@@ -13,7 +13,7 @@ import { runEndToEnd } from './end-to-end';
 import { runHistoryReads } from './history-reads';
 import { runIncrementCost } from './increment-cost';
 import { loadNow, machineInfo } from './machine';
-import { runParseBench } from './parse-throughput';
+import { runCountFloorBench } from './count-floor';
 import { resultsMarkdown, summaryTable, type BenchResults } from './report';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -23,7 +23,7 @@ export interface CostGrowthResult {
 }
 
 interface Settings {
-  readonly parseRounds: number;
+  readonly count: { rounds: number; mebibytes: number; memoryMebibytes: number };
   readonly increments: { rounds: number; objects: number; accounts: number };
   readonly endToEnd: { rounds: number; objects: number; linesPerObject: number };
   readonly readRounds: number;
@@ -31,7 +31,7 @@ interface Settings {
 }
 
 const FULL: Settings = {
-  parseRounds: 15,
+  count: { rounds: 7, mebibytes: 320, memoryMebibytes: 1024 },
   increments: { rounds: 5, objects: 300, accounts: 5 },
   endToEnd: { rounds: 7, objects: 150, linesPerObject: 2_000 },
   readRounds: 15,
@@ -39,7 +39,7 @@ const FULL: Settings = {
 };
 
 const QUICK: Settings = {
-  parseRounds: 3,
+  count: { rounds: 3, mebibytes: 320, memoryMebibytes: 320 },
   increments: { rounds: 3, objects: 60, accounts: 5 },
   endToEnd: { rounds: 3, objects: 40, linesPerObject: 2_000 },
   readRounds: 5,
@@ -65,13 +65,14 @@ async function main(): Promise<void> {
   progress(`tally bench (${args.quick ? 'quick' : 'full'}): ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, load ${machine.loadAtStart.toFixed(1)}`);
   const results: { -readonly [K in keyof BenchResults]: BenchResults[K] } = {
     mode: args.quick ? 'quick' : 'full',
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
     machine,
     loadAtEnd: 0,
     seconds: 0,
   };
 
-  // Parsing first, before DynamoDB Local's JVM starts competing for the cores.
-  if (wanted(1)) results.parse = await runParseBench(settings.parseRounds, progress);
+  // Counting first, before DynamoDB Local's JVM starts competing for the cores.
+  if (wanted(1)) results.count = await runCountFloorBench(settings.count, progress);
 
   let stack: LocalStack | undefined;
   const stop = async () => {

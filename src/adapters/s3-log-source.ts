@@ -2,6 +2,7 @@ import { GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, type S3Client
 import type { LogSource } from '../app/ports';
 import { PoisonObjectError } from '../domain/errors';
 import { describeObject, normaliseEtag, type LogObjectRef } from '../domain/log-object';
+import { logText } from './log-text';
 
 function isMissing(error: unknown): boolean {
   if (error instanceof NoSuchKey || error instanceof NotFound) return true;
@@ -9,7 +10,10 @@ function isMissing(error: unknown): boolean {
   return status === 404;
 }
 
-/** Streams log objects from S3 with GetObject; a missing object is a poison object. */
+/**
+ * Streams the text of log objects from S3 with GetObject, gunzipped as it arrives when
+ * the object is gzip; a missing object or a broken gzip stream is a poison object.
+ */
 export class S3LogSource implements LogSource {
   private readonly client: S3Client;
 
@@ -22,7 +26,7 @@ export class S3LogSource implements LogSource {
       const response = await this.client.send(new GetObjectCommand({ Bucket: ref.bucket, Key: ref.key }));
       const body = response.Body as AsyncIterable<Uint8Array> | undefined;
       if (body === undefined) throw new PoisonObjectError(describeObject(ref), 'GetObject returned no body');
-      return { etag: normaliseEtag(response.ETag ?? ref.etag), body };
+      return { etag: normaliseEtag(response.ETag ?? ref.etag), body: logText(body, describeObject(ref)) };
     } catch (error) {
       if (isMissing(error)) throw new PoisonObjectError(describeObject(ref), 'object does not exist (deleted before it was read?)', { cause: error });
       throw error;

@@ -8,7 +8,7 @@ import {
   type ObjectFinding,
 } from '../domain/dead-letter';
 import { describeError, PoisonObjectError } from '../domain/errors';
-import { countLogStream } from '../domain/log-counter';
+import { countLog } from '../domain/log-counter';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import { parseNotification } from '../domain/notifications';
 import { mapWithConcurrency } from './concurrency';
@@ -110,7 +110,7 @@ export async function inspectObject(notified: LogObjectRef, deps: InspectionDeps
 async function readable(ref: LogObjectRef, deps: InspectionDeps): Promise<ObjectFinding> {
   try {
     const opened = await deps.source.open(ref);
-    await countLogStream(
+    await countLog(
       opened.body,
       {
         resolver: deps.settings.resolver,

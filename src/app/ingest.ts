@@ -2,7 +2,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import type { ResolverSpec } from '../domain/account-resolver';
 import { describeError, PoisonMessageError, PoisonObjectError, TallyError } from '../domain/errors';
 import { incrementKey, keyHex, type KeyScheme } from '../domain/idempotency-key';
-import { countLogStream } from '../domain/log-counter';
+import { countLog } from '../domain/log-counter';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import type { MetricRule } from '../domain/metric-rules';
 import { parseNotification } from '../domain/notifications';
@@ -123,7 +123,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const recorded = new Set(state.attempts.flatMap((a) => a.applied.map(keyHex)));
 
   const opened = await source.open(ref);
-  const count = await countLogStream(
+  const count = await countLog(
     opened.body,
     {
       resolver: settings.resolver,

@@ -40,7 +40,10 @@ export type {
 
 /** Reads log objects (S3 in production and locally). */
 export interface LogSource {
-  /** Streams the object's bytes; throws PoisonObjectError when it no longer exists. */
+  /**
+   * Streams the object's log text, gunzipped when it is stored as gzip; throws
+   * PoisonObjectError when it no longer exists (and, while streaming, when it cannot be gunzipped).
+   */
   open(ref: LogObjectRef): Promise<{ etag: string; body: AsyncIterable<Uint8Array> }>;
   /** The current ETag of an object, for notifications that carry none. */
   etagOf(ref: Pick<LogObjectRef, 'bucket' | 'key'>): Promise<string>;

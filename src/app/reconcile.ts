@@ -2,7 +2,7 @@ import type { ResolverSpec } from '../domain/account-resolver';
 import { parseCloudFrontKey } from '../domain/cloudfront-key';
 import { addDays } from '../domain/days';
 import { describeError, PoisonObjectError } from '../domain/errors';
-import { countLogStream } from '../domain/log-counter';
+import { countLog } from '../domain/log-counter';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import { metricNames, type MetricRule } from '../domain/metric-rules';
 import { accountDayKey, reconcile, type ReconcileRow, type ServedDay } from '../domain/reconciliation';
@@ -80,7 +80,7 @@ export async function reconcileUsage(options: ReconcileOptions): Promise<Reconci
   await mapWithConcurrency(selected, options.concurrency ?? 4, async (object) => {
     try {
       const opened = await options.source.open(object);
-      const count = await countLogStream(
+      const count = await countLog(
         opened.body,
         {
           resolver: options.resolver,

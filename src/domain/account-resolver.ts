@@ -1,6 +1,7 @@
 import { ConfigError } from './errors';
 import { isValidAccountId } from './account-id';
 import type { FieldLayout } from './cloudfront-log';
+import { ByteKeyCache, NOT_CACHED, type LogLine } from './log-line';
 
 /**
  * How a log line is attributed to an account.
@@ -15,8 +16,8 @@ export type ResolverSpec =
   | { readonly kind: 'path'; readonly pattern: RegExp }
   | { readonly kind: 'key'; readonly pattern: RegExp };
 
-/** Resolves one split log line to an account id, or `undefined` when it cannot. */
-export type LineResolver = (fields: readonly string[]) => string | undefined;
+/** Resolves one log line to an account id, or `undefined` when it cannot. */
+export type LineResolver = (line: LogLine) => string | undefined;
 
 /**
  * Parses the textual form used by the CLI flag and the `TALLY_RESOLVER` variable.
@@ -114,64 +115,70 @@ function firstLabel(host: string): string | undefined {
   return (dot === -1 ? host : host.slice(0, dot)).toLowerCase();
 }
 
-function present(value: string | undefined): value is string {
-  return value !== undefined && value !== '' && value !== '-';
-}
-
 function validOrUndefined(account: string | undefined): string | undefined {
   return account !== undefined && isValidAccountId(account) ? account : undefined;
 }
 
-/** Distinct host labels remembered per resolver before the memory is cleared. */
+/** Distinct host labels (or hosts) remembered per resolver before the memory is cleared. */
 const HOST_CACHE_LIMIT = 4096;
 
 /**
  * Builds the resolver for one `#Fields` layout. Recompiled whenever the header
- * changes, so the per-line work is an array index and a string operation.
+ * changes. The host resolvers remember each distinct host label (or host) by its bytes,
+ * so most lines resolve without a string being made; the others read the column's text.
  */
 export function compileResolver(spec: ResolverSpec, layout: FieldLayout, objectKey: string): LineResolver {
   // Only the host resolvers look the host columns up, so other resolvers leave them unsplit.
   const byHost = spec.kind === 'host-label' || spec.kind === 'host-map';
   const xHost = byHost ? layout.index('x-host-header') : undefined;
   const host = byHost ? layout.index('cs(Host)') : undefined;
-  const viewerHost = (fields: readonly string[]): string | undefined => {
-    const forwarded = xHost === undefined ? undefined : fields[xHost];
-    if (present(forwarded)) return forwarded;
-    const cloudfront = host === undefined ? undefined : fields[host];
-    return present(cloudfront) ? cloudfront : undefined;
+  /** The column holding the viewer's host (`x-host-header`, else `cs(Host)`), or -1. */
+  const viewerHost = (line: LogLine): number => {
+    if (xHost !== undefined && line.present(xHost)) return xHost;
+    return host !== undefined && line.present(host) ? host : -1;
   };
   switch (spec.kind) {
     case 'host-label': {
       // A log holds few distinct labels: remember each one's account (or none), keyed
       // by the short label rather than the whole host. A host starting with a digit
       // or "[" may be an IP literal and takes the full path.
-      const known = new Map<string, string | undefined>();
-      return (fields) => {
-        const value = viewerHost(fields);
-        if (value === undefined) return undefined;
-        const first = value.charCodeAt(0);
-        if ((first >= 48 && first <= 57) || first === 91) return validOrUndefined(firstLabel(value));
-        const dot = value.indexOf('.');
-        const label = dot === -1 ? value : value.slice(0, dot);
-        const cached = known.get(label);
-        if (cached !== undefined || known.has(label)) return cached;
-        const account = validOrUndefined(label.toLowerCase());
-        if (known.size >= HOST_CACHE_LIMIT) known.clear();
-        known.set(label, account);
+      const known = new ByteKeyCache<string | undefined>(HOST_CACHE_LIMIT);
+      return (line) => {
+        const column = viewerHost(line);
+        if (column === -1) return undefined;
+        const bytes = line.bytes;
+        const start = line.starts[column]!;
+        const end = line.ends[column]!;
+        const first = bytes[start]!;
+        if ((first >= 48 && first <= 57) || first === 91) return validOrUndefined(firstLabel(line.field(column)));
+        let dot = start;
+        while (dot < end && bytes[dot] !== 46 /* . */) dot++;
+        const entry = known.find(bytes, start, dot);
+        if (entry !== NOT_CACHED) return known.value(entry);
+        const account = validOrUndefined(line.decode(start, dot).toLowerCase());
+        known.add(bytes, start, dot, account);
         return account;
       };
     }
-    case 'host-map':
-      return (fields) => {
-        const value = viewerHost(fields);
-        return value === undefined ? undefined : spec.hosts.get(value.toLowerCase());
+    case 'host-map': {
+      const known = new ByteKeyCache<string | undefined>(HOST_CACHE_LIMIT);
+      return (line) => {
+        const column = viewerHost(line);
+        if (column === -1) return undefined;
+        const start = line.starts[column]!;
+        const end = line.ends[column]!;
+        const entry = known.find(line.bytes, start, end);
+        if (entry !== NOT_CACHED) return known.value(entry);
+        const account = spec.hosts.get(line.field(column).toLowerCase());
+        known.add(line.bytes, start, end, account);
+        return account;
       };
+    }
     case 'path': {
       const stem = layout.index('cs-uri-stem');
-      return (fields) => {
-        const value = stem === undefined ? undefined : fields[stem];
-        if (!present(value)) return undefined;
-        return validOrUndefined(spec.pattern.exec(decodeField(value))?.groups?.account);
+      return (line) => {
+        if (stem === undefined || !line.present(stem)) return undefined;
+        return validOrUndefined(spec.pattern.exec(decodeField(line.field(stem)))?.groups?.account);
       };
     }
     case 'key': {
@@ -179,6 +186,30 @@ export function compileResolver(spec: ResolverSpec, layout: FieldLayout, objectK
       return () => account;
     }
   }
+}
+
+/**
+ * For the host resolvers, whose answer depends on a few bytes of the line only: which
+ * bytes (the host label or the whole host, of x-host-header else cs(Host), the first
+ * present) and the account they give. The scanner looks these keys up itself
+ * (`ScanKey` in line-scanner.ts), so that most lines are resolved without a string; a
+ * line whose key it cannot take (a host that may be an IP literal, a host in the last
+ * column) goes through the {@link compileResolver} resolver, which answers the same.
+ */
+export interface ResolverKey {
+  readonly kind: 'label' | 'host';
+  /** The x-host-header and cs(Host) columns, -1 when the layout lacks one. */
+  readonly columns: readonly [number, number];
+  /** The account of a key's text (a label that starts with neither a digit nor "["; a host). */
+  readonly accountOf: (key: string) => string | undefined;
+}
+
+/** The key of the host resolvers for a layout, or undefined for the others. */
+export function resolverKey(spec: ResolverSpec, layout: FieldLayout): ResolverKey | undefined {
+  if (spec.kind !== 'host-label' && spec.kind !== 'host-map') return undefined;
+  const columns = [layout.index('x-host-header') ?? -1, layout.index('cs(Host)') ?? -1] as const;
+  if (spec.kind === 'host-label') return { kind: 'label', columns, accountOf: (label) => validOrUndefined(label.toLowerCase()) };
+  return { kind: 'host', columns, accountOf: (host) => spec.hosts.get(host.toLowerCase()) };
 }
 
 /** URL-decodes a log field; a broken escape leaves the raw text rather than failing the line. */

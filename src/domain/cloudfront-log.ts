@@ -64,43 +64,37 @@ export function isUsableLayout(layout: FieldLayout): boolean {
   return REQUIRED_FIELDS.every((field) => layout.has(field));
 }
 
-/** `HH:MM:SS` with real ranges (a leap second `:60` is accepted). */
-export function isValidTime(value: string): boolean {
-  return isValidTimeAt(value, 0, value.length);
-}
-
-/** {@link isValidTime} of `text.slice(start, end)`, without making that string. */
-export function isValidTimeAt(text: string, start: number, end: number): boolean {
-  if (end - start !== 8 || text.charCodeAt(start + 2) !== 58 /* : */ || text.charCodeAt(start + 5) !== 58) return false;
-  const hours = twoDigits(text, start);
-  const minutes = twoDigits(text, start + 3);
-  const seconds = twoDigits(text, start + 6);
+/**
+ * `HH:MM:SS` with real ranges (a leap second `:60` is accepted), read from the bytes
+ * `[start, end)` of a line: eight ASCII characters or it is no time.
+ */
+export function isValidTimeBytes(bytes: Uint8Array, start: number, end: number): boolean {
+  if (end - start !== 8 || bytes[start + 2] !== 58 /* : */ || bytes[start + 5] !== 58) return false;
+  const hours = twoDigits(bytes, start);
+  const minutes = twoDigits(bytes, start + 3);
+  const seconds = twoDigits(bytes, start + 6);
   return hours >= 0 && hours < 24 && minutes >= 0 && minutes < 60 && seconds >= 0 && seconds <= 60;
 }
 
-function twoDigits(value: string, at: number): number {
-  const tens = value.charCodeAt(at) - 48;
-  const ones = value.charCodeAt(at + 1) - 48;
+function twoDigits(bytes: Uint8Array, at: number): number {
+  const tens = bytes[at]! - 48;
+  const ones = bytes[at + 1]! - 48;
   if (tens < 0 || tens > 9 || ones < 0 || ones > 9) return -1;
   return tens * 10 + ones;
 }
 
 /**
- * `sc-bytes` as a number: `-` counts as 0; anything but a non-negative integer is
- * rejected with -1 so the line is counted as malformed.
+ * `sc-bytes` as a number, read from the bytes `[start, end)` of a line: `-` counts as
+ * 0; anything but a non-negative integer of at most 15 digits is rejected with -1 so
+ * the line is counted as malformed.
  */
-export function parseByteCount(value: string): number {
-  return parseByteCountAt(value, 0, value.length);
-}
-
-/** {@link parseByteCount} of `text.slice(start, end)`, without making that string. */
-export function parseByteCountAt(text: string, start: number, end: number): number {
+export function parseByteCountBytes(bytes: Uint8Array, start: number, end: number): number {
   const length = end - start;
-  if (length === 1 && text.charCodeAt(start) === 45 /* - */) return 0;
+  if (length === 1 && bytes[start] === 45 /* - */) return 0;
   if (length === 0 || length > 15) return -1;
   let total = 0;
   for (let i = start; i < end; i++) {
-    const digit = text.charCodeAt(i) - 48;
+    const digit = bytes[i]! - 48;
     if (digit < 0 || digit > 9) return -1;
     total = total * 10 + digit;
   }

@@ -1,21 +1,27 @@
 import { StringDecoder } from 'node:string_decoder';
-import { createGunzip } from 'node:zlib';
-import type { Writable } from 'node:stream';
 import { UNATTRIBUTED } from './account-id';
-import { compileResolver, type LineResolver, type ResolverSpec } from './account-resolver';
-import { FieldLayout, isUsableLayout, isValidTimeAt, parseByteCountAt, parseFieldsDirective } from './cloudfront-log';
+import { compileResolver, resolverKey, type LineResolver, type ResolverKey, type ResolverSpec } from './account-resolver';
+import { FieldLayout, isUsableLayout, isValidTimeBytes, parseByteCountBytes, parseFieldsDirective } from './cloudfront-log';
 import { isValidDay } from './days';
 import { PoisonObjectError } from './errors';
+import { ALL_CHECKS, BYTES_OK, KEY_NO_HOST, KEY_NONE, KEY_UNKNOWN, LineScanner, NO_LAYOUT, SAME_DAY, TIME_OK } from './line-scanner';
+import { LogLine } from './log-line';
 import { compileRules, metricNames, type MetricRule, type RuleEvaluator } from './metric-rules';
-import { emptyLineCounts, type LineCounts, type MalformedSample, UsageTally } from './usage-tally';
+import { emptyLineCounts, type LineCounts, type MalformedSample, type TallyRow, UsageTally } from './usage-tally';
 
 export interface CountOptions {
   readonly resolver: ResolverSpec;
   readonly metricRules: readonly MetricRule[];
   /** The S3 key (or file path) of the log, for the `key` resolver. */
   readonly objectKey: string;
-  /** Longer lines are counted as malformed without being held in memory. */
+  /**
+   * Longer lines are counted as malformed without being held in memory. Measured in
+   * UTF-16 code units of the decoded line (its CR included), as the counter always has:
+   * a line of at most this many bytes is never too long.
+   */
   readonly maxLineBytes?: number;
+  /** `js` scans lines without WebAssembly (the tests compare the two). */
+  readonly scanner?: 'wasm' | 'js';
 }
 
 /** The result of counting one log: usage per account-day and what became of every line. */
@@ -28,72 +34,94 @@ export interface LogCount {
 
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024;
 const MAX_SAMPLES = 5;
-const BOM = '\uFEFF';
+/** The most bytes copied into the scanner at once: zlib's output chunks are this size. */
+export const SCAN_SLICE_BYTES = 256 * 1024;
 
 /**
- * Counts a CloudFront standard log one line at a time. The `#Fields` directive decides
- * the columns and may change mid-file; each data line is counted once as counted,
- * unattributed or malformed, and attributed to its own `date`.
+ * Counts a CloudFront standard log from its text, given as bytes in chunks of any size
+ * ({@link write}, then {@link finish}). The `#Fields` directive decides the columns and
+ * may change mid-file; each data line is counted once as counted, unattributed or
+ * malformed, and attributed to its own `date`.
+ *
+ * It works on the bytes: a SIMD scan ({@link LineScanner}) finds each line and the few
+ * columns read (date, time, sc-bytes and what the resolver and the metric rules ask
+ * for), dates are compared as bytes, numbers parsed from bytes, and a column is decoded
+ * as UTF-8 only when a rule needs its text. What it counts is exactly what decoding the
+ * whole text, splitting it into lines and the lines on tabs gave
+ * (test/unit/log-counter-oracle.property.test.ts holds it to that).
+ *
+ * Memory stays flat: one slice of text and at most one partial line are held; a line
+ * that cannot fit within `maxLineBytes` is skipped to its end and counted as malformed.
  */
 export class LogCounter {
   readonly lines = emptyLineCounts();
   readonly tally: UsageTally;
   private readonly samples: MalformedSample[] = [];
+  private readonly scanner: LineScanner;
+  private readonly bytes: Uint8Array;
+  private readonly words: Int32Array;
+  private readonly floats: Float64Array;
+  private readonly maxLineBytes: number;
+  /** A partial line longer than this many bytes is longer than `maxLineBytes` characters too. */
+  private readonly holdLimit: number;
+  /** Bytes of a partial line held at the start of the scanner's text. */
+  private held = 0;
+  private skipping: StringDecoder | undefined;
+  private skippedUnits = 0;
+  /** The first bytes of the text until it is clear whether they are a byte order mark. */
+  private opening: number[] | undefined = [];
+  private ended = false;
+
   private layout: FieldLayout | undefined;
+  private line: LogLine;
   private resolve: LineResolver = () => undefined;
   private evaluate: RuleEvaluator = () => undefined;
+  /** The columns the scanner records, in slot order. */
+  private columns: readonly number[] = [];
+  /** Of those, the slots (0-based) of the columns the metric rules read, and of those the resolver reads. */
+  private ruleSlots: readonly number[] = [];
+  private resolverSlots: readonly number[] = [];
+  /** The host resolvers' key, and the account of each key id the scanner knows. */
+  private key: ResolverKey | undefined;
+  private readonly keyAccounts: (string | undefined)[] = [];
+  /** Per key id, its tally row on {@link keyRowsDay}. */
+  private keyRows: (TallyRow | undefined)[] = [];
+  private keyRowsDay = '';
+  private width = 0;
   private dateAt = 0;
-  private timeAt: number | undefined;
-  private bytesAt: number | undefined;
+  private timeAt = -1;
+  private bytesAt = -1;
   private lastGoodDay = '';
+  private readonly lastGoodDayBytes = new Uint8Array(10);
+  /** The day the scanner compares dates with (its SAME_DAY check). */
+  private scanDay = '';
   private physicalLine = 0;
   private sawUsableLayout = false;
   private unusableLayoutReason = 'no #Fields header before this line';
   private readonly values: number[];
-  /**
-   * Per column: make it a string for the resolver and the metric rules (the columns
-   * they looked up when compiled, see {@link FieldLayout.columnsRead}). The counter
-   * reads date, time and sc-bytes in place from their offsets.
-   */
-  private wanted: boolean[] = [];
-  /** Reused for every line: only the wanted columns are filled in. */
-  private fields: string[] = [];
-  private width = 0;
-  /** The columns a line must be walked to, ascending: the wanted ones and the counter's date, time and sc-bytes. */
-  private needed: number[] = [];
-  /**
-   * Tabs a line still owes after the last needed column to have `width` fields, and
-   * a sticky regex that passes them in one call when there are many (see {@link tabSkipper}).
-   */
-  private tailTabs = 0;
-  private tail: RegExp | undefined;
-  /** Where each needed column of the current line starts and ends. */
-  private starts = new Int32Array(0);
-  private ends = new Int32Array(0);
 
   constructor(private readonly options: CountOptions) {
     const names = metricNames(options.metricRules);
     this.tally = new UsageTally(names);
     this.values = new Array<number>(names.length).fill(0);
+    this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    this.holdLimit = 3 * this.maxLineBytes;
+    this.scanner = new LineScanner(this.holdLimit + SCAN_SLICE_BYTES + 1, options.scanner ?? 'wasm');
+    this.bytes = this.scanner.bytes;
+    this.words = this.scanner.words;
+    this.floats = this.scanner.floats;
+    this.line = new LogLine(this.bytes, 0);
   }
 
-  /** One line without its line break (a trailing CR is tolerated). */
-  accept(rawLine: string): void {
-    this.physicalLine++;
-    const line = rawLine.endsWith('\r') ? rawLine.slice(0, -1) : rawLine;
-    if (line.length === 0) return;
-    if (line.charCodeAt(0) === 35 /* # */) {
-      this.directive(line);
-      return;
+  /** The next bytes of the log's text. */
+  write(chunk: Uint8Array): void {
+    if (this.ended) throw new Error('the log was finished');
+    let at = 0;
+    if (this.opening !== undefined) {
+      at = this.openingBytes(chunk);
+      if (this.opening !== undefined) return;
     }
-    this.dataLine(line);
-  }
-
-  /** A line that was too long to keep: counted as read and malformed. */
-  acceptOverlong(bytes: number): void {
-    this.physicalLine++;
-    this.lines.read++;
-    this.malformed(`line of ${bytes} bytes is longer than ${this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES}`);
+    this.take(chunk, at);
   }
 
   /**
@@ -101,126 +129,335 @@ export class LogCounter {
    * not a CloudFront log: that is a poison object, not a pile of malformed lines.
    */
   finish(objectName: string): LogCount {
+    if (!this.ended) this.end();
+    this.addSums();
     if (this.lines.read > 0 && !this.sawUsableLayout) {
       throw new PoisonObjectError(
         objectName,
-        `not a CloudFront standard log: ${this.lines.read} data lines and no #Fields header with a date field`,
+        `not a CloudFront standard log: ${plural(this.lines.read, 'data line')} and no #Fields header with a date field`,
       );
     }
     return { lines: this.lines, tally: this.tally, malformedSamples: this.samples };
   }
 
-  private directive(line: string): void {
-    const layout = parseFieldsDirective(line);
+  /** The text ended: its last line needs no line break. */
+  private end(): void {
+    if (this.opening !== undefined) {
+      const opening = Uint8Array.from(this.opening);
+      this.opening = undefined;
+      this.take(opening, 0);
+    }
+    this.ended = true;
+    if (this.skipping !== undefined) {
+      this.physicalLine++;
+      this.overlong(this.skippedUnits + this.skipping.end().length);
+      this.skipping = undefined;
+    } else if (this.held > 0) {
+      const end = this.scanner.textAt + this.held;
+      this.bytes[end] = 10;
+      this.held = 0;
+      this.lineEndsAt(this.scanner.textAt, end + 1, end);
+    }
+  }
+
+  /**
+   * Holds back the first bytes until they show whether the text opens with a UTF-8
+   * byte order mark (EF BB BF), which is dropped. Returns where the rest of `chunk` starts.
+   */
+  private openingBytes(chunk: Uint8Array): number {
+    const opening = this.opening!;
+    let at = 0;
+    while (opening.length < 3 && at < chunk.length) opening.push(chunk[at++]!);
+    const bom = [0xef, 0xbb, 0xbf];
+    if (opening.length < 3 && opening.every((byte, i) => byte === bom[i])) return at;
+    this.opening = undefined;
+    if (opening.length === 3 && opening.every((byte, i) => byte === bom[i])) return at;
+    this.take(Uint8Array.from(opening), 0);
+    return at;
+  }
+
+  /** Copies `chunk[at..]` behind the partial line and counts every line it completes. */
+  private take(chunk: Uint8Array, at: number): void {
+    const bytes = this.bytes;
+    const textAt = this.scanner.textAt;
+    while (at < chunk.length) {
+      if (this.skipping !== undefined) {
+        at = this.skip(chunk, at);
+        continue;
+      }
+      const from = textAt + this.held;
+      const count = Math.min(SCAN_SLICE_BYTES, chunk.length - at);
+      bytes.set(at === 0 && count === chunk.length ? chunk : chunk.subarray(at, at + count), from);
+      at += count;
+      const filled = from + count;
+      let last = filled - 1;
+      while (last >= from && bytes[last] !== 10) last--;
+      if (last >= from) {
+        this.countLines(textAt, last + 1);
+        bytes.copyWithin(textAt, last + 1, filled);
+        this.held = filled - last - 1;
+      } else {
+        this.held = filled - textAt;
+      }
+      if (this.held > this.holdLimit) {
+        // Too long for any reading of the limit: count its characters, keep none of it.
+        this.skipping = new StringDecoder('utf8');
+        this.skippedUnits = this.skipping.write(Buffer.from(bytes.buffer, bytes.byteOffset + textAt, this.held)).length;
+        this.held = 0;
+      }
+    }
+  }
+
+  /** Passes over the bytes of an overlong line up to its end; returns where the next line starts. */
+  private skip(chunk: Uint8Array, at: number): number {
+    const decoder = this.skipping!;
+    const newline = chunk.indexOf(10, at);
+    const view = (end: number) => Buffer.from(chunk.buffer, chunk.byteOffset + at, end - at);
+    if (newline === -1) {
+      this.skippedUnits += decoder.write(view(chunk.length)).length;
+      return chunk.length;
+    }
+    const units = this.skippedUnits + decoder.write(view(newline)).length + decoder.end().length;
+    this.skipping = undefined;
+    this.skippedUnits = 0;
+    this.physicalLine++;
+    this.overlong(units);
+    return newline + 1;
+  }
+
+  /** Counts the whole lines in `[from, end)` of the scanner's text (`end` just past a '\n'). */
+  private countLines(from: number, end: number): void {
+    const { scanner, words, bytes, maxLineBytes } = this;
+    let pos = from;
+    while (pos < end) {
+      if (this.scanDay !== this.lastGoodDay) {
+        // The scanner's sums are of lines on the day it compared with.
+        this.addSums();
+        scanner.setDay(this.lastGoodDay);
+        this.scanDay = this.lastGoodDay;
+      }
+      const next = scanner.scan(pos, end);
+      const records = words[0]!;
+      const stride = scanner.stride;
+      for (let r = 0, record = scanner.firstRecord; r < records; r++, record += stride) {
+        // The lines the scanner summed before this one, and this one.
+        this.physicalLine += words[record + 9]! + 1;
+        const start = words[record]!;
+        const newline = words[record + 1]!;
+        if (newline - start > maxLineBytes && this.tooLong(start, newline)) continue;
+        const contentEnd = newline > start && bytes[newline - 1] === 13 /* CR */ ? newline - 1 : newline;
+        if (contentEnd !== start) this.dataLine(record, contentEnd, newline);
+      }
+      this.physicalLine += scanner.summedAfterLastRecord;
+      pos = next;
+      if (pos < end && bytes[pos] === 35 /* # */) {
+        const newline = bytes.indexOf(10, pos);
+        this.lineEndsAt(pos, newline + 1, newline);
+        pos = newline + 1;
+      }
+    }
+  }
+
+  /** A line the scanner did not record (a directive, the last line): scan it alone. */
+  private lineEndsAt(start: number, end: number, newline: number): void {
+    if (this.bytes[start] === 35 /* # */) {
+      this.physicalLine++;
+      if (this.tooLong(start, newline)) return;
+      const contentEnd = newline > start && this.bytes[newline - 1] === 13 ? newline - 1 : newline;
+      this.directive(this.line.decode(start, contentEnd));
+      return;
+    }
+    this.countLines(start, end);
+  }
+
+  /** Whether the line is over the limit (in UTF-16 units); counts it as malformed if so. */
+  private tooLong(start: number, newline: number): boolean {
+    if (newline - start <= this.maxLineBytes) return false;
+    const units = this.line.decode(start, newline).length;
+    if (units <= this.maxLineBytes) return false;
+    this.overlong(units);
+    return true;
+  }
+
+  /** A line that was too long to keep (`units` UTF-16 code units): counted as read and malformed. */
+  private overlong(units: number): void {
+    this.lines.read++;
+    this.malformed(`line of ${units} bytes is longer than ${this.maxLineBytes}`);
+  }
+
+  private directive(text: string): void {
+    const layout = parseFieldsDirective(text);
     if (layout === undefined) return;
     if (!isUsableLayout(layout)) {
       this.layout = undefined;
       this.unusableLayoutReason = 'the #Fields header has no date field';
+      this.columns = [];
+      this.scanner.setLayout(NO_LAYOUT);
       return;
     }
     this.layout = layout;
     this.sawUsableLayout = true;
     this.resolve = compileResolver(this.options.resolver, layout, this.options.objectKey);
     this.evaluate = compileRules(this.options.metricRules, layout);
-    this.wanted = new Array<boolean>(layout.width).fill(false);
-    for (const column of layout.columnsRead) this.wanted[column] = true;
-    this.fields = new Array<string>(layout.width).fill('');
     this.width = layout.width;
-    this.starts = new Int32Array(layout.width);
-    this.ends = new Int32Array(layout.width);
     this.dateAt = layout.index('date')!;
-    this.timeAt = layout.index('time');
-    this.bytesAt = layout.index('sc-bytes');
-    this.needed = [...layout.columnsRead];
-    const last = this.needed[this.needed.length - 1]!;
-    this.tailTabs = last === layout.width - 1 ? 0 : layout.width - 2 - last;
-    this.tail = tabSkipper(this.tailTabs);
+    this.timeAt = layout.index('time') ?? -1;
+    this.bytesAt = layout.index('sc-bytes') ?? -1;
+    const key = resolverKey(this.options.resolver, layout);
+    this.key = key;
+    const columns = layout.columnsRead;
+    this.columns = columns;
+    // Rules read the method, the stem and the status; the host resolvers only the hosts.
+    const own = new Set([this.dateAt, this.timeAt, this.bytesAt]);
+    const hosts = new Set<number>(key?.columns ?? []);
+    this.ruleSlots = columns.flatMap((column, slot) => (own.has(column) || hosts.has(column) ? [] : [slot]));
+    this.resolverSlots = columns.flatMap((column, slot) => (hosts.has(column) ? [slot] : []));
+    this.line = new LogLine(this.bytes, layout.width);
+    this.scanner.setLayout({
+      columns,
+      width: layout.width,
+      date: this.dateAt,
+      time: this.timeAt,
+      bytes: this.bytesAt,
+      ...(key === undefined ? {} : { key: { kind: key.kind, columns: key.columns } }),
+    });
+    // With no metric rules to run, a line of a known host on the day needs no JavaScript.
+    this.scanner.setSumming(key !== undefined && this.options.metricRules.length === 0, this.maxLineBytes);
   }
 
-  private dataLine(line: string): void {
+  /** A data line: `record` is its scanner record, `end` its end without a CR. */
+  private dataLine(record: number, end: number, newline: number): void {
     this.lines.read++;
-    const layout = this.layout;
-    if (layout === undefined) return this.malformed(this.unusableLayoutReason);
-    const width = this.width;
-    const found = this.splitWanted(line, width);
-    if (found < width) return this.malformed(`${found} fields where #Fields names ${width}`);
-    const fields = this.fields;
-    const { starts, ends } = this;
-    let day = this.lastGoodDay;
-    const dateStart = starts[this.dateAt]!;
-    const dateEnd = ends[this.dateAt]!;
-    // Consecutive lines nearly always share a day: compare in place, slice only when it changes.
-    if (day.length === 0 || dateEnd - dateStart !== day.length || !line.startsWith(day, dateStart)) {
-      day = line.slice(dateStart, dateEnd);
-      if (!isValidDay(day)) return this.malformed(`date "${preview(day)}" is not a calendar day`);
-      this.lastGoodDay = day;
-    }
-    const timeAt = this.timeAt;
-    if (timeAt !== undefined && !isValidTimeAt(line, starts[timeAt]!, ends[timeAt]!)) {
-      return this.malformed(`time "${preview(line.slice(starts[timeAt], ends[timeAt]))}" is not HH:MM:SS`);
-    }
-    const bytesAt = this.bytesAt;
-    const bytes = bytesAt === undefined ? 0 : parseByteCountAt(line, starts[bytesAt]!, ends[bytesAt]!);
-    if (bytes < 0) {
-      return this.malformed(`sc-bytes "${preview(line.slice(starts[bytesAt!], ends[bytesAt!]))}" is not a non-negative integer`);
+    if (this.layout === undefined) return this.malformed(this.unusableLayoutReason);
+    const { words, line } = this;
+    const fields = words[record + 2]!;
+    if (fields < this.width) return this.malformed(`${fields} fields where #Fields names ${this.width}`);
+    line.next();
+    const checks = words[record + 3]!;
+    let day: string;
+    let sent: number;
+    if (checks === ALL_CHECKS) {
+      // The scanner found the previous good line's day, a time and a byte count.
+      this.place(record, newline, end, this.ruleSlots);
+      day = this.scanDay;
+      sent = this.floats[(record >> 1) + 2]!;
+    } else {
+      this.place(record, newline, end, undefined);
+      const checked = this.check(checks);
+      if (checked === undefined) return;
+      day = checked;
+      sent = (checks & BYTES_OK) !== 0 ? this.floats[(record >> 1) + 2]! : parseByteCountBytes(this.bytes, line.starts[this.bytesAt]!, line.ends[this.bytesAt]!);
     }
 
     const values = this.values;
     for (let i = 2; i < values.length; i++) values[i] = 0;
     values[0] = 1;
-    values[1] = bytes;
-    this.evaluate(fields, bytes, values);
-    const account = this.resolve(fields);
-    if (account === undefined) {
-      this.lines.unattributed++;
-      this.tally.add(UNATTRIBUTED, day, values);
-    } else {
-      this.lines.counted++;
-      this.tally.add(account, day, values);
+    values[1] = sent;
+    this.evaluate(line, sent, values);
+    const id = this.key === undefined ? KEY_NONE : this.words[record + 6]!;
+    const account = id >= 0 ? this.keyAccounts[id] : this.key === undefined ? this.resolve(line) : this.keyed(record, newline, end);
+    if (account === undefined) this.lines.unattributed++;
+    else this.lines.counted++;
+    if (id < 0) {
+      this.tally.add(account ?? UNATTRIBUTED, day, values);
+      return;
+    }
+    // Lines of a key on one day go to one row: found once, not per line.
+    if (day !== this.keyRowsDay) {
+      this.keyRows = [];
+      this.keyRowsDay = day;
+    }
+    const row = this.keyRows[id] ?? (this.keyRows[id] = this.tally.row(account ?? UNATTRIBUTED, day));
+    this.tally.addTo(row, values);
+  }
+
+  /**
+   * Adds what the scanner summed (lines of known keys on {@link scanDay}, see
+   * `LineScanner.setSumming`) to the tally and the line counts.
+   */
+  private addSums(): void {
+    const { scanner, keyAccounts, lines } = this;
+    const sums = [0, 0];
+    for (let id = 0; id < keyAccounts.length; id++) {
+      const count = scanner.summedLines(id);
+      if (count === 0) continue;
+      const account = keyAccounts[id];
+      lines.read += count;
+      if (account === undefined) lines.unattributed += count;
+      else lines.counted += count;
+      sums[0] = count;
+      sums[1] = scanner.summedBytes(id);
+      this.tally.addTo(this.tally.row(account ?? UNATTRIBUTED, this.scanDay), sums);
+    }
+    scanner.clearSums(keyAccounts.length);
+  }
+
+  /** The account of a line whose key the scanner did not know (the host resolvers). */
+  private keyed(record: number, newline: number, end: number): string | undefined {
+    const id = this.words[record + 6]!;
+    if (id === KEY_NO_HOST) return undefined;
+    if (id === KEY_UNKNOWN) {
+      const start = this.words[record + 7]!;
+      const stop = this.words[record + 8]!;
+      const known = this.scanner.keyId(start, stop, this.keyAccounts.length);
+      const account = known >= 0 && known < this.keyAccounts.length ? this.keyAccounts[known] : this.key!.accountOf(this.line.decode(start, stop));
+      if (known === this.keyAccounts.length) this.keyAccounts.push(account);
+      return account;
+    }
+    this.place(record, newline, end, this.resolverSlots);
+    return this.resolve(this.line);
+  }
+
+  /** Sets where the columns of `slots` (every recorded column when undefined) start and end. */
+  private place(record: number, newline: number, end: number, slots: readonly number[] | undefined): void {
+    const { words, columns } = this;
+    const { starts, ends } = this.line;
+    const count = slots === undefined ? columns.length : slots.length;
+    for (let i = 0; i < count; i++) {
+      const slot = slots === undefined ? i : slots[i]!;
+      const column = columns[slot]!;
+      starts[column] = words[record + 10 + 2 * slot]!;
+      const columnEnd = words[record + 11 + 2 * slot]!;
+      // The last column of a CRLF line ends before its CR.
+      ends[column] = columnEnd === newline ? end : columnEnd;
     }
   }
 
   /**
-   * Does what `line.split('\t')` did for the columns anyone reads, without making a
-   * string of every other column (most of a 33-field line): walks to each needed
-   * column, records where it starts and ends, fills `this.fields` for the wanted ones,
-   * and checks that the line has at least `width` fields. Returns `width` then, else
-   * the line's exact field count. Extra trailing fields are ignored, as before.
+   * The date, time and sc-bytes checks the scanner did not pass, in full: returns the
+   * line's day, or undefined when the line is malformed (and counted so).
    */
-  private splitWanted(line: string, width: number): number {
-    const { needed, wanted, fields, starts, ends } = this;
-    let position = 0;
-    let column = 0;
-    for (let i = 0; i < needed.length; i++) {
-      const target = needed[i]!;
-      // indexOf is a V8 builtin that scans far faster than a charCodeAt loop, and
-      // long fields (user agent, referer, query) sit between the columns read.
-      for (; column < target; column++) {
-        const tab = line.indexOf('\t', position);
-        if (tab === -1) return fieldCount(line);
-        position = tab + 1;
+  private check(checks: number): string | undefined {
+    const { bytes, line } = this;
+    const { starts, ends } = line;
+    let day = this.lastGoodDay;
+    if ((checks & SAME_DAY) === 0) {
+      const dateStart = starts[this.dateAt]!;
+      const dateEnd = ends[this.dateAt]!;
+      // Consecutive lines nearly always share a day: compare bytes, decode only when it changes.
+      if (day.length === 0 || dateEnd - dateStart !== 10 || !sameBytes(bytes, dateStart, this.lastGoodDayBytes)) {
+        day = line.decode(dateStart, dateEnd);
+        if (!isValidDay(day)) return this.malformedAs(`date "${preview(day)}" is not a calendar day`);
+        this.lastGoodDay = day;
+        this.lastGoodDayBytes.set(bytes.subarray(dateStart, dateEnd));
       }
-      const tab = line.indexOf('\t', position);
-      if (tab === -1 && target < width - 1) return fieldCount(line);
-      const end = tab === -1 ? line.length : tab;
-      starts[target] = position;
-      ends[target] = end;
-      if (wanted[target]) fields[target] = line.slice(position, end);
-      position = end + 1;
-      column = target + 1;
+    } else {
+      day = this.scanDay;
     }
-    if (this.tailTabs === 0) return width;
-    const tail = this.tail;
-    if (tail !== undefined) {
-      tail.lastIndex = position;
-      return tail.test(line) ? width : fieldCount(line);
+    const timeAt = this.timeAt;
+    if ((checks & TIME_OK) === 0 && timeAt !== -1 && !isValidTimeBytes(bytes, starts[timeAt]!, ends[timeAt]!)) {
+      return this.malformedAs(`time "${preview(line.field(timeAt))}" is not HH:MM:SS`);
     }
-    for (let owed = this.tailTabs; owed > 0; owed--) {
-      const tab = line.indexOf('\t', position);
-      if (tab === -1) return fieldCount(line);
-      position = tab + 1;
+    const bytesAt = this.bytesAt;
+    if ((checks & BYTES_OK) === 0 && bytesAt !== -1 && parseByteCountBytes(bytes, starts[bytesAt]!, ends[bytesAt]!) < 0) {
+      return this.malformedAs(`sc-bytes "${preview(line.field(bytesAt))}" is not a non-negative integer`);
     }
-    return width;
+    return day;
+  }
+
+  private malformedAs(reason: string): undefined {
+    this.malformed(reason);
+    return undefined;
   }
 
   private malformed(reason: string): void {
@@ -230,181 +467,24 @@ export class LogCounter {
 }
 
 /**
- * From this many tabs on, one sticky regex call passes them faster than indexOf per
- * tab: the trailing CloudFront fields nobody reads are short (protocol, bytes, timings).
+ * Counts a log from its text (already decompressed: see `logText` in
+ * src/adapters/log-text.ts), chunk by chunk as it arrives.
  */
-const SKIP_BY_REGEX_FROM = 6;
-const skippers = new Map<number, RegExp>();
-
-/** A sticky regex that passes `columns` tab-ended columns in one call, or undefined for few. */
-function tabSkipper(columns: number): RegExp | undefined {
-  if (columns < SKIP_BY_REGEX_FROM) return undefined;
-  let regex = skippers.get(columns);
-  if (regex === undefined) {
-    regex = new RegExp(`(?:[^\\t]*\\t){${columns}}`, 'y');
-    skippers.set(columns, regex);
-  }
-  return regex;
+export async function countLog(text: AsyncIterable<Uint8Array>, options: CountOptions, objectName: string): Promise<LogCount> {
+  const counter = new LogCounter(options);
+  for await (const chunk of text) counter.write(chunk);
+  return counter.finish(objectName);
 }
 
-/** Fields of a line as `split('\t')` counts them. */
-function fieldCount(line: string): number {
-  let count = 1;
-  for (let tab = line.indexOf('\t'); tab !== -1; tab = line.indexOf('\t', tab + 1)) count++;
-  return count;
+function sameBytes(bytes: Uint8Array, at: number, expected: Uint8Array): boolean {
+  for (let i = 0; i < expected.length; i++) if (bytes[at + i] !== expected[i]) return false;
+  return true;
 }
 
 function preview(value: string): string {
   return value.length > 40 ? `${value.slice(0, 40)}...` : value;
 }
 
-/**
- * Splits decoded text into lines across chunk boundaries. A line longer than
- * `maxLineBytes` is not kept: its bytes are skipped up to the next line break and it
- * is reported as overlong, so one bad line cannot exhaust memory.
- */
-export class LineSplitter {
-  private readonly decoder = new StringDecoder('utf8');
-  private pending = '';
-  private skipping = false;
-  private skippedBytes = 0;
-  private started = false;
-
-  constructor(
-    private readonly counter: Pick<LogCounter, 'accept' | 'acceptOverlong'>,
-    private readonly maxLineBytes = DEFAULT_MAX_LINE_BYTES,
-  ) {}
-
-  write(chunk: Uint8Array): void {
-    let text = this.decoder.write(chunk as Buffer);
-    if (!this.started && text.length > 0) {
-      this.started = true;
-      if (text.startsWith(BOM)) text = text.slice(1);
-    }
-    this.consume(text);
-  }
-
-  end(): void {
-    this.consume(this.decoder.end());
-    if (this.skipping) this.counter.acceptOverlong(this.skippedBytes);
-    else if (this.pending.length > 0) this.counter.accept(this.pending);
-    this.pending = '';
-    this.skipping = false;
-  }
-
-  private consume(text: string): void {
-    let start = 0;
-    for (;;) {
-      const newline = text.indexOf('\n', start);
-      if (newline === -1) break;
-      if (this.skipping) {
-        this.counter.acceptOverlong(this.skippedBytes + newline - start);
-        this.skipping = false;
-        this.skippedBytes = 0;
-      } else if (this.pending.length > 0) {
-        const line = this.pending + text.slice(start, newline);
-        this.pending = '';
-        this.emit(line);
-      } else {
-        this.emit(text.slice(start, newline));
-      }
-      start = newline + 1;
-    }
-    const rest = text.length - start;
-    if (this.skipping) {
-      this.skippedBytes += rest;
-    } else if (rest > 0) {
-      this.pending += start === 0 ? text : text.slice(start);
-      if (this.pending.length > this.maxLineBytes) {
-        this.skipping = true;
-        this.skippedBytes = this.pending.length;
-        this.pending = '';
-      }
-    }
-  }
-
-  private emit(line: string): void {
-    if (line.length > this.maxLineBytes) this.counter.acceptOverlong(line.length);
-    else this.counter.accept(line);
-  }
-}
-
-const GZIP_MAGIC_0 = 0x1f;
-const GZIP_MAGIC_1 = 0x8b;
-
-/**
- * Counts a log from a byte stream, gzip or plain text (told apart by the gzip magic
- * bytes). Streaming throughout: only one chunk and one partial line are held.
- * A broken gzip stream is a poison object; errors of the source itself (a dropped
- * connection) are rethrown as they are so the caller can retry them.
- */
-export async function countLogStream(
-  source: AsyncIterable<Uint8Array>,
-  options: CountOptions,
-  objectName: string,
-): Promise<LogCount> {
-  const counter = new LogCounter(options);
-  const splitter = new LineSplitter(counter, options.maxLineBytes);
-  const iterator = source[Symbol.asyncIterator]();
-  const first = await nextNonEmpty(iterator);
-  if (first === undefined) return counter.finish(objectName);
-
-  const isGzip = first.length >= 2 && first[0] === GZIP_MAGIC_0 && first[1] === GZIP_MAGIC_1;
-  if (!isGzip) {
-    splitter.write(first);
-    for (let step = await iterator.next(); !step.done; step = await iterator.next()) splitter.write(step.value);
-    splitter.end();
-    return counter.finish(objectName);
-  }
-
-  // The compressed bytes are written into gunzip by hand (with back-pressure) while
-  // the parser reads its output: zlib inflates on the libuv threadpool as the parser
-  // works, with none of the per-chunk cost of wrapping the source in another stream.
-  const gunzip = createGunzip();
-  let sourceError: unknown;
-  const feeding = (async () => {
-    try {
-      let chunk: Uint8Array | undefined = first;
-      while (chunk !== undefined && !gunzip.destroyed) {
-        if (!gunzip.write(chunk)) await drainedOrClosed(gunzip);
-        const step: IteratorResult<Uint8Array> = await iterator.next();
-        chunk = step.done ? undefined : step.value;
-      }
-      if (!gunzip.destroyed) gunzip.end();
-    } catch (error) {
-      sourceError = error;
-      gunzip.destroy(error instanceof Error ? error : new Error(String(error)));
-    }
-  })();
-  try {
-    for await (const chunk of gunzip) splitter.write(chunk as Buffer);
-  } catch (error) {
-    await feeding;
-    if (sourceError !== undefined) throw sourceError;
-    throw new PoisonObjectError(objectName, `cannot gunzip: ${(error as Error).message}`, { cause: error });
-  }
-  await feeding;
-  splitter.end();
-  return counter.finish(objectName);
-}
-
-/** Resolves when `stream` can take more input, or can take none ever again. */
-function drainedOrClosed(stream: Writable): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off('drain', done);
-      stream.off('close', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    stream.on('close', done);
-  });
-}
-
-async function nextNonEmpty(iterator: AsyncIterator<Uint8Array>): Promise<Uint8Array | undefined> {
-  for (;;) {
-    const step = await iterator.next();
-    if (step.done) return undefined;
-    if (step.value.length > 0) return step.value;
-  }
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }

@@ -2,6 +2,7 @@ import { ConfigError } from './errors';
 import { isShardMetric } from './keys';
 import { decodeField } from './account-resolver';
 import type { FieldLayout } from './cloudfront-log';
+import type { LogLine } from './log-line';
 
 /** The metrics every line feeds. */
 export const BASE_METRICS = ['requests', 'bytes'] as const;
@@ -64,7 +65,7 @@ export function metricNames(rules: readonly MetricRule[]): string[] {
 }
 
 /** Adds one line's values for the configured rules into `values` (offset past the base metrics). */
-export type RuleEvaluator = (fields: readonly string[], bytes: number, values: number[]) => void;
+export type RuleEvaluator = (line: LogLine, bytes: number, values: number[]) => void;
 
 function globToRegExp(glob: string): RegExp {
   const source = glob
@@ -81,30 +82,99 @@ export function compileRules(rules: readonly MetricRule[], layout: FieldLayout):
   const method = column('cs-method', rules.some((rule) => rule.method !== undefined));
   const stem = column('cs-uri-stem', rules.some((rule) => rule.path !== undefined));
   const status = column('sc-status', rules.some((rule) => rule.status !== undefined));
-  const tests = rules.map((rule) => {
-    const path = rule.path === undefined ? undefined : globToRegExp(rule.path);
-    const statusPrefix = rule.status?.endsWith('xx') ? rule.status[0] : undefined;
-    return (fields: readonly string[]): boolean => {
-      if (rule.method !== undefined && (method === undefined || fields[method] !== rule.method)) return false;
-      if (path !== undefined) {
-        const value = stem === undefined ? undefined : fields[stem];
-        if (value === undefined || !path.test(decodeField(value))) return false;
-      }
-      if (rule.status !== undefined) {
-        const value = status === undefined ? undefined : fields[status];
-        if (value === undefined) return false;
-        if (statusPrefix !== undefined ? value[0] !== statusPrefix || value.length !== 3 : value !== rule.status) {
-          return false;
-        }
-      }
+  const tests = rules.map((rule): ((line: LogLine) => boolean) => {
+    const methodIs = rule.method === undefined ? undefined : textMatcher(rule.method);
+    const pathIs = rule.path === undefined ? undefined : pathMatcher(rule.path);
+    const statusIs = rule.status === undefined ? undefined : statusMatcher(rule.status);
+    return (line) => {
+      if (methodIs !== undefined && (method === undefined || !methodIs(line, method))) return false;
+      if (pathIs !== undefined && (stem === undefined || !pathIs(line, stem))) return false;
+      if (statusIs !== undefined && (status === undefined || !statusIs(line, status))) return false;
       return true;
     };
   });
   const byBytes = rules.map((rule) => rule.value === 'bytes');
   const base = BASE_METRICS.length;
-  return (fields, bytes, values) => {
+  return (line, bytes, values) => {
     for (let i = 0; i < tests.length; i++) {
-      if (tests[i]!(fields)) values[base + i] = (values[base + i] ?? 0) + (byBytes[i] ? bytes : 1);
+      if (tests[i]!(line)) values[base + i] = (values[base + i] ?? 0) + (byBytes[i] ? bytes : 1);
     }
   };
+}
+
+type ColumnTest = (line: LogLine, column: number) => boolean;
+
+/** A string that UTF-8 encodes one to one: no lone surrogate, no U+FFFD (what invalid bytes decode to). */
+function encodesExactly(text: string): boolean {
+  return !/[\uD800-\uDFFF\uFFFD]/.test(text.replace(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g, ''));
+}
+
+/**
+ * The column's text equals `expected`. Compared as bytes: UTF-8 maps well-formed text
+ * to bytes one to one, and a column with invalid bytes decodes to U+FFFD, which such
+ * text does not contain.
+ */
+function textMatcher(expected: string): ColumnTest {
+  if (!encodesExactly(expected)) return (line, column) => line.field(column) === expected;
+  const encoded = new Uint8Array(Buffer.from(expected, 'utf8'));
+  return (line, column) => line.equals(column, encoded);
+}
+
+/** `2xx` (three characters, the first given) or one exact status such as `429`. */
+function statusMatcher(status: string): ColumnTest {
+  if (!status.endsWith('xx')) return textMatcher(status);
+  const first = status.charCodeAt(0);
+  return (line, column) => {
+    const start = line.starts[column]!;
+    if (line.bytes[start] !== first) return false;
+    // Characters, not bytes, as the string rule counted them: decode unless all ASCII.
+    if (line.ascii(column)) return line.ends[column]! - start === 3;
+    return line.field(column).length === 3;
+  };
+}
+
+/**
+ * A glob on the URL-decoded `cs-uri-stem`. A stem of plain ASCII with no `%` (nothing to
+ * decode) and no CR (which `.` does not match) is matched on its bytes, part by part;
+ * anything else goes through the regular expression on the decoded text, as always.
+ */
+function pathMatcher(glob: string): ColumnTest {
+  const regex = globToRegExp(glob);
+  const byText: ColumnTest = (line, column) => regex.test(decodeField(line.field(column)));
+  if (!/^[\x00-\x7f]*$/.test(glob) || /[\r\n]/.test(glob)) return byText;
+  const parts = glob.split('*').map((part) => new Uint8Array(Buffer.from(part, 'latin1')));
+  return (line, column) => {
+    const bytes = line.bytes;
+    const start = line.starts[column]!;
+    const end = line.ends[column]!;
+    for (let i = start; i < end; i++) {
+      const byte = bytes[i]!;
+      if (byte >= 0x80 || byte === 37 /* % */ || byte === 13 /* CR */) return byText(line, column);
+    }
+    return globMatches(bytes, start, end, parts);
+  };
+}
+
+/** `^p0.*p1.*...pn$` on bytes: the first and last parts anchor, the middle ones are found leftmost, in order. */
+function globMatches(bytes: Uint8Array, start: number, end: number, parts: readonly Uint8Array[]): boolean {
+  const first = parts[0]!;
+  if (parts.length === 1) return end - start === first.length && occursAt(bytes, start, first);
+  const last = parts[parts.length - 1]!;
+  if (end - start < first.length + last.length) return false;
+  if (!occursAt(bytes, start, first) || !occursAt(bytes, end - last.length, last)) return false;
+  let from = start + first.length;
+  const limit = end - last.length;
+  for (let p = 1; p < parts.length - 1; p++) {
+    const part = parts[p]!;
+    let at = from;
+    while (at + part.length <= limit && !occursAt(bytes, at, part)) at++;
+    if (at + part.length > limit) return false;
+    from = at + part.length;
+  }
+  return true;
+}
+
+function occursAt(bytes: Uint8Array, at: number, part: Uint8Array): boolean {
+  for (let i = 0; i < part.length; i++) if (bytes[at + i] !== part[i]) return false;
+  return true;
 }

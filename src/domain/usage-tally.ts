@@ -53,6 +53,14 @@ export class UsageTally {
   constructor(readonly metricNames: readonly string[]) {}
 
   add(account: string, day: string, values: readonly number[]): void {
+    this.addTo(this.row(account, day), values);
+  }
+
+  /**
+   * The row of (account, day), made when missing: a counter that meets the same
+   * account-day on many lines keeps it and adds to it with {@link addTo}.
+   */
+  row(account: string, day: string): TallyRow {
     let accounts = this.lastAccounts;
     if (day !== this.lastDay || accounts === undefined) {
       accounts = this.days.get(day);
@@ -69,7 +77,13 @@ export class UsageTally {
       accounts.set(account, row);
       this.rows.push(row);
     }
-    for (let i = 0; i < values.length; i++) row.values[i] = (row.values[i] ?? 0) + (values[i] ?? 0);
+    return row;
+  }
+
+  /** Adds `values` (in the order of the metric names) to a row of this tally. */
+  addTo(row: TallyRow, values: readonly number[]): void {
+    const sums = row.values;
+    for (let i = 0; i < values.length; i++) sums[i] = (sums[i] ?? 0) + (values[i] ?? 0);
   }
 
   /** Adds every row of `other` (same metric names) into this tally. */
@@ -93,7 +107,8 @@ export class UsageTally {
   }
 }
 
-interface TallyRow {
+/** One (account, day) of a tally and its sums. */
+export interface TallyRow {
   readonly account: string;
   readonly day: string;
   readonly values: number[];

@@ -1,7 +1,10 @@
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { parseResolverSpec } from '../../src/domain/account-resolver';
-import { countLogStream } from '../../src/domain/log-counter';
+import { logText } from '../../src/adapters/log-text';
+import { countLog, type CountOptions } from '../../src/domain/log-counter';
+
+const countLogStream = (body: AsyncIterable<Uint8Array>, options: CountOptions, name: string) => countLog(logText(body, name), options, name);
 
 const LAYOUTS = [
   ['date', 'time', 'sc-bytes', 'x-host-header', 'cs-uri-stem'],

@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -42,6 +45,23 @@ describe('tally count', () => {
     const failure = tally('count', 'fixtures/logs/plain-v33.log', 'fixtures/logs/not-a-log.bin');
 
     await expect(failure).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('fixtures/logs/not-a-log.bin') });
+  });
+
+  it('speaks of the file, and of one data line in the singular', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tally-count-'));
+    const file = join(dir, 'one-line.log');
+    writeFileSync(file, '2026-11-21\t10:00:00\t5\n');
+    try {
+      const failure = await tally('count', file).then(
+        () => undefined,
+        (error: { stderr: string }) => error.stderr,
+      );
+
+      expect(failure).toContain(`file ${file}: not a CloudFront standard log: 1 data line and no #Fields header`);
+      expect(failure).not.toMatch(/\bobject\b/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('exits non-zero naming a file that does not exist', async () => {

@@ -4,6 +4,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { ingestBatch, ingestObject, OutOfTimeError, type IngestDeps } from '../../src/app/ingest';
 import { silentLog } from '../../src/app/log';
 import type { LogSource } from '../../src/app/ports';
+import { logText } from '../../src/adapters/log-text';
 import { MemoryUsageStore } from '../support/memory-usage-store';
 import { parseResolverSpec } from '../../src/domain/account-resolver';
 import { PoisonObjectError } from '../../src/domain/errors';
@@ -11,7 +12,7 @@ import type { LogObjectRef } from '../../src/domain/log-object';
 import { s3EventBody } from '../../src/domain/notifications';
 import { sqsRecord } from '../support/stack';
 
-/** Objects held in memory, served like S3 would. */
+/** Objects held in memory, served like S3LogSource serves them: their text, gunzipped. */
 class MemoryLogSource implements LogSource {
   readonly objects = new Map<string, Buffer>();
   opened = 0;
@@ -19,7 +20,7 @@ class MemoryLogSource implements LogSource {
     this.opened++;
     const body = this.objects.get(ref.key);
     if (body === undefined) throw new PoisonObjectError(ref.key, 'object does not exist');
-    return { etag: ref.etag, body: Readable.from([body]) };
+    return { etag: ref.etag, body: logText(Readable.from([body]), ref.key) };
   }
   async etagOf() {
     return 'etag-from-head';

@@ -27,11 +27,7 @@ function violations(dir: string, forbidden: (module: string) => boolean): string
  * Known exceptions, each with the work that removes it. When that work lands the test
  * says so (the exception no longer matches anything), so the list cannot go stale.
  */
-const KNOWN = new Set([
-  // log-counter.ts mixes line rules with gzip/stream plumbing; issue 15 item 2 moves the plumbing out.
-  'src/domain/log-counter.ts -> node:zlib',
-  'src/domain/log-counter.ts -> node:stream',
-]);
+const KNOWN = new Set<string>([]);
 
 describe('layers', () => {
   it('keeps src/adapters free of the local demo stack (src/local)', () => {

@@ -3,7 +3,8 @@ import { gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { parseResolverSpec } from '../../src/domain/account-resolver';
 import { PoisonObjectError } from '../../src/domain/errors';
-import { countLogStream, LineSplitter, LogCounter, type CountOptions } from '../../src/domain/log-counter';
+import { logText } from '../../src/adapters/log-text';
+import { countLog, LogCounter, type CountOptions } from '../../src/domain/log-counter';
 import { validateMetricRules } from '../../src/domain/metric-rules';
 
 const fixture = (name: string) => `${__dirname}/../../fixtures/logs/${name}`;
@@ -14,6 +15,9 @@ const options = (overrides: Partial<CountOptions> = {}): CountOptions => ({
   objectKey: 'cloudfront/E2FIXTURE.2026-11-21-00.abc.gz',
   ...overrides,
 });
+/** A stored log, gunzipped when it is gzip, then counted: what ingest and `tally count` do. */
+const countLogStream = (body: AsyncIterable<Uint8Array>, countOptions: CountOptions, name: string) =>
+  countLog(logText(body, name), countOptions, name);
 const countFile = (name: string, overrides: Partial<CountOptions> = {}) =>
   countLogStream(createReadStream(fixture(name)), options(overrides), name);
 const bytesOf = (text: string) => Readable.from([Buffer.from(text)]);
@@ -127,14 +131,36 @@ describe('CloudFront log counting', () => {
   });
 
   it('splits lines across chunk boundaries, even inside a UTF-8 character', () => {
-    const seen: string[] = [];
-    const splitter = new LineSplitter({ accept: (line) => seen.push(line), acceptOverlong: () => seen.push('<long>') });
-    const bytes = Buffer.from('caf\u00e9\nna\u00efve\nlast');
+    const counter = new LogCounter(options({ resolver: parseResolverSpec('host-map:{"caf\u00e9.x.com":"cafe","na\u00efve.x.com":"naive"}') }));
+    const bytes = Buffer.from('\uFEFF#Fields: date x-host-header\n2026-11-21\tcaf\u00e9.x.com\n2026-11-21\tna\u00efve.x.com\r\n2026-11-21\tlast');
 
-    for (let i = 0; i < bytes.length; i++) splitter.write(bytes.subarray(i, i + 1));
-    splitter.end();
+    for (let i = 0; i < bytes.length; i++) counter.write(bytes.subarray(i, i + 1));
+    const count = counter.finish('x');
 
-    expect(seen).toEqual(['caf\u00e9', 'na\u00efve', 'last']);
+    expect(count.lines).toEqual({ read: 3, counted: 2, unattributed: 1, malformed: 0 });
+    expect(count.tally.usage().map((row) => row.account)).toEqual(['cafe', 'naive', 'unattributed']);
+  });
+
+  it('says "1 data line" of a log with one line and no #Fields header', async () => {
+    await expect(countLogStream(bytesOf('2026-11-21\t5\n'), options(), 'x')).rejects.toThrow(/: 1 data line and no #Fields header/);
+    await expect(countLogStream(bytesOf('2026-11-21\t5\n2026-11-21\t6\n'), options(), 'x')).rejects.toThrow(/: 2 data lines and no #Fields header/);
+  });
+
+  it('tells gzip from text by two bytes, even when they come one at a time', async () => {
+    const gz = gzipSync('#Fields: date sc-bytes x-host-header\n2026-11-21\t5\tacme.x.com\n');
+    const oneByteFirst = Readable.from([gz.subarray(0, 1), gz.subarray(1)]);
+
+    const count = await countLogStream(oneByteFirst, options(), 'x');
+
+    expect(count.lines).toEqual({ read: 1, counted: 1, unattributed: 0, malformed: 0 });
+  });
+
+  it('counts the same with the JavaScript scanner as with the WebAssembly one', async () => {
+    const wasm = await countFile('E2FIXTURE.2026-11-21-00.v33.gz', { scanner: 'wasm' });
+    const js = await countFile('E2FIXTURE.2026-11-21-00.v33.gz', { scanner: 'js' });
+
+    expect(js.tally.usage()).toEqual(wasm.tally.usage());
+    expect(js.tally.usage()).toEqual(STANDARD_USAGE);
   });
 
   it('resolves accounts with a regex on the URL-decoded path', async () => {
@@ -163,10 +189,14 @@ describe('CloudFront log counting', () => {
       { name: 'api_bytes', path: '/api/*', value: 'bytes' },
     ]);
     const counter = new LogCounter(options({ metricRules: rules }));
-    counter.accept('#Fields: date time sc-bytes cs-method cs-uri-stem sc-status x-host-header');
-    counter.accept('2026-11-21\t00:00:00\t10\tPOST\t/api/a\t201\tacme.x.com');
-    counter.accept('2026-11-21\t00:00:00\t20\tGET\t/api/b\t503\tacme.x.com');
-    counter.accept('2026-11-21\t00:00:00\t40\tGET\t/web\t500\tacme.x.com');
+    counter.write(
+      Buffer.from(
+        '#Fields: date time sc-bytes cs-method cs-uri-stem sc-status x-host-header\n' +
+          '2026-11-21\t00:00:00\t10\tPOST\t/api/a\t201\tacme.x.com\n' +
+          '2026-11-21\t00:00:00\t20\tGET\t/api/b\t503\tacme.x.com\n' +
+          '2026-11-21\t00:00:00\t40\tGET\t/web\t500\tacme.x.com\n',
+      ),
+    );
 
     const [row] = counter.finish('x').tally.usage();
 

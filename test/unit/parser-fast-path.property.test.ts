@@ -1,16 +1,17 @@
 import fc from 'fast-check';
-import { compileResolver, parseResolverSpec } from '../../src/domain/account-resolver';
-import { FieldLayout, isValidTime, parseByteCount } from '../../src/domain/cloudfront-log';
+import { parseResolverSpec } from '../../src/domain/account-resolver';
 import { isValidDay } from '../../src/domain/days';
 import { LogCounter } from '../../src/domain/log-counter';
-import { compileRules, metricNames, validateMetricRules } from '../../src/domain/metric-rules';
+import { metricNames, validateMetricRules } from '../../src/domain/metric-rules';
+import { compileResolver, compileRules, FieldLayout, isValidTime, parseByteCount } from '../support/reference-log-counter';
 import { UNATTRIBUTED } from '../../src/domain/account-id';
 import { UsageTally } from '../../src/domain/usage-tally';
 
 /**
- * The counter splits out only the columns something reads and checks date, time and
- * sc-bytes in place. This property holds it to the plain rule it replaced: split the
- * whole line on tabs and judge the fields.
+ * The counter finds only the columns something reads and checks date, time and
+ * sc-bytes on the bytes. This property holds it to the plain rule it replaced: split
+ * the whole line on tabs and judge the fields (with the string resolvers and rules of
+ * the counter before it, kept in test/support/reference-log-counter.ts).
  */
 // Columns nobody reads, so that long runs of them are skipped in one step.
 const PADDING = Array.from({ length: 14 }, (_, i) => `pad${i}`);
@@ -83,8 +84,8 @@ describe('the parser fast path', () => {
             }).join('\t'),
           );
           const counter = new LogCounter({ resolver: parseResolverSpec('host-label'), metricRules: rules, objectKey: 'key' });
-          counter.accept(`#Fields: ${layout.join(' ')}`);
-          for (const line of lines) counter.accept(line);
+          counter.write(Buffer.from(`#Fields: ${layout.join(' ')}\n${lines.map((line) => `${line}\n`).join('')}`));
+          counter.finish('key');
           const expected = reference(layout, lines);
 
           expect(counter.lines).toEqual(expected.counts);
@@ -100,10 +101,8 @@ describe('the parser fast path', () => {
     const padding = Array.from({ length: 20 }, (_, i) => `pad${i}`);
     const good = ['2026-11-21', '12:00:00', '5', 'acme.example.com', ...padding.map(() => 'x')];
 
-    counter.accept(`#Fields: date time sc-bytes x-host-header ${padding.join(' ')}`);
-    counter.accept(good.join('\t'));
-    counter.accept(good.slice(0, -1).join('\t'));
-    counter.accept([...good, 'extra'].join('\t'));
+    counter.write(Buffer.from(`#Fields: date time sc-bytes x-host-header ${padding.join(' ')}\n`));
+    counter.write(Buffer.from(`${good.join('\t')}\n${good.slice(0, -1).join('\t')}\n${[...good, 'extra'].join('\t')}\n`));
 
     expect(counter.lines).toEqual({ read: 3, counted: 2, unattributed: 0, malformed: 1 });
     expect(counter.finish('x').malformedSamples[0]?.reason).toBe('23 fields where #Fields names 24');
@@ -112,10 +111,8 @@ describe('the parser fast path', () => {
   it('counts a line with an empty date as malformed, even as the first line', () => {
     const counter = new LogCounter({ resolver: parseResolverSpec('host-label'), metricRules: [], objectKey: 'key' });
 
-    counter.accept('#Fields: date time x-host-header');
-    counter.accept('\t12:00:00\tacme.example.com');
-    counter.accept('2026-11-21\t12:00:00\tacme.example.com');
-    counter.accept('\t12:00:00\tacme.example.com');
+    counter.write(Buffer.from('#Fields: date time x-host-header\n\t12:00:00\tacme.example.com\n2026-11-21\t12:00:00\tacme.example.com\n\t12:00:00\tacme.example.com\n'));
+    counter.finish('x');
 
     expect(counter.lines).toEqual({ read: 3, counted: 1, unattributed: 0, malformed: 2 });
   });

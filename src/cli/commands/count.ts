@@ -1,7 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { readMetricRules, readResolver } from '../../adapters/config';
+import { FILE_READ_BYTES, logText } from '../../adapters/log-text';
 import { PoisonObjectError } from '../../domain/errors';
-import { countLogStream } from '../../domain/log-counter';
+import { countLog } from '../../domain/log-counter';
 import { metricNames } from '../../domain/metric-rules';
 import { addLineCounts, emptyLineCounts, UsageTally, type AccountDayUsage, type LineCounts } from '../../domain/usage-tally';
 import { defineCommand, JSON_OPTION } from '../command';
@@ -14,15 +15,13 @@ export interface CountReport {
 }
 
 /**
- * Why a local file could not be counted, in the words of files: the ingest parser
- * speaks of S3 objects. (`1 data lines` is the parser's; log-counter.ts is being
- * rewritten and should say it itself.)
+ * Why a local file could not be counted, in the words of files: a poison object's
+ * reason (what is wrong with the log) under the file's name, not the object's.
  */
 function fileProblem(file: string, error: unknown): string {
   if ((error as NodeJS.ErrnoException).code === 'ENOENT') return `${file}: no such file`;
   const reason = error instanceof PoisonObjectError ? error.reason : (error as Error).message;
-  const singular = reason.replace(/\b1 data lines\b/, '1 data line');
-  return singular.includes(file) ? singular : `file ${file}: ${singular}`;
+  return `file ${file}: ${reason}`;
 }
 
 /** Counts files one after another and sums them. */
@@ -34,7 +33,8 @@ export async function countFiles(files: readonly string[], options: { resolver: 
   for (const file of files) {
     let count;
     try {
-      count = await countLogStream(createReadStream(file), { resolver, metricRules, objectKey: file }, file);
+      const text = logText(createReadStream(file, { highWaterMark: FILE_READ_BYTES }), file);
+      count = await countLog(text, { resolver, metricRules, objectKey: file }, file);
     } catch (error) {
       throw new Error(fileProblem(file, error), { cause: error });
     }

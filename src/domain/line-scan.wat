@@ -1,0 +1,344 @@
+;; Finds the lines of a CloudFront log and the columns a counter reads, 16 bytes at a
+;; time (WebAssembly SIMD), and checks the three columns every line needs (date, time,
+;; sc-bytes) on the way. The source of src/domain/line-scan-wasm.ts, which
+;; `node scripts/build-wasm.mjs` writes; test/unit/line-scanner.test.ts checks the two
+;; agree, and line-scanner.ts holds the same logic in JavaScript (scanLinesInJs).
+;;
+;; Memory, laid out by line-scanner.ts:
+;;   [0, 4)         the number of records the last call wrote
+;;   [4, 8)         1 when [8, 18) holds the day of the previous good line
+;;   [8, 18)        that day's 10 bytes
+;;   [24, 28)       the layout's width (fields a line needs); checks run on lines that have them
+;;   [28, 40)       the slots of date, time and sc-bytes (0: the layout has no such column)
+;;   [40, 52)       the account key: 0 none, 1 the host label, 2 the host; the slots of
+;;                  x-host-header and cs(Host) (0: none)
+;;   [52, 60)       where the key table is, and how many keys it holds
+;;   [60, 64)       where the column table is: per column (Int32) the next column read at
+;;                  or after it (bits 8 and up) and, when the column itself is read, its
+;;                  slot (bits 0-7; 0 when it is not)
+;;   [64, 68)       1 when lines that pass every check and have a known key are summed
+;;                  here instead of recorded (no metric rules to run on them)
+;;   [80, 84)       how many lines were summed after the last record of the last call
+;;   [84, 88)       the longest line (bytes) that may be summed: longer ones are recorded
+;;   [4096, 20480)  per key id, the lines summed (Int32)
+;;   [32768, 65536) per key id, their sc-bytes summed (float64)
+;;   the text and the records, where the caller says
+;;
+;; A record (stride bytes) per line:
+;;   +0 line start, +4 line end (its '\n'), +8 number of fields (tabs + 1),
+;;   +12 checks: 1 the date is the previous good line's day, 2 the time is HH:MM:SS (or
+;;       there is no time column), 4 sc-bytes is a count (or there is none); only for
+;;       lines with at least `width` fields, else 0,
+;;   +16 sc-bytes as a float64 (when check 4 passed),
+;;   +24 the account key's id in the key table; -1 a key not in the table yet (+28 and
+;;       +32 say where it is), -2 no key (the caller resolves the line itself), -3 no
+;;       host at all; only for lines with at least `width` fields,
+;;   +36 how many lines were summed (not recorded) since the previous record,
+;;   +32 + 8 * slot, +36 + 8 * slot: start and end of the slot's column (only written
+;;       when the line has that column; slots start at 1).
+(module
+  (memory (export "memory") 1)
+
+  ;; scan(pos, end, rec, recEnd, lastNeeded, stride) -> where the next line starts.
+  ;; `pos` starts a line and the byte before `end` is '\n'; 15 bytes past `end` must be
+  ;; readable. Stops at `end`, before a line starting with '#' (a directive: the caller
+  ;; reads it and may change the columns), or when the next record would pass `recEnd`.
+  ;; Past column `lastNeeded` the tabs of a line are only counted.
+  (func (export "scan")
+    (param $pos i32) (param $end i32) (param $rec i32) (param $recEnd i32) (param $lastNeeded i32) (param $stride i32)
+    (result i32)
+    (local $base i32) (local $tabs i32) (local $nls i32) (local $bits i32) (local $i i32) (local $p i32)
+    (local $col i32) (local $fieldStart i32) (local $lineStart i32) (local $slot i32) (local $written i32)
+    (local $width i32) (local $table i32) (local $entry i32) (local $skip i32) (local $checks i32) (local $key i32) (local $summed i32)
+    (local $block v128)
+    (local.set $width (i32.load (i32.const 24)))
+    (local.set $table (i32.load (i32.const 60)))
+    (local.set $lineStart (local.get $pos))
+    (local.set $fieldStart (local.get $pos))
+    (local.set $base (local.get $pos))
+    (i32.store (i32.const 0) (i32.const 0))
+    (i32.store (i32.const 80) (i32.const 0))
+    (if (i32.or
+          (i32.or (i32.ge_u (local.get $lineStart) (local.get $end))
+                  (i32.eq (i32.load8_u (local.get $lineStart)) (i32.const 35)))
+          (i32.gt_u (i32.add (local.get $rec) (local.get $stride)) (local.get $recEnd)))
+      (then (return (local.get $lineStart))))
+    (loop $blocks
+      (local.set $block (v128.load (local.get $base)))
+      (local.set $tabs (i8x16.bitmask (i8x16.eq (local.get $block) (i8x16.splat (i32.const 9)))))
+      (local.set $nls (i8x16.bitmask (i8x16.eq (local.get $block) (i8x16.splat (i32.const 10)))))
+      (loop $separators
+        (if (i32.gt_s (local.get $col) (local.get $lastNeeded))
+          (then
+            ;; Every column read is found: count the tabs up to the line's end.
+            (if (i32.eqz (local.get $nls))
+              (then
+                (local.set $col (i32.add (local.get $col) (i32.popcnt (local.get $tabs))))
+                (local.set $base (i32.add (local.get $base) (i32.const 16)))
+                (br $blocks)))
+            (local.set $i (i32.ctz (local.get $nls)))
+            (local.set $col (i32.add (local.get $col)
+              (i32.popcnt (i32.and (local.get $tabs) (i32.sub (i32.shl (i32.const 1) (local.get $i)) (i32.const 1))))))
+            (local.set $p (i32.add (local.get $base) (local.get $i)))
+            (local.set $tabs (i32.and (local.get $tabs) (i32.xor (i32.sub (i32.shl (i32.const 2) (local.get $i)) (i32.const 1)) (i32.const -1))))
+            (local.set $nls (i32.and (local.get $nls) (i32.sub (local.get $nls) (i32.const 1)))))
+          (else
+            (local.set $entry (i32.load (i32.add (local.get $table) (i32.shl (local.get $col) (i32.const 2)))))
+            (local.set $skip (i32.sub (i32.shr_u (local.get $entry) (i32.const 8)) (local.get $col)))
+            (if (local.get $skip)
+              (then
+                ;; Column $col is not read: pass $skip tabs, to the next column that is.
+                (local.set $bits (local.get $tabs))
+                (if (local.get $nls)
+                  (then (local.set $bits (i32.and (local.get $tabs)
+                    (i32.sub (i32.shl (i32.const 1) (i32.ctz (local.get $nls))) (i32.const 1))))))
+                (local.set $i (i32.popcnt (local.get $bits)))
+                (if (i32.lt_u (local.get $i) (local.get $skip))
+                  (then
+                    (local.set $col (i32.add (local.get $col) (local.get $i)))
+                    (if (i32.eqz (local.get $nls))
+                      (then
+                        (local.set $base (i32.add (local.get $base) (i32.const 16)))
+                        (br $blocks)))
+                    ;; The line ends first, short of the column.
+                    (local.set $i (i32.ctz (local.get $nls)))
+                    (local.set $p (i32.add (local.get $base) (local.get $i)))
+                    (local.set $tabs (i32.and (local.get $tabs) (i32.xor (i32.sub (i32.shl (i32.const 2) (local.get $i)) (i32.const 1)) (i32.const -1))))
+                    (local.set $nls (i32.and (local.get $nls) (i32.sub (local.get $nls) (i32.const 1)))))
+                  (else
+                    (loop $pass
+                      (local.set $i (i32.ctz (local.get $tabs)))
+                      (local.set $tabs (i32.and (local.get $tabs) (i32.sub (local.get $tabs) (i32.const 1))))
+                      (local.set $skip (i32.sub (local.get $skip) (i32.const 1)))
+                      (br_if $pass (local.get $skip)))
+                    (local.set $col (i32.shr_u (local.get $entry) (i32.const 8)))
+                    (local.set $fieldStart (i32.add (i32.add (local.get $base) (local.get $i)) (i32.const 1)))
+                    (br $separators))))
+              (else
+                ;; The next tab or newline ends column $col, which is read: record it.
+                (local.set $bits (i32.or (local.get $tabs) (local.get $nls)))
+                (if (i32.eqz (local.get $bits))
+                  (then
+                    (local.set $base (i32.add (local.get $base) (i32.const 16)))
+                    (br $blocks)))
+                (local.set $i (i32.ctz (local.get $bits)))
+                (local.set $p (i32.add (local.get $base) (local.get $i)))
+                (local.set $slot (i32.shl (i32.and (local.get $entry) (i32.const 255)) (i32.const 3)))
+                (i32.store offset=32 (i32.add (local.get $rec) (local.get $slot)) (local.get $fieldStart))
+                (i32.store offset=36 (i32.add (local.get $rec) (local.get $slot)) (local.get $p))
+                (if (i32.and (local.get $tabs) (i32.shl (i32.const 1) (local.get $i)))
+                  (then
+                    (local.set $tabs (i32.and (local.get $tabs) (i32.sub (local.get $tabs) (i32.const 1))))
+                    (local.set $col (i32.add (local.get $col) (i32.const 1)))
+                    (local.set $fieldStart (i32.add (local.get $p) (i32.const 1)))
+                    (br $separators)))
+                (local.set $nls (i32.and (local.get $nls) (i32.sub (local.get $nls) (i32.const 1))))))))
+        ;; The line ends at $p.
+        (local.set $checks
+          (if (result i32) (i32.ge_s (i32.add (local.get $col) (i32.const 1)) (local.get $width))
+            (then (call $check (local.get $rec) (local.get $p)))
+            (else (i32.const 0))))
+        (local.set $key (i32.load offset=24 (local.get $rec)))
+        (if (i32.and
+              (i32.and (i32.load (i32.const 64)) (i32.eq (local.get $checks) (i32.const 7)))
+              (i32.and (i32.ge_s (local.get $key) (i32.const 0))
+                       (i32.le_u (i32.sub (local.get $p) (local.get $lineStart)) (i32.load (i32.const 84)))))
+          (then
+            ;; A line of a known key on the day, with a good time and byte count: summed
+            ;; here, not recorded.
+            (i32.store offset=4096 (i32.shl (local.get $key) (i32.const 2))
+              (i32.add (i32.load offset=4096 (i32.shl (local.get $key) (i32.const 2))) (i32.const 1)))
+            (f64.store offset=32768 (i32.shl (local.get $key) (i32.const 3))
+              (f64.add (f64.load offset=32768 (i32.shl (local.get $key) (i32.const 3))) (f64.load offset=16 (local.get $rec))))
+            (local.set $summed (i32.add (local.get $summed) (i32.const 1))))
+          (else
+            (i32.store (local.get $rec) (local.get $lineStart))
+            (i32.store offset=4 (local.get $rec) (local.get $p))
+            (i32.store offset=8 (local.get $rec) (i32.add (local.get $col) (i32.const 1)))
+            (i32.store offset=12 (local.get $rec) (local.get $checks))
+            (i32.store offset=36 (local.get $rec) (local.get $summed))
+            (local.set $summed (i32.const 0))
+            (local.set $rec (i32.add (local.get $rec) (local.get $stride)))
+            (local.set $written (i32.add (local.get $written) (i32.const 1)))))
+        (local.set $lineStart (i32.add (local.get $p) (i32.const 1)))
+        (local.set $fieldStart (local.get $lineStart))
+        (local.set $col (i32.const 0))
+        (if (i32.or
+              (i32.or (i32.ge_u (local.get $lineStart) (local.get $end))
+                      (i32.eq (i32.load8_u (local.get $lineStart)) (i32.const 35)))
+              (i32.gt_u (i32.add (local.get $rec) (local.get $stride)) (local.get $recEnd)))
+          (then
+            (i32.store (i32.const 0) (local.get $written))
+            (i32.store (i32.const 80) (local.get $summed))
+            (return (local.get $lineStart))))
+        (br $separators)))
+    (unreachable))
+
+  ;; The checks of a line with every column (see +12 above); stores sc-bytes at +16.
+  (func $check (param $rec i32) (param $newline i32) (result i32)
+    (local $slot i32) (local $start i32) (local $end i32) (local $checks i32) (local $value i64) (local $digit i32)
+    (call $key (local.get $rec) (local.get $newline))
+    ;; date: the same 10 bytes as the previous good line's day
+    (local.set $slot (i32.shl (i32.load (i32.const 28)) (i32.const 3)))
+    (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
+    (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
+    (if (i32.and
+          (i32.and (i32.load (i32.const 4)) (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 10)))
+          (i32.and (i64.eq (i64.load (local.get $start)) (i64.load (i32.const 8)))
+                   (i32.eq (i32.load16_u offset=8 (local.get $start)) (i32.load16_u (i32.const 16)))))
+      (then (local.set $checks (i32.const 1))))
+    ;; time: HH:MM:SS, hours < 24, minutes < 60, seconds <= 60 (a leap second)
+    (local.set $slot (i32.shl (i32.load (i32.const 32)) (i32.const 3)))
+    (if (i32.eqz (local.get $slot))
+      (then (local.set $checks (i32.or (local.get $checks) (i32.const 2))))
+      (else
+        (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
+        (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
+        (if (i32.and
+              (i32.and (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 8))
+                       (i32.and (i32.eq (i32.load8_u offset=2 (local.get $start)) (i32.const 58))
+                                (i32.eq (i32.load8_u offset=5 (local.get $start)) (i32.const 58))))
+              (i32.and
+                (i32.and (i32.lt_u (call $twoDigits (local.get $start)) (i32.const 24))
+                         (i32.lt_u (call $twoDigits (i32.add (local.get $start) (i32.const 3))) (i32.const 60)))
+                (i32.le_u (call $twoDigits (i32.add (local.get $start) (i32.const 6))) (i32.const 60))))
+          (then (local.set $checks (i32.or (local.get $checks) (i32.const 2)))))))
+    ;; sc-bytes: "-" is 0, else 1 to 15 digits
+    (local.set $slot (i32.shl (i32.load (i32.const 36)) (i32.const 3)))
+    (if (i32.eqz (local.get $slot))
+      (then
+        (f64.store offset=16 (local.get $rec) (f64.const 0))
+        (return (i32.or (local.get $checks) (i32.const 4)))))
+    (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
+    (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
+    (if (i32.and (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 1))
+                 (i32.eq (i32.load8_u (local.get $start)) (i32.const 45)))
+      (then
+        (f64.store offset=16 (local.get $rec) (f64.const 0))
+        (return (i32.or (local.get $checks) (i32.const 4)))))
+    (if (i32.or (i32.eq (local.get $end) (local.get $start))
+                (i32.gt_s (i32.sub (local.get $end) (local.get $start)) (i32.const 15)))
+      (then (return (local.get $checks))))
+    (loop $digits
+      (local.set $digit (i32.sub (i32.load8_u (local.get $start)) (i32.const 48)))
+      (if (i32.gt_u (local.get $digit) (i32.const 9)) (then (return (local.get $checks))))
+      (local.set $value (i64.add (i64.mul (local.get $value) (i64.const 10)) (i64.extend_i32_u (local.get $digit))))
+      (local.set $start (i32.add (local.get $start) (i32.const 1)))
+      (br_if $digits (i32.lt_u (local.get $start) (local.get $end))))
+    (f64.store offset=16 (local.get $rec) (f64.convert_i64_u (local.get $value)))
+    (i32.or (local.get $checks) (i32.const 4)))
+
+  ;; The key of the line's account (see +24 above): the host resolvers' account is a
+  ;; function of a few bytes, looked up in the key table.
+  (func $key (param $rec i32) (param $newline i32)
+    (local $mode i32) (local $slot i32) (local $start i32) (local $end i32) (local $stop i32) (local $first i32)
+    (local.set $mode (i32.load (i32.const 40)))
+    (if (i32.eqz (local.get $mode))
+      (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (return)))
+    (local.set $end (i32.const -1))
+    ;; x-host-header, else cs(Host): the first present ("-" and empty are not)
+    (local.set $slot (i32.shl (i32.load (i32.const 44)) (i32.const 3)))
+    (if (local.get $slot)
+      (then
+        (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
+        (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
+        (if (i32.eq (local.get $end) (local.get $newline))
+          (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (return)))
+        (if (i32.eqz (call $present (local.get $start) (local.get $end)))
+          (then (local.set $end (i32.const -1))))))
+    (if (i32.lt_s (local.get $end) (i32.const 0))
+      (then
+        (local.set $slot (i32.shl (i32.load (i32.const 48)) (i32.const 3)))
+        (if (i32.eqz (local.get $slot))
+          (then (i32.store offset=24 (local.get $rec) (i32.const -3)) (return)))
+        (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
+        (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
+        (if (i32.eq (local.get $end) (local.get $newline))
+          (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (return)))
+        (if (i32.eqz (call $present (local.get $start) (local.get $end)))
+          (then (i32.store offset=24 (local.get $rec) (i32.const -3)) (return)))))
+    (local.set $stop (local.get $end))
+    (if (i32.eq (local.get $mode) (i32.const 1))
+      (then
+        ;; host label: up to the first dot; a digit or "[" first may be an IP literal
+        (local.set $first (i32.load8_u (local.get $start)))
+        (if (i32.or (i32.lt_u (i32.sub (local.get $first) (i32.const 48)) (i32.const 10)) (i32.eq (local.get $first) (i32.const 91)))
+          (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (return)))
+        (local.set $stop (local.get $start))
+        (block $found
+          (loop $dot
+            (br_if $found (i32.ge_u (local.get $stop) (local.get $end)))
+            (br_if $found (i32.eq (i32.load8_u (local.get $stop)) (i32.const 46)))
+            (local.set $stop (i32.add (local.get $stop) (i32.const 1)))
+            (br $dot)))))
+    (i32.store offset=28 (local.get $rec) (local.get $start))
+    (i32.store offset=32 (local.get $rec) (local.get $stop))
+    (i32.store offset=24 (local.get $rec) (call $find (local.get $start) (local.get $stop) (i32.const -1))))
+
+  (func $present (param $start i32) (param $end i32) (result i32)
+    (i32.or (i32.gt_s (i32.sub (local.get $end) (local.get $start)) (i32.const 1))
+            (i32.and (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 1))
+                     (i32.ne (i32.load8_u (local.get $start)) (i32.const 45)))))
+
+  ;; keyId(start, end, id): the id of the key bytes [start, end) in the key table; when
+  ;; it is not there, remembers it as `id` (and answers `id`), or answers -2 when the
+  ;; key is too long or the table full.
+  (func (export "keyId") (param $start i32) (param $end i32) (param $id i32) (result i32)
+    (call $find (local.get $start) (local.get $end) (local.get $id)))
+
+  ;; The key table, at [52]: 8,192 slots (Int32: entry + 1, 0 free), then 4,096 entries
+  ;; (Int32 offset into the pool, Int32 length), then the pool (64 bytes per entry).
+  ;; [56] holds the number of entries. Finds [start, end); when missing and `id` >= 0,
+  ;; adds it as entry `id` (which must be the number of entries).
+  (func $find (param $start i32) (param $end i32) (param $id i32) (result i32)
+    (local $hash i32) (local $i i32) (local $table i32) (local $slot i32) (local $entry i32) (local $length i32) (local $key i32)
+    (local.set $length (i32.sub (local.get $end) (local.get $start)))
+    (if (i32.gt_u (local.get $length) (i32.const 64)) (then (return (i32.const -2))))
+    (local.set $hash (i32.const 0x811c9dc5))
+    (local.set $i (local.get $start))
+    (block $hashed
+      (loop $bytes
+        (br_if $hashed (i32.ge_u (local.get $i) (local.get $end)))
+        (local.set $hash (i32.mul (i32.xor (local.get $hash) (i32.load8_u (local.get $i))) (i32.const 0x01000193)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $bytes)))
+    (local.set $table (i32.load (i32.const 52)))
+    (local.set $slot (i32.and (i32.xor (local.get $hash) (i32.shr_u (local.get $hash) (i32.const 15))) (i32.const 8191)))
+    (loop $probe
+      (local.set $entry (i32.load (i32.add (local.get $table) (i32.shl (local.get $slot) (i32.const 2)))))
+      (if (i32.eqz (local.get $entry))
+        (then
+          (if (i32.or (i32.lt_s (local.get $id) (i32.const 0)) (i32.ge_u (local.get $id) (i32.const 4096)))
+            (then (return (select (i32.const -1) (i32.const -2) (i32.lt_s (local.get $id) (i32.const 0))))))
+          (local.set $key (i32.add (i32.add (local.get $table) (i32.const 65536)) (i32.shl (local.get $id) (i32.const 6))))
+          (memory.copy (local.get $key) (local.get $start) (local.get $length))
+          (i32.store offset=32768 (i32.add (local.get $table) (i32.shl (local.get $id) (i32.const 3))) (local.get $key))
+          (i32.store offset=32772 (i32.add (local.get $table) (i32.shl (local.get $id) (i32.const 3))) (local.get $length))
+          (i32.store (i32.add (local.get $table) (i32.shl (local.get $slot) (i32.const 2))) (i32.add (local.get $id) (i32.const 1)))
+          (i32.store (i32.const 56) (i32.add (local.get $id) (i32.const 1)))
+          (return (local.get $id))))
+      (local.set $entry (i32.sub (local.get $entry) (i32.const 1)))
+      (if (i32.eq (i32.load offset=32772 (i32.add (local.get $table) (i32.shl (local.get $entry) (i32.const 3)))) (local.get $length))
+        (then
+          (local.set $key (i32.load offset=32768 (i32.add (local.get $table) (i32.shl (local.get $entry) (i32.const 3)))))
+          (local.set $i (i32.const 0))
+          (block $differ
+            (loop $compare
+              (if (i32.ge_u (local.get $i) (local.get $length)) (then (return (local.get $entry))))
+              (br_if $differ (i32.ne (i32.load8_u (i32.add (local.get $key) (local.get $i)))
+                                     (i32.load8_u (i32.add (local.get $start) (local.get $i)))))
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br $compare)))))
+      (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (i32.const 8191)))
+      (br $probe))
+    (unreachable))
+
+  ;; Two ASCII digits as a number, or 100 when either is not a digit.
+  (func $twoDigits (param $at i32) (result i32)
+    (local $tens i32) (local $ones i32)
+    (local.set $tens (i32.sub (i32.load8_u (local.get $at)) (i32.const 48)))
+    (local.set $ones (i32.sub (i32.load8_u offset=1 (local.get $at)) (i32.const 48)))
+    (if (result i32) (i32.or (i32.gt_u (local.get $tens) (i32.const 9)) (i32.gt_u (local.get $ones) (i32.const 9)))
+      (then (i32.const 100))
+      (else (i32.add (i32.mul (local.get $tens) (i32.const 10)) (local.get $ones)))))
+)
