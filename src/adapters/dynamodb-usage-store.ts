@@ -111,6 +111,8 @@ export class DynamoUsageStore implements UsageStore {
     while (switches <= MAX_FORM_SWITCHES && races <= MAX_FORCE_RACES) {
       try {
         if (form === 'force') await this.putTombstones(seen.heads ?? []);
+        // The minute a key is dated with is taken as late as possible: histories stay in time order.
+        options = { ...options, now: this.clock() };
         const output = await this.client.send(new UpdateItemCommand({ ...historyUpdate(form, increment, options, seen), ...this.capacityRequest }));
         this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
         const observation = observeWrite(form, output.Attributes, increment.day, options, increment.key);

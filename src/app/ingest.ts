@@ -194,7 +194,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
 type ApplyResult = IncrementOutcome | 'resumed' | 'not-started';
 
 /** Clocks of consumers may differ a little, and histories count in whole minutes. */
-const CLOCK_MARGIN_MS = 120_000;
+const CLOCK_MARGIN_MS = 300_000;
 
 /**
  * The earliest any attempt of this object can have started, as far as this one knows:
