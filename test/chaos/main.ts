@@ -17,12 +17,13 @@ async function main(): Promise<number> {
       consumers: { type: 'string', default: '3' },
       profile: { type: 'string', default: 'default' },
       hold: { type: 'string', default: '1000' },
+      duplicates: { type: 'string', default: '0.15' },
     },
   });
   const seed = Number(values.seed);
   const objects = Number(values.objects);
   if (!Number.isInteger(seed) || !Number.isInteger(objects) || objects < 1 || (values.profile !== 'default' && values.profile !== 'hot')) {
-    console.error('usage: npm run chaos -- --objects N --seed S [--consumers C] [--profile default|hot] [--hold HOT_INCREMENTS]');
+    console.error('usage: npm run chaos -- --objects N --seed S [--consumers C] [--profile default|hot] [--hold HOT_INCREMENTS] [--duplicates RATE]');
     return 2;
   }
   console.log(`chaos: seed ${seed} (rerun with --seed ${seed})`);
@@ -36,6 +37,7 @@ async function main(): Promise<number> {
       consumers: Number(values.consumers),
       profile: values.profile as 'default' | 'hot',
       holdIncrements: Number(values.hold),
+      duplicateRate: Number(values.duplicates),
       info: { ...stack.info, maxReceiveCount },
       log: (line) => console.log(`chaos: ${line}`),
     });

@@ -44,6 +44,8 @@ export interface ChaosOptions {
   /** Hot profile: increments to the hot accounts a crashed batch waits for (default 1,000: 500 per hot account-day). */
   readonly holdIncrements?: number;
   readonly log?: (line: string) => void;
+  /** Share of objects whose S3 notification is sent twice (default 0.15). */
+  readonly duplicateRate?: number;
 }
 
 export interface ChaosReport {
@@ -192,7 +194,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   // 3. Notifications, some duplicated; in the hot profile the next day's only after the shard switch.
   const bodiesOf = (selected: readonly LogObjectRef[]) =>
     selected.flatMap((ref) => {
-      if (schedule.chance('duplicate', ref.key) >= 0.15) return [s3EventBody([ref])];
+      if (schedule.chance('duplicate', ref.key) >= (options.duplicateRate ?? 0.15)) return [s3EventBody([ref])];
       schedule.record('duplicateNotification');
       return [s3EventBody([ref]), s3EventBody([ref])];
     });
