@@ -150,7 +150,8 @@ export function historyUpdate(
     FORM_CONDITIONS[form](timed),
     'NOT contains(#h, :k)',
     ...(pinned ? ['attribute_not_exists(#p)'] : []),
-    ...(proving ? ['(attribute_not_exists(#h) OR #t[0] < :since)'] : []),
+    // A history below the cap never dropped a key (rolls and forced drops keep it at or above).
+    ...(proving ? ['(attribute_not_exists(#h) OR size(#h) < :cap OR #t[0] < :since)'] : []),
   ];
   // `d` (the same value on every write) puts a new shard in the day index; rewriting it unchanged costs the index nothing.
   const set = [...FORM_UPDATES[form].set, '#u = :now', '#d = :day', ...(pinned ? ['#p = :tm'] : [])];
@@ -239,7 +240,7 @@ export function nextForm(
   const size = history.length;
   const times = item?.[SHARD_ATTRIBUTES.minutes]?.L;
   const oldest = Number(times?.[0]?.N ?? Number.NaN);
-  const reachesBack = options.since === undefined || oldest < historyMinute(options.day, options.since);
+  const reachesBack = options.since === undefined || size < options.cap || oldest < historyMinute(options.day, options.since);
   const kind = reachesBack ? 'retry' : 'unproven';
   if (times === undefined) return { kind, form: 'adopt', size };
   const form = formFor(size, oldest, options.day, options);

@@ -30,6 +30,8 @@ export interface AttemptContext {
   readonly outOfTime?: () => boolean;
   /** When SQS first delivered the message (`ApproximateFirstReceiveTimestamp`). */
   readonly firstReceivedAt?: Date;
+  /** When S3 created the object, as its notification says: no attempt at it can be older. */
+  readonly createdAt?: Date;
 }
 
 export interface IngestSettings {
@@ -216,7 +218,11 @@ function earliestAttempt(attempt: AttemptContext, attempts: readonly AttemptReco
  * of an object with no attempts: nothing can have come before it.
  */
 function unseenSince(attempt: AttemptContext, attempts: readonly AttemptRecord[]): Date | undefined {
-  if (attempt.receiveCount === 1 && attempts.length === 0) return undefined;
+  if (attempt.receiveCount === 1 && attempts.length === 0) {
+    // Even a first receive may follow another copy of the notification (an S3 duplicate, a DLQ
+    // redrive) that died unseen: none can predate the object. Shards that never dropped a key prove it free.
+    return attempt.createdAt === undefined ? undefined : new Date(attempt.createdAt.getTime() - CLOCK_MARGIN_MS);
+  }
   const earliest = Date.parse(earliestAttempt(attempt, attempts, new Date().toISOString()));
   // A record without a bound (written before bounds existed) or an inline run: prove from tombstones alone.
   const unbounded = attempt.receiveCount === undefined || attempts.some((a) => a.since === undefined);
@@ -313,6 +319,7 @@ export async function ingestMessage(
         receiveCount,
         ...(outOfTime === undefined ? {} : { outOfTime }),
         ...(Number.isFinite(firstReceived) && firstReceived > 0 ? { firstReceivedAt: new Date(firstReceived) } : {}),
+        ...(notification.createdAt === undefined ? {} : { createdAt: new Date(notification.createdAt) }),
       });
       objects.push(result);
       deps.log.info(result.status === 'already-done' ? 'object already counted' : 'object counted', {

@@ -8,7 +8,12 @@ import { normaliseEtag, type LogObjectRef } from './log-object';
  *   configured, or records of other event types); acknowledged.
  */
 export type Notification =
-  | { readonly kind: 'objects'; readonly objects: readonly LogObjectRef[] }
+  | {
+      readonly kind: 'objects';
+      readonly objects: readonly LogObjectRef[];
+      /** The earliest event time the notification gives (when S3 created an object): no attempt at them can be older. */
+      readonly createdAt?: string;
+    }
   | { readonly kind: 'skip'; readonly reason: string };
 
 /** A real S3 notification is a few KB; a body this large is not one. */
@@ -64,11 +69,13 @@ function fromJson(parsed: unknown, messageId: string, depth: number): Notificati
 function fromS3Event(records: unknown[], messageId: string): Notification {
   if (records.length === 0) throw new PoisonMessageError(messageId, 'S3 event with no Records');
   const objects: LogObjectRef[] = [];
+  const times: number[] = [];
   records.forEach((record, position) => {
     const where = `Records[${position}]`;
     if (!isObject(record) || !isObject(record.s3)) throw new PoisonMessageError(messageId, `${where} has no s3 section`);
     const eventName = record.eventName;
     if (typeof eventName === 'string' && !eventName.startsWith('ObjectCreated:')) return;
+    if (typeof record.eventTime === 'string' && Number.isFinite(Date.parse(record.eventTime))) times.push(Date.parse(record.eventTime));
     const bucket = isObject(record.s3.bucket) ? record.s3.bucket.name : undefined;
     const object = record.s3.object;
     if (typeof bucket !== 'string' || bucket.length === 0 || !isObject(object) || typeof object.key !== 'string') {
@@ -79,7 +86,7 @@ function fromS3Event(records: unknown[], messageId: string): Notification {
     );
   });
   if (objects.length === 0) return { kind: 'skip', reason: 'no ObjectCreated records' };
-  return { kind: 'objects', objects };
+  return { kind: 'objects', objects, ...createdAt(times) };
 }
 
 function fromEventBridge(event: Json, messageId: string): Notification {
@@ -93,7 +100,16 @@ function fromEventBridge(event: Json, messageId: string): Notification {
     throw new PoisonMessageError(messageId, 'EventBridge event lacks detail.bucket.name or detail.object.key');
   }
   // EventBridge carries the key as it is, unlike S3 event notifications.
-  return { kind: 'objects', objects: [toRef(bucket, object.key, object.etag, object.size, object.sequencer, messageId)] };
+  const time = typeof event.time === 'string' ? Date.parse(event.time) : Number.NaN;
+  return {
+    kind: 'objects',
+    objects: [toRef(bucket, object.key, object.etag, object.size, object.sequencer, messageId)],
+    ...createdAt(Number.isFinite(time) ? [time] : []),
+  };
+}
+
+function createdAt(times: readonly number[]): { createdAt?: string } {
+  return times.length === 0 ? {} : { createdAt: new Date(Math.min(...times)).toISOString() };
 }
 
 function toRef(

@@ -125,7 +125,7 @@ describe('rolling-history update expressions', () => {
   it('in proven mode also requires the history to reach back to the unseen attempt', () => {
     const input = historyUpdate('grow', increment, { ...options, since: new Date('2026-11-21T09:00:00Z') });
 
-    expect(input.ConditionExpression).toMatch(/ AND NOT contains\(#h, :k\) AND \(attribute_not_exists\(#h\) OR #t\[0\] < :since\)$/);
+    expect(input.ConditionExpression).toMatch(/ AND NOT contains\(#h, :k\) AND \(attribute_not_exists\(#h\) OR size\(#h\) < :cap OR #t\[0\] < :since\)$/);
     expect(input.ExpressionAttributeValues?.[':since']).toEqual({ N: '540' });
   });
 
@@ -158,7 +158,9 @@ describe('rolling-history update expressions', () => {
     expect(nextForm(pinnedItem, key, { ...base, pin: 'P#abc' })).toEqual({ kind: 'duplicate', by: 'pin' });
     // Proven mode: the oldest key (minute 599) is not older than the unseen attempt (09:59 = minute 599): the tombstone decides.
     const since = new Date('2026-11-21T09:59:00Z');
-    expect(nextForm(pinnedItem, key, { ...base, since })).toEqual({ kind: 'unproven', form: 'grow', size: 1 });
+    // A history below the cap never dropped anything: it proves any time.
+    expect(nextForm(pinnedItem, key, { ...base, since })).toEqual({ kind: 'retry', form: 'grow', size: 1 });
+    expect(nextForm({ h: { L: [other, other] }, t: { L: [at(599), at(599)] } }, key, { ...base, since })).toEqual({ kind: 'unproven', form: 'grow', size: 2 });
     expect(nextForm({ h: { L: [other] }, t: { L: [at(598)] } }, key, { ...base, since })).toEqual({ kind: 'retry', form: 'grow', size: 1 });
     expect(nextForm(pinnedItem, key, { ...base, pin: 'P#xyz' })).toEqual({ kind: 'retry', form: 'grow', size: 1 });
     expect(nextForm(pinnedItem, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 1 });

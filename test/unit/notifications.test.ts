@@ -19,6 +19,7 @@ describe('parseNotification', () => {
           sequencer: '0A1B2C3D4E5F678901',
         },
       ],
+      createdAt: '2026-11-21T01:05:12.345Z',
     });
   });
 
@@ -42,6 +43,7 @@ describe('parseNotification', () => {
     expect(notification).toEqual({
       kind: 'objects',
       objects: [{ bucket: 'tally-logs', key: 'cloudfront/E2FIXTURE.2026-11-21-00.x+y.gz', etag: 'b1946ac92492d2347c6235b4d2611184', size: 755, sequencer: '00617F08299329D189' }],
+      createdAt: '2026-11-21T01:05:12.000Z',
     });
   });
 
