@@ -55,7 +55,7 @@ describe('tally put', () => {
     const notified = Messages.map((message) => parseNotification(message.Body!, message.MessageId!));
     expect(notified).toHaveLength(2);
     for (const notification of notified) {
-      expect(notification).toEqual({ kind: 'objects', objects: [expect.objectContaining({ bucket: info.bucket, key: first!.object.key, etag: first!.object.etag, size: head.ContentLength })] });
+      expect(notification).toEqual({ kind: 'objects', objects: [expect.objectContaining({ bucket: info.bucket, key: first!.object.key, etag: first!.object.etag, size: head.ContentLength })], createdAt: expect.any(String) });
     }
     expect(second!.object.sequencer! > first!.object.sequencer!).toBe(true);
     // Counted once: the counters equal what one copy of the log holds.
