@@ -1,7 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { UNATTRIBUTED } from './account-id';
 import { compileResolver, resolverKey, type LineResolver, type ResolverKey, type ResolverSpec } from './account-resolver';
-import { FieldLayout, isUsableLayout, isValidTimeBytes, parseByteCountBytes, parseFieldsDirective } from './cloudfront-log';
+import { dayOfNumber, epochDayNumber, epochMillisBytes, FieldLayout, isValidTimeBytes, parseByteCountBytes, parseFieldsDirective } from './cloudfront-log';
 import { isValidDay } from './days';
 import { PoisonObjectError } from './errors';
 import { ALL_CHECKS, BYTES_OK, KEY_NO_HOST, KEY_NONE, KEY_UNKNOWN, LineScanner, NO_LAYOUT, SAME_DAY, TIME_OK } from './line-scanner';
@@ -20,6 +20,8 @@ export interface CountOptions {
    * a line of at most this many bytes is never too long.
    */
   readonly maxLineBytes?: number;
+  /** What the poison error says the log lacks when no line had a usable layout. */
+  readonly headerNeeded?: string;
   /** `js` scans lines without WebAssembly (the tests compare the two). */
   readonly scanner?: 'wasm' | 'js';
 }
@@ -88,7 +90,11 @@ export class LogCounter {
   private keyRows: (TallyRow | undefined)[] = [];
   private keyRowsDay = '';
   private width = 0;
+  /** The column a line's day is read from, and its units per second (0: a `date`). */
   private dateAt = 0;
+  private dayUnits = 0;
+  /** The UTC day number of {@link lastGoodDay} when days come from timestamps. */
+  private lastGoodDayNumber = Number.NaN;
   private timeAt = -1;
   private bytesAt = -1;
   private lastGoodDay = '';
@@ -98,6 +104,8 @@ export class LogCounter {
   private physicalLine = 0;
   private sawUsableLayout = false;
   private unusableLayoutReason = 'no #Fields header before this line';
+  /** What a log must have to be counted, in the poison error of a log that lacks it. */
+  private readonly headerNeeded: string;
   private readonly values: number[];
 
   constructor(private readonly options: CountOptions) {
@@ -111,6 +119,26 @@ export class LogCounter {
     this.words = this.scanner.words;
     this.floats = this.scanner.floats;
     this.line = new LogLine(this.bytes, 0);
+    this.headerNeeded = options.headerNeeded ?? `no #Fields header with ${DAY_FIELDS}`;
+  }
+
+  /**
+   * Sets the columns of the lines that follow, as a `#Fields` line would, for formats
+   * whose field names come from elsewhere (a format's own header, configuration): no
+   * line of the text is counted for it.
+   */
+  setFields(fields: readonly string[]): void {
+    this.useLayout(new FieldLayout(fields));
+  }
+
+  /**
+   * Counts one record that could not be made a line (a JSON line that is no object, a
+   * Parquet row of the wrong shape) as read and malformed, in the place of a line.
+   */
+  malformedRecord(reason: string): void {
+    this.physicalLine++;
+    this.lines.read++;
+    this.malformed(reason);
   }
 
   /** The next bytes of the log's text. */
@@ -134,7 +162,7 @@ export class LogCounter {
     if (this.lines.read > 0 && !this.sawUsableLayout) {
       throw new PoisonObjectError(
         objectName,
-        `not a CloudFront standard log: ${plural(this.lines.read, 'data line')} and no #Fields header with a date field`,
+        `not a CloudFront log: ${plural(this.lines.read, 'data line')} and ${this.headerNeeded}`,
       );
     }
     return { lines: this.lines, tally: this.tally, malformedSamples: this.samples };
@@ -287,10 +315,15 @@ export class LogCounter {
 
   private directive(text: string): void {
     const layout = parseFieldsDirective(text);
-    if (layout === undefined) return;
-    if (!isUsableLayout(layout)) {
+    if (layout !== undefined) this.useLayout(layout);
+  }
+
+  private useLayout(layout: FieldLayout): void {
+    // Lines already written were counted with the layout before.
+    const daySource = layout.daySource;
+    if (daySource === undefined) {
       this.layout = undefined;
-      this.unusableLayoutReason = 'the #Fields header has no date field';
+      this.unusableLayoutReason = `the field list has no ${DAY_FIELDS.replace(/^an? /, '')}`;
       this.columns = [];
       this.scanner.setLayout(NO_LAYOUT);
       return;
@@ -300,8 +333,10 @@ export class LogCounter {
     this.resolve = compileResolver(this.options.resolver, layout, this.options.objectKey);
     this.evaluate = compileRules(this.options.metricRules, layout);
     this.width = layout.width;
-    this.dateAt = layout.index('date')!;
-    this.timeAt = layout.index('time') ?? -1;
+    this.dateAt = layout.index(daySource.field)!;
+    this.dayUnits = daySource.unitsPerSecond;
+    // A timestamp holds the time too.
+    this.timeAt = this.dayUnits === 0 ? (layout.index('time') ?? -1) : -1;
     this.bytesAt = layout.index('sc-bytes') ?? -1;
     const key = resolverKey(this.options.resolver, layout);
     this.key = key;
@@ -431,7 +466,18 @@ export class LogCounter {
     const { bytes, line } = this;
     const { starts, ends } = line;
     let day = this.lastGoodDay;
-    if ((checks & SAME_DAY) === 0) {
+    if ((checks & SAME_DAY) === 0 && this.dayUnits !== 0) {
+      const millis = epochMillisBytes(bytes, starts[this.dateAt]!, ends[this.dateAt]!, this.dayUnits);
+      if (millis < 0) return this.malformedAs(`timestamp "${preview(line.field(this.dateAt))}" is not an epoch time`);
+      const number = epochDayNumber(millis);
+      if (number !== this.lastGoodDayNumber) {
+        // The scanner compares dates as text, never timestamps: the day is told here.
+        this.lastGoodDayNumber = number;
+        this.lastGoodDay = dayOfNumber(number);
+        this.lastGoodDayBytes.fill(0);
+      }
+      day = this.lastGoodDay;
+    } else if ((checks & SAME_DAY) === 0) {
       const dateStart = starts[this.dateAt]!;
       const dateEnd = ends[this.dateAt]!;
       // Consecutive lines nearly always share a day: compare bytes, decode only when it changes.
@@ -475,6 +521,9 @@ export async function countLog(text: AsyncIterable<Uint8Array>, options: CountOp
   for await (const chunk of text) counter.write(chunk);
   return counter.finish(objectName);
 }
+
+/** The fields a day can come from, for errors. */
+const DAY_FIELDS = 'a date, timestamp(ms) or timestamp field';
 
 function sameBytes(bytes: Uint8Array, at: number, expected: Uint8Array): boolean {
   for (let i = 0; i < expected.length; i++) if (bytes[at + i] !== expected[i]) return false;

@@ -54,7 +54,7 @@ describe('tally replay', () => {
     expect(first.stdout).toMatch(/received 5 message\(s\): processed 3, skipped 0, failed 2 \(kept in the DLQ\); deleted from the DLQ 3/);
     expect(first.stdout).toMatch(/increments applied \d+, already applied 3\)/);
     expect(first.stdout).toMatch(/poison +PoisonMessageError: message [\w-]+: body is not JSON/);
-    expect(first.stdout).toMatch(/poison +PoisonObjectError: object s3:\/\/[^ ]+garbage\.gz: not a CloudFront standard log/);
+    expect(first.stdout).toMatch(/poison +PoisonObjectError: object s3:\/\/[^ ]+garbage\.gz: not a CloudFront log/);
     expect(second.stdout).toMatch(/received 2 message\(s\): processed 0, skipped 0, failed 2 \(kept in the DLQ\); deleted from the DLQ 0/);
     expect(await dlqHolds(queues.dlqUrl)).toBe(2);
   });

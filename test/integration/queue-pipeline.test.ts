@@ -44,7 +44,7 @@ describe('the ingest queue end to end (SQS emulator, S3 emulator, DynamoDB Local
     expect(dead.sort()).toEqual([garbageBody, 'not json at all'].sort());
     const errors = logLines.map((line) => JSON.parse(line)).filter((entry) => entry.message === 'message failed');
     expect(errors.some((e) => /message .+: body is not JSON/.test(e.error) && e.poison === true)).toBe(true);
-    expect(errors.some((e) => e.error.includes(`object s3://${info.bucket}/${garbage.key}: not a CloudFront standard log`))).toBe(true);
+    expect(errors.some((e) => e.error.includes(`object s3://${info.bucket}/${garbage.key}: not a CloudFront log`))).toBe(true);
     expect((await readCounters(dynamodb, info.table, account, '2026-11-21'))['2026-11-21']).toMatchObject({ requests: 1, bytes: 42 });
   });
 

@@ -353,7 +353,7 @@ export class LogCounter {
     if (this.lines.read > 0 && !this.sawUsableLayout) {
       throw new PoisonObjectError(
         objectName,
-        `not a CloudFront standard log: ${this.lines.read} data lines and no #Fields header with a date field`,
+        `not a CloudFront log: ${this.lines.read} data lines and no #Fields header with a date, timestamp(ms) or timestamp field`,
       );
     }
     return { lines: this.lines, tally: this.tally, malformedSamples: this.samples };
@@ -364,7 +364,7 @@ export class LogCounter {
     if (layout === undefined) return;
     if (!isUsableLayout(layout)) {
       this.layout = undefined;
-      this.unusableLayoutReason = 'the #Fields header has no date field';
+      this.unusableLayoutReason = 'the field list has no date, timestamp(ms) or timestamp field';
       return;
     }
     this.layout = layout;

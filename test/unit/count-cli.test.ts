@@ -57,7 +57,7 @@ describe('tally count', () => {
         (error: { stderr: string }) => error.stderr,
       );
 
-      expect(failure).toContain(`file ${file}: not a CloudFront standard log: 1 data line and no #Fields header`);
+      expect(failure).toContain(`file ${file}: not a CloudFront log: 1 data line and no #Fields header`);
       expect(failure).not.toMatch(/\bobject\b/);
     } finally {
       rmSync(dir, { recursive: true, force: true });

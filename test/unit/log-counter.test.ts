@@ -86,7 +86,7 @@ describe('CloudFront log counting', () => {
 
   it.each([
     ['data lines but no #Fields header', 'no-fields-header.log.gz', /no #Fields header/],
-    ['binary garbage', 'not-a-log.bin', /not a CloudFront standard log/],
+    ['binary garbage', 'not-a-log.bin', /not a CloudFront log/],
     ['a truncated gzip stream', 'truncated.log.gz', /cannot gunzip/],
   ])('rejects %s as a poison object naming it', async (_, name, reason) => {
     const counting = countFile(name);
