@@ -130,21 +130,31 @@ function estimates(tally: UsageTally, rate: number): UsageTally {
   return scaled;
 }
 
-/** The first chunks of a text up to its first character that is not a byte order mark or white space. */
+/** Bytes of a text looked at to tell its format. */
+const SNIFF_BYTES = 64 * 1024;
+/** Lines of those looked at for a JSON object. */
+const SNIFF_LINES = 16;
+
+/**
+ * The first chunks of a text (at least {@link SNIFF_BYTES} of it, or all) and what they
+ * show: `#` when the first character that is no byte order mark or white space is a
+ * `#`; `{` when one of the first lines starts with `{`, so that a JSON log whose first
+ * line is damaged is still read as JSON; else that first character.
+ */
 async function openingOf(iterator: AsyncIterator<Uint8Array>): Promise<{ chunks: Uint8Array[]; first: number | undefined }> {
   const chunks: Uint8Array[] = [];
-  let seen = 0;
-  for (;;) {
+  let held = 0;
+  while (held < SNIFF_BYTES) {
     const step = await iterator.next();
-    if (step.done) return { chunks, first: undefined };
+    if (step.done) break;
     chunks.push(step.value);
-    for (const byte of step.value) {
-      const bom = seen < 3 && byte === [0xef, 0xbb, 0xbf][seen];
-      seen++;
-      if (bom || byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) continue;
-      return { chunks, first: byte };
-    }
+    held += step.value.length;
   }
+  const text = Buffer.concat(chunks).subarray(0, SNIFF_BYTES).toString('latin1').replace(/^\xef\xbb\xbf/, '');
+  const first = /\S/.exec(text)?.[0];
+  if (first === undefined || first === '#') return { chunks, first: first?.charCodeAt(0) };
+  const json = text.split('\n', SNIFF_LINES).some((line) => line.trimStart().startsWith('{'));
+  return { chunks, first: json ? 0x7b : first.charCodeAt(0) };
 }
 
 /** Reads one line of text (no line break) into records. */
