@@ -1,3 +1,4 @@
+import { countsEstimates } from '../domain/log-fields';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsCredentialIdentity } from '@aws-sdk/types';
@@ -22,7 +23,7 @@ export function createCloserDeps(config: CloserConfig, clients: AwsClients, log:
     ...(config.webhookQueueUrl === undefined ? {} : { outbox: new SqsWebhookOutbox({ client: clients.sqs, queueUrl: config.webhookQueueUrl }) }),
     log,
     graceHours: config.tally.closeGraceHours,
-    metricNames: metricNames(config.tally.metricRules),
+    metricNames: metricNames(config.tally.metricRules, { estimates: countsEstimates(config.tally.logFormat) }),
     scope: config.tally.tableName,
     // An ingest attempt holds its message at most this long (function timeout plus one heartbeat).
     settleSeconds: config.tally.visibilityTimeoutSeconds,

@@ -1,3 +1,4 @@
+import { countsEstimates } from '../domain/log-fields';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { AwsCredentialIdentity } from '@aws-sdk/types';
@@ -56,7 +57,7 @@ export async function createUsageApiDeps(config: UsageApiConfig, clients: UsageA
     reader: new DynamoUsageReader({ client: clients.dynamodb, tableName: config.tally.tableName }),
     verifier: new JoseTokenVerifier(key, { audience: config.jwt.audience, issuer: config.jwt.issuer }),
     log,
-    metricNames: metricNames(config.tally.metricRules),
+    metricNames: metricNames(config.tally.metricRules, { estimates: countsEstimates(config.tally.logFormat) }),
     corsOrigins: config.corsOrigins,
   };
 }

@@ -3,7 +3,7 @@ import { parseCloudFrontKey } from '../domain/cloudfront-key';
 import { addDays } from '../domain/days';
 import { describeError, PoisonObjectError } from '../domain/errors';
 import { countObject } from '../domain/log-formats';
-import type { LogFormatSettings } from '../domain/log-fields';
+import { countsEstimates, type LogFormatSettings } from '../domain/log-fields';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import { metricNames, type MetricRule } from '../domain/metric-rules';
 import { accountDayKey, reconcile, type ReconcileRow, type ServedDay } from '../domain/reconciliation';
@@ -68,7 +68,7 @@ export interface ReconcileReport {
 export async function reconcileUsage(options: ReconcileOptions): Promise<ReconcileReport> {
   const { from, to } = options;
   const progress = options.progress ?? noProgress;
-  const names = metricNames(options.metricRules);
+  const names = metricNames(options.metricRules, { estimates: countsEstimates(options.logFormat) });
   const recount = new UsageTally(names);
   const objects: ReconcileReport['objects'] = { read: 0, poison: [], failed: [], notCounted: [] };
 

@@ -1,3 +1,4 @@
+import { countsEstimates } from '../domain/log-fields';
 import type { TallyConfig } from '../adapters/config';
 import { metricNames } from '../domain/metric-rules';
 import { formatShards } from '../domain/idempotency-key';
@@ -9,7 +10,7 @@ import { formatShards } from '../domain/idempotency-key';
 export function describeIngestSettings(config: TallyConfig): string {
   const resolver = config.resolver.kind;
   return (
-    `resolver ${resolver}, metrics ${metricNames(config.metricRules).join(', ')}, ` +
+    `resolver ${resolver}, metrics ${metricNames(config.metricRules, { estimates: countsEstimates(config.logFormat) }).join(', ')}, ` +
     `${formatShards(config.keyScheme)} shards, ${config.keyScheme.keyBytes}-byte keys, cap ${config.historyCap}`
   );
 }

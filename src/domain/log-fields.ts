@@ -117,3 +117,8 @@ export function missingFields(fields: readonly string[], resolver: ResolverSpec,
   }
   return missing;
 }
+
+/** Whether logs read with these settings may be sampled: their counts are then kept as estimates. */
+export function countsEstimates(settings: LogFormatSettings | undefined): boolean {
+  return settings?.headerless?.preset === 'realtime' && settings.samplingRate !== undefined && settings.samplingRate < 100;
+}

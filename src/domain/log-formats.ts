@@ -1,7 +1,7 @@
 import { parseFieldsDirective } from './cloudfront-log';
 import type { ResolverSpec } from './account-resolver';
-import { DEFAULT_DELIMITER, type LogFormatSettings } from './log-fields';
-import type { MetricRule } from './metric-rules';
+import { countsEstimates, DEFAULT_DELIMITER, type LogFormatSettings } from './log-fields';
+import { ESTIMATED_PREFIX, type MetricRule } from './metric-rules';
 import { DEFAULT_MAX_LINE_BYTES, LogCounter, type CountOptions, type LogCount } from './log-counter';
 import { RecordLines, type LogContent } from './log-records';
 import { UsageTally } from './usage-tally';
@@ -23,12 +23,7 @@ export interface FormatCount extends LogCount {
 
 /** The name under which an estimate of `metric` (from sampled logs) is kept. */
 export function estimatedMetric(metric: string): string {
-  return `estimated_${metric}`;
-}
-
-/** Whether a metric holds estimates (see {@link estimatedMetric}). */
-export function isEstimatedMetric(metric: string): boolean {
-  return metric.startsWith('estimated_');
+  return `${ESTIMATED_PREFIX}${metric}`;
 }
 
 /** How the consumer reads logs: what every path that counts an object (ingest, reconcile, the DLQ) must share. */
@@ -111,8 +106,8 @@ async function countText(text: AsyncIterable<Uint8Array>, options: FormatOptions
   }
   const count = counter.finish(objectName);
   const rate = settings.samplingRate;
-  if (format === 'headerless' && headerless!.preset === 'realtime' && rate !== undefined && rate < 100) {
-    return { ...count, tally: estimates(count.tally, rate), format, samplingRate: rate };
+  if (format === 'headerless' && countsEstimates(settings)) {
+    return { ...count, tally: estimates(count.tally, rate!), format, samplingRate: rate! };
   }
   return { ...count, format };
 }

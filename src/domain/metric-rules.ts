@@ -40,7 +40,7 @@ export function validateMetricRules(input: unknown): MetricRule[] {
     if (typeof name !== 'string' || !METRIC_NAME.test(name)) {
       throw new ConfigError(`metric rule ${position}: name must match ${METRIC_NAME.source}`);
     }
-    if (BASE.has(name) || !isShardMetric(name) || names.has(name)) {
+    if (BASE.has(name) || !isShardMetric(name) || names.has(name) || name.startsWith(ESTIMATED_PREFIX)) {
       throw new ConfigError(`metric rule ${position}: name "${name}" is reserved or repeated`);
     }
     names.add(name);
@@ -59,9 +59,17 @@ export function validateMetricRules(input: unknown): MetricRule[] {
   });
 }
 
-/** Names of all metrics, base first, in the order values are reported. */
-export function metricNames(rules: readonly MetricRule[]): string[] {
-  return [...BASE_METRICS, ...rules.map((rule) => rule.name)];
+/** The prefix of metrics that hold estimates from sampled real-time logs (`estimated_requests`). */
+export const ESTIMATED_PREFIX = 'estimated_';
+
+/**
+ * Names of all metrics, base first, in the order values are reported. With `estimates`
+ * (a sampled real-time log source is configured), each has an `estimated_` twin after
+ * them, holding what sampled logs measured, scaled up, apart from exact counts.
+ */
+export function metricNames(rules: readonly MetricRule[], options: { estimates?: boolean } = {}): string[] {
+  const names = [...BASE_METRICS, ...rules.map((rule) => rule.name)];
+  return options.estimates === true ? [...names, ...names.map((name) => `${ESTIMATED_PREFIX}${name}`)] : names;
 }
 
 /** Adds one line's values for the configured rules into `values` (offset past the base metrics). */

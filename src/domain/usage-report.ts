@@ -1,4 +1,4 @@
-import { BASE_METRICS } from './metric-rules';
+import { BASE_METRICS, ESTIMATED_PREFIX } from './metric-rules';
 import { daysBetweenInclusive, eachDay } from './days';
 import type { UsageRecord } from './usage-records';
 import type { Granularity } from './usage-query';
@@ -65,6 +65,11 @@ export interface UsageReport {
   readonly granularity: Granularity;
   /** Metric names in display order: `requests`, `bytes`, then the others alphabetically. */
   readonly metricNames: string[];
+  /**
+   * Of those, the metrics that hold estimates (`estimated_<metric>`): counts of sampled
+   * real-time logs scaled up by the sampling rate, kept apart from exact counts.
+   */
+  readonly estimatedMetrics: string[];
   /** Every day of the range, in order, zeros where nothing was counted. */
   readonly days: DayUsage[];
   /** Only with granularity `month`: every calendar month the range touches, in order. */
@@ -171,6 +176,7 @@ export function buildUsageReport(input: UsageReportInput): UsageReport {
     to,
     granularity: input.granularity,
     metricNames: names,
+    estimatedMetrics: names.filter((name) => name.startsWith(ESTIMATED_PREFIX)),
     days,
     ...(input.granularity === 'month' ? { months: groupByMonth(days, names) } : {}),
     totals: addValues(names, measuredTotals, adjustmentTotals),

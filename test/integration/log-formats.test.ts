@@ -1,5 +1,11 @@
 import type { SQSEvent } from 'aws-lambda';
 import { ingestBatch } from '../../src/app/ingest';
+import { silentLog } from '../../src/app/log';
+import { handleUsageApiRequest } from '../../src/app/usage-api';
+import { mintToken } from '../../src/adapters/jwt-tokens';
+import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
+import { usageApiEvent } from '../support/api-events';
+import { TEST_SECRET } from '../support/tokens';
 import { expectedUsage, firehoseKey, gzip, jsonLog, legacyLog, PLAIN_FIELDS, plainLog, REALTIME_FIELDS_SETTING, realtimeLog, traffic, w3cLog, type Request } from '../support/log-formats';
 import { nonZero, putLogObject, readCounters, s3NotificationMessage, testIngestDeps, testClients, testStackInfo, uniqueId } from '../support/stack';
 
@@ -73,5 +79,26 @@ describe('every CloudFront log format through S3, the ingest handler and DynamoD
     expect(result.results[0]?.outcome).toBe('failed');
     expect(result.results[0]?.error?.message).toMatch(/not a CloudFront log: 5 data lines and no #Fields header .*TALLY_LOG_FIELDS/);
     expect(await countersOf([account])).toEqual({ account0: {} });
+  });
+
+  it('keeps counts of sampled real-time logs apart as estimates, which the API names as such', async () => {
+    const account = uniqueId('sampled');
+    const requests = traffic(200, [account], 5);
+    const exact = expectedUsage(requests)[account]!;
+    const env = { TALLY_METRICS: '[]', TALLY_LOG_FIELDS: REALTIME_FIELDS_SETTING, TALLY_SAMPLING_RATE: '25' };
+    const ref = await putLogObject(firehoseKey('realtime/', new Date(Date.UTC(2026, 10, 20, 22, 7, 0)), 'tally-rt-sampled'), gzip(realtimeLog(requests)));
+
+    const result = await ingestBatch(batch(s3NotificationMessage(ref)), testIngestDeps(env));
+    const api = await createLocalUsageApiDeps(info, TEST_SECRET, silentLog, env);
+    const token = await mintToken(TEST_SECRET, { accounts: [account], ttlSeconds: 300, subject: 'formats' });
+    const response = await handleUsageApiRequest(usageApiEvent({ accountId: account, token, query: { from: '2026-11-20', to: '2026-11-21' } }), api);
+    const report = JSON.parse(response.body!);
+
+    expect(result.batchItemFailures).toEqual([]);
+    expect(response.statusCode).toBe(200);
+    expect(report.estimatedMetrics).toEqual(['estimated_bytes', 'estimated_requests']);
+    for (const day of report.days) {
+      expect(day.metrics).toEqual({ requests: 0, bytes: 0, estimated_requests: exact[day.day]!.requests * 4, estimated_bytes: exact[day.day]!.bytes * 4 });
+    }
   });
 });

@@ -58,6 +58,13 @@ describe('dashboard formatting', () => {
     expect(metricLabel('authorization_requests')).toBe('Authorization requests');
   });
 
+  it('marks estimates from sampled real-time logs as estimates, bytes still in units', () => {
+    expect(metricLabel('estimated_requests')).toBe('Requests (estimated from sampled logs)');
+    expect(metricLabel('estimated_authorization_requests')).toBe('Authorization requests (estimated from sampled logs)');
+    expect(readableValue(2_300_000_000, 'estimated_bytes')).toBe(readableValue(2_300_000_000, 'bytes'));
+    expect(exactTitle(1_734_221, 'estimated_bytes')).toBe('1,734,221 bytes');
+  });
+
   it('writes UTC days the same in every time zone', () => {
     expect(longDay('2026-01-08')).toBe('Thu, Jan 8, 2026');
     expect(shortDay('2026-01-08')).toBe('Jan 8');

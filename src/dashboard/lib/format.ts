@@ -4,12 +4,16 @@
  */
 
 const METRIC_LABELS: Readonly<Record<string, string>> = { requests: 'Requests', bytes: 'Bytes' };
+/** The prefix of metrics that hold estimates (see estimatedMetric in src/domain/log-formats.ts). */
+const ESTIMATED = 'estimated_';
 const BYTE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'] as const;
 const exactFormat = new Intl.NumberFormat('en-US');
 const compactFormat = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });
 
 /** The heading of a metric: `bytes` → `Bytes`, `authorization_requests` → `Authorization requests`. */
 export function metricLabel(name: string): string {
+  // Counts of sampled real-time logs, scaled up: never shown as if they were exact.
+  if (name.startsWith(ESTIMATED)) return `${metricLabel(name.slice(ESTIMATED.length))} (estimated from sampled logs)`;
   const known = METRIC_LABELS[name];
   if (known !== undefined) return known;
   const words = name.replace(/_/g, ' ');
@@ -42,9 +46,14 @@ export function humanBytes(n: number): string {
   return `${n < 0 ? '-' : ''}${text} ${BYTE_UNITS[unit]}`;
 }
 
+/** Whether a metric counts bytes (`bytes`, or its estimate). */
+function isByteMetric(metric: string): boolean {
+  return metric === 'bytes' || metric === `${ESTIMATED}bytes`;
+}
+
 /** A value as the cards and the table show it: bytes in units, counts with every digit. */
 export function readableValue(n: number, metric: string): string {
-  return metric === 'bytes' ? humanBytes(n) : exactNumber(n);
+  return isByteMetric(metric) ? humanBytes(n) : exactNumber(n);
 }
 
 /** The same with a sign, for changes: `+1.2 KB`, `-12`. */
@@ -54,12 +63,12 @@ export function signedValue(n: number, metric: string): string {
 
 /** The exact value behind a readable one, for a hover title: `1,734,221 bytes`. */
 export function exactTitle(n: number, metric: string): string {
-  return `${exactNumber(n)} ${metric === 'bytes' ? 'bytes' : metricLabel(metric).toLowerCase()}`;
+  return `${exactNumber(n)} ${isByteMetric(metric) ? 'bytes' : metricLabel(metric).toLowerCase()}`;
 }
 
 /** A short axis label: `12K`, `1.2M`, or bytes in units. */
 export function axisValue(n: number, metric: string): string {
-  return metric === 'bytes' ? humanBytes(n) : compactFormat.format(n);
+  return isByteMetric(metric) ? humanBytes(n) : compactFormat.format(n);
 }
 
 const utcDate = (day: string): Date => new Date(`${day}T00:00:00Z`);
