@@ -1,4 +1,4 @@
-import { parseFieldsDirective } from './cloudfront-log';
+import { fieldKey, parseFieldsDirective } from './cloudfront-log';
 import type { ResolverSpec } from './account-resolver';
 import { countsEstimates, DEFAULT_DELIMITER, type LogFormatSettings } from './log-fields';
 import { ESTIMATED_PREFIX, type MetricRule } from './metric-rules';
@@ -96,6 +96,10 @@ async function countText(text: AsyncIterable<Uint8Array>, options: FormatOptions
   if (format !== 'json' && delimiter === '\t') {
     // Tab-separated lines are what the counter reads itself, at full speed.
     for await (const chunk of rest) counter.write(chunk);
+  } else if (format !== 'json' && isSingleByte(delimiter)) {
+    // One ASCII byte between fields: made a tab on the fly (a tab in a value becomes %09).
+    const swap = new DelimiterSwap(delimiter.charCodeAt(0));
+    for await (const chunk of rest) counter.write(swap.tabs(chunk));
   } else {
     const lines = new RecordLines(counter);
     const reader = format === 'json' ? new JsonLines(lines) : new DelimitedLines(lines, delimiter, format === 'headerless' ? headerless!.fields : undefined);
@@ -239,13 +243,19 @@ class LineSplitter {
 
 /**
  * JSON lines: each line one object of field -> value (v2 JSON: every value a string,
- * `-` for none). The object's keys are its fields; lines whose keys differ from the
- * line before set new fields, as a new `#Fields` line would.
+ * `-` for none). The object's keys are its fields. Lines whose keys differ from the line
+ * before set new fields, as a new `#Fields` line would, unless they name the same fields
+ * read (`DistributionId` on one line and `distributionid` on the next): then only where
+ * the values are looked up changes.
  */
 class JsonLines implements LineReader {
   private keys: readonly string[] = [];
-  private needed: readonly string[] = [];
+  /** The fields the counter reads, as the current lines spell them, and as field keys. */
+  private names: readonly string[] = [];
+  private fieldKeys = '';
   private values: unknown[] = [];
+  /** The fields read for each set of keys seen, so that alternating key sets cost a lookup. */
+  private readonly chosen = new Map<string, readonly string[]>();
 
   constructor(private readonly lines: RecordLines) {}
 
@@ -261,14 +271,28 @@ class JsonLines implements LineReader {
     }
     const record = value as Record<string, unknown>;
     const keys = Object.keys(record);
-    if (!sameKeys(keys, this.keys)) {
-      this.keys = keys;
-      this.needed = this.lines.fields(keys);
-      this.values = new Array<unknown>(this.needed.length);
-    }
-    const { needed, values } = this;
-    for (let i = 0; i < needed.length; i++) values[i] = record[needed[i]!];
+    if (!sameKeys(keys, this.keys)) this.use(keys);
+    const { names, values } = this;
+    for (let i = 0; i < names.length; i++) values[i] = record[names[i]!];
     this.lines.record(values);
+  }
+
+  private use(keys: readonly string[]): void {
+    this.keys = keys;
+    const signature = keys.join('\n');
+    let names = this.chosen.get(signature);
+    if (names === undefined) {
+      if (this.chosen.size >= 64) this.chosen.clear();
+      names = this.lines.fieldsRead(keys);
+      this.chosen.set(signature, names);
+    }
+    const fieldKeys = names.map(fieldKey).join(' ');
+    if (fieldKeys !== this.fieldKeys) {
+      this.lines.setFields(names);
+      this.fieldKeys = fieldKeys;
+      this.values = new Array<unknown>(names.length);
+    }
+    this.names = names;
   }
 }
 
@@ -311,6 +335,48 @@ class DelimitedLines implements LineReader {
     const needed = this.lines.fields(fields);
     this.columns = needed.map((name) => fields.indexOf(name));
     this.values = new Array<string>(needed.length);
+  }
+}
+
+function isSingleByte(delimiter: string): boolean {
+  return delimiter.length === 1 && delimiter.charCodeAt(0) < 0x80;
+}
+
+/**
+ * Rewrites lines whose fields are separated by one ASCII byte as tab-separated lines,
+ * byte for byte: the delimiter becomes a tab, a tab inside a value `%09` (as CloudFront
+ * encodes one), everything else is kept, so the counter reads them at its own speed.
+ * `#Fields` lines come through whole (their names are separated by spaces or tabs).
+ */
+class DelimiterSwap {
+  private out = new Uint8Array(0);
+  /** Whether the bytes being passed are of a `#` line (the chunk may have cut it). */
+  private directive = false;
+  private lineStart = true;
+
+  constructor(private readonly delimiter: number) {}
+
+  tabs(chunk: Uint8Array): Uint8Array {
+    if (this.out.length < chunk.length * 3) this.out = new Uint8Array(chunk.length * 3);
+    const { out, delimiter } = this;
+    let used = 0;
+    let directive = this.directive;
+    let lineStart = this.lineStart;
+    for (let i = 0; i < chunk.length; i++) {
+      const byte = chunk[i]!;
+      if (lineStart) directive = byte === 35 /* # */;
+      lineStart = byte === 10;
+      if (directive || (byte !== delimiter && byte !== 9)) out[used++] = byte;
+      else if (byte === delimiter) out[used++] = 9;
+      else {
+        out[used++] = 37; /* % */
+        out[used++] = 48; /* 0 */
+        out[used++] = 57; /* 9 */
+      }
+    }
+    this.directive = directive;
+    this.lineStart = lineStart;
+    return out.subarray(0, used);
   }
 }
 

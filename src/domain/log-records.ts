@@ -50,9 +50,14 @@ export class RecordLines implements RecordSink {
   constructor(private readonly counter: LogCounter) {}
 
   fields(names: readonly string[]): readonly string[] {
-    const needed = this.counter.fieldsRead(names);
+    const needed = this.fieldsRead(names);
     this.setFields(needed);
     return needed;
+  }
+
+  /** Of `names`, the fields counting reads (see LogCounter.fieldsRead); sets nothing. */
+  fieldsRead(names: readonly string[]): readonly string[] {
+    return this.counter.fieldsRead(names);
   }
 
   /** Sets the fields of the records that follow (all of them are read). */

@@ -10,6 +10,7 @@ const FORMATS = {
   w3c: { render: w3cLog, bad: '200\tacme.x.com\tsoon\t/a\t1\tGET\tE3\n', options: {} },
   json: { render: jsonLog, bad: '["not", "an", "object"]\n', options: {} },
   plain: { render: (r: readonly Request[]) => plainLog(r, '|'), bad: '1763683200|7\n', options: { format: { headerless: parseLogFields(PLAIN_FIELDS), delimiter: '|' } } },
+  plainMulti: { render: (r: readonly Request[]) => plainLog(r, '<|>'), bad: '1763683200<|>7\n', options: { format: { headerless: parseLogFields(PLAIN_FIELDS), delimiter: '<|>' } } },
   realtime: { render: realtimeLog, bad: 'x.y\t200\t1\tGET\th\t/a\tacme.x.com\n', options: { format: { headerless: parseLogFields(REALTIME_FIELDS_SETTING) } } },
 } as const;
 

@@ -106,7 +106,15 @@ describe('bad input per format: a clear reason, every line accounted for', () =>
     const result = await count(`${plainLog(requests.slice(0, 2))}1763683200|5\n`, { format: { headerless: parseLogFields(PLAIN_FIELDS), delimiter: '|' } });
 
     expect(result.lines).toMatchObject({ read: 3, counted: 2, malformed: 1 });
-    expect(result.malformedSamples[0]?.reason).toBe('2 fields where the field list names 6');
+    expect(result.malformedSamples[0]?.reason).toMatch(/^2 fields where .* names 6$/);
+  });
+
+  it('keeps a tab inside a value of a |-delimited line within its field', async () => {
+    const rules = [{ name: 'tabbed', path: '/a\tb' }];
+    const result = await count('1763683200|5|acme.x.com|/a\tb|GET|200\n', { metricRules: rules, format: { headerless: parseLogFields(PLAIN_FIELDS), delimiter: '|' } });
+
+    expect(result.lines).toMatchObject({ read: 1, counted: 1 });
+    expect(result.tally.usage()[0]?.metrics).toEqual({ requests: 1, bytes: 5, tabbed: 1 });
   });
 
   it('counts an over-long JSON line as malformed without holding it', async () => {
