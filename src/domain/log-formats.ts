@@ -158,7 +158,8 @@ async function openingOf(iterator: AsyncIterator<Uint8Array>): Promise<{ chunks:
 
 /** Reads one line of text (no line break) into records. */
 interface LineReader {
-  line(text: string, lineNumber: number): void;
+  /** The line's bytes `[start, end)` (no line break, no trailing CR): not all white space. */
+  line(bytes: Buffer, start: number, end: number): void;
 }
 
 /**
@@ -193,7 +194,8 @@ class LineSplitter {
         this.hold(bytes.subarray(at));
         return;
       }
-      this.complete(bytes.subarray(at, newline));
+      if (this.pendingBytes === 0 && !this.skipping) this.whole(bytes, at, newline);
+      else this.complete(bytes.subarray(at, newline));
       at = newline + 1;
     }
   }
@@ -219,8 +221,8 @@ class LineSplitter {
   }
 
   private complete(last: Buffer): void {
-    this.lineNumber++;
     if (this.skipping) {
+      this.lineNumber++;
       const length = this.skipped + last.length;
       this.skipping = false;
       this.skipped = 0;
@@ -230,14 +232,19 @@ class LineSplitter {
     const whole = this.pendingBytes === 0 ? last : Buffer.concat([...this.pending, last]);
     this.pending = [];
     this.pendingBytes = 0;
-    if (whole.length > this.maxLineBytes) {
-      this.lines.malformed(`line of ${whole.length} bytes is longer than ${this.maxLineBytes}`);
+    this.whole(whole, 0, whole.length);
+  }
+
+  /** A whole line, `bytes[start, end)` without its line break. */
+  private whole(bytes: Buffer, start: number, end: number): void {
+    this.lineNumber++;
+    if (end - start > this.maxLineBytes) {
+      this.lines.malformed(`line of ${end - start} bytes is longer than ${this.maxLineBytes}`);
       return;
     }
-    let text = whole.toString('utf8');
-    if (text.endsWith('\r')) text = text.slice(0, -1);
-    if (text.trim() === '') return;
-    this.reader.line(text, this.lineNumber);
+    if (end > start && bytes[end - 1] === 13 /* CR */) end--;
+    if (isBlank(bytes, start, end)) return;
+    this.reader.line(bytes, start, end);
   }
 }
 
@@ -256,10 +263,19 @@ class JsonLines implements LineReader {
   private values: unknown[] = [];
   /** The fields read for each set of keys seen, so that alternating key sets cost a lookup. */
   private readonly chosen = new Map<string, readonly string[]>();
+  /** Per pair of the line {@link fast} took apart: key start, key end, value start, value end. */
+  private readonly pairs: number[] = [];
+  /** The key sets of the last lines read fast (most recent first): their bytes, ends, names and where each field read comes from. */
+  private keySets: KeySet[] = [];
+  private current: KeySet | undefined;
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
 
   constructor(private readonly lines: RecordLines) {}
 
-  line(text: string): void {
+  line(bytes: Buffer, start: number, end: number): void {
+    if (this.fast(bytes, start, end)) return;
+    const text = bytes.toString('utf8', start, end);
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -272,9 +288,96 @@ class JsonLines implements LineReader {
     const record = value as Record<string, unknown>;
     const keys = Object.keys(record);
     if (!sameKeys(keys, this.keys)) this.use(keys);
+    this.current = undefined;
     const { names, values } = this;
     for (let i = 0; i < names.length; i++) values[i] = record[names[i]!];
     this.lines.record(values);
+  }
+
+  /**
+   * Reads the common line from its bytes, without JSON.parse: a flat object whose keys
+   * and values are strings with no escape and no control character, which is what
+   * CloudFront writes. Its keys are compared as bytes with the line before; the values
+   * read are copied as they are (valid UTF-8, with no tab or line break in them). Returns
+   * false for any other line, which JSON.parse then reads, or refuses.
+   */
+  private fast(bytes: Buffer, start: number, end: number): boolean {
+    const pairs = this.pairs;
+    let i = skipSpace(bytes, start, end);
+    if (bytes[i] !== 0x7b /* { */) return false;
+    i = skipSpace(bytes, i + 1, end);
+    let count = 0;
+    for (;;) {
+      if (bytes[i] !== 0x22 /* " */) return false;
+      const keyEnd = stringEnd(bytes, i + 1, end);
+      if (keyEnd < 0) return false;
+      const keyStart = i + 1;
+      i = skipSpace(bytes, keyEnd + 1, end);
+      if (bytes[i] !== 0x3a /* : */) return false;
+      i = skipSpace(bytes, i + 1, end);
+      if (bytes[i] !== 0x22) return false;
+      const valueEnd = stringEnd(bytes, i + 1, end);
+      if (valueEnd < 0) return false;
+      const at = count * 4;
+      pairs[at] = keyStart;
+      pairs[at + 1] = keyEnd;
+      pairs[at + 2] = i + 1;
+      pairs[at + 3] = valueEnd;
+      count++;
+      i = skipSpace(bytes, valueEnd + 1, end);
+      if (bytes[i] === 0x2c /* , */) {
+        i = skipSpace(bytes, i + 1, end);
+        continue;
+      }
+      if (bytes[i] !== 0x7d /* } */ || skipSpace(bytes, i + 1, end) !== end) return false;
+      break;
+    }
+    const keySet = this.keySetOf(bytes, count);
+    if (keySet === undefined) return false;
+    const pairOf = keySet.pairOf;
+    const { starts, ends } = this;
+    for (let f = 0; f < pairOf.length; f++) {
+      const pair = pairOf[f]!;
+      starts[f] = pair < 0 ? 0 : pairs[pair * 4 + 2]!;
+      ends[f] = pair < 0 ? 0 : pairs[pair * 4 + 3]!;
+    }
+    this.lines.recordBytes(bytes, starts, ends);
+    return true;
+  }
+
+  /**
+   * The key set of the line whose `count` keys {@link fast} found, made current: one of
+   * the last few (compared as bytes), or a new one. Undefined when a key repeats (JSON.parse
+   * keeps the last of repeated keys: such lines are left to it).
+   */
+  private keySetOf(bytes: Buffer, count: number): KeySet | undefined {
+    const current = this.current;
+    if (current !== undefined && sameKeyBytes(current, bytes, this.pairs, count)) return current;
+    let found = this.keySets.find((set) => sameKeyBytes(set, bytes, this.pairs, count));
+    if (found === undefined) {
+      const keys: string[] = [];
+      for (let k = 0; k < count; k++) keys.push(bytes.toString('utf8', this.pairs[k * 4]!, this.pairs[k * 4 + 1]!));
+      if (new Set(keys).size !== keys.length) return undefined;
+      this.use(keys);
+      let at = 0;
+      found = {
+        keyBytes: Buffer.concat(keys.map((key) => Buffer.from(key, 'utf8'))),
+        keyEnds: keys.map((key) => (at += Buffer.byteLength(key, 'utf8'))),
+        keys,
+        names: this.names,
+        fieldKeys: this.fieldKeys,
+        pairOf: this.names.map((name) => keys.indexOf(name)),
+      };
+      this.keySets = [found, ...this.keySets.slice(0, KEY_SETS_KEPT - 1)];
+    } else if (found.fieldKeys !== this.fieldKeys) {
+      this.use(found.keys);
+    } else {
+      // The same fields read, spelt otherwise (DistributionId, distributionid): no new layout.
+      this.keys = found.keys;
+      this.names = found.names;
+    }
+    this.current = found;
+    return found;
   }
 
   private use(keys: readonly string[]): void {
@@ -315,7 +418,8 @@ class DelimitedLines implements LineReader {
     if (fields !== undefined) this.use(fields);
   }
 
-  line(text: string): void {
+  line(bytes: Buffer, start: number, end: number): void {
+    const text = bytes.toString('utf8', start, end);
     if (text.startsWith('#')) {
       const layout = parseFieldsDirective(text);
       if (layout !== undefined) this.use(layout.fields);
@@ -378,6 +482,59 @@ class DelimiterSwap {
     this.lineStart = lineStart;
     return out.subarray(0, used);
   }
+}
+
+/** Key sets of JSON lines remembered by their bytes. */
+const KEY_SETS_KEPT = 4;
+
+/** A set of JSON keys as a line spells them, and for the fields read, the pair each comes from (-1: none). */
+interface KeySet {
+  readonly keyBytes: Buffer;
+  readonly keyEnds: readonly number[];
+  readonly keys: readonly string[];
+  /** The fields read, as these keys spell them, and as field keys (see JsonLines.use). */
+  readonly names: readonly string[];
+  readonly fieldKeys: string;
+  readonly pairOf: readonly number[];
+}
+
+/** Whether the `count` keys found on a line (`pairs`: key start, key end, ...) are byte for byte those of `set`. */
+function sameKeyBytes(set: KeySet, bytes: Buffer, pairs: readonly number[], count: number): boolean {
+  const { keyEnds, keyBytes } = set;
+  if (keyEnds.length !== count) return false;
+  let from = 0;
+  for (let k = 0; k < count; k++) {
+    const start = pairs[k * 4]!;
+    const length = pairs[k * 4 + 1]! - start;
+    if (keyEnds[k]! - from !== length || bytes.compare(keyBytes, from, keyEnds[k]!, start, start + length) !== 0) return false;
+    from = keyEnds[k]!;
+  }
+  return true;
+}
+
+/** Where the JSON string starting at `from` (past its quote) ends (its closing quote), or -1 if it has an escape or a control character. */
+function stringEnd(bytes: Buffer, from: number, end: number): number {
+  const quote = bytes.indexOf(0x22, from);
+  if (quote < 0 || quote >= end) return -1;
+  for (let i = from; i < quote; i++) {
+    const byte = bytes[i]!;
+    if (byte === 0x5c /* \\ */ || byte < 0x20) return -1;
+  }
+  return quote;
+}
+
+function skipSpace(bytes: Buffer, from: number, end: number): number {
+  let i = from;
+  while (i < end) {
+    const byte = bytes[i]!;
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d && byte !== 0x0a) break;
+    i++;
+  }
+  return i;
+}
+
+function isBlank(bytes: Buffer, start: number, end: number): boolean {
+  return skipSpace(bytes, start, end) === end;
 }
 
 function sameKeys(a: readonly string[], b: readonly string[]): boolean {

@@ -91,6 +91,31 @@ export class RecordLines implements RecordSink {
     if (this.used >= FLUSH_BYTES) this.flush();
   }
 
+  /**
+   * One record of the current fields whose values are the bytes `[starts[i], ends[i])`
+   * of `bytes`, UTF-8 with no tab, CR or LF in them (an empty range: no value).
+   */
+  recordBytes(bytes: Uint8Array, starts: readonly number[], ends: readonly number[]): void {
+    if (this.width === 0) this.byte(45 /* - */);
+    for (let field = 0; field < this.width; field++) {
+      if (field > 0) this.byte(TAB);
+      const start = starts[field]!;
+      const length = ends[field]! - start;
+      if (length === 0) {
+        this.byte(45 /* - */);
+        continue;
+      }
+      if (this.used + length > this.buffer.length) {
+        this.flush();
+        if (length > this.buffer.length) this.buffer = Buffer.allocUnsafe(length + FLUSH_BYTES);
+      }
+      this.buffer.set(bytes.subarray(start, start + length), this.used);
+      this.used += length;
+    }
+    this.byte(NEWLINE);
+    if (this.used >= FLUSH_BYTES) this.flush();
+  }
+
   malformed(reason: string, rows = 1): void {
     this.flush();
     for (let i = 0; i < rows; i++) this.counter.malformedRecord(reason);
