@@ -93,8 +93,12 @@ function compileAccountRegex(source: string, kind: string): RegExp {
 
 /**
  * A key pattern is either a regex with `(?<account>...)` or a template such as
- * `logs/{account}/*`, where `{account}` is one path segment, `*` any text within a
- * segment and `**` any text at all.
+ * `logs/{account}/*`, where `{account}` is one path segment (or the rest of one:
+ * `customer={account}`), `*` any text within a segment, `**` any text at all, and `**`
+ * followed by a slash any number of whole folders, none included. The template matches
+ * from the key's start: `AWSLogs/*` + `/CloudFront/{account}/**` reads a v2 delivery
+ * straight under the bucket, and a leading `**` + `/` lets the same template, or a Hive
+ * `customer={account}` folder, sit under any log prefix (docs/configuration.md).
  */
 function compileKeyPattern(pattern: string): RegExp {
   if (pattern.includes('(?<account>')) return compileAccountRegex(pattern, 'key');
@@ -102,9 +106,10 @@ function compileKeyPattern(pattern: string): RegExp {
     throw new ConfigError('key resolver: the pattern needs {account} or a named group (?<account>...)');
   }
   const source = pattern
-    .split(/(\{account\}|\*\*|\*)/)
+    .split(/(\{account\}|\*\*\/|\*\*|\*)/)
     .map((part) => {
       if (part === '{account}') return '(?<account>[^/]+)';
+      if (part === '**/') return '(?:.*/)?';
       if (part === '**') return '.*';
       if (part === '*') return '[^/]*';
       return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
