@@ -4,6 +4,7 @@ import { ConfigError } from '../domain/errors';
 import type { KeyScheme, ShardChange } from '../domain/idempotency-key';
 import { isValidDay } from '../domain/days';
 import { validateMetricRules, type MetricRule } from '../domain/metric-rules';
+import { missingFields, parseDelimiter, parseLogFields, type LogFormatSettings } from '../domain/log-fields';
 
 /** Defaults sized so that a shard item stays under 1 KB: 48 keys x 13 bytes plus the counters. */
 export const DEFAULTS = {
@@ -39,6 +40,8 @@ export interface TallyConfig {
   readonly endpoints: Endpoints;
   readonly resolver: ResolverSpec;
   readonly metricRules: readonly MetricRule[];
+  /** How logs without a header, or with another delimiter, are read (`TALLY_LOG_FIELDS`, ...). */
+  readonly logFormat: LogFormatSettings;
   readonly keyScheme: KeyScheme;
   readonly historyCap: number;
   /** Seconds each key is kept at least, below `historyMaxKeys`. */
@@ -134,6 +137,8 @@ export function readConfig(env: Env): TallyConfig {
     throw new ConfigError(`LOG_LEVEL must be debug, info, warn or error, got "${env.LOG_LEVEL}"`);
   }
   const ingestQueueUrl = url(env, 'TALLY_INGEST_QUEUE_URL');
+  const resolver = readResolver(env.TALLY_RESOLVER ?? 'host-label');
+  const metricRules = readMetricRules(env.TALLY_METRICS);
   return {
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
     tableName,
@@ -142,8 +147,9 @@ export function readConfig(env: Env): TallyConfig {
       ...optional('s3', url(env, 'AWS_ENDPOINT_URL_S3')),
       ...optional('sqs', url(env, 'AWS_ENDPOINT_URL_SQS')),
     },
-    resolver: readResolver(env.TALLY_RESOLVER ?? 'host-label'),
-    metricRules: readMetricRules(env.TALLY_METRICS),
+    resolver,
+    metricRules,
+    logFormat: readLogFormat(env, resolver, metricRules),
     keyScheme: { keyBytes, ...readShards(env.TALLY_SHARDS) },
     historyCap,
     historyRetentionSeconds: readRetentionSeconds(env),
@@ -159,6 +165,34 @@ export function readConfig(env: Env): TallyConfig {
     incrementConcurrency: integer(env, 'TALLY_INCREMENT_CONCURRENCY', DEFAULTS.incrementConcurrency, 1, 64),
     minRemainingMillis: integer(env, 'TALLY_MIN_REMAINING_MS', DEFAULTS.minRemainingMillis, 0, 900_000),
     logLevel,
+  };
+}
+
+/**
+ * `TALLY_LOG_FIELDS`, `TALLY_LOG_DELIMITER` and `TALLY_SAMPLING_RATE`: how text logs
+ * that do not say their fields are read. A field list that lacks what the resolver or
+ * a metric rule reads is refused here, at cold start, not discovered as unattributed usage.
+ */
+export function readLogFormat(env: Env, resolver: ResolverSpec, metricRules: readonly MetricRule[]): LogFormatSettings {
+  const fieldsText = env.TALLY_LOG_FIELDS;
+  const headerless = fieldsText === undefined || fieldsText.trim() === '' ? undefined : parseLogFields(fieldsText);
+  if (headerless !== undefined) {
+    const missing = missingFields(headerless.fields, resolver, metricRules);
+    if (missing.length > 0) {
+      throw new ConfigError(`TALLY_LOG_FIELDS lacks ${missing.join(', ')}, which the resolver and metric rules read (the logs' own fields: see docs/log-formats.md)`);
+    }
+  }
+  const delimiterText = env.TALLY_LOG_DELIMITER;
+  const delimiter = delimiterText === undefined || delimiterText === '' ? undefined : parseDelimiter(delimiterText);
+  const samplingText = env.TALLY_SAMPLING_RATE;
+  const samplingRate = samplingText === undefined || samplingText === '' ? undefined : integer(env, 'TALLY_SAMPLING_RATE', 100, 1, 100);
+  if (samplingRate !== undefined && samplingRate < 100 && headerless?.preset !== 'realtime') {
+    throw new ConfigError('TALLY_SAMPLING_RATE is the sampling rate of real-time logs: set TALLY_LOG_FIELDS=realtime:<fields> too');
+  }
+  return {
+    ...(headerless === undefined ? {} : { headerless }),
+    ...(delimiter === undefined ? {} : { delimiter }),
+    ...(samplingRate === undefined ? {} : { samplingRate }),
   };
 }
 

@@ -13,6 +13,7 @@ export function ingestSettings(config: TallyConfig): IngestSettings {
   return {
     resolver: config.resolver,
     metricRules: config.metricRules,
+    logFormat: config.logFormat,
     keyScheme: config.keyScheme,
     messageConcurrency: config.messageConcurrency,
     incrementConcurrency: config.incrementConcurrency,

@@ -8,7 +8,7 @@ import {
   type ObjectFinding,
 } from '../domain/dead-letter';
 import { describeError, PoisonObjectError } from '../domain/errors';
-import { countLog } from '../domain/log-counter';
+import { countObject } from '../domain/log-formats';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import { parseNotification } from '../domain/notifications';
 import { mapWithConcurrency } from './concurrency';
@@ -19,7 +19,7 @@ import type { DeadLetter, DropRecords, LogSource, ReplayQueues, UsageStore } fro
 export interface InspectionDeps {
   readonly store: Pick<UsageStore, 'findObject'>;
   readonly source: LogSource;
-  readonly settings: Pick<IngestSettings, 'resolver' | 'metricRules' | 'maxLineBytes'>;
+  readonly settings: Pick<IngestSettings, 'resolver' | 'metricRules' | 'maxLineBytes' | 'logFormat'>;
 }
 
 /** One dead-lettered message, as `tally dlq list` shows it. */
@@ -110,16 +110,7 @@ export async function inspectObject(notified: LogObjectRef, deps: InspectionDeps
 async function readable(ref: LogObjectRef, deps: InspectionDeps): Promise<ObjectFinding> {
   try {
     const opened = await deps.source.open(ref);
-    await countLog(
-      opened.body,
-      {
-        resolver: deps.settings.resolver,
-        metricRules: deps.settings.metricRules,
-        objectKey: ref.key,
-        ...(deps.settings.maxLineBytes === undefined ? {} : { maxLineBytes: deps.settings.maxLineBytes }),
-      },
-      describeObject(ref),
-    );
+    await countObject({ kind: 'text', text: opened.body }, deps.settings, ref.key, describeObject(ref));
     return { kind: 'pending' };
   } catch (error) {
     if (!(error instanceof PoisonObjectError)) throw error;

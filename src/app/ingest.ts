@@ -2,7 +2,8 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import type { ResolverSpec } from '../domain/account-resolver';
 import { describeError, PoisonMessageError, PoisonObjectError, TallyError } from '../domain/errors';
 import { incrementKey, keyHex, type KeyScheme } from '../domain/idempotency-key';
-import { countLog } from '../domain/log-counter';
+import { countObject } from '../domain/log-formats';
+import type { LogFormatSettings } from '../domain/log-fields';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import type { MetricRule } from '../domain/metric-rules';
 import { parseNotification } from '../domain/notifications';
@@ -39,6 +40,8 @@ export interface IngestSettings {
   readonly metricRules: readonly MetricRule[];
   readonly keyScheme: KeyScheme;
   readonly maxLineBytes?: number;
+  /** How logs without a header are read (TALLY_LOG_FIELDS, ...). */
+  readonly logFormat?: LogFormatSettings;
   /** Messages of one batch worked on at once. */
   readonly messageConcurrency: number;
   /** Increments of one object in flight at once. */
@@ -125,16 +128,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const recorded = new Set(state.attempts.flatMap((a) => a.applied.map(keyHex)));
 
   const opened = await source.open(ref);
-  const count = await countLog(
-    opened.body,
-    {
-      resolver: settings.resolver,
-      metricRules: settings.metricRules,
-      objectKey: ref.key,
-      ...(settings.maxLineBytes === undefined ? {} : { maxLineBytes: settings.maxLineBytes }),
-    },
-    describeObject(ref),
-  );
+  const count = await countObject({ kind: 'text', text: opened.body }, settings, ref.key, describeObject(ref));
 
   const usage = count.tally.usage();
   const increments: Increment[] = usage.map((row) => {

@@ -2,7 +2,8 @@ import type { ResolverSpec } from '../domain/account-resolver';
 import { parseCloudFrontKey } from '../domain/cloudfront-key';
 import { addDays } from '../domain/days';
 import { describeError, PoisonObjectError } from '../domain/errors';
-import { countLog } from '../domain/log-counter';
+import { countObject } from '../domain/log-formats';
+import type { LogFormatSettings } from '../domain/log-fields';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import { metricNames, type MetricRule } from '../domain/metric-rules';
 import { accountDayKey, reconcile, type ReconcileRow, type ServedDay } from '../domain/reconciliation';
@@ -28,6 +29,7 @@ export interface ReconcileOptions {
   readonly resolver: ResolverSpec;
   readonly metricRules: readonly MetricRule[];
   readonly maxLineBytes?: number;
+  readonly logFormat?: LogFormatSettings;
   readonly concurrency?: number;
   readonly progress?: ProgressReporter;
 }
@@ -80,16 +82,7 @@ export async function reconcileUsage(options: ReconcileOptions): Promise<Reconci
   await mapWithConcurrency(selected, options.concurrency ?? 4, async (object) => {
     try {
       const opened = await options.source.open(object);
-      const count = await countLog(
-        opened.body,
-        {
-          resolver: options.resolver,
-          metricRules: options.metricRules,
-          objectKey: object.key,
-          ...(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes }),
-        },
-        describeObject(object),
-      );
+      const count = await countObject({ kind: 'text', text: opened.body }, options, object.key, describeObject(object));
       objects.read++;
       const relevant = count.tally
         .usage()

@@ -132,6 +132,25 @@ export class LogCounter {
   }
 
   /**
+   * Of a log's fields, the ones counting reads (the day, time and sc-bytes, what the
+   * resolver and the metric rules look at), in the log's order: a columnar reader reads
+   * only these. A list without a day field gives its first field only, so each record
+   * still makes a line (counted as malformed).
+   */
+  fieldsRead(names: readonly string[]): string[] {
+    const layout = new FieldLayout(names);
+    const daySource = layout.daySource;
+    if (daySource === undefined) return names.slice(0, 1);
+    layout.index(daySource.field);
+    if (daySource.unitsPerSecond === 0) layout.index('time');
+    layout.index('sc-bytes');
+    compileResolver(this.options.resolver, layout, this.options.objectKey);
+    resolverKey(this.options.resolver, layout);
+    compileRules(this.options.metricRules, layout);
+    return layout.columnsRead.map((column) => names[column]!);
+  }
+
+  /**
    * Counts one record that could not be made a line (a JSON line that is no object, a
    * Parquet row of the wrong shape) as read and malformed, in the place of a line.
    */

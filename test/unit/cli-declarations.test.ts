@@ -147,7 +147,7 @@ describe('messages people read', () => {
 
     expect(code).toBe(1);
     expect(stderr).toBe(
-      'tally count: file fixtures/logs/no-fields-header.log.gz: not a CloudFront log: 1 data line and no #Fields header with a date, timestamp(ms) or timestamp field\n',
+      'tally count: file fixtures/logs/no-fields-header.log.gz: not a CloudFront log: 1 data line and no #Fields header with a date, timestamp(ms) or timestamp field (a log with no header needs its field list: TALLY_LOG_FIELDS, or tally count --fields)\n',
     );
   });
 

@@ -1,10 +1,9 @@
 import { createReadStream } from 'node:fs';
-import { readMetricRules, readResolver } from '../../adapters/config';
+import { readLogFormat, readMetricRules, readResolver } from '../../adapters/config';
 import { FILE_READ_BYTES, logText } from '../../adapters/log-text';
 import { PoisonObjectError } from '../../domain/errors';
-import { countLog } from '../../domain/log-counter';
-import { metricNames } from '../../domain/metric-rules';
-import { addLineCounts, emptyLineCounts, UsageTally, type AccountDayUsage, type LineCounts } from '../../domain/usage-tally';
+import { countObject } from '../../domain/log-formats';
+import { addLineCounts, emptyLineCounts, type LineCounts } from '../../domain/usage-tally';
 import { defineCommand, JSON_OPTION } from '../command';
 import { formatTable } from '../io';
 
@@ -24,32 +23,62 @@ function fileProblem(file: string, error: unknown): string {
   return `file ${file}: ${reason}`;
 }
 
-/** Counts files one after another and sums them. */
-export async function countFiles(files: readonly string[], options: { resolver: string; metrics?: string }): Promise<CountReport> {
+/** What `tally count` reads files with: the flags, as the consumer's variables. */
+export interface CountFileOptions {
+  readonly resolver: string;
+  readonly metrics?: string;
+  /** As TALLY_LOG_FIELDS: the fields of files with no header. */
+  readonly fields?: string;
+  readonly delimiter?: string;
+  readonly samplingRate?: string;
+}
+
+/** Counts files one after another and sums them (estimates of sampled files under their own metrics). */
+export async function countFiles(files: readonly string[], options: CountFileOptions): Promise<CountReport> {
   const resolver = readResolver(options.resolver, '--resolver');
   const metricRules = readMetricRules(options.metrics, '--metrics');
-  const total = new UsageTally(metricNames(metricRules));
+  const logFormat = readLogFormat(
+    {
+      ...(options.fields === undefined ? {} : { TALLY_LOG_FIELDS: options.fields }),
+      ...(options.delimiter === undefined ? {} : { TALLY_LOG_DELIMITER: options.delimiter }),
+      ...(options.samplingRate === undefined ? {} : { TALLY_SAMPLING_RATE: options.samplingRate }),
+    },
+    resolver,
+    metricRules,
+  );
+  const rows = new Map<string, { account: string; day: string; metrics: Record<string, number> }>();
   const lines = emptyLineCounts();
   for (const file of files) {
     let count;
     try {
       const text = logText(createReadStream(file, { highWaterMark: FILE_READ_BYTES }), file);
-      count = await countLog(text, { resolver, metricRules, objectKey: file }, file);
+      count = await countObject({ kind: 'text', text }, { resolver, metricRules, logFormat }, file, file);
     } catch (error) {
       throw new Error(fileProblem(file, error), { cause: error });
     }
-    total.merge(count.tally);
+    for (const usage of count.tally.usage()) {
+      const key = `${usage.account}\u0000${usage.day}`;
+      const row = rows.get(key) ?? { account: usage.account, day: usage.day, metrics: {} };
+      for (const [metric, value] of Object.entries(usage.metrics)) row.metrics[metric] = (row.metrics[metric] ?? 0) + value;
+      rows.set(key, row);
+    }
     addLineCounts(lines, count.lines);
   }
-  return { usage: total.usage().map((row: AccountDayUsage) => ({ ...row })), lines };
+  const usage = [...rows.values()].sort((a, b) => (a.account === b.account ? compare(a.day, b.day) : compare(a.account, b.account)));
+  return { usage, lines };
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** `tally count FILE...`: no AWS needed; exit 1 when a file cannot be read as a log. */
-export const countCommand = defineCommand<{ resolver: string; metrics?: string; json?: boolean }>({
+export const countCommand = defineCommand<{ resolver: string; metrics?: string; fields?: string; delimiter?: string; samplingRate?: string; json?: boolean }>({
   name: 'count',
   summary: 'count local CloudFront log files, no AWS needed',
   description:
-    'Counts local CloudFront standard log files (.log or .log.gz) with the ingest parser, without ' +
+    'Counts local CloudFront log files in any format (standard legacy and v2: w3c, JSON, plain, Parquet; ' +
+    'Firehose and real-time logs; gzipped or not, told from the content) with the ingest parser, without ' +
     'any AWS service, and prints usage per account and day plus what became of every line: ' +
     'read = counted + unattributed + malformed.',
   arguments: [{ name: '<file...>', help: 'log files to count, summed together' }],
@@ -60,22 +89,29 @@ export const countCommand = defineCommand<{ resolver: string; metrics?: string; 
       default: 'host-label',
     },
     { flags: '--metrics <json>', help: 'metric rules as JSON, as TALLY_METRICS' },
+    { flags: '--fields <list>', help: 'fields of files with no header, as TALLY_LOG_FIELDS (a comma list, or realtime:<comma list>)' },
+    { flags: '--delimiter <text>', help: 'between the fields of w3c and plain lines, as TALLY_LOG_DELIMITER (default: tab)' },
+    { flags: '--sampling-rate <percent>', help: 'of real-time logs, as TALLY_SAMPLING_RATE: counts become estimated_* metrics' },
     JSON_OPTION,
   ],
   async run({ options, args, context: { io } }) {
+    const { resolver, metrics, fields, delimiter, samplingRate } = options;
     const report = await countFiles(args, {
-      resolver: options.resolver,
-      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+      resolver,
+      ...(metrics === undefined ? {} : { metrics }),
+      ...(fields === undefined ? {} : { fields }),
+      ...(delimiter === undefined ? {} : { delimiter }),
+      ...(samplingRate === undefined ? {} : { samplingRate }),
     });
     if (options.json === true) {
       io.out(`${JSON.stringify(report)}\n`);
       return 0;
     }
-    const metrics = report.usage[0] === undefined ? ['requests', 'bytes'] : Object.keys(report.usage[0].metrics);
+    const columns = report.usage.length === 0 ? ['requests', 'bytes'] : [...new Set(report.usage.flatMap((row) => Object.keys(row.metrics)))];
     io.out(
       formatTable(
-        ['account', 'day', ...metrics],
-        report.usage.map((row) => [row.account, row.day, ...metrics.map((metric) => String(row.metrics[metric] ?? 0))]),
+        ['account', 'day', ...columns],
+        report.usage.map((row) => [row.account, row.day, ...columns.map((metric) => String(row.metrics[metric] ?? 0))]),
       ),
     );
     const { read, counted, unattributed, malformed } = report.lines;

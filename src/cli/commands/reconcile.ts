@@ -61,6 +61,7 @@ export const reconcileCommand = defineCommand<ReconcileOptions>({
         ...(account === undefined ? {} : { account }),
         resolver: config.resolver,
         metricRules: config.metricRules,
+        logFormat: config.logFormat,
         concurrency: options.concurrency,
         progress,
       });

@@ -1,0 +1,125 @@
+import type { LogCounter } from './log-counter';
+
+/**
+ * Where a reader of a log that is not line text (Parquet) puts what it reads: the
+ * counter, through {@link RecordLines}.
+ */
+export interface RecordSink {
+  /**
+   * The log's fields, every one (as the file names them). Returns the ones to read, in
+   * the order the following {@link rows} give them: the others are never needed.
+   */
+  fields(names: readonly string[]): readonly string[];
+  /**
+   * `count` rows of the fields {@link fields} returned, column by column: `columns[i][r]`
+   * is field i of row r, as the reader decoded it (text, a number, a bigint, a Date, or
+   * null/undefined for none).
+   */
+  rows(columns: readonly (ArrayLike<unknown> | undefined)[], count: number): void;
+  /** A row (or a run of rows) that could not be read, counted as malformed. */
+  malformed(reason: string, rows?: number): void;
+}
+
+/**
+ * The content of a stored log: line text (already gunzipped), or a reader of records
+ * that puts them into a {@link RecordSink} (Parquet, read by row groups and only the
+ * columns needed).
+ */
+export type LogContent =
+  | { readonly kind: 'text'; readonly text: AsyncIterable<Uint8Array> }
+  | { readonly kind: 'records'; readonly format: string; read(sink: RecordSink): Promise<void> };
+
+/** Bytes of record text gathered before the counter takes them. */
+const FLUSH_BYTES = 256 * 1024;
+const TAB = 9;
+const NEWLINE = 10;
+const ESCAPES: Readonly<Record<string, string>> = { '\t': '%09', '\n': '%0A', '\r': '%0D' };
+
+/**
+ * Feeds records to a {@link LogCounter} as the tab-separated lines of a standard log,
+ * so that every format is counted by the one counter (its resolvers, metric rules,
+ * checks and conservation law): each record becomes one line, its values as text, a
+ * tab, CR or LF inside a value percent-encoded as CloudFront encodes them in its own
+ * logs, and a missing value (`null`, `undefined`, an empty string) the standard `-`.
+ */
+export class RecordLines implements RecordSink {
+  private buffer = Buffer.allocUnsafe(FLUSH_BYTES * 2);
+  private used = 0;
+  private width = 0;
+
+  constructor(private readonly counter: LogCounter) {}
+
+  fields(names: readonly string[]): readonly string[] {
+    const needed = this.counter.fieldsRead(names);
+    this.setFields(needed);
+    return needed;
+  }
+
+  /** Sets the fields of the records that follow (all of them are read). */
+  setFields(names: readonly string[]): void {
+    this.flush();
+    this.width = names.length;
+    this.counter.setFields(names);
+  }
+
+  rows(columns: readonly (ArrayLike<unknown> | undefined)[], count: number): void {
+    for (let row = 0; row < count; row++) {
+      // A record of no fields is still a line to count (as malformed): never an empty one.
+      if (this.width === 0) this.byte(45 /* - */);
+      for (let field = 0; field < this.width; field++) {
+        if (field > 0) this.byte(TAB);
+        this.value(columns[field]?.[row]);
+      }
+      this.byte(NEWLINE);
+      if (this.used >= FLUSH_BYTES) this.flush();
+    }
+  }
+
+  /** One record of the current fields, its values in field order. */
+  record(values: ArrayLike<unknown>): void {
+    if (this.width === 0) this.byte(45 /* - */);
+    for (let field = 0; field < this.width; field++) {
+      if (field > 0) this.byte(TAB);
+      this.value(values[field]);
+    }
+    this.byte(NEWLINE);
+    if (this.used >= FLUSH_BYTES) this.flush();
+  }
+
+  malformed(reason: string, rows = 1): void {
+    this.flush();
+    for (let i = 0; i < rows; i++) this.counter.malformedRecord(reason);
+  }
+
+  /** Hands what is gathered to the counter. Call before the counter is finished. */
+  flush(): void {
+    if (this.used === 0) return;
+    this.counter.write(this.buffer.subarray(0, this.used));
+    this.used = 0;
+  }
+
+  private value(value: unknown): void {
+    if (value === null || value === undefined || value === '') return this.byte(45 /* - */);
+    let text: string;
+    if (typeof value === 'string') text = value;
+    else if (value instanceof Date) text = String(value.getTime());
+    else if (typeof value === 'object') text = JSON.stringify(value, (_, inner: unknown) => (typeof inner === 'bigint' ? inner.toString() : inner));
+    else text = String(value);
+    if (/[\t\n\r]/.test(text)) text = text.replace(/[\t\n\r]/g, (character) => ESCAPES[character]!);
+    this.text(text);
+  }
+
+  private text(text: string): void {
+    // A UTF-16 code unit is at most 3 bytes of UTF-8.
+    if (this.used + text.length * 3 > this.buffer.length) {
+      this.flush();
+      if (text.length * 3 > this.buffer.length) this.buffer = Buffer.allocUnsafe(text.length * 3 + FLUSH_BYTES);
+    }
+    this.used += this.buffer.write(text, this.used, 'utf8');
+  }
+
+  private byte(value: number): void {
+    if (this.used === this.buffer.length) this.flush();
+    this.buffer[this.used++] = value;
+  }
+}

@@ -1,0 +1,71 @@
+import fc from 'fast-check';
+import { logText } from '../../src/adapters/log-text';
+import { parseLogFields } from '../../src/domain/log-fields';
+import { countLogContent, type FormatOptions } from '../../src/domain/log-formats';
+import { gzip, jsonLog, legacyLog, PLAIN_FIELDS, plainLog, REALTIME_FIELDS_SETTING, realtimeLog, w3cLog, type Request } from '../support/log-formats';
+
+/** Per format: render good requests, and one bad record (a line every reader must count as malformed). */
+const FORMATS = {
+  legacy: { render: legacyLog, bad: '2026-11-21\tnot-a-time\n', options: {} },
+  w3c: { render: w3cLog, bad: '200\tacme.x.com\tsoon\t/a\t1\tGET\tE3\n', options: {} },
+  json: { render: jsonLog, bad: '["not", "an", "object"]\n', options: {} },
+  plain: { render: (r: readonly Request[]) => plainLog(r, '|'), bad: '1763683200|7\n', options: { format: { headerless: parseLogFields(PLAIN_FIELDS), delimiter: '|' } } },
+  realtime: { render: realtimeLog, bad: 'x.y\t200\t1\tGET\th\t/a\tacme.x.com\n', options: { format: { headerless: parseLogFields(REALTIME_FIELDS_SETTING) } } },
+} as const;
+
+const request: fc.Arbitrary<Request> = fc.record({
+  at: fc.integer({ min: Date.UTC(2026, 0, 1), max: Date.UTC(2026, 11, 31) }),
+  host: fc.constantFrom('acme.x.com', 'globex.x.com', '10.0.0.1', 'bad#one.x.com'),
+  method: fc.constantFrom('GET', 'POST'),
+  stem: fc.constantFrom('/a', '/api/authorization/x', '/b%20c'),
+  status: fc.constantFrom(200, 404),
+  bytes: fc.nat({ max: 10_000_000 }),
+  distribution: fc.constant('E3PROP'),
+});
+
+/** A run of good requests, or one bad record. */
+const piece = fc.oneof(fc.array(request, { minLength: 1, maxLength: 5 }), fc.constant('bad' as const));
+
+async function* chunked(data: Buffer, size: number): AsyncGenerator<Uint8Array> {
+  for (let at = 0; at < data.length; at += size) yield data.subarray(at, at + size);
+}
+
+describe('the conservation law holds in every format', () => {
+  it('every record read is counted, unattributed or malformed, and the bytes of counted records add up', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...(Object.keys(FORMATS) as (keyof typeof FORMATS)[])),
+        fc.array(piece, { minLength: 1, maxLength: 30 }),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 300 }),
+        async (name, pieces, zipped, size) => {
+          const format = FORMATS[name];
+          // A standard log's header comes once, first; the other formats have none or one per line.
+          const good = pieces.filter((p): p is Request[] => p !== 'bad').flat();
+          const body = pieces.map((p) => (p === 'bad' ? format.bad : format.render(p).replace(/^#.*\n/gm, ''))).join('');
+          const header = format.render([]).match(/^(#.*\n)*/)?.[0] ?? '';
+          const text = Buffer.from(header + body);
+          const options: FormatOptions = { resolver: { kind: 'host-label' }, metricRules: [], objectKey: 'k', ...format.options };
+          const bad = pieces.length - pieces.filter((p) => p !== 'bad').length;
+
+          const result = await countLogContent({ kind: 'text', text: logText(chunked(zipped ? gzip(text.toString()) : text, size), 'k') }, options, 'k').catch((error: Error) => error);
+          if (good.length === 0) {
+            // Nothing in it can be read as a log at all: the object is refused whole, not lost.
+            if (result instanceof Error) return expect(result.message).toMatch(/not a CloudFront log/);
+          }
+          if (result instanceof Error) throw result;
+          const { lines, tally } = result;
+          const bytes = tally.usage().reduce((sum, row) => sum + row.metrics.bytes!, 0);
+          const requests = tally.usage().reduce((sum, row) => sum + row.metrics.requests!, 0);
+
+          expect(lines.read).toBe(good.length + bad);
+          expect(lines.read).toBe(lines.counted + lines.unattributed + lines.malformed);
+          expect(lines.malformed).toBe(bad);
+          expect(requests).toBe(lines.counted + lines.unattributed);
+          expect(bytes).toBe(good.reduce((sum, r) => sum + r.bytes, 0));
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+});

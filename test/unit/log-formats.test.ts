@@ -1,0 +1,166 @@
+import { readConfig, readLogFormat } from '../../src/adapters/config';
+import { logText } from '../../src/adapters/log-text';
+import { parseResolverSpec } from '../../src/domain/account-resolver';
+import { ConfigError, PoisonObjectError } from '../../src/domain/errors';
+import { parseLogFields } from '../../src/domain/log-fields';
+import { countLogContent, type FormatOptions } from '../../src/domain/log-formats';
+import { linesBalance } from '../../src/domain/usage-tally';
+import { expectedUsage, gzip, jsonLog, legacyLog, PLAIN_FIELDS, plainLog, REALTIME_FIELDS_SETTING, realtimeLog, traffic, w3cLog } from '../support/log-formats';
+
+const base: FormatOptions = { resolver: { kind: 'host-label' }, metricRules: [], objectKey: 'logs/x' };
+
+/** The text in chunks of `size` bytes, as a stream would hand it over. */
+async function* chunks(data: Buffer, size = 4096): AsyncGenerator<Uint8Array> {
+  for (let at = 0; at < data.length; at += size) yield data.subarray(at, at + size);
+}
+
+async function count(data: string | Buffer, options: Partial<FormatOptions> = {}, size?: number) {
+  const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+  return countLogContent({ kind: 'text', text: logText(chunks(bytes, size), 'test') }, { ...base, ...options }, 'test object');
+}
+
+/** Usage as account -> day -> metrics, the shape of {@link expectedUsage}. */
+function usageOf(result: Awaited<ReturnType<typeof count>>) {
+  const usage: Record<string, Record<string, Record<string, number>>> = {};
+  for (const row of result.tally.usage()) (usage[row.account] ??= {})[row.day] = row.metrics;
+  return usage;
+}
+
+const requests = traffic(600, ['acme', 'globex', 'initech']);
+const expected = expectedUsage(requests);
+
+describe('every CloudFront log format counts the same traffic the same', () => {
+  const formats: [string, () => Promise<Awaited<ReturnType<typeof count>>>, string][] = [
+    ['legacy standard log (gzip)', () => count(gzip(legacyLog(requests))), 'standard'],
+    ['v2 w3c, reordered subset, day from timestamp(ms) only', () => count(w3cLog(requests)), 'standard'],
+    ['v2 JSON lines (gzip), DistributionId spelt two ways', () => count(gzip(jsonLog(requests)), {}, 777), 'json'],
+    ['v2 plain with a | delimiter, day from timestamp (seconds)', () => count(plainLog(requests), { format: { headerless: parseLogFields(PLAIN_FIELDS), delimiter: '|' } }, 333), 'headerless'],
+    ['v2 plain with a multi-character delimiter', () => count(plainLog(requests, '<|>'), { format: { headerless: parseLogFields(PLAIN_FIELDS), delimiter: '<|>' } }, 5), 'headerless'],
+    ['real-time log records (TSV, cs-host, epoch seconds.millis)', () => count(gzip(realtimeLog(requests)), { format: { headerless: parseLogFields(REALTIME_FIELDS_SETTING) } }), 'headerless'],
+  ];
+
+  it.each(formats)('%s', async (_name, run, format) => {
+    const result = await run();
+
+    expect(result.format).toBe(format);
+    expect(result.lines).toEqual({ read: requests.length, counted: requests.length - (expected.unattributed ? Object.values(expected.unattributed).reduce((n, d) => n + d.requests, 0) : 0), unattributed: expect.any(Number), malformed: 0 });
+    expect(linesBalance(result.lines)).toBe(true);
+    expect(usageOf(result)).toEqual(expected);
+  });
+
+  it('reads metric rules from every format with the standard-log names', async () => {
+    const rules = [{ name: 'authorization_requests', path: '/api/authorization/*' }, { name: 'posts', method: 'POST' }, { name: 'missing_bytes', status: '404', value: 'bytes' as const }];
+    const results = await Promise.all([
+      count(legacyLog(requests), { metricRules: rules }),
+      count(w3cLog(requests), { metricRules: rules }),
+      count(jsonLog(requests), { metricRules: rules }),
+      count(plainLog(requests), { metricRules: rules, format: { headerless: parseLogFields(PLAIN_FIELDS), delimiter: '|' } }),
+      count(realtimeLog(requests), { metricRules: rules, format: { headerless: parseLogFields(REALTIME_FIELDS_SETTING) } }),
+    ]);
+    const reference = usageOf(results[0]!);
+
+    expect(reference.acme?.['2026-11-20']?.authorization_requests).toBeGreaterThan(0);
+    expect(reference.acme?.['2026-11-20']?.missing_bytes).toBeGreaterThan(0);
+    for (const result of results) expect(usageOf(result)).toEqual(reference);
+  });
+});
+
+describe('bad input per format: a clear reason, every line accounted for', () => {
+  it('counts a JSON line that is no object, and one that is no JSON, as malformed', async () => {
+    const good = jsonLog(requests.slice(0, 3));
+    const result = await count(`${good}[1,2,3]\n"text"\n{"date": "2026-11-21", "time": \n${good}`);
+
+    expect(result.lines).toMatchObject({ read: 9, malformed: 3 });
+    expect(linesBalance(result.lines)).toBe(true);
+    expect(result.malformedSamples.map((s) => s.reason)).toEqual([
+      'line is not a JSON object: [1,2,3]',
+      'line is not a JSON object: "text"',
+      expect.stringMatching(/^line is not JSON: \{"date"/),
+    ]);
+  });
+
+  it('counts JSON lines without a day field as malformed, and a log of only such lines is poison', async () => {
+    const noDay = '{"sc-bytes": "10", "x-host-header": "acme.example.com"}\n';
+    const mixed = await count(jsonLog(requests.slice(0, 2)) + noDay);
+
+    expect(mixed.lines).toMatchObject({ read: 3, counted: 2, malformed: 1 });
+    expect(mixed.malformedSamples[0]?.reason).toBe('the field list has no date, timestamp(ms) or timestamp field');
+    await expect(count(noDay.repeat(3))).rejects.toThrow(/not a CloudFront log: 3 data lines and no #Fields header with a date, timestamp\(ms\) or timestamp field/);
+  });
+
+  it('counts a timestamp that is no epoch time as malformed', async () => {
+    const result = await count('#Fields: timestamp(ms) sc-bytes x-host-header\n1763683200000\t5\tacme.x.com\nyesterday\t5\tacme.x.com\n1763683200000.5.1\t5\tacme.x.com\n');
+
+    expect(result.lines).toMatchObject({ read: 3, counted: 1, malformed: 2 });
+    expect(result.malformedSamples.map((s) => s.reason)).toEqual(['timestamp "yesterday" is not an epoch time', 'timestamp "1763683200000.5.1" is not an epoch time']);
+  });
+
+  it('refuses a headerless log when no field list is configured, saying how to give one', async () => {
+    const error = await count(realtimeLog(requests.slice(0, 4))).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(PoisonObjectError);
+    expect((error as Error).message).toMatch(/4 data lines and no #Fields header .* needs its field list: TALLY_LOG_FIELDS/);
+  });
+
+  it('counts plain lines with too few fields as malformed', async () => {
+    const result = await count(`${plainLog(requests.slice(0, 2))}1763683200|5\n`, { format: { headerless: parseLogFields(PLAIN_FIELDS), delimiter: '|' } });
+
+    expect(result.lines).toMatchObject({ read: 3, counted: 2, malformed: 1 });
+    expect(result.malformedSamples[0]?.reason).toBe('2 fields where the field list names 6');
+  });
+
+  it('counts an over-long JSON line as malformed without holding it', async () => {
+    const long = `{"date":"2026-11-21","time":"00:00:00","sc-bytes":"1","x-host-header":"${'a'.repeat(200_000)}.x.com"}\n`;
+    const result = await count(jsonLog(requests.slice(0, 1)) + long + jsonLog(requests.slice(1, 2)), {}, 1000);
+
+    expect(result.lines).toMatchObject({ read: 3, counted: 2, malformed: 1 });
+    expect(result.malformedSamples[0]?.reason).toMatch(/^line of \d+ bytes is longer than 65536$/);
+  });
+});
+
+describe('configuration of headerless logs, checked at cold start', () => {
+  const env = { TALLY_TABLE: 'usage' };
+
+  it('refuses a field list that lacks the resolver\'s field, naming it', () => {
+    expect(() => readConfig({ ...env, TALLY_LOG_FIELDS: 'date,time,sc-bytes,cs-uri-stem' })).toThrow(
+      new ConfigError('TALLY_LOG_FIELDS lacks x-host-header or cs(Host), which the resolver and metric rules read (the logs\' own fields: see docs/log-formats.md)'),
+    );
+    expect(() => readConfig({ ...env, TALLY_RESOLVER: 'path:^/t/(?<account>[^/]+)/', TALLY_LOG_FIELDS: 'date,sc-bytes,cs-host' })).toThrow(/lacks cs-uri-stem/);
+    expect(() => readConfig({ ...env, TALLY_METRICS: '[{"name":"posts","method":"POST"}]', TALLY_LOG_FIELDS: 'date,sc-bytes,cs-host' })).toThrow(/lacks cs-method/);
+  });
+
+  it('refuses a list without a day, a field named twice, and real-time fields out of CloudFront\'s order', () => {
+    expect(() => parseLogFields('time,sc-bytes,cs-host')).toThrow(/need a day: date, timestamp\(ms\) or timestamp/);
+    expect(() => parseLogFields('date,cs(Host),cs-host')).toThrow(/field "cs-host" is named twice/);
+    expect(() => parseLogFields('realtime:timestamp,cs-host,sc-bytes')).toThrow(/"sc-bytes" cannot follow "cs-host"/);
+  });
+
+  it('refuses a sampling rate for anything but real-time logs, and a bad delimiter', () => {
+    const resolver = parseResolverSpec('host-label');
+    expect(() => readLogFormat({ TALLY_SAMPLING_RATE: '10' }, resolver, [])).toThrow(/sampling rate of real-time logs/);
+    expect(() => readLogFormat({ TALLY_LOG_FIELDS: REALTIME_FIELDS_SETTING, TALLY_SAMPLING_RATE: '0' }, resolver, [])).toThrow(/from 1 to 100/);
+    expect(() => readLogFormat({ TALLY_LOG_DELIMITER: '||||||' }, resolver, [])).toThrow(/1 to 5 characters/);
+    expect(readLogFormat({ TALLY_LOG_DELIMITER: '\\t' }, resolver, [])).toEqual({ delimiter: '\t' });
+  });
+});
+
+describe('sampled real-time logs', () => {
+  it('are counted as estimates under their own metrics, scaled by the sampling rate', async () => {
+    const exact = await count(realtimeLog(requests), { format: { headerless: parseLogFields(REALTIME_FIELDS_SETTING) } });
+    const sampled = await count(realtimeLog(requests), { format: { headerless: parseLogFields(REALTIME_FIELDS_SETTING), samplingRate: 10 } });
+
+    expect(sampled.samplingRate).toBe(10);
+    expect(sampled.lines).toEqual(exact.lines);
+    for (const row of sampled.tally.usage()) {
+      const source = exact.tally.usage().find((r) => r.account === row.account && r.day === row.day)!;
+      expect(row.metrics).toEqual({ estimated_requests: source.metrics.requests! * 10, estimated_bytes: source.metrics.bytes! * 10 });
+    }
+  });
+
+  it('leave standard logs exact under the same configuration', async () => {
+    const result = await count(jsonLog(requests), { format: { headerless: parseLogFields(REALTIME_FIELDS_SETTING), samplingRate: 10 } });
+
+    expect(result.samplingRate).toBeUndefined();
+    expect(usageOf(result)).toEqual(expected);
+  });
+});
