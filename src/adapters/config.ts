@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parseResolverSpec, type ResolverSpec } from '../domain/account-resolver';
+import { MAP_RESOLVERS, parseResolverSpec, type ResolverSpec } from '../domain/account-resolver';
 import { ConfigError } from '../domain/errors';
 import type { KeyScheme, ShardChange } from '../domain/idempotency-key';
 import { isValidDay } from '../domain/days';
@@ -91,14 +91,16 @@ function url(env: Env, name: string): string | undefined {
 }
 
 /**
- * Reads the resolver flag or variable; `host-map:FILE` reads the file here so the
- * domain never touches the file system.
+ * Reads the resolver flag or variable; `host-map:FILE` and `distribution:FILE` read the
+ * file here so the domain never touches the file system.
  */
 export function readResolver(text: string, variable = 'TALLY_RESOLVER'): ResolverSpec {
   try {
-    if (text.startsWith('host-map:') && !text.slice('host-map:'.length).trimStart().startsWith('{')) {
-      const file = text.slice('host-map:'.length);
-      return parseResolverSpec(`host-map:${readFileSync(file, 'utf8')}`);
+    const colon = text.indexOf(':');
+    const kind = text.slice(0, colon);
+    const argument = text.slice(colon + 1);
+    if (colon !== -1 && MAP_RESOLVERS.includes(kind) && !argument.trimStart().startsWith('{')) {
+      return parseResolverSpec(`${kind}:${readFileSync(argument, 'utf8')}`);
     }
     return parseResolverSpec(text);
   } catch (error) {

@@ -38,7 +38,7 @@ export interface BackfillReport {
   listed: number;
   /** Objects whose key names a day in the range. */
   selected: number;
-  /** Objects under the prefix whose key is not a CloudFront log name (left alone). */
+  /** Objects under the prefix whose key names no day (left alone): see {@link parseCloudFrontKey}. */
   unnamed: number;
   /** The ledger says they are counted: skipped. */
   alreadyCounted: number;
@@ -53,12 +53,13 @@ export interface BackfillReport {
 
 /**
  * Re-feeds the log objects of a day range into the pipeline: lists the bucket under
- * the prefix, keeps the objects whose CloudFront key names a day from `from` to `to`,
+ * the prefix, keeps the objects whose key names a day from `from` to `to` (any layout
+ * {@link parseCloudFrontKey} reads: legacy names, v2 partitions plain or Hive, Firehose names),
  * skips those the ledger knows as counted, and sends a notification for each other
  * one (or counts it inline). Safe to run at any time and any number of times: a
  * half-counted object completes without counting its applied increments twice.
  *
- * Objects are chosen by the hour in their name, and counted whole: an object of
+ * Objects are chosen by the hour in their key, and counted whole: an object of
  * `from`'s first hour may hold lines of the day before, which count on their own day.
  */
 export async function backfill(options: BackfillOptions): Promise<BackfillReport> {

@@ -1,3 +1,4 @@
+import { RESOLVER_FORMS } from '../domain/account-resolver';
 import type { CountingSetting, OptionDeclaration } from './command';
 import type { TargetFlags } from './operator-target';
 
@@ -24,7 +25,7 @@ export const TARGET_OPTIONS: Readonly<Record<Exclude<keyof TargetFlags, Counting
 export const COUNTING_OPTIONS: Readonly<Record<CountingSetting, OptionDeclaration>> = {
   resolver: {
     flags: '--resolver <spec>',
-    help: 'account resolver: host-label, host-map:FILE, path:REGEX or key:PATTERN (TALLY_RESOLVER)',
+    help: `account resolver: ${RESOLVER_FORMS} (TALLY_RESOLVER)`,
     group: SETTINGS_GROUP,
   },
   metrics: { flags: '--metrics <json>', help: 'metric rules as JSON (TALLY_METRICS)', group: SETTINGS_GROUP },

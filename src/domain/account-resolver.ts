@@ -1,6 +1,7 @@
 import { ConfigError } from './errors';
 import { isValidAccountId } from './account-id';
 import type { FieldLayout } from './cloudfront-log';
+import { parseCloudFrontKey } from './cloudfront-key';
 import { ByteKeyCache, NOT_CACHED, type LogLine } from './log-line';
 
 /**
@@ -9,19 +10,28 @@ import { ByteKeyCache, NOT_CACHED, type LogLine } from './log-line';
  * - `host-map`: the full host, lowercased, looked up in a map
  * - `path`: a regular expression with a named group `account` run on the decoded `cs-uri-stem`
  * - `key`: a pattern on the S3 object key; every line of the object gets its account
+ * - `distribution`: the CloudFront distribution id, looked up in a map: the line's
+ *   `DistributionId` field, else the distribution the object key names
  */
 export type ResolverSpec =
   | { readonly kind: 'host-label' }
   | { readonly kind: 'host-map'; readonly hosts: ReadonlyMap<string, string> }
   | { readonly kind: 'path'; readonly pattern: RegExp }
-  | { readonly kind: 'key'; readonly pattern: RegExp };
+  | { readonly kind: 'key'; readonly pattern: RegExp }
+  | { readonly kind: 'distribution'; readonly distributions: ReadonlyMap<string, string> };
+
+/** The resolver forms, as the CLI's help and the errors name them. */
+export const RESOLVER_FORMS = 'host-label, host-map:JSON|FILE, path:REGEX, key:PATTERN or distribution:JSON|FILE';
+
+/** Resolver kinds whose argument is a JSON map, given inline or (read by the caller) as a file. */
+export const MAP_RESOLVERS: readonly string[] = ['host-map', 'distribution'];
 
 /** Resolves one log line to an account id, or `undefined` when it cannot. */
 export type LineResolver = (line: LogLine) => string | undefined;
 
 /**
  * Parses the textual form used by the CLI flag and the `TALLY_RESOLVER` variable.
- * `host-map:` takes inline JSON here; reading a file is the caller's job.
+ * `host-map:` and `distribution:` take inline JSON here; reading a file is the caller's job.
  *
  * @example parseResolverSpec('path:^/t/(?<account>[^/]+)/')
  */
@@ -33,37 +43,40 @@ export function parseResolverSpec(text: string): ResolverSpec {
     case 'host-label':
       return { kind: 'host-label' };
     case 'host-map':
-      return { kind: 'host-map', hosts: parseHostMap(argument) };
+      return { kind: 'host-map', hosts: parseAccountMap(argument, 'host-map', 'host', (host) => host.toLowerCase()) };
+    case 'distribution':
+      return { kind: 'distribution', distributions: parseAccountMap(argument, 'distribution', 'distribution id', distributionKey) };
     case 'path':
       return { kind: 'path', pattern: compileAccountRegex(argument, 'path') };
     case 'key':
       return { kind: 'key', pattern: compileKeyPattern(argument) };
     default:
-      throw new ConfigError(
-        `unknown resolver "${text}": use host-label, host-map:JSON|FILE, path:REGEX or key:PATTERN`,
-      );
+      throw new ConfigError(`unknown resolver "${text}": use ${RESOLVER_FORMS}`);
   }
 }
 
-function parseHostMap(json: string): ReadonlyMap<string, string> {
+/** A JSON object of name -> account id, its names normalised by `keyOf`. */
+function parseAccountMap(json: string, kind: string, name: string, keyOf: (name: string) => string): ReadonlyMap<string, string> {
+  const usage = `${kind} resolver needs a JSON object of ${name} -> account`;
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
   } catch (error) {
-    throw new ConfigError('host-map resolver needs a JSON object of host -> account', { cause: error });
+    throw new ConfigError(usage, { cause: error });
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ConfigError('host-map resolver needs a JSON object of host -> account');
-  }
-  const hosts = new Map<string, string>();
-  for (const [host, account] of Object.entries(parsed)) {
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(usage);
+  const accounts = new Map<string, string>();
+  for (const [key, account] of Object.entries(parsed)) {
     if (typeof account !== 'string' || !isValidAccountId(account)) {
-      throw new ConfigError(`host-map: host "${host}" maps to an invalid account id`);
+      throw new ConfigError(`${kind}: ${name} "${key}" maps to an invalid account id`);
     }
-    hosts.set(host.toLowerCase(), account);
+    accounts.set(keyOf(key), account);
   }
-  return hosts;
+  return accounts;
 }
+
+/** Distribution ids are upper case; a map or a log may spell them otherwise. */
+const distributionKey = (id: string): string => id.toUpperCase();
 
 function compileAccountRegex(source: string, kind: string): RegExp {
   let pattern: RegExp;
@@ -80,8 +93,12 @@ function compileAccountRegex(source: string, kind: string): RegExp {
 
 /**
  * A key pattern is either a regex with `(?<account>...)` or a template such as
- * `logs/{account}/*`, where `{account}` is one path segment, `*` any text within a
- * segment and `**` any text at all.
+ * `logs/{account}/*`, where `{account}` is one path segment (or the rest of one:
+ * `customer={account}`), `*` any text within a segment, `**` any text at all, and `**`
+ * followed by a slash any number of whole folders, none included. The template matches
+ * from the key's start: `AWSLogs/*` + `/CloudFront/{account}/**` reads a v2 delivery
+ * straight under the bucket, and a leading `**` + `/` lets the same template, or a Hive
+ * `customer={account}` folder, sit under any log prefix (docs/configuration.md).
  */
 function compileKeyPattern(pattern: string): RegExp {
   if (pattern.includes('(?<account>')) return compileAccountRegex(pattern, 'key');
@@ -89,9 +106,10 @@ function compileKeyPattern(pattern: string): RegExp {
     throw new ConfigError('key resolver: the pattern needs {account} or a named group (?<account>...)');
   }
   const source = pattern
-    .split(/(\{account\}|\*\*|\*)/)
+    .split(/(\{account\}|\*\*\/|\*\*|\*)/)
     .map((part) => {
       if (part === '{account}') return '(?<account>[^/]+)';
+      if (part === '**/') return '(?:.*/)?';
       if (part === '**') return '.*';
       if (part === '*') return '[^/]*';
       return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -184,6 +202,25 @@ export function compileResolver(spec: ResolverSpec, layout: FieldLayout, objectK
     case 'key': {
       const account = accountFromKey(spec.pattern, objectKey);
       return () => account;
+    }
+    case 'distribution': {
+      // Lines name their distribution when the layout has DistributionId (v2 and
+      // real-time logs may); a line without one takes the distribution of its object.
+      const keyDistribution = parseCloudFrontKey(objectKey)?.distribution;
+      const ofObject = keyDistribution === undefined ? undefined : spec.distributions.get(distributionKey(keyDistribution));
+      const column = layout.index('DistributionId');
+      if (column === undefined) return () => ofObject;
+      const known = new ByteKeyCache<string | undefined>(HOST_CACHE_LIMIT);
+      return (line) => {
+        if (!line.present(column)) return ofObject;
+        const start = line.starts[column]!;
+        const end = line.ends[column]!;
+        const entry = known.find(line.bytes, start, end);
+        if (entry !== NOT_CACHED) return known.value(entry);
+        const account = spec.distributions.get(distributionKey(line.field(column)));
+        known.add(line.bytes, start, end, account);
+        return account;
+      };
     }
   }
 }

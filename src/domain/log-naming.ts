@@ -1,4 +1,4 @@
-import { parseFieldsDirective } from './cloudfront-log';
+import { epochMillisBytes, parseFieldsDirective, type FieldLayout } from './cloudfront-log';
 import { parseCloudFrontKey } from './cloudfront-key';
 import { dayOf, isValidDay } from './days';
 
@@ -15,28 +15,44 @@ export interface LogHour {
 }
 
 /**
- * The day and hour of the first request line of a CloudFront standard log (its `date`
- * and `time` columns, as the `#Fields` directive places them), or undefined when the
- * text holds no such line.
+ * The day and hour of the first request line of a CloudFront log with a `#Fields`
+ * directive (tab-separated), or undefined when the text holds no such line. The hour
+ * comes from where the line's day does ({@link FieldLayout.daySource}): `date` and
+ * `time`, else `timestamp(ms)` or `timestamp`, read as UTC.
  *
  * @example firstRequestHour('#Version: 1.0\n#Fields: date time\n2026-11-21\t07:12:01\n')
  *          // { day: '2026-11-21', hour: 7 }
+ * @example firstRequestHour('#Fields: timestamp(ms) sc-bytes\n1795245121000\t512\n')
+ *          // { day: '2026-11-21', hour: 7 }
  */
 export function firstRequestHour(text: string): LogHour | undefined {
-  let fields: readonly string[] | undefined;
+  let layout: FieldLayout | undefined;
   for (const line of text.split(/\r?\n/)) {
     if (line.startsWith('#')) {
-      fields = parseFieldsDirective(line)?.fields ?? fields;
+      layout = parseFieldsDirective(line) ?? layout;
       continue;
     }
-    if (line.trim() === '' || fields === undefined) continue;
-    const columns = line.split('\t');
-    const day = columns[fields.indexOf('date')];
-    const time = columns[fields.indexOf('time')] ?? '00';
-    const hour = Number(time.slice(0, 2));
-    if (day !== undefined && isValidDay(day) && /^\d{2}$/.test(time.slice(0, 2)) && hour < 24) return { day, hour };
+    if (line.trim() === '' || layout === undefined) continue;
+    const hour = lineHour(line.split('\t'), layout);
+    if (hour !== undefined) return hour;
   }
   return undefined;
+}
+
+function lineHour(columns: readonly string[], layout: FieldLayout): LogHour | undefined {
+  const source = layout.daySource;
+  if (source === undefined) return undefined;
+  const value = columns[layout.index(source.field)!];
+  if (value === undefined) return undefined;
+  if (source.unitsPerSecond === 0) {
+    const time = columns[layout.index('time') ?? -1] ?? '00';
+    const hour = Number(time.slice(0, 2));
+    return isValidDay(value) && /^\d{2}$/.test(time.slice(0, 2)) && hour < 24 ? { day: value, hour } : undefined;
+  }
+  const millis = epochMillisBytes(Buffer.from(value), 0, Buffer.byteLength(value), source.unitsPerSecond);
+  if (millis < 0) return undefined;
+  const at = new Date(millis);
+  return { day: dayOf(at), hour: at.getUTCHours() };
 }
 
 /** What `tally put` knows of a file when it names its object. */
@@ -51,8 +67,9 @@ export interface LogFileFacts {
 }
 
 /**
- * The S3 key `tally put` gives a log file under `prefix`: its own name when that is
- * already a CloudFront standard-log name, else
+ * The S3 key `tally put` gives a log file under `prefix`: its own name when that
+ * already names its hour (a CloudFront name, `.parquet` and `.log.gz` ones too, or a
+ * Firehose name: see {@link parseCloudFrontKey}), else
  * `<prefix>E2TALLYPUT.<YYYY-MM-DD-HH>.<8 hex of the content hash>[.gz]` with the hour of
  * its first request (else `now`'s). The name depends on the content alone, so putting
  * the same file again writes the same object with the same ETag, and the ledger counts

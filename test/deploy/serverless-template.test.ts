@@ -361,7 +361,7 @@ describe('ingest queue', () => {
 describe('log bucket created by the stack', () => {
   const bucketName = 'tally-prod-logs-${AWS::AccountId}-${AWS::Region}';
 
-  it('announces only *.gz objects under the log prefix on the ingest queue', () => {
+  it('announces every object under the log prefix, whatever it ends with (.gz, .parquet, Firehose names), on the ingest queue', () => {
     const bucket = resource(template(prod), 'LogBucket', 'AWS::S3::Bucket');
     expect(bucket.Properties.NotificationConfiguration).toEqual({
       QueueConfigurations: [
@@ -370,10 +370,7 @@ describe('log bucket created by the stack', () => {
           Queue: getAtt('IngestQueue'),
           Filter: {
             S3Key: {
-              Rules: [
-                { Name: 'prefix', Value: 'cloudfront/' },
-                { Name: 'suffix', Value: '.gz' },
-              ],
+              Rules: [{ Name: 'prefix', Value: 'cloudfront/' }],
             },
           },
         },
@@ -418,14 +415,14 @@ describe('log bucket created by the stack', () => {
 });
 
 describe('existing log bucket (dev, --param existingLogBucket=acme-cdn-logs)', () => {
-  it('creates no bucket and routes its EventBridge Object Created events for *.gz under the prefix', () => {
+  it('creates no bucket and routes its EventBridge Object Created events for every object under the prefix', () => {
     const t = template(dev);
     expect(t.Resources.LogBucket).toBeUndefined();
     const rule = resource(t, 'LogObjectCreatedRule', 'AWS::Events::Rule');
     expect(rule.Properties.EventPattern).toEqual({
       source: ['aws.s3'],
       'detail-type': ['Object Created'],
-      detail: { bucket: { name: ['acme-cdn-logs'] }, object: { key: [{ wildcard: 'edge/*.gz' }] } },
+      detail: { bucket: { name: ['acme-cdn-logs'] }, object: { key: [{ prefix: 'edge/' }] } },
     });
     expect(rule.Properties.Targets).toEqual([{ Id: 'ingest-queue', Arn: getAtt('IngestQueue') }]);
     expect(rule.Properties.Name).toBe('tally-dev-log-object-created');

@@ -88,6 +88,37 @@ describe('tally backfill', () => {
     expect(got).toEqual(want);
   });
 
+  it('selects objects by the day in every v2 and Firehose key layout, and leaves keys naming no day alone', async () => {
+    const hh = (hour: number) => String(hour).padStart(2, '0');
+    const uuid = (unique: string) => `${unique.replace(/[^0-9a-f]/g, '').padEnd(8, '0').slice(0, 8)}-d9cb-469f-a165-70867728950e`;
+    const layouts = [
+      (prefix: string, day: string, hour: number) => `${prefix}AWSLogs/123456789012/CloudFront/E3PART/${day.replaceAll('-', '/')}/${hh(hour)}/part.json.gz`,
+      (prefix: string, day: string, hour: number) => {
+        const [year, month, dd] = day.split('-');
+        return `${prefix}AWSLogs/123456789012/CloudFront/DistributionId=E3HIVE/year=${year}/month=${month}/day=${dd}/hour=${hh(hour)}/f.log.gz`;
+      },
+      (prefix: string, day: string, hour: number, unique: string) => `${prefix}${day.replaceAll('-', '/')}/${hh(hour)}/cf-logs-1-${day}-${hh(hour)}-15-42-${uuid(unique)}.gz`,
+    ];
+    const sets = [];
+    for (const keyOf of layouts) sets.push(await putLogSet({ days: ['2026-11-21', '2026-11-22'], hours: [6], keyOf }));
+
+    const results = [];
+    for (const set of sets) {
+      await putLogObject(`${set.prefix}AWSLogs/123456789012/CloudFront/E3PART/notes.json.gz`, 'not a log');
+      const io = captureIo();
+      const code = await runBackfill(['--from', '2026-11-21', '--to', '2026-11-21', '--inline'], io, operatorEnv(info, { prefix: set.prefix }));
+      const named21 = set.refs.filter((ref) => /2026.11.21|day=21/.test(ref.key));
+      results.push({ code, stdout: io.stdout, counters: await countersOf(set, ['2026-11-20', '2026-11-21', '2026-11-22'], expectedOf(set, named21)) });
+    }
+
+    for (const { code, stdout, counters } of results) {
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/listed 3 object\(s\) under the prefix; 1 named 2026-11-21..2026-11-21 \(1 not named like CloudFront logs, left alone\)/);
+      expect(stdout).toMatch(/counted now 1 /);
+      expect(counters.got).toEqual(counters.want);
+    }
+  });
+
   it('reports a poison object, counts the rest and exits 1', async () => {
     const set = await putLogSet({ days: ['2026-11-21'], hours: [0] });
     await putLogObject(`${set.prefix}E2OPS.2026-11-21-05.broken.gz`, Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x01]));

@@ -55,7 +55,15 @@ export function expectedOf(set: LogSet, refs: readonly LogObjectRef[]): Expected
  * (day, hour); first-hour objects hold lines of the day before. No unattributed
  * lines: the `unattributed` pseudo-account is shared by every test.
  */
-export async function putLogSet(options: { days: string[]; hours?: number[]; accounts?: number; lines?: number; info?: LocalStackInfo }): Promise<LogSet> {
+export async function putLogSet(options: {
+  days: string[];
+  hours?: number[];
+  accounts?: number;
+  lines?: number;
+  info?: LocalStackInfo;
+  /** The key of each object (default: a legacy CloudFront name under the prefix). */
+  keyOf?: (prefix: string, day: string, hour: number, unique: string) => string;
+}): Promise<LogSet> {
   const info = options.info ?? testStackInfo();
   const prefix = `cloudfront/${uniqueId('op')}/`;
   const accounts = Array.from({ length: options.accounts ?? 3 }, (_, i) => uniqueId(`acct${i}`));
@@ -76,7 +84,8 @@ export async function putLogSet(options: { days: string[]; hours?: number[]; acc
         previousDayRate: 0.2,
       });
       mergeExpected(expected, log.expected);
-      const ref = await putLogObject(cloudFrontObjectKey(prefix, 'E2OPS', day, hour, uniqueId('u')), log.text, { info });
+      const keyOf = options.keyOf ?? ((at, d, h, unique) => cloudFrontObjectKey(at, 'E2OPS', d, h, unique));
+      const ref = await putLogObject(keyOf(prefix, day, hour, uniqueId('u')), log.text, { info });
       refs.push(ref);
       expectedByKey.set(ref.key, log.expected);
     }

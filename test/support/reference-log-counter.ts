@@ -9,6 +9,7 @@ import { createGunzip } from 'node:zlib';
 import type { Writable } from 'node:stream';
 import { isValidAccountId, UNATTRIBUTED } from '../../src/domain/account-id';
 import { accountFromKey, type ResolverSpec } from '../../src/domain/account-resolver';
+import { parseCloudFrontKey } from '../../src/domain/cloudfront-key';
 import { isValidDay } from '../../src/domain/days';
 import { PoisonObjectError } from '../../src/domain/errors';
 import { BASE_METRICS, metricNames, type MetricRule } from '../../src/domain/metric-rules';
@@ -198,6 +199,15 @@ export function compileResolver(spec: ResolverSpec, layout: FieldLayout, objectK
     case 'key': {
       const account = accountFromKey(spec.pattern, objectKey);
       return () => account;
+    }
+    case 'distribution': {
+      const column = layout.index('DistributionId');
+      const ofKey = parseCloudFrontKey(objectKey)?.distribution;
+      return (fields) => {
+        const value = column === undefined ? undefined : fields[column];
+        const id = present(value) ? value : ofKey;
+        return id === undefined ? undefined : spec.distributions.get(id.toUpperCase());
+      };
     }
   }
 }

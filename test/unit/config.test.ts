@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { readConfig } from '../../src/adapters/config';
 import { ConfigError } from '../../src/domain/errors';
 
@@ -24,6 +27,19 @@ describe('readConfig', () => {
   ])('fails fast naming the variable at fault (%j)', (env, message) => {
     expect(() => readConfig(env)).toThrow(ConfigError);
     expect(() => readConfig(env)).toThrow(message);
+  });
+
+  it('reads a distribution map given inline or as a file, ids in any case', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'tally-dist-')), 'distributions.json');
+    writeFileSync(file, '{"E3ACME01":"acme","e3globex":"globex"}');
+
+    const inline = readConfig({ TALLY_TABLE: 'usage', TALLY_RESOLVER: 'distribution:{"E3ACME01":"acme"}' });
+    const fromFile = readConfig({ TALLY_TABLE: 'usage', TALLY_RESOLVER: `distribution:${file}` });
+
+    expect(inline.resolver.kind === 'distribution' && [...inline.resolver.distributions]).toEqual([['E3ACME01', 'acme']]);
+    expect(fromFile.resolver.kind === 'distribution' && [...fromFile.resolver.distributions]).toEqual([['E3ACME01', 'acme'], ['E3GLOBEX', 'globex']]);
+    expect(() => readConfig({ TALLY_TABLE: 'usage', TALLY_RESOLVER: 'distribution:{"E3ACME01":"../x"}' })).toThrow(/TALLY_RESOLVER: distribution: distribution id "E3ACME01" maps to an invalid account id/);
+    expect(() => readConfig({ TALLY_TABLE: 'usage', TALLY_RESOLVER: `distribution:${file}.missing` })).toThrow(ConfigError);
   });
 
   it('reads a host map given inline', () => {

@@ -182,6 +182,49 @@ describe('CloudFront log counting', () => {
     ]);
   });
 
+  describe('the distribution resolver', () => {
+    const resolver = parseResolverSpec('distribution:{"E3ACME01":"acme","E3GLOBEX":"globex"}');
+
+    it('maps the distribution named in the object key, for every v2 key layout and the legacy name', async () => {
+      const text = '#Fields: date time sc-bytes\n2026-11-21\t00:00:00\t5\n';
+      const keys = [
+        'cf/E3ACME01.2026-11-21-00.abc.gz',
+        'AWSLogs/123456789012/CloudFront/E3ACME01/2026/11/21/00/part.log.gz',
+        'AWSLogs/123456789012/CloudFront/DistributionId=E3ACME01/year=2026/month=11/day=21/hour=00/f.log.gz',
+      ];
+
+      const accounts = [];
+      for (const objectKey of keys) accounts.push((await countLogStream(bytesOf(text), options({ resolver, objectKey }), 'x')).tally.usage().map((row) => row.account));
+
+      expect(accounts).toEqual([['acme'], ['acme'], ['acme']]);
+    });
+
+    it("prefers each line's DistributionId (any spelling of the field) and falls back to the key when a line has none", async () => {
+      const text =
+        '#Fields: date time sc-bytes distributionid\n' +
+        '2026-11-21\t00:00:00\t5\tE3GLOBEX\n' +
+        '2026-11-21\t00:00:00\t6\te3acme01\n' +
+        '2026-11-21\t00:00:00\t7\t-\n' +
+        '2026-11-21\t00:00:00\t8\tE3UNKNOWN\n';
+
+      const count = await countLogStream(bytesOf(text), options({ resolver, objectKey: 'cf/E3GLOBEX.2026-11-21-00.abc.gz' }), 'x');
+
+      expect(count.tally.usage().map((row) => [row.account, row.metrics.bytes])).toEqual([
+        ['acme', 6],
+        ['globex', 12],
+        ['unattributed', 8],
+      ]);
+    });
+
+    it('leaves lines unattributed when neither the line nor the key names a known distribution', async () => {
+      const text = '#Fields: date time sc-bytes\n2026-11-21\t00:00:00\t5\n';
+
+      const count = await countLogStream(bytesOf(text), options({ resolver, objectKey: `fh/cf-1-2026-11-21-00-00-00-0f8fad5b-d9cb-469f-a165-70867728950e.gz` }), 'x');
+
+      expect(count.tally.usage().map((row) => row.account)).toEqual(['unattributed']);
+    });
+  });
+
   it('counts configured metrics by method, path and status class', async () => {
     const rules = validateMetricRules([
       { name: 'writes', method: 'POST' },

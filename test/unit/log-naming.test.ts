@@ -12,6 +12,20 @@ describe('naming a log file put into the local stack', () => {
     expect(logObjectKey('', { ...facts, gzip: false }, now)).toBe('E2TALLYPUT.2026-11-23-13.9f86d081');
   });
 
+  it('keeps a v2 Parquet name and a Firehose name, which name their hour', () => {
+    const firehose = 'cf-logs-1-2026-11-21-07-15-42-0f8fad5b-d9cb-469f-a165-70867728950e';
+    expect(logObjectKey('cf/', { ...facts, fileName: 'E2ABC.2026-11-21-07.a1b2c3d4.parquet' }, now)).toBe('cf/E2ABC.2026-11-21-07.a1b2c3d4.parquet');
+    expect(logObjectKey('cf/', { ...facts, fileName: `/tmp/${firehose}` }, now)).toBe(`cf/${firehose}`);
+  });
+
+  it('reads the hour from timestamp(ms) or timestamp when the layout has no date', () => {
+    const millis = '#Version: 1.0\n#Fields: sc-bytes timestamp(ms) cs(Host)\n512\t1795245121000\tacme.example.com\n';
+    const seconds = '#Fields: timestamp cs(Host)\n-\tacme.example.com\n1795316400.123\tacme.example.com\n';
+
+    expect(firstRequestHour(millis)).toEqual({ day: '2026-11-21', hour: 7 });
+    expect(firstRequestHour(seconds)).toEqual({ day: '2026-11-22', hour: 3 });
+  });
+
   it('reads the hour of the first request line from the #Fields layout', () => {
     const text = '#Version: 1.0\n#Fields: time date cs(Host)\n\n10:59:01\t2026-11-21\tacme.example.com\n';
 

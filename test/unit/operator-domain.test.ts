@@ -11,7 +11,7 @@ import { reconcile, type ServedDay } from '../../src/domain/reconciliation';
 
 describe('CloudFront object names', () => {
   it('reads distribution, day, hour and id from a key under any prefix', () => {
-    expect(parseCloudFrontKey('logs/cf/E2ABC.2026-11-21-07.a1b2c3.gz')).toEqual({ distribution: 'E2ABC', day: '2026-11-21', hour: 7, uniqueId: 'a1b2c3' });
+    expect(parseCloudFrontKey('logs/cf/E2ABC.2026-11-21-07.a1b2c3.gz')).toEqual({ layout: 'name', distribution: 'E2ABC', day: '2026-11-21', hour: 7, uniqueId: 'a1b2c3' });
     expect(parseCloudFrontKey('E2ABC.2026-11-21-23.x')).toMatchObject({ day: '2026-11-21', hour: 23 });
   });
 

@@ -25,8 +25,9 @@ export const backfillCommand = defineCommand<BackfillOptions>({
   name: 'backfill',
   summary: 'feed the log objects of a day range into ingestion again',
   description:
-    'Lists the log objects under the bucket and prefix whose CloudFront name ' +
-    '(<distribution>.YYYY-MM-DD-HH.<id>.gz) falls on a day from --from to --to, skips those the ' +
+    'Lists the log objects under the bucket and prefix whose key names a day from --from to --to ' +
+    '(a CloudFront name <distribution>.YYYY-MM-DD-HH.<id>.gz, v2 partitions .../YYYY/MM/DD/HH/ or ' +
+    '.../year=YYYY/month=MM/day=DD/, or a Firehose name <stream>-<version>-YYYY-MM-DD-HH-MM-SS-<uuid>), skips those the ' +
     'ledger knows as counted, and sends an S3 notification for each other one to the ingest queue ' +
     "(or, with --inline, counts it here with the handler's code). Half-counted objects complete " +
     'without counting an increment twice.',
