@@ -506,7 +506,8 @@ function sameKeyBytes(set: KeySet, bytes: Buffer, pairs: readonly number[], coun
   for (let k = 0; k < count; k++) {
     const start = pairs[k * 4]!;
     const length = pairs[k * 4 + 1]! - start;
-    if (keyEnds[k]! - from !== length || bytes.compare(keyBytes, from, keyEnds[k]!, start, start + length) !== 0) return false;
+    if (keyEnds[k]! - from !== length) return false;
+    for (let i = 0; i < length; i++) if (bytes[start + i] !== keyBytes[from + i]) return false;
     from = keyEnds[k]!;
   }
   return true;

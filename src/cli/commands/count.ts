@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { readLogFormat, readMetricRules, readResolver } from '../../adapters/config';
 import { FILE_READ_BYTES, logText } from '../../adapters/log-text';
+import { RESOLVER_FORMS } from '../../domain/account-resolver';
 import { PoisonObjectError } from '../../domain/errors';
 import { countObject } from '../../domain/log-formats';
 import { addLineCounts, emptyLineCounts, type LineCounts } from '../../domain/usage-tally';
@@ -85,7 +86,7 @@ export const countCommand = defineCommand<{ resolver: string; metrics?: string; 
   options: [
     {
       flags: '--resolver <spec>',
-      help: 'account resolver: host-label, host-map:FILE, path:REGEX or key:PATTERN',
+      help: `account resolver: ${RESOLVER_FORMS}`,
       default: 'host-label',
     },
     { flags: '--metrics <json>', help: 'metric rules as JSON, as TALLY_METRICS' },
