@@ -8,7 +8,7 @@ import {
   type ObjectFinding,
 } from '../domain/dead-letter';
 import { describeError, PoisonObjectError } from '../domain/errors';
-import { countLog } from '../domain/log-counter';
+import { countLogContent } from '../domain/log-content';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import { parseNotification } from '../domain/notifications';
 import { mapWithConcurrency } from './concurrency';
@@ -110,8 +110,8 @@ export async function inspectObject(notified: LogObjectRef, deps: InspectionDeps
 async function readable(ref: LogObjectRef, deps: InspectionDeps): Promise<ObjectFinding> {
   try {
     const opened = await deps.source.open(ref);
-    await countLog(
-      opened.body,
+    await countLogContent(
+      opened.content,
       {
         resolver: deps.settings.resolver,
         metricRules: deps.settings.metricRules,

@@ -2,7 +2,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import type { ResolverSpec } from '../domain/account-resolver';
 import { describeError, PoisonMessageError, PoisonObjectError, TallyError } from '../domain/errors';
 import { incrementKey, keyHex, type KeyScheme } from '../domain/idempotency-key';
-import { countLog } from '../domain/log-counter';
+import { countLogContent } from '../domain/log-content';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import type { MetricRule } from '../domain/metric-rules';
 import { parseNotification } from '../domain/notifications';
@@ -125,8 +125,8 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const recorded = new Set(state.attempts.flatMap((a) => a.applied.map(keyHex)));
 
   const opened = await source.open(ref);
-  const count = await countLog(
-    opened.body,
+  const count = await countLogContent(
+    opened.content,
     {
       resolver: settings.resolver,
       metricRules: settings.metricRules,

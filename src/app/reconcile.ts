@@ -2,7 +2,7 @@ import type { ResolverSpec } from '../domain/account-resolver';
 import { parseCloudFrontKey } from '../domain/cloudfront-key';
 import { addDays } from '../domain/days';
 import { describeError, PoisonObjectError } from '../domain/errors';
-import { countLog } from '../domain/log-counter';
+import { countLogContent } from '../domain/log-content';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import { metricNames, type MetricRule } from '../domain/metric-rules';
 import { accountDayKey, reconcile, type ReconcileRow, type ServedDay } from '../domain/reconciliation';
@@ -80,8 +80,8 @@ export async function reconcileUsage(options: ReconcileOptions): Promise<Reconci
   await mapWithConcurrency(selected, options.concurrency ?? 4, async (object) => {
     try {
       const opened = await options.source.open(object);
-      const count = await countLog(
-        opened.body,
+      const count = await countLogContent(
+        opened.content,
         {
           resolver: options.resolver,
           metricRules: options.metricRules,
