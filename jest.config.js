@@ -10,9 +10,9 @@ const shared = {
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
     // ES-module-only dependencies (the Parquet writer), turned into CommonJS for Jest.
-    '/node_modules/(hyparquet|hyparquet-writer)/.+\\.js$': '<rootDir>/test/support/esm-transform.js',
+    '/node_modules/(hyparquet|hyparquet-writer|hyparquet-compressors|hysnappy)/.+\\.js$': '<rootDir>/test/support/esm-transform.js',
   },
-  transformIgnorePatterns: ['/node_modules/(?!(hyparquet|hyparquet-writer)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(hyparquet|hyparquet-writer|hyparquet-compressors|hysnappy)/)'],
   setupFilesAfterEnv: ['<rootDir>/test/support/after-tests.ts'],
 };
 

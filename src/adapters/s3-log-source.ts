@@ -1,8 +1,10 @@
 import { GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, type S3Client } from '@aws-sdk/client-s3';
 import type { LogSource } from '../app/ports';
-import { PoisonObjectError } from '../domain/errors';
+import { ObjectChangedError, PoisonObjectError } from '../domain/errors';
 import { describeObject, normaliseEtag, type LogObjectRef } from '../domain/log-object';
-import { logText } from './log-text';
+import type { LogContent } from '../domain/log-records';
+import { logContent } from './log-opening';
+import type { RandomAccessFile } from './parquet-log';
 
 function isMissing(error: unknown): boolean {
   if (error instanceof NoSuchKey || error instanceof NotFound) return true;
@@ -10,9 +12,15 @@ function isMissing(error: unknown): boolean {
   return status === 404;
 }
 
+function isPreconditionFailed(error: unknown): boolean {
+  return (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode === 412 || (error as Error)?.name === 'PreconditionFailed';
+}
+
 /**
- * Streams the text of log objects from S3 with GetObject, gunzipped as it arrives when
- * the object is gzip; a missing object or a broken gzip stream is a poison object.
+ * Reads log objects from S3. One GetObject streams the object; its first bytes tell the
+ * format: text is streamed on (gunzipped as it arrives when gzip), a Parquet file (`PAR1`)
+ * stops that stream and is read by ranges ({@link S3ObjectBytes}). A missing object or a
+ * broken gzip stream or Parquet file is a poison object.
  */
 export class S3LogSource implements LogSource {
   private readonly client: S3Client;
@@ -21,12 +29,18 @@ export class S3LogSource implements LogSource {
     this.client = client;
   }
 
-  async open(ref: LogObjectRef): Promise<{ etag: string; body: AsyncIterable<Uint8Array> }> {
+  async open(ref: LogObjectRef): Promise<{ etag: string; content: LogContent }> {
     try {
       const response = await this.client.send(new GetObjectCommand({ Bucket: ref.bucket, Key: ref.key }));
       const body = response.Body as AsyncIterable<Uint8Array> | undefined;
       if (body === undefined) throw new PoisonObjectError(describeObject(ref), 'GetObject returned no body');
-      return { etag: normaliseEtag(response.ETag ?? ref.etag), body: logText(body, describeObject(ref)) };
+      const etag = response.ETag;
+      const size = response.ContentLength;
+      const parquetFile = () => {
+        if (etag === undefined || size === undefined) throw new PoisonObjectError(describeObject(ref), 'GetObject returned no ETag or length to read the Parquet file by ranges');
+        return new S3ObjectBytes({ client: this.client, ref, etag, size });
+      };
+      return { etag: normaliseEtag(etag ?? ref.etag), content: await logContent(body, describeObject(ref), parquetFile) };
     } catch (error) {
       if (isMissing(error)) throw new PoisonObjectError(describeObject(ref), 'object does not exist (deleted before it was read?)', { cause: error });
       throw error;
@@ -40,6 +54,56 @@ export class S3LogSource implements LogSource {
       return normaliseEtag(head.ETag);
     } catch (error) {
       if (isMissing(error)) throw new PoisonObjectError(describeObject(ref), 'object does not exist (deleted before it was read?)', { cause: error });
+      throw error;
+    }
+  }
+}
+
+/** Bytes of the object's last fetch that reached its end (the footer) are kept: hyparquet reads them first. */
+const NO_TAIL: { start: number; bytes: Uint8Array } = { start: Number.POSITIVE_INFINITY, bytes: new Uint8Array(0) };
+
+/**
+ * One version of an S3 object read at random offsets, as a Parquet reader needs it: each
+ * slice is a ranged GetObject (`Range: bytes=a-b`) with `IfMatch` set to the ETag the
+ * first read saw, so an object overwritten mid-read fails with {@link ObjectChangedError}
+ * (retryable) instead of mixing two versions. The reader asks for one range per column
+ * chunk it needs, or for neighbouring chunks at once; the footer's fetch is cached.
+ */
+export class S3ObjectBytes implements RandomAccessFile {
+  readonly byteLength: number;
+  private readonly client: S3Client;
+  private readonly ref: Pick<LogObjectRef, 'bucket' | 'key'>;
+  private readonly etag: string;
+  private tail = NO_TAIL;
+
+  constructor({ client, ref, etag, size }: { client: S3Client; ref: Pick<LogObjectRef, 'bucket' | 'key'>; etag: string; size: number }) {
+    this.client = client;
+    this.ref = ref;
+    this.etag = etag;
+    this.byteLength = size;
+  }
+
+  async slice(start: number, end = this.byteLength): Promise<ArrayBuffer> {
+    const stop = Math.min(end, this.byteLength);
+    if (stop <= start) return new ArrayBuffer(0);
+    if (start >= this.tail.start) return this.tail.bytes.slice(start - this.tail.start, stop - this.tail.start).buffer as ArrayBuffer;
+    const bytes = await this.fetch(start, stop);
+    if (stop === this.byteLength) this.tail = { start, bytes };
+    return bytes.slice().buffer as ArrayBuffer;
+  }
+
+  private async fetch(start: number, stop: number): Promise<Uint8Array> {
+    const name = describeObject(this.ref);
+    try {
+      const response = await this.client.send(
+        new GetObjectCommand({ Bucket: this.ref.bucket, Key: this.ref.key, Range: `bytes=${start}-${stop - 1}`, IfMatch: this.etag }),
+      );
+      const bytes = (await response.Body?.transformToByteArray()) ?? new Uint8Array(0);
+      if (bytes.length !== stop - start) throw new Error(`ranged GetObject of ${name} returned ${bytes.length} bytes for ${stop - start}`);
+      return bytes;
+    } catch (error) {
+      if (isPreconditionFailed(error)) throw new ObjectChangedError(name, { cause: error });
+      if (isMissing(error)) throw new PoisonObjectError(name, 'object does not exist (deleted while it was read?)', { cause: error });
       throw error;
     }
   }

@@ -110,7 +110,7 @@ export async function inspectObject(notified: LogObjectRef, deps: InspectionDeps
 async function readable(ref: LogObjectRef, deps: InspectionDeps): Promise<ObjectFinding> {
   try {
     const opened = await deps.source.open(ref);
-    await countObject({ kind: 'text', text: opened.body }, deps.settings, ref.key, describeObject(ref));
+    await countObject(opened.content, deps.settings, ref.key, describeObject(ref));
     return { kind: 'pending' };
   } catch (error) {
     if (!(error instanceof PoisonObjectError)) throw error;

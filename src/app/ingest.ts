@@ -128,7 +128,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const recorded = new Set(state.attempts.flatMap((a) => a.applied.map(keyHex)));
 
   const opened = await source.open(ref);
-  const count = await countObject({ kind: 'text', text: opened.body }, settings, ref.key, describeObject(ref));
+  const count = await countObject(opened.content, settings, ref.key, describeObject(ref));
 
   const usage = count.tally.usage();
   const increments: Increment[] = usage.map((row) => {

@@ -24,6 +24,7 @@ import type { DeadLetterDrop } from '../domain/dead-letter';
 import type { ClosedDay, MetricFigures, RevisionRow } from '../domain/day-close';
 import type { RevisionExport } from '../domain/revision-export';
 import type { LogObjectRef } from '../domain/log-object';
+import type { LogContent } from '../domain/log-records';
 import type { UsageRecord } from '../domain/usage-records';
 
 // The counter store's port still lives beside the idempotency core it describes; it is
@@ -41,10 +42,12 @@ export type {
 /** Reads log objects (S3 in production and locally). */
 export interface LogSource {
   /**
-   * Streams the object's log text, gunzipped when it is stored as gzip; throws
-   * PoisonObjectError when it no longer exists (and, while streaming, when it cannot be gunzipped).
+   * The object's content, its format told by its first bytes: text (streamed, gunzipped
+   * when stored as gzip) or records (Parquet, read by ranges of the version first seen).
+   * Throws PoisonObjectError when it no longer exists (and, while read, when it cannot be
+   * gunzipped or decoded); ObjectChangedError when it was overwritten while read by ranges.
    */
-  open(ref: LogObjectRef): Promise<{ etag: string; body: AsyncIterable<Uint8Array> }>;
+  open(ref: LogObjectRef): Promise<{ etag: string; content: LogContent }>;
   /** The current ETag of an object, for notifications that carry none. */
   etagOf(ref: Pick<LogObjectRef, 'bucket' | 'key'>): Promise<string>;
 }

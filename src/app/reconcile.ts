@@ -82,7 +82,7 @@ export async function reconcileUsage(options: ReconcileOptions): Promise<Reconci
   await mapWithConcurrency(selected, options.concurrency ?? 4, async (object) => {
     try {
       const opened = await options.source.open(object);
-      const count = await countObject({ kind: 'text', text: opened.body }, options, object.key, describeObject(object));
+      const count = await countObject(opened.content, options, object.key, describeObject(object));
       objects.read++;
       const relevant = count.tally
         .usage()

@@ -89,6 +89,21 @@ export class RetryBudgetExhaustedError extends TallyError {
   }
 }
 
+/**
+ * A log object changed while it was being read in parts (a Parquet file read by ranges
+ * was overwritten): counting it would mix two versions. Retryable: the next attempt
+ * reads the new version from its start.
+ */
+export class ObjectChangedError extends TallyError {
+  constructor(
+    readonly object: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`object ${object} changed while it was read (its ETag no longer matches); it is read again on retry`, options);
+    this.name = 'ObjectChangedError';
+  }
+}
+
 /** Returns the message of anything thrown, for logs and reports. */
 export function describeError(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;

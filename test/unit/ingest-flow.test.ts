@@ -20,7 +20,7 @@ class MemoryLogSource implements LogSource {
     this.opened++;
     const body = this.objects.get(ref.key);
     if (body === undefined) throw new PoisonObjectError(ref.key, 'object does not exist');
-    return { etag: ref.etag, body: logText(Readable.from([body]), ref.key) };
+    return { etag: ref.etag, content: { kind: 'text' as const, text: logText(Readable.from([body]), ref.key) } };
   }
   async etagOf() {
     return 'etag-from-head';

@@ -1,6 +1,5 @@
-import { createReadStream } from 'node:fs';
 import { readLogFormat, readMetricRules, readResolver } from '../../adapters/config';
-import { FILE_READ_BYTES, logText } from '../../adapters/log-text';
+import { openLogFile } from '../../adapters/log-opening';
 import { RESOLVER_FORMS } from '../../domain/account-resolver';
 import { PoisonObjectError } from '../../domain/errors';
 import { countObject } from '../../domain/log-formats';
@@ -52,8 +51,7 @@ export async function countFiles(files: readonly string[], options: CountFileOpt
   for (const file of files) {
     let count;
     try {
-      const text = logText(createReadStream(file, { highWaterMark: FILE_READ_BYTES }), file);
-      count = await countObject({ kind: 'text', text }, { resolver, metricRules, logFormat }, file, file);
+      count = await countObject(await openLogFile(file), { resolver, metricRules, logFormat }, file, file);
     } catch (error) {
       throw new Error(fileProblem(file, error), { cause: error });
     }

@@ -1,0 +1,85 @@
+import { createReadStream } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import type { LogContent } from '../domain/log-records';
+import { FILE_READ_BYTES, logText } from './log-text';
+import { isParquetMagic, parquetContent, PARQUET_MAGIC, type RandomAccessFile } from './parquet-log';
+
+/**
+ * The content of a stored log, told by its first bytes, never by its name: `PAR1` is a
+ * Parquet file, read at random offsets by `parquetFile` (the stream is stopped);
+ * anything else is text (gunzipped when gzip), streamed from `body` as before.
+ */
+export async function logContent(body: AsyncIterable<Uint8Array>, objectName: string, parquetFile: () => RandomAccessFile): Promise<LogContent> {
+  const iterator = body[Symbol.asyncIterator]();
+  const head: Uint8Array[] = [];
+  let length = 0;
+  let ended = false;
+  while (length < PARQUET_MAGIC.length) {
+    const step = await iterator.next();
+    if (step.done) {
+      ended = true;
+      break;
+    }
+    head.push(step.value);
+    length += step.value.length;
+  }
+  if (isParquetMagic(Buffer.concat(head))) {
+    await iterator.return?.();
+    return parquetContent(parquetFile(), objectName);
+  }
+  async function* rest(): AsyncGenerator<Uint8Array> {
+    yield* head;
+    if (ended) return;
+    for (let step = await iterator.next(); !step.done; step = await iterator.next()) yield step.value;
+  }
+  return { kind: 'text', text: logText(rest(), objectName) };
+}
+
+/**
+ * The content of a log file on disk (`tally count`): Parquet when it opens with `PAR1`,
+ * read through one file handle at random offsets and closed when read; otherwise its
+ * text, streamed.
+ */
+export async function openLogFile(path: string): Promise<LogContent> {
+  const handle = await open(path, 'r');
+  let head: Uint8Array;
+  try {
+    const { bytesRead, buffer } = await handle.read(Buffer.alloc(PARQUET_MAGIC.length), 0, PARQUET_MAGIC.length, 0);
+    head = buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+  if (!isParquetMagic(head)) return { kind: 'text', text: logText(createReadStream(path, { highWaterMark: FILE_READ_BYTES }), path) };
+  const parquet = (file: RandomAccessFile) => parquetContent(file, path) as Extract<LogContent, { kind: 'records' }>;
+  return {
+    kind: 'records',
+    format: 'parquet',
+    async read(sink) {
+      const file = await open(path, 'r');
+      try {
+        const { size } = await file.stat();
+        await parquet(fileBytes(file, size)).read(sink);
+      } finally {
+        await file.close();
+      }
+    },
+  };
+}
+
+/** Bytes of an open file at any offset. */
+function fileBytes(file: FileHandle, size: number): RandomAccessFile {
+  return {
+    byteLength: size,
+    async slice(start, end = size) {
+      const length = Math.max(0, Math.min(end, size) - start);
+      const buffer = new Uint8Array(length);
+      let filled = 0;
+      while (filled < length) {
+        const { bytesRead } = await file.read(buffer, filled, length - filled, start + filled);
+        if (bytesRead === 0) throw new Error(`${length - filled} bytes missing at offset ${start + filled}: the file shrank while it was read`);
+        filled += bytesRead;
+      }
+      return buffer.buffer;
+    },
+  };
+}

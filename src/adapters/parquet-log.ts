@@ -1,0 +1,147 @@
+import { gunzipSync } from 'node:zlib';
+import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type Compressors, type FileMetaData } from 'hyparquet';
+import { compressors as moreCompressors } from 'hyparquet-compressors';
+import { fieldKey } from '../domain/cloudfront-log';
+import { PoisonObjectError } from '../domain/errors';
+import type { LogContent, RecordSink } from '../domain/log-records';
+
+/** The first (and last) four bytes of a Parquet file. */
+export const PARQUET_MAGIC = Buffer.from('PAR1', 'latin1');
+
+/** Whether `bytes` open with {@link PARQUET_MAGIC}. */
+export function isParquetMagic(bytes: Uint8Array): boolean {
+  return bytes.length >= 4 && PARQUET_MAGIC.every((byte, i) => bytes[i] === byte);
+}
+
+/**
+ * A file read at random offsets (S3 ranged GETs, a local file): hyparquet's `AsyncBuffer`.
+ * `slice(start, end)` resolves with bytes `[start, end)`.
+ */
+export type RandomAccessFile = AsyncBuffer;
+
+/**
+ * The codecs read. hyparquet reads Snappy itself; hyparquet-compressors adds ZSTD,
+ * Brotli and LZ4 (pure JS, Snappy in WebAssembly); GZIP, the codec AWS's vended-log
+ * Parquet (VPC flow logs, CloudFront v2) is described with, goes to Node's native zlib.
+ */
+const COMPRESSORS: Compressors = {
+  ...moreCompressors,
+  GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
+};
+
+/**
+ * The content of a Parquet log (CloudFront standard logging v2): a reader of records,
+ * never line text. `read(sink)` reads the footer once, asks the sink which of the
+ * file's columns it needs, then reads row group by row group only those columns' chunks
+ * and hands each group to `sink.rows` column by column: memory holds one row group of
+ * the columns read, whatever the file's size.
+ *
+ * Values are passed on as the writer typed them (AWS writes strings; another writer's
+ * int64 is a bigint, a double a number), except dates and times, which are written as
+ * the CloudFront field of the column's name says: `date` YYYY-MM-DD, `time` HH:MM:SS,
+ * `timestamp` epoch seconds, any other (`timestamp_ms`) epoch milliseconds, all UTC.
+ *
+ * A file that cannot be decoded (truncated, no `PAR1` footer, a corrupt page, a codec
+ * not read) is a {@link PoisonObjectError} naming `objectName`; an error of the file
+ * itself (a dropped connection, an S3 object overwritten while it was read) is rethrown
+ * as it is, for the caller to retry. Nothing reaches the sink from a group that failed.
+ */
+export function parquetContent(file: RandomAccessFile, objectName: string): Extract<LogContent, { kind: 'records' }> {
+  return {
+    kind: 'records',
+    format: 'parquet',
+    read: (sink) => readParquet(file, objectName, sink),
+  };
+}
+
+async function readParquet(file: RandomAccessFile, objectName: string, sink: RecordSink): Promise<void> {
+  // Errors of the source pass through untouched: only decoding errors make a poison object.
+  const sourceErrors = new WeakSet<object>();
+  const source: AsyncBuffer = {
+    byteLength: file.byteLength,
+    slice: async (start, end) => {
+      try {
+        return await file.slice(start, end);
+      } catch (error) {
+        if (typeof error === 'object' && error !== null) sourceErrors.add(error);
+        throw error;
+      }
+    },
+  };
+  const decoding = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (typeof error === 'object' && error !== null && sourceErrors.has(error)) throw error;
+      throw new PoisonObjectError(objectName, `not a readable Parquet file (${what}): ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    }
+  };
+
+  const metadata = await decoding('footer', () => parquetMetadataAsync(source));
+  const names = await decoding('schema', async () => parquetSchema(metadata).children.map((child) => child.element.name));
+  const wanted = sink.fields(names);
+  const columns = [...wanted];
+  let groupStart = 0;
+  for (const [group, rowGroup] of metadata.row_groups.entries()) {
+    const rows = Number(rowGroup.num_rows);
+    const groupEnd = groupStart + rows;
+    if (rows > 0) {
+      const data = await decoding(`row group ${group}`, () => readGroup(source, metadata, columns, groupStart, groupEnd));
+      sink.rows(
+        columns.map((name) => asFieldValues(name, data.get(name))),
+        rows,
+      );
+    }
+    groupStart = groupEnd;
+  }
+}
+
+/** The columns of rows `[start, end)` (one row group), each as one array. */
+async function readGroup(file: AsyncBuffer, metadata: FileMetaData, columns: string[], start: number, end: number): Promise<Map<string, unknown[]>> {
+  const pages = new Map<string, { rowStart: number; values: ArrayLike<unknown> }[]>();
+  if (columns.length > 0) {
+    await parquetRead({
+      file,
+      metadata,
+      columns,
+      rowStart: start,
+      rowEnd: end,
+      compressors: COMPRESSORS,
+      onChunk: (chunk) => {
+        const list = pages.get(chunk.columnName) ?? [];
+        list.push({ rowStart: chunk.rowStart, values: chunk.columnData });
+        pages.set(chunk.columnName, list);
+      },
+    });
+  }
+  const result = new Map<string, unknown[]>();
+  for (const name of columns) {
+    const values = new Array<unknown>(end - start);
+    let filled = 0;
+    for (const page of pages.get(name) ?? []) {
+      // A chunk may hold rows outside the requested range.
+      for (let i = 0; i < page.values.length; i++) {
+        const row = page.rowStart + i;
+        if (row >= start && row < end) {
+          values[row - start] = page.values[i];
+          filled++;
+        }
+      }
+    }
+    if (filled !== end - start) throw new Error(`column ${name} has ${filled} values for ${end - start} rows`);
+    result.set(name, values);
+  }
+  return result;
+}
+
+/** Dates and times as the CloudFront field named `name` writes them (see {@link parquetContent}). */
+function asFieldValues(name: string, values: unknown[] | undefined): unknown[] | undefined {
+  if (values === undefined || !values.some((value) => value instanceof Date)) return values;
+  const key = fieldKey(name);
+  const write =
+    key === 'date' ? (at: Date) => at.toISOString().slice(0, 10)
+    : key === 'time' ? (at: Date) => at.toISOString().slice(11, 19)
+    : key === 'timestamp' ? (at: Date) => (at.getTime() / 1000).toFixed(3)
+    : (at: Date) => at.getTime();
+  return values.map((value) => (value instanceof Date ? (Number.isNaN(value.getTime()) ? undefined : write(value)) : value));
+}

@@ -1,0 +1,104 @@
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { SQSEvent } from 'aws-lambda';
+import { ingestBatch } from '../../src/app/ingest';
+import { PoisonObjectError } from '../../src/domain/errors';
+import { recountParquetLog, writeParquetLog, type ParquetLogSpec, type Recount } from '../support/parquet-logs';
+import { nonZero, putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+
+const info = testStackInfo();
+const { dynamodb, s3 } = testClients(info);
+const DAYS = ['2026-11-20', '2026-11-21', '2026-11-22'] as const;
+const batch = (...records: SQSEvent['Records']): SQSEvent => ({ Records: records });
+
+/** A DuckDB-written Parquet log for fresh accounts, its bytes and DuckDB's recount. */
+async function parquetLog(spec: Omit<ParquetLogSpec, 'accounts'>) {
+  const accounts = [uniqueId('pa'), uniqueId('pb'), uniqueId('pc')];
+  const file = await writeParquetLog({ accounts, ...spec });
+  try {
+    return { accounts, bytes: file.bytes, recount: await recountParquetLog(file.path) };
+  } finally {
+    file.cleanup();
+  }
+}
+
+/** Every account-day counter in DynamoDB equals DuckDB's recount. */
+async function expectCounters(accounts: readonly string[], recount: Recount) {
+  for (const account of accounts) {
+    const counters = await readCounters(dynamodb, info.table, account, DAYS[0], DAYS[2]);
+    for (const day of DAYS) {
+      const want = recount.usage.get(`${account}|${day}`);
+      expect({ account, day, ...nonZero(counters[day]) }).toEqual({ account, day, ...nonZero(want) });
+    }
+  }
+}
+
+const key = (name: string) => `AWSLogs/123456789012/CloudFront/E2PARQUETTEST/2026/11/21/00/${uniqueId(name)}.parquet`;
+
+describe('Parquet logs through S3, the ingest handler and DynamoDB Local', () => {
+  it.each([
+    ['Snappy, every column a string', { shape: 'strings', codec: 'snappy' }],
+    ['ZSTD, the day from timestamp_ms', { shape: 'timestamp-ms', codec: 'zstd' }],
+    ['GZIP, typed BIGINT and TIMESTAMP columns', { shape: 'typed', codec: 'gzip' }],
+  ] as const)('counts a file of %s once, as DuckDB recounts it', async (_, shape) => {
+    const { accounts, bytes, recount } = await parquetLog({ rows: 6000, rowGroupRows: 1500, ...shape });
+    const ref = await putLogObject(key('log'), bytes);
+    const deps = testIngestDeps();
+
+    const first = await ingestBatch(batch(s3NotificationMessage(ref)), deps);
+    const again = await ingestBatch(batch(s3NotificationMessage(ref, { receiveCount: 2 })), deps);
+
+    expect(first.batchItemFailures).toEqual([]);
+    const lines = first.results[0]!.objects[0]!.lines;
+    expect(lines).toEqual({ ...lines, read: recount.rows, unattributed: recount.hostless, malformed: recount.dayless });
+    expect(lines.counted + lines.unattributed + lines.malformed).toBe(lines.read);
+    expect(again.results[0]?.objects[0]?.status).toBe('already-done');
+    await expectCounters(accounts, recount);
+  });
+
+  it('refuses a truncated Parquet file as a poison object, applying nothing', async () => {
+    const { accounts, bytes } = await parquetLog({ rows: 3000, rowGroupRows: 1000, shape: 'strings', codec: 'zstd' });
+    const ref = await putLogObject(key('cut'), bytes.subarray(0, bytes.length - 1000));
+
+    const result = await ingestBatch(batch(s3NotificationMessage(ref)), testIngestDeps());
+
+    expect(result.batchItemFailures).toHaveLength(1);
+    expect(result.results[0]?.error?.message).toMatch(new RegExp(`object s3://${info.bucket}/${ref.key}: not a readable Parquet file \\(footer\\): parquet file invalid \\(footer != PAR1\\)`));
+    for (const account of accounts) expect(await readCounters(dynamodb, info.table, account, DAYS[0], DAYS[2])).toEqual({});
+  });
+
+  it('fails an object overwritten between its ranged reads (retryable), then counts the version it reads whole once', async () => {
+    const first = await parquetLog({ rows: 4000, rowGroupRows: 1000, shape: 'strings', codec: 'snappy', seed: 1 });
+    const second = await writeParquetLog({ accounts: first.accounts, rows: 3000, rowGroupRows: 1000, shape: 'strings', codec: 'snappy', seed: 2 });
+    const recountOfSecond = await recountParquetLog(second.path);
+    second.cleanup();
+    const ref = await putLogObject(key('overwritten'), first.bytes);
+    let overwritten = false;
+    const deps = testIngestDeps({}, {
+      clients: (clients) =>
+        clients.s3.middlewareStack.add(
+          (next, context) => async (args) => {
+            const input = args.input as { Range?: string };
+            if (context.commandName === 'GetObjectCommand' && input.Range !== undefined && !overwritten) {
+              overwritten = true;
+              await s3.send(new PutObjectCommand({ Bucket: info.bucket, Key: ref.key, Body: second.bytes }));
+            }
+            return next(args);
+          },
+          { step: 'initialize', name: 'overwriteBeforeFirstRangedRead' },
+        ),
+    });
+
+    const failed = await ingestBatch(batch(s3NotificationMessage(ref)), deps);
+    const retried = await ingestBatch(batch(s3NotificationMessage(ref, { receiveCount: 2 })), deps);
+    const third = await ingestBatch(batch(s3NotificationMessage(ref, { receiveCount: 3 })), deps);
+
+    expect(overwritten).toBe(true);
+    expect(failed.batchItemFailures).toHaveLength(1);
+    expect(failed.results[0]?.error?.name).toBe('ObjectChangedError');
+    expect(failed.results[0]?.error).not.toBeInstanceOf(PoisonObjectError);
+    expect(retried.batchItemFailures).toEqual([]);
+    expect(retried.results[0]?.objects[0]?.lines.read).toBe(3000);
+    expect(third.results[0]?.objects[0]?.status).toBe('already-done');
+    await expectCounters(first.accounts, recountOfSecond);
+  });
+});
