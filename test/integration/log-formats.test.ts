@@ -7,6 +7,7 @@ import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
 import { usageApiEvent } from '../support/api-events';
 import { TEST_SECRET } from '../support/tokens';
 import { expectedUsage, firehoseKey, gzip, jsonLog, legacyLog, PLAIN_FIELDS, plainLog, REALTIME_FIELDS_SETTING, realtimeLog, traffic, w3cLog, type Request } from '../support/log-formats';
+import { parquetFromJsonLines } from '../support/parquet-logs';
 import { nonZero, putLogObject, readCounters, s3NotificationMessage, testIngestDeps, testClients, testStackInfo, uniqueId } from '../support/stack';
 
 const info = testStackInfo();
@@ -16,7 +17,7 @@ const batch = (...records: SQSEvent['Records']): SQSEvent => ({ Records: records
 interface Case {
   readonly name: string;
   readonly key: (distribution: string) => string;
-  readonly body: (requests: readonly Request[]) => Buffer;
+  readonly body: (requests: readonly Request[]) => Buffer | Promise<Buffer>;
   readonly env?: Record<string, string>;
 }
 
@@ -26,6 +27,7 @@ const CASES: readonly Case[] = [
   { name: 'v2 w3c (timestamp(ms) only), plain partitions', key: (d) => `AWSLogs/123456789012/CloudFront/${d}/2026/11/20/22/${d}.2026-11-20-22.e5f6.gz`, body: (r) => gzip(w3cLog(r)) },
   { name: 'v2 JSON, Hive partitions', key: (d) => `AWSLogs/123456789012/CloudFront/DistributionId=${d}/year=2026/month=11/day=20/hour=22/${d}.2026-11-20-22.9a8b.gz`, body: (r) => gzip(jsonLog(r)) },
   { name: 'v2 plain with a | delimiter, not gzipped', key: (d) => `AWSLogs/123456789012/CloudFront/${d}.2026-11-20-22.7c6d.log`, body: (r) => Buffer.from(plainLog(r, '|')), env: { TALLY_LOG_FIELDS: PLAIN_FIELDS, TALLY_LOG_DELIMITER: '|' } },
+  { name: 'v2 Parquet (written by DuckDB), Hive partitions', key: (d) => `AWSLogs/123456789012/CloudFront/DistributionId=${d}/year=2026/month=11/day=20/hour=22/${d}.2026-11-20-22.3e4f.parquet`, body: (r) => parquetFromJsonLines(jsonLog(r)) },
   { name: 'Firehose delivery of v2 JSON', key: () => firehoseKey('firehose/', new Date(Date.UTC(2026, 10, 20, 22, 5, 0))), body: (r) => gzip(jsonLog(r)) },
   { name: 'real-time log records via Firehose', key: () => firehoseKey('realtime/', new Date(Date.UTC(2026, 10, 20, 22, 6, 0)), 'tally-rt'), body: (r) => gzip(realtimeLog(r)), env: { TALLY_LOG_FIELDS: REALTIME_FIELDS_SETTING } },
 ];
@@ -49,7 +51,7 @@ describe('every CloudFront log format through S3, the ingest handler and DynamoD
       const requests = traffic(400, accounts, 11);
       const expected = expectedUsage(requests);
       const distribution = uniqueId('E3').toUpperCase().replace(/[^A-Z0-9]/g, '');
-      const ref = await putLogObject(format.key(distribution), format.body(requests));
+      const ref = await putLogObject(format.key(distribution), await format.body(requests));
       const deps = testIngestDeps({ TALLY_METRICS: '[]', ...format.env });
 
       const first = await ingestBatch(batch(s3NotificationMessage(ref)), deps);

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -120,4 +120,32 @@ export async function recountParquetLog(file: string): Promise<Recount> {
     }
     return { usage, rows: Number(totals!.rows), hostless: Number(totals!.hostless), dayless: Number(totals!.dayless) };
   });
+}
+
+/**
+ * The requests of `jsonLines` (v2 JSON log text, see log-formats.ts) as a v2 Parquet
+ * log: DuckDB reads the JSON and writes its columns under AWS's Parquet names
+ * (`cs_Host`, `x_host_header`, `sc_bytes`, `DistributionId`, ...), all VARCHAR.
+ */
+export async function parquetFromJsonLines(jsonLines: string, codec: ParquetLogSpec['codec'] = 'snappy'): Promise<Buffer> {
+  const folder = mkdtempSync(join(tmpdir(), 'tally-parquet-'));
+  try {
+    const source = join(folder, 'log.json');
+    const file = join(folder, 'log.parquet');
+    writeFileSync(source, jsonLines.replace(/"distributionid":/g, '"DistributionId":'));
+    await withDuckDb(async (run) => {
+      await run(`COPY (
+        SELECT "date", "time", "x-edge-location" AS x_edge_location, "sc-bytes" AS sc_bytes, "cs-method" AS cs_method,
+               "cs(Host)" AS cs_Host, "cs-uri-stem" AS cs_uri_stem, "sc-status" AS sc_status, "x-host-header" AS x_host_header,
+               "DistributionId"
+        FROM read_json('${source}', format = 'newline_delimited', columns = {
+          "date": 'VARCHAR', "time": 'VARCHAR', "x-edge-location": 'VARCHAR', "sc-bytes": 'VARCHAR', "cs-method": 'VARCHAR',
+          "cs(Host)": 'VARCHAR', "cs-uri-stem": 'VARCHAR', "sc-status": 'VARCHAR', "cs(Referer)": 'VARCHAR',
+          "x-host-header": 'VARCHAR', "DistributionId": 'VARCHAR'
+        })) TO '${file}' (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 2048)`);
+    });
+    return readFileSync(file);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 }

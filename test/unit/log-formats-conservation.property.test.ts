@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { logText } from '../../src/adapters/log-text';
+import { parquetContent, type RandomAccessFile } from '../../src/adapters/parquet-log';
 import { parseLogFields } from '../../src/domain/log-fields';
 import { countLogContent, type FormatOptions } from '../../src/domain/log-formats';
+import { parquetFromJsonLines } from '../support/parquet-logs';
 import { gzip, jsonLog, legacyLog, PLAIN_FIELDS, plainLog, REALTIME_FIELDS_SETTING, realtimeLog, w3cLog, type Request } from '../support/log-formats';
 
 /** Per format: render good requests, and one bad record (a line every reader must count as malformed). */
@@ -67,6 +69,33 @@ describe('the conservation law holds in every format', () => {
         },
       ),
       { numRuns: 150 },
+    );
+  });
+});
+
+describe('the conservation law holds in Parquet logs too', () => {
+  it('every row read is counted, unattributed or malformed, and the bytes of counted rows add up', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(piece, { minLength: 1, maxLength: 12 }), async (pieces) => {
+        const good = pieces.filter((p): p is Request[] => p !== 'bad').flat();
+        const bad = pieces.length - pieces.filter((p) => p !== 'bad').length;
+        // A row whose date is no day (DuckDB writes what the JSON line says, as text).
+        const badRow = '{"date":"someday","time":"00:00:00","sc-bytes":"1","x-host-header":"acme.x.com","DistributionId":"E3PROP"}\n';
+        const bytes = await parquetFromJsonLines(pieces.map((p) => (p === 'bad' ? badRow : jsonLog(p))).join(''));
+        const file: RandomAccessFile = { byteLength: bytes.length, slice: async (start, end) => bytes.buffer.slice(bytes.byteOffset + start, bytes.byteOffset + (end ?? bytes.length)) };
+        const options: FormatOptions = { resolver: { kind: 'host-label' }, metricRules: [], objectKey: 'k' };
+
+        const result = await countLogContent(parquetContent(file, 'k'), options, 'k');
+        const requests = result.tally.usage().reduce((sum, row) => sum + row.metrics.requests!, 0);
+        const counted = result.tally.usage().reduce((sum, row) => sum + row.metrics.bytes!, 0);
+
+        expect(result.lines.read).toBe(good.length + bad);
+        expect(result.lines.read).toBe(result.lines.counted + result.lines.unattributed + result.lines.malformed);
+        expect(result.lines.malformed).toBe(bad);
+        expect(requests).toBe(result.lines.counted + result.lines.unattributed);
+        expect(counted).toBe(good.reduce((sum, r) => sum + r.bytes, 0));
+      }),
+      { numRuns: 12 },
     );
   });
 });
