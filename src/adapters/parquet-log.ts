@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type Compressors, type FileMetaData } from 'hyparquet';
+import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type Compressors, type FileMetaData, type ParquetParsers } from 'hyparquet';
 import { compressors as moreCompressors } from 'hyparquet-compressors';
 import { fieldKey } from '../domain/cloudfront-log';
 import { PoisonObjectError } from '../domain/errors';
@@ -28,6 +28,9 @@ const COMPRESSORS: Compressors = {
   ...moreCompressors,
   GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
 };
+
+/** hyparquet's parser for STRING columns, made to hand over the UTF-8 bytes as they are (RecordLines copies them). */
+const KEEP_TEXT_AS_BYTES: Partial<ParquetParsers> = { stringFromBytes: (bytes: Uint8Array): unknown => bytes };
 
 /**
  * The content of a Parquet log (CloudFront standard logging v2): a reader of records,
@@ -107,6 +110,9 @@ async function readGroup(file: AsyncBuffer, metadata: FileMetaData, columns: str
       rowStart: start,
       rowEnd: end,
       compressors: COMPRESSORS,
+      // Text stays UTF-8 bytes: the counter reads bytes, so decoding it would only be undone.
+      utf8: false,
+      parsers: KEEP_TEXT_AS_BYTES,
       onChunk: (chunk) => {
         const list = pages.get(chunk.columnName) ?? [];
         list.push({ rowStart: chunk.rowStart, values: chunk.columnData });

@@ -130,6 +130,7 @@ export class RecordLines implements RecordSink {
 
   private value(value: unknown): void {
     if (value === null || value === undefined || value === '') return this.byte(45 /* - */);
+    if (value instanceof Uint8Array) return this.utf8(value);
     let text: string;
     if (typeof value === 'string') text = value;
     else if (value instanceof Date) text = String(value.getTime());
@@ -137,6 +138,29 @@ export class RecordLines implements RecordSink {
     else text = String(value);
     if (/[\t\n\r]/.test(text)) text = text.replace(/[\t\n\r]/g, (character) => ESCAPES[character]!);
     this.text(text);
+  }
+
+  /** UTF-8 bytes of a value (a Parquet string column), copied with tab, CR and LF percent-encoded. */
+  private utf8(bytes: Uint8Array): void {
+    const length = bytes.length;
+    if (length === 0) return this.byte(45 /* - */);
+    if (this.used + length * 3 > this.buffer.length) {
+      this.flush();
+      if (length * 3 > this.buffer.length) this.buffer = Buffer.allocUnsafe(length * 3 + FLUSH_BYTES);
+    }
+    const buffer = this.buffer;
+    let used = this.used;
+    for (let i = 0; i < length; i++) {
+      const byte = bytes[i]!;
+      if (byte === 9 || byte === 10 || byte === 13) {
+        buffer[used++] = 37; /* % */
+        buffer[used++] = 48; /* 0 */
+        buffer[used++] = byte === 9 ? 57 : byte === 10 ? 65 : 68; /* 9, A, D */
+      } else {
+        buffer[used++] = byte;
+      }
+    }
+    this.used = used;
   }
 
   private text(text: string): void {

@@ -82,7 +82,7 @@ describe('the conservation law holds in Parquet logs too', () => {
         // A row whose date is no day (DuckDB writes what the JSON line says, as text).
         const badRow = '{"date":"someday","time":"00:00:00","sc-bytes":"1","x-host-header":"acme.x.com","DistributionId":"E3PROP"}\n';
         const bytes = await parquetFromJsonLines(pieces.map((p) => (p === 'bad' ? badRow : jsonLog(p))).join(''));
-        const file: RandomAccessFile = { byteLength: bytes.length, slice: async (start, end) => bytes.buffer.slice(bytes.byteOffset + start, bytes.byteOffset + (end ?? bytes.length)) };
+        const file: RandomAccessFile = { byteLength: bytes.length, slice: async (start, end) => new Uint8Array(bytes.subarray(start, end ?? bytes.length)).buffer };
         const options: FormatOptions = { resolver: { kind: 'host-label' }, metricRules: [], objectKey: 'k' };
 
         const result = await countLogContent(parquetContent(file, 'k'), options, 'k');
