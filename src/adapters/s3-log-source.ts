@@ -17,7 +17,9 @@ function isPreconditionFailed(error: unknown): boolean {
 }
 
 /**
- * Reads log objects from S3. One GetObject streams the object; its first bytes tell the
+ * Reads log objects from S3: exactly the version a notification announced (`IfMatch`
+ * its ETag), never a later one written under the same key, which S3 announces itself
+ * (counting it under the old version's name would count it twice). One GetObject streams the object; its first bytes tell the
  * format: text is streamed on (gunzipped as it arrives when gzip), a Parquet file (`PAR1`)
  * stops that stream and is read by ranges ({@link S3ObjectBytes}). A missing object or a
  * broken gzip stream or Parquet file is a poison object.
@@ -31,7 +33,8 @@ export class S3LogSource implements LogSource {
 
   async open(ref: LogObjectRef): Promise<{ etag: string; content: LogContent }> {
     try {
-      const response = await this.client.send(new GetObjectCommand({ Bucket: ref.bucket, Key: ref.key }));
+      // The version the notification announced, no other: a later one has its own notification.
+      const response = await this.client.send(new GetObjectCommand({ Bucket: ref.bucket, Key: ref.key, ...(ref.etag === '' ? {} : { IfMatch: `"${ref.etag}"` }) }));
       const body = response.Body as AsyncIterable<Uint8Array> | undefined;
       if (body === undefined) throw new PoisonObjectError(describeObject(ref), 'GetObject returned no body');
       const etag = response.ETag;
@@ -43,6 +46,13 @@ export class S3LogSource implements LogSource {
       return { etag: normaliseEtag(etag ?? ref.etag), content: await logContent(body, describeObject(ref), parquetFile) };
     } catch (error) {
       if (isMissing(error)) throw new PoisonObjectError(describeObject(ref), 'object does not exist (deleted before it was read?)', { cause: error });
+      if (isPreconditionFailed(error)) {
+        throw new PoisonObjectError(
+          describeObject(ref),
+          `replaced before it was read: S3 no longer holds the version announced (ETag ${ref.etag}); the version that replaced it is counted from its own notification, and counting it here would count it twice`,
+          { cause: error },
+        );
+      }
       throw error;
     }
   }

@@ -92,14 +92,15 @@ export class RetryBudgetExhaustedError extends TallyError {
 /**
  * A log object changed while it was being read in parts (a Parquet file read by ranges
  * was overwritten): counting it would mix two versions. Retryable: the next attempt
- * reads the new version from its start.
+ * asks again for the version its notification announced, and finds it gone (a poison
+ * object: the new version is counted from its own notification).
  */
 export class ObjectChangedError extends TallyError {
   constructor(
     readonly object: string,
     options?: { cause?: unknown },
   ) {
-    super(`object ${object} changed while it was read (its ETag no longer matches); it is read again on retry`, options);
+    super(`object ${object} changed while it was read (its ETag no longer matches); the retry asks for the announced version again`, options);
     this.name = 'ObjectChangedError';
   }
 }
