@@ -100,7 +100,7 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
 }
 
 /** The columns of rows `[start, end)` (one row group), each as one array. */
-async function readGroup(file: AsyncBuffer, metadata: FileMetaData, columns: string[], start: number, end: number): Promise<Map<string, unknown[]>> {
+async function readGroup(file: AsyncBuffer, metadata: FileMetaData, columns: string[], start: number, end: number): Promise<Map<string, ArrayLike<unknown>>> {
   const pages = new Map<string, { rowStart: number; values: ArrayLike<unknown> }[]>();
   if (columns.length > 0) {
     await parquetRead({
@@ -120,11 +120,18 @@ async function readGroup(file: AsyncBuffer, metadata: FileMetaData, columns: str
       },
     });
   }
-  const result = new Map<string, unknown[]>();
+  const result = new Map<string, ArrayLike<unknown>>();
   for (const name of columns) {
+    const chunks = pages.get(name) ?? [];
+    const only = chunks.length === 1 ? chunks[0]! : undefined;
+    if (only !== undefined && only.rowStart === start && only.values.length === end - start) {
+      // The common case: the column's chunk is the row group, as it is: no copy.
+      result.set(name, only.values);
+      continue;
+    }
     const values = new Array<unknown>(end - start);
     let filled = 0;
-    for (const page of pages.get(name) ?? []) {
+    for (const page of chunks) {
       // A chunk may hold rows outside the requested range.
       for (let i = 0; i < page.values.length; i++) {
         const row = page.rowStart + i;
@@ -141,13 +148,19 @@ async function readGroup(file: AsyncBuffer, metadata: FileMetaData, columns: str
 }
 
 /** Dates and times as the CloudFront field named `name` writes them (see {@link parquetContent}). */
-function asFieldValues(name: string, values: unknown[] | undefined): unknown[] | undefined {
-  if (values === undefined || !values.some((value) => value instanceof Date)) return values;
+function asFieldValues(name: string, values: ArrayLike<unknown> | undefined): ArrayLike<unknown> | undefined {
+  // A column holds one type: its first value that is there says which.
+  if (values === undefined || !(firstPresent(values) instanceof Date)) return values;
   const key = fieldKey(name);
   const write =
     key === 'date' ? (at: Date) => at.toISOString().slice(0, 10)
     : key === 'time' ? (at: Date) => at.toISOString().slice(11, 19)
     : key === 'timestamp' ? (at: Date) => (at.getTime() / 1000).toFixed(3)
     : (at: Date) => at.getTime();
-  return values.map((value) => (value instanceof Date ? (Number.isNaN(value.getTime()) ? undefined : write(value)) : value));
+  return Array.from(values, (value) => (value instanceof Date ? (Number.isNaN(value.getTime()) ? undefined : write(value)) : value));
+}
+
+function firstPresent(values: ArrayLike<unknown>): unknown {
+  for (let i = 0; i < values.length; i++) if (values[i] !== null && values[i] !== undefined) return values[i];
+  return undefined;
 }
