@@ -1,4 +1,3 @@
-import { gzipSync } from 'node:zlib';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ChangeMessageVisibilityCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
@@ -19,6 +18,7 @@ import { normaliseEtag, type LogObjectRef } from '../../src/domain/log-object';
 import { s3EventBody } from '../../src/domain/notifications';
 import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
 import { LOCAL_CREDENTIALS } from '../../src/local/local-credentials';
+import { rewriteLog } from './log-formats';
 import { cloudFrontObjectKey, emptyExpected, generateLog, mergeExpected, seededRandom } from '../../src/local/log-generator';
 import { QueuePoller, queueDepth, waitForEmptyQueue } from '../../src/local/poller';
 import { localClients, localEnvironment, type LocalStackInfo } from '../../src/local/stack';
@@ -103,6 +103,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   // 1. The logs and their independent recount.
   const expected = emptyExpected();
   const refs: LogObjectRef[] = [];
+  const formats = { legacy: 0, json: 0, parquet: 0 };
   for (let i = 0; i < options.objects; i++) {
     const day = dayOf(i);
     const hour = Math.floor(random() * 24);
@@ -122,10 +123,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       previousDayRate: hot ? 0 : 0.2,
     });
     mergeExpected(expected, log.expected);
-    const put = await clients.s3.send(new PutObjectCommand({ Bucket: info.bucket, Key: key, Body: gzipSync(log.text) }));
+    // Every format CloudFront writes goes through the same exactly-once path: a third of the objects each.
+    const format = (['legacy', 'json', 'parquet'] as const)[i % 3]!;
+    formats[format]++;
+    const put = await clients.s3.send(new PutObjectCommand({ Bucket: info.bucket, Key: key, Body: rewriteLog(log.text, format) }));
     refs.push({ bucket: info.bucket, key, etag: normaliseEtag(put.ETag ?? '') });
   }
-  say(`seed ${seed}: ${refs.length} objects over ${days} days for ${accounts.length} accounts written (${refs.filter((_, i) => doomed(i)).length} with usage for a doomed account)`);
+  say(`seed ${seed}: ${refs.length} objects (legacy ${formats.legacy}, JSON ${formats.json}, Parquet ${formats.parquet}) over ${days} days for ${accounts.length} accounts written (${refs.filter((_, i) => doomed(i)).length} with usage for a doomed account)`);
 
   // 2. Consumers with faults; some objects are cursed until the replay.
   let faultsOn = true;
