@@ -127,7 +127,7 @@ export async function recountParquetLog(file: string): Promise<Recount> {
  * log: DuckDB reads the JSON and writes its columns under AWS's Parquet names
  * (`cs_Host`, `x_host_header`, `sc_bytes`, `DistributionId`, ...), all VARCHAR.
  */
-export async function parquetFromJsonLines(jsonLines: string, codec: ParquetLogSpec['codec'] = 'snappy'): Promise<Buffer> {
+export async function parquetFromJsonLines(jsonLines: string, codec: ParquetLogSpec['codec'] = 'snappy', rowGroupRows = 2048): Promise<Buffer> {
   const folder = mkdtempSync(join(tmpdir(), 'tally-parquet-'));
   try {
     const source = join(folder, 'log.json');
@@ -142,7 +142,7 @@ export async function parquetFromJsonLines(jsonLines: string, codec: ParquetLogS
           "date": 'VARCHAR', "time": 'VARCHAR', "x-edge-location": 'VARCHAR', "sc-bytes": 'VARCHAR', "cs-method": 'VARCHAR',
           "cs(Host)": 'VARCHAR', "cs-uri-stem": 'VARCHAR', "sc-status": 'VARCHAR', "cs(Referer)": 'VARCHAR',
           "x-host-header": 'VARCHAR', "DistributionId": 'VARCHAR'
-        })) TO '${file}' (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 2048)`);
+        })) TO '${file}' (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE ${rowGroupRows})`);
     });
     return readFileSync(file);
   } finally {
