@@ -24,7 +24,7 @@ const base: FormatOptions = { resolver: { kind: 'host-label' }, metricRules: [],
 const FORMATS: { name: string; text: Buffer; options: FormatOptions; parquet?: boolean }[] = [
   { name: 'legacy standard log (tab, #Fields)', text: Buffer.from(legacyLog(requests)), options: base },
   { name: 'v2 w3c, day from timestamp(ms)', text: Buffer.from(w3cLog(requests)), options: base },
-  { name: 'v2 JSON lines (and Firehose JSON)', text: Buffer.from(jsonLog(requests)), options: base },
+  { name: 'v2 JSON lines (and Firehose JSON)', text: Buffer.from(jsonLog(requests, false)), options: base },
   { name: 'v2 plain, | delimiter', text: Buffer.from(plainLog(requests, '|')), options: { ...base, format: { headerless: parseLogFields(PLAIN_FIELDS), delimiter: '|' } } },
   { name: 'v2 plain, tab delimiter', text: Buffer.from(plainLog(requests, '\t')), options: { ...base, format: { headerless: parseLogFields(PLAIN_FIELDS) } } },
   { name: 'real-time records (TSV)', text: Buffer.from(realtimeLog(requests)), options: { ...base, format: { headerless: parseLogFields(REALTIME_FIELDS_SETTING) } } },

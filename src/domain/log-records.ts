@@ -109,8 +109,15 @@ export class RecordLines implements RecordSink {
         this.flush();
         if (length > this.buffer.length) this.buffer = Buffer.allocUnsafe(length + FLUSH_BYTES);
       }
-      this.buffer.set(bytes.subarray(start, start + length), this.used);
-      this.used += length;
+      const buffer = this.buffer;
+      let used = this.used;
+      // Values are short (a date, a host): a loop copies them without making a view of each.
+      if (length < 64) for (let i = start, end = start + length; i < end; i++) buffer[used++] = bytes[i]!;
+      else {
+        buffer.set(bytes.subarray(start, start + length), used);
+        used += length;
+      }
+      this.used = used;
     }
     this.byte(NEWLINE);
     if (this.used >= FLUSH_BYTES) this.flush();

@@ -68,8 +68,11 @@ export function w3cLog(requests: readonly Request[]): string {
   return header + requests.map((r) => [r.status, r.host, r.at, r.stem, r.bytes, r.method, r.distribution].join('\t') + '\n').join('');
 }
 
-/** v2 JSON: one object per line, every value a string, `-` for none, legacy field names. */
-export function jsonLog(requests: readonly Request[]): string {
+/**
+ * v2 JSON: one object per line, every value a string, `-` for none, legacy field names.
+ * `DistributionId` is spelt two ways, line by line, unless `alternate` is false.
+ */
+export function jsonLog(requests: readonly Request[], alternate = true): string {
   return requests
     .map((r, i) =>
       JSON.stringify({
@@ -84,7 +87,7 @@ export function jsonLog(requests: readonly Request[]): string {
         'cs(Referer)': '-',
         'x-host-header': r.host,
         // Real JSON has been seen with either spelling.
-        [i % 2 === 0 ? 'DistributionId' : 'distributionid']: r.distribution,
+        [i % 2 === 0 || !alternate ? 'DistributionId' : 'distributionid']: r.distribution,
       }) + '\n',
     )
     .join('');
