@@ -12,10 +12,10 @@ import {
   type RecordedCrossing,
   type ThresholdCrossing,
 } from '../domain/quota';
-import { buildUsageReport } from '../domain/usage-report';
 import { thresholdEventBody, thresholdEventId } from '../domain/webhook';
 import { mapWithConcurrency } from './concurrency';
 import type { Log } from './log';
+import { readMonthToDate } from './quota-status';
 import type { ActiveAccounts, QuotaStore, ThresholdStore, UsageReader, WebhookOutbox } from './ports';
 
 /** A run that took a crossing on to send it may hold it this long before another run takes over. */
@@ -105,8 +105,7 @@ export async function evaluateThresholds(deps: ThresholdDeps, options: Threshold
       const quotas = effectiveQuotas(stored.filter((quota) => quota.account === account), deps.defaults, deps.levels);
       if (quotas.length === 0) return [];
       try {
-        const { records } = await deps.reader.read(account, first, through, { closedDays: false });
-        const { totals } = buildUsageReport({ accountId: account, from: first, to: through, granularity: 'day', records });
+        const totals = await readMonthToDate(deps.reader, account, month, through);
         evaluated++;
         const fresh: ThresholdCrossing[] = [];
         for (const quota of quotas) {
