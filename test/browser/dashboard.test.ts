@@ -506,7 +506,7 @@ describe('dashboard in Chromium', () => {
       return list;
     });
     await page.locator('#ranking-card').screenshot({ path: join(OUTPUT, 'dashboard-ranking.png') });
-    const ours = (rows: { account: string }[]) => rows.filter((row) => [acme, globex, initech].includes(row.account));
+    const ours = <T extends { account: string }>(rows: T[]) => rows.filter((row) => [acme, globex, initech].includes(row.account));
 
     const pageTotal = Number(await page.locator('#ranking-total').getAttribute('data-value'));
 
