@@ -886,6 +886,7 @@ describe('alarms', () => {
     UsageApiErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('UsageApiLambdaFunction'), 0],
     UsageApiThrottlesAlarm: ['AWS/Lambda', 'Throttles', 'FunctionName', ref('UsageApiLambdaFunction'), 0],
     CloserErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('CloserLambdaFunction'), 0],
+    ThresholdsErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('ThresholdsLambdaFunction'), 0],
     WebhookSenderErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('WebhookSenderLambdaFunction'), 0],
     WebhookDeadLetterQueueDepthAlarm: ['AWS/SQS', 'ApproximateNumberOfMessagesVisible', 'QueueName', getAtt('WebhookDeadLetterQueue', 'QueueName'), 0],
     WebhookBacklogAlarm: ['AWS/SQS', 'ApproximateAgeOfOldestMessage', 'QueueName', getAtt('WebhookQueue', 'QueueName'), 3600],
