@@ -18,9 +18,9 @@ import { createThresholdDeps } from '../src/adapters/handoff-deps';
 import { usageStoreFor } from '../src/adapters/ingest-deps';
 import { ensureUsageTable } from '../src/adapters/usage-table';
 import { addDays } from '../src/domain/days';
-import { incrementKey } from '../src/domain/idempotency-key';
 import { LOCAL_CREDENTIALS } from '../src/local/local-credentials';
 import { localEnvironment, startLocalStack } from '../src/local/stack';
+import { applyAccountDayIncrements } from './account-day-increments';
 import { meterCapacity, totalRequests, type CapacityTotals } from './capacity-meter';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -48,18 +48,8 @@ async function main(): Promise<void> {
     const meter = meterCapacity(clients.dynamodb);
     const store = usageStoreFor(config.tally, clients.dynamodb, { clock: () => now });
 
-    // 8 objects per account-day (a shard item each of the 4 is touched about twice).
-    let increments = 0;
-    for (const day of days) {
-      for (const account of accounts) {
-        for (let object = 0; object < 8; object++) {
-          const ref = { bucket: 'logs', key: `cloudfront/E1.${day}-${String(object).padStart(2, '0')}.x.gz`, etag: `e${object}` };
-          const { key, shard } = incrementKey(ref, account, day, config.tally.keyScheme);
-          await store.applyIncrement({ account, day, shard, key, metrics: { requests: 3, bytes: 3000 } });
-          increments++;
-        }
-      }
-    }
+    // 8 objects per account-day (each of the 4 shard items is touched about twice).
+    const increments = await applyAccountDayIncrements(store, config.tally.keyScheme, accounts, days);
     console.log(describe(`ingest (${increments} increments; the evaluator adds nothing here)`, meter.reset(), increments, 'increment'));
 
     // Every account has 24 requests a day: half get an allowance they have used 90% of (80% fires), half one they used 10% of.

@@ -121,8 +121,8 @@ export class DynamoThresholdStore implements ThresholdStore {
   }
 
   async record(crossing: ThresholdCrossing, at: string): Promise<'recorded' | 'exists'> {
-    try {
-      await this.table.client.send(
+    const written = await conditionally(
+      this.table.client.send(
         new PutItemCommand({
           TableName: this.table.tableName,
           Item: {
@@ -138,17 +138,14 @@ export class DynamoThresholdStore implements ThresholdStore {
           },
           ConditionExpression: 'attribute_not_exists(PK)',
         }),
-      );
-      return 'recorded';
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return 'exists';
-      throw error;
-    }
+      ),
+    );
+    return written ? 'recorded' : 'exists';
   }
 
   async claim(crossing: ThresholdCrossing, at: string, staleBefore: string): Promise<boolean> {
-    try {
-      await this.table.client.send(
+    return conditionally(
+      this.table.client.send(
         new UpdateItemCommand({
           TableName: this.table.tableName,
           Key: keyOf(this.keyOf(crossing)),
@@ -156,12 +153,8 @@ export class DynamoThresholdStore implements ThresholdStore {
           ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(notifiedAt) AND (attribute_not_exists(sendingAt) OR sendingAt < :stale)',
           ExpressionAttributeValues: { ':at': { S: at }, ':stale': { S: staleBefore } },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
   }
 
   async markNotified(crossing: ThresholdCrossing, at: string): Promise<void> {
@@ -178,6 +171,17 @@ export class DynamoThresholdStore implements ThresholdStore {
 
   private keyOf(crossing: ThresholdCrossing): { PK: string; SK: string } {
     return thresholdKey(crossing.month, crossing.account, crossing.metric, crossing.level);
+  }
+}
+
+/** True when the conditional write went through, false when its condition refused it. */
+async function conditionally(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
   }
 }
 

@@ -89,14 +89,8 @@ export interface ThresholdEvent {
   readonly id: string;
   readonly type: 'usage.threshold';
   readonly createdAt: string;
-  readonly data: {
-    readonly account: string;
-    readonly metric: string;
-    readonly month: string;
-    readonly level: number;
-    readonly allowance: number;
-    readonly used: number;
-  };
+  /** The crossing: account, metric, month, level, allowance and used. */
+  readonly data: Omit<ThresholdCrossing, 'crossedAt'>;
 }
 
 /** The event id of a crossing: the same however often and by whichever run it is sent. */

@@ -48,7 +48,8 @@ describe('quota levels and crossings', () => {
     const crossing = { account: 'acme', metric: 'requests', month: '2026-11', level: 80, allowance: 1000, used: 812, crossedAt: '2026-11-20T10:00:00.000Z' };
 
     expect(thresholdKey('2026-11', 'acme', 'requests', 80)).toEqual({ PK: 'THRESHOLD#2026-11', SK: 'acme#requests#080' });
-    expect(thresholdEventId('tally-usage', crossing)).toBe(thresholdEventId('tally-usage', { ...crossing, allowance: 2000, used: 1900 }));
+    const sameLevelOtherFigures = { ...crossing, allowance: 2000, used: 1900 };
+    expect(thresholdEventId('tally-usage', crossing)).toBe(thresholdEventId('tally-usage', sameLevelOtherFigures));
     expect(thresholdEventId('tally-usage', crossing)).not.toBe(thresholdEventId('tally-usage', { ...crossing, level: 100 }));
     expect(thresholdEventId('tally-usage', crossing)).not.toBe(thresholdEventId('tally-usage', { ...crossing, month: '2026-12' }));
     expect(JSON.parse(thresholdEventBody('tally-usage', crossing))).toEqual({
