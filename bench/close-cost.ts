@@ -20,6 +20,7 @@ import { ensureUsageTable } from '../src/adapters/usage-table';
 import { addDays } from '../src/domain/days';
 import { incrementKey } from '../src/domain/idempotency-key';
 import { LOCAL_CREDENTIALS } from '../src/local/local-credentials';
+import { applyAccountDayIncrements } from './account-day-increments';
 import { localEnvironment, startLocalStack } from '../src/local/stack';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -96,17 +97,7 @@ async function main(): Promise<void> {
     const marks = new DynamoLateUsageMarks({ client: clients.dynamodb, tableName: config.tally.tableName });
 
     // 8 objects per account-day, as ingest would apply them (the day attribute rides on every update).
-    let increments = 0;
-    for (const day of days) {
-      for (const account of accounts) {
-        for (let object = 0; object < 8; object++) {
-          const ref = { bucket: 'logs', key: `cloudfront/E1.${day}-${String(object).padStart(2, '0')}.x.gz`, etag: `e${object}` };
-          const { key, shard } = incrementKey(ref, account, day, config.tally.keyScheme);
-          await store.applyIncrement({ account, day, shard, key, metrics: { requests: 3, bytes: 3000 } });
-          increments++;
-        }
-      }
-    }
+    const increments = await applyAccountDayIncrements(store, config.tally.keyScheme, accounts, days);
     const ingest = metered.take();
     console.log(describe(`ingest (${increments} increments, ${accounts.length} accounts x ${days.length} days x 8 objects)`, ingest, increments, 'increment'));
     console.log(`  day index writes per shard item created: ${(ingest.indexWcu / (accounts.length * days.length * config.tally.keyScheme.shards)).toFixed(2)} (at most ${config.tally.keyScheme.shards} shards per account-day)`);

@@ -183,6 +183,14 @@ const ALARMS = {
     period: 3600,
     above: 0,
   },
+  ThresholdsErrorsAlarm: {
+    name: 'thresholds-errors',
+    description: 'The threshold evaluator failed a run (an account could not be read or an event queued); the next run, 5 minutes later, retries. `tally quota check` runs it by hand.',
+    metric: functionMetric('Errors', 'ThresholdsLambdaFunction'),
+    statistic: 'Sum',
+    period: 3600,
+    above: 0,
+  },
   WebhookSenderErrorsAlarm: {
     name: 'webhook-sender-errors',
     description: 'The webhook sender failed whole invocations (its secret could not be read?); events wait on the queue.',

@@ -5,6 +5,7 @@ import type { KeyScheme, ShardChange } from '../domain/idempotency-key';
 import { isValidDay } from '../domain/days';
 import { validateMetricRules, type MetricRule } from '../domain/metric-rules';
 import { missingFields, parseDelimiter, parseLogFields, type LogFormatSettings } from '../domain/log-fields';
+import { DEFAULT_QUOTA_LEVELS, parseQuotaDefaults, parseQuotaLevels, type QuotaDefaults } from '../domain/quota';
 
 /** Defaults sized so that a shard item stays under 1 KB: 48 keys x 13 bytes plus the counters. */
 export const DEFAULTS = {
@@ -60,6 +61,10 @@ export interface TallyConfig {
   readonly incrementConcurrency: number;
   readonly minRemainingMillis: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Default monthly allowances for every account (`TALLY_QUOTAS`); an account's own quota wins. */
+  readonly quotaDefaults: QuotaDefaults;
+  /** Percentages of an allowance that fire `usage.threshold` (`TALLY_QUOTA_LEVELS`), unless a quota names its own. */
+  readonly quotaLevels: readonly number[];
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -165,7 +170,28 @@ export function readConfig(env: Env): TallyConfig {
     incrementConcurrency: integer(env, 'TALLY_INCREMENT_CONCURRENCY', DEFAULTS.incrementConcurrency, 1, 64),
     minRemainingMillis: integer(env, 'TALLY_MIN_REMAINING_MS', DEFAULTS.minRemainingMillis, 0, 900_000),
     logLevel,
+    quotaDefaults: readQuotaDefaults(env.TALLY_QUOTAS),
+    quotaLevels: readQuotaLevels(env.TALLY_QUOTA_LEVELS),
   };
+}
+
+/** Parses `TALLY_QUOTAS` (a JSON object of monthly allowances per metric). */
+export function readQuotaDefaults(text: string | undefined, variable = 'TALLY_QUOTAS'): QuotaDefaults {
+  try {
+    return parseQuotaDefaults(text);
+  } catch (error) {
+    throw new ConfigError(`${variable}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Parses `TALLY_QUOTA_LEVELS` (percentages, default `80,100`). */
+export function readQuotaLevels(text: string | undefined, variable = 'TALLY_QUOTA_LEVELS'): readonly number[] {
+  if (text === undefined || text.trim() === '') return DEFAULT_QUOTA_LEVELS;
+  try {
+    return parseQuotaLevels(text);
+  } catch (error) {
+    throw new ConfigError(`${variable}: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 /**

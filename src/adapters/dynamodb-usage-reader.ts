@@ -1,5 +1,5 @@
 import { QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { UsagePresence, UsageReader } from '../app/ports';
+import type { ReadOptions, UsagePresence, UsageReader } from '../app/ports';
 import { closedDayRange, isShardMetric, parseAccountSortKey, parseClosedDaySortKey } from '../domain/keys';
 import type { UsageRecord } from '../domain/usage-records';
 import { FIRST_DAY, LAST_DAY, queryDayRange } from './day-range-query';
@@ -21,7 +21,7 @@ export class DynamoUsageReader implements UsageReader, UsagePresence {
     this.consistentRead = consistentRead;
   }
 
-  async read(accountId: string, from: string, to: string): Promise<{ records: UsageRecord[]; requests: number }> {
+  async read(accountId: string, from: string, to: string, options: ReadOptions = {}): Promise<{ records: UsageRecord[]; requests: number }> {
     const records: UsageRecord[] = [];
     let requests = 0;
     for await (const items of queryDayRange({ ...this.table(), accountId, from, to })) {
@@ -31,6 +31,7 @@ export class DynamoUsageReader implements UsageReader, UsagePresence {
         if (record !== undefined) records.push(record);
       }
     }
+    if (options.closedDays === false) return { records, requests };
     const closed = await this.closedDays(from, to);
     return { records: [...records, ...closed.records], requests: requests + closed.requests };
   }

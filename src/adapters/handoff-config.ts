@@ -51,15 +51,31 @@ export function readCloserConfig(env: Env): CloserConfig {
   }
   const exportPrefix = env.TALLY_EXPORT_PREFIX ?? HANDOFF_DEFAULTS.exportPrefix;
   if (exportPrefix !== '' && !exportPrefix.endsWith('/')) throw new ConfigError(`TALLY_EXPORT_PREFIX must be empty or end with "/", got "${exportPrefix}"`);
+  return { tally, exportBucket, exportPrefix, ...webhookQueueOf(env) };
+}
+
+/** `TALLY_WEBHOOK_QUEUE_URL`, checked: events are queued only when it is set. */
+function webhookQueueOf(env: Env): { webhookQueueUrl?: string } {
   const queue = env.TALLY_WEBHOOK_QUEUE_URL;
-  if (queue !== undefined && queue !== '') {
-    try {
-      new URL(queue);
-    } catch (error) {
-      throw new ConfigError(`TALLY_WEBHOOK_QUEUE_URL must be a URL, got "${queue}"`, { cause: error });
-    }
+  if (queue === undefined || queue === '') return {};
+  try {
+    new URL(queue);
+  } catch (error) {
+    throw new ConfigError(`TALLY_WEBHOOK_QUEUE_URL must be a URL, got "${queue}"`, { cause: error });
   }
-  return { tally, exportBucket, exportPrefix, ...(queue ? { webhookQueueUrl: queue } : {}) };
+  return { webhookQueueUrl: queue };
+}
+
+/** What the threshold evaluator needs: the table settings (quotas and levels included) and the webhook queue. */
+export interface ThresholdConfig {
+  readonly tally: TallyConfig;
+  /** Events are queued only when this is set. */
+  readonly webhookQueueUrl?: string;
+}
+
+/** Reads the evaluator's settings: `readConfig`'s (with `TALLY_QUOTAS`, `TALLY_QUOTA_LEVELS`) and `TALLY_WEBHOOK_QUEUE_URL`. */
+export function readThresholdConfig(env: Env): ThresholdConfig {
+  return { tally: readConfig(env), ...webhookQueueOf(env) };
 }
 
 function isLoopback(url: URL): boolean {

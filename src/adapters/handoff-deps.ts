@@ -3,6 +3,7 @@ import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsCredentialIdentity } from '@aws-sdk/types';
 import type { CloserDeps } from '../app/close-days';
+import type { ThresholdDeps } from '../app/thresholds';
 import type { Log } from '../app/log';
 import type { WebhookSenderDeps } from '../app/webhook-sender';
 import { ConfigError } from '../domain/errors';
@@ -10,7 +11,9 @@ import { metricNames } from '../domain/metric-rules';
 import type { AwsClients } from './clients';
 import { DynamoCloseStore } from './dynamodb-close-store';
 import { FetchWebhookTransport } from './fetch-webhook-transport';
-import type { CloserConfig, WebhookSecretSource, WebhookSenderConfig } from './handoff-config';
+import { DynamoQuotaStore, DynamoThresholdStore } from './dynamodb-quotas';
+import { DynamoUsageReader } from './dynamodb-usage-reader';
+import type { CloserConfig, ThresholdConfig, WebhookSecretSource, WebhookSenderConfig } from './handoff-config';
 import { S3RevisionExports } from './s3-revision-exports';
 import { SqsMessageVisibility } from './sqs-visibility';
 import { SqsWebhookOutbox } from './sqs-webhook-outbox';
@@ -27,6 +30,24 @@ export function createCloserDeps(config: CloserConfig, clients: AwsClients, log:
     scope: config.tally.tableName,
     // An ingest attempt holds its message at most this long (function timeout plus one heartbeat).
     settleSeconds: config.tally.visibilityTimeoutSeconds,
+    ...extra,
+  };
+}
+
+/** Wires the threshold evaluator to DynamoDB (quotas, crossings, month-to-date, day index) and SQS. */
+export function createThresholdDeps(config: ThresholdConfig, clients: Pick<AwsClients, 'dynamodb' | 'sqs'>, log: Log, extra: Pick<ThresholdDeps, 'clock'> = {}): ThresholdDeps {
+  const table = { client: clients.dynamodb, tableName: config.tally.tableName };
+  return {
+    quotas: new DynamoQuotaStore(table),
+    thresholds: new DynamoThresholdStore(table),
+    reader: new DynamoUsageReader(table),
+    accounts: new DynamoCloseStore(table),
+    ...(config.webhookQueueUrl === undefined ? {} : { outbox: new SqsWebhookOutbox({ client: clients.sqs, queueUrl: config.webhookQueueUrl }) }),
+    defaults: config.tally.quotaDefaults,
+    levels: config.tally.quotaLevels,
+    scope: config.tally.tableName,
+    graceHours: config.tally.closeGraceHours,
+    log,
     ...extra,
   };
 }

@@ -6,6 +6,8 @@ import type { Log } from '../app/log';
 import type { UsageApiDeps } from '../app/usage-api';
 import { ConfigError } from '../domain/errors';
 import { metricNames } from '../domain/metric-rules';
+import { DynamoCloseStore } from './dynamodb-close-store';
+import { DynamoQuotaStore, DynamoThresholdStore } from './dynamodb-quotas';
 import { DynamoUsageReader } from './dynamodb-usage-reader';
 import { JoseTokenVerifier, type JwtVerificationKey } from './jwt-tokens';
 import type { JwtKeySource, UsageApiConfig } from './usage-api-config';
@@ -53,8 +55,11 @@ export async function resolveJwtKey(source: JwtKeySource, ssm: SSMClient | undef
 /** Wires the read API to DynamoDB and the token key. Built once per cold start. */
 export async function createUsageApiDeps(config: UsageApiConfig, clients: UsageApiClients, log: Log): Promise<UsageApiDeps> {
   const key = await resolveJwtKey(config.jwt.key, clients.ssm);
+  const table = { client: clients.dynamodb, tableName: config.tally.tableName };
   return {
-    reader: new DynamoUsageReader({ client: clients.dynamodb, tableName: config.tally.tableName }),
+    reader: new DynamoUsageReader(table),
+    quotas: { quotas: new DynamoQuotaStore(table), thresholds: new DynamoThresholdStore(table), defaults: config.tally.quotaDefaults, levels: config.tally.quotaLevels },
+    accounts: new DynamoCloseStore(table),
     verifier: new JoseTokenVerifier(key, { audience: config.jwt.audience, issuer: config.jwt.issuer }),
     log,
     metricNames: metricNames(config.tally.metricRules, { estimates: countsEstimates(config.tally.logFormat) }),

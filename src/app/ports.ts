@@ -17,6 +17,8 @@
  * | {@link CloseStore}, {@link LateUsageMarks} | `DynamoCloseStore`, `DynamoLateUsageMarks` |
  * | {@link RevisionExports} | `S3RevisionExports` |
  * | {@link WebhookOutbox}, {@link WebhookTransport} | `SqsWebhookOutbox`, `FetchWebhookTransport` |
+ * | {@link QuotaStore}, {@link ThresholdStore} | `DynamoQuotaStore`, `DynamoThresholdStore` |
+ * | {@link ActiveAccounts} | `DynamoCloseStore` (the day index) |
  */
 import type { AccessGrant } from '../domain/access';
 import type { Adjustment, RecordedAdjustment } from '../domain/adjustment';
@@ -25,6 +27,7 @@ import type { ClosedDay, MetricFigures, RevisionRow } from '../domain/day-close'
 import type { RevisionExport } from '../domain/revision-export';
 import type { LogObjectRef } from '../domain/log-object';
 import type { LogContent } from '../domain/log-records';
+import type { Quota, RecordedCrossing, ThresholdCrossing } from '../domain/quota';
 import type { UsageRecord } from '../domain/usage-records';
 
 // The counter store's port still lives beside the idempotency core it describes; it is
@@ -118,9 +121,15 @@ export interface DropRecords {
   list(): Promise<DeadLetterDrop[]>;
 }
 
+/** What a read of an account's day range includes besides shards and adjustments. */
+export interface ReadOptions {
+  /** Also read which days are closed (a second Query; default true). Month-to-date sums need none. */
+  readonly closedDays?: boolean;
+}
+
 /** Reads an account's records for a day range: one Query, paginated. */
 export interface UsageReader {
-  read(accountId: string, from: string, to: string): Promise<{ records: UsageRecord[]; requests: number }>;
+  read(accountId: string, from: string, to: string, options?: ReadOptions): Promise<{ records: UsageRecord[]; requests: number }>;
 }
 
 /** Says whether an account was ever measured: guards corrections against a mistyped account. */
@@ -223,4 +232,38 @@ export interface WebhookOutbox {
 /** POSTs a webhook body (HTTPS in production); resolves with the status, rejects on a network error. */
 export interface WebhookTransport {
   post(url: string, body: string, headers: Readonly<Record<string, string>>): Promise<{ status: number }>;
+}
+
+/** Monthly allowances per account and metric (`tally quota set|list|remove`). */
+export interface QuotaStore {
+  /** Every stored quota, or one account's, by account then metric (one Query). */
+  list(account?: string): Promise<Quota[]>;
+  /** Sets (or replaces) a quota; answers the one it replaced. */
+  set(quota: Quota): Promise<Quota | undefined>;
+  /** Removes a quota; answers the one removed, undefined when there was none. */
+  remove(account: string, metric: string): Promise<Quota | undefined>;
+}
+
+/**
+ * The once-only records of threshold crossings, which are also the outbox of their
+ * webhook events: a record without `notifiedAt` is an event still to be queued.
+ */
+export interface ThresholdStore {
+  /** Every crossing recorded for `month` (one strongly consistent Query), or one account's. */
+  crossings(month: string, account?: string): Promise<RecordedCrossing[]>;
+  /**
+   * Writes the crossing unless one exists for its (account, metric, month, level):
+   * `recorded` when this call wrote it (and holds the lease to send its event from `at`),
+   * `exists` when it was there already.
+   */
+  record(crossing: ThresholdCrossing, at: string): Promise<'recorded' | 'exists'>;
+  /** Takes the lease to send a pending crossing's event: true when not yet sent and the lease is free or older than `staleBefore`. */
+  claim(crossing: ThresholdCrossing, at: string, staleBefore: string): Promise<boolean>;
+  /** Records that the event was handed to the webhook queue. */
+  markNotified(crossing: ThresholdCrossing, at: string): Promise<void>;
+}
+
+/** The accounts with usage on a day (the day index). */
+export interface ActiveAccounts {
+  accountsOn(day: string): Promise<string[]>;
 }

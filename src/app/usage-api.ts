@@ -1,13 +1,19 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { authorizeAccount, type AccessGrant } from '../domain/access';
+import { ACCOUNT_ID_RULE, isValidAccountId } from '../domain/account-id';
 import { dayOf } from '../domain/days';
-import { AccountNotFoundError, AuthenticationError, describeError, ValidationError } from '../domain/errors';
+import { rankAccounts } from '../domain/account-ranking';
+import { eachDay } from '../domain/days';
+import { AccountNotFoundError, AuthenticationError, describeError, ForbiddenError, ValidationError } from '../domain/errors';
+import { monthOf } from '../domain/quota';
 import { usageCsvFileName, usageReportCsv } from '../domain/usage-csv';
-import { cacheControlFor, parseUsageQuery, type UsageQuery } from '../domain/usage-query';
+import { cacheControlFor, parseRankingQuery, parseUsageQuery, type UsageQuery } from '../domain/usage-query';
 import { buildUsageReport } from '../domain/usage-report';
+import { mapWithConcurrency } from './concurrency';
 import type { Log } from './log';
-import type { TokenVerifier, UsageReader } from './ports';
+import type { ActiveAccounts, TokenVerifier, UsageReader } from './ports';
+import { accountQuotas, quotaBlock, type QuotaReadDeps } from './quota-status';
 
 export interface UsageApiDeps {
   readonly reader: UsageReader;
@@ -17,13 +23,21 @@ export interface UsageApiDeps {
   readonly metricNames: readonly string[];
   /** Browser origins allowed to read responses; `['*']` for any; empty for same origin only. */
   readonly corsOrigins: readonly string[];
+  /** Allowances and crossings: `/quota` and the usage report's `quota` block (404 / no block when absent). */
+  readonly quotas?: QuotaReadDeps;
+  /** Accounts with usage on a day (the day index): the admin ranking `GET /v1/accounts` (404 when absent). */
+  readonly accounts?: ActiveAccounts;
   readonly clock?: () => Date;
 }
 
 type Response = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
 
-/** The one route: `GET /v1/accounts/{accountId}/usage`, after an optional stage segment. */
-const USAGE_ROUTE = /^(?:\/[^/]+)?\/v1\/accounts\/([^/]*)\/usage\/?$/;
+/**
+ * The routes, after an optional stage segment: `GET /v1/accounts/{accountId}/usage`,
+ * `GET /v1/accounts/{accountId}/quota` and (admin tokens) `GET /v1/accounts`.
+ */
+const ACCOUNT_ROUTE = /^(?:\/[^/]+)?\/v1\/accounts\/([^/]*)\/(usage|quota)\/?$/;
+const RANKING_ROUTE = /^(?:\/[^/]+)?\/v1\/accounts\/?$/;
 
 const BEARER = /^Bearer[ ]+([A-Za-z0-9\-_.~+/]+=*)[ ]*$/i;
 
@@ -62,8 +76,9 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
   return response;
 
   async function route(): Promise<Response> {
-    const match = USAGE_ROUTE.exec(path);
-    if (match === null) {
+    const match = ACCOUNT_ROUTE.exec(path);
+    const ranking = match === null && RANKING_ROUTE.test(path) && deps.accounts !== undefined;
+    if ((match === null && !ranking) || (match?.[2] === 'quota' && deps.quotas === undefined)) {
       return json(404, { error: 'not_found', message: `no route ${method} ${path}; try GET /v1/accounts/{accountId}/usage` }, noStore());
     }
     if (method === 'OPTIONS') return preflight(headers.origin, deps.corsOrigins);
@@ -80,35 +95,88 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
     }
     const grant = await authenticate(headers.authorization, deps.verifier);
     if (grant.subject !== undefined) fields.subject = grant.subject;
+    if (match === null) {
+      if (!grant.admin) throw new ForbiddenError('the ranking of every account needs an admin token (npx tally token --admin)');
+      return rankingResponse();
+    }
     const accountId = decodePathSegment(match[1] ?? '');
     fields.accountId = accountId;
+    if (match[2] === 'quota') {
+      if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
+      authorizeAccount(grant, accountId);
+      return quotaResponse(accountId);
+    }
     const query = parseUsageQuery(accountId, event.queryStringParameters ?? {}, headers.accept);
     Object.assign(fields, { from: query.from, to: query.to, granularity: query.granularity, format: query.format });
     authorizeAccount(grant, query.accountId);
     return usageResponse(query, headers['if-none-match']);
   }
 
+  function now(): Date {
+    return (deps.clock ?? (() => new Date()))();
+  }
+
   async function usageResponse(query: UsageQuery, ifNoneMatch: string | undefined): Promise<Response> {
     const { records, requests } = await deps.reader.read(query.accountId, query.from, query.to);
     Object.assign(fields, { queryRequests: requests, records: records.length });
     const report = buildUsageReport({ ...query, records, metricNames: deps.metricNames });
-    const body = query.format === 'csv' ? usageReportCsv(report) : JSON.stringify(report);
+    const withQuota =
+      query.quota && query.format === 'json' && deps.quotas !== undefined
+        ? { ...report, quota: await quotaBlock({ ...deps.quotas, reader: deps.reader, metricNames: report.metricNames }, query.accountId, now()) }
+        : report;
+    const body = query.format === 'csv' ? usageReportCsv(report) : JSON.stringify(withQuota);
+    return cachedResponse(body, query, ifNoneMatch, query.format === 'csv' ? usageCsvFileName(report) : undefined);
+  }
+
+  function cachedResponse(body: string, range: Pick<UsageQuery, 'to'>, ifNoneMatch: string | undefined, csvFile?: string): Response {
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-    const today = dayOf((deps.clock ?? (() => new Date()))());
-    const caching = { 'cache-control': cacheControlFor(query, today), etag, vary: 'Authorization, Accept, Origin' };
+    const today = dayOf(now());
+    const caching = { 'cache-control': cacheControlFor(range, today), etag, vary: 'Authorization, Accept, Origin' };
     if (ifNoneMatch !== undefined && etagMatches(ifNoneMatch, etag)) {
       return { statusCode: 304, headers: caching };
     }
     const type: Record<string, string> =
-      query.format === 'csv'
+      csvFile !== undefined
         ? {
             'content-type': 'text/csv; charset=utf-8',
-            'content-disposition': `attachment; filename="${usageCsvFileName(report)}"`,
+            'content-disposition': `attachment; filename="${csvFile}"`,
           }
         : { 'content-type': 'application/json; charset=utf-8' };
     return { statusCode: 200, headers: { ...type, ...caching, 'x-content-type-options': 'nosniff' }, body, isBase64Encoded: false };
   }
+
+  /** `GET /v1/accounts/{id}/quota`: the allowances that apply to the account and this month's crossings. */
+  async function quotaResponse(accountId: string): Promise<Response> {
+    const month = monthOf(now());
+    const { quotas, crossings } = await accountQuotas(deps.quotas!, accountId, month);
+    const body = {
+      accountId,
+      month,
+      levels: deps.quotas!.levels,
+      quotas,
+      thresholds: crossings.map(({ metric, level, allowance, used, crossedAt }) => ({ metric, level, allowance, used, crossedAt })),
+    };
+    return json(200, body, { 'cache-control': 'private, max-age=60', vary: 'Authorization, Origin' });
+  }
+
+  /** `GET /v1/accounts?from=&to=[&metric=]` (admin): every account with usage in the range, ranked, with its share. */
+  async function rankingResponse(): Promise<Response> {
+    const query = parseRankingQuery(event.queryStringParameters ?? {}, deps.metricNames);
+    Object.assign(fields, { from: query.from, to: query.to, metric: query.metric });
+    const perDay = await mapWithConcurrency(eachDay(query.from, query.to), 4, (day) => deps.accounts!.accountsOn(day));
+    const accounts = [...new Set(perDay.flat())].sort();
+    const rows = await mapWithConcurrency(accounts, 8, async (accountId) => ({ accountId, totals: await readRangeTotals(accountId, query.from, query.to) }));
+    Object.assign(fields, { accounts: accounts.length });
+    const body = JSON.stringify(rankAccounts({ ...query, metricNames: deps.metricNames, rows }));
+    return cachedResponse(body, query, headers['if-none-match']);
+  }
+
+  async function readRangeTotals(accountId: string, from: string, to: string) {
+    const { records } = await deps.reader.read(accountId, from, to, { closedDays: false });
+    return buildUsageReport({ accountId, from, to, granularity: 'day', records, metricNames: deps.metricNames }).totals;
+  }
 }
+
 
 /**
  * The response when the API could not even be wired (for example the signing secret
@@ -152,6 +220,10 @@ function errorResponse(error: unknown, requestId: string, fields: Record<string,
   if (error instanceof ValidationError) {
     fields.reason = error.message;
     return json(400, { error: 'bad_request', message: error.message }, noStore());
+  }
+  if (error instanceof ForbiddenError) {
+    fields.refused = 'forbidden';
+    return json(403, { error: 'forbidden', message: error.message }, noStore());
   }
   if (error instanceof AccountNotFoundError) {
     fields.refused = 'account_not_found';

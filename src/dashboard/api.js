@@ -1,4 +1,5 @@
-// The usage API client: GET /v1/accounts/{accountId}/usage as JSON or CSV, with the
+// The usage API client: GET /v1/accounts/{accountId}/usage as JSON (with its quota
+// block) or CSV, and the admin ranking GET /v1/accounts, with the
 // token as a bearer header (never in the URL).
 import { apiBase } from './storage.js';
 
@@ -17,13 +18,18 @@ function usageUrl(query, format) {
   const params = new URLSearchParams({ from: query.from, to: query.to });
   if (query.granularity === 'month') params.set('granularity', 'month');
   if (format === 'csv') params.set('format', 'csv');
+  else params.set('quota', 'true');
   return apiBase() + '/v1/accounts/' + encodeURIComponent(query.account) + '/usage?' + params.toString();
 }
 
 async function requestUsage(token, query, format, signal) {
+  return request(token, usageUrl(query, format), format, signal);
+}
+
+async function request(token, url, format, signal) {
   let response;
   try {
-    response = await fetch(usageUrl(query, format), {
+    response = await fetch(url, {
       headers: { Authorization: 'Bearer ' + token, Accept: format === 'csv' ? 'text/csv' : 'application/json' },
       cache: 'no-cache',
       credentials: 'omit',
@@ -55,4 +61,10 @@ export async function fetchCsv(token, query) {
   const match = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') || '');
   const name = match ? match[1] : 'tally-' + query.account + '-' + query.from + '-' + query.to + '.csv';
   return { blob: await response.blob(), name };
+}
+
+/** The operator ranking (admin tokens): every account with usage in the range, by `metric`. */
+export async function fetchRanking(token, query, metric, signal) {
+  const params = new URLSearchParams({ from: query.from, to: query.to, metric });
+  return (await request(token, apiBase() + '/v1/accounts?' + params.toString(), 'json', signal)).json();
 }

@@ -19,6 +19,15 @@ export function el(tag, attrs, children) {
   return node;
 }
 
+/**
+ * Sets inline style properties through the CSSOM: the page's Content-Security-Policy
+ * (`style-src 'self'`) refuses `style` attributes, not this.
+ */
+export function styled(node, properties) {
+  Object.assign(node.style, properties);
+  return node;
+}
+
 export function clear(node) {
   while (node.firstChild) node.removeChild(node.firstChild);
 }

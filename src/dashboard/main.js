@@ -6,7 +6,7 @@
 // This module wires the page: sign-in and sign-out, the controls, loading and errors.
 // The views are chart.js, summary.js and tables.js; the rules they share with the API
 // are in lib/ (TypeScript, compiled with src/domain by the build).
-import { ApiError, fetchCsv, fetchReport } from './api.js';
+import { ApiError, fetchCsv, fetchRanking, fetchReport } from './api.js';
 import { destroyChart, renderChart } from './chart.js';
 import { $, clear, el, fillNotice, setStatus } from './dom.js';
 import { decodeClaims, isExpired } from './lib/claims.js';
@@ -14,6 +14,8 @@ import { longDay, metricLabel, utcTime } from './lib/format.js';
 import { checkSelection, rangeFor, rangeLength, utcToday } from './lib/selection.js';
 import { state } from './state.js';
 import * as storage from './storage.js';
+import { renderQuota } from './quota.js';
+import { hideRanking, renderRanking } from './ranking.js';
 import { renderFreshness, renderStats } from './summary.js';
 import { renderAdjustments, renderUsageTable } from './tables.js';
 
@@ -264,9 +266,31 @@ function render() {
   $('results').hidden = false;
   $('csv-button').disabled = false;
   renderStats(report, metric);
+  renderQuota(report);
   renderChart(report, metric, now);
   renderAdjustments(report);
   renderUsageTable(report, metric, now);
+  loadRanking(metric);
+}
+
+/** Admin tokens: the ranking of every account over the loaded range, by the selected metric. */
+async function loadRanking(metric) {
+  if (!state.claims.admin || !state.loaded) {
+    hideRanking();
+    return;
+  }
+  const query = state.loaded;
+  try {
+    const ranking = await fetchRanking(state.token, query, metric);
+    if (state.loaded === query) renderRanking(ranking, pickAccount);
+  } catch {
+    hideRanking();
+  }
+}
+
+function pickAccount(account) {
+  $('account-input').value = account;
+  load();
 }
 
 // ---------------------------------------------------------------- CSV

@@ -81,6 +81,14 @@ export class AccountNotFoundError extends TallyError {
   }
 }
 
+/** The token is valid but lacks the scope a route needs (the operator ranking needs an admin token). */
+export class ForbiddenError extends TallyError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ForbiddenError';
+  }
+}
+
 /** A dependency kept failing with retryable errors until the retry budget ran out. */
 export class RetryBudgetExhaustedError extends TallyError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -20,6 +20,8 @@ import type { LogObjectRef } from './log-object';
  * PK OBJ#<bucket>/<key>#<etag>  SK #TRY#<id>#<n>  an unfinished attempt's progress (sorts after #DONE)
  * PK DROPPED#<key hex>          SK #           a history key dropped before the retention ran out
  * PK DLQ#DROPPED               SK MSG#<messageId>  a dead-lettered message an operator dropped, on record
+ * PK QUOTA                     SK acme#requests     acme's monthly allowance of requests (tally quota set)
+ * PK THRESHOLD#2026-11         SK acme#requests#080 acme crossed 80% of its requests allowance in 2026-11 (once)
  * ```
  *
  * A usage shard holds its metrics (numbers added with `ADD`) beside the attributes in
@@ -160,6 +162,35 @@ export function parseLateMarkerSortKey(sk: string): { day: string; account: stri
   return match ? { day: match[1]!, account: match[2]! } : undefined;
 }
 
+
+/** The one partition of quotas: one Query lists them all, or one account's (sort-key prefix). */
+export const QUOTA_PARTITION = 'QUOTA';
+
+/** Key of `accountId`'s monthly allowance of `metric`. */
+export function quotaKey(accountId: string, metric: string): TableKey {
+  return { PK: QUOTA_PARTITION, SK: `${quotaAccountPrefix(accountId)}${metric}` };
+}
+
+/** Sort-key prefix of every quota of `accountId` (ids carry no `#`, so no other account shares it). */
+export function quotaAccountPrefix(accountId: string): string {
+  if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
+  return `${accountId}#`;
+}
+
+/**
+ * Key of the record that `accountId` crossed `level` percent of its `metric` allowance
+ * in `month`: written once with `attribute_not_exists`, the guard that makes each
+ * (account, metric, month, level) fire one event. One partition per month, so one Query
+ * reads every crossing of the month (sent and pending).
+ */
+export function thresholdKey(month: string, accountId: string, metric: string, level: number): TableKey {
+  return { PK: thresholdMonthPartition(month), SK: `${quotaAccountPrefix(accountId)}${metric}#${String(level).padStart(3, '0')}` };
+}
+
+/** Partition of the crossings of `month` (`YYYY-MM`). */
+export function thresholdMonthPartition(month: string): string {
+  return `THRESHOLD#${month}`;
+}
 
 /** Key of the ledger item that says every increment of `ref` was applied. */
 export function ledgerKey(ref: LogObjectRef): TableKey {

@@ -20,6 +20,8 @@ export interface UsageQuery {
   readonly to: string;
   readonly granularity: Granularity;
   readonly format: ReportFormat;
+  /** Add the `quota` block (this month's usage against its allowances): with granularity month, or `quota=true`. */
+  readonly quota: boolean;
 }
 
 /** Query-string values as API Gateway passes them (repeated keys arrive comma-joined). */
@@ -38,6 +40,13 @@ export type QueryParameters = Readonly<Record<string, string | undefined>>;
  */
 export function parseUsageQuery(accountId: string, params: QueryParameters, accept?: string): UsageQuery {
   if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
+  const { from, to } = parseDayRange(params);
+  const granularity = granularityOf(params.granularity);
+  return { accountId, from, to, granularity, format: formatOf(params.format, accept), quota: quotaOf(params.quota, granularity) };
+}
+
+/** The day range of a query (`from`, `to`, at most {@link MAX_RANGE_DAYS} days). */
+export function parseDayRange(params: QueryParameters): { from: string; to: string } {
   const from = requiredDay(params, 'from');
   const to = requiredDay(params, 'to');
   if (to < from) throw new ValidationError(`"to" (${to}) is before "from" (${from}); give the earlier day as "from"`);
@@ -47,7 +56,30 @@ export function parseUsageQuery(accountId: string, params: QueryParameters, acce
       `the range ${from}..${to} spans ${days} days; ask for at most ${MAX_RANGE_DAYS} days per request (e.g. to=${addDays(from, MAX_RANGE_DAYS - 1)})`,
     );
   }
-  return { accountId, from, to, granularity: granularityOf(params.granularity), format: formatOf(params.format, accept) };
+  return { from, to };
+}
+
+function quotaOf(value: string | undefined, granularity: Granularity): boolean {
+  if (value === undefined || value === '') return granularity === 'month';
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new ValidationError(`query parameter "quota" must be "true" or "false", got "${printable(value)}"`);
+}
+
+/** A validated read of the operator ranking: every account's usage over a day range, ranked by one metric. */
+export interface RankingQuery {
+  readonly from: string;
+  readonly to: string;
+  /** The metric accounts are ranked by (default `requests`). */
+  readonly metric: string;
+}
+
+/** Validates `GET /v1/accounts?from=&to=[&metric=]`; `metricNames` are the metrics the API knows. */
+export function parseRankingQuery(params: QueryParameters, metricNames: readonly string[]): RankingQuery {
+  const { from, to } = parseDayRange(params);
+  const metric = params.metric === undefined || params.metric === '' ? 'requests' : params.metric;
+  if (!metricNames.includes(metric)) throw new ValidationError(`query parameter "metric" must be one of ${metricNames.join(', ')}, got "${printable(metric)}"`);
+  return { from, to, metric };
 }
 
 function requiredDay(params: QueryParameters, name: 'from' | 'to'): string {

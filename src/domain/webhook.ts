@@ -1,5 +1,6 @@
 import { hash, hmac } from 'fast-sha256';
 import { revisionEventType, type RevisionRow } from './day-close';
+import type { ThresholdCrossing } from './quota';
 
 /**
  * Signed webhooks: each closed day and each late revision is POSTed once (at least
@@ -78,6 +79,42 @@ export function webhookEventBody(input: {
   });
   const full = JSON.stringify(event(true));
   return encoder.encode(full).length <= MAX_WEBHOOK_BODY_BYTES ? full : JSON.stringify(event(false));
+}
+
+/**
+ * A `usage.threshold` event: an account's month-to-date usage of a metric reached a
+ * level of its monthly allowance. Sent once per (account, metric, month, level).
+ */
+export interface ThresholdEvent {
+  readonly id: string;
+  readonly type: 'usage.threshold';
+  readonly createdAt: string;
+  /** The crossing: account, metric, month, level, allowance and used. */
+  readonly data: Omit<ThresholdCrossing, 'crossedAt'>;
+}
+
+/** The event id of a crossing: the same however often and by whichever run it is sent. */
+export function thresholdEventId(scope: string, crossing: Pick<ThresholdCrossing, 'account' | 'metric' | 'month' | 'level'>): string {
+  const name = `${scope}\nusage.threshold\n${crossing.account}\n${crossing.metric}\n${crossing.month}\n${crossing.level}`;
+  return `evt_${hex(hash(encoder.encode(name))).slice(0, 32)}`;
+}
+
+/** The raw JSON body of a crossing's event, built from the stored record so that a resend is the same text. */
+export function thresholdEventBody(scope: string, crossing: ThresholdCrossing): string {
+  const event: ThresholdEvent = {
+    id: thresholdEventId(scope, crossing),
+    type: 'usage.threshold',
+    createdAt: crossing.crossedAt,
+    data: {
+      account: crossing.account,
+      metric: crossing.metric,
+      month: crossing.month,
+      level: crossing.level,
+      allowance: crossing.allowance,
+      used: crossing.used,
+    },
+  };
+  return JSON.stringify(event);
 }
 
 /** The `Tally-Signature` value of `body` signed at `unixSeconds`. */

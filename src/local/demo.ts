@@ -1,6 +1,11 @@
 import { gzipSync } from 'node:zlib';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { readMonthToDate } from '../app/quota-status';
+import { DynamoQuotaStore } from '../adapters/dynamodb-quotas';
+import { DynamoUsageReader } from '../adapters/dynamodb-usage-reader';
+import { monthOf, type Quota } from '../domain/quota';
 import { addDays, dayOf } from '../domain/days';
 import { normaliseEtag, type LogObjectRef } from '../domain/log-object';
 import { s3EventBody } from '../domain/notifications';
@@ -103,4 +108,28 @@ export async function uploadDemoLogs(options: {
     );
   }
   return { objects, notificationsSent: bodies.length, expected };
+}
+
+/** The demo account given a requests allowance, and the share of it its month so far has used. */
+export const DEMO_QUOTA = { account: 'acme', metric: 'requests', usedShare: 0.9 } as const;
+
+/**
+ * Gives acme a monthly requests allowance of which its month-to-date is about 90%, so
+ * that the first threshold run of `npm start` fires its 80% level (and the dashboard
+ * shows the bar past the 80% mark, projected past 100%). Set again on every start, from
+ * the counters as they are; a level already fired this month does not fire again.
+ */
+export async function setDemoQuota(options: { dynamodb: DynamoDBClient; tableName: string; now?: Date }): Promise<Quota> {
+  const now = options.now ?? new Date();
+  const table = { client: options.dynamodb, tableName: options.tableName };
+  const used = (await readMonthToDate(new DynamoUsageReader({ ...table, consistentRead: true }), DEMO_QUOTA.account, monthOf(now), dayOf(now)))[DEMO_QUOTA.metric] ?? 0;
+  const quota: Quota = {
+    account: DEMO_QUOTA.account,
+    metric: DEMO_QUOTA.metric,
+    monthly: Math.max(1, Math.ceil(used / DEMO_QUOTA.usedShare)),
+    updatedAt: now.toISOString(),
+    updatedBy: 'npm start demo',
+  };
+  await new DynamoQuotaStore(table).set(quota);
+  return quota;
 }

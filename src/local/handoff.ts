@@ -1,10 +1,11 @@
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { closeDays, type CloseReport } from '../app/close-days';
+import { evaluateThresholds, type ThresholdReport } from '../app/thresholds';
 import type { Log } from '../app/log';
 import { sendWebhooks } from '../app/webhook-sender';
 import { createClients } from '../adapters/clients';
 import { HANDOFF_DEFAULTS, readCloserConfig, readWebhookSenderConfig } from '../adapters/handoff-config';
-import { createCloserDeps, createWebhookSenderClients, createWebhookSenderDeps } from '../adapters/handoff-deps';
+import { createCloserDeps, createThresholdDeps, createWebhookSenderClients, createWebhookSenderDeps } from '../adapters/handoff-deps';
 import { SqsMessageVisibility } from '../adapters/sqs-visibility';
 import { describeError } from '../domain/errors';
 import { LOCAL_CREDENTIALS } from './local-credentials';
@@ -18,13 +19,17 @@ export const LOCAL_CLOSE_INTERVAL_MS = 60_000;
 const LOCAL_WEBHOOK_MAX_RECEIVE_COUNT = 8;
 
 export interface LocalHandoff {
-  /** Closes what is due now, then every minute; says what each run did that is worth saying. */
+  /**
+   * Closes what is due now and evaluates quotas, then both every minute; says what each
+   * run did that is worth saying.
+   */
   start(): Promise<CloseReport>;
   stop(): Promise<void>;
 }
 
 /**
- * The billing handoff of `npm start`: exports under `exportPrefix` in the log bucket,
+ * The billing handoff of `npm start` (the closer and the threshold evaluator, every
+ * minute; hourly and every 5 minutes on AWS): exports under `exportPrefix` in the log bucket,
  * and, with `TALLY_WEBHOOK_URL` and `TALLY_WEBHOOK_SECRET` set, a webhook queue with
  * its DLQ fed to the same sender the Lambda runs. Records both in `info` (so
  * `.tally/local.json` names them for `tally close`).
@@ -63,13 +68,18 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
     TALLY_EXPORT_PREFIX: info.exportPrefix,
     ...(info.webhookQueueUrl === undefined ? {} : { TALLY_WEBHOOK_QUEUE_URL: info.webhookQueueUrl }),
   });
-  const deps = createCloserDeps(closerConfig, createClients(closerConfig.tally, LOCAL_CREDENTIALS), log);
+  const handoffClients = createClients(closerConfig.tally, LOCAL_CREDENTIALS);
+  const deps = createCloserDeps(closerConfig, handoffClients, log);
+  // The same table settings (TALLY_QUOTAS and TALLY_QUOTA_LEVELS among them) and webhook queue as the closer.
+  const thresholds = createThresholdDeps({ tally: closerConfig.tally, ...(closerConfig.webhookQueueUrl === undefined ? {} : { webhookQueueUrl: closerConfig.webhookQueueUrl }) }, handoffClients, log);
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
 
   const runOnce = async (): Promise<CloseReport> => {
     const report = await closeDays(deps);
     for (const line of describeLocalRun(report, info)) say(line);
+    const evaluated = await evaluateThresholds(thresholds);
+    for (const line of describeThresholdRun(evaluated, webhooks)) say(line);
     return report;
   };
 
@@ -124,5 +134,15 @@ export function describeLocalRun(report: CloseReport, info: Pick<LocalStackInfo,
     lines.push(`tally: late usage on closed day ${revision.day}: revision ${revision.revision} for ${revision.accounts} account(s), exported to s3://${info.bucket}/${info.exportPrefix}day=${revision.day}/revision=${revision.revision}/`);
   }
   for (const failed of report.days.filter((day) => day.error !== undefined)) lines.push(`tally: closing ${failed.day} failed (the next run resumes it): ${failed.error}`);
+  return lines;
+}
+
+/** What `npm start` prints after a threshold run: each level crossed, nothing when none. */
+export function describeThresholdRun(report: ThresholdReport, webhooks: boolean): string[] {
+  const lines = report.crossed.map(
+    (c) =>
+      `tally: usage.threshold ${c.account} ${c.metric} ${c.month}: ${c.level}% reached (${c.used} of ${c.allowance})${webhooks ? '; event queued' : '; recorded (webhooks off), shown in the dashboard'}`,
+  );
+  if (report.failed > 0) lines.push(`tally: ${report.failed} threshold evaluation(s) failed; the next run retries them`);
   return lines;
 }

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { jsonLog } from '../app/log';
 import { describeError, StackAlreadyRunningError } from '../domain/errors';
-import { uploadDemoLogs } from './demo';
+import { setDemoQuota, uploadDemoLogs } from './demo';
 import { prepareLocalHandoff } from './handoff';
 import { IngestSummary } from './ingest-summary';
 import { createLocalIngest } from './local-ingest';
@@ -73,6 +73,8 @@ async function main(shutdown: Shutdown): Promise<void> {
     const dlq = await queueDepth(clients.sqs, info.dlqUrl);
     console.log(summary.describe());
     console.log(`  dead-letter queue: ${dlq.visible} message(s)`);
+    const quota = await setDemoQuota({ dynamodb: clients.dynamodb, tableName: info.table });
+    console.log(`tally: demo quota ${quota.account} ${quota.metric} ${quota.monthly} a month (npx tally quota list); thresholds are evaluated every minute`);
   }
   await handoff.start();
   console.log(api.describe());

@@ -41,7 +41,7 @@ export interface LocalStackInfo {
 export const LOCAL_MAX_RECEIVE_COUNT = 3;
 
 /** Settings that decide what the consumer counts and which keys it writes. */
-export const CONSUMER_SETTINGS = ['TALLY_METRICS', 'TALLY_RESOLVER', 'TALLY_SHARDS', 'TALLY_HISTORY_CAP', 'TALLY_KEY_BYTES'] as const;
+export const CONSUMER_SETTINGS = ['TALLY_METRICS', 'TALLY_RESOLVER', 'TALLY_SHARDS', 'TALLY_HISTORY_CAP', 'TALLY_KEY_BYTES', 'TALLY_QUOTAS', 'TALLY_QUOTA_LEVELS'] as const;
 
 export interface LocalStackOptions {
   /** Keep DynamoDB tables here across restarts; in memory when absent. */

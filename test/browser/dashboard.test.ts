@@ -12,8 +12,16 @@ import { addDays, dayOf } from '../../src/domain/days';
 import { adjustmentItemKey } from '../../src/domain/keys';
 import { startApiServer, type ApiServer } from '../../src/local/api-server';
 import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
+import { localEnvironment } from '../../src/local/stack';
 import { generateLog } from '../../src/local/log-generator';
 import { DynamoCloseStore } from '../../src/adapters/dynamodb-close-store';
+import { DynamoQuotaStore } from '../../src/adapters/dynamodb-quotas';
+import { readThresholdConfig } from '../../src/adapters/handoff-config';
+import { createThresholdDeps } from '../../src/adapters/handoff-deps';
+import { evaluateThresholds } from '../../src/app/thresholds';
+import { readMonthToDate } from '../../src/app/quota-status';
+import { DynamoUsageReader } from '../../src/adapters/dynamodb-usage-reader';
+import { monthOf } from '../../src/domain/quota';
 import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 import { TEST_SECRET } from '../support/tokens';
 
@@ -64,6 +72,33 @@ declare const document: {
 };
 declare const sessionStorage: { getItem(key: string): string | null };
 declare const localStorage: { readonly length: number };
+
+/** The API's `quota` block, as far as the page shows it. */
+interface QuotaBlock {
+  metrics: Record<string, { used: number; allowance: number; percent: number; projected: number; projectedPercent: number; crossed: { level: number }[] }>;
+}
+
+/** One row of the quota card as read from the page. */
+interface QuotaRowOnPage {
+  metric: string;
+  used: number;
+  allowance: number;
+  projected: number;
+  usedText: string;
+  usedTitle: string | null;
+  percent: string;
+  projectedPercent: string;
+  marks: number[];
+  reached: number[];
+  badges: number;
+  valueNow: number;
+}
+
+/** The API's operator ranking. */
+interface Ranking {
+  accounts: { accountId: string; rank: number; totals: Record<string, number>; share: Record<string, number> }[];
+  totals: Record<string, number>;
+}
 
 /** The parts of the API's JSON report the test compares with the page. */
 interface Report {
@@ -132,7 +167,8 @@ beforeAll(async () => {
   await closeDay(CLOSED_DAY, {});
   await closeDay(LATE_DAY, { [acme]: LATE_REQUESTS });
 
-  const deps = await createLocalUsageApiDeps(info, TEST_SECRET, silentLog, { TALLY_METRICS: METRICS });
+  await setQuota();
+  const deps = await createLocalUsageApiDeps(info, TEST_SECRET, silentLog, { TALLY_METRICS: METRICS, TALLY_QUOTAS: BYTES_DEFAULT_QUOTA });
   // The dashboard as the build ships it (native modules, lib/ compiled with the domain rules).
   built = mkdtempSync(join(tmpdir(), 'tally-dashboard-'));
   execFileSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'build-dashboard.mjs'), built]);
@@ -185,6 +221,19 @@ async function putAdjustment(accountId: string, day: string, adjustmentId: strin
       },
     }),
   );
+}
+
+/** Every account gets a default allowance of bytes; acme a requests allowance it has used about 90% of. */
+const BYTES_DEFAULT_QUOTA = '{"bytes": 50000000}';
+
+/** Sets acme's requests allowance so that month-to-date is about 90% of it, and evaluates: 80% fires, 100% does not. */
+async function setQuota() {
+  const { dynamodb, sqs } = testClients(info);
+  const used = (await readMonthToDate(new DynamoUsageReader({ client: dynamodb, tableName: info.table, consistentRead: true }), acme, monthOf(new Date()), today)).requests ?? 0;
+  await new DynamoQuotaStore({ client: dynamodb, tableName: info.table }).set({ account: acme, metric: 'requests', monthly: Math.max(1, Math.ceil(used / 0.9)) });
+  const deps = createThresholdDeps(readThresholdConfig({ ...localEnvironment(info), TALLY_METRICS: METRICS }), { dynamodb, sqs }, silentLog);
+  const report = await evaluateThresholds(deps, { accounts: [acme] });
+  expect(report.crossed.map((crossing) => crossing.level)).toEqual([80]);
 }
 
 /** Fails the test on any script error in the page (a module that does not load, say). */
@@ -373,6 +422,114 @@ describe('dashboard in Chromium', () => {
     await expect(page.locator('#chart-note').textContent()).resolves.toContain('arrived after that day closed');
     expect(errors).toEqual([]);
     await context.close();
+  });
+
+  it("shows this month against the allowance: a bar with the 80% and 100% marks, the projection and the alert reached, as the API gives them", async () => {
+    const token = await mintToken(TEST_SECRET, { accounts: [acme], ttlSeconds: 600 });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+
+    // The projection moves with the clock: compare with the very answer the page drew.
+    const answered = page.waitForResponse((response) => response.url().includes(`/v1/accounts/${acme}/usage?`) && response.url().includes('quota=true'));
+    await signIn(page, token);
+    const api = ((await (await answered).json()) as { quota: QuotaBlock }).quota;
+    await page.waitForSelector('#quota-card:not([hidden]) .quota-row');
+    const rows = await page.$$eval('#quota-rows .quota-row', (nodes: PageNode[]) => {
+      const list: QuotaRowOnPage[] = [];
+      nodes.forEach((node) => {
+        const value = (selector: string) => Number(node.querySelector(selector)!.getAttribute('data-value'));
+        const marks: number[] = [];
+        const reached: number[] = [];
+        node.querySelectorAll('.quota-mark').forEach((mark) => {
+          marks.push(Number(mark.getAttribute('data-level')));
+          if (mark.className.includes('reached')) reached.push(Number(mark.getAttribute('data-level')));
+        });
+        list.push({
+          metric: node.getAttribute('data-metric')!,
+          used: value('.quota-used'),
+          allowance: value('.quota-allowance'),
+          projected: value('.quota-projected'),
+          usedText: node.querySelector('.quota-used')!.textContent!,
+          usedTitle: node.querySelector('.quota-used')!.getAttribute('title'),
+          percent: node.querySelector('.quota-percent')!.textContent!,
+          projectedPercent: node.querySelector('.quota-projected-percent')!.textContent!,
+          marks,
+          reached,
+          badges: node.querySelectorAll('.badge-threshold').length,
+          valueNow: Number(node.querySelector('[role="progressbar"]')!.getAttribute('aria-valuenow')),
+        });
+      });
+      return list;
+    });
+    await page.locator('#quota-card').screenshot({ path: join(OUTPUT, 'dashboard-quota.png') });
+
+    expect(rows.map((row) => row.metric)).toEqual(['requests', 'bytes']);
+    for (const row of rows) {
+      const status = api.metrics[row.metric]!;
+      expect([row.used, row.allowance, row.projected, row.valueNow]).toEqual([status.used, status.allowance, status.projected, status.used]);
+      expect(row.percent).toBe(` (${status.percent}%)`);
+      expect(row.projectedPercent).toBe(` (${status.projectedPercent}%)`);
+      expect(row.marks).toEqual([80, 100]);
+    }
+    const [requests, bytes] = rows as [QuotaRowOnPage, QuotaRowOnPage];
+    expect(requests.reached).toEqual([80]);
+    expect(requests.badges).toBe(1);
+    expect(api.metrics.requests!.crossed.map((c) => c.level)).toEqual([80]);
+    expect(bytes.usedText).toMatch(/^\d+(\.\d)? (B|KB|MB|GB)$/);
+    expect(bytes.usedTitle).toBe(`${api.metrics.bytes!.used.toLocaleString('en-US')} bytes`);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('gives admin tokens the operator view: every account ranked for the range with its share, as the API ranks them', async () => {
+    const admin = await mintToken(TEST_SECRET, { admin: true, ttlSeconds: 600, subject: 'operator' });
+    const tenant = await mintToken(TEST_SECRET, { accounts: [acme, globex], ttlSeconds: 600 });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+
+    await signIn(page, admin);
+    await page.getByLabel('Account').fill(acme);
+    await page.getByRole('button', { name: 'Show' }).click();
+    await page.waitForSelector(`#ranking-table tbody tr[data-account="${initech}"]`);
+    const range = `from=${addDays(today, -29)}&to=${today}&metric=requests`;
+    const ranking = (await (await fetch(`${server.url}/v1/accounts?${range}`, { headers: { authorization: `Bearer ${admin}` } })).json()) as Ranking;
+    const shown = await page.$$eval('#ranking-table tbody tr', (trs: PageNode[]) => {
+      const list: { account: string; rank: number; value: number; share: number }[] = [];
+      trs.forEach((tr) => {
+        const cells = tr.querySelectorAll('td');
+        const numbers: number[] = [];
+        cells.forEach((td) => numbers.push(Number(td.getAttribute('data-value') ?? td.textContent)));
+        list.push({ account: tr.getAttribute('data-account')!, rank: numbers[0]!, value: numbers[1]!, share: numbers[2]! });
+      });
+      return list;
+    });
+    await page.locator('#ranking-card').screenshot({ path: join(OUTPUT, 'dashboard-ranking.png') });
+    const ours = <T extends { account: string }>(rows: T[]) => rows.filter((row) => [acme, globex, initech].includes(row.account));
+
+    const pageTotal = Number(await page.locator('#ranking-total').getAttribute('data-value'));
+
+    // Other test files may add accounts to the shared table meanwhile: our accounts' figures are stable.
+    expect(ours(shown).map(({ account, value }) => ({ account, value }))).toEqual(
+      ours(ranking.accounts.map((row) => ({ account: row.accountId, value: row.totals.requests! }))),
+    );
+    expect(ours(shown).map((row) => row.account)).toEqual([acme, initech, globex]);
+    expect(shown.map((row) => row.rank)).toEqual(shown.map((_, i) => i + 1));
+    // (`+ 0`: JSON has no -0, the share of an account corrected below zero reads as 0.)
+    for (const row of shown) expect(row.share).toBe(Math.round((row.value * 10_000) / pageTotal) / 100 + 0);
+    expect(pageTotal).toBe(shown.reduce((sum, row) => sum + row.value, 0));
+    await page.locator(`#ranking-table tbody tr[data-account="${globex}"] button`).click();
+    await page.waitForFunction((id) => document.getElementById('title-account')!.textContent === id && document.getElementById('status')!.hidden, globex);
+
+    expect(errors).toEqual([]);
+    await context.close();
+
+    const tenantPage = await browser.newPage();
+    await signIn(tenantPage, tenant);
+    await tenantPage.waitForSelector('#days-table tbody tr');
+    expect(await tenantPage.locator('#ranking-card').isHidden()).toBe(true);
+    await tenantPage.close();
   });
 
   it('works at phone width', async () => {

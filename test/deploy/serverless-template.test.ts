@@ -101,6 +101,7 @@ describe('serverless package (offline)', () => {
       'cloudformation-template-update-stack.json',
       'ingest.zip',
       'serverless-state.json',
+      'thresholds.zip',
       'usageApi.zip',
       'webhookSender.zip',
     ]);
@@ -160,6 +161,14 @@ describe('serverless package (offline)', () => {
       WebhookSenderRole: 'AWS::IAM::Role',
       WebhookSenderEventSourceMappingSQSWebhookQueue: 'AWS::Lambda::EventSourceMapping',
       WebhookSenderErrorsAlarm: 'AWS::CloudWatch::Alarm',
+      ThresholdsLogGroup: 'AWS::Logs::LogGroup',
+      ThresholdsLambdaFunction: 'AWS::Lambda::Function',
+      ThresholdsRole: 'AWS::IAM::Role',
+      ThresholdsEventsRuleSchedule1: 'AWS::Events::Rule',
+      ThresholdsLambdaPermissionEventsRuleSchedule1: 'AWS::Lambda::Permission',
+      ThresholdsErrorsAlarm: 'AWS::CloudWatch::Alarm',
+      HttpApiRouteGetV1AccountsAccountidVarQuota: 'AWS::ApiGatewayV2::Route',
+      HttpApiRouteGetV1Accounts: 'AWS::ApiGatewayV2::Route',
       WebhookQueue: 'AWS::SQS::Queue',
       WebhookDeadLetterQueue: 'AWS::SQS::Queue',
       WebhookDeadLetterQueueDepthAlarm: 'AWS::CloudWatch::Alarm',
@@ -189,7 +198,7 @@ describe('stage params', () => {
 describe('functions', () => {
   it('run on nodejs22.x (arm64), each with a role of its own', () => {
     const functions = resourcesOfType(template(prod), 'AWS::Lambda::Function');
-    expect(Object.keys(functions).sort()).toEqual(['CloserLambdaFunction', 'IngestLambdaFunction', 'UsageApiLambdaFunction', 'WebhookSenderLambdaFunction']);
+    expect(Object.keys(functions).sort()).toEqual(['CloserLambdaFunction', 'IngestLambdaFunction', 'ThresholdsLambdaFunction', 'UsageApiLambdaFunction', 'WebhookSenderLambdaFunction']);
     for (const fn of Object.values(functions)) {
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -206,7 +215,7 @@ describe('functions', () => {
       Timeout: 10,
     });
     // osls generates no shared role when every function names its own.
-    expect(Object.keys(resourcesOfType(template(prod), 'AWS::IAM::Role')).sort()).toEqual(['CloserRole', 'IngestRole', 'UsageApiRole', 'WebhookSenderRole']);
+    expect(Object.keys(resourcesOfType(template(prod), 'AWS::IAM::Role')).sort()).toEqual(['CloserRole', 'IngestRole', 'ThresholdsRole', 'UsageApiRole', 'WebhookSenderRole']);
   });
 
   it('configure ingest through the variables readConfig validates', () => {
@@ -241,6 +250,8 @@ describe('functions', () => {
       TALLY_JWT_AUDIENCE: 'tally-usage-api',
       TALLY_JWT_ISSUER: 'tally',
       TALLY_CORS_ORIGIN: '',
+      TALLY_QUOTAS: '',
+      TALLY_QUOTA_LEVELS: '80,100',
     });
     const secretLike = Object.keys(env).filter((name) => /SECRET|KEY|TOKEN|PASSWORD/.test(name));
     expect(secretLike).toEqual(['TALLY_JWT_SECRET_PARAMETER']);
@@ -317,7 +328,7 @@ describe('functions', () => {
 
   it('keep their logs for 30 days', () => {
     const groups = resourcesOfType(template(prod), 'AWS::Logs::LogGroup');
-    expect(Object.keys(groups).sort()).toEqual(['CloserLogGroup', 'HttpApiLogGroup', 'IngestLogGroup', 'UsageApiLogGroup', 'WebhookSenderLogGroup']);
+    expect(Object.keys(groups).sort()).toEqual(['CloserLogGroup', 'HttpApiLogGroup', 'IngestLogGroup', 'ThresholdsLogGroup', 'UsageApiLogGroup', 'WebhookSenderLogGroup']);
     for (const group of Object.values(groups)) expect(group.Properties.RetentionInDays).toBe(30);
     expect(groups.IngestLogGroup!.Properties.LogGroupName).toBe('/aws/lambda/tally-prod-ingest');
     expect(groups.UsageApiLogGroup!.Properties.LogGroupName).toBe('/aws/lambda/tally-prod-usageApi');
@@ -543,6 +554,7 @@ describe('least privilege', () => {
         Resource: getAtt('UsageApiLogGroup'),
       },
       { Sid: 'ReadUsage', Effect: 'Allow', Action: 'dynamodb:Query', Resource: getAtt('UsageTable') },
+      { Sid: 'AccountsOfADay', Effect: 'Allow', Action: 'dynamodb:Query', Resource: { 'Fn::Sub': '${UsageTable.Arn}/index/byDay' } },
       {
         Sid: 'ReadSigningSecret',
         Effect: 'Allow',
@@ -550,6 +562,34 @@ describe('least privilege', () => {
         Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/tally/prod/jwt-secret' },
       },
     ]);
+  });
+
+  it('the threshold evaluator may write its logs, read quotas, usage and crossings, write only THRESHOLD# items, Query the day index and queue webhook events', () => {
+    expect(statementsOf(template(prod), 'ThresholdsRole')).toEqual([
+      { Sid: 'WriteOwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: getAtt('ThresholdsLogGroup') },
+      {
+        Sid: 'ReadQuotasAndUsage',
+        Effect: 'Allow',
+        Action: 'dynamodb:Query',
+        Resource: getAtt('UsageTable'),
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['QUOTA', 'ACCT#*', 'THRESHOLD#*'] } },
+      },
+      {
+        Sid: 'RecordCrossings',
+        Effect: 'Allow',
+        Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        Resource: getAtt('UsageTable'),
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['THRESHOLD#*'] } },
+      },
+      { Sid: 'AccountsOfADay', Effect: 'Allow', Action: 'dynamodb:Query', Resource: { 'Fn::Sub': '${UsageTable.Arn}/index/byDay' } },
+      { Sid: 'QueueWebhookEvents', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: getAtt('WebhookQueue') },
+    ]);
+    const fn = resource(template(prod), 'ThresholdsLambdaFunction', 'AWS::Lambda::Function').Properties;
+    expect(fn).toMatchObject({ Handler: 'handlers/thresholds.handler', Role: getAtt('ThresholdsRole'), ReservedConcurrentExecutions: 1 });
+    expect(fn.Environment.Variables).toMatchObject({ TALLY_QUOTAS: '', TALLY_QUOTA_LEVELS: '80,100', TALLY_CLOSE_GRACE_HOURS: '48' });
+    expect(fn.Environment.Variables.TALLY_WEBHOOK_QUEUE_URL).toBeUndefined();
+    expect(resource(template(dev), 'ThresholdsLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables.TALLY_WEBHOOK_QUEUE_URL).toEqual(ref('WebhookQueue'));
+    expect(resource(template(prod), 'ThresholdsEventsRuleSchedule1', 'AWS::Events::Rule').Properties.ScheduleExpression).toBe('rate(5 minutes)');
   });
 
   it('the closer may write its logs, read and write close records, Query the day index, put exports and queue webhook events: nothing else', () => {
@@ -599,13 +639,13 @@ describe('least privilege', () => {
   });
 
   it('grants usage-api no SSM access when tokens are verified with a public key', () => {
-    expect(statementsOf(template(staging), 'UsageApiRole').map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage']);
+    expect(statementsOf(template(staging), 'UsageApiRole').map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage', 'AccountsOfADay']);
   });
 
   it('adds kms:Decrypt through SSM only for a secret under a customer managed key', () => {
     const statements = statementsOf(template(dev), 'UsageApiRole');
-    expect(statements.map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage', 'ReadSigningSecret', 'DecryptSigningSecret']);
-    expect(statements[3]).toEqual({
+    expect(statements.map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage', 'AccountsOfADay', 'ReadSigningSecret', 'DecryptSigningSecret']);
+    expect(statements[4]).toEqual({
       Sid: 'DecryptSigningSecret',
       Effect: 'Allow',
       Action: 'kms:Decrypt',
@@ -628,6 +668,8 @@ describe('least privilege', () => {
       'IngestRole/AssumeRolePolicyDocument',
       'IngestRole/ingest',
       'ServerlessDeploymentBucketPolicy',
+      'ThresholdsRole/AssumeRolePolicyDocument',
+      'ThresholdsRole/thresholds',
       'UsageApiRole/AssumeRolePolicyDocument',
       'UsageApiRole/usage-api',
       'WebhookSenderRole/AssumeRolePolicyDocument',
@@ -720,7 +762,13 @@ describe('HTTP API', () => {
       IntegrationUri: getAtt('UsageApiLambdaFunction'),
       PayloadFormatVersion: '2.0',
     });
-    expect(Object.keys(resourcesOfType(t, 'AWS::ApiGatewayV2::Route'))).toEqual(['HttpApiRouteGetV1AccountsAccountidVarUsage']);
+    expect(Object.keys(resourcesOfType(t, 'AWS::ApiGatewayV2::Route')).sort()).toEqual([
+      'HttpApiRouteGetV1Accounts',
+      'HttpApiRouteGetV1AccountsAccountidVarQuota',
+      'HttpApiRouteGetV1AccountsAccountidVarUsage',
+    ]);
+    expect(resource(t, 'HttpApiRouteGetV1AccountsAccountidVarQuota', 'AWS::ApiGatewayV2::Route').Properties.RouteKey).toBe('GET /v1/accounts/{accountId}/quota');
+    expect(resource(t, 'HttpApiRouteGetV1Accounts', 'AWS::ApiGatewayV2::Route').Properties.RouteKey).toBe('GET /v1/accounts');
   });
 
   it('is same-origin only by default: the dashboard reaches it through CloudFront', () => {
@@ -835,6 +883,7 @@ describe('alarms', () => {
     UsageApiErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('UsageApiLambdaFunction'), 0],
     UsageApiThrottlesAlarm: ['AWS/Lambda', 'Throttles', 'FunctionName', ref('UsageApiLambdaFunction'), 0],
     CloserErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('CloserLambdaFunction'), 0],
+    ThresholdsErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('ThresholdsLambdaFunction'), 0],
     WebhookSenderErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('WebhookSenderLambdaFunction'), 0],
     WebhookDeadLetterQueueDepthAlarm: ['AWS/SQS', 'ApproximateNumberOfMessagesVisible', 'QueueName', getAtt('WebhookDeadLetterQueue', 'QueueName'), 0],
     WebhookBacklogAlarm: ['AWS/SQS', 'ApproximateAgeOfOldestMessage', 'QueueName', getAtt('WebhookQueue', 'QueueName'), 3600],

@@ -7,6 +7,9 @@ import { addDays, dayOf } from '../../src/domain/days';
 import { DEMO_ACCOUNTS, planDemoLogs } from '../../src/local/demo';
 import { emptyExpected, mergeExpected } from '../../src/local/log-generator';
 import { localClients, type LocalStackInfo } from '../../src/local/stack';
+import { mintToken } from '../../src/adapters/jwt-tokens';
+import { LOCAL_JWT_SECRET_FILE } from '../../src/local/jwt-secret';
+import { monthOf } from '../../src/domain/quota';
 import { nonZero, readCounters } from '../support/stack';
 
 const root = join(__dirname, '..', '..');
@@ -53,6 +56,9 @@ describe('npm start', () => {
       return all;
     };
     const counted = await countersOf(info);
+    // The demo's quota fired its 80% level; the API (and so the dashboard) shows it.
+    const token = await mintToken(readFileSync(join(cwd, LOCAL_JWT_SECRET_FILE), 'utf8').trim(), { accounts: ['acme'], ttlSeconds: 300 });
+    const quota = (await (await fetch(`${info.api}/v1/accounts/acme/quota`, { headers: { authorization: `Bearer ${token}` } })).json()) as { thresholds: { metric: string; level: number }[] };
     const { s3 } = localClients(info);
     const exported = (await s3.send(new ListObjectsV2Command({ Bucket: info.bucket, Prefix: info.exportPrefix }))).Contents ?? [];
     s3.destroy();
@@ -78,5 +84,9 @@ describe('npm start', () => {
     expect(first.output()).toMatch(/tally: closed 35 day\(s\) \S+\.\.\S+ \(\d+ account-day snapshot\(s\)\); exports s3:\/\/tally-logs\/exports\//);
     expect(exported.map((object) => object.Key).filter((key) => key!.endsWith('/revision=1/usage.parquet'))).toHaveLength(35);
     expect(second.output()).not.toContain('revision 2');
+    // Quotas: the demo's acme crosses 80% of its requests allowance during the first start, once.
+    expect(first.output()).toContain(`tally: usage.threshold acme requests ${monthOf(now)}: 80% reached`);
+    expect(quota.thresholds.map((t) => [t.metric, t.level])).toEqual([['requests', 80]]);
+    expect(second.output()).not.toContain('tally: usage.threshold acme');
   }, 360_000);
 });

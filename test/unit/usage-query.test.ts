@@ -9,7 +9,15 @@ describe('parseUsageQuery', () => {
       to: '2026-11-30',
       granularity: 'day',
       format: 'json',
+      quota: false,
     });
+  });
+
+  it('adds the quota block for month grouping, or when asked with quota=true', () => {
+    expect(parseUsageQuery('acme', { from: '2026-11-01', to: '2026-11-30', granularity: 'month' }).quota).toBe(true);
+    expect(parseUsageQuery('acme', { from: '2026-11-01', to: '2026-11-30', quota: 'true' }).quota).toBe(true);
+    expect(parseUsageQuery('acme', { from: '2026-11-01', to: '2026-11-30', granularity: 'month', quota: 'false' }).quota).toBe(false);
+    expect(() => parseUsageQuery('acme', { from: '2026-11-01', to: '2026-11-30', quota: 'yes' })).toThrow(ValidationError);
   });
 
   it('accepts a single day and a full leap year of 366 days', () => {

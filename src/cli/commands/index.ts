@@ -9,6 +9,7 @@ import { dlqDroppedCommand } from './dlq-dropped';
 import { dlqListCommand } from './dlq-list';
 import { planCommand } from './plan';
 import { putCommand } from './put';
+import { quotaCheckCommand, quotaListCommand, quotaRemoveCommand, quotaSetCommand } from './quota';
 import { reconcileCommand } from './reconcile';
 import { replayCommand } from './replay';
 import { tokenCommand } from './token';
@@ -32,4 +33,8 @@ export const COMMANDS: readonly DeclaredCommand[] = [
   adjustmentsCommand,
   planCommand,
   closeCommand,
+  quotaSetCommand,
+  quotaListCommand,
+  quotaRemoveCommand,
+  quotaCheckCommand,
 ];

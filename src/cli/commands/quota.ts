@@ -1,0 +1,229 @@
+import type { ThresholdReport } from '../../app/thresholds';
+import { ValidationError } from '../../domain/errors';
+import { metricNames } from '../../domain/metric-rules';
+import {
+  effectiveQuotas,
+  isValidMonth,
+  parseQuotaLevels,
+  validateMetricName,
+  type EffectiveQuota,
+  type Quota,
+  type QuotaDefaults,
+} from '../../domain/quota';
+import { actorOf, ACTOR_OPTION, defineCommand, JSON_OPTION, type CommandGroup, type OptionDeclaration } from '../command';
+import { formatTable } from '../io';
+import { accountId, integerFrom, type ValueReader } from '../values';
+
+/** `tally quota set|list|remove|check`: monthly allowances and their threshold alerts. */
+export const QUOTA_GROUP: CommandGroup = {
+  name: 'quota',
+  summary: 'monthly allowances per account and metric, and their threshold alerts',
+  description:
+    'Sets, lists and removes monthly allowances (stored in the usage table; TALLY_QUOTAS gives every ' +
+    'other account a default) and evaluates them now (quota check): when month-to-date usage reaches ' +
+    'a level (TALLY_QUOTA_LEVELS, 80,100 by default) a usage.threshold webhook fires, once per account, ' +
+    'metric, month and level. See docs/quotas.md.',
+};
+
+const levels: ValueReader<number[]> = (text, flag) => {
+  try {
+    return parseQuotaLevels(text);
+  } catch (error) {
+    throw new ValidationError(`${flag}: ${(error as Error).message}`);
+  }
+};
+
+const metric: ValueReader<string> = (text, flag) => {
+  try {
+    return validateMetricName(text);
+  } catch (error) {
+    throw new ValidationError(`${flag}: ${(error as Error).message}`);
+  }
+};
+
+const month: ValueReader<string> = (text, flag) => {
+  if (!isValidMonth(text)) throw new ValidationError(`${flag} "${text}" is not a month (YYYY-MM)`);
+  return text;
+};
+
+const ACCOUNT: OptionDeclaration = { flags: '--account <id>', help: 'the account', read: accountId, required: true };
+const METRIC: OptionDeclaration = { flags: '--metric <name>', help: 'the metric (requests, bytes, ...)', read: metric, required: true };
+
+/** `tally quota set`: exit 0 when stored, 2 when refused. */
+export const quotaSetCommand = defineCommand<{ account: string; metric: string; monthly: number; levels?: number[]; actor?: string; allowNewMetric?: boolean; json?: boolean }>({
+  name: 'set',
+  group: QUOTA_GROUP,
+  summary: "set an account's monthly allowance of a metric",
+  description:
+    "Sets (or replaces) an account's monthly allowance of one metric. Levels already fired this month " +
+    'stay fired; the next evaluation compares month-to-date with the new allowance and fires the levels ' +
+    'it reaches that have not fired yet.',
+  options: [
+    ACCOUNT,
+    METRIC,
+    { flags: '--monthly <n>', help: 'the allowance per UTC month, a whole number of at least 1', read: integerFrom(1, Number.MAX_SAFE_INTEGER), required: true },
+    { flags: '--levels <list>', help: 'percentages that fire an alert, e.g. 50,80,100 (default TALLY_QUOTA_LEVELS, else 80,100)', read: levels },
+    ACTOR_OPTION,
+    { flags: '--allow-new-metric', help: 'accept a metric the configured TALLY_METRICS does not name' },
+    JSON_OPTION,
+  ],
+  target: { settings: ['metrics'] },
+  async run({ options, context: { io, env, now }, target: open }) {
+    const { target, clients } = await open();
+    const known = metricNames(target.config.metricRules);
+    if (!known.includes(options.metric) && options.allowNewMetric !== true) {
+      throw new ValidationError(`metric "${options.metric}" is not one the consumer measures here (${known.join(', ')}); check the name or pass --allow-new-metric`);
+    }
+    const store = await quotaStore(clients.dynamodb, target.config.tableName);
+    const quota: Quota = {
+      account: options.account,
+      metric: options.metric,
+      monthly: options.monthly,
+      ...(options.levels === undefined ? {} : { levels: options.levels }),
+      updatedAt: now().toISOString(),
+      updatedBy: actorOf(options.actor, env),
+    };
+    const previous = await store.set(quota);
+    if (options.json === true) io.out(`${JSON.stringify({ quota, ...(previous === undefined ? {} : { previous }) })}\n`);
+    else {
+      const was = previous === undefined ? '' : ` (was ${previous.monthly})`;
+      io.out(`quota set: ${quota.account} ${quota.metric} ${quota.monthly} a month${was}, alerts at ${(quota.levels ?? target.config.quotaLevels).join('%, ')}%\n`);
+    }
+    return 0;
+  },
+});
+
+/** `tally quota list`: stored quotas (and the defaults), or every allowance one account has. */
+export const quotaListCommand = defineCommand<{ account?: string; json?: boolean }>({
+  name: 'list',
+  group: QUOTA_GROUP,
+  summary: 'list monthly allowances',
+  description:
+    'Lists every stored quota and the defaults TALLY_QUOTAS gives every other account; with --account, ' +
+    'the allowances that apply to that account (its own, else the default) and where each comes from.',
+  options: [{ flags: '--account <id>', help: 'only this account, defaults included', read: accountId }, JSON_OPTION],
+  target: { settings: [] },
+  async run({ options, context: { io }, target: open }) {
+    const { target, clients } = await open();
+    const store = await quotaStore(clients.dynamodb, target.config.tableName);
+    const stored = await store.list(options.account);
+    const { quotaDefaults: defaults, quotaLevels } = target.config;
+    if (options.account !== undefined) {
+      const quotas = effectiveQuotas(stored, defaults, quotaLevels);
+      io.out(options.json === true ? `${JSON.stringify({ account: options.account, quotas })}\n` : describeAccountQuotas(options.account, quotas));
+      return 0;
+    }
+    io.out(options.json === true ? `${JSON.stringify({ quotas: stored, defaults, levels: quotaLevels })}\n` : describeQuotas(stored, defaults, quotaLevels));
+    return 0;
+  },
+});
+
+/** `tally quota remove`: exit 0 whether or not there was one (the outcome says which). */
+export const quotaRemoveCommand = defineCommand<{ account: string; metric: string; json?: boolean }>({
+  name: 'remove',
+  group: QUOTA_GROUP,
+  summary: "remove an account's own allowance of a metric",
+  description:
+    "Removes an account's own allowance of one metric: the TALLY_QUOTAS default applies again, or none. " +
+    'Crossings already recorded stay on record.',
+  options: [ACCOUNT, METRIC, JSON_OPTION],
+  target: { settings: [] },
+  async run({ options, context: { io }, target: open }) {
+    const { target, clients } = await open();
+    const store = await quotaStore(clients.dynamodb, target.config.tableName);
+    const removed = await store.remove(options.account, options.metric);
+    const fallback = target.config.quotaDefaults[options.metric];
+    if (options.json === true) io.out(`${JSON.stringify({ removed: removed ?? null, default: fallback ?? null })}\n`);
+    else if (removed === undefined) io.out(`no quota of ${options.metric} for ${options.account}: nothing removed\n`);
+    else io.out(`quota removed: ${options.account} ${options.metric} (was ${removed.monthly}); now ${fallback === undefined ? 'no allowance' : `the default ${fallback} (TALLY_QUOTAS)`}\n`);
+    return 0;
+  },
+});
+
+/** `tally quota check`: one evaluation now; exit 1 when an account or event failed. */
+export const quotaCheckCommand = defineCommand<{ month?: string; account?: string; json?: boolean }>({
+  name: 'check',
+  group: QUOTA_GROUP,
+  summary: 'evaluate quotas now and fire the thresholds reached',
+  description:
+    'Does on demand what the scheduled evaluator does every few minutes: reads month-to-date usage of ' +
+    'every account with a quota, records each level reached once and queues its usage.threshold event ' +
+    '(TALLY_WEBHOOK_QUEUE_URL; without it the crossings are recorded and wait). Running it again, or at ' +
+    'the same time as the schedule, fires nothing twice.',
+  options: [
+    { flags: '--month <month>', help: 'only this UTC month (YYYY-MM); default this month (and the last while it has open days)', read: month },
+    { flags: '--account <id>', help: 'only this account', read: accountId },
+    JSON_OPTION,
+  ],
+  target: { settings: [] },
+  async run({ options, context: { io, now }, target: open }) {
+    const { target, clients } = await open();
+    const { createThresholdDeps } = await import('../../adapters/handoff-deps');
+    const { evaluateThresholds } = await import('../../app/thresholds');
+    const { silentLog } = await import('../../app/log');
+    const deps = createThresholdDeps(
+      { tally: target.config, ...(target.webhookQueueUrl === undefined ? {} : { webhookQueueUrl: target.webhookQueueUrl }) },
+      clients,
+      silentLog,
+      { clock: now },
+    );
+    const report = await evaluateThresholds(deps, {
+      ...(options.month === undefined ? {} : { month: options.month }),
+      ...(options.account === undefined ? {} : { accounts: [options.account] }),
+    });
+    io.out(options.json === true ? `${JSON.stringify(report)}\n` : describeCheck(report, target.origin, target.webhookQueueUrl));
+    return report.failed > 0 ? 1 : 0;
+  },
+});
+
+async function quotaStore(client: import('@aws-sdk/client-dynamodb').DynamoDBClient, tableName: string) {
+  const { DynamoQuotaStore } = await import('../aws-adapters');
+  return new DynamoQuotaStore({ client, tableName });
+}
+
+function describeDefaults(defaults: QuotaDefaults, levels: readonly number[]): string {
+  const entries = Object.entries(defaults);
+  return entries.length === 0
+    ? 'no default (TALLY_QUOTAS unset): accounts without a quota of their own never fire\n'
+    : `default for every other account (TALLY_QUOTAS): ${entries.map(([name, value]) => `${name} ${value}`).join(', ')}; levels ${levels.join(',')}\n`;
+}
+
+/** The human listing of every stored quota, then the defaults. */
+export function describeQuotas(stored: readonly Quota[], defaults: QuotaDefaults, levels: readonly number[]): string {
+  const table =
+    stored.length === 0
+      ? 'no quotas set\n'
+      : formatTable(
+          ['account', 'metric', 'monthly', 'levels', 'updated', 'by'],
+          stored.map((quota) => [quota.account, quota.metric, String(quota.monthly), (quota.levels ?? levels).join(','), quota.updatedAt ?? '-', quota.updatedBy ?? '-']),
+        );
+  return `${table}${describeDefaults(defaults, levels)}`;
+}
+
+/** The human listing of the allowances one account has. */
+export function describeAccountQuotas(account: string, quotas: readonly EffectiveQuota[]): string {
+  if (quotas.length === 0) return `${account} has no allowance: it never fires a threshold\n`;
+  return formatTable(
+    ['account', 'metric', 'monthly', 'levels', 'source'],
+    quotas.map((quota) => [account, quota.metric, String(quota.monthly), quota.levels.join(','), quota.source === 'account' ? 'own' : 'default (TALLY_QUOTAS)']),
+  );
+}
+
+/** The human summary of an evaluation. */
+export function describeCheck(report: ThresholdReport, origin: string, queue: string | undefined): string {
+  const lines = [
+    `tally quota check: ${origin}`,
+    `  months ${report.months.join(', ')}; ${report.evaluated} account-month(s) read; webhooks ${queue === undefined ? 'off (no TALLY_WEBHOOK_QUEUE_URL): crossings wait' : `queued to ${queue}`}`,
+  ];
+  if (report.crossed.length === 0) lines.push('no new crossing');
+  else {
+    lines.push(
+      formatTable(
+        ['account', 'metric', 'month', 'level', 'used', 'allowance'],
+        report.crossed.map((c) => [c.account, c.metric, c.month, `${c.level}%`, String(c.used), String(c.allowance)]),
+      ).trimEnd(),
+    );
+  }
+  lines.push(`events queued ${report.sent.length}; pending ${report.pending}; failed ${report.failed}`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,205 @@
+import { ReceiveMessageCommand, DeleteMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { ingestBatch, type IngestDeps } from '../../src/app/ingest';
+import { silentLog } from '../../src/app/log';
+import { evaluateThresholds, THRESHOLD_SEND_LEASE_SECONDS, type ThresholdDeps, type ThresholdReport } from '../../src/app/thresholds';
+import type { WebhookOutbox } from '../../src/app/ports';
+import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb-adjustments';
+import { DynamoQuotaStore, DynamoThresholdStore } from '../../src/adapters/dynamodb-quotas';
+import { readThresholdConfig } from '../../src/adapters/handoff-config';
+import { createThresholdDeps } from '../../src/adapters/handoff-deps';
+import type { ThresholdEvent } from '../../src/domain/webhook';
+import { generateLog } from '../../src/local/log-generator';
+import { handoffTable } from '../support/handoff';
+import { createTestQueues, putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+
+const info = testStackInfo();
+const { dynamodb, sqs } = testClients(info);
+
+/** Mid-June 2026: days 19 and 20 are open, so ingest writes no late markers for them. */
+const EVAL_AT = new Date('2026-06-20T12:00:00Z');
+const at = (date: Date) => () => date;
+const later = (date: Date, seconds: number) => new Date(date.getTime() + seconds * 1000);
+
+let table: string;
+let env: Record<string, string>;
+beforeAll(async () => {
+  ({ table, env } = await handoffTable(info));
+});
+
+/** A webhook queue of the test's own, and every message on it (drained, so each test sees its own). */
+async function webhookQueue(): Promise<{ queueUrl: string; drain(): Promise<ThresholdEvent[]> }> {
+  const { queueUrl } = await createTestQueues(info, { visibilityTimeoutSeconds: 60, maxReceiveCount: 5 });
+  return {
+    queueUrl,
+    async drain() {
+      const events: ThresholdEvent[] = [];
+      for (;;) {
+        const page = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 60 }));
+        const messages = page.Messages ?? [];
+        if (messages.length === 0) return events;
+        events.push(...messages.map((message) => JSON.parse(message.Body!) as ThresholdEvent));
+        await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+      }
+    },
+  };
+}
+
+function evaluator(queueUrl: string | undefined, when: Date, overrides: Record<string, string> = {}, extra: Partial<ThresholdDeps> = {}): ThresholdDeps {
+  const config = readThresholdConfig({ ...env, ...overrides, ...(queueUrl === undefined ? {} : { TALLY_WEBHOOK_QUEUE_URL: queueUrl }) });
+  return { ...createThresholdDeps(config, { dynamodb, sqs }, silentLog, { clock: at(when) }), ...extra };
+}
+
+async function evaluateOk(deps: ThresholdDeps, options: Parameters<typeof evaluateThresholds>[1] = {}): Promise<ThresholdReport> {
+  const report = await evaluateThresholds(deps, options);
+  expect(report.failed).toBe(0);
+  return report;
+}
+
+const quotas = () => new DynamoQuotaStore({ client: dynamodb, tableName: table });
+const thresholds = () => new DynamoThresholdStore({ client: dynamodb, tableName: table });
+
+/** One log object of `lines` requests, all of `account` on `day`; its notification. */
+async function logOf(account: string, day: string, hour: number, lines: number) {
+  const log = generateLog({ seed: hour * 7919 + lines, day, hour, distribution: 'E2QUOTA', accounts: [{ id: account, weight: 1 }], lines, previousDayRate: 0, malformedRate: 0, unattributedRate: 0 });
+  const ref = await putLogObject(`cloudfront/${uniqueId('E2QUOTA')}.${day}-${String(hour).padStart(2, '0')}.x.gz`, log.text);
+  return s3NotificationMessage(ref);
+}
+
+async function ingest(deps: IngestDeps, messages: ReturnType<typeof s3NotificationMessage>[], when = EVAL_AT): Promise<void> {
+  const result = await ingestBatch({ Records: messages }, { ...deps, clock: at(when) });
+  expect(result.batchItemFailures).toEqual([]);
+}
+
+async function addUsage(account: string, day: string, delta: number): Promise<void> {
+  const store = new DynamoAdjustmentStore({ client: dynamodb, tableName: table, clock: at(EVAL_AT) });
+  await store.record({ account, day, adjustmentId: uniqueId('adj'), metric: 'requests', delta, reason: 'test usage' }, 'test');
+}
+
+describe('usage thresholds: one usage.threshold event per (account, metric, month, level)', () => {
+  it('fires 80% and 100% once each while three consumers ingest with redeliveries and three evaluators run at once', async () => {
+    const account = uniqueId('acct');
+    const queue = await webhookQueue();
+    await quotas().set({ account, metric: 'requests', monthly: 100 });
+    // Ten objects of 10 requests: 80% after eight, 100% after ten.
+    const messages = await Promise.all(Array.from({ length: 10 }, (_, i) => logOf(account, i < 5 ? '2026-06-19' : '2026-06-20', i, 10)));
+    const consumers = [testIngestDeps({ TALLY_TABLE: table }), testIngestDeps({ TALLY_TABLE: table }), testIngestDeps({ TALLY_TABLE: table })];
+    const evaluators = [evaluator(queue.queueUrl, EVAL_AT), evaluator(queue.queueUrl, EVAL_AT), evaluator(queue.queueUrl, EVAL_AT)];
+
+    let ingesting = true;
+    const evaluating = evaluators.map(async (deps) => {
+      while (ingesting) await evaluateOk(deps);
+    });
+    // Each object reaches two consumers (a redelivery), in batches that overlap.
+    for (let start = 0; start < messages.length; start += 2) {
+      const batch = messages.slice(start, start + 2);
+      await Promise.all(consumers.map((deps, i) => ingest(deps, i === 2 ? [...batch].reverse() : batch)));
+    }
+    await ingest(consumers[0]!, messages);
+    ingesting = false;
+    await Promise.all(evaluating);
+    await Promise.all(evaluators.map((deps) => evaluateOk(deps)));
+
+    const events = (await queue.drain()).filter((event) => event.data.account === account);
+    expect(events.map((event) => event.data.level).sort((a, b) => a - b)).toEqual([80, 100]);
+    expect(new Set(events.map((event) => event.id)).size).toBe(2);
+    for (const event of events) {
+      expect(event.type).toBe('usage.threshold');
+      expect(Object.keys(event.data).sort()).toEqual(['account', 'allowance', 'level', 'metric', 'month', 'used']);
+      expect(event.data).toMatchObject({ account, metric: 'requests', month: '2026-06', allowance: 100 });
+      expect(event.data.used * 100).toBeGreaterThanOrEqual(event.data.level * 100);
+    }
+    const recorded = await thresholds().crossings('2026-06', account);
+    expect(recorded.map((crossing) => [crossing.level, crossing.notifiedAt !== undefined])).toEqual([[80, true], [100, true]]);
+  });
+
+  it('sends the event of a crossing whose run died before queueing it, once, after the lease, whichever of three runs takes it', async () => {
+    const account = uniqueId('acct');
+    const queue = await webhookQueue();
+    await quotas().set({ account, metric: 'requests', monthly: 10 });
+    await addUsage(account, '2026-06-10', 9);
+    const dying: WebhookOutbox = {
+      enqueue: () => Promise.reject(new Error('the process died before SendMessage')),
+    };
+
+    const first = await evaluateThresholds(evaluator(queue.queueUrl, EVAL_AT, {}, { outbox: dying }), { accounts: [account] });
+    const soon = await evaluateOk(evaluator(queue.queueUrl, later(EVAL_AT, 60)), { accounts: [account] });
+    const afterLease = later(EVAL_AT, THRESHOLD_SEND_LEASE_SECONDS + 1);
+    const runs = await Promise.all([0, 1, 2].map(() => evaluateOk(evaluator(queue.queueUrl, afterLease), { accounts: [account] })));
+
+    expect(first.crossed.map((crossing) => crossing.level)).toEqual([80]);
+    expect(first.failed).toBe(1);
+    expect(soon.sent).toEqual([]);
+    expect(runs.flatMap((run) => run.sent)).toHaveLength(1);
+    const events = await queue.drain();
+    expect(events.map((event) => [event.data.level, event.data.used, event.createdAt])).toEqual([[80, 9, EVAL_AT.toISOString()]]);
+  });
+
+  it('re-evaluates a quota changed mid-month without firing a level already sent (adjustments included)', async () => {
+    const account = uniqueId('acct');
+    const queue = await webhookQueue();
+    const deps = evaluator(queue.queueUrl, EVAL_AT);
+    await quotas().set({ account, metric: 'requests', monthly: 1000 });
+    await ingest(testIngestDeps({ TALLY_TABLE: table }), [await logOf(account, '2026-06-20', 3, 50)]);
+    await addUsage(account, '2026-06-02', 800);
+
+    const at850 = await evaluateOk(deps, { accounts: [account] });
+    await quotas().set({ account, metric: 'requests', monthly: 2000 });
+    const raised = await evaluateOk(deps, { accounts: [account] });
+    await addUsage(account, '2026-06-03', 850);
+    const at1700of2000 = await evaluateOk(deps, { accounts: [account] });
+    await quotas().set({ account, metric: 'requests', monthly: 1500 });
+    const lowered = await evaluateOk(deps, { accounts: [account] });
+
+    expect(at850.crossed.map((c) => [c.level, c.used, c.allowance])).toEqual([[80, 850, 1000]]);
+    expect(raised.crossed).toEqual([]);
+    expect(at1700of2000.crossed).toEqual([]);
+    expect(lowered.crossed.map((c) => [c.level, c.used, c.allowance])).toEqual([[100, 1700, 1500]]);
+    expect((await queue.drain()).map((event) => event.data.level)).toEqual([80, 100]);
+  });
+
+  it('never fires for an account without a quota, however much it uses', async () => {
+    const withQuota = uniqueId('acct');
+    const without = uniqueId('acct');
+    const queue = await webhookQueue();
+    await quotas().set({ account: withQuota, metric: 'requests', monthly: 5 });
+    await addUsage(withQuota, '2026-06-20', 10);
+    await ingest(testIngestDeps({ TALLY_TABLE: table }), [await logOf(without, '2026-06-20', 5, 40)]);
+    await addUsage(without, '2026-06-20', 1_000_000);
+
+    const report = await evaluateOk(evaluator(queue.queueUrl, EVAL_AT), { accounts: [withQuota, without] });
+
+    expect(report.crossed.map((c) => c.account)).toEqual([withQuota, withQuota]);
+    expect(await thresholds().crossings('2026-06', without)).toEqual([]);
+    expect((await queue.drain()).filter((event) => event.data.account === without)).toEqual([]);
+  });
+
+  it('gives every active account the TALLY_QUOTAS default; an own quota wins over it', async () => {
+    const defaulted = uniqueId('acct');
+    const own = uniqueId('acct');
+    const queue = await webhookQueue();
+    await ingest(testIngestDeps({ TALLY_TABLE: table }), [await logOf(defaulted, '2026-06-20', 6, 30), await logOf(own, '2026-06-20', 7, 30)]);
+    await quotas().set({ account: own, metric: 'requests', monthly: 1000 });
+
+    const report = await evaluateOk(evaluator(queue.queueUrl, EVAL_AT, { TALLY_QUOTAS: '{"requests": 30}', TALLY_QUOTA_LEVELS: '50,100' }));
+
+    expect(report.crossed.filter((c) => c.account === defaulted).map((c) => [c.level, c.allowance])).toEqual([[50, 30], [100, 30]]);
+    expect(report.crossed.filter((c) => c.account === own)).toEqual([]);
+  });
+
+  it("fires the previous month's level when a late log for its last day arrives on the 1st", async () => {
+    const account = uniqueId('acct');
+    const queue = await webhookQueue();
+    const firstOfJuly = new Date('2026-07-01T10:00:00Z');
+    await quotas().set({ account, metric: 'requests', monthly: 100 });
+    await addUsage(account, '2026-06-29', 70);
+    const before = await evaluateOk(evaluator(queue.queueUrl, firstOfJuly), { accounts: [account] });
+
+    await ingest(testIngestDeps({ TALLY_TABLE: table }), [await logOf(account, '2026-06-30', 23, 20)], firstOfJuly);
+    const after = await evaluateOk(evaluator(queue.queueUrl, firstOfJuly), { accounts: [account] });
+
+    expect(before.months).toEqual(['2026-06', '2026-07']);
+    expect(before.crossed).toEqual([]);
+    expect(after.crossed.map((c) => [c.month, c.level, c.used])).toEqual([['2026-06', 80, 90]]);
+    expect((await queue.drain()).map((event) => event.data.month)).toEqual(['2026-06']);
+  });
+});
