@@ -57,8 +57,9 @@ describe('the stack lock', () => {
 
   it('takes over a lock whose process was killed but not yet reaped (a zombie)', async () => {
     const path = lockPath();
-    // `sleep 0` ends at once; its parent becomes `sleep 30`, which never reaps it.
-    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // The child ends once its parent has become `sleep 30`, which never reaps it. (A child
+    // that ended before the `exec` could be reaped by the shell itself: a flaky test.)
+    const parent = spawn('sh', ['-c', 'sleep 0.5 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
     const zombie = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (chunk) => resolve(String(chunk)))));
     while (!/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${zombie}/stat`, 'utf8'))) await new Promise((resolve) => setTimeout(resolve, 20));
     writeFileSync(path, JSON.stringify({ pid: zombie, startedAt: new Date().toISOString() }));
