@@ -4,7 +4,7 @@
  * real ingest flow. Run: npx tsx bench/object-cost.ts
  */
 import type { SQSEvent } from 'aws-lambda';
-import { gzipSync } from 'node:zlib';
+import { logObjectBody } from '../src/local/log-generator';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ingestBatch } from '../src/app/ingest';
 import { lambdaSqsRecord } from '../src/app/sqs-record';
@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     const logs = planDemoLogs(new Date(), stack.info.logPrefix);
     const records: SQSEvent['Records'] = [];
     for (const [i, log] of logs.entries()) {
-      const put = await stack.clients.s3.send(new PutObjectCommand({ Bucket: stack.info.bucket, Key: log.key, Body: gzipSync(log.text) }));
+      const put = await stack.clients.s3.send(new PutObjectCommand({ Bucket: stack.info.bucket, Key: log.key, Body: logObjectBody(log.text, log.format) }));
       const ref = { bucket: stack.info.bucket, key: log.key, etag: normaliseEtag(put.ETag ?? '') };
       records.push(lambdaSqsRecord({ messageId: `m${i}`, body: s3EventBody([ref]) }, stack.info.queueArn, stack.info.region));
     }

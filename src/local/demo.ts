@@ -1,4 +1,3 @@
-import { gzipSync } from 'node:zlib';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -9,7 +8,7 @@ import { monthOf, type Quota } from '../domain/quota';
 import { addDays, dayOf } from '../domain/days';
 import { normaliseEtag, type LogObjectRef } from '../domain/log-object';
 import { s3EventBody } from '../domain/notifications';
-import { cloudFrontObjectKey, emptyExpected, generateLog, mergeExpected, type ExpectedCount } from './log-generator';
+import { cloudFrontObjectKey, emptyExpected, generateLog, logObjectBody, mergeExpected, v2ObjectKey, type ExpectedCount, type LogObjectFormat } from './log-generator';
 
 export const DEMO_ACCOUNTS = [
   { id: 'acme', weight: 5 },
@@ -26,6 +25,8 @@ export interface DemoResult {
   readonly objects: LogObjectRef[];
   readonly notificationsSent: number;
   readonly expected: ExpectedCount;
+  /** How many objects of each format, for the console. */
+  readonly formats: string;
 }
 
 function seedOf(day: string, hour: number): number {
@@ -38,12 +39,18 @@ function seedOf(day: string, hour: number): number {
 export interface DemoLog {
   readonly key: string;
   readonly text: string;
+  /** How it is stored: the hour-12 log as standard logging v2 JSON, the hour-18 one as v2 Parquet. */
+  readonly format: LogObjectFormat;
   readonly expected: ExpectedCount;
 }
 
+/** The format of the demo log of an hour: the demo shows every CloudFront output Tally reads. */
+const DEMO_FORMATS: Readonly<Record<number, LogObjectFormat>> = { 0: 'legacy', 6: 'legacy', 12: 'json', 18: 'parquet' };
+
 /**
  * The demo logs for the last `days` days up to `now`: four objects a day (hours 0, 6,
- * 12 and 18, only those already past today), five accounts with a weekly rhythm, a
+ * 12 and 18, only those already past today; hours 0 and 6 legacy standard logs, 12 v2
+ * JSON under plain partitions, 18 v2 Parquet under Hive partitions), five accounts with a weekly rhythm, a
  * little unattributed and malformed traffic, some lines of the previous day.
  */
 export function planDemoLogs(now: Date, logPrefix: string, days = 30): DemoLog[] {
@@ -66,7 +73,10 @@ export function planDemoLogs(now: Date, logPrefix: string, days = 30): DemoLog[]
         malformedRate: 0.003,
         previousDayRate: 0.05,
       });
-      logs.push({ key: cloudFrontObjectKey(logPrefix, DEMO_DISTRIBUTION, day, hour, seed.toString(36)), ...log });
+      const format = DEMO_FORMATS[hour] ?? 'legacy';
+      const unique = seed.toString(36);
+      const key = format === 'legacy' ? cloudFrontObjectKey(logPrefix, DEMO_DISTRIBUTION, day, hour, unique) : v2ObjectKey(logPrefix, DEMO_DISTRIBUTION, day, hour, unique, format);
+      logs.push({ key, format, ...log });
     }
   }
   return logs;
@@ -89,9 +99,10 @@ export async function uploadDemoLogs(options: {
 }): Promise<DemoResult> {
   const objects: LogObjectRef[] = [];
   const expected = emptyExpected();
-  for (const log of planDemoLogs(options.now ?? new Date(), options.logPrefix, options.days)) {
+  const plan = planDemoLogs(options.now ?? new Date(), options.logPrefix, options.days);
+  for (const log of plan) {
     mergeExpected(expected, log.expected);
-    const body = gzipSync(log.text);
+    const body = logObjectBody(log.text, log.format);
     const put = await options.s3.send(new PutObjectCommand({ Bucket: options.bucket, Key: log.key, Body: body }));
     objects.push({ bucket: options.bucket, key: log.key, etag: normaliseEtag(put.ETag ?? ''), size: body.length });
   }
@@ -107,7 +118,10 @@ export async function uploadDemoLogs(options: {
       }),
     );
   }
-  return { objects, notificationsSent: bodies.length, expected };
+  const counts = { legacy: 0, json: 0, parquet: 0 };
+  for (const log of plan) counts[log.format]++;
+  const formats = `${counts.legacy} legacy standard logs, ${counts.json} v2 JSON, ${counts.parquet} v2 Parquet`;
+  return { objects, notificationsSent: bodies.length, expected, formats };
 }
 
 /** The demo account given a requests allowance, and the share of it its month so far has used. */

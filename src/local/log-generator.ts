@@ -1,3 +1,5 @@
+import { gzipSync } from 'node:zlib';
+import { parquetWriteBuffer } from 'hyparquet-writer';
 import { UNATTRIBUTED } from '../domain/account-id';
 import { addDays } from '../domain/days';
 
@@ -147,4 +149,56 @@ export function emptyExpected(): ExpectedCount {
 /** CloudFront's object key: `<prefix><distribution>.YYYY-MM-DD-HH.<unique>.gz`. */
 export function cloudFrontObjectKey(prefix: string, distribution: string, day: string, hour: number, unique: string): string {
   return `${prefix}${distribution}.${day}-${String(hour).padStart(2, '0')}.${unique}.gz`;
+}
+
+/** The formats the demo and the chaos suite write logs in (each generated as legacy text first). */
+export type LogObjectFormat = 'legacy' | 'json' | 'parquet';
+
+/**
+ * The stored object of a generated legacy log (one `#Fields` header, tab-separated
+ * lines) in a CloudFront format, with the same fate for every line: legacy is the text
+ * gzipped; a well-formed line becomes a v2 JSON object (gzipped lines) or a v2 Parquet
+ * row with the same fields; a line with too few fields becomes what that format calls
+ * malformed (a JSON array; a Parquet row with no date), and a bad value stays the same
+ * bad value. The generator's expected count holds for all three.
+ */
+export function logObjectBody(text: string, format: LogObjectFormat): Buffer {
+  if (format === 'legacy') return gzipSync(text);
+  const lines = text.split('\n').filter((line) => line !== '');
+  const fields = lines.find((line) => line.startsWith('#Fields:'))!.slice('#Fields:'.length).trim().split(/\s+/);
+  const rows = lines.filter((line) => !line.startsWith('#')).map((line) => line.split('\t'));
+  if (format === 'json') {
+    const json = rows.map((row) => (row.length < fields.length ? JSON.stringify(row) : JSON.stringify(Object.fromEntries(fields.map((name, i) => [name, row[i]!]))))).join('\n');
+    return gzipSync(`${json}\n`);
+  }
+  // Parquet spells fields with underscores (cs(Host) -> cs_Host), as CloudFront v2 does.
+  const columnName = (name: string) => name.replace(/\(([^)]*)\)/, '_$1').replace(/-/g, '_');
+  return Buffer.from(
+    parquetWriteBuffer({
+      columnData: fields.map((name, i) => ({
+        name: columnName(name),
+        data: rows.map((row) => (row.length < fields.length ? (name === 'date' ? null : (row[i] ?? null)) : row[i]!)),
+        type: 'STRING' as const,
+        nullable: true,
+      })),
+      rowGroupSize: 64,
+    }),
+  );
+}
+
+/**
+ * The key standard logging v2 gives an object under `prefix`: JSON with plain
+ * partitions (`AWSLogs/<account>/CloudFront/<dist>/yyyy/MM/dd/HH/`), Parquet with
+ * Hive-compatible ones (`DistributionId=<dist>/year=/month=/day=/hour=`).
+ *
+ * @example v2ObjectKey('cloudfront/', 'E2DEMO', '2026-11-21', 7, 'a1', 'json')
+ *          // 'cloudfront/AWSLogs/000000000000/CloudFront/E2DEMO/2026/11/21/07/E2DEMO.2026-11-21-07.a1.json.gz'
+ */
+export function v2ObjectKey(prefix: string, distribution: string, day: string, hour: number, unique: string, format: 'json' | 'parquet'): string {
+  const [yyyy, mm, dd] = day.split('-') as [string, string, string];
+  const hh = String(hour).padStart(2, '0');
+  const name = `${distribution}.${day}-${hh}.${unique}`;
+  const base = `${prefix}AWSLogs/000000000000/CloudFront/`;
+  if (format === 'json') return `${base}${distribution}/${yyyy}/${mm}/${dd}/${hh}/${name}.json.gz`;
+  return `${base}DistributionId=${distribution}/year=${yyyy}/month=${mm}/day=${dd}/hour=${hh}/${name}.parquet`;
 }

@@ -68,7 +68,9 @@ async function main(shutdown: Shutdown): Promise<void> {
 
   if (settings.demo) {
     const demo = await uploadDemoLogs({ ...clients, bucket: info.bucket, logPrefix: info.logPrefix, queueUrl: info.queueUrl, region: info.region });
-    console.log(`tally: demo wrote ${demo.objects.length} CloudFront log objects (last 30 days) and sent ${demo.notificationsSent} notifications`);
+    console.log(
+      `tally: demo wrote ${demo.objects.length} CloudFront log objects (last 30 days: ${demo.formats}) and sent ${demo.notificationsSent} notifications`,
+    );
     await waitForEmptyQueue(clients.sqs, info.queueUrl, 120_000);
     const dlq = await queueDepth(clients.sqs, info.dlqUrl);
     console.log(summary.describe());

@@ -18,8 +18,7 @@ import { normaliseEtag, type LogObjectRef } from '../../src/domain/log-object';
 import { s3EventBody } from '../../src/domain/notifications';
 import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
 import { LOCAL_CREDENTIALS } from '../../src/local/local-credentials';
-import { rewriteLog } from './log-formats';
-import { cloudFrontObjectKey, emptyExpected, generateLog, mergeExpected, seededRandom } from '../../src/local/log-generator';
+import { cloudFrontObjectKey, emptyExpected, generateLog, logObjectBody, mergeExpected, seededRandom } from '../../src/local/log-generator';
 import { QueuePoller, queueDepth, waitForEmptyQueue } from '../../src/local/poller';
 import { localClients, localEnvironment, type LocalStackInfo } from '../../src/local/stack';
 import { nonZero, readCounters } from '../support/stack';
@@ -126,7 +125,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // Every format CloudFront writes goes through the same exactly-once path: a third of the objects each.
     const format = (['legacy', 'json', 'parquet'] as const)[i % 3]!;
     formats[format]++;
-    const put = await clients.s3.send(new PutObjectCommand({ Bucket: info.bucket, Key: key, Body: rewriteLog(log.text, format) }));
+    const put = await clients.s3.send(new PutObjectCommand({ Bucket: info.bucket, Key: key, Body: logObjectBody(log.text, format) }));
     refs.push({ bucket: info.bucket, key, etag: normaliseEtag(put.ETag ?? '') });
   }
   say(`seed ${seed}: ${refs.length} objects (legacy ${formats.legacy}, JSON ${formats.json}, Parquet ${formats.parquet}) over ${days} days for ${accounts.length} accounts written (${refs.filter((_, i) => doomed(i)).length} with usage for a doomed account)`);
