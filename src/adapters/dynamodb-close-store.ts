@@ -8,6 +8,7 @@ import {
   type AttributeValue,
   type DynamoDBClient,
   type QueryCommandInput,
+  type UpdateItemCommandInput,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import type { AccountDayFigures, CloseStore, LateMarker, LateUsageMarks } from '../app/ports';
@@ -29,6 +30,7 @@ import {
   revisionRowKey,
   revisionRowsPrefix,
 } from '../domain/keys';
+import { conditionally } from './conditional-write';
 import { queryDayRange } from './day-range-query';
 import { figuresOf } from './dynamodb-usage-reader';
 
@@ -71,9 +73,10 @@ export class DynamoCloseStore implements CloseStore {
 
   async beginRevision(day: string, revision: number, at: string): Promise<ClosedDay> {
     const key = closedDayKey(day);
-    try {
-      if (revision === 1) {
-        await this.client.send(
+    // When the condition refuses, another closer got there first: carry on from the record as it is.
+    if (revision === 1) {
+      await conditionally(
+        this.client.send(
           new PutItemCommand({
             TableName: this.tableName,
             Item: {
@@ -87,21 +90,16 @@ export class DynamoCloseStore implements CloseStore {
             },
             ConditionExpression: 'attribute_not_exists(PK)',
           }),
-        );
-      } else {
-        await this.client.send(
-          new UpdateItemCommand({
-            TableName: this.tableName,
-            Key: { PK: { S: key.PK }, SK: { S: key.SK } },
-            UpdateExpression: 'SET writing = :n, writingAt = :at',
-            ConditionExpression: 'revision = :previous AND attribute_not_exists(writing)',
-            ExpressionAttributeValues: { ':n': { N: String(revision) }, ':at': { S: at }, ':previous': { N: String(revision - 1) } },
-          }),
-        );
-      }
-    } catch (error) {
-      // Another closer got there first: carry on from the record as it is.
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        ),
+      );
+    } else {
+      await conditionally(
+        this.updateCloseRecord(day, {
+          UpdateExpression: 'SET writing = :n, writingAt = :at',
+          ConditionExpression: 'revision = :previous AND attribute_not_exists(writing)',
+          ExpressionAttributeValues: { ':n': { N: String(revision) }, ':at': { S: at }, ':previous': { N: String(revision - 1) } },
+        }),
+      );
     }
     const record = await this.closedDay(day);
     if (record === undefined) throw new Error(`the close record of ${day} vanished`);
@@ -109,56 +107,43 @@ export class DynamoCloseStore implements CloseStore {
   }
 
   async completeRevision(day: string, revision: number, createdAt: string, accounts: number): Promise<void> {
-    const key = closedDayKey(day);
-    try {
-      await this.client.send(
-        new UpdateItemCommand({
-          TableName: this.tableName,
-          Key: { PK: { S: key.PK }, SK: { S: key.SK } },
-          UpdateExpression: 'SET revision = :n, revisions.#n = :info REMOVE writing, writingAt',
-          ConditionExpression: 'writing = :n',
-          ExpressionAttributeNames: { '#n': String(revision) },
-          ExpressionAttributeValues: {
-            ':n': { N: String(revision) },
-            ':info': { M: { createdAt: { S: createdAt }, accounts: { N: String(accounts) } } },
-          },
-        }),
-      );
-    } catch (error) {
-      // Completed by another closer already.
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+    // Refused when another closer completed it already.
+    await conditionally(
+      this.updateCloseRecord(day, {
+        UpdateExpression: 'SET revision = :n, revisions.#n = :info REMOVE writing, writingAt',
+        ConditionExpression: 'writing = :n',
+        ExpressionAttributeNames: { '#n': String(revision) },
+        ExpressionAttributeValues: {
+          ':n': { N: String(revision) },
+          ':info': { M: { createdAt: { S: createdAt }, accounts: { N: String(accounts) } } },
+        },
+      }),
+    );
   }
 
   async abandonRevision(day: string, revision: number): Promise<void> {
-    const key = closedDayKey(day);
-    try {
-      await this.client.send(
-        new UpdateItemCommand({
-          TableName: this.tableName,
-          Key: { PK: { S: key.PK }, SK: { S: key.SK } },
-          UpdateExpression: 'REMOVE writing, writingAt',
-          ConditionExpression: 'writing = :n',
-          ExpressionAttributeValues: { ':n': { N: String(revision) } },
-        }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+    await conditionally(
+      this.updateCloseRecord(day, {
+        UpdateExpression: 'REMOVE writing, writingAt',
+        ConditionExpression: 'writing = :n',
+        ExpressionAttributeValues: { ':n': { N: String(revision) } },
+      }),
+    );
   }
 
   async markPublished(day: string, revision: number, step: 'exportedAt' | 'notifiedAt', at: string): Promise<void> {
+    await this.updateCloseRecord(day, {
+      UpdateExpression: 'SET revisions.#n.#step = :at',
+      ConditionExpression: 'attribute_exists(revisions.#n)',
+      ExpressionAttributeNames: { '#n': String(revision), '#step': step },
+      ExpressionAttributeValues: { ':at': { S: at } },
+    });
+  }
+
+  /** An update of the close record of `day` (`CLOSED / DAY#<day>`). */
+  private updateCloseRecord(day: string, update: Omit<UpdateItemCommandInput, 'TableName' | 'Key'>): Promise<unknown> {
     const key = closedDayKey(day);
-    await this.client.send(
-      new UpdateItemCommand({
-        TableName: this.tableName,
-        Key: { PK: { S: key.PK }, SK: { S: key.SK } },
-        UpdateExpression: 'SET revisions.#n.#step = :at',
-        ConditionExpression: 'attribute_exists(revisions.#n)',
-        ExpressionAttributeNames: { '#n': String(revision), '#step': step },
-        ExpressionAttributeValues: { ':at': { S: at } },
-      }),
-    );
+    return this.client.send(new UpdateItemCommand({ ...update, TableName: this.tableName, Key: { PK: { S: key.PK }, SK: { S: key.SK } } }));
   }
 
   async accountsOn(day: string): Promise<string[]> {
@@ -245,21 +230,17 @@ export class DynamoCloseStore implements CloseStore {
 
   async clearLateMarker(marker: LateMarker): Promise<boolean> {
     const key = lateMarkerKey(marker.day, marker.account);
-    try {
-      await this.client.send(
+    // Refused when marked again since it was read: the next run looks at it.
+    return conditionally(
+      this.client.send(
         new DeleteItemCommand({
           TableName: this.tableName,
           Key: { PK: { S: key.PK }, SK: { S: key.SK } },
           ConditionExpression: 'markedAt = :seen',
           ExpressionAttributeValues: { ':seen': { S: marker.markedAt } },
         }),
-      );
-      return true;
-    } catch (error) {
-      // Marked again since it was read: the next run looks at it.
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
   }
 
   private async queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, AttributeValue>[]> {

@@ -1,5 +1,4 @@
 import {
-  ConditionalCheckFailedException,
   DeleteItemCommand,
   PutItemCommand,
   QueryCommand,
@@ -8,6 +7,7 @@ import {
   type DynamoDBClient,
   type QueryCommandInput,
 } from '@aws-sdk/client-dynamodb';
+import { conditionally } from './conditional-write';
 import type { QuotaStore, ThresholdStore } from '../app/ports';
 import type { Quota, RecordedCrossing, ThresholdCrossing } from '../domain/quota';
 import { QUOTA_PARTITION, quotaAccountPrefix, quotaKey, thresholdKey, thresholdMonthPartition } from '../domain/keys';
@@ -173,18 +173,6 @@ export class DynamoThresholdStore implements ThresholdStore {
     return thresholdKey(crossing.month, crossing.account, crossing.metric, crossing.level);
   }
 }
-
-/** True when the conditional write went through, false when its condition refused it. */
-async function conditionally(write: Promise<unknown>): Promise<boolean> {
-  try {
-    await write;
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
-}
-
 function crossingOf(item: Record<string, AttributeValue>): RecordedCrossing {
   return {
     account: item.account?.S ?? '',
