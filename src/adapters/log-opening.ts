@@ -2,7 +2,24 @@ import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { LogContent } from '../domain/log-records';
 import { FILE_READ_BYTES, logText } from './log-text';
-import { isParquetMagic, parquetContent, PARQUET_MAGIC, type RandomAccessFile } from './parquet-log';
+import type { RandomAccessFile } from './parquet-log';
+
+/** The first (and last) four bytes of a Parquet file. */
+export const PARQUET_MAGIC = Buffer.from('PAR1', 'latin1');
+
+/** Whether `bytes` open with {@link PARQUET_MAGIC}. */
+export function isParquetMagic(bytes: Uint8Array): boolean {
+  return bytes.length >= 4 && PARQUET_MAGIC.every((byte, i) => bytes[i] === byte);
+}
+
+/**
+ * The Parquet reader, loaded when the first Parquet file is met: hyparquet and its codecs
+ * (WebAssembly among them) cost a text-only consumer or `tally count` about 30 ms of
+ * start-up, measured, for nothing.
+ */
+async function parquetReader(): Promise<typeof import('./parquet-log')> {
+  return import('./parquet-log');
+}
 
 /**
  * The content of a stored log, told by its first bytes, never by its name: `PAR1` is a
@@ -25,7 +42,7 @@ export async function logContent(body: AsyncIterable<Uint8Array>, objectName: st
   }
   if (isParquetMagic(Buffer.concat(head))) {
     await iterator.return?.();
-    return parquetContent(parquetFile(), objectName);
+    return (await parquetReader()).parquetContent(parquetFile(), objectName);
   }
   async function* rest(): AsyncGenerator<Uint8Array> {
     yield* head;
@@ -50,7 +67,7 @@ export async function openLogFile(path: string): Promise<LogContent> {
     await handle.close();
   }
   if (!isParquetMagic(head)) return { kind: 'text', text: logText(createReadStream(path, { highWaterMark: FILE_READ_BYTES }), path) };
-  const parquet = (file: RandomAccessFile) => parquetContent(file, path) as Extract<LogContent, { kind: 'records' }>;
+  const { parquetContent } = await parquetReader();
   return {
     kind: 'records',
     format: 'parquet',
@@ -58,7 +75,7 @@ export async function openLogFile(path: string): Promise<LogContent> {
       const file = await open(path, 'r');
       try {
         const { size } = await file.stat();
-        await parquet(fileBytes(file, size)).read(sink);
+        await parquetContent(fileBytes(file, size), path).read(sink);
       } finally {
         await file.close();
       }

@@ -5,14 +5,6 @@ import { fieldKey } from '../domain/cloudfront-log';
 import { PoisonObjectError } from '../domain/errors';
 import type { LogContent, RecordSink } from '../domain/log-records';
 
-/** The first (and last) four bytes of a Parquet file. */
-export const PARQUET_MAGIC = Buffer.from('PAR1', 'latin1');
-
-/** Whether `bytes` open with {@link PARQUET_MAGIC}. */
-export function isParquetMagic(bytes: Uint8Array): boolean {
-  return bytes.length >= 4 && PARQUET_MAGIC.every((byte, i) => bytes[i] === byte);
-}
-
 /**
  * A file read at random offsets (S3 ranged GETs, a local file): hyparquet's `AsyncBuffer`.
  * `slice(start, end)` resolves with bytes `[start, end)`.
