@@ -154,7 +154,7 @@ export function readConfig(env: Env): TallyConfig {
     },
     resolver,
     metricRules,
-    logFormat: readLogFormat(env, resolver, metricRules),
+    logFormat: readLogFormat({ fields: env.TALLY_LOG_FIELDS, delimiter: env.TALLY_LOG_DELIMITER, samplingRate: env.TALLY_SAMPLING_RATE }, resolver, metricRules),
     keyScheme: { keyBytes, ...readShards(env.TALLY_SHARDS) },
     historyCap,
     historyRetentionSeconds: readRetentionSeconds(env),
@@ -194,26 +194,38 @@ export function readQuotaLevels(text: string | undefined, variable = 'TALLY_QUOT
   }
 }
 
+/** Where the log-format settings come from, as messages name them: variables, or `tally count`'s flags. */
+export interface LogFormatNames {
+  readonly fields: string;
+  readonly delimiter: string;
+  readonly samplingRate: string;
+}
+
+const LOG_FORMAT_VARIABLES: LogFormatNames = { fields: 'TALLY_LOG_FIELDS', delimiter: 'TALLY_LOG_DELIMITER', samplingRate: 'TALLY_SAMPLING_RATE' };
+
 /**
- * `TALLY_LOG_FIELDS`, `TALLY_LOG_DELIMITER` and `TALLY_SAMPLING_RATE`: how text logs
- * that do not say their fields are read. A field list that lacks what the resolver or
- * a metric rule reads is refused here, at cold start, not discovered as unattributed usage.
+ * `TALLY_LOG_FIELDS`, `TALLY_LOG_DELIMITER` and `TALLY_SAMPLING_RATE` (or `names`' flags
+ * with `values`): how text logs that do not say their fields are read. A field list
+ * that lacks what Tally reads (a day, sc-bytes, the resolver's and the metric rules'
+ * fields) is refused here, at cold start, not discovered as unattributed usage.
  */
-export function readLogFormat(env: Env, resolver: ResolverSpec, metricRules: readonly MetricRule[]): LogFormatSettings {
-  const fieldsText = env.TALLY_LOG_FIELDS;
-  const headerless = fieldsText === undefined || fieldsText.trim() === '' ? undefined : parseLogFields(fieldsText);
+export function readLogFormat(
+  values: { readonly fields?: string | undefined; readonly delimiter?: string | undefined; readonly samplingRate?: string | undefined },
+  resolver: ResolverSpec,
+  metricRules: readonly MetricRule[],
+  names: LogFormatNames = LOG_FORMAT_VARIABLES,
+): LogFormatSettings {
+  const headerless = values.fields === undefined || values.fields.trim() === '' ? undefined : parseLogFields(values.fields, names.fields);
   if (headerless !== undefined) {
     const missing = missingFields(headerless.fields, resolver, metricRules);
     if (missing.length > 0) {
-      throw new ConfigError(`TALLY_LOG_FIELDS lacks ${missing.join(', ')}, which the resolver and metric rules read (the logs' own fields: see docs/log-formats.md)`);
+      throw new ConfigError(`${names.fields} lacks ${missing.join('; ')}: add them to the log's fields (see docs/log-formats.md)`);
     }
   }
-  const delimiterText = env.TALLY_LOG_DELIMITER;
-  const delimiter = delimiterText === undefined || delimiterText === '' ? undefined : parseDelimiter(delimiterText);
-  const samplingText = env.TALLY_SAMPLING_RATE;
-  const samplingRate = samplingText === undefined || samplingText === '' ? undefined : integer(env, 'TALLY_SAMPLING_RATE', 100, 1, 100);
+  const delimiter = values.delimiter === undefined || values.delimiter === '' ? undefined : parseDelimiter(values.delimiter, names.delimiter);
+  const samplingRate = values.samplingRate === undefined || values.samplingRate === '' ? undefined : integer({ [names.samplingRate]: values.samplingRate }, names.samplingRate, 100, 1, 100);
   if (samplingRate !== undefined && samplingRate < 100 && headerless?.preset !== 'realtime') {
-    throw new ConfigError('TALLY_SAMPLING_RATE is the sampling rate of real-time logs: set TALLY_LOG_FIELDS=realtime:<fields> too');
+    throw new ConfigError(`${names.samplingRate} is the sampling rate of real-time logs: give ${names.fields} realtime:<fields> too`);
   }
   return {
     ...(headerless === undefined ? {} : { headerless }),

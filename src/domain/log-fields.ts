@@ -95,27 +95,29 @@ export function parseDelimiter(text: string, variable = 'TALLY_LOG_DELIMITER'): 
 }
 
 /**
- * The fields a configured field list lacks for the resolver and the metric rules to
- * work: a log read with it would count every line as unattributed, or never match a
- * rule, which configuration should refuse rather than bill.
+ * The fields a configured field list lacks for Tally to count with it, each with what
+ * needs it: a log read with it would count every line as unattributed, no bytes, or
+ * never match a rule, which configuration should refuse rather than bill.
+ *
+ * @example missingFields(['date', 'cs-uri-stem'], { kind: 'host-label' }, []) // ['x-host-header or cs(Host) (the host-label resolver)', 'sc-bytes (the bytes metric)']
  */
 export function missingFields(fields: readonly string[], resolver: ResolverSpec, rules: readonly MetricRule[]): string[] {
   const layout = new FieldLayout(fields);
-  const missing: string[] = [];
-  const need = (name: string) => {
-    if (!layout.has(name) && !missing.includes(name)) missing.push(name);
+  const missing = new Map<string, string[]>();
+  const need = (names: readonly string[], by: string) => {
+    if (names.some((name) => layout.has(name))) return;
+    const key = names.join(' or ');
+    missing.set(key, [...(missing.get(key) ?? []), by]);
   };
-  if (resolver.kind === 'host-label' || resolver.kind === 'host-map') {
-    if (!layout.has('x-host-header') && !layout.has('cs(Host)')) missing.push('x-host-header or cs(Host)');
-  }
-  if (resolver.kind === 'path') need('cs-uri-stem');
-  need('sc-bytes');
+  if (resolver.kind === 'host-label' || resolver.kind === 'host-map') need(['x-host-header', 'cs(Host)'], `the ${resolver.kind} resolver`);
+  if (resolver.kind === 'path') need(['cs-uri-stem'], 'the path resolver');
+  need(['sc-bytes'], 'the bytes metric');
   for (const rule of rules) {
-    if (rule.method !== undefined) need('cs-method');
-    if (rule.path !== undefined) need('cs-uri-stem');
-    if (rule.status !== undefined) need('sc-status');
+    if (rule.method !== undefined) need(['cs-method'], `metric rule "${rule.name}"`);
+    if (rule.path !== undefined) need(['cs-uri-stem'], `metric rule "${rule.name}"`);
+    if (rule.status !== undefined) need(['sc-status'], `metric rule "${rule.name}"`);
   }
-  return missing;
+  return [...missing].map(([names, by]) => `${names} (${by.join(', ')})`);
 }
 
 /** Whether logs read with these settings may be sampled: their counts are then kept as estimates. */

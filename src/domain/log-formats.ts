@@ -64,7 +64,7 @@ export function countObject(content: LogContent, settings: CountSettings, object
  */
 export async function countLogContent(content: LogContent, options: FormatOptions, objectName: string): Promise<FormatCount> {
   if (content.kind === 'records') {
-    const counter = new LogCounter(options);
+    const counter = new LogCounter({ ...options, headerNeeded: `no ${content.format} column with a date, timestamp(ms) or timestamp field` });
     const lines = new RecordLines(counter);
     await content.read(lines);
     lines.flush();
@@ -75,17 +75,21 @@ export async function countLogContent(content: LogContent, options: FormatOption
 
 async function countText(text: AsyncIterable<Uint8Array>, options: FormatOptions, objectName: string): Promise<FormatCount> {
   const settings = options.format ?? {};
-  const delimiter = settings.delimiter ?? DEFAULT_DELIMITER;
   const headerless = settings.headerless;
   const iterator = text[Symbol.asyncIterator]();
   const opening = await openingOf(iterator);
   const format: LogFormat = opening.first === 0x7b /* { */ ? 'json' : opening.first === 0x23 /* # */ || headerless === undefined ? 'standard' : 'headerless';
+  // A configured delimiter is that of v2 w3c and plain deliveries: a log whose first data
+  // line is tab-separated as its #Fields says (a legacy log, still in flight or backfilled) stays tab-separated.
+  const delimiter = format === 'standard' && tabSeparated(opening.text) ? '\t' : (settings.delimiter ?? DEFAULT_DELIMITER);
   const counter = new LogCounter({
     ...options,
     headerNeeded:
-      headerless === undefined
-        ? 'no #Fields header with a date, timestamp(ms) or timestamp field (a log with no header needs its field list: TALLY_LOG_FIELDS, or tally count --fields)'
-        : 'no #Fields header with a date, timestamp(ms) or timestamp field',
+      format === 'json'
+        ? 'no line with a date, timestamp(ms) or timestamp field'
+        : headerless === undefined
+          ? 'no #Fields header with a date, timestamp(ms) or timestamp field (a log with no header needs its field list: TALLY_LOG_FIELDS, or tally count --fields)'
+          : 'no #Fields header with a date, timestamp(ms) or timestamp field',
   });
   const rest = (async function* () {
     yield* opening.chunks;
@@ -140,7 +144,7 @@ const SNIFF_LINES = 16;
  * `#`; `{` when one of the first lines starts with `{`, so that a JSON log whose first
  * line is damaged is still read as JSON; else that first character.
  */
-async function openingOf(iterator: AsyncIterator<Uint8Array>): Promise<{ chunks: Uint8Array[]; first: number | undefined }> {
+async function openingOf(iterator: AsyncIterator<Uint8Array>): Promise<{ chunks: Uint8Array[]; first: number | undefined; text: string }> {
   const chunks: Uint8Array[] = [];
   let held = 0;
   while (held < SNIFF_BYTES) {
@@ -151,9 +155,27 @@ async function openingOf(iterator: AsyncIterator<Uint8Array>): Promise<{ chunks:
   }
   const text = Buffer.concat(chunks).subarray(0, SNIFF_BYTES).toString('latin1').replace(/^\xef\xbb\xbf/, '');
   const first = /\S/.exec(text)?.[0];
-  if (first === undefined || first === '#') return { chunks, first: first?.charCodeAt(0) };
+  if (first === undefined || first === '#') return { chunks, first: first?.charCodeAt(0), text };
   const json = text.split('\n', SNIFF_LINES).some((line) => line.trimStart().startsWith('{'));
-  return { chunks, first: json ? 0x7b : first.charCodeAt(0) };
+  return { chunks, first: json ? 0x7b : first.charCodeAt(0), text };
+}
+
+/**
+ * Whether the first data line of a `#`-headed text has as many tab-separated fields as
+ * the `#Fields` line before it names: a standard log as legacy logging writes it.
+ */
+function tabSeparated(opening: string): boolean {
+  let fields: number | undefined;
+  for (const line of opening.split('\n')) {
+    if (line.startsWith('#')) {
+      const layout = parseFieldsDirective(line.replace(/\r$/, ''));
+      if (layout !== undefined) fields = layout.width;
+      continue;
+    }
+    if (line.trim() === '') continue;
+    return fields !== undefined && fields > 1 && line.split('\t').length >= fields;
+  }
+  return false;
 }
 
 /** Reads one line of text (no line break) into records. */

@@ -48,6 +48,17 @@ describe('every CloudFront log format counts the same traffic the same', () => {
     expect(usageOf(result)).toEqual(expected);
   });
 
+  it('keeps legacy logs tab-separated when a delimiter is configured for v2 w3c and plain logs', async () => {
+    const w3cPiped = `#Fields: timestamp(ms) sc-bytes x-host-header\n${requests.map((r) => `${r.at}|${r.bytes}|${r.host}`).join('\n')}\n`;
+    const legacy = await count(gzip(legacyLog(requests)), { format: { delimiter: '|' } });
+    const piped = await count(w3cPiped, { format: { delimiter: '|' } });
+
+    expect(legacy.lines.malformed).toBe(0);
+    expect(usageOf(legacy)).toEqual(expected);
+    expect(piped.lines.malformed).toBe(0);
+    expect(usageOf(piped)).toEqual(expected);
+  });
+
   it('reads metric rules from every format with the standard-log names', async () => {
     const rules = [{ name: 'authorization_requests', path: '/api/authorization/*' }, { name: 'posts', method: 'POST' }, { name: 'missing_bytes', status: '404', value: 'bytes' as const }];
     const results = await Promise.all([
@@ -85,7 +96,7 @@ describe('bad input per format: a clear reason, every line accounted for', () =>
 
     expect(mixed.lines).toMatchObject({ read: 3, counted: 2, malformed: 1 });
     expect(mixed.malformedSamples[0]?.reason).toBe('the field list has no date, timestamp(ms) or timestamp field');
-    await expect(count(noDay.repeat(3))).rejects.toThrow(/not a CloudFront log: 3 data lines and no #Fields header with a date, timestamp\(ms\) or timestamp field/);
+    await expect(count(noDay.repeat(3))).rejects.toThrow(/not a CloudFront log: 3 data lines and no line with a date, timestamp\(ms\) or timestamp field/);
   });
 
   it('counts a timestamp that is no epoch time as malformed', async () => {
@@ -131,10 +142,12 @@ describe('configuration of headerless logs, checked at cold start', () => {
 
   it('refuses a field list that lacks the resolver\'s field, naming it', () => {
     expect(() => readConfig({ ...env, TALLY_LOG_FIELDS: 'date,time,sc-bytes,cs-uri-stem' })).toThrow(
-      new ConfigError('TALLY_LOG_FIELDS lacks x-host-header or cs(Host), which the resolver and metric rules read (the logs\' own fields: see docs/log-formats.md)'),
+      new ConfigError('TALLY_LOG_FIELDS lacks x-host-header or cs(Host) (the host-label resolver): add them to the log\'s fields (see docs/log-formats.md)'),
     );
-    expect(() => readConfig({ ...env, TALLY_RESOLVER: 'path:^/t/(?<account>[^/]+)/', TALLY_LOG_FIELDS: 'date,sc-bytes,cs-host' })).toThrow(/lacks cs-uri-stem/);
-    expect(() => readConfig({ ...env, TALLY_METRICS: '[{"name":"posts","method":"POST"}]', TALLY_LOG_FIELDS: 'date,sc-bytes,cs-host' })).toThrow(/lacks cs-method/);
+    expect(() => readConfig({ ...env, TALLY_RESOLVER: 'path:^/t/(?<account>[^/]+)/', TALLY_LOG_FIELDS: 'date,sc-bytes,cs-host' })).toThrow(/lacks cs-uri-stem \(the path resolver\)/);
+    expect(() => readConfig({ ...env, TALLY_METRICS: '[{"name":"posts","method":"POST"}]', TALLY_LOG_FIELDS: 'date,cs-host' })).toThrow(
+      /lacks sc-bytes \(the bytes metric\); cs-method \(metric rule "posts"\)/,
+    );
   });
 
   it('refuses a list without a day, a field named twice, and real-time fields out of CloudFront\'s order', () => {
@@ -145,10 +158,14 @@ describe('configuration of headerless logs, checked at cold start', () => {
 
   it('refuses a sampling rate for anything but real-time logs, and a bad delimiter', () => {
     const resolver = parseResolverSpec('host-label');
-    expect(() => readLogFormat({ TALLY_SAMPLING_RATE: '10' }, resolver, [])).toThrow(/sampling rate of real-time logs/);
-    expect(() => readLogFormat({ TALLY_LOG_FIELDS: REALTIME_FIELDS_SETTING, TALLY_SAMPLING_RATE: '0' }, resolver, [])).toThrow(/from 1 to 100/);
-    expect(() => readLogFormat({ TALLY_LOG_DELIMITER: '||||||' }, resolver, [])).toThrow(/1 to 5 characters/);
-    expect(readLogFormat({ TALLY_LOG_DELIMITER: '\\t' }, resolver, [])).toEqual({ delimiter: '\t' });
+    expect(() => readLogFormat({ samplingRate: '10' }, resolver, [])).toThrow(/TALLY_SAMPLING_RATE is the sampling rate of real-time logs/);
+    expect(() => readLogFormat({ fields: REALTIME_FIELDS_SETTING, samplingRate: '0' }, resolver, [])).toThrow(/from 1 to 100/);
+    expect(() => readLogFormat({ delimiter: '||||||' }, resolver, [])).toThrow(/1 to 5 characters/);
+    expect(readLogFormat({ delimiter: '\\t' }, resolver, [])).toEqual({ delimiter: '\t' });
+    // tally count names its own flags.
+    const flags = { fields: '--fields', delimiter: '--delimiter', samplingRate: '--sampling-rate' };
+    expect(() => readLogFormat({ samplingRate: '101', fields: REALTIME_FIELDS_SETTING }, resolver, [], flags)).toThrow(/^--sampling-rate must be an integer from 1 to 100/);
+    expect(() => readLogFormat({ fields: 'date' }, resolver, [], flags)).toThrow(/^--fields lacks/);
   });
 });
 

@@ -1,7 +1,7 @@
 import { readLogFormat, readMetricRules, readResolver } from '../../adapters/config';
 import { openLogFile } from '../../adapters/log-opening';
 import { RESOLVER_FORMS } from '../../domain/account-resolver';
-import { PoisonObjectError } from '../../domain/errors';
+import { ConfigError, PoisonObjectError } from '../../domain/errors';
 import { countObject } from '../../domain/log-formats';
 import { addLineCounts, emptyLineCounts, type LineCounts } from '../../domain/usage-tally';
 import { defineCommand, JSON_OPTION } from '../command';
@@ -37,15 +37,8 @@ export interface CountFileOptions {
 export async function countFiles(files: readonly string[], options: CountFileOptions): Promise<CountReport> {
   const resolver = readResolver(options.resolver, '--resolver');
   const metricRules = readMetricRules(options.metrics, '--metrics');
-  const logFormat = readLogFormat(
-    {
-      ...(options.fields === undefined ? {} : { TALLY_LOG_FIELDS: options.fields }),
-      ...(options.delimiter === undefined ? {} : { TALLY_LOG_DELIMITER: options.delimiter }),
-      ...(options.samplingRate === undefined ? {} : { TALLY_SAMPLING_RATE: options.samplingRate }),
-    },
-    resolver,
-    metricRules,
-  );
+  if (options.delimiter === '') throw new ConfigError('--delimiter must be 1 to 5 characters (a tab: "\\t")');
+  const logFormat = readLogFormat(options, resolver, metricRules, { fields: '--fields', delimiter: '--delimiter', samplingRate: '--sampling-rate' });
   const rows = new Map<string, { account: string; day: string; metrics: Record<string, number> }>();
   const lines = emptyLineCounts();
   for (const file of files) {
