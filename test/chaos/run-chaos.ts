@@ -180,10 +180,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         if (hot) {
           for (const record of event.Records) {
             crashedAt.set(record.messageId, hotIncrements);
-            holding.set(record.messageId, { receiptHandle: record.receiptHandle, at: hotIncrements });
+            const at = hotIncrements;
+            // Held only once hidden: a release racing ahead of the hiding would leave it hidden for 600 s.
             await clients.sqs
               .send(new ChangeMessageVisibilityCommand({ QueueUrl: info.queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: 600 }))
               .catch(() => undefined);
+            holding.set(record.messageId, { receiptHandle: record.receiptHandle, at });
           }
         }
         throw new ConsumerCrash('consumer died: the whole batch comes back');
