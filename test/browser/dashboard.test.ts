@@ -230,7 +230,7 @@ const BYTES_DEFAULT_QUOTA = '{"bytes": 50000000}';
 async function setQuota() {
   const { dynamodb, sqs } = testClients(info);
   const used = (await readMonthToDate(new DynamoUsageReader({ client: dynamodb, tableName: info.table, consistentRead: true }), acme, monthOf(new Date()), today)).requests ?? 0;
-  await new DynamoQuotaStore({ client: dynamodb, tableName: info.table }).set({ account: acme, metric: 'requests', monthly: Math.max(1, Math.ceil(used / 0.9)) });
+  await new DynamoQuotaStore({ client: dynamodb, tableName: info.table }).set({ account: acme, metric: 'requests', period: { from: monthOf(new Date()), monthly: Math.max(1, Math.ceil(used / 0.9)) }, updatedAt: new Date().toISOString() });
   const deps = createThresholdDeps(readThresholdConfig({ ...localEnvironment(info), TALLY_METRICS: METRICS }), { dynamodb, sqs }, silentLog);
   const report = await evaluateThresholds(deps, { accounts: [acme] });
   expect(report.crossed.map((crossing) => crossing.level)).toEqual([80]);

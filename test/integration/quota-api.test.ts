@@ -54,7 +54,7 @@ async function measuredBytes(account: string): Promise<number> {
 beforeAll(async () => {
   ({ table, env } = await handoffTable(info));
   deps = { ...(await createLocalUsageApiDeps({ ...info, table }, TEST_SECRET, silentLog, { TALLY_TABLE: table, TALLY_QUOTAS: '{"bytes": 10000}' })), clock: at(NOW) };
-  await new DynamoQuotaStore({ client: dynamodb, tableName: table }).set({ account: heavy, metric: 'requests', monthly: 1000 });
+  await new DynamoQuotaStore({ client: dynamodb, tableName: table }).set({ account: heavy, metric: 'requests', period: { from: '2026-06', monthly: 1000 }, updatedAt: NOW.toISOString() });
   await usage(heavy, '2026-06-02', 'requests', 600);
   await measured(heavy, '2026-06-15', 250);
   await usage(heavy, '2026-06-15', 'bytes', 2_000 - (await measuredBytes(heavy)));
