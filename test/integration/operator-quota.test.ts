@@ -3,6 +3,7 @@ import { DynamoThresholdStore } from '../../src/adapters/dynamodb-quotas';
 import { handoffTable } from '../support/handoff';
 import { captureIo, tallyCommand } from '../support/cli';
 import { ingestBatch } from '../../src/app/ingest';
+import { DEMO_QUOTA, setDemoQuota } from '../../src/local/demo';
 import { generateLog } from '../../src/local/log-generator';
 import { createTestQueues, putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
@@ -139,5 +140,19 @@ describe('tally quota', () => {
     });
     expect(history.stdout).toMatch(new RegExp(`^${account}\\s+requests\\s+2026-11\\s+1000\\s`, 'm'));
     expect(history.stdout).toMatch(new RegExp(`^${account}\\s+requests\\s+2026-12\\s+2000\\s`, 'm'));
+  });
+
+  it("npm start's demo sets acme's quota only when acme has none: the user's own is kept on every later start", async () => {
+    await measure(DEMO_QUOTA.account, '2026-06-10', 90);
+
+    const first = await setDemoQuota({ dynamodb, tableName: table, now: NOW() });
+    const own = await quota(['set', '--account', DEMO_QUOTA.account, '--metric', 'requests', '--monthly', '12345']);
+    const restart = await setDemoQuota({ dynamodb, tableName: table, now: NOW() });
+    const listed = await quota(['list', '--account', DEMO_QUOTA.account, '--json']);
+
+    expect(first).toEqual({ account: 'acme', metric: 'requests', monthly: 100, created: true });
+    expect(own.code).toBe(0);
+    expect(restart).toEqual({ account: 'acme', metric: 'requests', monthly: 12345, created: false });
+    expect(JSON.parse(listed.stdout).quotas).toEqual([expect.objectContaining({ metric: 'requests', monthly: 12345, updatedBy: 'ops-tester' })]);
   });
 });
