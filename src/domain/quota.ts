@@ -237,8 +237,8 @@ export interface QuotaStatus {
   readonly projectedPercent: number | null;
   readonly levels: readonly number[];
   readonly source: EffectiveQuota['source'] | null;
-  /** Levels fired this month, with when. */
-  readonly crossed: readonly { readonly level: number; readonly crossedAt: string; readonly used: number; readonly allowance: number }[];
+  /** Levels reached this month, with when, and when their alert was handed to the webhook queue (absent: pending). */
+  readonly crossed: readonly { readonly level: number; readonly crossedAt: string; readonly used: number; readonly allowance: number; readonly notifiedAt?: string }[];
 }
 
 /** The share of `month` elapsed at `now` (0 before it begins, 1 after it ends). */
@@ -273,7 +273,7 @@ export function quotaStatuses(input: {
   now: Date;
   used: Readonly<Record<string, number>>;
   quotas: readonly EffectiveQuota[];
-  crossings: readonly ThresholdCrossing[];
+  crossings: readonly RecordedCrossing[];
 }): Record<string, QuotaStatus> {
   const metrics = new Set([...Object.keys(input.used), ...input.quotas.map((quota) => quota.metric)]);
   const statuses: Record<string, QuotaStatus> = {};
@@ -292,7 +292,13 @@ export function quotaStatuses(input: {
       crossed: input.crossings
         .filter((crossing) => crossing.metric === metric && crossing.month === input.month)
         .sort((a, b) => a.level - b.level)
-        .map(({ level, crossedAt, used: atCrossing, allowance }) => ({ level, crossedAt, used: atCrossing, allowance })),
+        .map(({ level, crossedAt, used: atCrossing, allowance, notifiedAt }) => ({
+          level,
+          crossedAt,
+          used: atCrossing,
+          allowance,
+          ...(notifiedAt === undefined ? {} : { notifiedAt }),
+        })),
     };
   }
   return statuses;
