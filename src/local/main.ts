@@ -59,6 +59,8 @@ async function main(shutdown: Shutdown): Promise<void> {
   shutdown.add(() => api.stop());
   info.api = api.server.url;
   const handoff = await prepareLocalHandoff(stack, log, (line) => console.log(line));
+  // Registered after the stack: its pollers (webhook sender, closer, evaluator) stop before the emulator they poll.
+  shutdown.add(() => handoff.stop());
   writeStackInfo(infoPath, info);
   shutdown.add(() => rmSync(infoPath, { force: true }));
   lock.update({ dashboard: `${api.server.url}/` });
