@@ -124,22 +124,19 @@ export const quotaSetCommand = defineCommand<{
   },
 });
 
+const LIST_MONTH: OptionDeclaration = { flags: '--month <month>', help: 'the allowances in force in this UTC month (YYYY-MM; default this month)', read: month };
+const HISTORY: OptionDeclaration = { flags: '--history', help: 'every allowance each quota has had, with the month it applies from' };
+
 /** `tally quota list`: stored quotas (and the defaults), or every allowance one account has. */
 export const quotaListCommand = defineCommand<{ account?: string; month?: string; history?: boolean; json?: boolean }>({
   name: 'list',
   group: QUOTA_GROUP,
   summary: 'list monthly allowances',
   description:
-    'Lists the allowance of every stored quota in force this UTC month (or --month) and the defaults ' +
-    'TALLY_QUOTAS gives every other account; with --account, the allowances that apply to that account ' +
-    '(its own, else the default) and where each comes from. --history lists every entry of each ' +
-    "quota's history (--json always carries it).",
-  options: [
-    { flags: '--account <id>', help: 'only this account, defaults included', read: accountId },
-    { flags: '--month <month>', help: 'the allowances in force in this UTC month (YYYY-MM; default this month)', read: month },
-    { flags: '--history', help: 'every allowance each quota has had, with the month it applies from' },
-    JSON_OPTION,
-  ],
+    'Lists the allowance of every stored quota in force this UTC month (or --month) and the defaults TALLY_QUOTAS ' +
+    'gives every other account; with --account, the allowances that apply to that account (its own, else the default) ' +
+    "and where each comes from. --history lists every entry of each quota's history (--json always carries it).",
+  options: [{ flags: '--account <id>', help: 'only this account, defaults included', read: accountId }, LIST_MONTH, HISTORY, JSON_OPTION],
   target: { settings: [] },
   async run({ options, context: { io, now }, target: open }) {
     const { target, clients } = await open();
@@ -195,12 +192,13 @@ export const quotaCheckCommand = defineCommand<{ month?: string; account?: strin
   group: QUOTA_GROUP,
   summary: 'evaluate quotas now and fire the thresholds reached',
   description:
-    'Does on demand what the scheduled evaluator does every few minutes: reads month-to-date usage of ' +
-    'every account with a quota, records each level reached once and queues its usage.threshold event ' +
-    '(TALLY_WEBHOOK_QUEUE_URL; without it the crossings are recorded and wait). Running it again, or at ' +
-    'the same time as the schedule, fires nothing twice.',
+    'Does on demand what the scheduled evaluator does every few minutes: reads month-to-date usage of every ' +
+    'account with a quota (judged by the allowance in force that month), records each level reached once and ' +
+    'queues its usage.threshold event (TALLY_WEBHOOK_QUEUE_URL; without it the crossings are recorded and wait). ' +
+    'Besides this month it evaluates the last while it has open days and every month a late revision or ' +
+    'tally adjust marked. Running it again, or at the same time as the schedule, fires nothing twice.',
   options: [
-    { flags: '--month <month>', help: 'only this UTC month (YYYY-MM); default this month (and the last while it has open days)', read: month },
+    { flags: '--month <month>', help: 'only this UTC month (YYYY-MM); default this month, the last while it has open days, and marked months', read: month },
     { flags: '--account <id>', help: 'only this account', read: accountId },
     JSON_OPTION,
   ],
