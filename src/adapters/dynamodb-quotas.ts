@@ -124,11 +124,15 @@ function periodOf(value: AttributeValue): QuotaPeriod {
   return { from: value.M?.from?.S ?? '', monthly: Number(value.M?.monthly?.N ?? 0), ...(levels === undefined ? {} : { levels }) };
 }
 
+/** A quota written before quotas had a history (`monthly`, `levels?` on the item): in force for every month, as it then was. */
+const SINCE_EVER = '0000-01';
+
 function quotaOf(item: Record<string, AttributeValue>): Quota {
+  const legacy = item.history === undefined && item.monthly?.N !== undefined ? [periodOf({ M: { ...item, from: { S: SINCE_EVER } } })] : undefined;
   return {
     account: item.account?.S ?? '',
     metric: item.metric?.S ?? '',
-    history: (item.history?.L ?? []).map(periodOf),
+    history: legacy ?? (item.history?.L ?? []).map(periodOf),
     ...(item.updatedAt?.S === undefined ? {} : { updatedAt: item.updatedAt.S }),
     ...(item.updatedBy?.S === undefined ? {} : { updatedBy: item.updatedBy.S }),
   };

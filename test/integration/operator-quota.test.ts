@@ -1,3 +1,4 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb-adjustments';
 import { DynamoThresholdStore } from '../../src/adapters/dynamodb-quotas';
 import { handoffTable } from '../support/handoff';
@@ -154,5 +155,19 @@ describe('tally quota', () => {
     expect(own.code).toBe(0);
     expect(restart).toEqual({ account: 'acme', metric: 'requests', monthly: 12345, created: false });
     expect(JSON.parse(listed.stdout).quotas).toEqual([expect.objectContaining({ metric: 'requests', monthly: 12345, updatedBy: 'ops-tester' })]);
+  });
+
+  it('reads a quota stored before quotas had a history as in force for every month', async () => {
+    const account = uniqueId('quota');
+    await dynamodb.send(
+      new PutItemCommand({
+        TableName: table,
+        Item: { PK: { S: 'QUOTA' }, SK: { S: `${account}#requests` }, account: { S: account }, metric: { S: 'requests' }, monthly: { N: '300' }, levels: { L: [{ N: '50' }] }, updatedAt: { S: '2026-06-01T00:00:00.000Z' } },
+      }),
+    );
+
+    const listed = await quota(['list', '--account', account, '--month', '2020-01', '--json']);
+
+    expect(JSON.parse(listed.stdout).quotas).toEqual([expect.objectContaining({ metric: 'requests', monthly: 300, levels: [50], source: 'account', from: '0000-01' })]);
   });
 });
