@@ -55,7 +55,7 @@ async function main(): Promise<void> {
     // Every account has 24 requests a day: half get an allowance they have used 90% of (80% fires), half one they used 10% of.
     const used = 24 * days.length;
     const quotas = new DynamoQuotaStore({ client: clients.dynamodb, tableName: config.tally.tableName });
-    for (const [i, account] of accounts.entries()) await quotas.set({ account, metric: 'requests', monthly: Math.ceil(used / (i % 2 === 0 ? 0.9 : 0.1)) });
+    for (const [i, account] of accounts.entries()) await quotas.set({ account, metric: 'requests', period: { from: '2026-06', monthly: Math.ceil(used / (i % 2 === 0 ? 0.9 : 0.1)) }, updatedAt: now.toISOString() });
     meter.reset();
 
     const deps = createThresholdDeps(config, clients, silentLog, { clock: () => now });

@@ -1,5 +1,6 @@
 import {
   DeleteItemCommand,
+  GetItemCommand,
   PutItemCommand,
   QueryCommand,
   UpdateItemCommand,
@@ -8,9 +9,10 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { conditionally } from './conditional-write';
-import type { QuotaStore, ThresholdStore } from '../app/ports';
-import type { Quota, RecordedCrossing, ThresholdCrossing } from '../domain/quota';
-import { QUOTA_PARTITION, quotaAccountPrefix, quotaKey, thresholdKey, thresholdMonthPartition } from '../domain/keys';
+import type { MonthRechecks, QuotaStore, RecheckMarker, ThresholdStore } from '../app/ports';
+import { TallyError } from '../domain/errors';
+import { withPeriod, type Quota, type QuotaChange, type QuotaPeriod, type RecordedCrossing, type ThresholdCrossing } from '../domain/quota';
+import { QUOTA_PARTITION, quotaAccountPrefix, quotaKey, RECHECK_PARTITION, recheckKey, thresholdKey, thresholdMonthPartition } from '../domain/keys';
 
 /** One table and client, shared by both stores of this file. */
 interface TableAccess {
@@ -40,11 +42,15 @@ function keyOf(key: { PK: string; SK: string }): Record<string, AttributeValue> 
   return { PK: { S: key.PK }, SK: { S: key.SK } };
 }
 
+/** A quota set meets a concurrent set this many times before giving up. */
+const SET_ATTEMPTS = 5;
+
 /**
- * Quotas in the usage table, all in one partition (a few items per account):
+ * Quotas in the usage table, all in one partition (a few items per account), each with
+ * its history of allowances:
  *
  * ```
- * QUOTA / acme#requests    account, metric, monthly, levels?, updatedAt, updatedBy
+ * QUOTA / acme#requests    account, metric, history [{from: YYYY-MM, monthly, levels?}, ...], updatedAt, updatedBy
  * ```
  */
 export class DynamoQuotaStore implements QuotaStore {
@@ -59,24 +65,40 @@ export class DynamoQuotaStore implements QuotaStore {
     return items.map(quotaOf);
   }
 
-  async set(quota: Quota): Promise<Quota | undefined> {
-    const key = quotaKey(quota.account, quota.metric);
-    const output = await this.table.client.send(
-      new PutItemCommand({
-        TableName: this.table.tableName,
-        Item: {
-          ...keyOf(key),
-          account: { S: quota.account },
-          metric: { S: quota.metric },
-          monthly: { N: String(quota.monthly) },
-          ...(quota.levels === undefined ? {} : { levels: { L: quota.levels.map((level) => ({ N: String(level) })) } }),
-          updatedAt: { S: quota.updatedAt ?? new Date().toISOString() },
-          ...(quota.updatedBy === undefined ? {} : { updatedBy: { S: quota.updatedBy } }),
-        },
-        ReturnValues: 'ALL_OLD',
-      }),
-    );
-    return output.Attributes === undefined ? undefined : quotaOf(output.Attributes);
+  /** Read, then write on the condition that nobody wrote in between (`updatedAt` unchanged); again on a race. */
+  async set(change: QuotaChange): Promise<{ quota: Quota; previous?: Quota }> {
+    const key = keyOf(quotaKey(change.account, change.metric));
+    for (let attempt = 0; attempt < SET_ATTEMPTS; attempt++) {
+      const found = (await this.table.client.send(new GetItemCommand({ TableName: this.table.tableName, Key: key, ConsistentRead: true }))).Item;
+      const previous = found === undefined ? undefined : quotaOf(found);
+      const quota: Quota = {
+        account: change.account,
+        metric: change.metric,
+        history: withPeriod(previous?.history ?? [], change.period),
+        updatedAt: change.updatedAt,
+        ...(change.updatedBy === undefined ? {} : { updatedBy: change.updatedBy }),
+      };
+      const written = await conditionally(
+        this.table.client.send(
+          new PutItemCommand({
+            TableName: this.table.tableName,
+            Item: {
+              ...key,
+              account: { S: quota.account },
+              metric: { S: quota.metric },
+              history: { L: quota.history.map(periodItem) },
+              updatedAt: { S: change.updatedAt },
+              ...(change.updatedBy === undefined ? {} : { updatedBy: { S: change.updatedBy } }),
+            },
+            ...(found === undefined
+              ? { ConditionExpression: 'attribute_not_exists(PK)' }
+              : { ConditionExpression: 'updatedAt = :seen', ExpressionAttributeValues: { ':seen': found.updatedAt ?? { S: '' } } }),
+          }),
+        ),
+      );
+      if (written) return { quota, ...(previous === undefined ? {} : { previous }) };
+    }
+    throw new TallyError(`the quota of ${change.account} ${change.metric} kept changing while it was set; try again`);
   }
 
   async remove(account: string, metric: string): Promise<Quota | undefined> {
@@ -87,16 +109,72 @@ export class DynamoQuotaStore implements QuotaStore {
   }
 }
 
+function periodItem(period: QuotaPeriod): AttributeValue {
+  return {
+    M: {
+      from: { S: period.from },
+      monthly: { N: String(period.monthly) },
+      ...(period.levels === undefined ? {} : { levels: { L: period.levels.map((level) => ({ N: String(level) })) } }),
+    },
+  };
+}
+
+function periodOf(value: AttributeValue): QuotaPeriod {
+  const levels = value.M?.levels?.L?.map((level) => Number(level.N));
+  return { from: value.M?.from?.S ?? '', monthly: Number(value.M?.monthly?.N ?? 0), ...(levels === undefined ? {} : { levels }) };
+}
+
+/** A quota written before quotas had a history (`monthly`, `levels?` on the item): in force for every month, as it then was. */
+const SINCE_EVER = '0000-01';
+
 function quotaOf(item: Record<string, AttributeValue>): Quota {
-  const levels = item.levels?.L?.map((value) => Number(value.N));
+  const legacy = item.history === undefined && item.monthly?.N !== undefined ? [periodOf({ M: { ...item, from: { S: SINCE_EVER } } })] : undefined;
   return {
     account: item.account?.S ?? '',
     metric: item.metric?.S ?? '',
-    monthly: Number(item.monthly?.N ?? 0),
-    ...(levels === undefined ? {} : { levels }),
+    history: legacy ?? (item.history?.L ?? []).map(periodOf),
     ...(item.updatedAt?.S === undefined ? {} : { updatedAt: item.updatedAt.S }),
     ...(item.updatedBy?.S === undefined ? {} : { updatedBy: item.updatedBy.S }),
   };
+}
+
+/**
+ * Months to evaluate again, one small item each:
+ *
+ * ```
+ * THRESHOLD#RECHECK / 2026-09    markedAt
+ * ```
+ */
+export class DynamoMonthRechecks implements MonthRechecks {
+  private readonly table: TableAccess;
+
+  constructor(table: TableAccess) {
+    this.table = { client: table.client, tableName: table.tableName };
+  }
+
+  async mark(month: string, at: string): Promise<void> {
+    await this.table.client.send(
+      new PutItemCommand({ TableName: this.table.tableName, Item: { ...keyOf(recheckKey(month)), markedAt: { S: at } } }),
+    );
+  }
+
+  async marked(): Promise<RecheckMarker[]> {
+    const items = await queryPartition(this.table, RECHECK_PARTITION, undefined, true);
+    return items.map((item) => ({ month: item.SK?.S ?? '', markedAt: item.markedAt?.S ?? '' }));
+  }
+
+  async clear(marker: RecheckMarker): Promise<boolean> {
+    return conditionally(
+      this.table.client.send(
+        new DeleteItemCommand({
+          TableName: this.table.tableName,
+          Key: keyOf(recheckKey(marker.month)),
+          ConditionExpression: 'markedAt = :seen',
+          ExpressionAttributeValues: { ':seen': { S: marker.markedAt } },
+        }),
+      ),
+    );
+  }
 }
 
 /**

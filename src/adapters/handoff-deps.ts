@@ -11,7 +11,7 @@ import { metricNames } from '../domain/metric-rules';
 import type { AwsClients } from './clients';
 import { DynamoCloseStore } from './dynamodb-close-store';
 import { FetchWebhookTransport } from './fetch-webhook-transport';
-import { DynamoQuotaStore, DynamoThresholdStore } from './dynamodb-quotas';
+import { DynamoMonthRechecks, DynamoQuotaStore, DynamoThresholdStore } from './dynamodb-quotas';
 import { DynamoUsageReader } from './dynamodb-usage-reader';
 import type { CloserConfig, ThresholdConfig, WebhookSecretSource, WebhookSenderConfig } from './handoff-config';
 import { S3RevisionExports } from './s3-revision-exports';
@@ -23,6 +23,7 @@ export function createCloserDeps(config: CloserConfig, clients: AwsClients, log:
   return {
     store: new DynamoCloseStore({ client: clients.dynamodb, tableName: config.tally.tableName }),
     exports: new S3RevisionExports({ client: clients.s3, bucket: config.exportBucket, prefix: config.exportPrefix }),
+    rechecks: new DynamoMonthRechecks({ client: clients.dynamodb, tableName: config.tally.tableName }),
     ...(config.webhookQueueUrl === undefined ? {} : { outbox: new SqsWebhookOutbox({ client: clients.sqs, queueUrl: config.webhookQueueUrl }) }),
     log,
     graceHours: config.tally.closeGraceHours,
@@ -40,6 +41,7 @@ export function createThresholdDeps(config: ThresholdConfig, clients: Pick<AwsCl
   return {
     quotas: new DynamoQuotaStore(table),
     thresholds: new DynamoThresholdStore(table),
+    rechecks: new DynamoMonthRechecks(table),
     reader: new DynamoUsageReader(table),
     accounts: new DynamoCloseStore(table),
     ...(config.webhookQueueUrl === undefined ? {} : { outbox: new SqsWebhookOutbox({ client: clients.sqs, queueUrl: config.webhookQueueUrl }) }),

@@ -10,16 +10,22 @@ import {
   type MetricFigures,
 } from '../domain/day-close';
 import { eachDay } from '../domain/days';
+import { monthOf } from '../domain/quota';
 import { describeError, ValidationError } from '../domain/errors';
 import { revisionExport } from '../domain/revision-export';
 import { webhookEventBody, webhookEventId } from '../domain/webhook';
 import { mapWithConcurrency } from './concurrency';
 import type { Log } from './log';
-import type { CloseStore, LateMarker, RevisionExports, WebhookOutbox } from './ports';
+import type { CloseStore, LateMarker, MonthRechecks, RevisionExports, WebhookOutbox } from './ports';
 
 export interface CloserDeps {
   readonly store: CloseStore;
   readonly exports: RevisionExports;
+  /**
+   * A revision of a day marks its month for the threshold evaluator, which may have
+   * stopped looking at that month (late usage of a past month must still fire).
+   */
+  readonly rechecks: MonthRechecks;
   /** Absent when no webhook is configured. */
   readonly outbox?: WebhookOutbox;
   readonly log: Log;
@@ -95,6 +101,7 @@ interface Published {
  * late markers (16 Queries) -> per closed day: counters - sum(revisions) of the marked accounts
  *   any change           -> revision n + 1 with the changed accounts, then publish it
  *   markers older than settleSeconds and unchanged since read -> removed
+ * every revision written -> its month marked for the threshold evaluator (THRESHOLD#RECHECK, one PutItem)
  * ```
  * Each account-day row is written with a condition (an earlier row wins), so a rerun
  * after a crash, or two closers at once, leave one snapshot per account-day.
@@ -295,6 +302,8 @@ class CloseRun {
       await store.abandonRevision(day, revision);
       return { revision, accounts: 0 };
     }
+    // Before the revision is complete: a crash in between resumes it, and marks again.
+    await this.deps.rechecks.mark(monthOf(day), this.now.toISOString());
     await store.completeRevision(day, revision, createdAt, rows.length);
     this.deps.log.info(revision === 1 ? 'day closed' : 'late usage recorded as a revision', { day, revision, accounts: rows.length });
     return { revision, accounts: rows.length };

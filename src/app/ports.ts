@@ -17,7 +17,7 @@
  * | {@link CloseStore}, {@link LateUsageMarks} | `DynamoCloseStore`, `DynamoLateUsageMarks` |
  * | {@link RevisionExports} | `S3RevisionExports` |
  * | {@link WebhookOutbox}, {@link WebhookTransport} | `SqsWebhookOutbox`, `FetchWebhookTransport` |
- * | {@link QuotaStore}, {@link ThresholdStore} | `DynamoQuotaStore`, `DynamoThresholdStore` |
+ * | {@link QuotaStore}, {@link ThresholdStore}, {@link MonthRechecks} | `DynamoQuotaStore`, `DynamoThresholdStore`, `DynamoMonthRechecks` |
  * | {@link ActiveAccounts} | `DynamoCloseStore` (the day index) |
  */
 import type { AccessGrant } from '../domain/access';
@@ -27,7 +27,7 @@ import type { ClosedDay, MetricFigures, RevisionRow } from '../domain/day-close'
 import type { RevisionExport } from '../domain/revision-export';
 import type { LogObjectRef } from '../domain/log-object';
 import type { LogContent } from '../domain/log-records';
-import type { Quota, RecordedCrossing, ThresholdCrossing } from '../domain/quota';
+import type { Quota, QuotaChange, RecordedCrossing, ThresholdCrossing } from '../domain/quota';
 import type { UsageRecord } from '../domain/usage-records';
 
 // The counter store's port still lives beside the idempotency core it describes; it is
@@ -238,8 +238,11 @@ export interface WebhookTransport {
 export interface QuotaStore {
   /** Every stored quota, or one account's, by account then metric (one Query). */
   list(account?: string): Promise<Quota[]>;
-  /** Sets (or replaces) a quota; answers the one it replaced. */
-  set(quota: Quota): Promise<Quota | undefined>;
+  /**
+   * Applies `change` from its month on (earlier months keep their allowance); answers the
+   * quota after and before.
+   */
+  set(change: QuotaChange): Promise<{ quota: Quota; previous?: Quota }>;
   /** Removes a quota; answers the one removed, undefined when there was none. */
   remove(account: string, metric: string): Promise<Quota | undefined>;
 }
@@ -261,6 +264,25 @@ export interface ThresholdStore {
   claim(crossing: ThresholdCrossing, at: string, staleBefore: string): Promise<boolean>;
   /** Records that the event was handed to the webhook queue. */
   markNotified(crossing: ThresholdCrossing, at: string): Promise<void>;
+}
+
+/** A month whose usage changed after the evaluator may have stopped looking at it. */
+export interface RecheckMarker {
+  readonly month: string;
+  readonly markedAt: string;
+}
+
+/**
+ * Months to evaluate again (`THRESHOLD#RECHECK`): written on the rare paths that change
+ * a past month (a revision of a closed day, an adjustment), never on the ingest path.
+ */
+export interface MonthRechecks {
+  /** Marks `month` to be evaluated again (one PutItem; a later mark replaces an earlier one). */
+  mark(month: string, at: string): Promise<void>;
+  /** Every marked month (one strongly consistent Query). */
+  marked(): Promise<RecheckMarker[]>;
+  /** Removes the marker unless it was marked again since it was read; true when removed. */
+  clear(marker: RecheckMarker): Promise<boolean>;
 }
 
 /** The accounts with usage on a day (the day index). */

@@ -32,10 +32,10 @@ export async function readMonthToDate(reader: UsageReader, account: string, mont
   return buildUsageReport({ accountId: account, from: first, to: through, granularity: 'day', records }).totals;
 }
 
-/** The allowances of one account and its crossings of `month`. */
+/** The allowances of one account in force in `month`, and its crossings of that month. */
 export async function accountQuotas(deps: QuotaReadDeps, account: string, month: string): Promise<{ quotas: EffectiveQuota[]; crossings: RecordedCrossing[] }> {
   const [own, crossings] = await Promise.all([deps.quotas.list(account), deps.thresholds.crossings(month, account)]);
-  return { quotas: effectiveQuotas(own, deps.defaults, deps.levels), crossings };
+  return { quotas: effectiveQuotas(own, deps.defaults, deps.levels, month), crossings };
 }
 
 /** The `quota` block of a usage report: this UTC month's usage against each allowance, and its projection. */

@@ -16,14 +16,23 @@ import { thresholdEventBody, thresholdEventId } from '../domain/webhook';
 import { mapWithConcurrency } from './concurrency';
 import type { Log } from './log';
 import { readMonthToDate } from './quota-status';
-import type { ActiveAccounts, QuotaStore, ThresholdStore, UsageReader, WebhookOutbox } from './ports';
+import type { ActiveAccounts, MonthRechecks, QuotaStore, RecheckMarker, ThresholdStore, UsageReader, WebhookOutbox } from './ports';
 
 /** A run that took a crossing on to send it may hold it this long before another run takes over. */
 export const THRESHOLD_SEND_LEASE_SECONDS = 120;
 
+/**
+ * A recheck marker is cleared only once it is this old: month-to-date is read eventually
+ * consistent, so a run right after the change it announces may not see it yet (the
+ * marker then stays for the next run).
+ */
+export const RECHECK_SETTLE_SECONDS = 60;
+
 export interface ThresholdDeps {
   readonly quotas: QuotaStore;
   readonly thresholds: ThresholdStore;
+  /** Past months whose usage changed late (revisions, adjustments): evaluated too, then cleared. */
+  readonly rechecks: MonthRechecks;
   /** Month-to-date usage: one Query of the account's days of the month. */
   readonly reader: UsageReader;
   /** Accounts with usage on a day; read only when `defaults` gives every account a quota. */
@@ -42,7 +51,10 @@ export interface ThresholdDeps {
 }
 
 export interface ThresholdOptions {
-  /** Only this month (`YYYY-MM`); default: the current UTC month and the previous one while it has open days. */
+  /**
+   * Only this month (`YYYY-MM`); default: the current UTC month, the previous one while it
+   * has open days, and every month marked to be evaluated again.
+   */
   readonly month?: string;
   /** Only these accounts. */
   readonly accounts?: readonly string[];
@@ -69,13 +81,15 @@ export interface ThresholdReport {
  *
  * ```
  * months: this UTC month (+ the previous while its last day is open)
- * 1 Query   QUOTA                       every stored quota
+ * 1 Query   THRESHOLD#RECHECK           + months whose usage changed late (revisions, adjustments)
+ * 1 Query   QUOTA                       every stored quota (with its history: month M uses the entry in force in M)
  * n Queries byDay index, days of month  accounts with usage (only when TALLY_QUOTAS sets defaults)
  * 1 Query   THRESHOLD#<month>           every crossing already recorded (sent or pending)
  * per account with a quota: 1 Query of its days of the month -> totals (measured + adjustments)
  *   each level reached and not recorded -> PutItem attribute_not_exists (the once-only guard)
  *     -> SendMessage (webhook queue) -> UpdateItem notifiedAt
  * pending crossings (a run that died between record and queue) -> lease (UpdateItem) -> SendMessage
+ * a marked month evaluated without failure -> its marker removed, unless marked again since (DeleteItem, conditional)
  * ```
  * Any number of runs at once, reruns and redeliveries give one record per (account,
  * metric, month, level) and one event id; the event is queued once unless a run dies
@@ -84,7 +98,8 @@ export interface ThresholdReport {
 export async function evaluateThresholds(deps: ThresholdDeps, options: ThresholdOptions = {}): Promise<ThresholdReport> {
   const now = (deps.clock ?? (() => new Date()))();
   const at = now.toISOString();
-  const months = options.month === undefined ? monthsToEvaluate(now, deps.graceHours) : [options.month];
+  const markers = options.month === undefined ? await deps.rechecks.marked() : [];
+  const months = options.month === undefined ? [...new Set([...markers.map((marker) => marker.month), ...monthsToEvaluate(now, deps.graceHours)])].sort() : [options.month];
   const stored = await deps.quotas.list();
   const only = options.accounts === undefined ? undefined : new Set(options.accounts);
   const crossed: ThresholdCrossing[] = [];
@@ -94,6 +109,8 @@ export async function evaluateThresholds(deps: ThresholdDeps, options: Threshold
   let pending = 0;
 
   for (const month of months) {
+    const failedBefore = failed;
+    const pendingBefore = pending;
     const { first, last } = monthDays(month);
     const through = last < dayOf(now) ? last : dayOf(now);
     const candidates = await candidateAccounts(deps, stored, first, through);
@@ -102,7 +119,7 @@ export async function evaluateThresholds(deps: ThresholdDeps, options: Threshold
     const done = new Set(recorded.map(crossingName));
 
     const outcomes = await mapWithConcurrency(accounts, deps.concurrency ?? 8, async (account) => {
-      const quotas = effectiveQuotas(stored.filter((quota) => quota.account === account), deps.defaults, deps.levels);
+      const quotas = effectiveQuotas(stored.filter((quota) => quota.account === account), deps.defaults, deps.levels, month);
       if (quotas.length === 0) return [];
       try {
         const totals = await readMonthToDate(deps.reader, account, month, through);
@@ -127,8 +144,15 @@ export async function evaluateThresholds(deps: ThresholdDeps, options: Threshold
     crossed.push(...fresh);
     for (const crossing of fresh) deps.log.info('usage threshold crossed', { ...crossing });
 
+    // A marked month is let go once nothing of it is left to do: no failure, no event waiting.
+    const marker = markers.find((candidate) => candidate.month === month);
+    const settle = async () => {
+      if (marker !== undefined && only === undefined) await clearSettled(deps, marker, now, failed === failedBefore && pending === pendingBefore);
+    };
+
     if (deps.outbox === undefined) {
       pending += fresh.length + recorded.filter((crossing) => crossing.notifiedAt === undefined).length;
+      await settle();
       continue;
     }
     // Ours (recorded above, lease held), then those a run left unqueued (lease taken first).
@@ -151,8 +175,16 @@ export async function evaluateThresholds(deps: ThresholdDeps, options: Threshold
         deps.log.error('threshold event not queued; a later run sends it', { ...crossing, error: describeError(error) });
       }
     }
+    await settle();
   }
   return { now: at, months, evaluated, crossed, sent, pending, failed };
+}
+
+/** Removes a marker once its month was evaluated without failure and the change it announced is surely visible. */
+async function clearSettled(deps: ThresholdDeps, marker: RecheckMarker, now: Date, evaluatedAll: boolean): Promise<void> {
+  const age = (now.getTime() - Date.parse(marker.markedAt)) / 1000;
+  if (!evaluatedAll || age < RECHECK_SETTLE_SECONDS) return;
+  if (!(await deps.rechecks.clear(marker))) deps.log.info('month marked again while evaluated; the next run looks again', { ...marker });
 }
 
 /** The months a scheduled run looks at: this one, and the previous while its last day is still open. */

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { authorizeAccount, type AccessGrant } from '../domain/access';
 import { ACCOUNT_ID_RULE, isValidAccountId } from '../domain/account-id';
 import { dayOf } from '../domain/days';
-import { rankAccounts } from '../domain/account-ranking';
+import { rankAccounts, rankingCsv, rankingCsvFileName } from '../domain/account-ranking';
 import { eachDay } from '../domain/days';
 import { AccountNotFoundError, AuthenticationError, describeError, ForbiddenError, ValidationError } from '../domain/errors';
 import { monthOf } from '../domain/quota';
@@ -154,21 +154,29 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
       month,
       levels: deps.quotas!.levels,
       quotas,
-      thresholds: crossings.map(({ metric, level, allowance, used, crossedAt }) => ({ metric, level, allowance, used, crossedAt })),
+      thresholds: crossings.map(({ metric, level, allowance, used, crossedAt, notifiedAt }) => ({
+        metric,
+        level,
+        allowance,
+        used,
+        crossedAt,
+        ...(notifiedAt === undefined ? {} : { notifiedAt }),
+      })),
     };
     return json(200, body, { 'cache-control': 'private, max-age=60', vary: 'Authorization, Origin' });
   }
 
   /** `GET /v1/accounts?from=&to=[&metric=]` (admin): every account with usage in the range, ranked, with its share. */
   async function rankingResponse(): Promise<Response> {
-    const query = parseRankingQuery(event.queryStringParameters ?? {}, deps.metricNames);
-    Object.assign(fields, { from: query.from, to: query.to, metric: query.metric });
+    const query = parseRankingQuery(event.queryStringParameters ?? {}, deps.metricNames, headers.accept);
+    Object.assign(fields, { from: query.from, to: query.to, metric: query.metric, format: query.format });
     const perDay = await mapWithConcurrency(eachDay(query.from, query.to), 4, (day) => deps.accounts!.accountsOn(day));
     const accounts = [...new Set(perDay.flat())].sort();
     const rows = await mapWithConcurrency(accounts, 8, async (accountId) => ({ accountId, totals: await readRangeTotals(accountId, query.from, query.to) }));
     Object.assign(fields, { accounts: accounts.length });
-    const body = JSON.stringify(rankAccounts({ ...query, metricNames: deps.metricNames, rows }));
-    return cachedResponse(body, query, headers['if-none-match']);
+    const ranking = rankAccounts({ ...query, metricNames: deps.metricNames, rows });
+    const csv = query.format === 'csv';
+    return cachedResponse(csv ? rankingCsv(ranking) : JSON.stringify(ranking), query, headers['if-none-match'], csv ? rankingCsvFileName(ranking) : undefined);
   }
 
   async function readRangeTotals(accountId: string, from: string, to: string) {

@@ -5,7 +5,7 @@
  */
 export { DynamoAdjustmentStore } from '../adapters/dynamodb-adjustments';
 export { DynamoDropRecords } from '../adapters/dynamodb-drop-records';
-export { DynamoQuotaStore } from '../adapters/dynamodb-quotas';
+export { DynamoMonthRechecks, DynamoQuotaStore } from '../adapters/dynamodb-quotas';
 export { DynamoUsageReader } from '../adapters/dynamodb-usage-reader';
 export { createIngestDeps, usageStoreFor } from '../adapters/ingest-deps';
 export { S3LogListing } from '../adapters/s3-log-listing';

@@ -1,8 +1,10 @@
 // The "This month" card: month-to-date against each allowance as a progress bar with a
 // mark at every alert level (80% and 100% by default), the linear projection to the
 // month's end and the levels already reached. Every figure is the API's `quota` block
-// (used, allowance, percent, projected): nothing is computed here but the drawing.
+// (used, allowance, percent, projected): nothing is computed here but the drawing, whose
+// geometry (a scale capped at 200%, overflow) is lib/quota-bar.
 import { exactTitle, metricLabel, monthName, readableValue, shortDay } from './lib/format.js';
+import { quotaBarLayout } from './lib/quota-bar.js';
 import { $, clear, el, styled } from './dom.js';
 
 /** A value as text, with the exact value as its title when the text rounds it (bytes). */
@@ -10,13 +12,8 @@ function figure(value, metric, className) {
   return el('span', { className, title: metric === 'bytes' ? exactTitle(value, metric) : undefined, 'data-value': String(value), text: readableValue(value, metric) });
 }
 
-/** The bar's scale runs to 100% of the allowance, or further when usage or a level goes past it. */
-function scaleOf(status) {
-  return Math.max(100, status.percent, ...status.levels);
-}
-
 function bar(metric, status) {
-  const scale = scaleOf(status);
+  const layout = quotaBarLayout(status.percent, status.projectedPercent, status.levels);
   const over = status.percent >= 100;
   const reached = new Set(status.crossed.map((c) => c.level));
   const track = el('div', {
@@ -27,25 +24,40 @@ function bar(metric, status) {
     'aria-valuemax': String(status.allowance),
     'aria-valuenow': String(status.used),
     'aria-valuetext': status.percent + '% of the allowance',
+    'data-scale': String(layout.scale),
   });
-  track.appendChild(styled(el('div', { className: 'quota-fill' + (over ? ' over' : '') }), { width: Math.min(100, (status.percent / scale) * 100) + '%' }));
-  const projected = Math.min(100, (status.projectedPercent / scale) * 100);
-  track.appendChild(styled(el('div', { className: 'quota-projection', title: 'Projected at month end: ' + status.projectedPercent + '%' }), { left: projected + '%' }));
-  for (const level of status.levels) {
+  track.appendChild(styled(el('div', { className: 'quota-fill' + (over ? ' over' : '') }), { width: layout.fill + '%' }));
+  track.appendChild(styled(el('div', { className: 'quota-projection', title: 'Projected at month end: ' + status.projectedPercent + '%' }), { left: layout.projection + '%' }));
+  for (const { level, left } of layout.marks) {
     const mark = el('div', {
       className: 'quota-mark' + (reached.has(level) ? ' reached' : ''),
       'data-level': String(level),
       title: level + '% of the allowance' + (reached.has(level) ? ': reached' : ''),
     }, [el('span', { className: 'quota-mark-label', text: level + '%' })]);
-    track.appendChild(styled(mark, { left: (level / scale) * 100 + '%' }));
+    track.appendChild(styled(mark, { left: left + '%' }));
+  }
+  if (layout.overflow) {
+    const beyond = layout.beyond.length === 0 ? '' : '; levels past it: ' + layout.beyond.join('%, ') + '%';
+    track.appendChild(el('span', { className: 'quota-overflow', title: 'Usage runs past the bar (it ends at ' + layout.scale + '%)' + beyond, text: '▶ ' + status.percent + '%' }));
   }
   return track;
 }
 
+/** A level reached, and how far its alert got: queued to the webhook queue (`notifiedAt`) or still waiting. */
+function crossedBadge(c) {
+  const queued = typeof c.notifiedAt === 'string';
+  const alert = queued ? 'alert sent ' + c.notifiedAt : 'alert pending (webhooks off, or not sent yet)';
+  return el('span', {
+    className: 'badge badge-threshold ' + (queued ? 'alert-sent' : 'alert-pending'),
+    'data-level': String(c.level),
+    'data-alert': queued ? 'sent' : 'pending',
+    title: 'Reached: ' + c.used + ' of ' + c.allowance + ' at ' + c.crossedAt + '; ' + alert,
+    text: c.level + '% reached ' + shortDay(c.crossedAt.slice(0, 10)) + (queued ? ' · alert sent' : ' · alert pending'),
+  });
+}
+
 function row(metric, status) {
-  const crossed = status.crossed.map((c) =>
-    el('span', { className: 'badge badge-threshold', 'data-level': String(c.level), title: 'Alert sent: ' + c.used + ' of ' + c.allowance + ' at ' + c.crossedAt, text: c.level + '% reached ' + shortDay(c.crossedAt.slice(0, 10)) }),
-  );
+  const crossed = status.crossed.map(crossedBadge);
   return el('div', { className: 'quota-row', 'data-metric': metric }, [
     el('div', { className: 'quota-head' }, [
       el('strong', { text: metricLabel(metric) }),

@@ -1,6 +1,7 @@
 // The operator view (admin tokens): every account with usage in the chosen range,
 // ranked by the selected metric, with its share of the total, as the API's
-// GET /v1/accounts answers it. Clicking an account shows its usage.
+// GET /v1/accounts answers it. Clicking an account shows its usage. Lines no resolver
+// attributed are no customer: shown apart, under the table, not ranked nor in the shares.
 import { exactTitle, metricLabel, readableValue } from './lib/format.js';
 import { $, clear, el, styled } from './dom.js';
 
@@ -34,6 +35,16 @@ export function renderRanking(ranking, onPick) {
   $('ranking-total').textContent = readableValue(total, metric);
   $('ranking-total').setAttribute('title', metric === 'bytes' ? exactTitle(total, metric) : '');
   $('ranking-total').setAttribute('data-value', String(total));
+  const apart = $('ranking-unattributed');
+  clear(apart);
+  apart.hidden = ranking.unattributed === null || ranking.unattributed === undefined;
+  if (!apart.hidden) {
+    const value = ranking.unattributed[metric];
+    apart.append(
+      'Not attributed to any account (not ranked, not in the shares): ',
+      el('span', { className: 'unattributed-value', 'data-value': String(value), title: metric === 'bytes' ? exactTitle(value, metric) : undefined, text: readableValue(value, metric) }),
+    );
+  }
 }
 
 export function hideRanking() {

@@ -22,6 +22,7 @@ import type { LogObjectRef } from './log-object';
  * PK DLQ#DROPPED               SK MSG#<messageId>  a dead-lettered message an operator dropped, on record
  * PK QUOTA                     SK acme#requests     acme's monthly allowance of requests (tally quota set)
  * PK THRESHOLD#2026-11         SK acme#requests#080 acme crossed 80% of its requests allowance in 2026-11 (once)
+ * PK THRESHOLD#RECHECK         SK 2026-09           usage of 2026-09 changed late: the evaluator looks at it again
  * ```
  *
  * A usage shard holds its metrics (numbers added with `ADD`) beside the attributes in
@@ -190,6 +191,18 @@ export function thresholdKey(month: string, accountId: string, metric: string, l
 /** Partition of the crossings of `month` (`YYYY-MM`). */
 export function thresholdMonthPartition(month: string): string {
   return `THRESHOLD#${month}`;
+}
+
+/**
+ * The partition of months to evaluate again: a late revision (closer) or an adjustment
+ * (`tally adjust`) of a day of a month writes that month's marker; the evaluator reads
+ * them all with one Query. Apart from every `THRESHOLD#<YYYY-MM>` month partition.
+ */
+export const RECHECK_PARTITION = 'THRESHOLD#RECHECK';
+
+/** Key of the marker that `month` (`YYYY-MM`) is to be evaluated again. */
+export function recheckKey(month: string): TableKey {
+  return { PK: RECHECK_PARTITION, SK: month };
 }
 
 /** Key of the ledger item that says every increment of `ref` was applied. */

@@ -20,16 +20,54 @@ export const DEFAULT_QUOTA_LEVELS: readonly number[] = [80, 100];
 /** A level is a whole percentage; above 100 alerts on overage (150: half as much again). */
 export const MAX_QUOTA_LEVEL = 1000;
 
-/** A quota as stored for one account and metric (`tally quota set`). */
-export interface Quota {
-  readonly account: string;
-  readonly metric: string;
+/** One allowance of a quota's history: in force from `from` until the next entry's `from`. */
+export interface QuotaPeriod {
+  /** First UTC month (`YYYY-MM`) the allowance applies to. */
+  readonly from: string;
   /** The monthly allowance: at least 1. */
   readonly monthly: number;
   /** Its own levels; absent: the configured default levels. */
   readonly levels?: readonly number[];
+}
+
+/**
+ * A quota as stored for one account and metric (`tally quota set`): its history of
+ * allowances, oldest first, so that a month is always judged by the allowance in force
+ * in it (a quota set in November says nothing about October).
+ */
+export interface Quota {
+  readonly account: string;
+  readonly metric: string;
+  /** Sorted by `from`, one entry per month at most; never empty. */
+  readonly history: readonly QuotaPeriod[];
   readonly updatedAt?: string;
   readonly updatedBy?: string;
+}
+
+/** A change of a quota (`tally quota set`): `period` applies from its month on. */
+export interface QuotaChange {
+  readonly account: string;
+  readonly metric: string;
+  readonly period: QuotaPeriod;
+  readonly updatedAt: string;
+  readonly updatedBy?: string;
+}
+
+/** The entry of `quota` in force in `month`; undefined when its history starts later. */
+export function quotaInForce(quota: Pick<Quota, 'history'>, month: string): QuotaPeriod | undefined {
+  let found: QuotaPeriod | undefined;
+  for (const period of quota.history) if (period.from <= month) found = period;
+  return found;
+}
+
+/**
+ * The history after setting `period`: it holds from its month on, so it replaces the
+ * entries from that month or later; earlier months keep the allowance they had.
+ *
+ * @example withPeriod([{ from: '2026-10', monthly: 1000 }], { from: '2026-11', monthly: 2000 }) // both, October keeps 1000
+ */
+export function withPeriod(history: readonly QuotaPeriod[], period: QuotaPeriod): QuotaPeriod[] {
+  return [...history.filter((entry) => entry.from < period.from), period];
 }
 
 /** The allowance that applies to an account and metric, and where it comes from. */
@@ -39,6 +77,8 @@ export interface EffectiveQuota {
   readonly levels: readonly number[];
   /** `account`: set for this account; `default`: from `TALLY_QUOTAS`. */
   readonly source: 'account' | 'default';
+  /** For an account's own quota: the month its allowance has applied from. */
+  readonly from?: string;
   readonly updatedAt?: string;
   readonly updatedBy?: string;
 }
@@ -128,18 +168,22 @@ export function parseQuotaDefaults(text: string | undefined): QuotaDefaults {
 }
 
 /**
- * The quotas that apply to one account: its own (stored) ones, then the defaults for
- * metrics it has none of. Sorted by metric.
+ * The quotas that apply to one account in `month`: its own (stored) ones in force that
+ * month, then the defaults for metrics it has none of. `TALLY_QUOTAS` has no history: a
+ * default applies to every month, as configured now. Sorted by metric.
  */
-export function effectiveQuotas(own: readonly Quota[], defaults: QuotaDefaults, levels: readonly number[]): EffectiveQuota[] {
+export function effectiveQuotas(own: readonly Quota[], defaults: QuotaDefaults, levels: readonly number[], month: string): EffectiveQuota[] {
   const byMetric = new Map<string, EffectiveQuota>();
   for (const [metric, monthly] of Object.entries(defaults)) byMetric.set(metric, { metric, monthly, levels, source: 'default' });
   for (const quota of own) {
+    const period = quotaInForce(quota, month);
+    if (period === undefined) continue;
     byMetric.set(quota.metric, {
       metric: quota.metric,
-      monthly: quota.monthly,
-      levels: quota.levels ?? levels,
+      monthly: period.monthly,
+      levels: period.levels ?? levels,
       source: 'account',
+      from: period.from,
       ...(quota.updatedAt === undefined ? {} : { updatedAt: quota.updatedAt }),
       ...(quota.updatedBy === undefined ? {} : { updatedBy: quota.updatedBy }),
     });
@@ -185,16 +229,16 @@ export interface QuotaStatus {
   readonly used: number;
   /** Null when the metric has no allowance. */
   readonly allowance: number | null;
-  /** `used` as a percentage of the allowance, one decimal; null without an allowance. */
+  /** `used` as a percentage of the allowance, one decimal rounded down; null without an allowance. */
   readonly percent: number | null;
   /** `used` x (month length / time elapsed), rounded; equals `used` once the month is over. */
   readonly projected: number;
-  /** Projected usage as a percentage of the allowance, one decimal; null without an allowance. */
+  /** Projected usage as a percentage of the allowance, one decimal rounded down; null without an allowance. */
   readonly projectedPercent: number | null;
   readonly levels: readonly number[];
   readonly source: EffectiveQuota['source'] | null;
-  /** Levels fired this month, with when. */
-  readonly crossed: readonly { readonly level: number; readonly crossedAt: string; readonly used: number; readonly allowance: number }[];
+  /** Levels reached this month, with when, and when their alert was handed to the webhook queue (absent: pending). */
+  readonly crossed: readonly { readonly level: number; readonly crossedAt: string; readonly used: number; readonly allowance: number; readonly notifiedAt?: string }[];
 }
 
 /** The share of `month` elapsed at `now` (0 before it begins, 1 after it ends). */
@@ -211,8 +255,13 @@ export function projectToMonthEnd(used: number, month: string, now: Date): numbe
   return elapsed <= 0 ? used : Math.round(used / elapsed);
 }
 
-function percentOf(value: number, allowance: number): number {
-  return Math.round((value * 1000) / allowance) / 10;
+/**
+ * `value` as a percentage of `allowance`, one decimal, rounded down: 9,999 of 10,000 is
+ * 99.9%, never 100% while the 100% level (exact integer arithmetic) is not reached.
+ */
+export function percentOf(value: number, allowance: number): number {
+  // Integer division, as for the levels: no float can round 99.99% up.
+  return Number((BigInt(Math.trunc(value)) * 1000n) / BigInt(allowance)) / 10;
 }
 
 /**
@@ -224,7 +273,7 @@ export function quotaStatuses(input: {
   now: Date;
   used: Readonly<Record<string, number>>;
   quotas: readonly EffectiveQuota[];
-  crossings: readonly ThresholdCrossing[];
+  crossings: readonly RecordedCrossing[];
 }): Record<string, QuotaStatus> {
   const metrics = new Set([...Object.keys(input.used), ...input.quotas.map((quota) => quota.metric)]);
   const statuses: Record<string, QuotaStatus> = {};
@@ -243,7 +292,13 @@ export function quotaStatuses(input: {
       crossed: input.crossings
         .filter((crossing) => crossing.metric === metric && crossing.month === input.month)
         .sort((a, b) => a.level - b.level)
-        .map(({ level, crossedAt, used: atCrossing, allowance }) => ({ level, crossedAt, used: atCrossing, allowance })),
+        .map(({ level, crossedAt, used: atCrossing, allowance, notifiedAt }) => ({
+          level,
+          crossedAt,
+          used: atCrossing,
+          allowance,
+          ...(notifiedAt === undefined ? {} : { notifiedAt }),
+        })),
     };
   }
   return statuses;

@@ -72,14 +72,16 @@ export interface RankingQuery {
   readonly to: string;
   /** The metric accounts are ranked by (default `requests`). */
   readonly metric: string;
+  /** `format=csv` (or an Accept header preferring text/csv): CSV, as the usage endpoint answers. */
+  readonly format: ReportFormat;
 }
 
 /** Validates `GET /v1/accounts?from=&to=[&metric=]`; `metricNames` are the metrics the API knows. */
-export function parseRankingQuery(params: QueryParameters, metricNames: readonly string[]): RankingQuery {
+export function parseRankingQuery(params: QueryParameters, metricNames: readonly string[], accept?: string): RankingQuery {
   const { from, to } = parseDayRange(params);
   const metric = params.metric === undefined || params.metric === '' ? 'requests' : params.metric;
   if (!metricNames.includes(metric)) throw new ValidationError(`query parameter "metric" must be one of ${metricNames.join(', ')}, got "${printable(metric)}"`);
-  return { from, to, metric };
+  return { from, to, metric, format: formatOf(params.format, accept) };
 }
 
 function requiredDay(params: QueryParameters, name: 'from' | 'to'): string {

@@ -4,7 +4,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { readMonthToDate } from '../app/quota-status';
 import { DynamoQuotaStore } from '../adapters/dynamodb-quotas';
 import { DynamoUsageReader } from '../adapters/dynamodb-usage-reader';
-import { monthOf, type Quota } from '../domain/quota';
+import { monthOf, quotaInForce } from '../domain/quota';
 import { addDays, dayOf } from '../domain/days';
 import { normaliseEtag, type LogObjectRef } from '../domain/log-object';
 import { s3EventBody } from '../domain/notifications';
@@ -127,23 +127,39 @@ export async function uploadDemoLogs(options: {
 /** The demo account given a requests allowance, and the share of it its month so far has used. */
 export const DEMO_QUOTA = { account: 'acme', metric: 'requests', usedShare: 0.9 } as const;
 
+/** What the demo did about acme's quota. */
+export interface DemoQuota {
+  readonly account: string;
+  readonly metric: string;
+  /** The allowance in force this month (undefined: acme's own quota starts later). */
+  readonly monthly: number | undefined;
+  /** True when the demo set it now; false when acme already had one (the user's, or an earlier start's). */
+  readonly created: boolean;
+}
+
 /**
  * Gives acme a monthly requests allowance of which its month-to-date is about 90%, so
  * that the first threshold run of `npm start` fires its 80% level (and the dashboard
- * shows the bar past the 80% mark, projected past 100%). Set again on every start, from
- * the counters as they are; a level already fired this month does not fire again.
+ * shows the bar past the 80% mark, projected past 100%). Only when acme has no requests
+ * quota yet: one the user set (README) or an earlier start set is kept as it is.
  */
-export async function setDemoQuota(options: { dynamodb: DynamoDBClient; tableName: string; now?: Date }): Promise<Quota> {
+export async function setDemoQuota(options: { dynamodb: DynamoDBClient; tableName: string; now?: Date }): Promise<DemoQuota> {
   const now = options.now ?? new Date();
+  const month = monthOf(now);
   const table = { client: options.dynamodb, tableName: options.tableName };
-  const used = (await readMonthToDate(new DynamoUsageReader({ ...table, consistentRead: true }), DEMO_QUOTA.account, monthOf(now), dayOf(now)))[DEMO_QUOTA.metric] ?? 0;
-  const quota: Quota = {
+  const store = new DynamoQuotaStore(table);
+  const existing = (await store.list(DEMO_QUOTA.account)).find((quota) => quota.metric === DEMO_QUOTA.metric);
+  if (existing !== undefined) {
+    return { account: DEMO_QUOTA.account, metric: DEMO_QUOTA.metric, monthly: quotaInForce(existing, month)?.monthly, created: false };
+  }
+  const used = (await readMonthToDate(new DynamoUsageReader({ ...table, consistentRead: true }), DEMO_QUOTA.account, month, dayOf(now)))[DEMO_QUOTA.metric] ?? 0;
+  const monthly = Math.max(1, Math.ceil(used / DEMO_QUOTA.usedShare));
+  await store.set({
     account: DEMO_QUOTA.account,
     metric: DEMO_QUOTA.metric,
-    monthly: Math.max(1, Math.ceil(used / DEMO_QUOTA.usedShare)),
+    period: { from: month, monthly },
     updatedAt: now.toISOString(),
     updatedBy: 'npm start demo',
-  };
-  await new DynamoQuotaStore(table).set(quota);
-  return quota;
+  });
+  return { account: DEMO_QUOTA.account, metric: DEMO_QUOTA.metric, monthly, created: true };
 }

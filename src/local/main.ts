@@ -59,6 +59,8 @@ async function main(shutdown: Shutdown): Promise<void> {
   shutdown.add(() => api.stop());
   info.api = api.server.url;
   const handoff = await prepareLocalHandoff(stack, log, (line) => console.log(line));
+  // Registered after the stack: its pollers (webhook sender, closer, evaluator) stop before the emulator they poll.
+  shutdown.add(() => handoff.stop());
   writeStackInfo(infoPath, info);
   shutdown.add(() => rmSync(infoPath, { force: true }));
   lock.update({ dashboard: `${api.server.url}/` });
@@ -76,7 +78,11 @@ async function main(shutdown: Shutdown): Promise<void> {
     console.log(summary.describe());
     console.log(`  dead-letter queue: ${dlq.visible} message(s)`);
     const quota = await setDemoQuota({ dynamodb: clients.dynamodb, tableName: info.table });
-    console.log(`tally: demo quota ${quota.account} ${quota.metric} ${quota.monthly} a month (npx tally quota list); thresholds are evaluated every minute`);
+    console.log(
+      quota.created
+        ? `tally: demo quota ${quota.account} ${quota.metric} ${quota.monthly} a month (npx tally quota list); thresholds are evaluated every minute`
+        : `tally: ${quota.account} keeps its ${quota.metric} quota (${quota.monthly ?? 'not in force yet'} a month; the demo sets one only when there is none); thresholds are evaluated every minute`,
+    );
   }
   await handoff.start();
   console.log(api.describe());

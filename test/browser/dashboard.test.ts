@@ -75,7 +75,7 @@ declare const localStorage: { readonly length: number };
 
 /** The API's `quota` block, as far as the page shows it. */
 interface QuotaBlock {
-  metrics: Record<string, { used: number; allowance: number; percent: number; projected: number; projectedPercent: number; crossed: { level: number }[] }>;
+  metrics: Record<string, { used: number; allowance: number; percent: number; projected: number; projectedPercent: number; crossed: { level: number; notifiedAt?: string }[] }>;
 }
 
 /** One row of the quota card as read from the page. */
@@ -91,6 +91,9 @@ interface QuotaRowOnPage {
   marks: number[];
   reached: number[];
   badges: number;
+  badgeTexts: string[];
+  badgeAlerts: string[];
+  badgeTitles: string[];
   valueNow: number;
 }
 
@@ -98,6 +101,7 @@ interface QuotaRowOnPage {
 interface Ranking {
   accounts: { accountId: string; rank: number; totals: Record<string, number>; share: Record<string, number> }[];
   totals: Record<string, number>;
+  unattributed: Record<string, number> | null;
 }
 
 /** The parts of the API's JSON report the test compares with the page. */
@@ -230,7 +234,7 @@ const BYTES_DEFAULT_QUOTA = '{"bytes": 50000000}';
 async function setQuota() {
   const { dynamodb, sqs } = testClients(info);
   const used = (await readMonthToDate(new DynamoUsageReader({ client: dynamodb, tableName: info.table, consistentRead: true }), acme, monthOf(new Date()), today)).requests ?? 0;
-  await new DynamoQuotaStore({ client: dynamodb, tableName: info.table }).set({ account: acme, metric: 'requests', monthly: Math.max(1, Math.ceil(used / 0.9)) });
+  await new DynamoQuotaStore({ client: dynamodb, tableName: info.table }).set({ account: acme, metric: 'requests', period: { from: monthOf(new Date()), monthly: Math.max(1, Math.ceil(used / 0.9)) }, updatedAt: new Date().toISOString() });
   const deps = createThresholdDeps(readThresholdConfig({ ...localEnvironment(info), TALLY_METRICS: METRICS }), { dynamodb, sqs }, silentLog);
   const report = await evaluateThresholds(deps, { accounts: [acme] });
   expect(report.crossed.map((crossing) => crossing.level)).toEqual([80]);
@@ -441,6 +445,14 @@ describe('dashboard in Chromium', () => {
         const value = (selector: string) => Number(node.querySelector(selector)!.getAttribute('data-value'));
         const marks: number[] = [];
         const reached: number[] = [];
+        const badgeTexts: string[] = [];
+        const badgeAlerts: string[] = [];
+        const badgeTitles: string[] = [];
+        node.querySelectorAll('.badge-threshold').forEach((badge) => {
+          badgeTexts.push(badge.textContent!);
+          badgeAlerts.push(badge.getAttribute('data-alert')!);
+          badgeTitles.push(badge.getAttribute('title')!);
+        });
         node.querySelectorAll('.quota-mark').forEach((mark) => {
           marks.push(Number(mark.getAttribute('data-level')));
           if (mark.className.includes('reached')) reached.push(Number(mark.getAttribute('data-level')));
@@ -457,6 +469,9 @@ describe('dashboard in Chromium', () => {
           marks,
           reached,
           badges: node.querySelectorAll('.badge-threshold').length,
+          badgeTexts,
+          badgeAlerts,
+          badgeTitles,
           valueNow: Number(node.querySelector('[role="progressbar"]')!.getAttribute('aria-valuenow')),
         });
       });
@@ -476,10 +491,38 @@ describe('dashboard in Chromium', () => {
     expect(requests.reached).toEqual([80]);
     expect(requests.badges).toBe(1);
     expect(api.metrics.requests!.crossed.map((c) => c.level)).toEqual([80]);
+    // Evaluated without a webhook queue (the npm start default): reached, its alert not sent.
+    expect(api.metrics.requests!.crossed[0]!.notifiedAt).toBeUndefined();
+    expect(requests.badgeTexts).toEqual([expect.stringMatching(/^80% reached .+ · alert pending$/)]);
+    expect(requests.badgeAlerts).toEqual(['pending']);
+    expect(requests.badgeTitles[0]).toMatch(/^Reached: .*; alert pending/);
+    expect(requests.badgeTitles[0]).not.toMatch(/alert sent/i);
     expect(bytes.usedText).toMatch(/^\d+(\.\d)? (B|KB|MB|GB)$/);
     expect(bytes.usedTitle).toBe(`${api.metrics.bytes!.used.toLocaleString('en-US')} bytes`);
     expect(errors).toEqual([]);
     await context.close();
+  });
+
+  it('keeps the 80% and 100% marks visible under a huge overage and flags the overflow', async () => {
+    const { dynamodb } = testClients(info);
+    await new DynamoQuotaStore({ client: dynamodb, tableName: info.table }).set({ account: globex, metric: 'requests', period: { from: monthOf(new Date()), monthly: 1 }, updatedAt: new Date().toISOString() });
+    const token = await mintToken(TEST_SECRET, { accounts: [globex], ttlSeconds: 600 });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors = watchErrors(page);
+
+    await signIn(page, token);
+    await page.waitForSelector('#quota-card:not([hidden]) .quota-row[data-metric="requests"] .quota-overflow');
+    const row = page.locator('.quota-row[data-metric="requests"]');
+    const trackWidth = (await row.locator('.quota-track').boundingBox())!.width;
+    const markAt = async (level: number) => (await row.locator(`.quota-mark[data-level="${level}"]`).boundingBox())!.x - (await row.locator('.quota-track').boundingBox())!.x;
+    await row.screenshot({ path: join(OUTPUT, 'dashboard-quota-overflow.png') });
+
+    expect(await row.locator('.quota-track').getAttribute('data-scale')).toBe('200');
+    expect(await markAt(80)).toBeGreaterThan(trackWidth * 0.35);
+    expect(await markAt(100)).toBeGreaterThan(trackWidth * 0.45);
+    expect(await row.locator('.quota-overflow').textContent()).toMatch(/^▶ \d+%$/);
+    expect(errors).toEqual([]);
+    await page.close();
   });
 
   it('gives admin tokens the operator view: every account ranked for the range with its share, as the API ranks them', async () => {
@@ -488,6 +531,10 @@ describe('dashboard in Chromium', () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
     const page = await context.newPage();
     const errors = watchErrors(page);
+    // Lines no resolver attributes, in the range: the ranking must keep them apart.
+    const stray = generateLog({ seed: 4242, day: today, hour: 1, distribution: 'E2DASH', accounts: [{ id: globex, weight: 1 }], lines: 12, unattributedRate: 1 });
+    const strayRef = await putLogObject(`cloudfront/${uniqueId('E2DASH')}.${today}-01.x.gz`, stray.text);
+    expect((await ingestBatch({ Records: [s3NotificationMessage(strayRef)] }, testIngestDeps({ TALLY_METRICS: METRICS }))).batchItemFailures).toEqual([]);
 
     await signIn(page, admin);
     await page.getByLabel('Account').fill(acme);
@@ -515,6 +562,10 @@ describe('dashboard in Chromium', () => {
       ours(ranking.accounts.map((row) => ({ account: row.accountId, value: row.totals.requests! }))),
     );
     expect(ours(shown).map((row) => row.account)).toEqual([acme, initech, globex]);
+    // Lines no resolver attributed: apart, under the table, not ranked and not in the shares.
+    expect(shown.map((row) => row.account)).not.toContain('unattributed');
+    expect(ranking.unattributed).not.toBeNull();
+    expect(Number(await page.locator('#ranking-unattributed .unattributed-value').getAttribute('data-value'))).toBe(ranking.unattributed!.requests);
     expect(shown.map((row) => row.rank)).toEqual(shown.map((_, i) => i + 1));
     // (`+ 0`: JSON has no -0, the share of an account corrected below zero reads as 0.)
     for (const row of shown) expect(row.share).toBe(Math.round((row.value * 10_000) / pageTotal) / 100 + 0);

@@ -581,6 +581,13 @@ describe('least privilege', () => {
         Resource: getAtt('UsageTable'),
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['THRESHOLD#*'] } },
       },
+      {
+        Sid: 'ClearRechecks',
+        Effect: 'Allow',
+        Action: 'dynamodb:DeleteItem',
+        Resource: getAtt('UsageTable'),
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['THRESHOLD#RECHECK'] } },
+      },
       { Sid: 'AccountsOfADay', Effect: 'Allow', Action: 'dynamodb:Query', Resource: { 'Fn::Sub': '${UsageTable.Arn}/index/byDay' } },
       { Sid: 'QueueWebhookEvents', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: getAtt('WebhookQueue') },
     ]);

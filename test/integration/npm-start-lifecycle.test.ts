@@ -134,6 +134,18 @@ describe('npm start, running', () => {
     expect(command.stderr).not.toMatch(/^\s+at /m);
   }, 120_000);
 
+  it('stops its webhook poller before the emulator on Ctrl-C, so no poller error is printed', async () => {
+    const cwd = projectFolder();
+    const run = await start(cwd, { TALLY_WEBHOOK_URL: 'http://127.0.0.1:9/hooks', TALLY_WEBHOOK_SECRET: 'lifecycle-test-secret-0123456789abcdef' });
+    expect(run.output()).not.toContain('webhooks off');
+
+    const code = await stopLocal(run, 'SIGINT');
+
+    expect(code).toBe(0);
+    expect(run.output()).toContain('tally: stopping...');
+    expect(run.output()).not.toMatch(/poller error|while stopping/);
+  });
+
   it('takes DynamoDB Local with it when killed with SIGKILL; commands on the stale local.json say the stack is not running', async () => {
     const cwd = projectFolder();
     const run = await start(cwd);

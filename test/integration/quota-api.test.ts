@@ -54,7 +54,7 @@ async function measuredBytes(account: string): Promise<number> {
 beforeAll(async () => {
   ({ table, env } = await handoffTable(info));
   deps = { ...(await createLocalUsageApiDeps({ ...info, table }, TEST_SECRET, silentLog, { TALLY_TABLE: table, TALLY_QUOTAS: '{"bytes": 10000}' })), clock: at(NOW) };
-  await new DynamoQuotaStore({ client: dynamodb, tableName: table }).set({ account: heavy, metric: 'requests', monthly: 1000 });
+  await new DynamoQuotaStore({ client: dynamodb, tableName: table }).set({ account: heavy, metric: 'requests', period: { from: '2026-06', monthly: 1000 }, updatedAt: NOW.toISOString() });
   await usage(heavy, '2026-06-02', 'requests', 600);
   await measured(heavy, '2026-06-15', 250);
   await usage(heavy, '2026-06-15', 'bytes', 2_000 - (await measuredBytes(heavy)));
@@ -132,5 +132,33 @@ describe('quotas in the read API', () => {
     ]);
     expect(body.totals.requests).toBe(1000);
     expect(tenant.statusCode).toBe(403);
+  });
+
+  it('keeps lines no resolver attributed out of the ranking and the shares, and answers CSV for format=csv', async () => {
+    const only = uniqueId('ranked');
+    const log = generateLog({ seed: 77, day: '2026-05-20', hour: 9, distribution: 'E2QAPI', accounts: [{ id: only, weight: 1 }], lines: 40, previousDayRate: 0, malformedRate: 0, unattributedRate: 0.5 });
+    const ref = await putLogObject(`cloudfront/${uniqueId('E2QAPI')}.2026-05-20-09.x.gz`, log.text);
+    expect((await ingestBatch({ Records: [s3NotificationMessage(ref)] }, { ...testIngestDeps({ TALLY_TABLE: table }), clock: at(NOW) })).batchItemFailures).toEqual([]);
+    const query = { from: '2026-05-01', to: '2026-05-31' };
+    const token = await adminToken();
+
+    const ranking = json(await call(usageApiEvent({ path: '/v1/accounts', query, token })));
+    const csv = await call(usageApiEvent({ path: '/v1/accounts', query: { ...query, format: 'csv' }, token }));
+    const unknown = await call(usageApiEvent({ path: '/v1/accounts', query: { ...query, format: 'xml' }, token }));
+
+    const ranked = ranking.accounts.map((row: { accountId: string; rank: number; share: { requests: number } }) => [row.accountId, row.rank, row.share.requests]);
+    expect(ranked).toEqual([[only, 1, 100]]);
+    expect(ranking.unattributed.requests).toBeGreaterThan(0);
+    expect(ranking.totals.requests + ranking.unattributed.requests).toBe(40);
+    expect(csv.statusCode).toBe(200);
+    expect(csv.headers!['content-type']).toBe('text/csv; charset=utf-8');
+    expect(csv.headers!['content-disposition']).toBe('attachment; filename="tally-ranking-2026-05-01-2026-05-31-requests.csv"');
+    expect(csv.body!.split('\r\n')).toEqual([
+      ['rank', 'account', ...ranking.metricNames, 'share_requests'].join(','),
+      ['1', only, ...ranking.metricNames.map((name: string) => String(ranking.accounts[0].totals[name])), '100'].join(','),
+      ['', 'unattributed', ...ranking.metricNames.map((name: string) => String(ranking.unattributed[name])), ''].join(','),
+      '',
+    ]);
+    expect(unknown.statusCode).toBe(400);
   });
 });

@@ -9,7 +9,9 @@ import { readThresholdConfig } from '../../src/adapters/handoff-config';
 import { createThresholdDeps } from '../../src/adapters/handoff-deps';
 import type { ThresholdEvent } from '../../src/domain/webhook';
 import { generateLog } from '../../src/local/log-generator';
-import { handoffTable } from '../support/handoff';
+import { DynamoMonthRechecks } from '../../src/adapters/dynamodb-quotas';
+import { captureIo, tallyCommand } from '../support/cli';
+import { closeOk, handoffTable, testCloser } from '../support/handoff';
 import { createTestQueues, putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 const info = testStackInfo();
@@ -56,6 +58,11 @@ async function evaluateOk(deps: ThresholdDeps, options: Parameters<typeof evalua
 }
 
 const quotas = () => new DynamoQuotaStore({ client: dynamodb, tableName: table });
+
+/** Sets `account`'s requests allowance from `from` (June 2026, the tests' month, by default) on. */
+async function setQuota(account: string, monthly: number, from = '2026-06'): Promise<void> {
+  await quotas().set({ account, metric: 'requests', period: { from, monthly }, updatedAt: EVAL_AT.toISOString() });
+}
 const thresholds = () => new DynamoThresholdStore({ client: dynamodb, tableName: table });
 
 /** One log object of `lines` requests, all of `account` on `day`; its notification. */
@@ -79,7 +86,7 @@ describe('usage thresholds: one usage.threshold event per (account, metric, mont
   it('fires 80% and 100% once each while three consumers ingest with redeliveries and three evaluators run at once', async () => {
     const account = uniqueId('acct');
     const queue = await webhookQueue();
-    await quotas().set({ account, metric: 'requests', monthly: 100 });
+    await setQuota(account, 100);
     // Ten objects of 10 requests: 80% after eight, 100% after ten.
     const messages = await Promise.all(Array.from({ length: 10 }, (_, i) => logOf(account, i < 5 ? '2026-06-19' : '2026-06-20', i, 10)));
     const consumers = [testIngestDeps({ TALLY_TABLE: table }), testIngestDeps({ TALLY_TABLE: table }), testIngestDeps({ TALLY_TABLE: table })];
@@ -115,7 +122,7 @@ describe('usage thresholds: one usage.threshold event per (account, metric, mont
   it('sends the event of a crossing whose run died before queueing it, once, after the lease, whichever of three runs takes it', async () => {
     const account = uniqueId('acct');
     const queue = await webhookQueue();
-    await quotas().set({ account, metric: 'requests', monthly: 10 });
+    await setQuota(account, 10);
     await addUsage(account, '2026-06-10', 9);
     const dying: WebhookOutbox = {
       enqueue: () => Promise.reject(new Error('the process died before SendMessage')),
@@ -138,16 +145,16 @@ describe('usage thresholds: one usage.threshold event per (account, metric, mont
     const account = uniqueId('acct');
     const queue = await webhookQueue();
     const deps = evaluator(queue.queueUrl, EVAL_AT);
-    await quotas().set({ account, metric: 'requests', monthly: 1000 });
+    await setQuota(account, 1000);
     await ingest(testIngestDeps({ TALLY_TABLE: table }), [await logOf(account, '2026-06-20', 3, 50)]);
     await addUsage(account, '2026-06-02', 800);
 
     const at850 = await evaluateOk(deps, { accounts: [account] });
-    await quotas().set({ account, metric: 'requests', monthly: 2000 });
+    await setQuota(account, 2000);
     const raised = await evaluateOk(deps, { accounts: [account] });
     await addUsage(account, '2026-06-03', 850);
     const at1700of2000 = await evaluateOk(deps, { accounts: [account] });
-    await quotas().set({ account, metric: 'requests', monthly: 1500 });
+    await setQuota(account, 1500);
     const lowered = await evaluateOk(deps, { accounts: [account] });
 
     expect(at850.crossed.map((c) => [c.level, c.used, c.allowance])).toEqual([[80, 850, 1000]]);
@@ -161,7 +168,7 @@ describe('usage thresholds: one usage.threshold event per (account, metric, mont
     const withQuota = uniqueId('acct');
     const without = uniqueId('acct');
     const queue = await webhookQueue();
-    await quotas().set({ account: withQuota, metric: 'requests', monthly: 5 });
+    await setQuota(withQuota, 5);
     await addUsage(withQuota, '2026-06-20', 10);
     await ingest(testIngestDeps({ TALLY_TABLE: table }), [await logOf(without, '2026-06-20', 5, 40)]);
     await addUsage(without, '2026-06-20', 1_000_000);
@@ -178,7 +185,7 @@ describe('usage thresholds: one usage.threshold event per (account, metric, mont
     const own = uniqueId('acct');
     const queue = await webhookQueue();
     await ingest(testIngestDeps({ TALLY_TABLE: table }), [await logOf(defaulted, '2026-06-20', 6, 30), await logOf(own, '2026-06-20', 7, 30)]);
-    await quotas().set({ account: own, metric: 'requests', monthly: 1000 });
+    await setQuota(own, 1000);
 
     const report = await evaluateOk(evaluator(queue.queueUrl, EVAL_AT, { TALLY_QUOTAS: '{"requests": 30}', TALLY_QUOTA_LEVELS: '50,100' }));
 
@@ -190,7 +197,7 @@ describe('usage thresholds: one usage.threshold event per (account, metric, mont
     const account = uniqueId('acct');
     const queue = await webhookQueue();
     const firstOfJuly = new Date('2026-07-01T10:00:00Z');
-    await quotas().set({ account, metric: 'requests', monthly: 100 });
+    await setQuota(account, 100);
     await addUsage(account, '2026-06-29', 70);
     const before = await evaluateOk(evaluator(queue.queueUrl, firstOfJuly), { accounts: [account] });
 
@@ -201,5 +208,66 @@ describe('usage thresholds: one usage.threshold event per (account, metric, mont
     expect(before.crossed).toEqual([]);
     expect(after.crossed.map((c) => [c.month, c.level, c.used])).toEqual([['2026-06', 80, 90]]);
     expect((await queue.drain()).map((event) => event.data.month)).toEqual(['2026-06']);
+  });
+});
+
+describe('usage thresholds: late changes to a month the schedule no longer looks at', () => {
+  const rechecks = () => new DynamoMonthRechecks({ client: dynamodb, tableName: table });
+  const markedMonths = async () => (await rechecks().marked()).map((marker) => marker.month);
+
+  it("fires an earlier month's level once when the closer turns late usage of its closed day into a revision", async () => {
+    const account = uniqueId('acct');
+    const queue = await webhookQueue();
+    await setQuota(account, 100, '2026-03');
+    await ingest(testIngestDeps({ TALLY_TABLE: table }), [await logOf(account, '2026-03-10', 1, 70)], new Date('2026-03-10T18:00:00Z'));
+    await closeOk(testCloser(env, at(EVAL_AT)), { day: '2026-03-10' });
+    const atClose = await evaluateOk(evaluator(queue.queueUrl, later(EVAL_AT, 120)));
+
+    // Three months late (a DLQ replay, a backfill): the day is closed, so ingest marks it late.
+    await ingest(testIngestDeps({ TALLY_TABLE: table }), [await logOf(account, '2026-03-10', 2, 20)], later(EVAL_AT, 180));
+    const beforeRevision = await evaluateOk(evaluator(queue.queueUrl, later(EVAL_AT, 240)));
+    const closed = await closeOk(testCloser(env, at(later(EVAL_AT, 300))));
+    const afterRevision = await evaluateOk(evaluator(queue.queueUrl, later(EVAL_AT, 420)));
+    const rerun = await evaluateOk(evaluator(queue.queueUrl, later(EVAL_AT, 480)));
+
+    expect(atClose.months).toContain('2026-03');
+    expect(atClose.crossed.filter((c) => c.account === account)).toEqual([]);
+    expect(beforeRevision.months).not.toContain('2026-03');
+    expect(closed.days.find((day) => day.day === '2026-03-10')?.action).toBe('revised');
+    expect(afterRevision.months).toContain('2026-03');
+    expect(afterRevision.crossed.filter((c) => c.account === account).map((c) => [c.month, c.level, c.used, c.allowance])).toEqual([['2026-03', 80, 90, 100]]);
+    expect(rerun.crossed.filter((c) => c.account === account)).toEqual([]);
+    expect(rerun.months).not.toContain('2026-03');
+    const events = (await queue.drain()).filter((event) => event.data.account === account);
+    expect(events.map((event) => [event.type, event.data.month, event.data.level])).toEqual([['usage.threshold', '2026-03', 80]]);
+    expect(await markedMonths()).not.toContain('2026-03');
+  });
+
+  it("fires an earlier month's level once when tally adjust corrects one of its days", async () => {
+    const account = uniqueId('acct');
+    const queue = await webhookQueue();
+    await setQuota(account, 100, '2026-04');
+    await ingest(testIngestDeps({ TALLY_TABLE: table }), [await logOf(account, '2026-04-10', 1, 10)], new Date('2026-04-10T18:00:00Z'));
+    const io = captureIo();
+
+    const code = await tallyCommand('adjust')(
+      ['--account', account, '--day', '2026-04-11', '--metric', 'requests', '--delta', '75', '--reason', 'missed logs', '--id', uniqueId('INC')],
+      io,
+      env,
+      process.cwd(),
+      at(EVAL_AT),
+    );
+    const soon = await evaluateOk(evaluator(queue.queueUrl, later(EVAL_AT, 10)));
+    const settled = await evaluateOk(evaluator(queue.queueUrl, later(EVAL_AT, 120)));
+    const rerun = await evaluateOk(evaluator(queue.queueUrl, later(EVAL_AT, 180)));
+
+    expect([code, io.stderr]).toEqual([0, '']);
+    expect(soon.crossed.filter((c) => c.account === account).map((c) => [c.month, c.level, c.used])).toEqual([['2026-04', 80, 85]]);
+    // Kept until month-to-date (eventually consistent) surely shows the change; firing again is impossible anyway.
+    expect(settled.months).toContain('2026-04');
+    expect(settled.crossed.filter((c) => c.account === account)).toEqual([]);
+    expect(rerun.months).not.toContain('2026-04');
+    const events = (await queue.drain()).filter((event) => event.data.account === account);
+    expect(events.map((event) => [event.data.month, event.data.level, event.data.used])).toEqual([['2026-04', 80, 85]]);
   });
 });

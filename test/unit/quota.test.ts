@@ -5,9 +5,12 @@ import {
   monthDays,
   parseQuotaDefaults,
   parseQuotaLevels,
+  percentOf,
   projectToMonthEnd,
+  quotaInForce,
   quotaStatuses,
   reachedLevels,
+  withPeriod,
 } from '../../src/domain/quota';
 import { thresholdKey } from '../../src/domain/keys';
 import { monthsToEvaluate } from '../../src/app/thresholds';
@@ -36,12 +39,25 @@ describe('quota levels and crossings', () => {
   });
 
   it("lets an account's own quota win over the default of the same metric", () => {
-    const quotas = effectiveQuotas([{ account: 'acme', metric: 'requests', monthly: 50, levels: [50] }], { requests: 1000, bytes: 9 }, [80, 100]);
+    const quotas = effectiveQuotas([{ account: 'acme', metric: 'requests', history: [{ from: '2026-11', monthly: 50, levels: [50] }] }], { requests: 1000, bytes: 9 }, [80, 100], '2026-11');
 
     expect(quotas).toEqual([
       { metric: 'bytes', monthly: 9, levels: [80, 100], source: 'default' },
-      { metric: 'requests', monthly: 50, levels: [50], source: 'account' },
+      { metric: 'requests', monthly: 50, levels: [50], source: 'account', from: '2026-11' },
     ]);
+  });
+
+  it('judges each month by the allowance in force in it: none before the first entry, a change never rewrites earlier months', () => {
+    const setInNovember = { account: 'acme', metric: 'requests', history: withPeriod([], { from: '2026-11', monthly: 1000 }) };
+    const changedInDecember = { ...setInNovember, history: withPeriod(setInNovember.history, { from: '2026-12', monthly: 2000 }) };
+    const changedAgainInDecember = { ...setInNovember, history: withPeriod(changedInDecember.history, { from: '2026-12', monthly: 1500 }) };
+
+    expect(effectiveQuotas([setInNovember], {}, [80, 100], '2026-10')).toEqual([]);
+    expect(effectiveQuotas([setInNovember], { requests: 7 }, [80, 100], '2026-10')).toEqual([{ metric: 'requests', monthly: 7, levels: [80, 100], source: 'default' }]);
+    expect(quotaInForce(changedInDecember, '2026-11')?.monthly).toBe(1000);
+    expect(quotaInForce(changedInDecember, '2027-03')?.monthly).toBe(2000);
+    expect(changedAgainInDecember.history).toEqual([{ from: '2026-11', monthly: 1000 }, { from: '2026-12', monthly: 1500 }]);
+    expect(withPeriod(changedInDecember.history, { from: '2026-09', monthly: 5 })).toEqual([{ from: '2026-09', monthly: 5 }]);
   });
 
   it('keeps one record and one event id per (account, metric, month, level), whatever the allowance or usage', () => {
@@ -88,6 +104,15 @@ describe('month-to-date status', () => {
       crossed: [{ level: 80, crossedAt: 't', used: 812, allowance: 1000 }],
     });
     expect(statuses.bytes).toMatchObject({ used: 10, allowance: null, percent: null, projectedPercent: null, crossed: [] });
+  });
+
+  it('rounds the percentage down, so it shows 100% only when the 100% level is reached', () => {
+    expect(percentOf(9_999, 10_000)).toBe(99.9);
+    expect(reachedLevels(9_999, 10_000, [100])).toEqual([]);
+    expect(percentOf(10_000, 10_000)).toBe(100);
+    expect(percentOf(799, 1000)).toBe(79.9);
+    expect(percentOf(2, 3)).toBe(66.6);
+    expect(percentOf(100_000_000_000, 1000)).toBe(10_000_000_000);
   });
 });
 

@@ -1,6 +1,7 @@
 import type { AdjustmentStore } from '../../app/ports';
 import { validateAdjustment, type Adjustment } from '../../domain/adjustment';
 import { dayOf } from '../../domain/days';
+import { monthOf } from '../../domain/quota';
 import { AdjustmentConflictError, ValidationError } from '../../domain/errors';
 import { metricNames } from '../../domain/metric-rules';
 import { actorOf, defineCommand, JSON_OPTION } from '../command';
@@ -30,7 +31,8 @@ export const adjustCommand = defineCommand<AdjustOptions>({
     'counters (which never change). The read API adds it into totals and shows it separately. ' +
     'Recording the same --id again changes nothing ("already recorded"); the same --id with ' +
     'another day, metric, delta or reason fails (exit 1). A future day, or an account with no ' +
-    'measured usage (a mistyped id?), is refused (exit 2) unless --force.',
+    'measured usage (a mistyped id?), is refused (exit 2) unless --force. The day\'s month is marked ' +
+    'for the threshold evaluator, so a level the correction reaches fires even in a past month.',
   options: [
     { flags: '--account <id>', help: 'the account to correct', read: accountId, required: true },
     { flags: '--day <day>', help: 'the UTC day to correct (YYYY-MM-DD)', read: day, required: true },
@@ -67,7 +69,7 @@ export const adjustCommand = defineCommand<AdjustOptions>({
           'check the name, set TALLY_METRICS as the consumer has it, or pass --allow-new-metric',
       );
     }
-    const { DynamoAdjustmentStore, DynamoUsageReader } = await import('../aws-adapters');
+    const { DynamoAdjustmentStore, DynamoMonthRechecks, DynamoUsageReader } = await import('../aws-adapters');
     const tableName = target.config.tableName;
     if (options.force !== true) {
       const presence = new DynamoUsageReader({ client: clients.dynamodb, tableName, consistentRead: true });
@@ -78,8 +80,12 @@ export const adjustCommand = defineCommand<AdjustOptions>({
       }
     }
     const store = new DynamoAdjustmentStore({ client: clients.dynamodb, tableName });
+    const rechecks = new DynamoMonthRechecks({ client: clients.dynamodb, tableName });
     try {
-      return await recordAdjustment(store, adjustment, { ...options, actor: actorOf(options.actor, env), tableName }, io);
+      const code = await recordAdjustment(store, adjustment, { ...options, actor: actorOf(options.actor, env), tableName }, io);
+      // The threshold evaluator may have stopped looking at a past month: mark it (again, on a rerun: a crash may have come between).
+      if (options.dryRun !== true) await rechecks.mark(monthOf(adjustment.day), context.now().toISOString());
+      return code;
     } catch (error) {
       if (!(error instanceof AdjustmentConflictError)) throw error;
       io.err(`tally adjust: ${error.message}\n`);

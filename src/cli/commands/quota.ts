@@ -4,11 +4,14 @@ import { metricNames } from '../../domain/metric-rules';
 import {
   effectiveQuotas,
   isValidMonth,
+  monthOf,
   parseQuotaLevels,
+  quotaInForce,
   validateMetricName,
   type EffectiveQuota,
   type Quota,
   type QuotaDefaults,
+  type QuotaPeriod,
 } from '../../domain/quota';
 import { actorOf, ACTOR_OPTION, defineCommand, JSON_OPTION, type CommandGroup, type OptionDeclaration } from '../command';
 import { formatTable } from '../io';
@@ -49,22 +52,36 @@ const month: ValueReader<string> = (text, flag) => {
 const ACCOUNT: OptionDeclaration = { flags: '--account <id>', help: 'the account', read: accountId, required: true };
 const METRIC: OptionDeclaration = { flags: '--metric <name>', help: 'the metric (requests, bytes, ...)', read: metric, required: true };
 
-/** `tally quota set`: exit 0 when stored, 2 when refused. */
-export const quotaSetCommand = defineCommand<{ account: string; metric: string; monthly: number; levels?: number[]; actor?: string; allowNewMetric?: boolean; json?: boolean }>({
+/** `tally quota set`: exit 0 when stored, 2 when refused (as `tally adjust`). */
+export const quotaSetCommand = defineCommand<{
+  account: string;
+  metric: string;
+  monthly: number;
+  levels?: number[];
+  from?: string;
+  actor?: string;
+  allowNewMetric?: boolean;
+  force?: boolean;
+  json?: boolean;
+}>({
   name: 'set',
   group: QUOTA_GROUP,
   summary: "set an account's monthly allowance of a metric",
   description:
-    "Sets (or replaces) an account's monthly allowance of one metric. Levels already fired this month " +
-    'stay fired; the next evaluation compares month-to-date with the new allowance and fires the levels ' +
-    'it reaches that have not fired yet.',
+    "Sets an account's monthly allowance of one metric from this UTC month on (or from --from): " +
+    'earlier months keep the allowance they had, so a past month is never judged by a later one. ' +
+    'Levels already fired this month stay fired; the next evaluation compares month-to-date with the ' +
+    'new allowance and fires the levels it reaches that have not fired yet. An account with no ' +
+    'measured usage (a mistyped id, or another case than the resolver gives?) is refused (exit 2) unless --force.',
   options: [
     ACCOUNT,
     METRIC,
     { flags: '--monthly <n>', help: 'the allowance per UTC month, a whole number of at least 1', read: integerFrom(1, Number.MAX_SAFE_INTEGER), required: true },
     { flags: '--levels <list>', help: 'percentages that fire an alert, e.g. 50,80,100 (default TALLY_QUOTA_LEVELS, else 80,100)', read: levels },
+    { flags: '--from <month>', help: 'first UTC month it applies to (YYYY-MM; default this month); later entries are replaced', read: month },
     ACTOR_OPTION,
     { flags: '--allow-new-metric', help: 'accept a metric the configured TALLY_METRICS does not name' },
+    { flags: '--force', help: 'set it for an account with no measured usage' },
     JSON_OPTION,
   ],
   target: { settings: ['metrics'] },
@@ -74,46 +91,75 @@ export const quotaSetCommand = defineCommand<{ account: string; metric: string; 
     if (!known.includes(options.metric) && options.allowNewMetric !== true) {
       throw new ValidationError(`metric "${options.metric}" is not one the consumer measures here (${known.join(', ')}); check the name or pass --allow-new-metric`);
     }
-    const store = await quotaStore(clients.dynamodb, target.config.tableName);
-    const quota: Quota = {
-      account: options.account,
-      metric: options.metric,
+    const tableName = target.config.tableName;
+    if (options.force !== true) {
+      const { DynamoUsageReader } = await import('../aws-adapters');
+      if (!(await new DynamoUsageReader({ client: clients.dynamodb, tableName, consistentRead: true }).hasMeasuredUsage(options.account))) {
+        throw new ValidationError(
+          `account "${options.account}" has no measured usage in ${tableName}, so its quota could never fire: ` +
+            'check the id (account ids are compared exactly, as the resolver gives them), or pass --force to set it anyway',
+        );
+      }
+    }
+    const period: QuotaPeriod = {
+      from: options.from ?? monthOf(now()),
       monthly: options.monthly,
       ...(options.levels === undefined ? {} : { levels: options.levels }),
+    };
+    const store = await quotaStore(clients.dynamodb, tableName);
+    const { quota, previous } = await store.set({
+      account: options.account,
+      metric: options.metric,
+      period,
       updatedAt: now().toISOString(),
       updatedBy: actorOf(options.actor, env),
-    };
-    const previous = await store.set(quota);
+    });
     if (options.json === true) io.out(`${JSON.stringify({ quota, ...(previous === undefined ? {} : { previous }) })}\n`);
     else {
-      const was = previous === undefined ? '' : ` (was ${previous.monthly})`;
-      io.out(`quota set: ${quota.account} ${quota.metric} ${quota.monthly} a month${was}, alerts at ${(quota.levels ?? target.config.quotaLevels).join('%, ')}%\n`);
+      const before = previous === undefined ? undefined : quotaInForce(previous, period.from);
+      const was = before === undefined ? '' : ` (was ${before.monthly})`;
+      io.out(`quota set: ${quota.account} ${quota.metric} ${period.monthly} a month from ${period.from}${was}, alerts at ${(period.levels ?? target.config.quotaLevels).join('%, ')}%\n`);
     }
     return 0;
   },
 });
 
+const LIST_MONTH: OptionDeclaration = { flags: '--month <month>', help: 'the allowances in force in this UTC month (YYYY-MM; default this month)', read: month };
+const HISTORY: OptionDeclaration = { flags: '--history', help: 'every allowance each quota has had, with the month it applies from' };
+
 /** `tally quota list`: stored quotas (and the defaults), or every allowance one account has. */
-export const quotaListCommand = defineCommand<{ account?: string; json?: boolean }>({
+export const quotaListCommand = defineCommand<{ account?: string; month?: string; history?: boolean; json?: boolean }>({
   name: 'list',
   group: QUOTA_GROUP,
   summary: 'list monthly allowances',
   description:
-    'Lists every stored quota and the defaults TALLY_QUOTAS gives every other account; with --account, ' +
-    'the allowances that apply to that account (its own, else the default) and where each comes from.',
-  options: [{ flags: '--account <id>', help: 'only this account, defaults included', read: accountId }, JSON_OPTION],
+    'Lists the allowance of every stored quota in force this UTC month (or --month) and the defaults TALLY_QUOTAS ' +
+    'gives every other account; with --account, the allowances that apply to that account (its own, else the default) ' +
+    "and where each comes from. --history lists every entry of each quota's history (--json always carries it).",
+  options: [{ flags: '--account <id>', help: 'only this account, defaults included', read: accountId }, LIST_MONTH, HISTORY, JSON_OPTION],
   target: { settings: [] },
-  async run({ options, context: { io }, target: open }) {
+  async run({ options, context: { io, now }, target: open }) {
     const { target, clients } = await open();
     const store = await quotaStore(clients.dynamodb, target.config.tableName);
     const stored = await store.list(options.account);
     const { quotaDefaults: defaults, quotaLevels } = target.config;
+    const inMonth = options.month ?? monthOf(now());
     if (options.account !== undefined) {
-      const quotas = effectiveQuotas(stored, defaults, quotaLevels);
-      io.out(options.json === true ? `${JSON.stringify({ account: options.account, quotas })}\n` : describeAccountQuotas(options.account, quotas));
+      const quotas = effectiveQuotas(stored, defaults, quotaLevels, inMonth);
+      io.out(
+        options.json === true
+          ? `${JSON.stringify({ account: options.account, month: inMonth, quotas, history: stored })}\n`
+          : `${describeAccountQuotas(options.account, inMonth, quotas)}${options.history === true ? describeHistory(stored, quotaLevels) : ''}`,
+      );
       return 0;
     }
-    io.out(options.json === true ? `${JSON.stringify({ quotas: stored, defaults, levels: quotaLevels })}\n` : describeQuotas(stored, defaults, quotaLevels));
+    io.out(
+      options.json === true
+        ? `${JSON.stringify({ month: inMonth, quotas: stored, defaults, levels: quotaLevels })}\n`
+        : options.history === true
+          ? `${describeHistory(stored, quotaLevels)}${describeDefaults(defaults, quotaLevels)}`
+          : describeQuotas(stored, inMonth, defaults, quotaLevels),
+    );
     return 0;
   },
 });
@@ -128,14 +174,14 @@ export const quotaRemoveCommand = defineCommand<{ account: string; metric: strin
     'Crossings already recorded stay on record.',
   options: [ACCOUNT, METRIC, JSON_OPTION],
   target: { settings: [] },
-  async run({ options, context: { io }, target: open }) {
+  async run({ options, context: { io, now }, target: open }) {
     const { target, clients } = await open();
     const store = await quotaStore(clients.dynamodb, target.config.tableName);
     const removed = await store.remove(options.account, options.metric);
     const fallback = target.config.quotaDefaults[options.metric];
     if (options.json === true) io.out(`${JSON.stringify({ removed: removed ?? null, default: fallback ?? null })}\n`);
     else if (removed === undefined) io.out(`no quota of ${options.metric} for ${options.account}: nothing removed\n`);
-    else io.out(`quota removed: ${options.account} ${options.metric} (was ${removed.monthly}); now ${fallback === undefined ? 'no allowance' : `the default ${fallback} (TALLY_QUOTAS)`}\n`);
+    else io.out(`quota removed: ${options.account} ${options.metric} (was ${quotaInForce(removed, monthOf(now()))?.monthly ?? 'not yet in force'}); now ${fallback === undefined ? 'no allowance' : `the default ${fallback} (TALLY_QUOTAS)`}\n`);
     return 0;
   },
 });
@@ -146,12 +192,13 @@ export const quotaCheckCommand = defineCommand<{ month?: string; account?: strin
   group: QUOTA_GROUP,
   summary: 'evaluate quotas now and fire the thresholds reached',
   description:
-    'Does on demand what the scheduled evaluator does every few minutes: reads month-to-date usage of ' +
-    'every account with a quota, records each level reached once and queues its usage.threshold event ' +
-    '(TALLY_WEBHOOK_QUEUE_URL; without it the crossings are recorded and wait). Running it again, or at ' +
-    'the same time as the schedule, fires nothing twice.',
+    'Does on demand what the scheduled evaluator does every few minutes: reads month-to-date usage of every ' +
+    'account with a quota (judged by the allowance in force that month), records each level reached once and ' +
+    'queues its usage.threshold event (TALLY_WEBHOOK_QUEUE_URL; without it the crossings are recorded and wait). ' +
+    'Besides this month it evaluates the last while it has open days and every month a late revision or ' +
+    'tally adjust marked. Running it again, or at the same time as the schedule, fires nothing twice.',
   options: [
-    { flags: '--month <month>', help: 'only this UTC month (YYYY-MM); default this month (and the last while it has open days)', read: month },
+    { flags: '--month <month>', help: 'only this UTC month (YYYY-MM); default this month, the last while it has open days, and marked months', read: month },
     { flags: '--account <id>', help: 'only this account', read: accountId },
     JSON_OPTION,
   ],
@@ -188,21 +235,34 @@ function describeDefaults(defaults: QuotaDefaults, levels: readonly number[]): s
     : `default for every other account (TALLY_QUOTAS): ${entries.map(([name, value]) => `${name} ${value}`).join(', ')}; levels ${levels.join(',')}\n`;
 }
 
-/** The human listing of every stored quota, then the defaults. */
-export function describeQuotas(stored: readonly Quota[], defaults: QuotaDefaults, levels: readonly number[]): string {
+/** The human listing of every stored quota as in force in `month` (`-` before its first entry), then the defaults. */
+export function describeQuotas(stored: readonly Quota[], month: string, defaults: QuotaDefaults, levels: readonly number[]): string {
   const table =
     stored.length === 0
       ? 'no quotas set\n'
       : formatTable(
-          ['account', 'metric', 'monthly', 'levels', 'updated', 'by'],
-          stored.map((quota) => [quota.account, quota.metric, String(quota.monthly), (quota.levels ?? levels).join(','), quota.updatedAt ?? '-', quota.updatedBy ?? '-']),
+          ['account', 'metric', 'monthly', 'levels', 'from', 'updated', 'by'],
+          stored.map((quota) => {
+            const period = quotaInForce(quota, month);
+            const later = period === undefined ? ` (${quota.history[0]?.monthly ?? '-'} from ${quota.history[0]?.from ?? '-'})` : '';
+            return [quota.account, quota.metric, period === undefined ? `-${later}` : String(period.monthly), (period?.levels ?? levels).join(','), period?.from ?? '-', quota.updatedAt ?? '-', quota.updatedBy ?? '-'];
+          }),
         );
   return `${table}${describeDefaults(defaults, levels)}`;
 }
 
-/** The human listing of the allowances one account has. */
-export function describeAccountQuotas(account: string, quotas: readonly EffectiveQuota[]): string {
-  if (quotas.length === 0) return `${account} has no allowance: it never fires a threshold\n`;
+/** The human listing of every entry of each quota's history. */
+export function describeHistory(stored: readonly Quota[], levels: readonly number[]): string {
+  if (stored.length === 0) return 'no quotas set\n';
+  return formatTable(
+    ['account', 'metric', 'from', 'monthly', 'levels'],
+    stored.flatMap((quota) => quota.history.map((period) => [quota.account, quota.metric, period.from, String(period.monthly), (period.levels ?? levels).join(',')])),
+  );
+}
+
+/** The human listing of the allowances one account has in `month`. */
+export function describeAccountQuotas(account: string, month: string, quotas: readonly EffectiveQuota[]): string {
+  if (quotas.length === 0) return `${account} has no allowance in ${month}: it never fires a threshold\n`;
   return formatTable(
     ['account', 'metric', 'monthly', 'levels', 'source'],
     quotas.map((quota) => [account, quota.metric, String(quota.monthly), quota.levels.join(','), quota.source === 'account' ? 'own' : 'default (TALLY_QUOTAS)']),
