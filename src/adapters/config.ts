@@ -75,7 +75,11 @@ export function readRetentionSeconds(env: Env): number {
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
+  return integerValue(env[name], name, fallback, min, max);
+}
+
+/** `raw` as an integer from `min` to `max` (`fallback` when unset); `name` is what messages call it. */
+function integerValue(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
@@ -223,7 +227,7 @@ export function readLogFormat(
     }
   }
   const delimiter = values.delimiter === undefined || values.delimiter === '' ? undefined : parseDelimiter(values.delimiter, names.delimiter);
-  const samplingRate = values.samplingRate === undefined || values.samplingRate === '' ? undefined : integer({ [names.samplingRate]: values.samplingRate }, names.samplingRate, 100, 1, 100);
+  const samplingRate = values.samplingRate === undefined || values.samplingRate === '' ? undefined : integerValue(values.samplingRate, names.samplingRate, 100, 1, 100);
   if (samplingRate !== undefined && samplingRate < 100 && headerless?.preset !== 'realtime') {
     throw new ConfigError(`${names.samplingRate} is the sampling rate of real-time logs: give ${names.fields} realtime:<fields> too`);
   }

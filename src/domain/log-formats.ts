@@ -1,7 +1,7 @@
 import { fieldKey, parseFieldsDirective } from './cloudfront-log';
 import type { ResolverSpec } from './account-resolver';
 import { countsEstimates, DEFAULT_DELIMITER, type LogFormatSettings } from './log-fields';
-import { ESTIMATED_PREFIX, type MetricRule } from './metric-rules';
+import { estimatedMetric, type MetricRule } from './metric-rules';
 import { DEFAULT_MAX_LINE_BYTES, LogCounter, type CountOptions, type LogCount } from './log-counter';
 import { RecordLines, type LogContent } from './log-records';
 import { UsageTally } from './usage-tally';
@@ -19,11 +19,6 @@ export interface FormatCount extends LogCount {
   readonly format: LogFormat;
   /** Real-time logs sampled below 100%: the percent; their metrics are `estimated_<metric>`. */
   readonly samplingRate?: number;
-}
-
-/** The name under which an estimate of `metric` (from sampled logs) is kept. */
-export function estimatedMetric(metric: string): string {
-  return `${ESTIMATED_PREFIX}${metric}`;
 }
 
 /** How the consumer reads logs: what every path that counts an object (ingest, reconcile, the DLQ) must share. */
@@ -194,7 +189,6 @@ class LineSplitter {
   private pendingBytes = 0;
   private skipping = false;
   private skipped = 0;
-  private lineNumber = 0;
   private started = false;
 
   constructor(
@@ -244,7 +238,6 @@ class LineSplitter {
 
   private complete(last: Buffer): void {
     if (this.skipping) {
-      this.lineNumber++;
       const length = this.skipped + last.length;
       this.skipping = false;
       this.skipped = 0;
@@ -259,7 +252,6 @@ class LineSplitter {
 
   /** A whole line, `bytes[start, end)` without its line break. */
   private whole(bytes: Buffer, start: number, end: number): void {
-    this.lineNumber++;
     if (end - start > this.maxLineBytes) {
       this.lines.malformed(`line of ${end - start} bytes is longer than ${this.maxLineBytes}`);
       return;

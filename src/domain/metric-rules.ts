@@ -62,6 +62,11 @@ export function validateMetricRules(input: unknown): MetricRule[] {
 /** The prefix of metrics that hold estimates from sampled real-time logs (`estimated_requests`). */
 export const ESTIMATED_PREFIX = 'estimated_';
 
+/** The name under which an estimate of `metric` (from sampled real-time logs) is kept. */
+export function estimatedMetric(metric: string): string {
+  return `${ESTIMATED_PREFIX}${metric}`;
+}
+
 /**
  * Names of all metrics, base first, in the order values are reported. With `estimates`
  * (a sampled real-time log source is configured), each has an `estimated_` twin after
@@ -69,7 +74,7 @@ export const ESTIMATED_PREFIX = 'estimated_';
  */
 export function metricNames(rules: readonly MetricRule[], options: { estimates?: boolean } = {}): string[] {
   const names = [...BASE_METRICS, ...rules.map((rule) => rule.name)];
-  return options.estimates === true ? [...names, ...names.map((name) => `${ESTIMATED_PREFIX}${name}`)] : names;
+  return options.estimates === true ? [...names, ...names.map(estimatedMetric)] : names;
 }
 
 /** Adds one line's values for the configured rules into `values` (offset past the base metrics). */

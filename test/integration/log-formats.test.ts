@@ -44,7 +44,6 @@ async function countersOf(accounts: readonly string[]) {
 
 describe('every CloudFront log format through S3, the ingest handler and DynamoDB Local', () => {
   it('counts the same traffic the same whichever format and key layout carries it, once however often it is delivered', async () => {
-    const counters: Record<string, unknown> = {};
     let reference: unknown;
     for (const format of CASES) {
       const accounts = [uniqueId('fa'), uniqueId('fb'), uniqueId('fc')];
@@ -64,11 +63,9 @@ describe('every CloudFront log format through S3, the ingest handler and DynamoD
       // A recount done another way: the traffic summed per host label and UTC day.
       const want = Object.fromEntries(accounts.map((account, i) => [`account${i}`, Object.fromEntries(Object.entries(expected[account] ?? {}).map(([day, m]) => [day, { ...m }]))]));
       expect({ format: format.name, counters: got }).toEqual({ format: format.name, counters: want });
-      counters[format.name] = got;
       reference ??= got;
       expect(got).toEqual(reference);
     }
-    expect(Object.keys(counters)).toHaveLength(CASES.length);
   });
 
   it('refuses a headerless object when no field list is configured: poison, named, nothing applied', async () => {

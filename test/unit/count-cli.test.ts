@@ -25,6 +25,21 @@ describe('tally count', () => {
     expect(report.usage).toContainEqual({ account: 'unattributed', day: '2026-11-21', metrics: { requests: 2, bytes: 600, authorization_requests: 0 } });
   });
 
+  it('sums a sampled real-time file and a legacy one side by side: estimates apart from exact counts', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tally-count-rt-'));
+    const file = join(folder, 'realtime.tsv');
+    writeFileSync(file, '1763683200.123\t100\tacme.x.com\n1763683201.500\t50\tacme.x.com\n');
+    try {
+      const { stdout } = await tally('count', '--json', '--fields', 'realtime:timestamp,sc-bytes,x-host-header', '--sampling-rate', '25', file, 'fixtures/logs/E2FIXTURE.2026-11-21-00.v33.gz');
+
+      const report = JSON.parse(stdout);
+      expect(report.usage).toContainEqual({ account: 'acme', day: '2025-11-21', metrics: { requests: 0, bytes: 0, estimated_requests: 8, estimated_bytes: 600 } });
+      expect(report.usage).toContainEqual({ account: 'acme', day: '2026-11-21', metrics: { requests: 2, bytes: 750, estimated_requests: 0, estimated_bytes: 0 } });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('uses the resolver it is given', async () => {
     const { stdout } = await tally('count', '--json', '--resolver', 'key:fixtures/logs/{account}-mix.*', 'fixtures/logs/malformed-mix.log.gz');
 

@@ -3,7 +3,9 @@ import { openLogFile } from '../../adapters/log-opening';
 import { RESOLVER_FORMS } from '../../domain/account-resolver';
 import { ConfigError, PoisonObjectError } from '../../domain/errors';
 import { countObject } from '../../domain/log-formats';
-import { addLineCounts, emptyLineCounts, type LineCounts } from '../../domain/usage-tally';
+import { countsEstimates } from '../../domain/log-fields';
+import { metricNames } from '../../domain/metric-rules';
+import { addLineCounts, emptyLineCounts, UsageTally, type AccountDayUsage, type LineCounts } from '../../domain/usage-tally';
 import { defineCommand, JSON_OPTION } from '../command';
 import { formatTable } from '../io';
 
@@ -39,7 +41,8 @@ export async function countFiles(files: readonly string[], options: CountFileOpt
   const metricRules = readMetricRules(options.metrics, '--metrics');
   if (options.delimiter === '') throw new ConfigError('--delimiter must be 1 to 5 characters (a tab: "\\t")');
   const logFormat = readLogFormat(options, resolver, metricRules, { fields: '--fields', delimiter: '--delimiter', samplingRate: '--sampling-rate' });
-  const rows = new Map<string, { account: string; day: string; metrics: Record<string, number> }>();
+  // A sampled real-time file counts under estimated_* metrics: the total carries both.
+  const total = new UsageTally(metricNames(metricRules, { estimates: countsEstimates(logFormat) }));
   const lines = emptyLineCounts();
   for (const file of files) {
     let count;
@@ -48,20 +51,10 @@ export async function countFiles(files: readonly string[], options: CountFileOpt
     } catch (error) {
       throw new Error(fileProblem(file, error), { cause: error });
     }
-    for (const usage of count.tally.usage()) {
-      const key = `${usage.account}\u0000${usage.day}`;
-      const row = rows.get(key) ?? { account: usage.account, day: usage.day, metrics: {} };
-      for (const [metric, value] of Object.entries(usage.metrics)) row.metrics[metric] = (row.metrics[metric] ?? 0) + value;
-      rows.set(key, row);
-    }
+    for (const row of count.tally.usage()) total.add(row.account, row.day, total.metricNames.map((name) => row.metrics[name] ?? 0));
     addLineCounts(lines, count.lines);
   }
-  const usage = [...rows.values()].sort((a, b) => (a.account === b.account ? compare(a.day, b.day) : compare(a.account, b.account)));
-  return { usage, lines };
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  return { usage: total.usage().map((row: AccountDayUsage) => ({ ...row })), lines };
 }
 
 /** `tally count FILE...`: no AWS needed; exit 1 when a file cannot be read as a log. */
@@ -99,7 +92,7 @@ export const countCommand = defineCommand<{ resolver: string; metrics?: string; 
       io.out(`${JSON.stringify(report)}\n`);
       return 0;
     }
-    const columns = report.usage.length === 0 ? ['requests', 'bytes'] : [...new Set(report.usage.flatMap((row) => Object.keys(row.metrics)))];
+    const columns = report.usage[0] === undefined ? ['requests', 'bytes'] : Object.keys(report.usage[0].metrics);
     io.out(
       formatTable(
         ['account', 'day', ...columns],
