@@ -19,10 +19,6 @@ export const DEFAULTS = {
   messageConcurrency: 4,
   incrementConcurrency: 8,
   minRemainingMillis: 10_000,
-  /** Every key stays in its shard's history at least this long: the deployed queue's visibility (1800 s) plus margin. */
-  historyRetentionSeconds: 2_400,
-  /** A hot shard's history may grow to this many keys (about 8 KB) to honour the retention. */
-  historyMaxKeys: 480,
   /** The ingest queue's maxReceiveCount (the last receive records that it started). */
   maxReceiveCount: 5,
   /** A day closes this many hours after its end (CloudFront delivers some logs up to 24 hours late). */
@@ -45,9 +41,6 @@ export interface TallyConfig {
   readonly logFormat: LogFormatSettings;
   readonly keyScheme: KeyScheme;
   readonly historyCap: number;
-  /** Seconds each key is kept at least, below `historyMaxKeys`. */
-  readonly historyRetentionSeconds: number;
-  readonly historyMaxKeys: number;
   readonly maxReceiveCount: number;
   readonly ledgerTtlDays: number;
   /** Hours after its end that a day closes; ingest marks usage that reaches a day after that. */
@@ -69,9 +62,20 @@ export interface TallyConfig {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** `TALLY_HISTORY_RETENTION_SECONDS`: how long every history key is kept at least (0: roll by count only). */
-export function readRetentionSeconds(env: Env): number {
-  return integer(env, 'TALLY_HISTORY_RETENTION_SECONDS', DEFAULTS.historyRetentionSeconds, 0, 1_209_600);
+/**
+ * Settings of earlier versions that no longer mean anything: histories used to keep keys
+ * for a time; now a key leaves a history only after its tombstone is written, so no time
+ * is assumed. A deployment that still sets one is told, rather than silently ignored.
+ */
+const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
+  TALLY_HISTORY_RETENTION_SECONDS: 'histories keep no time window any more (every dropped key leaves a tombstone)',
+  TALLY_HISTORY_MAX_KEYS: 'histories hold TALLY_HISTORY_CAP keys at most (every dropped key leaves a tombstone)',
+};
+
+function refuseRemovedSettings(env: Env): void {
+  for (const [name, why] of Object.entries(REMOVED_SETTINGS)) {
+    if (env[name] !== undefined && env[name] !== '') throw new ConfigError(`${name} is no longer used: ${why}; remove it`);
+  }
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -136,6 +140,7 @@ export function readConfig(env: Env): TallyConfig {
   if (tableName === undefined || !/^[A-Za-z0-9_.-]{3,255}$/.test(tableName)) {
     throw new ConfigError('TALLY_TABLE must name the usage table (3-255 of A-Z a-z 0-9 _ . -)');
   }
+  refuseRemovedSettings(env);
   const keyBytes = integer(env, 'TALLY_KEY_BYTES', DEFAULTS.keyBytes, 12, 16);
   const historyCap = integer(env, 'TALLY_HISTORY_CAP', DEFAULTS.historyCap, 1, 25_000);
   if (historyCap * (keyBytes + 1) > 350_000) {
@@ -161,8 +166,6 @@ export function readConfig(env: Env): TallyConfig {
     logFormat: readLogFormat({ fields: env.TALLY_LOG_FIELDS, delimiter: env.TALLY_LOG_DELIMITER, samplingRate: env.TALLY_SAMPLING_RATE }, resolver, metricRules),
     keyScheme: { keyBytes, ...readShards(env.TALLY_SHARDS) },
     historyCap,
-    historyRetentionSeconds: readRetentionSeconds(env),
-    historyMaxKeys: integer(env, 'TALLY_HISTORY_MAX_KEYS', Math.max(DEFAULTS.historyMaxKeys, historyCap), historyCap, 20_000),
     maxReceiveCount: integer(env, 'TALLY_MAX_RECEIVE_COUNT', DEFAULTS.maxReceiveCount, 1, 1000),
     ledgerTtlDays: integer(env, 'TALLY_LEDGER_TTL_DAYS', DEFAULTS.ledgerTtlDays, 1, 3650),
     closeGraceHours: integer(env, 'TALLY_CLOSE_GRACE_HOURS', DEFAULTS.closeGraceHours, 0, 8760),

@@ -1,5 +1,6 @@
 import {
   BatchWriteItemCommand,
+  DeleteItemCommand,
   ConditionalCheckFailedException,
   type BatchWriteItemCommandOutput,
   type WriteRequest,
@@ -11,7 +12,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { TallyError } from '../domain/errors';
-import { ATTEMPT_PREFIX, attemptKey, droppedKeyItem, ledgerKey, parseAttemptSortKey, usageKey } from '../domain/keys';
+import { ATTEMPT_PREFIX, attemptKey, droppedKeyItem, ledgerKey, parseAttemptSortKey, UNRESOLVED_PARTITION, unresolvedKey, usageKey } from '../domain/keys';
 import type { LogObjectRef } from '../domain/log-object';
 import type {
   ApplyOptions,
@@ -20,9 +21,23 @@ import type {
   IncrementOutcome,
   LedgerEntry,
   ObjectState,
+  UnresolvedObject,
   UsageStore,
 } from '../domain/usage-store';
-import { historyUpdate, nextForm, observeWrite, pinDuplicateUpdate, unpinUpdate, type HistoryForm, type HistoryObservation, type HistoryUpdateOptions } from './history-update';
+import {
+  formFor,
+  ROLL_CANDIDATES,
+  historyUpdate,
+  nextForm,
+  observeWrite,
+  pinDuplicateUpdate,
+  provesAbsence,
+  tombstonesCover,
+  unpinUpdate,
+  type HistoryObservation,
+  type HistoryState,
+  type HistoryUpdateOptions,
+} from './history-update';
 
 /** Keys per attempt item: 20,000 x 16 bytes stays far under the 400 KB item limit. */
 const KEYS_PER_ATTEMPT_ITEM = 20_000;
@@ -32,11 +47,7 @@ export interface DynamoUsageStoreOptions {
   readonly tableName: string;
   /** Keys kept per shard item; the default keeps an item under 1 KB. */
   readonly historyCap: number;
-  /** Keys a shard's history may grow to while its oldest key is younger than the retention (default: the cap). */
-  readonly historyMaxKeys?: number;
-  /** Seconds every key is kept at least, below `historyMaxKeys` (default 0: roll at the cap). */
-  readonly retentionSeconds?: number;
-  /** Ledger items expire this many days after they are written. */
+  /** Ledger items, attempt records and tombstones expire this many days after they are written. */
   readonly ledgerTtlDays: number;
   readonly clock?: () => Date;
   /**
@@ -46,78 +57,94 @@ export interface DynamoUsageStoreOptions {
   readonly onCapacity?: (operation: 'increment' | 'ledger', writeUnits: number) => void;
   /** Told what each applied increment learned about its shard's history (size, age of a dropped key). */
   readonly onHistory?: (observation: HistoryObservation) => void;
+  /** Told of each increment left unresolved (for the `UnresolvedIncrements` metric and its alarm). */
+  readonly onUnresolved?: (increment: Increment) => void;
 }
 
-/** The form each shard last took is remembered so its next increment usually needs one request. */
-const FULL_HINTS_LIMIT = 10_000;
-/** Form switches allowed per increment; more means the item changes under us faster than we can write. */
-const MAX_FORM_SWITCHES = 4;
-/** Forced writes that found the head moved past all their candidates, per increment. */
-const MAX_FORCE_RACES = 16;
+/** The state each shard was last seen in is remembered so its next increment usually needs one request. */
+const SHAPES_LIMIT = 10_000;
+/** Condition failures allowed per increment; more means the item changes under us faster than we can write. */
+const MAX_CONDITION_FAILURES = 24;
 /** Tombstones remembered as written; past this the memory starts over (a repeat costs 1 WCU). */
 const TOMBSTONES_REMEMBERED = 50_000;
 
 /**
  * The UsageStore on DynamoDB: one conditional `UpdateItem` per increment (see
  * history-update.ts), one strongly consistent `Query` and one `PutItem` per object.
+ * A shard at its cap also pays a tombstone per increment, written 16 at a time.
  */
 export class DynamoUsageStore implements UsageStore {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
   private readonly historyCap: number;
-  private readonly historyMaxKeys: number;
-  private readonly retentionSeconds: number;
   private readonly ledgerTtlDays: number;
   private readonly clock: () => Date;
-  /** Per shard: the form its next write likely needs, and for a forced one the key it drops. */
-  private readonly shapes = new Map<string, { form: HistoryForm; heads?: readonly Uint8Array[] }>();
+  /** Per shard: the history's state when this store last saw it (a hint: a stale one costs a retry). */
+  private readonly shapes = new Map<string, HistoryState>();
   /** Keys this store already wrote a tombstone for (hex), so each is written about once. */
   private readonly tombstoned = new Set<string>();
   private readonly onCapacity: DynamoUsageStoreOptions['onCapacity'];
   private readonly onHistory: DynamoUsageStoreOptions['onHistory'];
+  private readonly onUnresolved: DynamoUsageStoreOptions['onUnresolved'];
 
   constructor(options: DynamoUsageStoreOptions) {
     this.client = options.client;
     this.tableName = options.tableName;
     this.historyCap = options.historyCap;
-    this.historyMaxKeys = Math.max(options.historyCap, options.historyMaxKeys ?? options.historyCap);
-    this.retentionSeconds = options.retentionSeconds ?? 0;
     this.ledgerTtlDays = options.ledgerTtlDays;
     this.clock = options.clock ?? (() => new Date());
     this.onCapacity = options.onCapacity;
     this.onHistory = options.onHistory;
+    this.onUnresolved = options.onUnresolved;
   }
 
   private get capacityRequest(): { ReturnConsumedCapacity?: 'TOTAL' } {
     return this.onCapacity === undefined ? {} : { ReturnConsumedCapacity: 'TOTAL' };
   }
 
+  /**
+   * Applies `increment` once (see history-update.ts for the forms and the proof):
+   *
+   * ```
+   * write (form from the shard's last seen state) --ok--> applied
+   *   | condition failed: the old item says
+   *   +-- key or pin there ---------------------------> duplicate
+   *   +-- another form fits ----------------------------> write again in it
+   *   +-- proof does not hold -> tombstone (consistent read)
+   *          +-- there --------------------------------> duplicate
+   *          +-- absent, drops all tombstoned ---------> write again, guarded
+   *          +-- absent, item dropped keys untombstoned -> unresolved (nothing applied)
+   * ```
+   * A state remembered from an earlier write can say beforehand that the proof will
+   * not hold: then the tombstone is read first, and the failed write is saved.
+   */
   async applyIncrement(increment: Increment, apply: ApplyOptions = {}): Promise<IncrementOutcome> {
     const shardId = `${increment.account}\u0000${increment.day}\u0000${increment.shard}`;
+    const since = apply.since;
     let options: HistoryUpdateOptions = {
       tableName: this.tableName,
       cap: this.historyCap,
-      maxKeys: this.historyMaxKeys,
-      retentionSeconds: this.retentionSeconds,
       now: this.clock(),
       ...(apply.pin === undefined ? {} : { pin: apply.pin }),
-      ...(apply.since === undefined ? {} : { since: apply.since }),
+      ...(since === undefined ? {} : { since }),
     };
-    const hint = this.shapes.get(shardId);
-    let form: HistoryForm = hint?.form ?? 'grow';
-    let seen: { size?: number; heads?: readonly Uint8Array[] } = hint?.heads === undefined ? {} : { heads: hint.heads };
-    let switches = 0;
-    let races = 0;
-    while (switches <= MAX_FORM_SWITCHES && races <= MAX_FORCE_RACES) {
+    let state: HistoryState = this.shapes.get(shardId) ?? { size: 0, drops: 0, heads: [] };
+    if (since !== undefined && !provesAbsence(state, increment.day, this.historyCap, since)) {
+      const decided = await this.decideByTombstone(increment, state, since);
+      if (decided !== undefined) return decided;
+      options = { ...options, maxDrops: (state.drops ?? 0) + state.size };
+    }
+    for (let failures = 0; failures <= MAX_CONDITION_FAILURES; failures++) {
+      const form = formFor(state, this.historyCap);
       try {
-        if (form === 'force') await this.putTombstones(seen.heads ?? []);
+        const heads = form === 'roll' ? await this.tombstonedHeads(state.heads) : [];
         // The minute a key is dated with is taken as late as possible: histories stay in time order.
         options = { ...options, now: this.clock() };
-        const output = await this.client.send(new UpdateItemCommand({ ...historyUpdate(form, increment, options, seen), ...this.capacityRequest }));
+        const output = await this.client.send(new UpdateItemCommand({ ...historyUpdate(form, increment, options, { size: state.size, heads }), ...this.capacityRequest }));
         this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
-        const observation = observeWrite(form, output.Attributes, increment.day, options, increment.key);
+        const observation = observeWrite(form, output.Attributes, increment.day, options.now, increment.key);
         this.onHistory?.(observation);
-        this.rememberShape(shardId, observation.next, observation.heads);
+        this.remember(shardId, observation.after);
         return 'applied';
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
@@ -126,26 +153,34 @@ export class DynamoUsageStore implements UsageStore {
           if (verdict.by === 'history' && apply.pin !== undefined) await this.pinDuplicate(increment, apply.pin);
           return 'duplicate';
         }
-        if (verdict.kind === 'unproven') {
-          // The history forgot keys added since the unseen attempt: a young one only after its tombstone.
-          if (await this.hasTombstone(increment.key)) return 'duplicate';
-          const { since: _proven, ...rest } = options;
-          options = rest;
+        state = verdict.state;
+        this.remember(shardId, state);
+        if (verdict.kind === 'unproven' && since !== undefined) {
+          const decided = await this.decideByTombstone(increment, state, since);
+          if (decided !== undefined) return decided;
+          // Absent now: guarded, the write holds only if no key added since this state was seen can have left.
+          options = { ...options, maxDrops: (state.drops ?? 0) + state.size };
         }
-        if (form === 'force' && verdict.form === 'force') {
-          // Other writers moved the head past every candidate: take the new front and go again.
-          races++;
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * Math.min(races, 4)));
-        } else {
-          switches++;
-        }
-        form = verdict.form;
-        seen = { size: verdict.size, ...(verdict.heads === undefined ? {} : { heads: verdict.heads }) };
-        if (form !== 'adopt') this.rememberShape(shardId, form, verdict.heads);
+        // Concurrent writers move the head of a full history by one each: back off a little before the next try.
+        if (form === 'roll' && verdict.form === 'roll') await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * Math.min(failures + 1, 4)));
       }
     }
     const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
-    throw new TallyError(`increment on ${key.PK} ${key.SK} kept failing its condition (last form ${form}); retry later`);
+    throw new TallyError(`increment on ${key.PK} ${key.SK} kept failing its condition; retry later`);
+  }
+
+  /**
+   * The key is not in a history that cannot prove it never was: its tombstone decides.
+   * There: applied before (a duplicate). Absent: undefined (apply it, guarded), unless
+   * the shard dropped keys without tombstones since the attempt may have started (an
+   * item from an earlier version of Tally): then nothing can prove it, and the increment
+   * is left unresolved, for `tally reconcile --resolve` to settle from the raw log.
+   */
+  private async decideByTombstone(increment: Increment, state: HistoryState, since: Date): Promise<IncrementOutcome | undefined> {
+    if (await this.hasTombstone(increment.key)) return 'duplicate';
+    if (tombstonesCover(state, increment.day, since)) return undefined;
+    this.onUnresolved?.(increment);
+    return 'unresolved';
   }
 
   /**
@@ -264,6 +299,8 @@ export class DynamoUsageStore implements UsageStore {
   }
 
   async writeLedger(entry: LedgerEntry): Promise<void> {
+    // Listed for the operator first: a ledger that says unresolved is always found by `tally reconcile --resolve`.
+    if (entry.unresolved !== undefined && entry.unresolved.length > 0) await this.listUnresolvedObject(entry.object, entry.unresolved);
     const key = ledgerKey(entry.object);
     const expires = Math.floor(this.clock().getTime() / 1000) + this.ledgerTtlDays * 86_400;
     const output = await this.client.send(
@@ -289,6 +326,7 @@ export class DynamoUsageStore implements UsageStore {
           duplicates: { N: String(entry.duplicates) },
           ...(entry.resumed ? { resumed: { N: String(entry.resumed) } } : {}),
           ...(entry.pinned ? { pinned: { BOOL: true } } : {}),
+          ...(entry.unresolved === undefined || entry.unresolved.length === 0 ? {} : { unresolved: { L: entry.unresolved.map(incrementItem) } }),
           processedAt: { S: entry.processedAt },
           ttl: { N: String(expires) },
         },
@@ -297,19 +335,92 @@ export class DynamoUsageStore implements UsageStore {
     this.onCapacity?.('ledger', output.ConsumedCapacity?.CapacityUnits ?? 0);
   }
 
-  private rememberShape(shardId: string, form: HistoryForm, heads: readonly Uint8Array[] | undefined): void {
-    if (form === 'grow' || (form === 'force' && (heads === undefined || heads.length === 0))) {
-      this.shapes.delete(shardId);
-      return;
-    }
-    if (this.shapes.size >= FULL_HINTS_LIMIT) this.shapes.clear();
-    this.shapes.set(shardId, { form, ...(heads === undefined ? {} : { heads }) });
+  private async listUnresolvedObject(ref: LogObjectRef, increments: readonly Increment[]): Promise<void> {
+    const key = unresolvedKey(ref);
+    await this.client.send(
+      new PutItemCommand({
+        TableName: this.tableName,
+        Item: {
+          PK: { S: key.PK },
+          SK: { S: key.SK },
+          bucket: { S: ref.bucket },
+          key: { S: ref.key },
+          etag: { S: ref.etag },
+          increments: { L: increments.map(incrementItem) },
+          recordedAt: { S: this.clock().toISOString() },
+        },
+      }),
+    );
   }
 
-  /** Tombstones for keys a forced write may drop, kept as long as ledger items; each written about once. */
-  private async putTombstones(keys: readonly Uint8Array[]): Promise<void> {
-    const fresh = keys.filter((key) => !this.tombstoned.has(Buffer.from(key).toString('hex')));
-    if (fresh.length === 0) return;
+  /** Every object whose ledger lists unresolved increments, oldest key first. */
+  async listUnresolved(): Promise<UnresolvedObject[]> {
+    const found: UnresolvedObject[] = [];
+    let exclusiveStartKey: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: { ':pk': { S: UNRESOLVED_PARTITION } },
+          ConsistentRead: true,
+          ...(exclusiveStartKey === undefined ? {} : { ExclusiveStartKey: exclusiveStartKey }),
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        found.push({
+          object: { bucket: item.bucket?.S ?? '', key: item.key?.S ?? '', etag: item.etag?.S ?? '' },
+          increments: (item.increments?.L ?? []).map((entry) => incrementFromItem(entry.M ?? {})),
+          recordedAt: item.recordedAt?.S ?? '',
+        });
+      }
+      exclusiveStartKey = page.LastEvaluatedKey;
+    } while (exclusiveStartKey !== undefined);
+    return found;
+  }
+
+  /**
+   * Records how an object's unresolved increments were settled: the ledger keeps the
+   * outcome of each (`settled`), and the object leaves the unresolved list.
+   */
+  async settleUnresolved(ref: LogObjectRef, settled: readonly { increment: Increment; outcome: 'applied' | 'already-counted' }[]): Promise<void> {
+    const ledger = ledgerKey(ref);
+    await this.client.send(
+      new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: { PK: { S: ledger.PK }, SK: { S: ledger.SK } },
+        UpdateExpression: 'SET settled = :settled, settledAt = :now REMOVE unresolved',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: {
+          ':settled': { L: settled.map(({ increment, outcome }) => ({ M: { ...(incrementItem(increment).M ?? {}), outcome: { S: outcome } } })) },
+          ':now': { S: this.clock().toISOString() },
+        },
+      }),
+    );
+    const key = unresolvedKey(ref);
+    await this.client.send(new DeleteItemCommand({ TableName: this.tableName, Key: { PK: { S: key.PK }, SK: { S: key.SK } } }));
+  }
+
+  private remember(shardId: string, state: HistoryState): void {
+    if (this.shapes.size >= SHAPES_LIMIT) this.shapes.clear();
+    this.shapes.set(shardId, state);
+  }
+
+  /**
+   * The candidates a roll may drop, each with its tombstone written: while the head is
+   * one this store already tombstoned, the tombstoned ones at the front (no request);
+   * otherwise every candidate not yet tombstoned, in one `BatchWriteItem`, so a batch
+   * serves the next {@link ROLL_CANDIDATES} rolls of the shard. Tombstones are kept as
+   * long as ledger items. The roll's condition names only keys returned here.
+   */
+  private async tombstonedHeads(candidates: readonly Uint8Array[]): Promise<readonly Uint8Array[]> {
+    const known = (key: Uint8Array) => this.tombstoned.has(Buffer.from(key).toString('hex'));
+    const head = candidates[0];
+    if (head !== undefined && known(head)) {
+      const prefix = candidates.findIndex((key) => !known(key));
+      return prefix === -1 ? candidates : candidates.slice(0, prefix);
+    }
+    const fresh = candidates.filter((key) => !known(key));
     const expires = String(Math.floor(this.clock().getTime() / 1000) + this.ledgerTtlDays * 86_400);
     let pending: WriteRequest[] | undefined = fresh.map((key) => {
       const item = droppedKeyItem(key);
@@ -323,10 +434,30 @@ export class DynamoUsageStore implements UsageStore {
     }
     if (this.tombstoned.size + fresh.length > TOMBSTONES_REMEMBERED) this.tombstoned.clear();
     for (const key of fresh) this.tombstoned.add(Buffer.from(key).toString('hex'));
+    return candidates;
   }
+}
 
+function incrementItem(increment: Increment): AttributeValue {
+  return {
+    M: {
+      account: { S: increment.account },
+      day: { S: increment.day },
+      shard: { N: String(increment.shard) },
+      key: { B: increment.key },
+      metrics: { M: Object.fromEntries(Object.entries(increment.metrics).map(([metric, amount]) => [metric, { N: String(amount) }])) },
+    },
+  };
+}
 
-
+function incrementFromItem(item: Record<string, AttributeValue>): Increment {
+  return {
+    account: item.account?.S ?? '',
+    day: item.day?.S ?? '',
+    shard: numberOf(item.shard),
+    key: item.key?.B ?? new Uint8Array(),
+    metrics: Object.fromEntries(Object.entries(item.metrics?.M ?? {}).map(([metric, value]) => [metric, numberOf(value)])),
+  };
 }
 
 function numberOf(value: AttributeValue | undefined): number {
@@ -348,6 +479,7 @@ function ledgerFromItem(item: Record<string, AttributeValue>, ref: LogObjectRef)
     duplicates: numberOf(item.duplicates),
     ...(item.resumed === undefined ? {} : { resumed: numberOf(item.resumed) }),
     ...(item.pinned?.BOOL === true ? { pinned: true } : {}),
+    ...(item.unresolved?.L === undefined ? {} : { unresolved: item.unresolved.L.map((entry) => incrementFromItem(entry.M ?? {})) }),
     processedAt: item.processedAt?.S ?? '',
   };
 }

@@ -7,14 +7,17 @@ export const INGEST_SERVICE = 'tally-ingest';
 
 /**
  * Publishes one invocation's history summary in CloudWatch embedded metric format:
- * `HistoryHorizonSeconds` (alarmed when its minimum falls below the redelivery
- * window), `HistoryKeys` and `HistoryForcedDrops`. Nothing is written when no
- * increment was applied.
+ * `UnresolvedIncrements` (alarmed above 0: an operator settles them with
+ * `tally reconcile --resolve`), `HistoryHorizonSeconds` (how long dropped keys had been
+ * kept: redeliveries later than that read tombstones), `HistoryKeys` and `HistoryDrops`
+ * (keys dropped, each after its tombstone). Nothing is written when no increment was
+ * applied or left unresolved.
  */
 export function publishHistoryMetrics(metrics: Metrics, summary: HistorySummary): void {
-  if (summary.maxKeys === 0) return;
+  if (summary.maxKeys === 0 && summary.unresolved === 0) return;
   if (summary.horizonSeconds !== undefined) metrics.addMetric('HistoryHorizonSeconds', MetricUnit.Seconds, summary.horizonSeconds);
   metrics.addMetric('HistoryKeys', MetricUnit.Count, summary.maxKeys);
-  metrics.addMetric('HistoryForcedDrops', MetricUnit.Count, summary.forcedDrops);
+  metrics.addMetric('HistoryDrops', MetricUnit.Count, summary.drops);
+  metrics.addMetric('UnresolvedIncrements', MetricUnit.Count, summary.unresolved);
   metrics.publishStoredMetrics();
 }

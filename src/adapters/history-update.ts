@@ -8,26 +8,33 @@ const ALWAYS_WRITTEN: ReadonlySet<string> = new Set(BASE_METRICS);
 /**
  * The conditional updates that apply an increment exactly once, without a read and
  * without a transaction. Each adds the metrics and records the key in the shard's
- * history `h`, and the minute it was added in `t` (same position), in one atomic write:
+ * history `h` (and the minute it was added in `t`, same position) in one atomic write:
  *
  * ```
- * grow   size(h) < cap, or the oldest key is younger than the retention:
- *        h = [k1 .. kn]     -> [k1 .. kn k]        t = [m1 .. mn] -> [m1 .. mn m]   list_append
- * roll   size(h) >= cap and the oldest key is older than the retention:
- *        h = [k1 k2 .. kn]  -> [k2 .. kn k]        t likewise                      SET h[big] REMOVE h[0]
- * force  size(h) >= max and the oldest key younger than the retention: the same write,
- *        after a tombstone for the key it expects to drop was put (DROPPED#<key>)
- * adopt  an item written before `t` existed: grows by one and starts `t`, every key dated now
- * any    k already in h    -> ConditionalCheckFailed: duplicate, nothing applied
+ * grow   size(h) < cap:  h = [k1 .. kn] -> [k1 .. kn k]                list_append
+ * roll   size(h) >= cap: h = [k1 k2 .. kn] -> [k2 .. kn k], x = x + 1  SET h[big] REMOVE h[0]
+ *        and only if k1 is one of the keys whose tombstone (DROPPED#<key>) the writer wrote first
+ * adopt  an item written before every drop was tombstoned (no `x`): grows by one, starts
+ *        `x` at 0 and remembers the minute in `a`; every key it holds is dated now
+ * any    k already in h -> ConditionalCheckFailed: a duplicate, nothing applied
  * pinned any form, also SET P#<object> and refused when it exists (see keys.ts pinAttribute)
- * every  SET updatedAt = now, day = <the shard's day> (the day index's key: set once, then unchanged)
+ * every  SET updatedAt = now, d = <the shard's day> (the day index's key: set once, then unchanged)
  * ```
- * So a key stays in its shard's history for at least the retention (the redelivery
- * window), however busy the shard, until the history reaches `max` keys: only then
- * is a younger key dropped (a "forced" roll, reported so that an alarm can fire), and
- * never without a tombstone, which a retry consults: written before the write for the
- * key it expects to drop, and after it for the key it did drop if another writer
- * moved the history in between.
+ *
+ * **The invariant.** A key leaves a history only after its tombstone was written. So
+ * from the moment an increment is applied until the tombstones expire (the ledger's
+ * TTL), its key is in its shard's history or has a tombstone: "absent from both" means
+ * "never applied", however long ago and however busy the shard. No time enters it.
+ *
+ * **Proving absence in one write.** A retry that may follow an attempt that died
+ * unseen (see `ApplyOptions.since`) adds a proof to its condition: the history never
+ * dropped a key (`x = 0`), or its oldest key is older than the earliest the unseen
+ * attempt can have started (histories drop from the front, so every younger key is
+ * still there). When neither holds, the key's tombstone decides (one consistent read):
+ * there, the increment was applied; absent, it was not applied before the item was last
+ * seen, and the write is then *guarded*: it also requires that the history dropped at
+ * most as many keys since it was seen as it held then (`x <= :xmax`), so no key added
+ * after that read can have left it either.
  *
  * `SET h = list_append(h, :k) REMOVE h[0]` would be simpler, but DynamoDB rejects it
  * ("Two document paths overlap"): setting an index past the end appends instead.
@@ -37,12 +44,8 @@ const ALWAYS_WRITTEN: ReadonlySet<string> = new Set(BASE_METRICS);
  */
 export interface HistoryUpdateOptions {
   readonly tableName: string;
-  /** Keys kept per shard item while they are older than the retention. */
+  /** Keys a shard's history holds; past it, each increment drops the oldest (tombstoned first). */
   readonly cap: number;
-  /** Keys a history may grow to while its oldest key is younger than the retention. */
-  readonly maxKeys: number;
-  /** Seconds a key is kept at least (below `maxKeys`); 0 rolls at `cap` whatever the age. */
-  readonly retentionSeconds: number;
   readonly now: Date;
   /**
    * Pinned mode (see `pinAttribute`): the write also sets this attribute and is refused
@@ -51,12 +54,16 @@ export interface HistoryUpdateOptions {
    */
   readonly pin?: string;
   /**
-   * Proven mode, for a retry that may follow an attempt that died unseen, which started
-   * no earlier than this: the write also requires that the history still holds every key
-   * added since then (its oldest key is older), so a key missing from it was never
-   * applied. When it cannot tell, the key's tombstone decides (see {@link nextForm}).
+   * Proven mode, for an attempt that may follow one that died unseen, which started no
+   * earlier than this: the write also requires that a key absent from the history was
+   * provably never applied (see the invariant above).
    */
   readonly since?: Date;
+  /**
+   * Guarded mode, after the key's tombstone was found absent: the write requires that
+   * the history dropped at most this many keys in all (`x`), instead of the proof.
+   */
+  readonly maxDrops?: number;
 }
 
 /** Index far past any history length: `SET h[APPEND_INDEX]` appends. */
@@ -75,7 +82,7 @@ export function minuteTime(day: string, minute: number): Date {
 }
 
 function metricUpdate(metrics: Readonly<Record<string, number>>): {
-  add: string;
+  add: string[];
   names: Record<string, string>;
   values: Record<string, AttributeValue>;
 } {
@@ -88,49 +95,49 @@ function metricUpdate(metrics: Readonly<Record<string, number>>): {
     values[`:m${i}`] = { N: String(amount) };
     parts.push(`#m${i} :m${i}`);
   });
-  return { add: parts.length > 0 ? ` ADD ${parts.join(', ')}` : '', names, values };
+  return { add: parts, names, values };
 }
 
-/**
- * The forms of the history update; {@link nextForm} picks one from the item's state.
- * `force` drops a key younger than the retention from a history at `max`, after the
- * tombstones of the keys that can be at its head by then were written, and only if
- * one of them is (see `droppedKeyItem` and {@link FORCE_CANDIDATES}).
- */
-export type HistoryForm = 'grow' | 'roll' | 'force' | 'adopt';
+/** The forms of the history update; {@link nextForm} picks one from the item's state. */
+export type HistoryForm = 'grow' | 'roll' | 'adopt';
 
 /**
- * Keys at the front of a full history a forced write tombstones before it drops one of
- * them: concurrent writers move the head by one each, so a few candidates let the write
- * succeed under contention, and whichever it drops already has its tombstone.
+ * Keys at the front of a full history whose tombstones a roll writes first (one
+ * `BatchWriteItem`): the next rolls on the shard drop them one by one, so a batch
+ * serves that many increments, and concurrent writers, which move the head by one
+ * each, still find the head among them.
  */
-export const FORCE_CANDIDATES = 8;
+export const ROLL_CANDIDATES = 16;
 
-/** An item without `t` (written before it existed) only takes the adopting form, so `h` and `t` stay aligned. */
-const TIMED = '(attribute_not_exists(#h) OR attribute_exists(#t))';
-
-const FORM_CONDITIONS: Record<HistoryForm, (timed: boolean) => string> = {
-  grow: (timed) =>
-    timed
-      ? `${TIMED} AND (attribute_not_exists(#h) OR size(#h) < :cap OR (size(#h) < :max AND #t[0] >= :cutoff))`
-      : `${TIMED} AND (attribute_not_exists(#h) OR size(#h) < :cap)`,
-  roll: (timed) => (timed ? 'attribute_exists(#t) AND size(#h) >= :cap AND #t[0] < :cutoff' : 'attribute_exists(#t) AND size(#h) >= :cap'),
-  force: () => 'attribute_exists(#t) AND size(#h) >= :max AND #h[0] IN (:heads)',
-  adopt: () => 'attribute_exists(#h) AND attribute_not_exists(#t) AND size(#h) = :n',
+const FORM_CONDITIONS: Record<HistoryForm, string> = {
+  grow: '(attribute_not_exists(#h) OR (attribute_exists(#x) AND size(#h) < :cap))',
+  roll: 'attribute_exists(#x) AND size(#h) >= :cap AND #h[0] IN (:heads)',
+  adopt: 'attribute_exists(#h) AND attribute_not_exists(#x) AND size(#h) = :n',
 };
 
-const FORM_UPDATES: Record<HistoryForm, { set: string[]; remove: string[] }> = {
-  grow: { set: ['#h = list_append(if_not_exists(#h, :empty), :kl)', '#t = list_append(if_not_exists(#t, :empty), :tml)'], remove: [] },
-  roll: { set: [`#h[${APPEND_INDEX}] = :k`, `#t[${APPEND_INDEX}] = :tm`], remove: ['#h[0]', '#t[0]'] },
-  force: { set: [`#h[${APPEND_INDEX}] = :k`, `#t[${APPEND_INDEX}] = :tm`], remove: ['#h[0]', '#t[0]'] },
-  // Every key already there is dated now: kept a full retention from here, never less.
-  adopt: { set: ['#h = list_append(#h, :kl)', '#t = :tadopt'], remove: [] },
+const FORM_UPDATES: Record<HistoryForm, { set: string[]; remove: string[]; add: string[] }> = {
+  grow: {
+    set: ['#h = list_append(if_not_exists(#h, :empty), :kl)', '#t = list_append(if_not_exists(#t, :empty), :tml)', '#x = if_not_exists(#x, :zero)'],
+    remove: [],
+    add: [],
+  },
+  roll: { set: [`#h[${APPEND_INDEX}] = :k`, `#t[${APPEND_INDEX}] = :tm`], remove: ['#h[0]', '#t[0]'], add: ['#x :one'] },
+  // Every key already there is dated now: a proof by age never reaches back past the adoption.
+  adopt: { set: ['#h = list_append(#h, :kl)', '#t = :tadopt', '#x = :zero', '#a = :tm'], remove: [], add: [] },
 };
+
+/**
+ * The history never dropped a key (new since every drop is tombstoned and `x = 0`, or
+ * from before and below the cap, which a history written then never fell under once
+ * it had dropped one), or its oldest key is older than `:since`.
+ */
+const PROOF =
+  '(attribute_not_exists(#h) OR (#x = :zero AND attribute_not_exists(#a)) OR ((attribute_not_exists(#x) OR attribute_exists(#a)) AND size(#h) < :cap) OR #t[0] < :since)';
 
 /**
  * The `UpdateItem` input that applies `increment` in `form`. The old item comes back
  * on success (`ALL_OLD`, no extra capacity) and with a failed condition, so the writer
- * learns the history's size and age without a read.
+ * learns the history's size, head and drops without a read.
  */
 export function historyUpdate(
   form: HistoryForm,
@@ -141,22 +148,19 @@ export function historyUpdate(
   const size = seen.size ?? 0;
   const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
   const metrics = metricUpdate(increment.metrics);
-  const timed = options.retentionSeconds > 0;
   const minute = historyMinute(increment.day, options.now);
-  const cutoff = historyMinute(increment.day, new Date(options.now.getTime() - options.retentionSeconds * 1000));
   const pinned = options.pin !== undefined;
-  const proving = options.since !== undefined;
   const conditions = [
-    FORM_CONDITIONS[form](timed),
+    FORM_CONDITIONS[form],
     'NOT contains(#h, :k)',
     ...(pinned ? ['attribute_not_exists(#p)'] : []),
-    // A history below the cap never dropped a key (rolls and forced drops keep it at or above).
-    ...(proving ? ['(attribute_not_exists(#h) OR size(#h) < :cap OR #t[0] < :since)'] : []),
+    ...(options.maxDrops !== undefined ? ['#x <= :xmax'] : options.since !== undefined ? [PROOF] : []),
   ];
   // `d` (the same value on every write) puts a new shard in the day index; rewriting it unchanged costs the index nothing.
   const set = [...FORM_UPDATES[form].set, '#u = :now', '#d = :day', ...(pinned ? ['#p = :tm'] : [])];
   const remove = FORM_UPDATES[form].remove;
-  const update = `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}${metrics.add}`;
+  const add = [...FORM_UPDATES[form].add, ...metrics.add];
+  const update = `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}${add.length > 0 ? ` ADD ${add.join(', ')}` : ''}`;
   const heads = (seen.heads ?? []).map((_, i) => `:head${i}`).join(', ');
   const condition = conditions.join(' AND ').replace(':heads', heads);
   const expression = `${update} ${condition}`;
@@ -166,11 +170,12 @@ export function historyUpdate(
     ':now': { S: options.now.toISOString() },
     ':day': { S: increment.day },
     ':cap': { N: String(options.cap) },
-    ':max': { N: String(Math.max(options.cap, options.maxKeys)) },
-    ':cutoff': { N: String(cutoff) },
     ':tm': { N: String(minute) },
     ':n': { N: String(size) },
+    ':zero': { N: '0' },
+    ':one': { N: '1' },
     ...(options.since === undefined ? {} : { ':since': { N: String(historyMinute(increment.day, options.since)) } }),
+    ...(options.maxDrops === undefined ? {} : { ':xmax': { N: String(options.maxDrops) } }),
     ...Object.fromEntries((seen.heads ?? []).map((head, i) => [`:head${i}`, { B: head }])),
     ':empty': { L: [] },
     ':kl': { L: [{ B: increment.key }] },
@@ -181,6 +186,8 @@ export function historyUpdate(
   const names: Record<string, string> = {
     '#h': SHARD_ATTRIBUTES.keys,
     '#t': SHARD_ATTRIBUTES.minutes,
+    '#x': SHARD_ATTRIBUTES.drops,
+    '#a': SHARD_ATTRIBUTES.adoptedAt,
     '#u': SHARD_ATTRIBUTES.updatedAt,
     '#d': SHARD_ATTRIBUTES.day,
     ...(pinned ? { '#p': options.pin } : {}),
@@ -211,43 +218,6 @@ export function unpinUpdate(increment: Pick<Increment, 'account' | 'day' | 'shar
   };
 }
 
-/**
- * What the item returned with a failed condition says about the next step: a duplicate
- * (the key is in the history, or this object's pin is there); `unproven`: the key is
- * not there but the history no longer reaches back to `since`, so the key's tombstone
- * must decide; or retry in the form that fits the item now.
- */
-export type HistoryVerdict =
-  | { readonly kind: 'duplicate'; readonly by: 'history' | 'pin' }
-  | { readonly kind: 'unproven' | 'retry'; readonly form: HistoryForm; readonly size: number; readonly heads?: readonly Uint8Array[] };
-
-/**
- * Reads the `ALL_OLD` item of a failed condition: the key (or this object's pin) is
- * there, a duplicate; or which form fits the item now (with its history's size, which
- * the adopting form needs, and its oldest key, which the forced form drops).
- */
-export function nextForm(
-  item: Record<string, AttributeValue> | undefined,
-  key: Uint8Array,
-  options: Pick<HistoryUpdateOptions, 'cap' | 'maxKeys' | 'retentionSeconds' | 'now' | 'pin' | 'since'> & { day: string },
-): HistoryVerdict {
-  if (options.pin !== undefined && item?.[options.pin] !== undefined) return { kind: 'duplicate', by: 'pin' };
-  const history = item?.[SHARD_ATTRIBUTES.keys]?.L;
-  if (history === undefined) return { kind: 'retry', form: 'grow', size: 0 };
-  for (const entry of history) {
-    if (entry.B !== undefined && sameBytes(entry.B, key)) return { kind: 'duplicate', by: 'history' };
-  }
-  const size = history.length;
-  const times = item?.[SHARD_ATTRIBUTES.minutes]?.L;
-  const oldest = Number(times?.[0]?.N ?? Number.NaN);
-  const reachesBack = options.since === undefined || size < options.cap || oldest < historyMinute(options.day, options.since);
-  const kind = reachesBack ? 'retry' : 'unproven';
-  if (times === undefined) return { kind, form: 'adopt', size };
-  const form = formFor(size, oldest, options.day, options);
-  const heads = frontKeys(history, 0);
-  return form === 'force' && heads.length > 0 ? { kind, form, size, heads } : { kind, form: form === 'force' ? 'grow' : form, size };
-}
-
 /** The `UpdateItem` input that pins `pin` on a shard whose history holds `increment`'s key (a duplicate met in pinned mode). */
 export function pinDuplicateUpdate(increment: Increment, pin: string, options: Pick<HistoryUpdateOptions, 'tableName' | 'now'>): UpdateItemCommandInput {
   const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
@@ -261,13 +231,90 @@ export function pinDuplicateUpdate(increment: Increment, pin: string, options: P
   };
 }
 
-/** The form a history of `size` keys whose oldest was added at minute `oldest` takes next. */
-function formFor(size: number, oldest: number, day: string, options: Pick<HistoryUpdateOptions, 'cap' | 'maxKeys' | 'retentionSeconds' | 'now'>): HistoryForm {
-  if (size < options.cap) return 'grow';
-  if (options.retentionSeconds <= 0) return 'roll';
-  const cutoff = historyMinute(day, new Date(options.now.getTime() - options.retentionSeconds * 1000));
-  if (oldest < cutoff) return 'roll';
-  return size >= Math.max(options.cap, options.maxKeys) ? 'force' : 'grow';
+/** What an item said about its history when it was last seen (from `ALL_OLD`). */
+export interface HistoryState {
+  /** Keys in the history. */
+  readonly size: number;
+  /** Keys dropped since every drop was tombstoned (`x`); absent on an item from before. */
+  readonly drops?: number;
+  /** Minute of the day the item was adopted (`a`): drops before it may have no tombstone. */
+  readonly adoptedAt?: number;
+  /** Minute of the day its oldest key was added. */
+  readonly oldest?: number;
+  /** The keys at its front: the candidates a roll tombstones. */
+  readonly heads: readonly Uint8Array[];
+}
+
+/** Reads the history state of an item (undefined: no item, or no history yet). */
+export function historyState(item: Record<string, AttributeValue> | undefined): HistoryState {
+  const history = item?.[SHARD_ATTRIBUTES.keys]?.L ?? [];
+  const drops = item?.[SHARD_ATTRIBUTES.drops]?.N;
+  const adoptedAt = item?.[SHARD_ATTRIBUTES.adoptedAt]?.N;
+  const oldest = item?.[SHARD_ATTRIBUTES.minutes]?.L?.[0]?.N;
+  return {
+    size: history.length,
+    ...(drops === undefined ? {} : { drops: Number(drops) }),
+    ...(adoptedAt === undefined ? {} : { adoptedAt: Number(adoptedAt) }),
+    ...(oldest === undefined ? {} : { oldest: Number(oldest) }),
+    heads: frontKeys(history, 0),
+  };
+}
+
+/** The form a history in `state` takes next. */
+export function formFor(state: Pick<HistoryState, 'size' | 'drops'>, cap: number): HistoryForm {
+  if (state.size === 0) return 'grow';
+  if (state.drops === undefined) return 'adopt';
+  return state.size < cap ? 'grow' : 'roll';
+}
+
+/**
+ * Whether `state` proves that a key absent from its history was never applied by an
+ * attempt that started no earlier than `since`: the same test as the write's proof.
+ */
+export function provesAbsence(state: HistoryState, day: string, cap: number, since: Date): boolean {
+  if (state.size === 0) return true;
+  if (state.drops === 0 && state.adoptedAt === undefined) return true;
+  if ((state.drops === undefined || state.adoptedAt !== undefined) && state.size < cap) return true;
+  return state.oldest !== undefined && state.oldest < historyMinute(day, since);
+}
+
+/**
+ * Whether a tombstone's absence decides for `state`: every key added to it since `since`
+ * that left it left a tombstone. Not so for an item from before (no `x`), nor for one
+ * adopted after the unseen attempt may have started: its earlier drops had none.
+ */
+export function tombstonesCover(state: HistoryState, day: string, since: Date): boolean {
+  if (state.drops === undefined) return state.size === 0;
+  return state.adoptedAt === undefined || state.adoptedAt < historyMinute(day, since);
+}
+
+/**
+ * What the item returned with a failed condition says about the next step: a duplicate
+ * (the key is in the history, or this object's pin is there); `unproven`: the key is
+ * not there but the write's proof (or guard) does not hold, so the key's tombstone must
+ * decide; or retry in the form that fits the item now.
+ */
+export type HistoryVerdict =
+  | { readonly kind: 'duplicate'; readonly by: 'history' | 'pin' }
+  | { readonly kind: 'unproven' | 'retry'; readonly form: HistoryForm; readonly state: HistoryState };
+
+/** Reads the `ALL_OLD` item of a failed condition (see {@link HistoryVerdict}). */
+export function nextForm(
+  item: Record<string, AttributeValue> | undefined,
+  key: Uint8Array,
+  options: Pick<HistoryUpdateOptions, 'cap' | 'pin' | 'since' | 'maxDrops'> & { day: string },
+): HistoryVerdict {
+  if (options.pin !== undefined && item?.[options.pin] !== undefined) return { kind: 'duplicate', by: 'pin' };
+  for (const entry of item?.[SHARD_ATTRIBUTES.keys]?.L ?? []) {
+    if (entry.B !== undefined && sameBytes(entry.B, key)) return { kind: 'duplicate', by: 'history' };
+  }
+  const state = historyState(item);
+  const form = formFor(state, options.cap);
+  const holds =
+    options.maxDrops !== undefined
+      ? state.size === 0 || (state.drops ?? 0) <= options.maxDrops
+      : options.since === undefined || provesAbsence(state, options.day, options.cap, options.since);
+  return { kind: holds ? 'retry' : 'unproven', form, state };
 }
 
 /** What a successful write learned from the old item. */
@@ -276,41 +323,39 @@ export interface HistoryObservation {
   readonly keys: number;
   /** Seconds the dropped key had been kept, when the write dropped one (minute precision). */
   readonly droppedAgeSeconds?: number;
-  /** The write dropped a key younger than the retention because the history was at `max`. */
-  readonly forced: boolean;
-  /** The form the shard's next write most likely needs (a hint; a wrong one costs a retry). */
-  readonly next: HistoryForm;
-  /** The oldest keys after this write: the candidates a forced next write tombstones. */
-  readonly heads: readonly Uint8Array[];
+  /** The write dropped a key (after writing its tombstone). */
+  readonly dropped: boolean;
+  /** The history's state after this write, as far as the old item tells (a hint for the shard's next write). */
+  readonly after: HistoryState;
 }
 
 /** Reads the `ALL_OLD` item returned by a successful write in `form` of `key`. */
-export function observeWrite(
-  form: HistoryForm,
-  old: Record<string, AttributeValue> | undefined,
-  day: string,
-  options: Pick<HistoryUpdateOptions, 'cap' | 'maxKeys' | 'retentionSeconds' | 'now'>,
-  key?: Uint8Array,
-): HistoryObservation {
+export function observeWrite(form: HistoryForm, old: Record<string, AttributeValue> | undefined, day: string, now: Date, key?: Uint8Array): HistoryObservation {
   const history = old?.[SHARD_ATTRIBUTES.keys]?.L ?? [];
   const times = old?.[SHARD_ATTRIBUTES.minutes]?.L ?? [];
-  const dropping = form === 'roll' || form === 'force';
+  const before = historyState(old);
+  const dropping = form === 'roll';
   const keys = dropping ? history.length : history.length + 1;
-  const minuteNow = historyMinute(day, options.now);
+  const minuteNow = historyMinute(day, now);
   // The oldest key after this write: a roll dropped the first one, an adoption dated them all now.
-  const oldestAfter = form === 'adopt' ? minuteNow : Number((dropping ? times[1] : times[0])?.N ?? minuteNow);
+  const oldest = form === 'adopt' ? minuteNow : Number((dropping ? times[1] : times[0])?.N ?? minuteNow);
   const heads = [...frontKeys(history, dropping ? 1 : 0), ...(history.length === 0 && key !== undefined ? [key] : [])];
-  const next = formFor(keys, oldestAfter, day, options);
-  const hint = { next, heads };
+  const after: HistoryState = {
+    size: keys,
+    drops: form === 'adopt' ? 0 : (before.drops ?? 0) + (dropping ? 1 : 0),
+    ...(form === 'adopt' ? { adoptedAt: minuteNow } : before.adoptedAt === undefined ? {} : { adoptedAt: before.adoptedAt }),
+    oldest,
+    heads,
+  };
   const dropped = dropping ? times[0]?.N : undefined;
-  if (dropped === undefined) return { keys, forced: false, ...hint };
-  const age = Math.max(0, (options.now.getTime() - minuteTime(day, Number(dropped)).getTime()) / 1000);
-  return { keys, droppedAgeSeconds: Math.floor(age), forced: form === 'force', ...hint };
+  if (dropped === undefined) return { keys, dropped: dropping, after };
+  const age = Math.max(0, (now.getTime() - minuteTime(day, Number(dropped)).getTime()) / 1000);
+  return { keys, droppedAgeSeconds: Math.floor(age), dropped: true, after };
 }
 
-/** Up to {@link FORCE_CANDIDATES} keys of `history` from position `from`. */
+/** Up to {@link ROLL_CANDIDATES} keys of `history` from position `from`. */
 function frontKeys(history: readonly AttributeValue[], from: number): Uint8Array[] {
-  return history.slice(from, from + FORCE_CANDIDATES).flatMap((entry) => (entry.B === undefined ? [] : [entry.B]));
+  return history.slice(from, from + ROLL_CANDIDATES).flatMap((entry) => (entry.B === undefined ? [] : [entry.B]));
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

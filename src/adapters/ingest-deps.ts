@@ -28,25 +28,30 @@ export function ingestSettings(config: TallyConfig): IngestSettings {
 export function usageStoreFor(
   config: TallyConfig,
   client: AwsClients['dynamodb'],
-  extra: Pick<DynamoUsageStoreOptions, 'onCapacity' | 'onHistory' | 'clock'> = {},
+  extra: Pick<DynamoUsageStoreOptions, 'onCapacity' | 'onHistory' | 'onUnresolved' | 'clock'> = {},
 ): DynamoUsageStore {
   return new DynamoUsageStore({
     client,
     tableName: config.tableName,
     historyCap: config.historyCap,
-    historyMaxKeys: config.historyMaxKeys,
-    retentionSeconds: config.historyRetentionSeconds,
     ledgerTtlDays: config.ledgerTtlDays,
     ...extra,
   });
 }
 
-/** Wires the ingest flow to DynamoDB, S3 and SQS. Built once per cold start. */
-export function createIngestDeps(config: TallyConfig, clients: AwsClients, log: Log): IngestDeps & { historyGauge: HistoryGauge } {
+/**
+ * Wires the ingest flow to DynamoDB, S3 and SQS. Built once per cold start. `clock`
+ * (tests and the chaos suite) drives the store's and the flow's time.
+ */
+export function createIngestDeps(config: TallyConfig, clients: AwsClients, log: Log, clock?: () => Date): IngestDeps & { historyGauge: HistoryGauge } {
   const historyGauge = new HistoryGauge();
   return {
     historyGauge,
-    store: usageStoreFor(config, clients.dynamodb, { onHistory: (observation) => historyGauge.observe(observation) }),
+    store: usageStoreFor(config, clients.dynamodb, {
+      onHistory: (observation) => historyGauge.observe(observation),
+      onUnresolved: () => historyGauge.unresolvedIncrement(),
+      ...(clock === undefined ? {} : { clock }),
+    }),
     source: new S3LogSource({ client: clients.s3 }),
     visibility: new SqsMessageVisibility({
       client: clients.sqs,
@@ -56,5 +61,6 @@ export function createIngestDeps(config: TallyConfig, clients: AwsClients, log: 
     settings: ingestSettings(config),
     late: { marks: new DynamoLateUsageMarks({ client: clients.dynamodb, tableName: config.tableName }), graceHours: config.closeGraceHours },
     log,
+    ...(clock === undefined ? {} : { clock }),
   };
 }

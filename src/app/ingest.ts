@@ -52,8 +52,8 @@ export interface IngestSettings {
   /** A message, or an increment, is not started when less Lambda time than this remains; it comes back later. */
   readonly minRemainingMillis: number;
   /**
-   * The queue's maxReceiveCount: an attempt on the last receive records that it started,
-   * since its failure would next be seen from the DLQ, after the history's retention.
+   * The queue's maxReceiveCount: an attempt on the last receive records that it started
+   * and writes in pinned mode, since its failure would next be seen from the DLQ.
    */
   readonly maxReceiveCount?: number;
 }
@@ -84,7 +84,9 @@ export interface ObjectResult {
   readonly duplicates: number;
   /** Increments an earlier, failed attempt recorded as applied (skipped now). */
   readonly resumed: number;
-  /** Written in pinned mode: this attempt or an earlier one could die unseen beyond the history's retention. */
+  /** Increments left unapplied because nothing could prove whether an unseen attempt applied them. */
+  readonly unresolved: number;
+  /** Written in pinned mode: this attempt was the last receive or an inline run, or followed one. */
   readonly pinned: boolean;
   /** Accounts (including `unattributed`) the object had usage for; empty when already done. */
   readonly accounts: readonly string[];
@@ -106,13 +108,14 @@ export interface MessageResult {
  *
  * An attempt that fails where it can see it (an error, throttling past the retry
  * budget, running out of Lambda time) records in the ledger which keys it knows are
- * applied, so the retry skips them however far the shard histories have rolled since.
- * An attempt that dies unseen is caught by the histories, which keep every key for the
- * retention window. When its retry may come later than that (the last receive before
- * the DLQ, an inline backfill), the attempt records that it started and writes in
- * pinned mode: each increment also marks its shard with the object's pin, so the retry,
- * pinned too, finds exactly what was applied however far the histories rolled. The
- * pins are removed once the object is done.
+ * applied, so the retry skips them. An attempt that dies unseen leaves its keys in the
+ * shard histories, and a key leaves a history only after its tombstone is written: every
+ * later attempt writes in proven mode (bounded by the object's creation), so a key
+ * found in neither was never applied, however late the retry comes, until the
+ * tombstones' TTL. An increment nothing can prove either way (a shard that dropped
+ * keys untombstoned, under an earlier version) is not applied: the ledger lists it as
+ * unresolved. The last receive before the DLQ and inline runs also write in pinned
+ * mode (see `pinAttribute`): exact without any read, removed once the object is done.
  */
 export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, attempt: AttemptContext = {}): Promise<ObjectResult> {
   const { store, source, settings } = deps;
@@ -123,7 +126,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const state = await store.findObject(ref);
   if (state.done !== undefined) {
     const done = state.done;
-    return { object: ref, status: 'already-done', lines: done.lines, increments: done.increments, applied: 0, duplicates: 0, resumed: 0, pinned: false, accounts: [], malformedSamples: [] };
+    return { object: ref, status: 'already-done', lines: done.lines, increments: done.increments, applied: 0, duplicates: 0, resumed: 0, unresolved: 0, pinned: false, accounts: [], malformedSamples: [] };
   }
   const recorded = new Set(state.attempts.flatMap((a) => a.applied.map(keyHex)));
 
@@ -161,6 +164,13 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   }
 
   const tallyOf = (outcome: ApplyResult) => outcomes.results.filter((r) => r === outcome).length;
+  const unresolved = increments.filter((_, i) => outcomes.results[i] === 'unresolved');
+  if (unresolved.length > 0) {
+    deps.log.warn('increments left unresolved: nothing proves whether an earlier attempt applied them; run tally reconcile --resolve', {
+      object: describeObject(ref),
+      unresolved: unresolved.map((inc) => ({ account: inc.account, day: inc.day, metrics: inc.metrics })),
+    });
+  }
   const result: ObjectResult = {
     object: ref,
     status: 'counted',
@@ -169,6 +179,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
     applied: tallyOf('applied'),
     duplicates: tallyOf('duplicate'),
     resumed: tallyOf('resumed'),
+    unresolved: unresolved.length,
     pinned,
     accounts: [...new Set(usage.map((row) => row.account))],
     malformedSamples: count.malformedSamples,
@@ -181,6 +192,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
     duplicates: result.duplicates + result.resumed,
     ...(result.resumed > 0 ? { resumed: result.resumed } : {}),
     ...(pinned ? { pinned } : {}),
+    ...(unresolved.length > 0 ? { unresolved } : {}),
     processedAt: clock().toISOString(),
   });
   if (pin !== undefined) await unpinAll(increments, pin, deps, ref);
@@ -207,18 +219,18 @@ function earliestAttempt(attempt: AttemptContext, attempts: readonly AttemptReco
 }
 
 /**
- * When this attempt may follow one that died unseen, the earliest that attempt can have
- * started (with a margin for clocks and whole minutes). Undefined for a first receive
- * of an object with no attempts: nothing can have come before it.
+ * The earliest an attempt of this object that died unseen can have started, with a
+ * margin for clocks and whole minutes: the object's creation, as its notification says
+ * (no attempt can predate it, whichever message, receive or replay this is). Without
+ * one, what the message and earlier records tell; the epoch for an inline run or a
+ * record without a bound (every proof then rests on tombstones alone). Undefined only
+ * for the first receive of an object with no attempts and no creation time: nothing
+ * is known to have come before it.
  */
 function unseenSince(attempt: AttemptContext, attempts: readonly AttemptRecord[]): Date | undefined {
-  if (attempt.receiveCount === 1 && attempts.length === 0) {
-    // Even a first receive may follow another copy of the notification (an S3 duplicate, a DLQ
-    // redrive) that died unseen: none can predate the object. Shards that never dropped a key prove it free.
-    return attempt.createdAt === undefined ? undefined : new Date(attempt.createdAt.getTime() - CLOCK_MARGIN_MS);
-  }
+  if (attempt.createdAt !== undefined) return new Date(attempt.createdAt.getTime() - CLOCK_MARGIN_MS);
+  if (attempt.receiveCount === 1 && attempts.length === 0) return undefined;
   const earliest = Date.parse(earliestAttempt(attempt, attempts, new Date().toISOString()));
-  // A record without a bound (written before bounds existed) or an inline run: prove from tombstones alone.
   const unbounded = attempt.receiveCount === undefined || attempts.some((a) => a.since === undefined);
   return new Date(unbounded ? 0 : Math.max(0, earliest - CLOCK_MARGIN_MS));
 }
@@ -326,6 +338,7 @@ export async function ingestMessage(
         applied: result.applied,
         duplicates: result.duplicates,
         ...(result.resumed > 0 ? { resumed: result.resumed } : {}),
+        ...(result.unresolved > 0 ? { unresolved: result.unresolved } : {}),
         ...(result.malformedSamples.length > 0 ? { malformedSamples: result.malformedSamples } : {}),
       });
     }

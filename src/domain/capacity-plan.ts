@@ -8,10 +8,11 @@ import { ValidationError } from './errors';
  * item bytes   ≈ fixed overhead + cap × (key bytes + 5)       a key (+1) and its minute in t (4 bytes)
  * WCU / write  = ceil(item bytes / 1024)                       DynamoDB bills per started KB
  * writes/s     ≈ 1000 KB/s / item KB  (seed)  → 1000 / WCU     one partition: 1,000 WCU/s
- * horizon      ≈ cap × shards increments of one account-day    a key is forgotten after that
+ * horizon      ≈ cap × shards increments of one account-day    older keys live on as tombstones (1 WCU each)
  * ```
- * One object makes one increment per account-day it has lines for, so the objects of an
- * account-day are the increments its shards must remember to catch every redelivery.
+ * One object makes one increment per account-day it has lines for. Counts are exact at
+ * any horizon (a key leaves a history only after its tombstone is written); the horizon
+ * decides cost: increments past it pay a tombstone, redeliveries past it read one.
  */
 
 /** The DynamoDB limits the plan checks against. */
@@ -251,7 +252,8 @@ function planWarnings(plan: Omit<CapacityPlan, 'warnings' | 'breaksLimit'>): str
   if (!plan.coversWindow) {
     warnings.push(
       `the horizon of ${plan.horizonObjects} increments covers about ${plan.horizonHours.toFixed(1)} h of objects, ` +
-        `less than the ${plan.windowHours} h asked for: later redeliveries of a half-done object could count twice (done objects stay caught by the ledger)`,
+        `less than the ${plan.windowHours} h asked for: past it every increment also writes a tombstone (1 WCU more), ` +
+        `and a redelivery of a half-done object later than that reads tombstones; counts stay exact`,
     );
   }
   if (plan.accountWcuPerSecond > DYNAMODB_LIMITS.partitionWcuPerSecond) {

@@ -18,7 +18,8 @@ import type { LogObjectRef } from './log-object';
  * PK LATE#07     SK 2026-11-21#acme            usage reached a closed day: the closer makes a revision
  * PK OBJ#<bucket>/<key>#<etag>  SK #DONE       object ledger
  * PK OBJ#<bucket>/<key>#<etag>  SK #TRY#<id>#<n>  an unfinished attempt's progress (sorts after #DONE)
- * PK DROPPED#<key hex>          SK #           a history key dropped before the retention ran out
+ * PK UNRESOLVED                 SK OBJ#<bucket>/<key>#<etag>  increments nothing could prove applied or not (tally reconcile --resolve)
+ * PK DROPPED#<key hex>          SK #           a key some history dropped (written before the drop)
  * PK DLQ#DROPPED               SK MSG#<messageId>  a dead-lettered message an operator dropped, on record
  * PK QUOTA                     SK acme#requests     acme's monthly allowance of requests (tally quota set)
  * PK THRESHOLD#2026-11         SK acme#requests#080 acme crossed 80% of its requests allowance in 2026-11 (once)
@@ -210,6 +211,17 @@ export function ledgerKey(ref: LogObjectRef): TableKey {
   return { PK: `OBJ#${ref.bucket}/${ref.key}#${ref.etag}`, SK: '#DONE' };
 }
 
+/**
+ * The one partition that lists objects with unresolved increments (one item each, sort
+ * key the object's ledger key): `tally reconcile --resolve` reads it with one Query.
+ */
+export const UNRESOLVED_PARTITION = 'UNRESOLVED';
+
+/** Key of the item that lists `ref`'s unresolved increments until they are settled. */
+export function unresolvedKey(ref: LogObjectRef): TableKey {
+  return { PK: UNRESOLVED_PARTITION, SK: ledgerKey(ref).PK };
+}
+
 /** Sort-key prefix of the attempt items of an object (after `#DONE` in key order). */
 export const ATTEMPT_PREFIX = '#TRY#';
 
@@ -230,6 +242,10 @@ export const SHARD_ATTRIBUTES = {
   keys: 'h',
   /** The minute (from the start of the day) each history key was added, same positions. */
   minutes: 't',
+  /** Keys dropped from the history so far, each after its tombstone was written. */
+  drops: 'x',
+  /** Minute of the day an item from before tombstoned drops was adopted; earlier drops may have no tombstone. */
+  adoptedAt: 'a',
   updatedAt: 'updatedAt',
   /** The shard's day (`2026-11-21`), the key of {@link DAY_INDEX}: written with every increment, never changed. */
   day: 'd',
@@ -265,10 +281,10 @@ export function pinAttribute(ref: LogObjectRef): string {
 }
 
 /**
- * Key of the tombstone of idempotency key `key`: written before a history at its
- * maximum drops that key younger than the retention, so a retry that may follow an
- * unseen attempt can still learn that the increment was applied. Outside every
- * account partition, so the read API never meets it.
+ * Key of the tombstone of idempotency key `key`: written before any history drops that
+ * key, so a retry that may follow an unseen attempt can still learn, until the
+ * tombstone's TTL, that the increment was applied. Outside every account partition,
+ * so the read API never meets it.
  */
 export function droppedKeyItem(key: Uint8Array): TableKey {
   return { PK: `${DROPPED_PREFIX}${Buffer.from(key).toString('hex')}`, SK: '#' };

@@ -11,8 +11,14 @@ export interface Increment {
   readonly metrics: Readonly<Record<string, number>>;
 }
 
-/** `applied`: the counters moved. `duplicate`: the key (or the object's pin) was there; nothing changed. */
-export type IncrementOutcome = 'applied' | 'duplicate';
+/**
+ * `applied`: the counters moved. `duplicate`: the key (or the object's pin) was there, or
+ * its tombstone; nothing changed. `unresolved`: nothing can prove whether an earlier,
+ * unseen attempt applied it (its shard dropped keys without tombstones, before this
+ * version of Tally), so it was not applied: the object's ledger lists it for
+ * `tally reconcile --resolve`.
+ */
+export type IncrementOutcome = 'applied' | 'duplicate' | 'unresolved';
 
 export interface ApplyOptions {
   /**
@@ -23,8 +29,9 @@ export interface ApplyOptions {
   readonly pin?: string;
   /**
    * Proven mode: an attempt that died unseen may have applied this increment, no earlier
-   * than this time. Applied only if the shard's history provably reaches back to it, or
-   * the key has no tombstone (see `droppedKeyItem`).
+   * than this time. Applied only if the key is in neither its shard's history nor its
+   * tombstone (see `droppedKeyItem`); the tombstone is read only when the history cannot
+   * prove it alone (it dropped keys added since this time).
    */
   readonly since?: Date;
 }
@@ -71,7 +78,16 @@ export interface LedgerEntry {
   readonly resumed?: number;
   /** The object was written in pinned mode (its pins were removed once it was done). */
   readonly pinned?: boolean;
+  /** Increments nothing could prove applied or not: not applied, left for `tally reconcile --resolve`. */
+  readonly unresolved?: readonly Increment[];
   readonly processedAt: string;
+}
+
+/** An object whose ledger lists unresolved increments, and how each was settled. */
+export interface UnresolvedObject {
+  readonly object: LogObjectRef;
+  readonly increments: readonly Increment[];
+  readonly recordedAt: string;
 }
 
 /**

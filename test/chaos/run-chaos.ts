@@ -58,9 +58,9 @@ export interface ChaosReport {
   readonly dlqAfterReplay: number;
   /** Hot profile: increments that reached the hot account-days between a crash and its redelivery (fewest, median). */
   readonly heldBack?: { redeliveries: number; fewest: number; median: number };
-  /** What the writes learned about the histories: the largest, and keys dropped younger than the retention. */
-  readonly history: { maxKeys: number; forcedDrops: number };
-  /** Objects whose ledger says they were written in pinned mode (an attempt could die unseen past the retention). */
+  /** What the writes learned about the histories: the largest, keys dropped (each tombstoned), increments left unresolved. */
+  readonly history: { maxKeys: number; drops: number; unresolved: number };
+  /** Objects whose ledger says they were written in pinned mode (a last receive, or after one). */
   readonly pinnedObjects: number;
   /** Hot profile: the shard schedule switched to midway, and the shards each day's usage was found on. */
   readonly shardChange?: { schedule: string; shardsByDay: Record<string, number> };
@@ -136,7 +136,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let hotIncrements = 0;
   const crashedAt = new Map<string, number>();
   const heldBack: number[] = [];
-  const history = { maxKeys: 0, forcedDrops: 0 };
+  const history = { maxKeys: 0, drops: 0, unresolved: 0 };
+  // The store's and the flow's clock. Hot: a crashed batch comes back after holdFor hot increments,
+  // which is one visibility timeout (30 minutes) of this clock; otherwise a real second is a minute.
+  // Before each DLQ replay it jumps two days, as an operator replays the next working day.
+  const holdFor = options.holdIncrements ?? 1000;
+  const realStart = Date.now();
+  let jumpedMs = 0;
+  const clockStart = Date.parse(`${firstDay}T06:00:00Z`);
+  const virtualNow = () => new Date(clockStart + jumpedMs + (hot ? (hotIncrements * 1_800_000) / holdFor + (Date.now() - realStart) : (Date.now() - realStart) * 60));
   // Crashed messages kept invisible until enough hot traffic passed them (receipt handle, hot increments then).
   const holding = new Map<string, { receiptHandle: string; at: number }>();
   let cursesOn = true;
@@ -157,7 +165,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     injectDynamoFaults(consumerClients.dynamodb, schedule, () => faultsOn, life);
     injectDoomedWrites(consumerClients.dynamodb, schedule, (pk) => cursesOn && pk === `ACCT#${doomedAccount.id}`);
     injectS3Faults(consumerClients.s3, schedule, (key) => cursesOn && cursed.has(key));
-    const consumer = { deps: createIngestDeps(config, consumerClients, silentLog), clients: consumerClients, poller: undefined as unknown as QueuePoller };
+    const consumer = { deps: createIngestDeps(config, consumerClients, silentLog, virtualNow), clients: consumerClients, poller: undefined as unknown as QueuePoller };
     const handler = async (event: SQSEvent) => {
       for (const record of event.Records) {
         const at = crashedAt.get(record.messageId);
@@ -169,7 +177,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const response = await ingestBatch(event, consumer.deps);
       const learned = consumer.deps.historyGauge.drain();
       history.maxKeys = Math.max(history.maxKeys, learned.maxKeys);
-      history.forcedDrops += learned.forcedDrops;
+      history.drops += learned.drops;
+      history.unresolved += learned.unresolved;
       for (const result of response.results) {
         for (const object of result.objects) hotIncrements += object.applied > 0 ? object.accounts.filter((a) => hotAccounts.some((h) => h.id === a)).length : 0;
       }
@@ -199,9 +208,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   // 3. Notifications, some duplicated; in the hot profile the next day's only after the shard switch.
   const bodiesOf = (selected: readonly LogObjectRef[]) =>
     selected.flatMap((ref) => {
-      if (schedule.chance('duplicate', ref.key) >= (options.duplicateRate ?? 0.15)) return [s3EventBody([ref])];
+      // S3 announces an object when it is created: the notification's time is the clock's now.
+      const body = s3EventBody([ref], info.region, virtualNow());
+      if (schedule.chance('duplicate', ref.key) >= (options.duplicateRate ?? 0.15)) return [body];
       schedule.record('duplicateNotification');
-      return [s3EventBody([ref]), s3EventBody([ref])];
+      return [body, body];
     });
   const send = async (bodies: readonly string[]) => {
     for (let i = 0; i < bodies.length; i += 10) {
@@ -216,7 +227,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const first = refs.filter((ref) => !later.includes(ref));
   await send(bodiesOf(first));
   consumers.forEach((consumer) => consumer.poller.start());
-  const holdFor = options.holdIncrements ?? 1000;
   let releasing = hot;
   const releaser = (async () => {
     while (releasing) {
@@ -238,7 +248,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const deadline = Date.now() + 600_000;
     while (hotIncrements < midway && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
     const scheduleSpec = `4,16@${nextDay}`;
-    for (const consumer of consumers) consumer.deps = createIngestDeps(consumerEnv(scheduleSpec), consumer.clients, silentLog);
+    for (const consumer of consumers) consumer.deps = createIngestDeps(consumerEnv(scheduleSpec), consumer.clients, silentLog, virtualNow);
     shardChange = { schedule: scheduleSpec, shardsByDay: {} };
     await send(bodiesOf(later));
     say(`seed ${seed}: consumers switched to TALLY_SHARDS=${scheduleSpec} after ${hotIncrements} hot increments; ${later.length} objects of ${nextDay} notified`);
@@ -249,6 +259,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   cursesOn = false;
   const dead = await queueDepth(clients.sqs, info.dlqUrl);
   const replayQueues = () => new SqsReplayQueues({ client: clients.sqs, dlqUrl: info.dlqUrl, ingestQueueUrl: info.queueUrl, waitSeconds: 1 });
+  jumpedMs += 2 * 86_400_000;
   const replay = await replayDeadLetters({ queues: replayQueues(), mode: { kind: 'queue' } });
   say(`seed ${seed}: DLQ held ${dead.visible}; replay re-sent ${replay.resent}`);
   await waitForEmptyQueue(clients.sqs, info.queueUrl, 600_000);
@@ -272,6 +283,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   faultsOn = false;
   const lateDead = await queueDepth(clients.sqs, info.dlqUrl);
   if (lateDead.visible > 0) {
+    jumpedMs += 2 * 86_400_000;
     const late = await replayDeadLetters({ queues: replayQueues(), mode: { kind: 'queue' } });
     say(`seed ${seed}: ${lateDead.visible} more dead-lettered during replay and backfill; replay re-sent ${late.resent}`);
     await waitForEmptyQueue(clients.sqs, info.queueUrl, 600_000);

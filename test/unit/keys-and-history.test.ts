@@ -1,4 +1,4 @@
-import { APPEND_INDEX, historyMinute, historyUpdate, nextForm, observeWrite } from '../../src/adapters/history-update';
+import { APPEND_INDEX, historyMinute, historyUpdate, nextForm, observeWrite, provesAbsence, tombstonesCover, type HistoryState } from '../../src/adapters/history-update';
 import { isValidAccountId } from '../../src/domain/account-id';
 import { ValidationError } from '../../src/domain/errors';
 import { incrementKey, keyHex } from '../../src/domain/idempotency-key';
@@ -72,115 +72,130 @@ describe('usage shard attributes', () => {
 
 describe('rolling-history update expressions', () => {
   const increment = { account: 'acme', day: '2026-11-21', shard: 1, key: new Uint8Array(12).fill(7), metrics: { requests: 3, bytes: 10, authorization_requests: 0 } };
-  const options = { tableName: 'usage', cap: 48, maxKeys: 480, retentionSeconds: 2400, now: new Date('2026-11-21T10:00:30.000Z') };
+  const options = { tableName: 'usage', cap: 48, now: new Date('2026-11-21T10:00:30.000Z') };
+  const heads = [new Uint8Array([7, 7, 7]), new Uint8Array([8])];
 
-  it('appends key and minute with list_append while the history has room or its oldest key is young, guarded by NOT contains', () => {
+  it('appends key and minute with list_append below the cap, guarded by NOT contains, and starts the drop count', () => {
     const input = historyUpdate('grow', increment, options);
 
     expect(input.UpdateExpression).toBe(
-      'SET #h = list_append(if_not_exists(#h, :empty), :kl), #t = list_append(if_not_exists(#t, :empty), :tml), #u = :now, #d = :day ADD #m0 :m0, #m1 :m1',
+      'SET #h = list_append(if_not_exists(#h, :empty), :kl), #t = list_append(if_not_exists(#t, :empty), :tml), #x = if_not_exists(#x, :zero), #u = :now, #d = :day ADD #m0 :m0, #m1 :m1',
     );
-    expect(input.ConditionExpression).toBe(
-      '(attribute_not_exists(#h) OR attribute_exists(#t)) AND (attribute_not_exists(#h) OR size(#h) < :cap OR (size(#h) < :max AND #t[0] >= :cutoff)) AND NOT contains(#h, :k)',
-    );
+    expect(input.ConditionExpression).toBe('(attribute_not_exists(#h) OR (attribute_exists(#x) AND size(#h) < :cap)) AND NOT contains(#h, :k)');
     expect(input.ExpressionAttributeValues?.[':tml']).toEqual({ L: [{ N: '600' }] });
-    expect(input.ExpressionAttributeValues?.[':cutoff']).toEqual({ N: '560' });
     expect(input.ReturnValuesOnConditionCheckFailure).toBe('ALL_OLD');
     expect(input.Key).toEqual({ PK: { S: 'ACCT#acme' }, SK: { S: 'DAY#2026-11-21#S#01' } });
   });
 
-  it('rolls with SET h[big] and REMOVE h[0] only past the retention, never the overlapping list_append form', () => {
-    const input = historyUpdate('roll', increment, options);
+  it('rolls with SET h[big] and REMOVE h[0], counting the drop, only when the head is a key the store tombstoned first', () => {
+    const input = historyUpdate('roll', increment, options, { heads });
 
     expect(input.UpdateExpression).toBe(
-      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #d = :day REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`,
+      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #d = :day REMOVE #h[0], #t[0] ADD #x :one, #m0 :m0, #m1 :m1`,
     );
     expect(input.UpdateExpression).not.toMatch(/list_append\(#h, .*REMOVE/);
-    expect(input.ConditionExpression).toBe('attribute_exists(#t) AND size(#h) >= :cap AND #t[0] < :cutoff AND NOT contains(#h, :k)');
-  });
-
-  it('forces a young key out of a history at max only if the head is one of the candidates the store tombstoned first', () => {
-    const input = historyUpdate('force', increment, options, { heads: [new Uint8Array([7, 7, 7]), new Uint8Array([8])] });
-
-    expect(input.UpdateExpression).toBe(`SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #d = :day REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`);
-    expect(input.ConditionExpression).toBe('attribute_exists(#t) AND size(#h) >= :max AND #h[0] IN (:head0, :head1) AND NOT contains(#h, :k)');
+    expect(input.ConditionExpression).toBe('attribute_exists(#x) AND size(#h) >= :cap AND #h[0] IN (:head0, :head1) AND NOT contains(#h, :k)');
     expect(input.ExpressionAttributeValues?.[':head1']).toEqual({ B: new Uint8Array([8]) });
   });
 
-  it('rolls at the cap whatever the age when retention is off', () => {
-    expect(historyUpdate('roll', increment, { ...options, retentionSeconds: 0 }).ConditionExpression).toBe(
-      'attribute_exists(#t) AND size(#h) >= :cap AND NOT contains(#h, :k)',
-    );
-  });
-
-  it('adopts an item from before `t` by dating every key it holds now, only at the size it was seen with', () => {
+  it('adopts an item from before tombstoned drops: dates every key now, starts x at 0 and remembers the minute', () => {
     const input = historyUpdate('adopt', increment, options, { size: 3 });
 
-    expect(input.UpdateExpression).toBe('SET #h = list_append(#h, :kl), #t = :tadopt, #u = :now, #d = :day ADD #m0 :m0, #m1 :m1');
-    expect(input.ConditionExpression).toBe('attribute_exists(#h) AND attribute_not_exists(#t) AND size(#h) = :n AND NOT contains(#h, :k)');
+    expect(input.UpdateExpression).toBe('SET #h = list_append(#h, :kl), #t = :tadopt, #x = :zero, #a = :tm, #u = :now, #d = :day ADD #m0 :m0, #m1 :m1');
+    expect(input.ConditionExpression).toBe('attribute_exists(#h) AND attribute_not_exists(#x) AND size(#h) = :n AND NOT contains(#h, :k)');
     expect(input.ExpressionAttributeValues?.[':tadopt']).toEqual({ L: [{ N: '600' }, { N: '600' }, { N: '600' }, { N: '600' }] });
     expect(input.ExpressionAttributeValues?.[':n']).toEqual({ N: '3' });
   });
 
-  it('in proven mode also requires the history to reach back to the unseen attempt', () => {
+  it('in proven mode also requires that the history never dropped a key or reaches back to the unseen attempt', () => {
     const input = historyUpdate('grow', increment, { ...options, since: new Date('2026-11-21T09:00:00Z') });
 
-    expect(input.ConditionExpression).toMatch(/ AND NOT contains\(#h, :k\) AND \(attribute_not_exists\(#h\) OR size\(#h\) < :cap OR #t\[0\] < :since\)$/);
+    expect(input.ConditionExpression).toMatch(
+      / AND NOT contains\(#h, :k\) AND \(attribute_not_exists\(#h\) OR \(#x = :zero AND attribute_not_exists\(#a\)\) OR \(\(attribute_not_exists\(#x\) OR attribute_exists\(#a\)\) AND size\(#h\) < :cap\) OR #t\[0\] < :since\)$/,
+    );
     expect(input.ExpressionAttributeValues?.[':since']).toEqual({ N: '540' });
   });
 
+  it('in guarded mode requires instead that no more keys were dropped than the history held when last seen', () => {
+    const input = historyUpdate('roll', increment, { ...options, since: new Date('2026-11-21T09:00:00Z'), maxDrops: 96 }, { heads });
+
+    expect(input.ConditionExpression).toMatch(/ AND NOT contains\(#h, :k\) AND #x <= :xmax$/);
+    expect(input.ExpressionAttributeValues?.[':xmax']).toEqual({ N: '96' });
+    expect(input.ExpressionAttributeValues).not.toHaveProperty(':since');
+  });
+
   it('in pinned mode also sets the object pin, refused when the pin is already there', () => {
-    const input = historyUpdate('roll', increment, { ...options, pin: 'P#abc' });
+    const input = historyUpdate('roll', increment, { ...options, pin: 'P#abc' }, { heads });
 
     expect(input.UpdateExpression).toBe(
-      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #d = :day, #p = :tm REMOVE #h[0], #t[0] ADD #m0 :m0, #m1 :m1`,
+      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #d = :day, #p = :tm REMOVE #h[0], #t[0] ADD #x :one, #m0 :m0, #m1 :m1`,
     );
     expect(input.ConditionExpression).toMatch(/ AND NOT contains\(#h, :k\) AND attribute_not_exists\(#p\)$/);
     expect(input.ExpressionAttributeNames?.['#p']).toBe('P#abc');
   });
 
-  it('reads a failed condition as duplicate (key or pin there) or the form that fits', () => {
+  it('reads a failed condition as duplicate (key or pin there), unproven (the tombstone must decide), or the form that fits', () => {
     const key = new Uint8Array([1, 2, 3]);
     const other = { B: new Uint8Array([9, 9, 9]) };
-    const at = (minute: number) => ({ N: String(minute) });
-    const base = { cap: 2, maxKeys: 4, retentionSeconds: 2400, now: options.now, day: '2026-11-21' };
-
-    expect(nextForm({ h: { L: [other, { B: key }] }, t: { L: [at(1), at(2)] } }, key, base)).toEqual({ kind: 'duplicate', by: 'history' });
-    expect(nextForm(undefined, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 0 });
-    expect(nextForm({ h: { L: [other] }, t: { L: [at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 1 });
-    expect(nextForm({ h: { L: [other, other] }, t: { L: [at(500), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll', size: 2 });
-    expect(nextForm({ h: { L: [other, other] }, t: { L: [at(590), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 2 });
     const first = { B: new Uint8Array([5]) };
-    expect(nextForm({ h: { L: [first, other, other, other] }, t: { L: [at(599), at(599), at(599), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'force', size: 4, heads: [first.B, other.B, other.B, other.B] });
-    expect(nextForm({ h: { L: [first, other, other, other] }, t: { L: [at(500), at(599), at(599), at(599)] } }, key, base)).toEqual({ kind: 'retry', form: 'roll', size: 4 });
-    expect(nextForm({ h: { L: [other, other] } }, key, base)).toEqual({ kind: 'retry', form: 'adopt', size: 2 });
-    const pinnedItem = { h: { L: [other] }, t: { L: [at(599)] }, 'P#abc': at(599) };
+    const at = (minute: number) => ({ N: String(minute) });
+    const base = { cap: 2, day: '2026-11-21' };
+    const full = (oldest: number, drops: number) => ({ h: { L: [first, other] }, t: { L: [at(oldest), at(599)] }, x: at(drops) });
+
+    expect(nextForm({ h: { L: [other, { B: key }] }, t: { L: [at(1), at(2)] }, x: at(0) }, key, base)).toEqual({ kind: 'duplicate', by: 'history' });
+    expect(nextForm(undefined, key, base)).toMatchObject({ kind: 'retry', form: 'grow', state: { size: 0 } });
+    expect(nextForm({ h: { L: [other] }, t: { L: [at(599)] }, x: at(0) }, key, base)).toMatchObject({ kind: 'retry', form: 'grow' });
+    expect(nextForm(full(599, 0), key, base)).toMatchObject({ kind: 'retry', form: 'roll', state: { size: 2, drops: 0, heads: [first.B, other.B] } });
+    expect(nextForm({ h: { L: [other, other] } }, key, base)).toMatchObject({ kind: 'retry', form: 'adopt', state: { size: 2 } });
+    const pinnedItem = { h: { L: [other] }, t: { L: [at(599)] }, x: at(0), 'P#abc': at(599) };
     expect(nextForm(pinnedItem, key, { ...base, pin: 'P#abc' })).toEqual({ kind: 'duplicate', by: 'pin' });
-    // Proven mode: the oldest key (minute 599) is not older than the unseen attempt (09:59 = minute 599): the tombstone decides.
-    const since = new Date('2026-11-21T09:59:00Z');
-    // A history below the cap never dropped anything: it proves any time.
-    expect(nextForm(pinnedItem, key, { ...base, since })).toEqual({ kind: 'retry', form: 'grow', size: 1 });
-    expect(nextForm({ h: { L: [other, other] }, t: { L: [at(599), at(599)] } }, key, { ...base, since })).toEqual({ kind: 'unproven', form: 'grow', size: 2 });
-    expect(nextForm({ h: { L: [other] }, t: { L: [at(598)] } }, key, { ...base, since })).toEqual({ kind: 'retry', form: 'grow', size: 1 });
-    expect(nextForm(pinnedItem, key, { ...base, pin: 'P#xyz' })).toEqual({ kind: 'retry', form: 'grow', size: 1 });
-    expect(nextForm(pinnedItem, key, base)).toEqual({ kind: 'retry', form: 'grow', size: 1 });
+    expect(nextForm(pinnedItem, key, { ...base, pin: 'P#xyz' })).toMatchObject({ kind: 'retry', form: 'grow' });
+
+    const since = new Date('2026-11-21T09:59:00Z'); // minute 599
+    // Never dropped a key: proves at any time. Dropped, oldest key not older than the attempt: unproven.
+    expect(nextForm(full(599, 0), key, { ...base, since })).toMatchObject({ kind: 'retry', form: 'roll' });
+    expect(nextForm(full(599, 5), key, { ...base, since })).toMatchObject({ kind: 'unproven', form: 'roll', state: { drops: 5, oldest: 599 } });
+    expect(nextForm(full(598, 5), key, { ...base, since })).toMatchObject({ kind: 'retry', form: 'roll' });
+    // Guarded: holds while no more keys were dropped than allowed.
+    expect(nextForm(full(599, 5), key, { ...base, since, maxDrops: 5 })).toMatchObject({ kind: 'retry' });
+    expect(nextForm(full(599, 6), key, { ...base, since, maxDrops: 5 })).toMatchObject({ kind: 'unproven' });
   });
 
-  it('learns from a rolling write how long the dropped key was kept, and whether it was forced out early', () => {
+  it('proves absence only where every drop since the attempt left a tombstone', () => {
+    const day = '2026-11-21';
+    const since = new Date('2026-11-21T09:59:00Z');
+    const state = (s: Partial<HistoryState>): HistoryState => ({ size: 48, heads: [], ...s });
 
-    const small = { ...options, cap: 2, maxKeys: 4 };
+    expect(provesAbsence(state({ size: 0 }), day, 48, since)).toBe(true);
+    expect(provesAbsence(state({ drops: 0, oldest: 700 }), day, 48, since)).toBe(true);
+    expect(provesAbsence(state({ drops: 3, oldest: 700 }), day, 48, since)).toBe(false);
+    expect(provesAbsence(state({ drops: 3, oldest: 598 }), day, 48, since)).toBe(true);
+    // From before: below the cap it never dropped; at the cap only its age proves.
+    expect(provesAbsence(state({ size: 47, oldest: 700 }), day, 48, since)).toBe(true);
+    expect(provesAbsence(state({ drops: 0, adoptedAt: 650, oldest: 650 }), day, 48, since)).toBe(false);
+
+    expect(tombstonesCover(state({ drops: 9 }), day, since)).toBe(true);
+    expect(tombstonesCover(state({ drops: 9, adoptedAt: 598 }), day, since)).toBe(true);
+    expect(tombstonesCover(state({ drops: 9, adoptedAt: 599 }), day, since)).toBe(false);
+    expect(tombstonesCover(state({}), day, since)).toBe(false);
+  });
+
+  it('learns from a rolling write how long the dropped key was kept and the state after it', () => {
     const second = new Uint8Array([2]);
-    const old = (minute: number, length = 2) => ({
-      h: { L: [{ B: new Uint8Array([1]) }, { B: second }, ...Array.from({ length: length - 2 }, () => ({ B: new Uint8Array([3]) }))] },
-      t: { L: [{ N: String(minute) }, ...Array.from({ length: length - 1 }, () => ({ N: '600' }))] },
+    const old = (minute: number) => ({
+      h: { L: [{ B: new Uint8Array([1]) }, { B: second }] },
+      t: { L: [{ N: String(minute) }, { N: '600' }] },
+      x: { N: '4' },
     });
 
-    expect(observeWrite('roll', old(500), '2026-11-21', small)).toEqual({ keys: 2, droppedAgeSeconds: 6030, forced: false, next: 'grow', heads: [second] });
-    const three = new Uint8Array([3]);
-    expect(observeWrite('force', old(590, 4), '2026-11-21', small)).toEqual({ keys: 4, droppedAgeSeconds: 630, forced: true, next: 'force', heads: [second, three, three] });
-    expect(observeWrite('grow', old(590), '2026-11-21', small)).toMatchObject({ keys: 3, forced: false, next: 'grow' });
-    expect(observeWrite('grow', old(500), '2026-11-21', small)).toMatchObject({ keys: 3, forced: false, next: 'roll' });
-    expect(observeWrite('grow', old(590), '2026-11-21', { ...small, maxKeys: 3 })).toMatchObject({ keys: 3, forced: false, next: 'force' });
+    expect(observeWrite('roll', old(500), '2026-11-21', options.now)).toEqual({
+      keys: 2,
+      droppedAgeSeconds: 6030,
+      dropped: true,
+      after: { size: 2, drops: 5, oldest: 600, heads: [second] },
+    });
+    expect(observeWrite('grow', old(590), '2026-11-21', options.now)).toMatchObject({ keys: 3, dropped: false, after: { size: 3, drops: 4, oldest: 590 } });
+    expect(observeWrite('adopt', { h: old(590).h }, '2026-11-21', options.now)).toMatchObject({ keys: 3, after: { drops: 0, adoptedAt: 600, oldest: 600 } });
   });
 
   it('counts history minutes from the start of the shard day', () => {

@@ -1,4 +1,4 @@
-import { readMetricRules, readRetentionSeconds, readShards } from '../../adapters/config';
+import { readMetricRules, readShards } from '../../adapters/config';
 import { CONFIG_LIMITS, historyEntryBytes, planCapacity, type CapacityPlan } from '../../domain/capacity-plan';
 import { addDays, dayOf } from '../../domain/days';
 import { formatShards, type KeyScheme } from '../../domain/idempotency-key';
@@ -18,14 +18,18 @@ interface PlanOptions {
   json?: boolean;
 }
 
+/** 40 minutes: the deployed queue's visibility timeout (30 minutes) and a margin. */
+const PLAN_WINDOW_HOURS = 2400 / 3600;
+
 /** `tally plan`: pure arithmetic, no AWS calls; exit 1 when a hard limit is broken. */
 export const planCommand = defineCommand<PlanOptions>({
   name: 'plan',
   summary: 'size shards and history cap: item KB, WCU, writes/s, dedup horizon',
   description:
     'Sizes the rolling idempotency history: recommends TALLY_SHARDS and TALLY_HISTORY_CAP so the ' +
-    "keys of one account-day's objects stay at 1 WCU for the history's retention " +
-    '(TALLY_HISTORY_RETENTION_SECONDS; or the last H hours of objects), and ' +
+    "keys of one account-day's last 40 minutes of objects (or the last H hours) stay in 1 KB items, " +
+    'where a redelivery after the queue\'s 30-minute visibility timeout finds them without a read; ' +
+    'past that each increment also writes a tombstone (1 WCU more), and counts stay exact. It ' +
     'prints the shard item size, WCU per increment, writes/s per item and the horizon in objects ' +
     'and hours. Warns where a choice breaks a limit (400 KB item, 1,000 WCU/s per partition); ' +
     'exit code 1 when a hard limit is broken. Needs no AWS.',
@@ -35,7 +39,7 @@ export const planCommand = defineCommand<PlanOptions>({
     { flags: '--shards <n>', help: 'evaluate this shard count instead of recommending one', read: finiteNumber },
     { flags: '--history-cap <n>', help: 'evaluate this history cap instead of recommending one', read: finiteNumber },
     { flags: '--accounts-per-object <n>', help: 'accounts one object has lines for (default 1)', read: finiteNumber },
-    { flags: '--hours <n>', help: "hours of objects the horizon must cover (default: the history's retention, 24 when it is 0)", read: finiteNumber },
+    { flags: '--hours <n>', help: 'hours of objects the horizon should cover (default 0.67: one visibility timeout and margin)', read: finiteNumber },
     { flags: '--account-chars <n>', help: 'longest account id (default 64, the worst case)', read: finiteNumber },
     { flags: '--metrics <json>', help: 'metric rules as TALLY_METRICS (default: TALLY_METRICS)' },
     JSON_OPTION,
@@ -48,9 +52,9 @@ export const planCommand = defineCommand<PlanOptions>({
       ...optional('shards', options.shards),
       ...optional('historyCap', options.historyCap),
       ...optional('accountsPerObject', options.accountsPerObject),
-      // Finished objects are caught by the ledger, failed ones by their attempt records and pins:
-      // the history only has to hold what an unseen death's redelivery can meet, the retention.
-      windowHours: options.hours ?? (readRetentionSeconds(env) > 0 ? Math.min(24, readRetentionSeconds(env) / 3600) : 24),
+      // Exactness needs no window (every dropped key is tombstoned); the window only buys
+      // 1 WCU increments and redeliveries that prove from the history without reading tombstones.
+      windowHours: options.hours ?? PLAN_WINDOW_HOURS,
       ...optional('accountIdChars', options.accountChars),
       metricNames: metricNames(readMetricRules(options.metrics ?? env.TALLY_METRICS, options.metrics === undefined ? 'TALLY_METRICS' : '--metrics')),
     });
