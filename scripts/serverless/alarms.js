@@ -11,13 +11,13 @@
 // (`above` or `below`) and, for a setting, a `${param:...}` threshold (then add that
 // param to serverless.yml's params and to docs/deployment.md's table):
 //
-//   HistoryHorizonAlarm: {
-//     name: 'history-horizon',
-//     description: 'A shard history forgets keys sooner than a redelivery can come back.',
-//     metric: tallyMetric('HistoryHorizonSeconds'),
-//     statistic: 'Minimum',
+//   QueueAgeAlarm: {
+//     name: 'queue-age',
+//     description: 'The oldest message waits longer than the threshold.',
+//     metric: queueMetric('ApproximateAgeOfOldestMessage', 'IngestQueue'),
+//     statistic: 'Maximum',
 //     period: 300,
-//     below: '${param:redeliveryWindowSeconds}',
+//     above: '${param:queueAgeAlarmSeconds}',
 //   },
 //
 // Plain CommonJS because osls loads it with require().
@@ -100,14 +100,14 @@ function usageTableThrottles(operations) {
 
 /** @type {Record<string, AlarmSpec>} keyed by CloudFormation logical id. */
 const ALARMS = {
-  HistoryHorizonAlarm: {
-    name: 'history-horizon',
+  UnresolvedIncrementsAlarm: {
+    name: 'unresolved-increments',
     description:
-      'A shard history dropped a key younger than the retention (it reached TALLY_HISTORY_MAX_KEYS): a crashed attempt retried later could count again. Raise historyMaxKeys or the shards (tally plan).',
-    metric: tallyMetric('HistoryHorizonSeconds'),
-    statistic: 'Minimum',
+      'Ingest left increments unapplied because nothing could prove whether a crashed attempt had applied them (a shard written before every dropped key left a tombstone). Usage is short until settled: run `tally reconcile --resolve`.',
+    metric: tallyMetric('UnresolvedIncrements'),
+    statistic: 'Sum',
     period: 300,
-    below: '${param:historyRetentionSeconds}',
+    above: 0,
   },
   DeadLetterQueueDepthAlarm: {
     name: 'dlq-not-empty',

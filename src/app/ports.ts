@@ -5,7 +5,7 @@
  *
  * | port | implemented by |
  * |---|---|
- * | {@link UsageStore} (counters, ledger) | `DynamoUsageStore`; `MemoryUsageStore` in tests |
+ * | {@link UsageStore} (counters, ledger), {@link UnresolvedLedger} | `DynamoUsageStore`; `MemoryUsageStore` in tests |
  * | {@link UsageReader} (read side) | `DynamoUsageReader` |
  * | {@link UsagePresence} | `DynamoUsageReader` |
  * | {@link AdjustmentStore} | `DynamoAdjustmentStore` |
@@ -39,8 +39,20 @@ export type {
   IncrementOutcome,
   LedgerEntry,
   ObjectState,
+  UnresolvedObject,
   UsageStore,
 } from '../domain/usage-store';
+import type { Increment, UnresolvedObject } from '../domain/usage-store';
+
+/**
+ * The objects whose ledger lists unresolved increments (`tally reconcile --resolve`
+ * settles them), on DynamoDB by `DynamoUsageStore`.
+ */
+export interface UnresolvedLedger {
+  listUnresolved(): Promise<UnresolvedObject[]>;
+  /** Records how each of the object's unresolved increments was settled; it leaves the list. */
+  settleUnresolved(ref: LogObjectRef, settled: readonly { increment: Increment; outcome: 'applied' | 'already-counted' }[]): Promise<void>;
+}
 
 /** Reads log objects (S3 in production and locally). */
 export interface LogSource {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { DEFAULTS, readConfig } from '../../src/adapters/config';
 import tableDefinition from '../../src/adapters/usage-table-definition.json';
 import { readUsageApiConfig } from '../../src/adapters/usage-api-config';
+import { redeliveryGaps } from '../../src/domain/redelivery';
 import type { AwsClients } from '../../src/adapters/clients';
 import { ingestBatch } from '../../src/app/ingest';
 import { crashAfterUpdates } from '../support/faults';
@@ -144,7 +145,7 @@ describe('serverless package (offline)', () => {
       AlarmTopic: 'AWS::SNS::Topic',
       DeadLetterQueueDepthAlarm: 'AWS::CloudWatch::Alarm',
       IngestQueueAgeAlarm: 'AWS::CloudWatch::Alarm',
-      HistoryHorizonAlarm: 'AWS::CloudWatch::Alarm',
+      UnresolvedIncrementsAlarm: 'AWS::CloudWatch::Alarm',
       IngestErrorsAlarm: 'AWS::CloudWatch::Alarm',
       IngestThrottlesAlarm: 'AWS::CloudWatch::Alarm',
       UsageApiErrorsAlarm: 'AWS::CloudWatch::Alarm',
@@ -228,8 +229,6 @@ describe('functions', () => {
       TALLY_METRICS: '[]',
       TALLY_SHARDS: '4',
       TALLY_HISTORY_CAP: '48',
-      TALLY_HISTORY_RETENTION_SECONDS: '2400',
-      TALLY_HISTORY_MAX_KEYS: '480',
       TALLY_MAX_RECEIVE_COUNT: '5',
       TALLY_LEDGER_TTL_DAYS: '400',
       TALLY_CLOSE_GRACE_HOURS: '48',
@@ -367,6 +366,25 @@ describe('ingest queue', () => {
       SqsManagedSseEnabled: true,
     });
   });
+
+  it('keeps the exactly-once records longer than any redelivery chain the queues allow, and tells the consumer the last receive', () => {
+    const t = template(prod);
+    const queue = resource(t, 'IngestQueue', 'AWS::SQS::Queue').Properties;
+    const dlq = resource(t, 'IngestDeadLetterQueue', 'AWS::SQS::Queue').Properties;
+    const env = resource(t, 'IngestLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    const config = readConfig({ ...env, TALLY_TABLE: 'usage', TALLY_INGEST_QUEUE_URL: '' });
+    const settings = {
+      visibilityTimeoutSeconds: Number(queue.VisibilityTimeout),
+      maxReceiveCount: Number((queue.RedrivePolicy as { maxReceiveCount: number }).maxReceiveCount),
+      queueRetentionSeconds: Number(queue.MessageRetentionPeriod),
+      deadLetterRetentionSeconds: Number(dlq.MessageRetentionPeriod),
+    };
+
+    expect(redeliveryGaps({ ...settings, ledgerTtlDays: config.ledgerTtlDays, consumerMaxReceiveCount: config.maxReceiveCount })).toEqual([]);
+    // The check bites: a TTL under the queues' retention, or a consumer told another receive count.
+    expect(redeliveryGaps({ ...settings, ledgerTtlDays: 30, consumerMaxReceiveCount: config.maxReceiveCount })).toEqual([expect.stringMatching(/TALLY_LEDGER_TTL_DAYS \(30\) is shorter than the redelivery horizon of 58 days/)]);
+    expect(redeliveryGaps({ ...settings, maxReceiveCount: 8, ledgerTtlDays: config.ledgerTtlDays, consumerMaxReceiveCount: config.maxReceiveCount })).toEqual([expect.stringMatching(/must equal the queue's maxReceiveCount \(8\)/)]);
+  });
 });
 
 describe('log bucket created by the stack', () => {
@@ -470,8 +488,8 @@ describe('existing log bucket (dev, --param existingLogBucket=acme-cdn-logs)', (
 
 /**
  * Every DynamoDB operation the ingest path sends, recorded on DynamoDB Local while an
- * object goes through each path: a first receive that fails where it sees it, a shard
- * forced to drop young keys (tombstones), the last receive (pinned, proven: tombstones
+ * object goes through each path: a first receive that fails where it sees it, shards
+ * rolling past their cap (tombstones), the last receive (pinned, proven: tombstones
  * read), and usage for a closed day (late markers).
  */
 async function ingestOperations(): Promise<string[]> {
@@ -484,7 +502,7 @@ async function ingestOperations(): Promise<string[]> {
       },
       { step: 'initialize', name: 'recordOperations' },
     );
-  const env = { TALLY_HISTORY_MAX_KEYS: '48', TALLY_MAX_RECEIVE_COUNT: '3', TALLY_INCREMENT_CONCURRENCY: '1' };
+  const env = { TALLY_MAX_RECEIVE_COUNT: '3', TALLY_INCREMENT_CONCURRENCY: '1' };
   const account = uniqueId('iam');
   const day = '2026-11-21';
   const text = `#Version: 1.0\n#Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status\n${day}\t00:00:01\tIAD89-C1\t100\t192.0.2.1\tGET\t${account}.example.com\t/x\t200\n${day}\t00:00:02\tIAD89-C1\t100\t192.0.2.1\tGET\tother-${account}.example.com\t/x\t200\n`;
@@ -932,7 +950,7 @@ describe('alarms', () => {
 
   it('are exactly these, each named under the stack, notifying the topic on alarm and on OK', () => {
     const alarms = resourcesOfType(template(prod), 'AWS::CloudWatch::Alarm');
-    expect(Object.keys(alarms).sort()).toEqual([...Object.keys(expected), 'UsageTableThrottlesAlarm', 'HistoryHorizonAlarm'].sort());
+    expect(Object.keys(alarms).sort()).toEqual([...Object.keys(expected), 'UsageTableThrottlesAlarm', 'UnresolvedIncrementsAlarm'].sort());
     const names = Object.values(alarms).map((alarm) => alarm.Properties.AlarmName as string);
     expect(new Set(names).size).toBe(names.length);
     for (const alarm of Object.values(alarms)) {
@@ -943,21 +961,21 @@ describe('alarms', () => {
     expect(alarms.IngestQueueAgeAlarm!.Properties.AlarmDescription).toContain('longer than 900 s');
   });
 
-  it('HistoryHorizonAlarm fires when a shard dropped a key younger than the retention the ingest function is given', () => {
-    const alarm = resource(template(prod), 'HistoryHorizonAlarm', 'AWS::CloudWatch::Alarm').Properties;
-    const env = resource(template(prod), 'IngestLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+  it('UnresolvedIncrementsAlarm fires as soon as ingest leaves one increment unresolved', () => {
+    const alarm = resource(template(prod), 'UnresolvedIncrementsAlarm', 'AWS::CloudWatch::Alarm').Properties;
     expect(alarm).toMatchObject({
       Namespace: 'Tally',
-      MetricName: 'HistoryHorizonSeconds',
+      MetricName: 'UnresolvedIncrements',
       Dimensions: [
         { Name: 'service', Value: 'tally-ingest' },
         { Name: 'FunctionName', Value: ref('IngestLambdaFunction') },
       ],
-      Statistic: 'Minimum',
-      ComparisonOperator: 'LessThanThreshold',
-      Threshold: Number(env.TALLY_HISTORY_RETENTION_SECONDS),
+      Statistic: 'Sum',
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 0,
       AlarmActions: [ref('AlarmTopic')],
     });
+    expect(alarm.AlarmDescription).toContain('tally reconcile --resolve');
   });
 
   it('subscribes the on-call e-mail only when one is given', () => {

@@ -52,7 +52,7 @@ const requestsOf = async (account: string) => (await readCounters(dynamodb, info
 const batch = (...records: SQSEvent['Records']): SQSEvent => ({ Records: records });
 
 describe('exactly once at volume: a busy account-day between an attempt and its retry', () => {
-  it('counts an object whose consumer died unseen after its increment once, after 400 other objects (retention keeps its key)', async () => {
+  it('counts an object whose consumer died unseen after its increment once, after 400 other objects rolled its key out (its tombstone answers)', async () => {
     const [a, b] = [uniqueId('hot-a'), uniqueId('hot-b')];
     const ref = await objectFor(a, 1);
     const dead = testIngestDeps({}, { clients: (c) => dieAfterUpdates(c.dynamodb, 1) });
@@ -67,9 +67,9 @@ describe('exactly once at volume: a busy account-day between an attempt and its 
     expect(await requestsOf(b)).toBe(400);
   }, 120_000);
 
-  it('still counts it once with pure count-based rolling (retention 0) when the failure was seen: the ledger knows', async () => {
+  it('counts it once when the failure was seen: the attempt record knows, whatever rolled since', async () => {
     const accounts = [uniqueId('hot-a'), uniqueId('hot-b'), uniqueId('hot-c')];
-    const env = { TALLY_HISTORY_RETENTION_SECONDS: '0' };
+    const env = {};
     const crashing = testIngestDeps(env, { clients: (c) => crashAfterUpdates(c.dynamodb, 1) });
     // One object for three accounts: its first increment lands, then the consumer fails.
     const combined = await objectForMany(accounts);
@@ -86,7 +86,7 @@ describe('exactly once at volume: a busy account-day between an attempt and its 
   it('counts exactly after the retry budget ran out mid-object and 1,000 other increments rolled the histories', async () => {
     const accounts = [uniqueId('thr-a'), uniqueId('thr-b'), uniqueId('thr-c'), uniqueId('thr-d')];
     const combined = await objectForMany(accounts);
-    const env = { TALLY_HISTORY_RETENTION_SECONDS: '0', TALLY_MAX_ATTEMPTS: '2', TALLY_INCREMENT_CONCURRENCY: '1' };
+    const env = { TALLY_MAX_ATTEMPTS: '2', TALLY_INCREMENT_CONCURRENCY: '1' };
     const throttled = testIngestDeps(env, { clients: (c) => throttleAfter(c.dynamodb, 2) });
 
     const first = await ingestBatch(batch(s3NotificationMessage(combined)), throttled);
@@ -98,11 +98,10 @@ describe('exactly once at volume: a busy account-day between an attempt and its 
     for (const account of accounts) expect(await requestsOf(account)).toBe(1001);
   }, 180_000);
 
-  it('counts an unseen death once even when its shards had to drop its key young: the tombstone answers the redelivery', async () => {
+  it('counts an unseen death once after its shards dropped its key: the tombstone answers the redelivery', async () => {
     const accounts = [uniqueId('frc-a'), uniqueId('frc-b'), uniqueId('frc-c')];
     const combined = await objectForMany(accounts);
-    // Histories held to 48 keys whatever their age: busier than the defaults allow, every drop forced.
-    const env = { TALLY_HISTORY_MAX_KEYS: '48', TALLY_INCREMENT_CONCURRENCY: '1' };
+    const env = { TALLY_INCREMENT_CONCURRENCY: '1' };
     const dead = testIngestDeps(env, { clients: (c) => dieAfterUpdates(c.dynamodb, 1) });
 
     const crashed = await ingestBatch(batch(s3NotificationMessage(combined)), dead);
@@ -114,9 +113,9 @@ describe('exactly once at volume: a busy account-day between an attempt and its 
     for (const account of accounts) expect(await requestsOf(account)).toBe(401);
   }, 180_000);
 
-  it('never double counts retries of unseen deaths while eight writers force young keys out of four shards', async () => {
+  it('never double counts retries of unseen deaths while eight writers roll keys out of four shards', async () => {
     const account = uniqueId('race');
-    const config = readConfig({ ...localEnvironment(info), TALLY_HISTORY_MAX_KEYS: '48' });
+    const config = readConfig(localEnvironment(info));
     const store = usageStoreFor(config, dynamodb);
     const incrementOf = (i: number) => {
       const { key, shard } = incrementKey({ bucket: info.bucket, key: `${account}/${i}`, etag: 'e' }, account, DAY, config.keyScheme);
@@ -148,10 +147,10 @@ describe('exactly once at volume: a busy account-day between an attempt and its 
     expect(await requestsOf(account)).toBe(objects);
   }, 180_000);
 
-  it('counts exactly a message whose every receive died unseen, replayed from the DLQ after its keys were forced out young', async () => {
+  it('counts exactly a message whose every receive died unseen, replayed from the DLQ after its keys were rolled out', async () => {
     const accounts = [uniqueId('dd-a'), uniqueId('dd-b'), uniqueId('dd-c')];
     const combined = await objectForMany(accounts);
-    const env = { TALLY_HISTORY_MAX_KEYS: '48', TALLY_MAX_RECEIVE_COUNT: '3', TALLY_INCREMENT_CONCURRENCY: '1' };
+    const env = { TALLY_MAX_RECEIVE_COUNT: '3', TALLY_INCREMENT_CONCURRENCY: '1' };
     const firstReceivedAt = new Date();
 
     // Receive 1 applies two increments and dies unseen; their keys are then forced out by other traffic.
@@ -172,7 +171,7 @@ describe('exactly once at volume: a busy account-day between an attempt and its 
   it('counts exactly when the last receive died unseen and the histories rolled far past it: its pins answer', async () => {
     const accounts = [uniqueId('lst-a'), uniqueId('lst-b'), uniqueId('lst-c')];
     const combined = await objectForMany(accounts);
-    const env = { TALLY_HISTORY_RETENTION_SECONDS: '0', TALLY_MAX_RECEIVE_COUNT: '3', TALLY_INCREMENT_CONCURRENCY: '1' };
+    const env = { TALLY_MAX_RECEIVE_COUNT: '3', TALLY_INCREMENT_CONCURRENCY: '1' };
     const dead = testIngestDeps(env, { clients: (c) => dieAfterUpdates(c.dynamodb, 1) });
 
     await ingestBatch(batch(s3NotificationMessage(combined, { receiveCount: 3 })), dead);
@@ -190,8 +189,7 @@ describe('exactly once at volume: a busy account-day between an attempt and its 
     const accounts = [uniqueId('dlq-a'), uniqueId('dlq-b'), uniqueId('dlq-c'), uniqueId('dlq-d')];
     const combined = await objectForMany(accounts);
     const queues = await createTestQueues(info);
-    // Histories forced down to 48 keys whatever their age: the busiest shard the alarm would flag.
-    const env = { TALLY_HISTORY_MAX_KEYS: '48', TALLY_MAX_RECEIVE_COUNT: '3', TALLY_INCREMENT_CONCURRENCY: '1' };
+    const env = { TALLY_MAX_RECEIVE_COUNT: '3', TALLY_INCREMENT_CONCURRENCY: '1' };
 
     // Receive 1 fails where it sees it after one increment; receive 3, the last, dies unseen after one more.
     const first = await ingestBatch(batch(s3NotificationMessage(combined)), testIngestDeps(env, { clients: (c) => crashAfterUpdates(c.dynamodb, 1) }));

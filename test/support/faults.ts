@@ -95,3 +95,29 @@ export function dieAfterUpdates(client: DynamoDBClient, k: number): FaultCounter
   );
   return counter;
 }
+
+/**
+ * The consumer dies unseen once it has applied `k` increments: it reads and records what
+ * it likes until then, and dies at its next request after its k-th applied one (k = 0:
+ * at its first `UpdateItem`). From then on nothing it sends reaches DynamoDB: no ledger
+ * write, no progress record, as when Lambda kills the sandbox mid-object.
+ */
+export function dieAfterApplying(client: DynamoDBClient, k: number): FaultCounter {
+  const counter = { fired: 0 };
+  let applied = 0;
+  let dead = false;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (dead || (applied >= k && (k > 0 || context.commandName === 'UpdateItemCommand'))) {
+        dead = true;
+        counter.fired++;
+        throw Object.assign(new Error('consumer died'), { name: 'ConsumerDied' });
+      }
+      const result = await next(args);
+      if (context.commandName === 'UpdateItemCommand') applied++;
+      return result;
+    },
+    { step: 'initialize', name: 'dieAfterApplying' },
+  );
+  return counter;
+}

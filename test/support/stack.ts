@@ -114,9 +114,9 @@ export function sqsRecord(
 /** The SQS record of an S3 notification for `refs`. */
 export function s3NotificationMessage(
   refs: LogObjectRef | LogObjectRef[],
-  options: { messageId?: string; receiveCount?: number; firstReceivedAt?: Date } = {},
+  options: { messageId?: string; receiveCount?: number; firstReceivedAt?: Date; createdAt?: Date } = {},
 ): SQSRecord {
-  return sqsRecord(s3EventBody(Array.isArray(refs) ? refs : [refs]), options);
+  return sqsRecord(s3EventBody(Array.isArray(refs) ? refs : [refs], 'us-east-1', options.createdAt), options);
 }
 
 /**
@@ -125,7 +125,7 @@ export function s3NotificationMessage(
  */
 export function testIngestDeps(
   overrides: Record<string, string> = {},
-  options: { log?: Log; info?: LocalStackInfo; clients?: (clients: AwsClients) => void } = {},
+  options: { log?: Log; info?: LocalStackInfo; clients?: (clients: AwsClients) => void; clock?: () => Date } = {},
 ): IngestDeps & { clients: AwsClients } {
   const info = options.info ?? testStackInfo();
   const config = readConfig({
@@ -137,7 +137,7 @@ export function testIngestDeps(
   const clients = createClients(config, LOCAL_CREDENTIALS);
   created.push(clients.dynamodb, clients.sqs, clients.s3);
   options.clients?.(clients);
-  return { ...createIngestDeps(config, clients, options.log ?? silentLog), clients };
+  return { ...createIngestDeps(config, clients, options.log ?? silentLog, options.clock), clients };
 }
 
 /**

@@ -1,4 +1,6 @@
 import { reconcileUsage, type ReconcileReport } from '../../app/reconcile';
+import { resolveUnresolved, type Settlement } from '../../app/resolve-unresolved';
+import { ValidationError } from '../../domain/errors';
 import { addDays } from '../../domain/days';
 import type { ReconcileRow } from '../../domain/reconciliation';
 import { concurrencyOption, dayRangeOptions, defineCommand, JSON_OPTION } from '../command';
@@ -9,8 +11,9 @@ import { progressDisplay } from '../progress';
 import { accountId, checkDayRange } from '../values';
 
 interface ReconcileOptions {
-  from: string;
-  to: string;
+  from?: string;
+  to?: string;
+  resolve?: boolean;
   account?: string;
   concurrency: number;
   all?: boolean;
@@ -25,22 +28,52 @@ export const reconcileCommand = defineCommand<ReconcileOptions>({
     'Recounts the raw CloudFront logs in S3 with the ingest parser, independently of the counters, ' +
     'and compares every account-day and metric with what the read API serves (measured usage; ' +
     'adjustments are shown but are not drift). Objects named one day either side are read too, ' +
-    'for the late lines they hold. Exit code 1 on any drift.',
+    'for the late lines they hold. Exit code 1 on any drift. With --resolve (no day range needed): ' +
+    'settles the increments ingest left unresolved (it could not prove whether a crashed attempt ' +
+    'applied them): each of their account-days is recounted, and exactly the increments that make ' +
+    'up its shortfall are applied; exit code 1 while any is left.',
   options: [
-    ...dayRangeOptions('days to compare'),
+    ...dayRangeOptions('days to compare').map((option) => ({ ...option, required: false })),
+    { flags: '--resolve', help: 'settle the unresolved increments ingest recorded (the days they name), then exit' },
     { flags: '--account <id>', help: 'only this account (otherwise every account found in the logs)', read: accountId },
     concurrencyOption('objects'),
     { flags: '--all', help: 'print every row, not only drift and adjusted rows' },
     JSON_OPTION,
   ],
   target: { settings: ['resolver', 'metrics'] },
-  check: checkDayRange,
+  check: (options) => {
+    if (options.resolve !== true && (options.from === undefined || options.to === undefined)) {
+      throw new ValidationError('--from and --to are required (only --resolve finds its days itself)');
+    }
+    if (options.resolve === true && options.account !== undefined) throw new ValidationError('--resolve settles every account: leave out --account');
+    checkDayRange(options);
+  },
   async run({ options, context: { io }, target: open }) {
-    const { from, to, account } = options;
+    const { account } = options;
     const { target, clients } = await open();
     const bucket = logBucketOf(target);
     const { DynamoUsageReader, S3LogListing, S3LogSource, usageStoreFor } = await import('../aws-adapters');
     const { config } = target;
+    const recount = {
+      listing: new S3LogListing({ client: clients.s3 }),
+      source: new S3LogSource({ client: clients.s3 }),
+      reader: new DynamoUsageReader({ client: clients.dynamodb, tableName: config.tableName, consistentRead: true }),
+      ledger: usageStoreFor(config, clients.dynamodb),
+      bucket,
+      prefix: target.logPrefix,
+      resolver: config.resolver,
+      metricRules: config.metricRules,
+      logFormat: config.logFormat,
+      concurrency: options.concurrency,
+    };
+    if (options.resolve === true) {
+      const store = usageStoreFor(config, clients.dynamodb);
+      const settlements = await resolveUnresolved({ ...recount, unresolved: store, store });
+      io.out(options.json === true ? `${JSON.stringify({ settlements })}\n` : describeSettlements(settlements));
+      return settlements.some((settlement) => settlement.outcome === 'left') ? 1 : 0;
+    }
+    const from = options.from!;
+    const to = options.to!;
     if (options.json !== true) {
       io.out(`tally reconcile: ${target.origin}\n`);
       io.out(`  recount s3://${bucket}/${target.logPrefix} (objects named ${addDays(from, -1)}..${addDays(to, 1)}): ${describeIngestSettings(config)}\n`);
@@ -49,22 +82,7 @@ export const reconcileCommand = defineCommand<ReconcileOptions>({
     const progress = progressDisplay(io, 'reconcile', 'objects');
     let report: ReconcileReport;
     try {
-      report = await reconcileUsage({
-        listing: new S3LogListing({ client: clients.s3 }),
-        source: new S3LogSource({ client: clients.s3 }),
-        reader: new DynamoUsageReader({ client: clients.dynamodb, tableName: config.tableName, consistentRead: true }),
-        ledger: usageStoreFor(config, clients.dynamodb),
-        bucket,
-        prefix: target.logPrefix,
-        from,
-        to,
-        ...(account === undefined ? {} : { account }),
-        resolver: config.resolver,
-        metricRules: config.metricRules,
-        logFormat: config.logFormat,
-        concurrency: options.concurrency,
-        progress,
-      });
+      report = await reconcileUsage({ ...recount, from, to, ...(account === undefined ? {} : { account }), progress });
     } finally {
       progress.stop();
     }
@@ -72,6 +90,17 @@ export const reconcileCommand = defineCommand<ReconcileOptions>({
     return report.drifting.length > 0 || report.objects.failed.length > 0 ? 1 : 0;
   },
 });
+
+/** The human summary of `tally reconcile --resolve`. */
+export function describeSettlements(settlements: readonly Settlement[]): string {
+  if (settlements.length === 0) return 'no unresolved increments: nothing to settle\n';
+  const rows = settlements.map((s) => [s.object, s.account, s.day, JSON.stringify(s.metrics), s.outcome, s.reason ?? '']);
+  const left = settlements.filter((s) => s.outcome === 'left').length;
+  return (
+    `${formatTable(['object', 'account', 'day', 'metrics', 'outcome', 'reason'], rows).trimEnd()}\n` +
+    (left === 0 ? `settled all ${settlements.length} unresolved increment(s)\n` : `${left} of ${settlements.length} unresolved increment(s) left: see the reasons\n`)
+  );
+}
 
 function signed(value: number): string {
   return value > 0 ? `+${value}` : String(value);

@@ -1,0 +1,295 @@
+import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import type { SQSEvent } from 'aws-lambda';
+import { createClients } from '../../src/adapters/clients';
+import { readConfig } from '../../src/adapters/config';
+import { usageStoreFor } from '../../src/adapters/ingest-deps';
+import { ingestBatch } from '../../src/app/ingest';
+import { incrementKey } from '../../src/domain/idempotency-key';
+import { droppedKeyItem, ledgerKey, usageKey } from '../../src/domain/keys';
+import type { LogObjectRef } from '../../src/domain/log-object';
+import { s3EventBody } from '../../src/domain/notifications';
+import { LOCAL_CREDENTIALS } from '../../src/local/local-credentials';
+import { localEnvironment } from '../../src/local/stack';
+import { tallyCommand } from '../support/cli';
+import { crashAfterUpdates, dieAfterApplying } from '../support/faults';
+import { captureIo, operatorEnv } from '../support/operator';
+import { putLogObject, readCounters, s3NotificationMessage, sqsRecord, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+
+/**
+ * Redelivery chains on the queue's own schedule, driven by the store's clock: receives
+ * 30 minutes apart (the deployed visibility timeout), busy account-days rolling the
+ * histories between them (200 other objects per 30 minutes), DLQ replays days later.
+ * No test here relies on a retry coming soon.
+ */
+const info = testStackInfo();
+const { dynamodb } = testClients(info);
+const DAY = '2026-11-21';
+const MINUTE = 60_000;
+const DAYS = 86_400_000;
+
+/** The store's and the flow's clock for one test, moved by the test. */
+class StoreClock {
+  now = Date.parse(`${DAY}T08:00:00Z`);
+  readonly read = (): Date => new Date(this.now);
+  advance(ms: number): Date {
+    this.now += ms;
+    return this.read();
+  }
+}
+
+/** Ingest deps on the clock, one increment at a time (a deterministic order), the deployed maxReceiveCount. */
+function depsOn(clock: StoreClock, fault?: (client: Parameters<typeof dieAfterApplying>[0]) => void, env: Record<string, string> = {}) {
+  return testIngestDeps(
+    { TALLY_INCREMENT_CONCURRENCY: '1', TALLY_MAX_RECEIVE_COUNT: '5', ...env },
+    { clock: clock.read, ...(fault === undefined ? {} : { clients: (c) => fault(c.dynamodb) }) },
+  );
+}
+
+/**
+ * A busy account-day: `objects` other log objects, each with one request for every
+ * account, spread evenly over `minutes` of the clock, through the consumer's store.
+ */
+async function busyTraffic(accounts: readonly string[], objects: number, minutes: number, clock: StoreClock, env: Record<string, string> = {}): Promise<void> {
+  const config = readConfig({ ...localEnvironment(info), ...env });
+  const store = usageStoreFor(config, dynamodb, { clock: clock.read });
+  const run = uniqueId('busy');
+  for (let i = 0; i < objects; i++) {
+    clock.advance((minutes * MINUTE) / objects);
+    await Promise.all(
+      accounts.map((account) => {
+        const { key, shard } = incrementKey({ bucket: info.bucket, key: `${run}/${i}`, etag: 'e' }, account, DAY, config.keyScheme);
+        return store.applyIncrement({ account, day: DAY, shard, key, metrics: { requests: 1, bytes: 0 } });
+      }),
+    );
+  }
+}
+
+/** One log object with `perAccount` requests for each of `accounts` on DAY. */
+async function objectFor(accounts: readonly string[], perAccount = 1, prefix = 'cloudfront') {
+  const text = [
+    '#Version: 1.0',
+    '#Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status',
+    ...accounts.flatMap((account) =>
+      Array.from({ length: perAccount }, (_, i) => `${DAY}\t00:00:0${i}\tIAD89-C1\t100\t192.0.2.1\tGET\t${account}.example.com\t/x\t200`),
+    ),
+  ].join('\n');
+  return putLogObject(`${prefix}/${uniqueId('E2CHAIN')}.${DAY}-00.x.gz`, `${text}\n`);
+}
+
+const requestsOf = async (account: string) => (await readCounters(dynamodb, info.table, account, DAY, DAY))[DAY]?.requests ?? 0;
+const batch = (...records: SQSEvent['Records']): SQSEvent => ({ Records: records });
+const accountsFor = (name: string, n: number) => Array.from({ length: n }, (_, i) => uniqueId(`${name}${i}`));
+
+describe('exactly once on the queue schedule: unseen deaths chained 30 minutes apart, by the clock', () => {
+  it.each([0, 1])('counts exactly when every receive before the last dies unseen after %i more update(s), on a busy account-day', async (k) => {
+    const accounts = accountsFor('chain', 4);
+    const object = await objectFor(accounts);
+    const clock = new StoreClock();
+    const createdAt = clock.read();
+    const firstReceivedAt = clock.advance(10_000);
+
+    // Receive 1 applies one increment and dies unseen; receive 2, 30 minutes later, dies after k more.
+    const first = await ingestBatch(batch(s3NotificationMessage(object, { createdAt, firstReceivedAt, receiveCount: 1 })), depsOn(clock, (c) => dieAfterApplying(c, 1)));
+    await busyTraffic(accounts, 200, 30, clock);
+    const second = await ingestBatch(batch(s3NotificationMessage(object, { createdAt, firstReceivedAt, receiveCount: 2 })), depsOn(clock, (c) => dieAfterApplying(c, k)));
+    await busyTraffic(accounts, 200, 30, clock);
+    // Receive 3, 60 minutes after the first: the first receive's keys left the histories long ago.
+    const third = await ingestBatch(batch(s3NotificationMessage(object, { createdAt, firstReceivedAt, receiveCount: 3 })), depsOn(clock));
+
+    expect(first.batchItemFailures).toHaveLength(1);
+    expect(second.batchItemFailures).toHaveLength(1);
+    expect(third.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 4, applied: 3 - k, duplicates: 1 + k, unresolved: 0 });
+    for (const account of accounts) expect(await requestsOf(account)).toBe(401);
+  }, 240_000);
+
+  it('counts exactly after five unseen deaths, one update more each, and a DLQ replay two days later', async () => {
+    const accounts = accountsFor('five', 6);
+    const object = await objectFor(accounts);
+    const clock = new StoreClock();
+    const createdAt = clock.read();
+    const firstReceivedAt = clock.advance(10_000);
+
+    const receives = [];
+    for (let receive = 1; receive <= 5; receive++) {
+      receives.push(await ingestBatch(batch(s3NotificationMessage(object, { createdAt, firstReceivedAt, receiveCount: receive })), depsOn(clock, (c) => dieAfterApplying(c, 1))));
+      await busyTraffic(accounts, 200, 30, clock);
+    }
+    clock.advance(2 * DAYS);
+    // The replay is a new message (receive 1) with the original body.
+    const replay = await ingestBatch(batch(s3NotificationMessage(object, { createdAt, firstReceivedAt: clock.read(), receiveCount: 1 })), depsOn(clock));
+
+    expect(receives.map((r) => r.batchItemFailures.length)).toEqual([1, 1, 1, 1, 1]);
+    // The last receive wrote in pinned mode: its first write may have pinned a duplicate rather than applied one.
+    expect(replay.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 6, unresolved: 0, pinned: true });
+    expect(replay.results[0]?.objects[0]?.applied).toBeGreaterThanOrEqual(1);
+    for (const account of accounts) expect(await requestsOf(account)).toBe(1001);
+  }, 300_000);
+
+  it('counts exactly a first receive three hours after the object was written, behind a backlog', async () => {
+    const accounts = accountsFor('backlog', 2);
+    const object = await objectFor(accounts, 3);
+    const clock = new StoreClock();
+    const createdAt = clock.read();
+
+    await busyTraffic(accounts, 1200, 180, clock);
+    const late = await ingestBatch(batch(s3NotificationMessage(object, { createdAt, firstReceivedAt: clock.read(), receiveCount: 1 })), depsOn(clock));
+
+    expect(late.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 2, applied: 2, duplicates: 0 });
+    for (const account of accounts) expect(await requestsOf(account)).toBe(1203);
+  }, 300_000);
+
+  it('counts exactly a duplicate S3 notification first received three hours after its twin died unseen', async () => {
+    const accounts = accountsFor('twin', 3);
+    const object = await objectFor(accounts);
+    const clock = new StoreClock();
+    const createdAt = clock.read();
+
+    // S3 announced the object twice: the first copy's receive applied one increment and died unseen.
+    await ingestBatch(batch(s3NotificationMessage(object, { createdAt, firstReceivedAt: clock.advance(5_000), receiveCount: 1 })), depsOn(clock, (c) => dieAfterApplying(c, 1)));
+    await busyTraffic(accounts, 1200, 180, clock);
+    const twin = await ingestBatch(batch(s3NotificationMessage(object, { createdAt, firstReceivedAt: clock.read(), receiveCount: 1 })), depsOn(clock));
+
+    expect(twin.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 3, applied: 2, duplicates: 1 });
+    for (const account of accounts) expect(await requestsOf(account)).toBe(1201);
+  }, 300_000);
+
+  it('bounds a replay without an S3 event time by the earliest receive its attempt records name', async () => {
+    const accounts = accountsFor('bound', 3);
+    const object = await objectFor(accounts);
+    const clock = new StoreClock();
+    const firstReceivedAt = clock.advance(10_000);
+    // A notification that carries no event time: only the attempt records bound the unseen attempt.
+    const body = JSON.parse(s3EventBody([object])) as { Records: Record<string, unknown>[] };
+    delete body.Records[0]!.eventTime;
+    const message = (receiveCount: number, at: Date) => sqsRecord(JSON.stringify(body), { receiveCount, firstReceivedAt: at });
+
+    // Receive 2 dies unseen after one increment; receive 3 fails where it sees it (a record, with the bound).
+    await ingestBatch(batch(message(2, firstReceivedAt)), depsOn(clock, (c) => dieAfterApplying(c, 1)));
+    await busyTraffic(accounts, 200, 30, clock);
+    const seen = await ingestBatch(batch(message(3, firstReceivedAt)), depsOn(clock, (c) => crashAfterUpdates(c, 0)));
+    await busyTraffic(accounts, 200, 30, clock);
+    clock.advance(2 * DAYS);
+    // Replayed from the DLQ: a new message, first received now, long after the history's oldest key.
+    const replay = await ingestBatch(batch(message(1, clock.read())), depsOn(clock));
+
+    expect(seen.batchItemFailures).toHaveLength(1);
+    expect(replay.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 3, applied: 2, duplicates: 1 });
+    for (const account of accounts) expect(await requestsOf(account)).toBe(401);
+  }, 240_000);
+});
+
+describe('proving absence against concurrent writers', () => {
+  it('refuses the write when the key was applied and rolled out between its tombstone read and its write', async () => {
+    const account = uniqueId('guard');
+    const config = readConfig(localEnvironment(info));
+    const clock = new StoreClock();
+    const incrementOf = (i: number) => ({ account, day: DAY, shard: 0, key: new TextEncoder().encode(`${account}-${i}`.slice(-12).padStart(12, '.')), metrics: { requests: 1, bytes: 0 } });
+    const other = usageStoreFor(config, dynamodb, { clock: clock.read });
+    for (let i = 0; i < 60; i++) await other.applyIncrement(incrementOf(i), {});
+    const contested = incrementOf(1000);
+    // Right after the retry read the contested key's tombstone (absent), a concurrent attempt
+    // applies it and 60 more increments roll it out of the history (its tombstone written).
+    const clients = createClients(config, LOCAL_CREDENTIALS);
+    let interleaved = false;
+    clients.dynamodb.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        const key = (args.input as { Key?: { PK?: { S?: string } } }).Key?.PK?.S;
+        if (context.commandName === 'GetItemCommand' && key === droppedKeyItem(contested.key).PK && !interleaved) {
+          interleaved = true;
+          await other.applyIncrement(contested);
+          for (let i = 100; i < 160; i++) await other.applyIncrement(incrementOf(i));
+        }
+        return result;
+      },
+      { step: 'initialize', name: 'interleave' },
+    );
+    const retry = usageStoreFor(config, clients.dynamodb, { clock: clock.read });
+
+    const outcome = await retry.applyIncrement(contested, { since: new Date(clock.now - 10 * MINUTE) });
+
+    expect(interleaved).toBe(true);
+    expect(outcome).toBe('duplicate');
+    expect(await requestsOf(account)).toBe(121);
+    clients.dynamodb.destroy();
+  }, 120_000);
+});
+
+describe('never guessing: shards from before tombstoned drops', () => {
+  it('leaves what nothing can prove unapplied and recorded, and tally reconcile --resolve settles it exactly from the raw logs', async () => {
+    const account = uniqueId('legacy');
+    const prefix = uniqueId('legacy-logs');
+    const env = { TALLY_SHARDS: '1' };
+    const clock = new StoreClock();
+    const createdAt = clock.read();
+    // Sixty objects fill the account-day's one shard past its 48 keys.
+    const counted: LogObjectRef[] = [];
+    for (let i = 0; i < 60; i++) counted.push(await objectFor([account], 1, prefix));
+    for (const ref of counted) await ingestBatch(batch(s3NotificationMessage(ref, { createdAt, receiveCount: 1 })), depsOn(clock, undefined, env));
+    // X1 (2 requests) died unseen before applying anything; X2 (1 request) applied its increment, then died unseen.
+    const [x1, x2] = [await objectFor([account], 2, prefix), await objectFor([account], 1, prefix)];
+    await ingestBatch(batch(s3NotificationMessage(x1, { createdAt, receiveCount: 1 })), depsOn(clock, (c) => dieAfterApplying(c, 0), env));
+    await ingestBatch(batch(s3NotificationMessage(x2, { createdAt, receiveCount: 1 })), depsOn(clock, (c) => dieAfterApplying(c, 1), env));
+    // An earlier version then rolled X2's key out by age, leaving no tombstone and no drop count.
+    await forgetUntombstoned(account, x2, env);
+
+    const retries = [];
+    for (const ref of [x1, x2]) retries.push(await ingestBatch(batch(s3NotificationMessage(ref, { createdAt, receiveCount: 2 })), depsOn(clock, undefined, env)));
+    const before = await requestsOf(account);
+    const io = captureIo();
+    const code = await tallyCommand('reconcile')(['--resolve', '--json'], io, operatorEnv(info, { prefix: `${prefix}/` }, env));
+    const settlements = (JSON.parse(io.stdout) as { settlements: { account: string; outcome: string; metrics: { requests: number } }[] }).settlements;
+    const again = captureIo();
+    const secondCode = await tallyCommand('reconcile')(['--resolve'], again, operatorEnv(info, { prefix: `${prefix}/` }, env));
+    const check = captureIo();
+    const reconcileCode = await tallyCommand('reconcile')(['--from', DAY, '--to', DAY, '--account', account], check, operatorEnv(info, { prefix: `${prefix}/` }, env));
+
+    expect(retries.map((r) => r.results[0]?.objects[0]?.unresolved)).toEqual([1, 1]);
+    expect(before).toBe(61);
+    expect(code).toBe(0);
+    expect(settlements.map((s) => [s.metrics.requests, s.outcome]).sort()).toEqual([
+      [1, 'already-counted'],
+      [2, 'applied'],
+    ]);
+    expect(await requestsOf(account)).toBe(63);
+    expect(secondCode).toBe(0);
+    expect(again.stdout).toMatch(/no unresolved increments/);
+    expect(reconcileCode).toBe(0);
+    const ledger = await dynamodb.send(new GetItemCommand({ TableName: info.table, Key: { PK: { S: ledgerKey(x1).PK }, SK: { S: '#DONE' } }, ConsistentRead: true }));
+    expect(ledger.Item?.unresolved).toBeUndefined();
+    expect(ledger.Item?.settled?.L?.[0]?.M?.outcome?.S).toBe('applied');
+  }, 240_000);
+});
+
+/**
+ * What an earlier version of Tally could leave behind: `ref`'s key rolled out of its
+ * shard's history by age, with no tombstone, on an item that counts no drops (a newer
+ * key took its place: such histories stayed at their cap once they had dropped one).
+ */
+async function forgetUntombstoned(account: string, ref: LogObjectRef, env: Record<string, string>): Promise<void> {
+  const config = readConfig({ ...localEnvironment(info), ...env });
+  const { key, shard } = incrementKey(ref, account, DAY, config.keyScheme);
+  const shardKey = usageKey({ accountId: account, day: DAY, shard });
+  const item = await dynamodb.send(new GetItemCommand({ TableName: info.table, Key: { PK: { S: shardKey.PK }, SK: { S: shardKey.SK } }, ConsistentRead: true }));
+  const at = (item.Item?.h?.L ?? []).findIndex((entry) => Buffer.from(entry.B ?? []).equals(Buffer.from(key)));
+  expect(at).toBeGreaterThanOrEqual(0);
+  await dynamodb.send(
+    new UpdateItemCommand({
+      TableName: info.table,
+      Key: { PK: { S: shardKey.PK }, SK: { S: shardKey.SK } },
+      UpdateExpression: `REMOVE #h[${at}], #t[${at}], #x`,
+      ExpressionAttributeNames: { '#h': 'h', '#t': 't', '#x': 'x' },
+    }),
+  );
+  await dynamodb.send(
+    new UpdateItemCommand({
+      TableName: info.table,
+      Key: { PK: { S: shardKey.PK }, SK: { S: shardKey.SK } },
+      UpdateExpression: 'SET #h = list_append(#h, :k), #t = list_append(#t, :m)',
+      ExpressionAttributeNames: { '#h': 'h', '#t': 't' },
+      ExpressionAttributeValues: { ':k': { L: [{ B: new TextEncoder().encode('a-newer-key!') }] }, ':m': { L: [{ N: '481' }] } },
+    }),
+  );
+  const tombstone = droppedKeyItem(key);
+  await dynamodb.send(new DeleteItemCommand({ TableName: info.table, Key: { PK: { S: tombstone.PK }, SK: { S: tombstone.SK } } }));
+}
