@@ -38,7 +38,7 @@ export function fullShardItem(
   shard: number,
   cap: number,
   requests = Math.floor(400_000 + Math.random() * 200_000),
-  /** Also the minute each key was added (`t`, all at the day's start), as items written today carry it. */
+  /** Also the minute each key was added (`t`, all at the day's start) and the drop count (`x`), as items written today carry them. */
   withTimes = false,
 ): Record<string, AttributeValue> {
   const key = usageKey({ accountId: account, day, shard });
@@ -46,7 +46,7 @@ export function fullShardItem(
     PK: { S: key.PK },
     SK: { S: key.SK },
     h: { L: Array.from({ length: cap }, () => ({ B: new Uint8Array(randomBytes(12)) })) },
-    ...(withTimes ? { t: { L: Array.from({ length: cap }, () => ({ N: '0' })) } } : {}),
+    ...(withTimes ? { t: { L: Array.from({ length: cap }, () => ({ N: '0' })) }, x: { N: String(requests) } } : {}),
     requests: { N: String(requests) },
     bytes: { N: String(requests * 3_187) },
     authorization_requests: { N: String(Math.floor(requests / 7)) },

@@ -33,7 +33,7 @@ async function main(): Promise<void> {
       },
       { step: 'initialize', name: 'countRequests' },
     );
-    const wcu = { increment: 0, ledger: 0, increments: 0 };
+    const wcu = { increment: 0, tombstone: 0, ledger: 0, increments: 0 };
     const deps = createIngestDeps(config, clients, silentLog);
     const store = usageStoreFor(config, clients.dynamodb, {
       onCapacity: (operation, units) => {

@@ -54,7 +54,7 @@ export interface DynamoUsageStoreOptions {
    * When given, every write asks DynamoDB for its consumed capacity and reports it
    * here (for metrics, `tally plan` checks and benchmarks).
    */
-  readonly onCapacity?: (operation: 'increment' | 'ledger', writeUnits: number) => void;
+  readonly onCapacity?: (operation: 'increment' | 'tombstone' | 'ledger', writeUnits: number) => void;
   /** Told what each applied increment learned about its shard's history (size, age of a dropped key). */
   readonly onHistory?: (observation: HistoryObservation) => void;
   /** Told of each increment left unresolved (for the `UnresolvedIncrements` metric and its alarm). */
@@ -429,7 +429,7 @@ export class DynamoUsageStore implements UsageStore {
     for (let round = 0; pending !== undefined && pending.length > 0; round++) {
       if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
       const output: BatchWriteItemCommandOutput = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.tableName]: pending }, ...this.capacityRequest }));
-      for (const consumed of output.ConsumedCapacity ?? []) this.onCapacity?.('increment', consumed.CapacityUnits ?? 0);
+      for (const consumed of output.ConsumedCapacity ?? []) this.onCapacity?.('tombstone', consumed.CapacityUnits ?? 0);
       pending = output.UnprocessedItems?.[this.tableName];
     }
     if (this.tombstoned.size + fresh.length > TOMBSTONES_REMEMBERED) this.tombstoned.clear();

@@ -1,19 +1,19 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
-import { usageKey } from '../../src/domain/keys';
+import { droppedKeyItem, usageKey } from '../../src/domain/keys';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
 
 const info = testStackInfo();
 const { dynamodb } = testClients(info);
 const key = (n: number) => new Uint8Array(12).fill(0).map((_, i) => (i === 0 ? n : i === 1 ? n >> 8 : 0xab));
 
-function store(historyCap: number, capacity?: number[]) {
+function store(historyCap: number, capacity?: number[], tombstones?: number[]) {
   return new DynamoUsageStore({
     client: dynamodb,
     tableName: info.table,
     historyCap,
     ledgerTtlDays: 400,
-    ...(capacity ? { onCapacity: (op: string, units: number) => op === 'increment' && capacity.push(units) } : {}),
+    ...(capacity ? { onCapacity: (op: string, units: number) => (op === 'increment' ? capacity.push(units) : op === 'tombstone' && tombstones?.push(units)) } : {}),
   });
 }
 
@@ -72,7 +72,8 @@ describe('rolling idempotency history on DynamoDB Local', () => {
   it('keeps a full shard item under 1 KB at the default cap: every increment costs 1 WCU (the first one also puts the shard in the day index)', async () => {
     const account = uniqueId('w').padEnd(64, 'x');
     const capacity: number[] = [];
-    const usage = store(48, capacity);
+    const tombstones: number[] = [];
+    const usage = store(48, capacity, tombstones);
 
     for (let n = 0; n < 60; n++) {
       await usage.applyIncrement({
@@ -89,6 +90,27 @@ describe('rolling idempotency history on DynamoDB Local', () => {
     expect(capacity[0]).toBe(2);
     expect(new Set(capacity.slice(1))).toEqual(new Set([1]));
     expect(history(await readItem(account, '2026-11-21', 0))).toHaveLength(48);
+    // The 12 keys rolled out were tombstoned first, 16 in one batch: 1 WCU each.
+    expect(tombstones).toEqual([16]);
+  });
+
+  it('drops no key without its tombstone, and counts the drops', async () => {
+    const account = uniqueId('tomb');
+    const usage = store(3);
+
+    for (const n of [1, 2, 3, 4, 5]) await usage.applyIncrement({ account, day: '2026-11-21', shard: 3, key: key(n), metrics: { requests: 1, bytes: 1 } });
+    const item = await readItem(account, '2026-11-21', 3);
+    const tombstoned = [];
+    for (const n of [1, 2, 3, 4, 5]) {
+      const tombstone = droppedKeyItem(key(n));
+      const found = await dynamodb.send(new GetItemCommand({ TableName: info.table, Key: { PK: { S: tombstone.PK }, SK: { S: tombstone.SK } }, ConsistentRead: true }));
+      tombstoned.push(found.Item !== undefined);
+    }
+
+    expect(history(item)).toEqual([3, 4, 5]);
+    expect(item.x?.N).toBe('2');
+    // Keys 1 and 2 left the history; the tombstones of the keys still at its front were written with them.
+    expect(tombstoned.slice(0, 2)).toEqual([true, true]);
   });
 
   it('measures a larger cap as more than 1 WCU, so the 1 WCU figure is real', async () => {
