@@ -42,8 +42,9 @@ export const reconcileCommand = defineCommand<ReconcileOptions>({
   ],
   target: { settings: ['resolver', 'metrics'] },
   check: (options) => {
-    if (options.resolve !== true && (options.from === undefined || options.to === undefined)) {
-      throw new ValidationError('--from and --to are required (only --resolve finds its days itself)');
+    if (options.resolve !== true) {
+      // Required unless --resolve, which finds its days itself.
+      for (const flag of ['from', 'to'] as const) if (options[flag] === undefined) throw new ValidationError(`--${flag} <day> is required`);
     }
     if (options.resolve === true && options.account !== undefined) throw new ValidationError('--resolve settles every account: leave out --account');
     checkDayRange(options);
