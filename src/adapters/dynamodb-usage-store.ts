@@ -12,7 +12,19 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { TallyError } from '../domain/errors';
-import { ATTEMPT_PREFIX, attemptKey, droppedKeyItem, ledgerKey, parseAttemptSortKey, UNRESOLVED_PARTITION, unresolvedKey, usageKey } from '../domain/keys';
+import { contributionDays, decodeContributions, encodeContributions, SOURCE_DAY_BUCKETS, type Contribution } from '../domain/contributions';
+import {
+  ATTEMPT_PREFIX,
+  attemptKey,
+  droppedKeyItem,
+  ledgerDayKey,
+  ledgerKey,
+  parseAttemptSortKey,
+  sourceDayPartition,
+  UNRESOLVED_PARTITION,
+  unresolvedKey,
+  usageKey,
+} from '../domain/keys';
 import type { LogObjectRef } from '../domain/log-object';
 import type {
   ApplyOptions,
@@ -38,6 +50,9 @@ import {
   type HistoryState,
   type HistoryUpdateOptions,
 } from './history-update';
+
+/** Version of the contribution attributes on a ledger item (`cv`); an item without it predates them. */
+const CONTRIBUTIONS_VERSION = 1;
 
 /** Keys per attempt item: 20,000 x 16 bytes stays far under the 400 KB item limit. */
 const KEYS_PER_ATTEMPT_ITEM = 20_000;
@@ -298,11 +313,22 @@ export class DynamoUsageStore implements UsageStore {
     return result.Item === undefined ? undefined : ledgerFromItem(result.Item, ref);
   }
 
+  /**
+   * Writes the `#DONE` item, with the object's contributions (see contributions.ts):
+   *
+   * ```
+   * #DONE             counts, processedAt, cv, fmt, cm, c (every row), sd = <main day>#<bucket>
+   * #DONE#DAY#<day>   fmt, cm, c (that day's rows), sd = <day>#<bucket>   one per other day, written first
+   * ```
+   * An object whose rows fall on one day (nearly all) costs one `PutItem`, as before;
+   * its index entry is one more write of the same size.
+   */
   async writeLedger(entry: LedgerEntry): Promise<void> {
     // Listed for the operator first: a ledger that says unresolved is always found by `tally reconcile --resolve`.
     if (entry.unresolved !== undefined && entry.unresolved.length > 0) await this.listUnresolvedObject(entry.object, entry.unresolved);
     const key = ledgerKey(entry.object);
-    const expires = Math.floor(this.clock().getTime() / 1000) + this.ledgerTtlDays * 86_400;
+    const expires = this.ledgerExpiry();
+    const contributions = entry.contributions === undefined ? undefined : await this.writeOtherDays(entry, entry.contributions, expires);
     const output = await this.client.send(
       new PutItemCommand({
         ...this.capacityRequest,
@@ -328,11 +354,96 @@ export class DynamoUsageStore implements UsageStore {
           ...(entry.pinned ? { pinned: { BOOL: true } } : {}),
           ...(entry.unresolved === undefined || entry.unresolved.length === 0 ? {} : { unresolved: { L: entry.unresolved.map(incrementItem) } }),
           processedAt: { S: entry.processedAt },
+          ...contributions,
           ttl: { N: String(expires) },
         },
       }),
     );
     this.onCapacity?.('ledger', output.ConsumedCapacity?.CapacityUnits ?? 0);
+  }
+
+  /**
+   * Adds contributions to the `#DONE` item of an object counted before they were
+   * recorded (`tally backfill` over its days): its counts and outcomes stay as they are.
+   */
+  async recordContributions(entry: LedgerEntry): Promise<void> {
+    if (entry.contributions === undefined) return;
+    const attributes = await this.writeOtherDays(entry, entry.contributions, this.ledgerExpiry());
+    const key = ledgerKey(entry.object);
+    const names = Object.keys(attributes);
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: { PK: { S: key.PK }, SK: { S: key.SK } },
+          UpdateExpression: `SET ${names.map((_, i) => `#a${i} = :a${i}`).join(', ')}`,
+          ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(cv)',
+          ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#a${i}`, name])),
+          ExpressionAttributeValues: Object.fromEntries(names.map((name, i) => [`:a${i}`, attributes[name]!])),
+        }),
+      );
+    } catch (error) {
+      // Recorded meanwhile by another fill: the same rows.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  /** One `BatchWriteItem` of up to 25 puts, unprocessed ones retried with backoff. */
+  private async batchWrite(items: WriteRequest[]): Promise<void> {
+    let pending: WriteRequest[] | undefined = items;
+    for (let round = 0; pending !== undefined && pending.length > 0; round++) {
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
+      const output: BatchWriteItemCommandOutput = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.tableName]: pending }, ...this.capacityRequest }));
+      for (const consumed of output.ConsumedCapacity ?? []) this.onCapacity?.('ledger', consumed.CapacityUnits ?? 0);
+      pending = output.UnprocessedItems?.[this.tableName];
+    }
+  }
+
+  private ledgerExpiry(): number {
+    return Math.floor(this.clock().getTime() / 1000) + this.ledgerTtlDays * 86_400;
+  }
+
+  /**
+   * Writes the index items of every day but the main one (`BatchWriteItem`, none for an
+   * object of one day) and answers the contribution attributes of the `#DONE` item.
+   */
+  private async writeOtherDays(entry: LedgerEntry, rows: readonly Contribution[], expires: number): Promise<Record<string, AttributeValue>> {
+    const ref = entry.object;
+    const [main, ...others] = contributionDays(rows);
+    const format = entry.format ?? 'unknown';
+    const unresolvedOn = (day: string | undefined) =>
+      [...new Set((entry.unresolved ?? []).filter((inc) => day === undefined || inc.day === day).map((inc) => `${inc.day}\t${inc.account}`))];
+    const contributionAttributes = (dayRows: readonly Contribution[], day: string | undefined): Record<string, AttributeValue> => {
+      const encoded = encodeContributions(dayRows);
+      const unresolved = unresolvedOn(day);
+      return {
+        fmt: { S: format },
+        cm: { S: encoded.metrics },
+        c: { S: encoded.rows },
+        ...(day === undefined ? {} : { sd: { S: sourceDayPartition(ref, day, SOURCE_DAY_BUCKETS) } }),
+        ...(unresolved.length === 0 ? {} : { u: { SS: unresolved } }),
+      };
+    };
+    const items: WriteRequest[] = others.map((day) => {
+      const key = ledgerDayKey(ref, day);
+      return {
+        PutRequest: {
+          Item: {
+            PK: { S: key.PK },
+            SK: { S: key.SK },
+            bucket: { S: ref.bucket },
+            key: { S: ref.key },
+            etag: { S: ref.etag },
+            processedAt: { S: entry.processedAt },
+            ...contributionAttributes(rows.filter((row) => row.day === day), day),
+            ttl: { N: String(expires) },
+          },
+        },
+      };
+    });
+    for (let start = 0; start < items.length; start += 25) await this.batchWrite(items.slice(start, start + 25));
+    // The main day's index entry is the `#DONE` item itself; an object that counted nothing has none.
+    return { cv: { N: String(CONTRIBUTIONS_VERSION) }, ...contributionAttributes(rows, main) };
   }
 
   private async listUnresolvedObject(ref: LogObjectRef, increments: readonly Increment[]): Promise<void> {
@@ -389,7 +500,7 @@ export class DynamoUsageStore implements UsageStore {
       new UpdateItemCommand({
         TableName: this.tableName,
         Key: { PK: { S: ledger.PK }, SK: { S: ledger.SK } },
-        UpdateExpression: 'SET settled = :settled, settledAt = :now REMOVE unresolved',
+        UpdateExpression: 'SET settled = :settled, settledAt = :now REMOVE unresolved, u',
         ConditionExpression: 'attribute_exists(PK)',
         ExpressionAttributeValues: {
           ':settled': { L: settled.map(({ increment, outcome }) => ({ M: { ...(incrementItem(increment).M ?? {}), outcome: { S: outcome } } })) },
@@ -397,6 +508,17 @@ export class DynamoUsageStore implements UsageStore {
         },
       }),
     );
+    // The other days' index items said the same (explain reads them); the main day's is the item above.
+    for (const day of new Set(settled.map(({ increment }) => increment.day))) {
+      const item = ledgerDayKey(ref, day);
+      try {
+        await this.client.send(
+          new UpdateItemCommand({ TableName: this.tableName, Key: { PK: { S: item.PK }, SK: { S: item.SK } }, UpdateExpression: 'REMOVE u', ConditionExpression: 'attribute_exists(PK)' }),
+        );
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+    }
     const key = unresolvedKey(ref);
     await this.client.send(new DeleteItemCommand({ TableName: this.tableName, Key: { PK: { S: key.PK }, SK: { S: key.SK } } }));
   }
@@ -481,5 +603,7 @@ function ledgerFromItem(item: Record<string, AttributeValue>, ref: LogObjectRef)
     ...(item.pinned?.BOOL === true ? { pinned: true } : {}),
     ...(item.unresolved?.L === undefined ? {} : { unresolved: item.unresolved.L.map((entry) => incrementFromItem(entry.M ?? {})) }),
     processedAt: item.processedAt?.S ?? '',
+    ...(item.cv === undefined ? {} : { contributions: decodeContributions({ metrics: item.cm?.S ?? '', rows: item.c?.S ?? '' }) }),
+    ...(item.fmt?.S === undefined ? {} : { format: item.fmt.S }),
   };
 }

@@ -9,6 +9,7 @@ import { metricNames } from '../domain/metric-rules';
 import { DynamoCloseStore } from './dynamodb-close-store';
 import { DynamoQuotaStore, DynamoThresholdStore } from './dynamodb-quotas';
 import { DynamoUsageReader } from './dynamodb-usage-reader';
+import { DynamoSourceReader } from './dynamodb-sources';
 import { JoseTokenVerifier, type JwtVerificationKey } from './jwt-tokens';
 import type { JwtKeySource, UsageApiConfig } from './usage-api-config';
 
@@ -60,6 +61,7 @@ export async function createUsageApiDeps(config: UsageApiConfig, clients: UsageA
     reader: new DynamoUsageReader(table),
     quotas: { quotas: new DynamoQuotaStore(table), thresholds: new DynamoThresholdStore(table), defaults: config.tally.quotaDefaults, levels: config.tally.quotaLevels },
     accounts: new DynamoCloseStore(table),
+    sources: new DynamoSourceReader(table),
     verifier: new JoseTokenVerifier(key, { audience: config.jwt.audience, issuer: config.jwt.issuer }),
     log,
     metricNames: metricNames(config.tally.metricRules, { estimates: countsEstimates(config.tally.logFormat) }),

@@ -19,10 +19,12 @@
  * | {@link WebhookOutbox}, {@link WebhookTransport} | `SqsWebhookOutbox`, `FetchWebhookTransport` |
  * | {@link QuotaStore}, {@link ThresholdStore}, {@link MonthRechecks} | `DynamoQuotaStore`, `DynamoThresholdStore`, `DynamoMonthRechecks` |
  * | {@link ActiveAccounts} | `DynamoCloseStore` (the day index) |
+ * | {@link SourceReader} | `DynamoSourceReader` (the source-day index of the ledger) |
  */
 import type { AccessGrant } from '../domain/access';
 import type { Adjustment, RecordedAdjustment } from '../domain/adjustment';
 import type { DeadLetterDrop } from '../domain/dead-letter';
+import type { ExplainedSource } from '../domain/explanation';
 import type { ClosedDay, MetricFigures, RevisionRow } from '../domain/day-close';
 import type { RevisionExport } from '../domain/revision-export';
 import type { LogObjectRef } from '../domain/log-object';
@@ -300,4 +302,9 @@ export interface MonthRechecks {
 /** The accounts with usage on a day (the day index). */
 export interface ActiveAccounts {
   accountsOn(day: string): Promise<string[]>;
+}
+
+/** The log objects that contributed to an account-day, each with its whole contribution (explain). */
+export interface SourceReader {
+  sourcesOf(accountId: string, day: string): Promise<{ sources: ExplainedSource[]; requests: number }>;
 }
