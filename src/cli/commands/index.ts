@@ -7,6 +7,7 @@ import { countCommand } from './count';
 import { dlqDropCommand } from './dlq-drop';
 import { dlqDroppedCommand } from './dlq-dropped';
 import { dlqListCommand } from './dlq-list';
+import { explainCommand } from './explain';
 import { planCommand } from './plan';
 import { putCommand } from './put';
 import { quotaCheckCommand, quotaListCommand, quotaRemoveCommand, quotaSetCommand } from './quota';
@@ -31,6 +32,7 @@ export const COMMANDS: readonly DeclaredCommand[] = [
   reconcileCommand,
   adjustCommand,
   adjustmentsCommand,
+  explainCommand,
   planCommand,
   closeCommand,
   quotaSetCommand,
