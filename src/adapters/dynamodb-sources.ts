@@ -1,22 +1,10 @@
 import { QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { SourceReader } from '../app/ports';
+import type { LedgerActivityReader, SourceReader } from '../app/ports';
+import type { LedgerActivity } from '../domain/health';
 import { contributionRowPrefix, decodeContributions, SOURCE_DAY_BUCKETS } from '../domain/contributions';
 import type { ExplainedSource } from '../domain/explanation';
 import { SOURCE_DAY_INDEX, sourceDayBucket } from '../domain/keys';
 import { mapWithConcurrency } from '../app/concurrency';
-
-/** A ledger item as the source-day index returns it. */
-export interface LedgerIndexItem {
-  readonly bucket: string;
-  readonly key: string;
-  readonly etag: string;
-  readonly format: string;
-  readonly processedAt: string;
-  /** `#DONE` (the object's main day, with its line counts) or `#DONE#DAY#<day>`. */
-  readonly sortKey: string;
-  readonly lines?: { read: number; counted: number; unattributed: number; malformed: number };
-  readonly item: Record<string, AttributeValue>;
-}
 
 /**
  * Finds the log objects that contributed to an account-day through the `bySourceDay`
@@ -25,7 +13,7 @@ export interface LedgerIndexItem {
  * account's objects come back. Reading costs the day's ledger entries of every
  * account (eventually consistent, 0.5 RCU per 4 KB), not only the ones returned.
  */
-export class DynamoSourceReader implements SourceReader {
+export class DynamoSourceReader implements SourceReader, LedgerActivityReader {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
 
@@ -66,12 +54,12 @@ export class DynamoSourceReader implements SourceReader {
   }
 
   /** Every ledger entry indexed under `day` (all accounts): what health reads of the day. */
-  async entriesOn(day: string): Promise<LedgerIndexItem[]> {
+  async entriesOn(day: string): Promise<LedgerActivity[]> {
     const perBucket = await mapWithConcurrency(
       Array.from({ length: SOURCE_DAY_BUCKETS }, (_, bucket) => bucket),
       SOURCE_DAY_BUCKETS,
       async (bucket) => {
-        const found: LedgerIndexItem[] = [];
+        const found: LedgerActivity[] = [];
         for await (const page of this.pages(sourceDayBucket(day, bucket))) {
           for (const item of page) {
             const lines = item.lines?.M;
@@ -79,9 +67,7 @@ export class DynamoSourceReader implements SourceReader {
               bucket: item.bucket?.S ?? '',
               key: item.key?.S ?? '',
               etag: item.etag?.S ?? '',
-              format: item.fmt?.S ?? 'unknown',
               processedAt: item.processedAt?.S ?? '',
-              sortKey: item.SK?.S ?? '',
               ...(lines === undefined
                 ? {}
                 : {
@@ -92,7 +78,6 @@ export class DynamoSourceReader implements SourceReader {
                       malformed: Number(lines.malformed?.N ?? 0),
                     },
                   }),
-              item,
             });
           }
         }

@@ -21,6 +21,7 @@ import type { LogObjectRef } from './log-object';
  * PK OBJ#<bucket>/<key>#<etag>  SK #TRY#<id>#<n>  an unfinished attempt's progress (sorts after #DONE)
  * PK UNRESOLVED                 SK OBJ#<bucket>/<key>#<etag>  increments nothing could prove applied or not (tally reconcile --resolve)
  * PK DROPPED#<key hex>          SK #           a key some history dropped (written before the drop)
+ * PK HEALTH                    SK RECONCILE          the last tally reconcile over a day range: its result
  * PK DLQ#DROPPED               SK MSG#<messageId>  a dead-lettered message an operator dropped, on record
  * PK QUOTA                     SK acme#requests     acme's monthly allowance of requests (tally quota set)
  * PK THRESHOLD#2026-11         SK acme#requests#080 acme crossed 80% of its requests allowance in 2026-11 (once)
@@ -335,4 +336,9 @@ export const DLQ_DROPS_PARTITION = 'DLQ#DROPPED';
 export function droppedMessageKey(messageId: string): TableKey {
   if (messageId.length === 0) throw new ValidationError('empty message id');
   return { PK: DLQ_DROPS_PARTITION, SK: `MSG#${messageId}` };
+}
+
+/** Key of the record of the last `tally reconcile` (read by health); outside every account, object and day partition. */
+export function lastReconcileKey(): TableKey {
+  return { PK: 'HEALTH', SK: 'RECONCILE' };
 }

@@ -1,5 +1,8 @@
 import { DeleteItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { dayOf } from '../../src/domain/days';
+import type { HealthReport } from '../../src/domain/health';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { ingestBatch, type IngestDeps, type ObjectResult } from '../../src/app/ingest';
 import { silentLog } from '../../src/app/log';
@@ -14,7 +17,7 @@ import { usageApiEvent } from '../support/api-events';
 import { tallyCommand } from '../support/cli';
 import { closeOk, handoffTable, testCloser } from '../support/handoff';
 import { captureIo, halfIngest, operatorEnv } from '../support/operator';
-import { putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { createTestQueues, putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 import { TEST_SECRET } from '../support/tokens';
 
 /**
@@ -24,7 +27,7 @@ import { TEST_SECRET } from '../support/tokens';
  * before contributions were recorded is reported missing until `tally backfill` fills it.
  */
 const info = testStackInfo();
-const { dynamodb, s3 } = testClients(info);
+const { dynamodb, s3, sqs } = testClients(info);
 const D0 = '2026-06-10';
 const D1 = '2026-06-11';
 const D2 = '2026-06-12';
@@ -35,6 +38,8 @@ const LATE_AT = new Date('2026-06-16T08:00:00Z');
 const at = (date: Date) => () => date;
 
 const accounts = [uniqueId('acme'), uniqueId('globex'), uniqueId('initech')];
+/** This file's objects only: backfill and reconcile list the prefix. */
+const PREFIX = `cloudfront/${uniqueId('explain')}/`;
 const expected = emptyExpected();
 const perObject = new Map<string, ExpectedCount>();
 const objects: Record<'duplicated' | 'resumed' | 'pinned' | 'legacy' | 'late', LogObjectRef> = {} as never;
@@ -60,7 +65,7 @@ async function logObject(day: string, hour: number): Promise<LogObjectRef> {
     unattributedRate: 0.03,
   });
   mergeExpected(expected, log.expected);
-  const ref = await putLogObject(`cloudfront/${uniqueId('E2EXPL')}.${day}-${String(hour).padStart(2, '0')}.x.gz`, log.text);
+  const ref = await putLogObject(`${PREFIX}${uniqueId('E2EXPL')}.${day}-${String(hour).padStart(2, '0')}.x.gz`, log.text);
   perObject.set(ref.key, log.expected);
   return ref;
 }
@@ -169,7 +174,7 @@ describe('explain (DynamoDB Local, S3 emulator)', () => {
     const before = await Promise.all(accounts.map((account) => usageDay(account, D2)));
     const backfill = tallyCommand('backfill');
     const io = captureIo();
-    const code = await backfill(['--from', D2, '--to', D2, '--inline', '--json'], io, operatorEnv(info, { prefix: 'cloudfront/' }, { TALLY_TABLE: table }));
+    const code = await backfill(['--from', D2, '--to', D2, '--inline', '--json'], io, operatorEnv(info, { prefix: PREFIX }, { TALLY_TABLE: table }));
     const report = JSON.parse(io.stdout);
 
     expect({ code, err: io.stderr }).toEqual({ code: 0, err: '' });
@@ -281,5 +286,65 @@ describe('explain (DynamoDB Local, S3 emulator)', () => {
     expect(io.stdout).toContain('complete: the log objects below add up to the measured counters exactly');
     expect(io.stdout).toContain(objects.late.key);
     expect(io.stdout).toMatch(/adjustment ADJ-EXPLAIN-1/);
+  });
+});
+
+describe('health (DynamoDB Local, SQS emulator)', () => {
+  const distribution = `E2H${Date.now().toString(36).toUpperCase()}`;
+  const now = new Date();
+  const today = dayOf(now);
+  const hour = String(now.getUTCHours()).padStart(2, '0');
+  let healthApi: UsageApiDeps;
+  let healthEnv: Record<string, string>;
+  let lines: { read: number; counted: number; unattributed: number; malformed: number };
+
+  beforeAll(async () => {
+    const queues = await createTestQueues(info);
+    await sqs.send(new SendMessageCommand({ QueueUrl: queues.dlqUrl, MessageBody: '{"not":"an s3 event"}' }));
+    healthEnv = operatorEnv(info, { dlqUrl: queues.dlqUrl, prefix: PREFIX }, { TALLY_TABLE: table });
+    healthApi = await createLocalUsageApiDeps(info, TEST_SECRET, silentLog, { TALLY_TABLE: table, TALLY_METRICS: env.TALLY_METRICS!, TALLY_DLQ_URL: queues.dlqUrl });
+    const log = generateLog({ seed: 9_001, day: today, hour: now.getUTCHours(), distribution, accounts: [{ id: accounts[0]!, weight: 1 }], lines: 50, malformedRate: 0.1, unattributedRate: 0.1 });
+    const ref = await putLogObject(`${PREFIX}${distribution}.${today}-${hour}.${uniqueId('h')}.gz`, log.text);
+    const [result] = await ingest([s3NotificationMessage(ref)], now, testIngestDeps(env));
+    lines = result!.lines;
+    const io = captureIo();
+    expect(await tallyCommand('reconcile')(['--from', D1, '--to', D1, '--json'], io, healthEnv)).toBe(0);
+  }, 60_000);
+
+  const health = async (token: string) => handleUsageApiRequest(usageApiEvent({ path: '/v1/health', token }), healthApi);
+
+  it('answers admin tokens only', async () => {
+    const tenant = await health(await tokenFor([accounts[0]!]));
+    expect(tenant.statusCode).toBe(403);
+    expect(body(tenant).message).toContain('admin token');
+    expect((await health(await adminToken())).statusCode).toBe(200);
+  });
+
+  it("reports the newest hour per distribution, the last day's objects and lines, the DLQ, the last reconcile and the horizon", async () => {
+    const report = body(await health(await adminToken())) as HealthReport;
+
+    expect(report.freshness).toContainEqual({ source: distribution, newestHour: `${today}T${hour}`, processedAt: expect.any(String) });
+    expect(report.objects.lastDay).toBe(1);
+    expect(report.objects.lastHour).toBe(1);
+    expect(report.lines).toMatchObject(lines);
+    expect(lines.unattributed + lines.malformed).toBeGreaterThan(0);
+    expect(report.missed[0]).toMatchObject({ unattributed: lines.unattributed, malformed: lines.malformed, read: lines.read });
+    expect(report.deadLetters).toEqual({ depth: 1, oldestAgeSeconds: expect.any(Number) });
+    expect(report.lastReconcile).toMatchObject({ from: D1, to: D1, clean: true, drifting: 0 });
+    expect(report.history).toEqual({ shards: 4, cap: 48, keysPerAccountDay: 192, tombstoneDays: 400 });
+  });
+
+  it('tally status --json prints what the API answers', async () => {
+    const io = captureIo();
+    expect(await tallyCommand('status')(['--json'], io, healthEnv)).toBe(0);
+    const api = body(await health(await adminToken())) as HealthReport;
+    const cli = JSON.parse(io.stdout) as HealthReport;
+    const stable = (h: HealthReport) => ({ ...h, generatedAt: '', deadLetters: { ...h.deadLetters!, oldestAgeSeconds: 0 } });
+
+    expect(stable(cli)).toEqual(stable(api));
+    const human = captureIo();
+    await tallyCommand('status')([], human, healthEnv);
+    expect(human.stdout).toContain(distribution);
+    expect(human.stdout).toContain('dead-letter queue: 1 message(s)');
   });
 });

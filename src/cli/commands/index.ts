@@ -12,6 +12,7 @@ import { planCommand } from './plan';
 import { putCommand } from './put';
 import { quotaCheckCommand, quotaListCommand, quotaRemoveCommand, quotaSetCommand } from './quota';
 import { reconcileCommand } from './reconcile';
+import { statusCommand } from './status';
 import { replayCommand } from './replay';
 import { tokenCommand } from './token';
 
@@ -33,6 +34,7 @@ export const COMMANDS: readonly DeclaredCommand[] = [
   adjustCommand,
   adjustmentsCommand,
   explainCommand,
+  statusCommand,
   planCommand,
   closeCommand,
   quotaSetCommand,
