@@ -24,7 +24,7 @@ const names = COMMANDS.map(commandPath);
 
 describe('every tally command, from its declaration', () => {
   it('has the commands README documents', () => {
-    expect(names).toEqual(['count', 'token', 'put', 'replay', 'dlq list', 'dlq drop', 'dlq dropped', 'backfill', 'reconcile', 'adjust', 'adjustments', 'plan', 'close', 'quota set', 'quota list', 'quota remove', 'quota check']);
+    expect(names).toEqual(['count', 'token', 'put', 'replay', 'dlq list', 'dlq drop', 'dlq dropped', 'backfill', 'reconcile', 'adjust', 'adjustments', 'explain', 'status', 'plan', 'close', 'quota set', 'quota list', 'quota remove', 'quota check']);
   });
 
   it('README lists every command', () => {
