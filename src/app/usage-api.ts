@@ -11,6 +11,7 @@ import { usageCsvFileName, usageReportCsv } from '../domain/usage-csv';
 import { cacheControlFor, parseExplainQuery, parseRankingQuery, parseUsageQuery, type ExplainQuery, type UsageQuery } from '../domain/usage-query';
 import { explanationCsv, explanationCsvFileName } from '../domain/explanation';
 import { explainDay } from './explain';
+import type { HealthReport } from '../domain/health';
 import { buildUsageReport } from '../domain/usage-report';
 import { mapWithConcurrency } from './concurrency';
 import type { Log } from './log';
@@ -32,7 +33,7 @@ export interface UsageApiDeps {
   /** The log objects behind an account-day: `GET /v1/accounts/{id}/days/{day}/explain` (404 when absent). */
   readonly sources?: SourceReader;
   /** Ingestion health: `GET /v1/health`, admin tokens only (404 when absent). */
-  readonly health?: () => Promise<unknown>;
+  readonly health?: () => Promise<HealthReport>;
   readonly clock?: () => Date;
 }
 
