@@ -317,8 +317,8 @@ export class DynamoUsageStore implements UsageStore {
    * Writes the `#DONE` item, with the object's contributions (see contributions.ts):
    *
    * ```
-   * #DONE             counts, processedAt, cv, fmt, cm, c (every row), sd = <main day>#<bucket>
-   * #DONE#DAY#<day>   fmt, cm, c (that day's rows), sd = <day>#<bucket>   one per other day, written first
+   * #DONE             counts, processedAt, cv, fmt, cm, c (every row), sd = <main day>#<0..3>
+   * #DONE#DAY#<day>   fmt, cm, c (that day's rows), sd = <day>#<0..3>   one per other day, written first
    * ```
    * An object whose rows fall on one day (nearly all) costs one `PutItem`, as before;
    * its index entry is one more write of the same size.

@@ -43,8 +43,8 @@ export interface BackfillReport {
   /** The ledger says they are counted: skipped. */
   alreadyCounted: number;
   /**
-   * Counted before contributions were recorded: sent (or, inline, read again) only to
-   * record them, nothing counted again. Queue mode and dry runs: the objects selected for it.
+   * Counted before contributions were recorded: sent (inline: read and counted again)
+   * only to record them, nothing applied; a dry run says how many would be.
    */
   contributionsFilled: number;
   /** Queue mode: notifications sent. Dry run: objects that would be sent or processed. */
@@ -107,23 +107,21 @@ export async function backfill(options: BackfillOptions): Promise<BackfillReport
         report.alreadyCounted++;
         return;
       }
-      if (fill) report.contributionsFilled++;
+      const done = () => (fill ? report.contributionsFilled++ : report.sent++);
       if (options.dryRun) {
-        if (!fill) report.sent++;
+        done();
         return;
       }
       await nextSlot();
       if (options.mode.kind === 'queue') {
         await options.mode.sender.send([object]);
-        if (!fill) report.sent++;
+        done();
         return;
       }
       const result = await ingestObject(object, options.mode.deps);
       if (result.status === 'already-done') {
-        if (result.contributionsFilled !== true) {
-          if (fill) report.contributionsFilled--;
-          report.alreadyCounted++;
-        }
+        if (result.contributionsFilled === true) report.contributionsFilled++;
+        else report.alreadyCounted++;
         return;
       }
       report.counted++;
