@@ -24,7 +24,7 @@ export function renderHealth(health) {
   const dlq = health.deadLetters;
   const reconcile = health.lastReconcile;
   facts.append(
-    fact('health-objects', 'Objects processed', String(health.objects.lastDay), health.objects.lastHour + ' in the last hour, ' + health.objects.lastDay + ' in the last day'),
+    fact('health-objects', 'Objects processed', String(health.objects.lastDay), health.objects.lastHour + ' in the last hour, ' + health.objects.lastDay + ' in the last day (logs of ' + health.days.join(' or ') + ')'),
     fact('health-unattributed', 'Unattributed lines', percent(health.lines.unattributedRate), health.lines.unattributed + ' of ' + health.lines.read + ' lines in the last day'),
     fact('health-malformed', 'Malformed lines', percent(health.lines.malformedRate), health.lines.malformed + ' of ' + health.lines.read + ' lines in the last day'),
     fact(

@@ -34,7 +34,7 @@ export function describeHealth(h: HealthReport): string {
       ? 'freshness: no log object counted today or yesterday'
       : formatTable(['distribution or prefix', 'newest log hour', 'counted at'], h.freshness.map((f) => [f.source, `${f.newestHour}:00Z`, f.processedAt])).trimEnd(),
     '',
-    `objects processed: ${h.objects.lastHour} in the last hour, ${h.objects.lastDay} in the last day`,
+    `objects processed (of those with logs of ${h.days.join(' or ')}): ${h.objects.lastHour} in the last hour, ${h.objects.lastDay} in the last day`,
     `lines (last day): read ${h.lines.read} = counted ${h.lines.counted} + unattributed ${h.lines.unattributed} (${percent(h.lines.unattributedRate)}) + malformed ${h.lines.malformed} (${percent(h.lines.malformedRate)})`,
   );
   if (h.missed.length > 0) {
