@@ -68,6 +68,7 @@ export class DynamoSourceReader implements SourceReader, LedgerActivityReader {
               key: item.key?.S ?? '',
               etag: item.etag?.S ?? '',
               processedAt: item.processedAt?.S ?? '',
+              ...(item.us?.SS === undefined ? {} : { unattributedSamples: item.us.SS }),
               ...(lines === undefined
                 ? {}
                 : {

@@ -355,6 +355,8 @@ export class DynamoUsageStore implements UsageStore {
           ...(entry.unresolved === undefined || entry.unresolved.length === 0 ? {} : { unresolved: { L: entry.unresolved.map(incrementItem) } }),
           processedAt: { S: entry.processedAt },
           ...contributions,
+          // What the resolver missed (a few hosts), for health; absent when it missed none.
+          ...(entry.unattributedSamples === undefined || entry.unattributedSamples.length === 0 ? {} : { us: { SS: [...new Set(entry.unattributedSamples)] } }),
           ttl: { N: String(expires) },
         },
       }),

@@ -212,6 +212,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
     processedAt: clock().toISOString(),
     contributions: usage.map(({ account, day, metrics }) => ({ account, day, metrics })),
     format: count.format,
+    ...(count.unattributedSamples === undefined ? {} : { unattributedSamples: count.unattributedSamples }),
   });
   if (pin !== undefined) await unpinAll(increments, pin, deps, ref);
   return result;

@@ -56,8 +56,12 @@ export function renderHealth(health) {
   clear(missed);
   missed.hidden = health.missed.length === 0;
   for (const m of health.missed) {
-    missed.appendChild(el('li', { text: m.object + ': ' + m.unattributed + ' unattributed, ' + m.malformed + ' malformed of ' + m.read + ' lines' }));
+    const hosts = m.samples && m.samples.length > 0 ? ' (missed: ' + m.samples.join(', ') + ')' : '';
+    missed.appendChild(el('li', { text: m.object + ': ' + m.unattributed + ' unattributed, ' + m.malformed + ' malformed of ' + m.read + ' lines' + hosts }));
   }
+  const keys = $('health-missed-keys');
+  keys.hidden = health.missedKeys.length === 0;
+  keys.textContent = 'Hosts the resolver missed: ' + health.missedKeys.map((k) => k.key + ' (' + k.objects + ' object' + (k.objects === 1 ? '' : 's') + ')').join(', ');
 }
 
 export function hideHealth() {

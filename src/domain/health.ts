@@ -8,6 +8,8 @@ export interface LedgerActivity {
   readonly processedAt: string;
   /** Line counts: only on the `#DONE` item (an object's other days carry none). */
   readonly lines?: { readonly read: number; readonly counted: number; readonly unattributed: number; readonly malformed: number };
+  /** A few keys (hosts) the resolver could not attribute in this object. */
+  readonly unattributedSamples?: readonly string[];
 }
 
 /** The last `tally reconcile` over a day range, as it recorded itself. */
@@ -48,8 +50,13 @@ export interface HealthReport {
   readonly objects: { lastHour: number; lastDay: number };
   /** Lines of the objects processed in the last day, and the rates of those no account or parser took. */
   readonly lines: { read: number; counted: number; unattributed: number; malformed: number; unattributedRate: number; malformedRate: number };
-  /** The objects of the last day with the most unattributed or malformed lines (what the resolver missed). */
-  readonly missed: { object: string; unattributed: number; malformed: number; read: number }[];
+  /**
+   * The objects of the last day with the most unattributed or malformed lines, each with
+   * the keys (hosts) its resolver missed when it reads one (`samples`).
+   */
+  readonly missed: { object: string; unattributed: number; malformed: number; read: number; samples: string[] }[];
+  /** The distinct keys (hosts) the resolver missed in the last day, most objects first (at most 10). */
+  readonly missedKeys: { key: string; objects: number }[];
   readonly deadLetters: { depth: number; oldestAgeSeconds: number | null } | null;
   readonly lastReconcile: ReconcileRecord | null;
   readonly history: HistoryHorizon;
@@ -67,6 +74,7 @@ export interface HealthInput {
 
 const HOUR_MS = 3_600_000;
 const MISSED_SAMPLES = 5;
+const MISSED_KEYS = 10;
 
 /** Shapes the health report from what the ledger recorded lately. Pure. */
 export function buildHealthReport(input: HealthInput): HealthReport {
@@ -99,7 +107,19 @@ export function buildHealthReport(input: HealthInput): HealthReport {
     .filter((entry) => (entry.lines?.unattributed ?? 0) + (entry.lines?.malformed ?? 0) > 0)
     .sort((a, b) => missedOf(b) - missedOf(a) || (a.key < b.key ? -1 : 1))
     .slice(0, MISSED_SAMPLES)
-    .map((entry) => ({ object: `s3://${entry.bucket}/${entry.key}`, unattributed: entry.lines?.unattributed ?? 0, malformed: entry.lines?.malformed ?? 0, read: entry.lines?.read ?? 0 }));
+    .map((entry) => ({
+      object: `s3://${entry.bucket}/${entry.key}`,
+      unattributed: entry.lines?.unattributed ?? 0,
+      malformed: entry.lines?.malformed ?? 0,
+      read: entry.lines?.read ?? 0,
+      samples: [...(entry.unattributedSamples ?? [])],
+    }));
+  const keys = new Map<string, number>();
+  for (const entry of lastDay) for (const key of entry.unattributedSamples ?? []) keys.set(key, (keys.get(key) ?? 0) + 1);
+  const missedKeys = [...keys]
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+    .slice(0, MISSED_KEYS)
+    .map(([key, objects]) => ({ key, objects }));
   return {
     generatedAt: input.now.toISOString(),
     days: input.days,
@@ -107,6 +127,7 @@ export function buildHealthReport(input: HealthInput): HealthReport {
     objects: { lastHour: within(HOUR_MS).length, lastDay: lastDay.length },
     lines: { ...lines, unattributedRate: rate(lines.unattributed), malformedRate: rate(lines.malformed) },
     missed,
+    missedKeys,
     deadLetters: input.deadLetters,
     lastReconcile: input.lastReconcile,
     history: input.history,

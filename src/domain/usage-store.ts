@@ -91,6 +91,8 @@ export interface LedgerEntry {
   readonly contributions?: readonly Contribution[];
   /** The format the object was read in (`standard`, `json`, `headerless`, `parquet`). */
   readonly format?: string;
+  /** A few keys (hosts) the resolver could not attribute, for ingestion health. */
+  readonly unattributedSamples?: readonly string[];
 }
 
 /** An object whose ledger lists unresolved increments, and how each was settled. */

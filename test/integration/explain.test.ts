@@ -329,6 +329,11 @@ describe('health (DynamoDB Local, SQS emulator)', () => {
     expect(report.lines).toMatchObject(lines);
     expect(lines.unattributed + lines.malformed).toBeGreaterThan(0);
     expect(report.missed[0]).toMatchObject({ unattributed: lines.unattributed, malformed: lines.malformed, read: lines.read });
+    // The generator's unattributed lines come from hosts under 203.0.113.0/24: those are what the resolver missed.
+    expect(lines.unattributed).toBeGreaterThan(0);
+    expect(report.missedKeys.length).toBeGreaterThan(0);
+    for (const { key } of report.missedKeys) expect(key).toMatch(/^203\.0\.113\.\d+$/);
+    expect(report.missed[0]!.samples).toEqual(expect.arrayContaining([report.missedKeys[0]!.key]));
     expect(report.deadLetters).toEqual({ depth: 1, oldestAgeSeconds: expect.any(Number) });
     expect(report.lastReconcile).toMatchObject({ from: D1, to: D1, clean: true, drifting: 0 });
     expect(report.history).toEqual({ shards: 4, cap: 48, keysPerAccountDay: 192, tombstoneDays: 400 });

@@ -119,10 +119,10 @@ describe('a health report', () => {
       now,
       days: ['2026-11-24', '2026-11-25'],
       entries: [
-        { bucket: 'b', key: 'cf/E2A.2026-11-25-11.x1.gz', etag: '1', processedAt: '2026-11-25T12:10:00.000Z', lines: lines(100, 5, 1) },
+        { bucket: 'b', key: 'cf/E2A.2026-11-25-11.x1.gz', etag: '1', processedAt: '2026-11-25T12:10:00.000Z', lines: lines(100, 5, 1), unattributedSamples: ['203.0.113.7', 'new.example.com'] },
         // The same object's item of another day: no lines, not a second object.
         { bucket: 'b', key: 'cf/E2A.2026-11-25-11.x1.gz', etag: '1', processedAt: '2026-11-25T12:10:00.000Z' },
-        { bucket: 'b', key: 'cf/E2A.2026-11-25-09.x2.gz', etag: '2', processedAt: '2026-11-25T10:00:00.000Z', lines: lines(50, 0, 0) },
+        { bucket: 'b', key: 'cf/E2A.2026-11-25-09.x2.gz', etag: '2', processedAt: '2026-11-25T10:00:00.000Z', lines: lines(50, 2, 0), unattributedSamples: ['new.example.com'] },
         { bucket: 'b', key: 'cf/E2B.2026-11-24-02.x3.gz', etag: '3', processedAt: '2026-11-24T03:00:00.000Z', lines: lines(10, 10, 0) },
       ],
       deadLetters: { depth: 0, oldestAgeSeconds: null },
@@ -135,7 +135,14 @@ describe('a health report', () => {
       { source: 'E2B', newestHour: '2026-11-24T02', processedAt: '2026-11-24T03:00:00.000Z' },
     ]);
     expect(report.objects).toEqual({ lastHour: 1, lastDay: 2 });
-    expect(report.lines).toEqual({ read: 150, counted: 144, unattributed: 5, malformed: 1, unattributedRate: 0.0333, malformedRate: 0.0067 });
-    expect(report.missed).toEqual([{ object: 's3://b/cf/E2A.2026-11-25-11.x1.gz', unattributed: 5, malformed: 1, read: 100 }]);
+    expect(report.lines).toEqual({ read: 150, counted: 142, unattributed: 7, malformed: 1, unattributedRate: 0.0467, malformedRate: 0.0067 });
+    expect(report.missed).toEqual([
+      { object: 's3://b/cf/E2A.2026-11-25-11.x1.gz', unattributed: 5, malformed: 1, read: 100, samples: ['203.0.113.7', 'new.example.com'] },
+      { object: 's3://b/cf/E2A.2026-11-25-09.x2.gz', unattributed: 2, malformed: 0, read: 50, samples: ['new.example.com'] },
+    ]);
+    expect(report.missedKeys).toEqual([
+      { key: 'new.example.com', objects: 2 },
+      { key: '203.0.113.7', objects: 1 },
+    ]);
   });
 });

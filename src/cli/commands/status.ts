@@ -37,6 +37,9 @@ export function describeHealth(h: HealthReport): string {
     `objects processed (of those with logs of ${h.days.join(' or ')}): ${h.objects.lastHour} in the last hour, ${h.objects.lastDay} in the last day`,
     `lines (last day): read ${h.lines.read} = counted ${h.lines.counted} + unattributed ${h.lines.unattributed} (${percent(h.lines.unattributedRate)}) + malformed ${h.lines.malformed} (${percent(h.lines.malformedRate)})`,
   );
+  if (h.missedKeys.length > 0) {
+    lines.push(`hosts the resolver missed (objects): ${h.missedKeys.map((k) => `${k.key} (${k.objects})`).join(', ')}`);
+  }
   if (h.missed.length > 0) {
     lines.push('', formatTable(['what the resolver or parser missed (most first)', 'unattributed', 'malformed', 'read'], h.missed.map((m) => [m.object, String(m.unattributed), String(m.malformed), String(m.read)])).trimEnd());
   }
