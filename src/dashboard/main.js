@@ -133,8 +133,13 @@ async function loadOperatorView() {
   $('range-caption').textContent = longDay(range.from) + ' – ' + longDay(range.to) + ' (UTC)';
   setStatus('info', 'Operator view: how ingestion is doing, and every account ranked.', 'Pick an account in the ranking, or type one in the Account field and press Show.');
   const query = { account: '', from: range.from, to: range.to, granularity: 'day' };
+  const select = $('metric-select');
   try {
-    renderRanking(await fetchRanking(state.token, query, storage.prefs().metric || 'requests'), pickAccount);
+    const ranking = await fetchRanking(state.token, query, select.value || storage.prefs().metric || 'requests');
+    clear(select);
+    for (const name of ranking.metricNames) select.appendChild(el('option', { value: name, text: metricLabel(name) }));
+    select.value = ranking.metric;
+    renderRanking(ranking, pickAccount);
   } catch {
     hideRanking();
   }
@@ -197,6 +202,12 @@ function toggleCustom() {
 
 // ---------------------------------------------------------------- loading
 async function load() {
+  if (state.claims && state.claims.admin && !currentAccount()) {
+    state.report = null;
+    state.loaded = null;
+    loadOperatorView();
+    return;
+  }
   const checked = checkSelection({
     account: currentAccount(),
     preset: $('range-select').value,
@@ -397,6 +408,7 @@ function init() {
   $('metric-select').addEventListener('change', () => {
     storage.savePrefs({ metric: $('metric-select').value });
     if (state.report) render();
+    else if (state.claims && state.claims.admin && !currentAccount()) loadOperatorView();
   });
   $('csv-button').addEventListener('click', downloadCsv);
   $('explain-close').addEventListener('click', hideExplanation);
