@@ -2,12 +2,32 @@ import fc from 'fast-check';
 import { contributionDays, contributionRowPrefix, decodeContributions, encodeContributions, type Contribution } from '../../src/domain/contributions';
 import { buildExplanation, explanationCsv, type ExplainedSource } from '../../src/domain/explanation';
 import { buildHealthReport } from '../../src/domain/health';
+import { attemptKey, ledgerDayKey, ledgerKey, sourceDayPartition } from '../../src/domain/keys';
 import type { UsageRecord } from '../../src/domain/usage-records';
 
 const account = fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,11}$/);
 const day = fc.constantFrom('2026-11-20', '2026-11-21', '2026-11-22');
 const metrics = fc.record({ requests: fc.nat(10_000), bytes: fc.nat(1e9), authorization_requests: fc.nat(100) });
 const rows = fc.uniqueArray(fc.record({ account, day, metrics }), { selector: (row) => `${row.day}|${row.account}`, maxLength: 20 });
+
+describe('the keys of contributions', () => {
+  const ref = { bucket: 'logs', key: 'cf/E2A.2026-11-21-00.x.gz', etag: 'abc' };
+
+  it("sort an object's other days after #DONE and before every attempt: the ledger's one-item read still meets #DONE first", () => {
+    const done = ledgerKey(ref);
+    const day = ledgerDayKey(ref, '2026-11-20');
+    const attempt = attemptKey(ref, '2026-11-21T00:00:00.000Z-x', 0);
+
+    expect(day.PK).toBe(done.PK);
+    expect([attempt.SK, day.SK, done.SK].sort()).toEqual([done.SK, day.SK, attempt.SK]);
+  });
+
+  it('spread one day over four index partitions, the same object always in the same one', () => {
+    const partitions = new Set(Array.from({ length: 64 }, (_, i) => sourceDayPartition({ ...ref, key: `k${i}` }, '2026-11-21', 4)));
+    expect([...partitions].sort()).toEqual(['2026-11-21#0', '2026-11-21#1', '2026-11-21#2', '2026-11-21#3']);
+    expect(sourceDayPartition(ref, '2026-11-21', 4)).toBe(sourceDayPartition(ref, '2026-11-21', 4));
+  });
+});
 
 describe('contributions, as the ledger stores them', () => {
   it('decode what they encode, row for row', () => {
