@@ -16,7 +16,7 @@ import { emptyExpected, expectedKey, generateLog, mergeExpected, type ExpectedCo
 import { usageApiEvent } from '../support/api-events';
 import { tallyCommand } from '../support/cli';
 import { closeOk, handoffTable, testCloser } from '../support/handoff';
-import { captureIo, halfIngest, operatorEnv } from '../support/operator';
+import { captureIo, eventually, halfIngest, operatorEnv, startConsumer } from '../support/operator';
 import { createTestQueues, putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 import { TEST_SECRET } from '../support/tokens';
 
@@ -181,6 +181,29 @@ describe('explain (DynamoDB Local, S3 emulator)', () => {
     expect(report).toMatchObject({ contributionsFilled: 1, counted: 0, applied: 0 });
     expect(await Promise.all(accounts.map((account) => usageDay(account, D2)))).toEqual(before);
     expect((await explainOf(accounts[2]!, D2)).complete).toBe(true);
+  });
+
+  it('tally backfill through the queue records them too: the consumer only reads the object again', async () => {
+    // A day no closer has reached yet (due 48 hours after its end), so nothing but this object is on it.
+    const D3 = '2026-06-14';
+    const ref = await logObject(D3, 9);
+    await ingest([s3NotificationMessage(ref)], ON_TIME);
+    await forgetContributions(ref);
+    const before = await Promise.all(accounts.map((account) => usageDay(account, D3)));
+    expect((await explainOf(accounts[0]!, D3)).complete).toBe(false);
+    const queues = await createTestQueues(info);
+    const io = captureIo();
+    const code = await tallyCommand('backfill')(['--from', D3, '--to', D3, '--json'], io, operatorEnv(info, { ...queues, prefix: PREFIX }, { TALLY_TABLE: table }));
+    const consumer = startConsumer(queues, testIngestDeps(env));
+    try {
+      await eventually(async () => (await Promise.all(accounts.map((account) => explainOf(account, D3)))).every((e) => e.complete), 30_000, 'the consumer to record the contributions');
+    } finally {
+      await consumer.stop();
+    }
+
+    expect({ code, report: JSON.parse(io.stdout) }).toMatchObject({ code: 0, report: { contributionsFilled: 1, sent: 0 } });
+    expect(await Promise.all(accounts.map((account) => usageDay(account, D3)))).toEqual(before);
+    expect((await explainOf(accounts[0]!, D3)).sources.map((s) => s.key)).toEqual([ref.key]);
   });
 
   it('explains every account-day: sources sum to the usage API, measured + adjustments = totals', async () => {
