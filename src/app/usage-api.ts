@@ -41,7 +41,8 @@ type Response = APIGatewayProxyStructuredResultV2 & { statusCode: number; header
 
 /**
  * The routes, after an optional stage segment: `GET /v1/accounts/{accountId}/usage`,
- * `GET /v1/accounts/{accountId}/quota` and (admin tokens) `GET /v1/accounts`.
+ * `GET /v1/accounts/{accountId}/quota`, `GET /v1/accounts/{accountId}/days/{day}/explain`
+ * and (admin tokens) `GET /v1/accounts` and `GET /v1/health`.
  */
 const ACCOUNT_ROUTE = /^(?:\/[^/]+)?\/v1\/accounts\/([^/]*)\/(usage|quota)\/?$/;
 const RANKING_ROUTE = /^(?:\/[^/]+)?\/v1\/accounts\/?$/;
