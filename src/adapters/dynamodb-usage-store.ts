@@ -11,6 +11,7 @@ import {
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
+import { queryPartition, type TableAccess } from './query-partition';
 import { TallyError } from '../domain/errors';
 import { ATTEMPT_PREFIX, attemptKey, droppedKeyItem, ledgerKey, parseAttemptSortKey, UNRESOLVED_PARTITION, unresolvedKey, usageKey } from '../domain/keys';
 import type { LogObjectRef } from '../domain/log-object';
@@ -76,6 +77,7 @@ const TOMBSTONES_REMEMBERED = 50_000;
 export class DynamoUsageStore implements UsageStore {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
+  private readonly table: TableAccess;
   private readonly historyCap: number;
   private readonly ledgerTtlDays: number;
   private readonly clock: () => Date;
@@ -90,6 +92,7 @@ export class DynamoUsageStore implements UsageStore {
   constructor(options: DynamoUsageStoreOptions) {
     this.client = options.client;
     this.tableName = options.tableName;
+    this.table = { client: options.client, tableName: options.tableName };
     this.historyCap = options.historyCap;
     this.ledgerTtlDays = options.ledgerTtlDays;
     this.clock = options.clock ?? (() => new Date());
@@ -233,30 +236,17 @@ export class DynamoUsageStore implements UsageStore {
 
   private async readAttempts(pk: string): Promise<AttemptRecord[]> {
     const byId = new Map<string, { startedAt: string; state: AttemptRecord['state']; reason?: string; pinned?: boolean; since?: string; applied: Uint8Array[] }>();
-    let exclusiveStartKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :try)',
-          ExpressionAttributeValues: { ':pk': { S: pk }, ':try': { S: ATTEMPT_PREFIX } },
-          ConsistentRead: true,
-          ...(exclusiveStartKey === undefined ? {} : { ExclusiveStartKey: exclusiveStartKey }),
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        const parsed = parseAttemptSortKey(item.SK?.S ?? '');
-        if (parsed === undefined) continue;
-        const record = byId.get(parsed.attemptId) ?? { startedAt: item.startedAt?.S ?? '', state: 'started', applied: [] };
-        if (item.state?.S === 'failed') record.state = 'failed';
-        if (item.reason?.S !== undefined) record.reason = item.reason.S;
-        if (item.pinned?.BOOL === true) record.pinned = true;
-        if (item.since?.S !== undefined) record.since = item.since.S;
-        record.applied.push(...(item.applied?.BS ?? []));
-        byId.set(parsed.attemptId, record);
-      }
-      exclusiveStartKey = page.LastEvaluatedKey;
-    } while (exclusiveStartKey !== undefined);
+    for (const item of await queryPartition(this.table, pk, ATTEMPT_PREFIX, true)) {
+      const parsed = parseAttemptSortKey(item.SK?.S ?? '');
+      if (parsed === undefined) continue;
+      const record = byId.get(parsed.attemptId) ?? { startedAt: item.startedAt?.S ?? '', state: 'started', applied: [] };
+      if (item.state?.S === 'failed') record.state = 'failed';
+      if (item.reason?.S !== undefined) record.reason = item.reason.S;
+      if (item.pinned?.BOOL === true) record.pinned = true;
+      if (item.since?.S !== undefined) record.since = item.since.S;
+      record.applied.push(...(item.applied?.BS ?? []));
+      byId.set(parsed.attemptId, record);
+    }
     return [...byId].map(([id, record]) => ({ id, ...record }));
   }
 
@@ -308,11 +298,7 @@ export class DynamoUsageStore implements UsageStore {
         ...this.capacityRequest,
         TableName: this.tableName,
         Item: {
-          PK: { S: key.PK },
-          SK: { S: key.SK },
-          bucket: { S: entry.object.bucket },
-          key: { S: entry.object.key },
-          etag: { S: entry.object.etag },
+          ...objectItem(key, entry.object),
           lines: {
             M: {
               read: { N: String(entry.lines.read) },
@@ -341,11 +327,7 @@ export class DynamoUsageStore implements UsageStore {
       new PutItemCommand({
         TableName: this.tableName,
         Item: {
-          PK: { S: key.PK },
-          SK: { S: key.SK },
-          bucket: { S: ref.bucket },
-          key: { S: ref.key },
-          etag: { S: ref.etag },
+          ...objectItem(key, ref),
           increments: { L: increments.map(incrementItem) },
           recordedAt: { S: this.clock().toISOString() },
         },
@@ -355,28 +337,11 @@ export class DynamoUsageStore implements UsageStore {
 
   /** Every object whose ledger lists unresolved increments, oldest key first. */
   async listUnresolved(): Promise<UnresolvedObject[]> {
-    const found: UnresolvedObject[] = [];
-    let exclusiveStartKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'PK = :pk',
-          ExpressionAttributeValues: { ':pk': { S: UNRESOLVED_PARTITION } },
-          ConsistentRead: true,
-          ...(exclusiveStartKey === undefined ? {} : { ExclusiveStartKey: exclusiveStartKey }),
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        found.push({
-          object: { bucket: item.bucket?.S ?? '', key: item.key?.S ?? '', etag: item.etag?.S ?? '' },
-          increments: (item.increments?.L ?? []).map((entry) => incrementFromItem(entry.M ?? {})),
-          recordedAt: item.recordedAt?.S ?? '',
-        });
-      }
-      exclusiveStartKey = page.LastEvaluatedKey;
-    } while (exclusiveStartKey !== undefined);
-    return found;
+    return (await queryPartition(this.table, UNRESOLVED_PARTITION, undefined, true)).map((item) => ({
+      object: { bucket: item.bucket?.S ?? '', key: item.key?.S ?? '', etag: item.etag?.S ?? '' },
+      increments: (item.increments?.L ?? []).map((entry) => incrementFromItem(entry.M ?? {})),
+      recordedAt: item.recordedAt?.S ?? '',
+    }));
   }
 
   /**
@@ -482,4 +447,9 @@ function ledgerFromItem(item: Record<string, AttributeValue>, ref: LogObjectRef)
     ...(item.unresolved?.L === undefined ? {} : { unresolved: item.unresolved.L.map((entry) => incrementFromItem(entry.M ?? {})) }),
     processedAt: item.processedAt?.S ?? '',
   };
+}
+
+/** The item key of a record about one log object, and the object it is about. */
+function objectItem(key: { PK: string; SK: string }, ref: LogObjectRef): Record<string, AttributeValue> {
+  return { PK: { S: key.PK }, SK: { S: key.SK }, bucket: { S: ref.bucket }, key: { S: ref.key }, etag: { S: ref.etag } };
 }
