@@ -11,6 +11,7 @@ import {
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
+import { queryPartition, type TableAccess } from './query-partition';
 import { TallyError } from '../domain/errors';
 import { contributionDays, decodeContributions, encodeContributions, SOURCE_DAY_BUCKETS, type Contribution } from '../domain/contributions';
 import {
@@ -91,6 +92,7 @@ const TOMBSTONES_REMEMBERED = 50_000;
 export class DynamoUsageStore implements UsageStore {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
+  private readonly table: TableAccess;
   private readonly historyCap: number;
   private readonly ledgerTtlDays: number;
   private readonly clock: () => Date;
@@ -105,6 +107,7 @@ export class DynamoUsageStore implements UsageStore {
   constructor(options: DynamoUsageStoreOptions) {
     this.client = options.client;
     this.tableName = options.tableName;
+    this.table = { client: options.client, tableName: options.tableName };
     this.historyCap = options.historyCap;
     this.ledgerTtlDays = options.ledgerTtlDays;
     this.clock = options.clock ?? (() => new Date());
@@ -248,30 +251,17 @@ export class DynamoUsageStore implements UsageStore {
 
   private async readAttempts(pk: string): Promise<AttemptRecord[]> {
     const byId = new Map<string, { startedAt: string; state: AttemptRecord['state']; reason?: string; pinned?: boolean; since?: string; applied: Uint8Array[] }>();
-    let exclusiveStartKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :try)',
-          ExpressionAttributeValues: { ':pk': { S: pk }, ':try': { S: ATTEMPT_PREFIX } },
-          ConsistentRead: true,
-          ...(exclusiveStartKey === undefined ? {} : { ExclusiveStartKey: exclusiveStartKey }),
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        const parsed = parseAttemptSortKey(item.SK?.S ?? '');
-        if (parsed === undefined) continue;
-        const record = byId.get(parsed.attemptId) ?? { startedAt: item.startedAt?.S ?? '', state: 'started', applied: [] };
-        if (item.state?.S === 'failed') record.state = 'failed';
-        if (item.reason?.S !== undefined) record.reason = item.reason.S;
-        if (item.pinned?.BOOL === true) record.pinned = true;
-        if (item.since?.S !== undefined) record.since = item.since.S;
-        record.applied.push(...(item.applied?.BS ?? []));
-        byId.set(parsed.attemptId, record);
-      }
-      exclusiveStartKey = page.LastEvaluatedKey;
-    } while (exclusiveStartKey !== undefined);
+    for (const item of await queryPartition(this.table, pk, ATTEMPT_PREFIX, true)) {
+      const parsed = parseAttemptSortKey(item.SK?.S ?? '');
+      if (parsed === undefined) continue;
+      const record = byId.get(parsed.attemptId) ?? { startedAt: item.startedAt?.S ?? '', state: 'started', applied: [] };
+      if (item.state?.S === 'failed') record.state = 'failed';
+      if (item.reason?.S !== undefined) record.reason = item.reason.S;
+      if (item.pinned?.BOOL === true) record.pinned = true;
+      if (item.since?.S !== undefined) record.since = item.since.S;
+      record.applied.push(...(item.applied?.BS ?? []));
+      byId.set(parsed.attemptId, record);
+    }
     return [...byId].map(([id, record]) => ({ id, ...record }));
   }
 
@@ -334,11 +324,7 @@ export class DynamoUsageStore implements UsageStore {
         ...this.capacityRequest,
         TableName: this.tableName,
         Item: {
-          PK: { S: key.PK },
-          SK: { S: key.SK },
-          bucket: { S: entry.object.bucket },
-          key: { S: entry.object.key },
-          etag: { S: entry.object.etag },
+          ...objectItem(key, entry.object),
           lines: {
             M: {
               read: { N: String(entry.lines.read) },
@@ -431,11 +417,7 @@ export class DynamoUsageStore implements UsageStore {
       return {
         PutRequest: {
           Item: {
-            PK: { S: key.PK },
-            SK: { S: key.SK },
-            bucket: { S: ref.bucket },
-            key: { S: ref.key },
-            etag: { S: ref.etag },
+            ...objectItem(key, ref),
             processedAt: { S: entry.processedAt },
             ...contributionAttributes(rows.filter((row) => row.day === day), day),
             ttl: { N: String(expires) },
@@ -454,11 +436,7 @@ export class DynamoUsageStore implements UsageStore {
       new PutItemCommand({
         TableName: this.tableName,
         Item: {
-          PK: { S: key.PK },
-          SK: { S: key.SK },
-          bucket: { S: ref.bucket },
-          key: { S: ref.key },
-          etag: { S: ref.etag },
+          ...objectItem(key, ref),
           increments: { L: increments.map(incrementItem) },
           recordedAt: { S: this.clock().toISOString() },
         },
@@ -468,28 +446,11 @@ export class DynamoUsageStore implements UsageStore {
 
   /** Every object whose ledger lists unresolved increments, oldest key first. */
   async listUnresolved(): Promise<UnresolvedObject[]> {
-    const found: UnresolvedObject[] = [];
-    let exclusiveStartKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'PK = :pk',
-          ExpressionAttributeValues: { ':pk': { S: UNRESOLVED_PARTITION } },
-          ConsistentRead: true,
-          ...(exclusiveStartKey === undefined ? {} : { ExclusiveStartKey: exclusiveStartKey }),
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        found.push({
-          object: { bucket: item.bucket?.S ?? '', key: item.key?.S ?? '', etag: item.etag?.S ?? '' },
-          increments: (item.increments?.L ?? []).map((entry) => incrementFromItem(entry.M ?? {})),
-          recordedAt: item.recordedAt?.S ?? '',
-        });
-      }
-      exclusiveStartKey = page.LastEvaluatedKey;
-    } while (exclusiveStartKey !== undefined);
-    return found;
+    return (await queryPartition(this.table, UNRESOLVED_PARTITION, undefined, true)).map((item) => ({
+      object: { bucket: item.bucket?.S ?? '', key: item.key?.S ?? '', etag: item.etag?.S ?? '' },
+      increments: (item.increments?.L ?? []).map((entry) => incrementFromItem(entry.M ?? {})),
+      recordedAt: item.recordedAt?.S ?? '',
+    }));
   }
 
   /**
@@ -608,4 +569,9 @@ function ledgerFromItem(item: Record<string, AttributeValue>, ref: LogObjectRef)
     ...(item.cv === undefined ? {} : { contributions: decodeContributions({ metrics: item.cm?.S ?? '', rows: item.c?.S ?? '' }) }),
     ...(item.fmt?.S === undefined ? {} : { format: item.fmt.S }),
   };
+}
+
+/** The item key of a record about one log object, and the object it is about. */
+function objectItem(key: { PK: string; SK: string }, ref: LogObjectRef): Record<string, AttributeValue> {
+  return { PK: { S: key.PK }, SK: { S: key.SK }, bucket: { S: ref.bucket }, key: { S: ref.key }, etag: { S: ref.etag } };
 }
