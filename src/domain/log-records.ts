@@ -123,6 +123,12 @@ export class RecordLines implements RecordSink {
     if (this.used >= FLUSH_BYTES) this.flush();
   }
 
+  /** Lines already tab-separated, of the current fields (see JsonScanner): passed on as they are. */
+  tabSeparated(bytes: Uint8Array): void {
+    this.flush();
+    this.counter.write(bytes);
+  }
+
   malformed(reason: string, rows = 1): void {
     this.flush();
     for (let i = 0; i < rows; i++) this.counter.malformedRecord(reason);
