@@ -242,7 +242,7 @@
       (then
         (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
         (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
-        (if (i32.eq (local.get $end) (local.get $newline))
+        (if (call $endsBeforeCr (local.get $end) (local.get $newline))
           (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (return)))
         (if (i32.eqz (call $present (local.get $start) (local.get $end)))
           (then (local.set $end (i32.const -1))))))
@@ -253,7 +253,7 @@
           (then (i32.store offset=24 (local.get $rec) (i32.const -3)) (return)))
         (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
         (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
-        (if (i32.eq (local.get $end) (local.get $newline))
+        (if (call $endsBeforeCr (local.get $end) (local.get $newline))
           (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (return)))
         (if (i32.eqz (call $present (local.get $start) (local.get $end)))
           (then (i32.store offset=24 (local.get $rec) (i32.const -3)) (return)))))
@@ -274,6 +274,11 @@
     (i32.store offset=28 (local.get $rec) (local.get $start))
     (i32.store offset=32 (local.get $rec) (local.get $stop))
     (i32.store offset=24 (local.get $rec) (call $find (local.get $start) (local.get $stop) (i32.const -1))))
+
+  ;; A last column of a CRLF line ends with its CR: the JavaScript resolver reads it without.
+  (func $endsBeforeCr (param $end i32) (param $newline i32) (result i32)
+    (i32.and (i32.eq (local.get $end) (local.get $newline))
+             (i32.eq (i32.load8_u (i32.sub (local.get $end) (i32.const 1))) (i32.const 13))))
 
   (func $present (param $start i32) (param $end i32) (result i32)
     (i32.or (i32.gt_s (i32.sub (local.get $end) (local.get $start)) (i32.const 1))

@@ -384,7 +384,7 @@ function keyInJs(bytes: Uint8Array, words: Int32Array, keys: Map<string, number>
     if (slot === 0) continue;
     const start = words[at + 2 * slot + 8]!;
     const end = words[at + 2 * slot + 9]!;
-    if (end === newline) {
+    if (end === newline && bytes[end - 1] === 13) {
       words[at + 6] = KEY_NONE;
       return;
     }

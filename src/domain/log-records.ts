@@ -16,8 +16,24 @@ export interface RecordSink {
    * null/undefined for none).
    */
   rows(columns: readonly (ArrayLike<unknown> | undefined)[], count: number): void;
+  /**
+   * `count` rows of the fields {@link fields} returned, as the text of their values:
+   * field i of row r is `runs[i].bytes[starts[at + r], ends[at + r])`, already escaped as
+   * {@link RecordLines} escapes values (an empty span: no value). Read column by column
+   * (see src/adapters/parquet-columns.ts).
+   */
+  columnRows(runs: readonly ColumnRun[], count: number): void;
   /** A row (or a run of rows) that could not be read, counted as malformed. */
   malformed(reason: string, rows?: number): void;
+}
+
+/** Consecutive values of one column as text (see {@link RecordSink.columnRows}). */
+export interface ColumnRun {
+  bytes: Uint8Array;
+  starts: Int32Array;
+  ends: Int32Array;
+  /** The index in {@link starts} and {@link ends} of the first row not yet handed over. */
+  at: number;
 }
 
 /**
@@ -77,6 +93,45 @@ export class RecordLines implements RecordSink {
       }
       this.byte(NEWLINE);
       if (this.used >= FLUSH_BYTES) this.flush();
+    }
+  }
+
+  columnRows(runs: readonly ColumnRun[], count: number): void {
+    const width = this.width;
+    if (width === 0) {
+      for (let row = 0; row < count; row++) this.record([]);
+      return;
+    }
+    for (let row = 0; row < count; row++) {
+      // The longest a row can be: each value, and a tab or '-' and a newline.
+      let longest = width + 1;
+      for (let field = 0; field < width; field++) {
+        const run = runs[field]!;
+        longest += run.ends[run.at + row]! - run.starts[run.at + row]! + 1;
+      }
+      if (this.used + longest > this.buffer.length) {
+        this.flush();
+        if (longest > this.buffer.length) this.buffer = Buffer.allocUnsafe(longest + FLUSH_BYTES);
+      }
+      const buffer = this.buffer;
+      let used = this.used;
+      for (let field = 0; field < width; field++) {
+        if (field > 0) buffer[used++] = TAB;
+        const run = runs[field]!;
+        const start = run.starts[run.at + row]!;
+        const end = run.ends[run.at + row]!;
+        if (start === end) buffer[used++] = 45; /* - */
+        else if (end - start < 32) {
+          const bytes = run.bytes;
+          for (let i = start; i < end; i++) buffer[used++] = bytes[i]!;
+        } else {
+          buffer.set(run.bytes.subarray(start, end), used);
+          used += end - start;
+        }
+      }
+      buffer[used++] = NEWLINE;
+      this.used = used;
+      if (used >= FLUSH_BYTES) this.flush();
     }
   }
 
