@@ -43,7 +43,7 @@
   ;; the start of the first line not converted; the output's end is at [0].
   (func (export "convert") (param $pos i32) (param $end i32) (param $out i32) (param $outEnd i32) (param $maxLine i32) (result i32)
     (local $lineStart i32) (local $p i32) (local $n i32) (local $m i32) (local $k i32) (local $entry i32)
-    (local $s i32) (local $start i32) (local $len i32) (local $bits i32) (local $v v128) (local $status i32)
+    (local $s i32) (local $start i32) (local $len i32) (local $bits i32) (local $v v128) (local $status i32) (local $glue i32)
     (local.set $n (i32.load (i32.const 8)))
     (local.set $m (i32.load (i32.const 12)))
     (local.set $lineStart (local.get $pos))
@@ -63,10 +63,23 @@
         (local.set $entry (i32.const 1024))
         (loop $keys
           ;; The glue before value k, as the template has it.
+          ;; ($same, written out here: a call per key costs more than the comparison.)
           (local.set $len (i32.load offset=4 (local.get $entry)))
-          (br_if $stop (i32.eqz (call $same (local.get $p) (i32.load (local.get $entry)) (local.get $len))))
-          (local.set $p (i32.add (local.get $p) (local.get $len)))
-          (local.set $start (local.get $p))
+          (local.set $glue (i32.load (local.get $entry)))
+          (local.set $start (i32.add (local.get $p) (local.get $len)))
+          (block $compared
+            (loop $glueBlocks
+              (local.set $bits (i8x16.bitmask (i8x16.eq (v128.load (local.get $p)) (v128.load (local.get $glue)))))
+              (if (i32.ge_u (local.get $len) (i32.const 16))
+                (then
+                  (br_if $stop (i32.ne (local.get $bits) (i32.const 0xffff)))
+                  (local.set $p (i32.add (local.get $p) (i32.const 16)))
+                  (local.set $glue (i32.add (local.get $glue) (i32.const 16)))
+                  (local.set $len (i32.sub (local.get $len) (i32.const 16)))
+                  (br $glueBlocks)))
+              (local.set $len (i32.sub (i32.shl (i32.const 1) (local.get $len)) (i32.const 1)))
+              (br_if $stop (i32.ne (i32.and (local.get $bits) (local.get $len)) (local.get $len)))))
+          (local.set $p (local.get $start))
           ;; The value ends at the first '"', '\' or control byte (a '\n' among them):
           ;; only a '"' is the end of a value the template reads.
           (block $found
