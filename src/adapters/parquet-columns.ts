@@ -85,7 +85,7 @@ export async function readGroupColumns(
 
 /** The pages of one column chunk, decoded one at a time. */
 class ColumnPages {
-  readonly run: ColumnRun = { bytes: new Uint8Array(0), starts: new Int32Array(0), ends: new Int32Array(0), at: 0 };
+  readonly run: ColumnRun = { bytes: new Uint8Array(0), starts: new Int32Array(0), ends: new Int32Array(0), at: 0, longest: 0 };
   private length = 0;
   private readonly reader: { view: DataView; offset: number };
   private readonly maxDefinition: number;
@@ -139,6 +139,7 @@ class ColumnPages {
     this.run.bytes = rendered.bytes;
     this.run.starts = rendered.starts;
     this.run.ends = rendered.ends;
+    this.run.longest = rendered.longest;
     this.run.at = 0;
     this.length = rendered.starts.length;
   }
@@ -186,6 +187,7 @@ class ColumnPages {
       // Length-prefixed values, written escaped into a page of their own.
       const out = new Uint8Array(page.length * 3 + 1);
       let used = 0;
+      let longest = 0;
       for (let row = 0; row < rows; row++) {
         starts[row] = used;
         if (definitions === undefined || definitions[row] === maxDefinition) {
@@ -194,10 +196,11 @@ class ColumnPages {
           if (at + length > page.length) throw new Error(`column ${this.name}: a value runs past its page`);
           used = escapeInto(page, at, at + length, out, used);
           at += length;
+          longest = Math.max(longest, used - starts[row]!);
         }
         ends[row] = used;
       }
-      this.use({ bytes: out, starts, ends });
+      this.use({ bytes: out, starts, ends, longest });
       return;
     }
     const dictionary = this.dictionary;
@@ -206,14 +209,25 @@ class ColumnPages {
     const indices = new Int32Array(present);
     if (width > 0) readRleBitPackedHybrid({ view, offset: at }, width, indices, page.length - at);
     const entries = dictionary.starts.length;
-    for (let row = 0, value = 0; row < rows; row++) {
-      if (definitions !== undefined && definitions[row] !== maxDefinition) continue;
-      const index = indices[value++]!;
-      if (index >= entries) throw new Error(`column ${this.name}: dictionary index ${index} of ${entries} entries`);
-      starts[row] = dictionary.starts[index]!;
-      ends[row] = dictionary.ends[index]!;
+    const entryStarts = dictionary.starts;
+    const entryEnds = dictionary.ends;
+    if (present === rows) {
+      for (let row = 0; row < rows; row++) {
+        const index = indices[row]!;
+        if (index >= entries) throw new Error(`column ${this.name}: dictionary index ${index} of ${entries} entries`);
+        starts[row] = entryStarts[index]!;
+        ends[row] = entryEnds[index]!;
+      }
+    } else {
+      for (let row = 0, value = 0; row < rows; row++) {
+        if (definitions![row] !== maxDefinition) continue;
+        const index = indices[value++]!;
+        if (index >= entries) throw new Error(`column ${this.name}: dictionary index ${index} of ${entries} entries`);
+        starts[row] = entryStarts[index]!;
+        ends[row] = entryEnds[index]!;
+      }
     }
-    this.use({ bytes: dictionary.bytes, starts, ends });
+    this.use({ bytes: dictionary.bytes, starts, ends, longest: dictionary.longest });
   }
 }
 
@@ -222,6 +236,8 @@ interface Rendered {
   readonly bytes: Uint8Array;
   readonly starts: Int32Array;
   readonly ends: Int32Array;
+  /** The most bytes of one value. */
+  readonly longest: number;
 }
 
 /**
@@ -245,13 +261,15 @@ function renderValues(decoded: ArrayLike<unknown>, name: string): Rendered {
   }
   const out = new Uint8Array(total * 3);
   let used = 0;
+  let longest = 0;
   for (let i = 0; i < count; i++) {
     const bytes = parts[i]!;
     starts[i] = used;
     used = escapeInto(bytes, 0, bytes.length, out, used);
     ends[i] = used;
+    longest = Math.max(longest, used - starts[i]!);
   }
-  return { bytes: out, starts, ends };
+  return { bytes: out, starts, ends, longest };
 }
 
 const EMPTY = new Uint8Array(0);

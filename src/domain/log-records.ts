@@ -34,6 +34,8 @@ export interface ColumnRun {
   ends: Int32Array;
   /** The index in {@link starts} and {@link ends} of the first row not yet handed over. */
   at: number;
+  /** The most bytes any one value of the run has. */
+  longest: number;
 }
 
 /**
@@ -102,37 +104,43 @@ export class RecordLines implements RecordSink {
       for (let row = 0; row < count; row++) this.record([]);
       return;
     }
+    // The longest a row of these runs can be: each longest value, a tab or '-' each, a newline.
+    let longest = 2 * width + 1;
+    for (let field = 0; field < width; field++) longest += runs[field]!.longest;
+    if (longest > this.buffer.length - FLUSH_BYTES) this.buffer = Buffer.allocUnsafe(longest + 2 * FLUSH_BYTES);
+    const values = runs.map((run) => run.bytes);
+    const starts = runs.map((run) => run.starts);
+    const ends = runs.map((run) => run.ends);
+    const firsts = runs.map((run) => run.at);
+    let buffer = this.buffer;
+    let used = this.used;
+    const limit = buffer.length - longest;
     for (let row = 0; row < count; row++) {
-      // The longest a row can be: each value, and a tab or '-' and a newline.
-      let longest = width + 1;
-      for (let field = 0; field < width; field++) {
-        const run = runs[field]!;
-        longest += run.ends[run.at + row]! - run.starts[run.at + row]! + 1;
-      }
-      if (this.used + longest > this.buffer.length) {
+      if (used > limit) {
+        this.used = used;
         this.flush();
-        if (longest > this.buffer.length) this.buffer = Buffer.allocUnsafe(longest + FLUSH_BYTES);
+        used = 0;
+        buffer = this.buffer;
       }
-      const buffer = this.buffer;
-      let used = this.used;
       for (let field = 0; field < width; field++) {
-        if (field > 0) buffer[used++] = TAB;
-        const run = runs[field]!;
-        const start = run.starts[run.at + row]!;
-        const end = run.ends[run.at + row]!;
+        const at = firsts[field]! + row;
+        const start = starts[field]![at]!;
+        const end = ends[field]![at]!;
         if (start === end) buffer[used++] = 45; /* - */
         else if (end - start < 32) {
-          const bytes = run.bytes;
+          const bytes = values[field]!;
           for (let i = start; i < end; i++) buffer[used++] = bytes[i]!;
         } else {
-          buffer.set(run.bytes.subarray(start, end), used);
+          buffer.set(values[field]!.subarray(start, end), used);
           used += end - start;
         }
+        buffer[used++] = TAB;
       }
-      buffer[used++] = NEWLINE;
-      this.used = used;
-      if (used >= FLUSH_BYTES) this.flush();
+      // The last field's tab is the line's end.
+      buffer[used - 1] = NEWLINE;
     }
+    this.used = used;
+    if (used >= FLUSH_BYTES) this.flush();
   }
 
   /** One record of the current fields, its values in field order. */
