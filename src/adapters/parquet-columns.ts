@@ -85,7 +85,16 @@ export async function readGroupColumns(
 
 /** The pages of one column chunk, decoded one at a time. */
 class ColumnPages {
-  readonly run: ColumnRun = { bytes: new Uint8Array(0), starts: new Int32Array(0), ends: new Int32Array(0), at: 0, longest: 0 };
+  readonly run: ColumnRun = {
+    bytes: new Uint8Array(0),
+    starts: new Int32Array(0),
+    ends: new Int32Array(0),
+    at: 0,
+    longest: 0,
+    entries: undefined,
+    dictionary: undefined,
+    dictionarySize: 0,
+  };
   private length = 0;
   private readonly reader: { view: DataView; offset: number };
   private readonly maxDefinition: number;
@@ -135,12 +144,16 @@ class ColumnPages {
     this.textPage(header, encoding);
   }
 
-  private use(rendered: Rendered): void {
-    this.run.bytes = rendered.bytes;
-    this.run.starts = rendered.starts;
-    this.run.ends = rendered.ends;
-    this.run.longest = rendered.longest;
-    this.run.at = 0;
+  private use(rendered: Rendered, entries?: Int32Array): void {
+    const run = this.run;
+    run.bytes = rendered.bytes;
+    run.starts = rendered.starts;
+    run.ends = rendered.ends;
+    run.longest = rendered.longest;
+    run.at = 0;
+    run.entries = entries;
+    run.dictionary = entries === undefined ? undefined : this.dictionary;
+    run.dictionarySize = entries === undefined ? 0 : this.dictionary!.starts.length;
     this.length = rendered.starts.length;
   }
 
@@ -211,6 +224,8 @@ class ColumnPages {
     const entries = dictionary.starts.length;
     const entryStarts = dictionary.starts;
     const entryEnds = dictionary.ends;
+    // Each row's entry (-1: none).
+    let rowEntries = indices;
     if (present === rows) {
       for (let row = 0; row < rows; row++) {
         const index = indices[row]!;
@@ -219,15 +234,20 @@ class ColumnPages {
         ends[row] = entryEnds[index]!;
       }
     } else {
+      rowEntries = new Int32Array(rows);
       for (let row = 0, value = 0; row < rows; row++) {
-        if (definitions![row] !== maxDefinition) continue;
+        if (definitions![row] !== maxDefinition) {
+          rowEntries[row] = -1;
+          continue;
+        }
         const index = indices[value++]!;
         if (index >= entries) throw new Error(`column ${this.name}: dictionary index ${index} of ${entries} entries`);
+        rowEntries[row] = index;
         starts[row] = entryStarts[index]!;
         ends[row] = entryEnds[index]!;
       }
     }
-    this.use({ bytes: dictionary.bytes, starts, ends, longest: dictionary.longest });
+    this.use({ bytes: dictionary.bytes, starts, ends, longest: dictionary.longest }, rowEntries);
   }
 }
 

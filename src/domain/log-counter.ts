@@ -4,6 +4,7 @@ import { compileResolver, resolverKey, type LineResolver, type ResolverKey, type
 import { dayOfNumber, epochDayNumber, epochMillisBytes, FieldLayout, isValidTimeBytes, parseByteCountBytes, parseFieldsDirective } from './cloudfront-log';
 import { isValidDay } from './days';
 import { PoisonObjectError } from './errors';
+import { ColumnCounting } from './column-counting';
 import { ALL_CHECKS, BYTES_OK, KEY_NO_HOST, KEY_NONE, KEY_UNKNOWN, LineScanner, NO_LAYOUT, SAME_DAY, TIME_OK } from './line-scanner';
 import { LogLine } from './log-line';
 import { compileRules, metricNames, type MetricRule, type RuleEvaluator } from './metric-rules';
@@ -148,6 +149,42 @@ export class LogCounter {
     resolverKey(this.options.resolver, layout);
     compileRules(this.options.metricRules, layout);
     return layout.columnsRead.map((column) => names[column]!);
+  }
+
+  /**
+   * A way to count rows of the current fields column by column (see ColumnCounting), when
+   * the fields read are only the day, time, sc-bytes and the host fields of the host
+   * resolvers, and no metric rule is configured; undefined otherwise.
+   */
+  columnCounting(): ColumnCounting | undefined {
+    const { layout, key } = this;
+    if (layout === undefined || key === undefined || this.options.metricRules.length > 0) return undefined;
+    const roles = new Set([this.dateAt, this.timeAt, this.bytesAt, ...key.columns].filter((column) => column >= 0));
+    if (this.columns.length !== this.width || this.columns.some((column) => !roles.has(column))) return undefined;
+    const scratch = new Uint8Array(2 * this.maxLineBytes + 2);
+    const values = this.values;
+    return new ColumnCounting({
+      width: this.width,
+      dateAt: this.dateAt,
+      dayUnits: this.dayUnits,
+      timeAt: this.timeAt,
+      bytesAt: this.bytesAt,
+      hostAt: key.columns,
+      resolve: this.resolve,
+      line: new LogLine(scratch, this.width),
+      scratch,
+      maxLineBytes: this.maxLineBytes,
+      addCounted: (account, day, rows, bytes) => {
+        this.physicalLine += rows;
+        this.lines.read += rows;
+        if (account === undefined) this.lines.unattributed += rows;
+        else this.lines.counted += rows;
+        values.fill(0);
+        values[0] = rows;
+        values[1] = bytes;
+        this.tally.addTo(this.tally.row(account ?? UNATTRIBUTED, day), values);
+      },
+    });
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { ColumnCounting } from './column-counting';
 import type { LogCounter } from './log-counter';
 
 /**
@@ -36,6 +37,10 @@ export interface ColumnRun {
   at: number;
   /** The most bytes any one value of the run has. */
   longest: number;
+  /** When the run's values come from a dictionary: each row's entry (-1: none), and the entries' text. */
+  entries: Int32Array | undefined;
+  dictionary: { readonly bytes: Uint8Array; readonly starts: Int32Array; readonly ends: Int32Array } | undefined;
+  dictionarySize: number;
 }
 
 /**
@@ -64,6 +69,8 @@ export class RecordLines implements RecordSink {
   private buffer = Buffer.allocUnsafe(FLUSH_BYTES * 2);
   private used = 0;
   private width = 0;
+  /** Counts runs of rows without their lines, when the fields allow (see ColumnCounting). */
+  private columnar: ColumnCounting | undefined;
 
   constructor(private readonly counter: LogCounter) {}
 
@@ -83,6 +90,7 @@ export class RecordLines implements RecordSink {
     this.flush();
     this.width = names.length;
     this.counter.setFields(names);
+    this.columnar = this.counter.columnCounting();
   }
 
   rows(columns: readonly (ArrayLike<unknown> | undefined)[], count: number): void {
@@ -99,6 +107,11 @@ export class RecordLines implements RecordSink {
   }
 
   columnRows(runs: readonly ColumnRun[], count: number): void {
+    if (this.columnar !== undefined) {
+      // Lines gathered before are counted first: line numbers stay in order.
+      this.flush();
+      if (this.columnar.count(runs, count)) return;
+    }
     const width = this.width;
     if (width === 0) {
       for (let row = 0; row < count; row++) this.record([]);
