@@ -1,5 +1,5 @@
-// Assembles the WebAssembly modules (src/domain/line-scan.wat, json-scan.wat) into
-// line-scan-wasm.ts and json-scan-wasm.ts (each module's bytes as base64, so the Lambda
+// Assembles the WebAssembly modules (src/domain/line-scan.wat) into line-scan-wasm.ts
+// (each module's bytes as base64, so the Lambda
 // bundle and the CLI carry them with no file to ship). Run after changing a .wat:
 // `node scripts/build-wasm.mjs`; with --check it only says whether the committed modules
 // match their sources (a unit test runs the same check).
@@ -14,7 +14,6 @@ const domain = join(root, 'src', 'domain');
 /** Each module: its source, its generated TypeScript, the constant's name and what it is. */
 const MODULES = [
   { name: 'line-scan', constant: 'LINE_SCAN_WASM_BASE64', what: 'The line scanner, a WebAssembly module (SIMD), as base64.' },
-  { name: 'json-scan', constant: 'JSON_SCAN_WASM_BASE64', what: 'The JSON line scanner, a WebAssembly module (SIMD), as base64.' },
 ];
 
 export async function assemble(name) {

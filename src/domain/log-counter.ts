@@ -6,6 +6,7 @@ import { isValidDay } from './days';
 import { PoisonObjectError } from './errors';
 import { ColumnCounting } from './column-counting';
 import { ALL_CHECKS, BYTES_OK, KEY_NO_HOST, KEY_NONE, KEY_UNKNOWN, LineScanner, NO_LAYOUT, SAME_DAY, TIME_OK } from './line-scanner';
+import type { JsonTemplate } from './json-scanner';
 import { LogLine } from './log-line';
 import { compileRules, metricNames, type MetricRule, type RuleEvaluator } from './metric-rules';
 import { emptyLineCounts, type LineCounts, type MalformedSample, type TallyRow, UsageTally } from './usage-tally';
@@ -108,6 +109,11 @@ export class LogCounter {
   /** What a log must have to be counted, in the poison error of a log that lacks it. */
   private readonly headerNeeded: string;
   private readonly values: number[];
+  /** The JSON template the scanner reads lines with, the layout it was set for, and whether it is on. */
+  private jsonTemplate: JsonTemplate | undefined;
+  private jsonLayout: FieldLayout | undefined;
+  private jsonOn = false;
+  private jsonEnd = 0;
 
   constructor(private readonly options: CountOptions) {
     const names = metricNames(options.metricRules);
@@ -149,6 +155,80 @@ export class LogCounter {
     resolverKey(this.options.resolver, layout);
     compileRules(this.options.metricRules, layout);
     return layout.columnsRead.map((column) => names[column]!);
+  }
+
+  /**
+   * Reads JSON lines that fit `template` in the scanner itself ({@link countJson}): the
+   * template's keys are the fields of the current layout (JsonLines set them). False,
+   * and nothing read so, when they are not, or the scanner cannot.
+   */
+  useJsonTemplate(template: JsonTemplate | undefined): boolean {
+    if (template === this.jsonTemplate && this.jsonLayout === this.layout) return this.jsonOn;
+    this.jsonTemplate = template;
+    this.jsonLayout = this.layout;
+    this.jsonOn = false;
+    if (template === undefined || this.layout === undefined || template.slots !== this.width) return false;
+    const glues: Uint8Array[] = [];
+    const slots: number[] = [];
+    const covered = new Set<number>();
+    let from = 0;
+    for (let k = 0; k < template.keyEnds.length; k++) {
+      const key = template.keyBytes.subarray(from, template.keyEnds[k]);
+      from = template.keyEnds[k]!;
+      glues.push(Uint8Array.from([...(k === 0 ? [0x7b, 0x22] : [0x22, 0x2c, 0x22]), ...key, 0x22, 0x3a, 0x22]));
+      const field = template.slotOfKey[k]!;
+      const slot = field === 0 ? 0 : this.columns.indexOf(field - 1) + 1;
+      if (field !== 0 && slot === 0) return false;
+      if (field !== 0) covered.add(field - 1);
+      slots.push(slot);
+    }
+    // Every field must come from a key: the scanner writes no '-' for a missing one.
+    if (covered.size !== this.width) return false;
+    this.jsonOn = this.scanner.setJsonTemplate(glues, slots);
+    return this.jsonOn;
+  }
+
+  /** The most bytes of JSON text {@link loadJson} takes at once. */
+  get jsonCapacity(): number {
+    return this.scanner.jsonTextCapacity;
+  }
+
+  /** Puts the whole JSON lines `bytes[from, end)` (at most {@link jsonCapacity}) where {@link countJson} reads them. */
+  loadJson(bytes: Uint8Array, from: number, end: number): void {
+    this.bytes.set(bytes.subarray(from, end), this.scanner.jsonTextAt);
+    this.jsonEnd = this.scanner.jsonTextAt + end - from;
+  }
+
+  /**
+   * Counts the loaded JSON lines from `offset` (a line start) that fit the template, as
+   * the tab-separated lines of their values would be counted; returns the offset of the
+   * first line that does not fit (the caller reads it), or the end.
+   */
+  countJson(offset: number): number {
+    const { scanner, words, bytes } = this;
+    const textAt = scanner.jsonTextAt;
+    if (!this.jsonOn || this.held !== 0 || this.skipping !== undefined || this.ended) return offset;
+    let pos = textAt + offset;
+    const end = this.jsonEnd;
+    while (pos < end) {
+      if (this.scanDay !== this.lastGoodDay) {
+        this.addSums();
+        scanner.setDay(this.lastGoodDay);
+        this.scanDay = this.lastGoodDay;
+      }
+      const next = scanner.scanJson(pos, end, Math.min(this.maxLineBytes, 0x7fffffff));
+      const records = words[0]!;
+      const stride = scanner.stride;
+      for (let r = 0, record = scanner.firstRecord; r < records; r++, record += stride) {
+        this.physicalLine += words[record + 9]! + 1;
+        const newline = words[record + 1]!;
+        this.dataLine(record, bytes[newline - 1] === 13 /* CR */ ? newline - 1 : newline, newline);
+      }
+      this.physicalLine += scanner.summedAfterLastRecord;
+      pos = next;
+      if (scanner.jsonStatus === 1) break;
+    }
+    return pos - textAt;
   }
 
   /**

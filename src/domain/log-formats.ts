@@ -2,7 +2,7 @@ import { fieldKey, parseFieldsDirective } from './cloudfront-log';
 import type { ResolverSpec } from './account-resolver';
 import { countsEstimates, DEFAULT_DELIMITER, type LogFormatSettings } from './log-fields';
 import { estimatedMetric, type MetricRule } from './metric-rules';
-import { JsonScanner, type JsonLineFallback, type JsonTemplate } from './json-scanner';
+import { JsonScanner, type JsonLineSink, type JsonTemplate } from './json-scanner';
 import { DEFAULT_MAX_LINE_BYTES, LogCounter, type CountOptions, type LogCount } from './log-counter';
 import { RecordLines, type LogContent } from './log-records';
 import { UsageTally } from './usage-tally';
@@ -106,9 +106,9 @@ async function countText(text: AsyncIterable<Uint8Array>, options: FormatOptions
     const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     const splitter = new LineSplitter(maxLineBytes, reader, lines);
     if (reader instanceof JsonLines && options.scanner !== 'js') {
-      // CloudFront's own JSON lines are read by the SIMD scanner; the others by JsonLines.
-      const scanner = JsonScanner.create(splitter.fallbackFor(reader), maxLineBytes);
-      if (scanner !== undefined) splitter.useBulk((bytes, from, end) => scanner.lines(bytes, from, end));
+      // CloudFront's own JSON lines are read by the counter's SIMD scanner; the others by JsonLines.
+      const scanner = new JsonScanner(splitter.jsonSink(reader));
+      splitter.useBulk((bytes, from, end) => scanner.lines(bytes, from, end));
     }
     for await (const chunk of rest) splitter.write(chunk);
     splitter.end();
@@ -211,12 +211,16 @@ class LineSplitter {
     this.bulk = bulk;
   }
 
-  /** What a {@link JsonScanner} hands back: lines as this splitter would pass them on, and the reader's template. */
-  fallbackFor(reader: JsonLines): JsonLineFallback {
+  /** Where a {@link JsonScanner} reads: lines as this splitter would pass them on, the reader's template, the counter. */
+  jsonSink(reader: JsonLines): JsonLineSink {
+    const lines = this.lines;
     return {
       line: (bytes, start, end) => this.whole(bytes, start, end),
       template: () => reader.template(),
-      text: (bytes) => this.lines.tabSeparated(bytes),
+      useTemplate: (template) => lines.useJsonTemplate(template),
+      capacity: lines.jsonCapacity,
+      load: (bytes, from, end) => lines.loadJson(bytes, from, end),
+      count: (offset) => lines.countJson(offset),
     };
   }
 

@@ -1,4 +1,5 @@
 import type { ColumnCounting } from './column-counting';
+import type { JsonTemplate } from './json-scanner';
 import type { LogCounter } from './log-counter';
 
 /**
@@ -199,10 +200,24 @@ export class RecordLines implements RecordSink {
     if (this.used >= FLUSH_BYTES) this.flush();
   }
 
-  /** Lines already tab-separated, of the current fields (see JsonScanner): passed on as they are. */
-  tabSeparated(bytes: Uint8Array): void {
+  /** See LogCounter.useJsonTemplate, loadJson and countJson (the JSON scanner's way into the counter). */
+  useJsonTemplate(template: JsonTemplate | undefined): boolean {
     this.flush();
-    this.counter.write(bytes);
+    return this.counter.useJsonTemplate(template);
+  }
+
+  get jsonCapacity(): number {
+    return this.counter.jsonCapacity;
+  }
+
+  loadJson(bytes: Uint8Array, from: number, end: number): void {
+    this.counter.loadJson(bytes, from, end);
+  }
+
+  countJson(offset: number): number {
+    // Lines gathered before are counted first: line numbers stay in order.
+    this.flush();
+    return this.counter.countJson(offset);
   }
 
   malformed(reason: string, rows = 1): void {
