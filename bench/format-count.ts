@@ -51,7 +51,7 @@ export interface FormatFiles {
   readonly rows: number;
   readonly paths: Record<FormatName, string>;
   readonly bytes: Record<FormatName, number>;
-  /** Parquet with one row group of up to a million rows. */
+  /** Parquet with every row in one group (ROW_GROUP_SIZE 1,000,000). */
   readonly bigGroups: string;
 }
 
