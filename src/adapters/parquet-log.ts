@@ -27,9 +27,11 @@ const KEEP_TEXT_AS_BYTES: Partial<ParquetParsers> = BYTES_PARSERS;
 /**
  * The content of a Parquet log (CloudFront standard logging v2): a reader of records,
  * never line text. `read(sink)` reads the footer once, asks the sink which of the
- * file's columns it needs, then reads row group by row group only those columns' chunks
- * and hands each group to `sink.rows` column by column: memory holds one row group of
- * the columns read, whatever the file's size.
+ * file's columns it needs, then reads row group by row group only those columns' chunks.
+ * Flat columns (CloudFront's) are decoded page by page into runs of rows for
+ * `sink.columnRows` (parquet-columns.ts): memory holds the compressed chunks of one row
+ * group and one decoded page per column. Other schemas are read by hyparquet a row group
+ * at a time and handed to `sink.rows`.
  *
  * Values are passed on as the writer typed them (AWS writes strings; another writer's
  * int64 is a bigint, a double a number), except dates and times, which are written as
@@ -39,7 +41,8 @@ const KEEP_TEXT_AS_BYTES: Partial<ParquetParsers> = BYTES_PARSERS;
  * A file that cannot be decoded (truncated, no `PAR1` footer, a corrupt page, a codec
  * not read) is a {@link PoisonObjectError} naming `objectName`; an error of the file
  * itself (a dropped connection, an S3 object overwritten while it was read) is rethrown
- * as it is, for the caller to retry. Nothing reaches the sink from a group that failed.
+ * as it is, for the caller to retry. Rows of a group read before its failing page may
+ * have reached the sink: the object is refused whole, so its counts are never used.
  */
 export function parquetContent(file: RandomAccessFile, objectName: string): Extract<LogContent, { kind: 'records' }> {
   return {
