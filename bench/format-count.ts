@@ -9,7 +9,7 @@
  * of a million rows, for its peak RSS.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
@@ -78,6 +78,7 @@ async function formatFiles(rows: number, progress: (line: string) => void): Prom
       await connection.run(`COPY (${select('legacy')}) TO '${body}' (FORMAT csv, DELIMITER '\t', HEADER false, QUOTE '', ESCAPE '', COMPRESSION gzip)`);
       const header = gzipSync(`#Version: 1.0\n#Fields: ${FIELDS.map(([name]) => name).join(' ')}\n`);
       writeFileSync(`${paths.legacy}.partial`, Buffer.concat([header, readFileSync(body)]));
+      rmSync(body);
     } finally {
       connection.closeSync();
       instance.closeSync();
