@@ -14,6 +14,7 @@ import { runHistoryReads } from './history-reads';
 import { runIncrementCost } from './increment-cost';
 import { loadNow, machineInfo } from './machine';
 import { runCountFloorBench } from './count-floor';
+import { runFormatCountBench } from './format-count';
 import { resultsMarkdown, summaryTable, type BenchResults } from './report';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -24,6 +25,7 @@ export interface CostGrowthResult {
 
 interface Settings {
   readonly count: { rounds: number; mebibytes: number; memoryMebibytes: number };
+  readonly formats: { rounds: number; rows: number };
   readonly increments: { rounds: number; objects: number; accounts: number };
   readonly endToEnd: { rounds: number; objects: number; linesPerObject: number };
   readonly readRounds: number;
@@ -32,6 +34,7 @@ interface Settings {
 
 const FULL: Settings = {
   count: { rounds: 7, mebibytes: 320, memoryMebibytes: 1024 },
+  formats: { rounds: 5, rows: 900_000 },
   increments: { rounds: 5, objects: 300, accounts: 5 },
   endToEnd: { rounds: 7, objects: 150, linesPerObject: 2_000 },
   readRounds: 15,
@@ -40,6 +43,7 @@ const FULL: Settings = {
 
 const QUICK: Settings = {
   count: { rounds: 3, mebibytes: 320, memoryMebibytes: 320 },
+  formats: { rounds: 3, rows: 900_000 },
   increments: { rounds: 3, objects: 60, accounts: 5 },
   endToEnd: { rounds: 3, objects: 40, linesPerObject: 2_000 },
   readRounds: 5,
@@ -73,6 +77,7 @@ async function main(): Promise<void> {
 
   // Counting first, before DynamoDB Local's JVM starts competing for the cores.
   if (wanted(1)) results.count = await runCountFloorBench(settings.count, progress);
+  if (wanted(6)) results.formats = await runFormatCountBench(settings.formats, progress);
 
   let stack: LocalStack | undefined;
   const stop = async () => {

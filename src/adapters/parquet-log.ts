@@ -1,9 +1,9 @@
 import { gunzipSync } from 'node:zlib';
 import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type Compressors, type FileMetaData, type ParquetParsers } from 'hyparquet';
 import { compressors as moreCompressors } from 'hyparquet-compressors';
-import { fieldKey } from '../domain/cloudfront-log';
 import { PoisonObjectError } from '../domain/errors';
 import type { LogContent, RecordSink } from '../domain/log-records';
+import { asFieldValues, BYTES_PARSERS, flatColumns, readGroupColumns } from './parquet-columns';
 
 /**
  * A file read at random offsets (S3 ranged GETs, a local file): hyparquet's `AsyncBuffer`.
@@ -22,14 +22,16 @@ const COMPRESSORS: Compressors = {
 };
 
 /** hyparquet's parser for STRING columns, made to hand over the UTF-8 bytes as they are (RecordLines copies them). */
-const KEEP_TEXT_AS_BYTES: Partial<ParquetParsers> = { stringFromBytes: (bytes: Uint8Array): unknown => bytes };
+const KEEP_TEXT_AS_BYTES: Partial<ParquetParsers> = BYTES_PARSERS;
 
 /**
  * The content of a Parquet log (CloudFront standard logging v2): a reader of records,
  * never line text. `read(sink)` reads the footer once, asks the sink which of the
- * file's columns it needs, then reads row group by row group only those columns' chunks
- * and hands each group to `sink.rows` column by column: memory holds one row group of
- * the columns read, whatever the file's size.
+ * file's columns it needs, then reads row group by row group only those columns' chunks.
+ * Flat columns (CloudFront's) are decoded page by page into runs of rows for
+ * `sink.columnRows` (parquet-columns.ts): memory holds the compressed chunks of one row
+ * group and one decoded page per column. Other schemas are read by hyparquet a row group
+ * at a time and handed to `sink.rows`.
  *
  * Values are passed on as the writer typed them (AWS writes strings; another writer's
  * int64 is a bigint, a double a number), except dates and times, which are written as
@@ -39,7 +41,8 @@ const KEEP_TEXT_AS_BYTES: Partial<ParquetParsers> = { stringFromBytes: (bytes: U
  * A file that cannot be decoded (truncated, no `PAR1` footer, a corrupt page, a codec
  * not read) is a {@link PoisonObjectError} naming `objectName`; an error of the file
  * itself (a dropped connection, an S3 object overwritten while it was read) is rethrown
- * as it is, for the caller to retry. Nothing reaches the sink from a group that failed.
+ * as it is, for the caller to retry. Rows of a group read before its failing page may
+ * have reached the sink: the object is refused whole, so its counts are never used.
  */
 export function parquetContent(file: RandomAccessFile, objectName: string): Extract<LogContent, { kind: 'records' }> {
   return {
@@ -76,6 +79,14 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
   const names = await decoding('schema', async () => parquetSchema(metadata).children.map((child) => child.element.name));
   const wanted = sink.fields(names);
   const columns = [...wanted];
+  if (columns.length > 0 && (await decoding('schema', async () => flatColumns(metadata, columns)))) {
+    // Column by column, page by page (parquet-columns.ts).
+    for (const [group, rowGroup] of metadata.row_groups.entries()) {
+      if (Number(rowGroup.num_rows) === 0) continue;
+      await decoding(`row group ${group}`, () => readGroupColumns(source, metadata, rowGroup, columns, COMPRESSORS, (runs, count) => sink.columnRows(runs, count)));
+    }
+    return;
+  }
   let groupStart = 0;
   for (const [group, rowGroup] of metadata.row_groups.entries()) {
     const rows = Number(rowGroup.num_rows);
@@ -137,22 +148,4 @@ async function readGroup(file: AsyncBuffer, metadata: FileMetaData, columns: str
     result.set(name, values);
   }
   return result;
-}
-
-/** Dates and times as the CloudFront field named `name` writes them (see {@link parquetContent}). */
-function asFieldValues(name: string, values: ArrayLike<unknown> | undefined): ArrayLike<unknown> | undefined {
-  // A column holds one type: its first value that is there says which.
-  if (values === undefined || !(firstPresent(values) instanceof Date)) return values;
-  const key = fieldKey(name);
-  const write =
-    key === 'date' ? (at: Date) => at.toISOString().slice(0, 10)
-    : key === 'time' ? (at: Date) => at.toISOString().slice(11, 19)
-    : key === 'timestamp' ? (at: Date) => (at.getTime() / 1000).toFixed(3)
-    : (at: Date) => at.getTime();
-  return Array.from(values, (value) => (value instanceof Date ? (Number.isNaN(value.getTime()) ? undefined : write(value)) : value));
-}
-
-function firstPresent(values: ArrayLike<unknown>): unknown {
-  for (let i = 0; i < values.length; i++) if (values[i] !== null && values[i] !== undefined) return values[i];
-  return undefined;
 }

@@ -6,7 +6,7 @@ declare const WebAssembly: {
   Instance: new (
     module: WasmModule,
     imports: object,
-  ) => { readonly exports: { readonly memory: WasmMemory; readonly scan: ScanFunction; readonly keyId: KeyIdFunction } };
+  ) => { readonly exports: { readonly memory: WasmMemory; readonly scan: ScanFunction; readonly keyId: KeyIdFunction; readonly scanJson: ScanJsonFunction } };
 };
 interface WasmModule {
   readonly kind?: 'wasm-module';
@@ -53,6 +53,11 @@ export class LineScanner {
   readonly maxColumns: number;
   private readonly scanFn: ScanFunction;
   private readonly keyIdFn: KeyIdFunction;
+  private readonly scanJsonFn: ScanJsonFunction | undefined;
+  /** Where JSON lines are scanned from (see {@link scanJson}), and how many bytes fit there. */
+  readonly jsonTextAt: number;
+  readonly jsonTextCapacity = JSON_TEXT_BYTES;
+  private readonly jsonTableAt: number;
   private lastNeeded = -1;
   private strideBytes = RECORD_HEADER_BYTES;
 
@@ -64,7 +69,9 @@ export class LineScanner {
     this.columnTableAt = this.keyTableAt + KEY_TABLE_BYTES;
     // A #Fields line that fits in the text names at most one column per two bytes.
     this.maxColumns = Math.floor(textCapacity / 2) + 2;
-    const bytesNeeded = this.columnTableAt + 4 * this.maxColumns;
+    this.jsonTableAt = align(this.columnTableAt + 4 * this.maxColumns, 64);
+    this.jsonTextAt = align(this.jsonTableAt + 16 * (MAX_JSON_KEYS + 1) + MAX_JSON_GLUE_BYTES + TEXT_SLACK, 64);
+    const bytesNeeded = this.jsonTextAt + JSON_TEXT_BYTES + TEXT_SLACK;
     const module = engine === 'wasm' ? lineScanModule() : undefined;
     if (module !== undefined) {
       const instance = new WebAssembly.Instance(module, {});
@@ -73,17 +80,21 @@ export class LineScanner {
       this.bytes = new Uint8Array(memory.buffer);
       this.scanFn = instance.exports.scan;
       this.keyIdFn = instance.exports.keyId;
+      this.scanJsonFn = instance.exports.scanJson;
     } else {
       this.bytes = new Uint8Array(Math.ceil(bytesNeeded / PAGE) * PAGE);
       const bytes = this.bytes;
       const keys = new Map<string, number>();
       this.scanFn = (pos, end, rec, recEnd, lastNeeded, stride) => scanLinesInJs(bytes, keys, pos, end, rec, recEnd, lastNeeded, stride);
       this.keyIdFn = (start, end, id) => keyIdInJs(bytes, keys, start, end, id);
+      this.scanJsonFn = undefined;
     }
     this.words = new Int32Array(this.bytes.buffer, 0, this.bytes.length >> 2);
     this.floats = new Float64Array(this.bytes.buffer, 0, this.bytes.length >> 3);
     this.words[KEY_TABLE_AT_AT >> 2] = this.keyTableAt;
     this.words[COLUMN_TABLE_AT_AT >> 2] = this.columnTableAt;
+    this.words[JSON_TABLE_AT_AT >> 2] = this.jsonTableAt;
+    this.bytes[JSON_DASH_AT] = 45; /* - */
     this.setLayout(NO_LAYOUT);
   }
 
@@ -129,6 +140,44 @@ export class LineScanner {
    */
   keyId(start: number, end: number, id: number): number {
     return this.keyIdFn(start, end, id);
+  }
+
+  /**
+   * Sets the JSON template {@link scanJson} reads lines with: per key, the exact bytes
+   * before its value (`{"key":"` first, then `","key":"`) and the slot its value is
+   * recorded in (0: not read). False when the scanner cannot read JSON (no WebAssembly
+   * SIMD) or the template does not fit in its table.
+   */
+  setJsonTemplate(glues: readonly Uint8Array[], slots: readonly number[]): boolean {
+    const glueBytes = glues.reduce((sum, glue) => sum + glue.length, 0);
+    if (this.scanJsonFn === undefined || glues.length === 0 || glues.length > MAX_JSON_KEYS || glueBytes > MAX_JSON_GLUE_BYTES) return false;
+    const { bytes, words } = this;
+    let at = this.jsonTableAt + 16 * (MAX_JSON_KEYS + 1);
+    glues.forEach((glue, k) => {
+      const word = (this.jsonTableAt >> 2) + 4 * k;
+      words[word] = at;
+      words[word + 1] = glue.length;
+      words[word + 2] = slots[k]!;
+      bytes.set(glue, at);
+      at += glue.length;
+    });
+    words[JSON_KEYS_AT >> 2] = glues.length;
+    return true;
+  }
+
+  /**
+   * Scans JSON lines from `pos` (a line start) to `end` (just past a '\n') with the
+   * template of {@link setJsonTemplate}: records as {@link scan} writes them, until a
+   * line does not fit or is longer than `maxLine` bytes ({@link jsonStatus} 1: the line
+   * at the returned position is not read), or the records are full (status 2).
+   */
+  scanJson(pos: number, end: number, maxLine: number): number {
+    return this.scanJsonFn!(pos, end, this.recordsAt, this.recordsEnd, this.strideBytes, maxLine);
+  }
+
+  /** Why the last {@link scanJson} stopped: 0 at the end, 1 at a line that does not fit, 2 with the records full. */
+  get jsonStatus(): number {
+    return this.words[JSON_STATUS_AT >> 2]!;
   }
 
   /** The day (10 ASCII bytes) that check 1 compares dates with. */
@@ -225,6 +274,7 @@ export const ALL_CHECKS = SAME_DAY | TIME_OK | BYTES_OK;
 
 type ScanFunction = (pos: number, end: number, rec: number, recEnd: number, lastNeeded: number, stride: number) => number;
 type KeyIdFunction = (start: number, end: number, id: number) => number;
+type ScanJsonFunction = (pos: number, end: number, rec: number, recEnd: number, stride: number, maxLine: number) => number;
 
 const PAGE = 65_536;
 const DAY_VALID_AT = 4;
@@ -242,6 +292,14 @@ const KEY_TABLE_BYTES = 8192 * 4 + 4096 * 8 + 4096 * 64;
 const MAX_KEYS = 4096;
 const MAX_KEY_BYTES = 64;
 const COLUMN_TABLE_AT_AT = 60;
+const JSON_KEYS_AT = 88;
+const JSON_TABLE_AT_AT = 92;
+/** A '-', what an empty JSON value is recorded as. */
+const JSON_DASH_AT = 100;
+const JSON_STATUS_AT = 104;
+const MAX_JSON_KEYS = 480;
+const MAX_JSON_GLUE_BYTES = 40_960;
+const JSON_TEXT_BYTES = 1024 * 1024;
 const SUMMING_AT = 64;
 const SUMMED_TAIL_AT = 80;
 const SUMMABLE_BYTES_AT = 84;
@@ -384,7 +442,7 @@ function keyInJs(bytes: Uint8Array, words: Int32Array, keys: Map<string, number>
     if (slot === 0) continue;
     const start = words[at + 2 * slot + 8]!;
     const end = words[at + 2 * slot + 9]!;
-    if (end === newline) {
+    if (end === newline && bytes[end - 1] === 13) {
       words[at + 6] = KEY_NONE;
       return;
     }

@@ -4,7 +4,9 @@ import { compileResolver, resolverKey, type LineResolver, type ResolverKey, type
 import { dayOfNumber, epochDayNumber, epochMillisBytes, FieldLayout, isValidTimeBytes, parseByteCountBytes, parseFieldsDirective } from './cloudfront-log';
 import { isValidDay } from './days';
 import { PoisonObjectError } from './errors';
+import { ColumnCounting } from './column-counting';
 import { ALL_CHECKS, BYTES_OK, KEY_NO_HOST, KEY_NONE, KEY_UNKNOWN, LineScanner, NO_LAYOUT, SAME_DAY, TIME_OK } from './line-scanner';
+import type { JsonTemplate } from './json-scanner';
 import { LogLine } from './log-line';
 import { compileRules, metricNames, type MetricRule, type RuleEvaluator } from './metric-rules';
 import { emptyLineCounts, type LineCounts, type MalformedSample, type TallyRow, UsageTally } from './usage-tally';
@@ -113,6 +115,11 @@ export class LogCounter {
   /** What a log must have to be counted, in the poison error of a log that lacks it. */
   private readonly headerNeeded: string;
   private readonly values: number[];
+  /** The JSON template the scanner reads lines with, the layout it was set for, and whether it is on. */
+  private jsonTemplate: JsonTemplate | undefined;
+  private jsonLayout: FieldLayout | undefined;
+  private jsonOn = false;
+  private jsonEnd = 0;
 
   constructor(private readonly options: CountOptions) {
     const names = metricNames(options.metricRules);
@@ -154,6 +161,116 @@ export class LogCounter {
     resolverKey(this.options.resolver, layout);
     compileRules(this.options.metricRules, layout);
     return layout.columnsRead.map((column) => names[column]!);
+  }
+
+  /**
+   * Reads JSON lines that fit `template` in the scanner itself ({@link countJson}): the
+   * template's keys are the fields of the current layout (JsonLines set them). False,
+   * and nothing read so, when they are not, or the scanner cannot.
+   */
+  useJsonTemplate(template: JsonTemplate | undefined): boolean {
+    if (template === this.jsonTemplate && this.jsonLayout === this.layout) return this.jsonOn;
+    this.jsonTemplate = template;
+    this.jsonLayout = this.layout;
+    this.jsonOn = false;
+    if (template === undefined || this.layout === undefined || template.slots !== this.width) return false;
+    const glues: Uint8Array[] = [];
+    const slots: number[] = [];
+    const covered = new Set<number>();
+    let from = 0;
+    for (let k = 0; k < template.keyEnds.length; k++) {
+      const key = template.keyBytes.subarray(from, template.keyEnds[k]);
+      from = template.keyEnds[k]!;
+      glues.push(Uint8Array.from([...(k === 0 ? [0x7b, 0x22] : [0x22, 0x2c, 0x22]), ...key, 0x22, 0x3a, 0x22]));
+      const field = template.slotOfKey[k]!;
+      const slot = field === 0 ? 0 : this.columns.indexOf(field - 1) + 1;
+      if (field !== 0 && slot === 0) return false;
+      if (field !== 0) covered.add(field - 1);
+      slots.push(slot);
+    }
+    // Every field must come from a key: the scanner writes no '-' for a missing one.
+    if (covered.size !== this.width) return false;
+    this.jsonOn = this.scanner.setJsonTemplate(glues, slots);
+    return this.jsonOn;
+  }
+
+  /** The most bytes of JSON text {@link loadJson} takes at once. */
+  get jsonCapacity(): number {
+    return this.scanner.jsonTextCapacity;
+  }
+
+  /** Puts the whole JSON lines `bytes[from, end)` (at most {@link jsonCapacity}) where {@link countJson} reads them. */
+  loadJson(bytes: Uint8Array, from: number, end: number): void {
+    this.bytes.set(bytes.subarray(from, end), this.scanner.jsonTextAt);
+    this.jsonEnd = this.scanner.jsonTextAt + end - from;
+  }
+
+  /**
+   * Counts the loaded JSON lines from `offset` (a line start) that fit the template, as
+   * the tab-separated lines of their values would be counted; returns the offset of the
+   * first line that does not fit (the caller reads it), or the end.
+   */
+  countJson(offset: number): number {
+    const { scanner, words, bytes } = this;
+    const textAt = scanner.jsonTextAt;
+    if (!this.jsonOn || this.held !== 0 || this.skipping !== undefined || this.ended) return offset;
+    let pos = textAt + offset;
+    const end = this.jsonEnd;
+    while (pos < end) {
+      if (this.scanDay !== this.lastGoodDay) {
+        this.addSums();
+        scanner.setDay(this.lastGoodDay);
+        this.scanDay = this.lastGoodDay;
+      }
+      const next = scanner.scanJson(pos, end, Math.min(this.maxLineBytes, 0x7fffffff));
+      const records = words[0]!;
+      const stride = scanner.stride;
+      for (let r = 0, record = scanner.firstRecord; r < records; r++, record += stride) {
+        this.physicalLine += words[record + 9]! + 1;
+        const newline = words[record + 1]!;
+        this.dataLine(record, bytes[newline - 1] === 13 /* CR */ ? newline - 1 : newline, newline);
+      }
+      this.physicalLine += scanner.summedAfterLastRecord;
+      pos = next;
+      if (scanner.jsonStatus === 1) break;
+    }
+    return pos - textAt;
+  }
+
+  /**
+   * A way to count rows of the current fields column by column (see ColumnCounting), when
+   * the fields read are only the day, time, sc-bytes and the host fields of the host
+   * resolvers, and no metric rule is configured; undefined otherwise.
+   */
+  columnCounting(): ColumnCounting | undefined {
+    const { layout, key } = this;
+    if (layout === undefined || key === undefined || this.options.metricRules.length > 0) return undefined;
+    const roles = new Set([this.dateAt, this.timeAt, this.bytesAt, ...key.columns].filter((column) => column >= 0));
+    if (this.columns.length !== this.width || this.columns.some((column) => !roles.has(column))) return undefined;
+    const scratch = new Uint8Array(2 * this.maxLineBytes + 2);
+    const values = this.values;
+    return new ColumnCounting({
+      width: this.width,
+      dateAt: this.dateAt,
+      dayUnits: this.dayUnits,
+      timeAt: this.timeAt,
+      bytesAt: this.bytesAt,
+      hostAt: key.columns,
+      resolve: this.resolve,
+      line: new LogLine(scratch, this.width),
+      scratch,
+      maxLineBytes: this.maxLineBytes,
+      addCounted: (account, day, rows, bytes) => {
+        this.physicalLine += rows;
+        this.lines.read += rows;
+        if (account === undefined) this.lines.unattributed += rows;
+        else this.lines.counted += rows;
+        values.fill(0);
+        values[0] = rows;
+        values[1] = bytes;
+        this.tally.addTo(this.tally.row(account ?? UNATTRIBUTED, day), values);
+      },
+    });
   }
 
   /**

@@ -2,6 +2,7 @@ import { fieldKey, parseFieldsDirective } from './cloudfront-log';
 import type { ResolverSpec } from './account-resolver';
 import { countsEstimates, DEFAULT_DELIMITER, type LogFormatSettings } from './log-fields';
 import { estimatedMetric, type MetricRule } from './metric-rules';
+import { JsonScanner, type JsonLineSink, type JsonTemplate } from './json-scanner';
 import { DEFAULT_MAX_LINE_BYTES, LogCounter, type CountOptions, type LogCount } from './log-counter';
 import { RecordLines, type LogContent } from './log-records';
 import { UsageTally } from './usage-tally';
@@ -102,7 +103,13 @@ async function countText(text: AsyncIterable<Uint8Array>, options: FormatOptions
   } else {
     const lines = new RecordLines(counter);
     const reader = format === 'json' ? new JsonLines(lines) : new DelimitedLines(lines, delimiter, format === 'headerless' ? headerless!.fields : undefined);
-    const splitter = new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, reader, lines);
+    const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    const splitter = new LineSplitter(maxLineBytes, reader, lines);
+    if (reader instanceof JsonLines && options.scanner !== 'js') {
+      // CloudFront's own JSON lines are read by the counter's SIMD scanner; the others by JsonLines.
+      const scanner = new JsonScanner(splitter.jsonSink(reader));
+      splitter.useBulk((bytes, from, end) => scanner.lines(bytes, from, end));
+    }
     for await (const chunk of rest) splitter.write(chunk);
     splitter.end();
     lines.flush();
@@ -190,12 +197,32 @@ class LineSplitter {
   private skipping = false;
   private skipped = 0;
   private started = false;
+  /** Reads whole lines in bulk, when a reader has a faster way than line by line. */
+  private bulk: ((bytes: Buffer, from: number, end: number) => void) | undefined;
 
   constructor(
     private readonly maxLineBytes: number,
     private readonly reader: LineReader,
     private readonly lines: RecordLines,
   ) {}
+
+  /** Whole lines (never a partial or an overlong one held here) go to `bulk` from now on. */
+  useBulk(bulk: (bytes: Buffer, from: number, end: number) => void): void {
+    this.bulk = bulk;
+  }
+
+  /** Where a {@link JsonScanner} reads: lines as this splitter would pass them on, the reader's template, the counter. */
+  jsonSink(reader: JsonLines): JsonLineSink {
+    const lines = this.lines;
+    return {
+      line: (bytes, start, end) => this.whole(bytes, start, end),
+      template: () => reader.template(),
+      useTemplate: (template) => lines.useJsonTemplate(template),
+      capacity: lines.jsonCapacity,
+      load: (bytes, from, end) => lines.loadJson(bytes, from, end),
+      count: (offset) => lines.countJson(offset),
+    };
+  }
 
   write(chunk: Uint8Array): void {
     let bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
@@ -204,6 +231,19 @@ class LineSplitter {
       if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
     }
     let at = 0;
+    if (this.bulk !== undefined) {
+      if (this.pendingBytes > 0 || this.skipping) {
+        const newline = bytes.indexOf(10);
+        if (newline === -1) return this.hold(bytes);
+        this.complete(bytes.subarray(0, newline));
+        at = newline + 1;
+      }
+      const last = bytes.lastIndexOf(10);
+      if (last >= at) {
+        this.bulk(bytes, at, last + 1);
+        at = last + 1;
+      }
+    }
     for (;;) {
       const newline = bytes.indexOf(10, at);
       if (newline === -1) {
@@ -282,10 +322,31 @@ class JsonLines implements LineReader {
   /** The key sets of the last lines read fast (most recent first): their bytes, ends, names and where each field read comes from. */
   private keySets: KeySet[] = [];
   private current: KeySet | undefined;
+  /** The template of {@link current}, made once per key set (see JsonScanner). */
+  private readonly templates = new WeakMap<KeySet, JsonTemplate>();
   private readonly starts: number[] = [];
   private readonly ends: number[] = [];
 
   constructor(private readonly lines: RecordLines) {}
+
+  /**
+   * The template of the key set of the last line read, for the {@link JsonScanner}: its
+   * lines are the ones {@link fast} reads with that key set and no white space.
+   */
+  template(): JsonTemplate | undefined {
+    const current = this.current;
+    if (current === undefined) return undefined;
+    let template = this.templates.get(current);
+    if (template === undefined) {
+      const slotOfKey = current.keys.map(() => 0);
+      current.pairOf.forEach((pair, field) => {
+        if (pair >= 0) slotOfKey[pair] = field + 1;
+      });
+      template = { keyBytes: current.keyBytes, keyEnds: current.keyEnds, slotOfKey, slots: current.pairOf.length };
+      this.templates.set(current, template);
+    }
+    return template;
+  }
 
   line(bytes: Buffer, start: number, end: number): void {
     if (this.fast(bytes, start, end)) return;

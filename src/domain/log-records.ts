@@ -1,3 +1,5 @@
+import type { ColumnCounting } from './column-counting';
+import type { JsonTemplate } from './json-scanner';
 import type { LogCounter } from './log-counter';
 
 /**
@@ -16,8 +18,30 @@ export interface RecordSink {
    * null/undefined for none).
    */
   rows(columns: readonly (ArrayLike<unknown> | undefined)[], count: number): void;
+  /**
+   * `count` rows of the fields {@link fields} returned, as the text of their values:
+   * field i of row r is `runs[i].bytes[starts[at + r], ends[at + r])`, already escaped as
+   * {@link RecordLines} escapes values (an empty span: no value). Read column by column
+   * (see src/adapters/parquet-columns.ts).
+   */
+  columnRows(runs: readonly ColumnRun[], count: number): void;
   /** A row (or a run of rows) that could not be read, counted as malformed. */
   malformed(reason: string, rows?: number): void;
+}
+
+/** Consecutive values of one column as text (see {@link RecordSink.columnRows}). */
+export interface ColumnRun {
+  bytes: Uint8Array;
+  starts: Int32Array;
+  ends: Int32Array;
+  /** The index in {@link starts} and {@link ends} of the first row not yet handed over. */
+  at: number;
+  /** The most bytes any one value of the run has. */
+  longest: number;
+  /** When the run's values come from a dictionary: each row's entry (-1: none), and the entries' text. */
+  entries: Int32Array | undefined;
+  dictionary: { readonly bytes: Uint8Array; readonly starts: Int32Array; readonly ends: Int32Array } | undefined;
+  dictionarySize: number;
 }
 
 /**
@@ -46,6 +70,8 @@ export class RecordLines implements RecordSink {
   private buffer = Buffer.allocUnsafe(FLUSH_BYTES * 2);
   private used = 0;
   private width = 0;
+  /** Counts runs of rows without their lines, when the fields allow (see ColumnCounting). */
+  private columnar: ColumnCounting | undefined;
 
   constructor(private readonly counter: LogCounter) {}
 
@@ -65,6 +91,7 @@ export class RecordLines implements RecordSink {
     this.flush();
     this.width = names.length;
     this.counter.setFields(names);
+    this.columnar = this.counter.columnCounting();
   }
 
   rows(columns: readonly (ArrayLike<unknown> | undefined)[], count: number): void {
@@ -78,6 +105,56 @@ export class RecordLines implements RecordSink {
       this.byte(NEWLINE);
       if (this.used >= FLUSH_BYTES) this.flush();
     }
+  }
+
+  columnRows(runs: readonly ColumnRun[], count: number): void {
+    if (this.columnar !== undefined) {
+      // Lines gathered before are counted first: line numbers stay in order.
+      this.flush();
+      if (this.columnar.count(runs, count)) return;
+    }
+    const width = this.width;
+    if (width === 0) {
+      for (let row = 0; row < count; row++) this.record([]);
+      return;
+    }
+    // The longest a row of these runs can be: each longest value, a tab or '-' each, a newline.
+    let longest = 2 * width + 1;
+    for (let field = 0; field < width; field++) longest += runs[field]!.longest;
+    if (longest > this.buffer.length - FLUSH_BYTES) this.buffer = Buffer.allocUnsafe(longest + 2 * FLUSH_BYTES);
+    const values = runs.map((run) => run.bytes);
+    const starts = runs.map((run) => run.starts);
+    const ends = runs.map((run) => run.ends);
+    const firsts = runs.map((run) => run.at);
+    let buffer = this.buffer;
+    let used = this.used;
+    const limit = buffer.length - longest;
+    for (let row = 0; row < count; row++) {
+      if (used > limit) {
+        this.used = used;
+        this.flush();
+        used = 0;
+        buffer = this.buffer;
+      }
+      for (let field = 0; field < width; field++) {
+        const at = firsts[field]! + row;
+        const start = starts[field]![at]!;
+        const end = ends[field]![at]!;
+        if (start === end) buffer[used++] = 45; /* - */
+        else if (end - start < 32) {
+          const bytes = values[field]!;
+          for (let i = start; i < end; i++) buffer[used++] = bytes[i]!;
+        } else {
+          buffer.set(values[field]!.subarray(start, end), used);
+          used += end - start;
+        }
+        buffer[used++] = TAB;
+      }
+      // The last field's tab is the line's end.
+      buffer[used - 1] = NEWLINE;
+    }
+    this.used = used;
+    if (used >= FLUSH_BYTES) this.flush();
   }
 
   /** One record of the current fields, its values in field order. */
@@ -121,6 +198,26 @@ export class RecordLines implements RecordSink {
     }
     this.byte(NEWLINE);
     if (this.used >= FLUSH_BYTES) this.flush();
+  }
+
+  /** See LogCounter.useJsonTemplate, loadJson and countJson (the JSON scanner's way into the counter). */
+  useJsonTemplate(template: JsonTemplate | undefined): boolean {
+    this.flush();
+    return this.counter.useJsonTemplate(template);
+  }
+
+  get jsonCapacity(): number {
+    return this.counter.jsonCapacity;
+  }
+
+  loadJson(bytes: Uint8Array, from: number, end: number): void {
+    this.counter.loadJson(bytes, from, end);
+  }
+
+  countJson(offset: number): number {
+    // Lines gathered before are counted first: line numbers stay in order.
+    this.flush();
+    return this.counter.countJson(offset);
   }
 
   malformed(reason: string, rows = 1): void {

@@ -92,6 +92,7 @@ describe('Parquet logs (CloudFront standard logging v2)', () => {
       await parquetContent(file, 'log.parquet').read({
         fields: (names) => (asked = lines.fields(names)),
         rows: (columns, count) => lines.rows(columns, count),
+        columnRows: (runs, count) => lines.columnRows(runs, count),
         malformed: (reason, rows) => lines.malformed(reason, rows),
       });
 

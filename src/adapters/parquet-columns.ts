@@ -1,0 +1,344 @@
+import type { AsyncBuffer, ColumnChunk, Compressors, DecodedArray, FileMetaData, PageHeader, RowGroup } from 'hyparquet';
+import type { ColumnDecoder } from 'hyparquet/src/types.js';
+import { parquetSchema } from 'hyparquet';
+import { parquetHeader, readPage } from 'hyparquet/src/column.js';
+import { convert, DEFAULT_PARSERS } from 'hyparquet/src/convert.js';
+import { decompressPage } from 'hyparquet/src/datapage.js';
+import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
+import { getMaxDefinitionLevel, getTreePath, isFlatColumn } from 'hyparquet/src/schema.js';
+import { fieldKey } from '../domain/cloudfront-log';
+import type { ColumnRun } from '../domain/log-records';
+
+/**
+ * Parquet read column by column, page by page, straight into the bytes of the counter's
+ * lines: no object per value and no row group held whole. Each column chunk of a row
+ * group is fetched (compressed, only the columns counting reads) and its pages decoded
+ * one at a time: a dictionary page becomes its entries' text once, a data page an array
+ * of where each row's text is (a dictionary entry, a span of a plain page) so that rows
+ * are written by copying bytes. Memory is the compressed chunks of one row group and one
+ * decoded page per column, whatever the row group's size.
+ *
+ * Text columns (BYTE_ARRAY, no logical type or STRING) with PLAIN or dictionary pages
+ * take this path; any other column or encoding is decoded by hyparquet's own page
+ * reader, page by page, and its values written as text as {@link valueText} says:
+ * the same text either way.
+ */
+
+/** hyparquet's parsers, with text kept as its UTF-8 bytes (the counter reads bytes). */
+export const BYTES_PARSERS = { ...DEFAULT_PARSERS, stringFromBytes: (bytes: Uint8Array): unknown => bytes };
+
+/** Whether every one of `columns` is a flat column (no list, map or group), which this reader reads. */
+export function flatColumns(metadata: FileMetaData, columns: readonly string[]): boolean {
+  const tree = parquetSchema(metadata);
+  return columns.every((name) => {
+    const path = getTreePath(tree, [name]);
+    return path.length === 2 && isFlatColumn(path);
+  });
+}
+
+/**
+ * Reads rows `[0, rows)` of one row group, the chunks of `columns` only, and hands them
+ * over in runs (`onRows(runs, count)`: row i of the run is `runs[c]`'s value at
+ * `runs[c].at + i`).
+ */
+export async function readGroupColumns(
+  file: AsyncBuffer,
+  metadata: FileMetaData,
+  rowGroup: RowGroup,
+  columns: readonly string[],
+  compressors: Compressors,
+  onRows: (runs: readonly ColumnRun[], count: number) => void,
+): Promise<void> {
+  const rows = Number(rowGroup.num_rows);
+  const tree = parquetSchema(metadata);
+  const readers = await Promise.all(
+    columns.map(async (name) => {
+      const chunk = rowGroup.columns.find((column: ColumnChunk) => column.meta_data?.path_in_schema.length === 1 && column.meta_data.path_in_schema[0] === name);
+      const meta = chunk?.meta_data;
+      if (meta === undefined) throw new Error(`row group has no column chunk for ${name}`);
+      const schemaPath = getTreePath(tree, [name]);
+      const decoder: ColumnDecoder = {
+        pathInSchema: meta.path_in_schema,
+        element: schemaPath[schemaPath.length - 1]!.element,
+        schemaPath,
+        type: meta.type,
+        codec: meta.codec,
+        compressors,
+        utf8: false,
+        parsers: BYTES_PARSERS,
+      };
+      // As hyparquet plans it: a dictionary page offset of 0 means none.
+      const start = Number(meta.dictionary_page_offset || meta.data_page_offset);
+      const bytes = await file.slice(start, start + Number(meta.total_compressed_size));
+      return new ColumnPages(name, bytes, decoder);
+    }),
+  );
+  const runs = readers.map((reader) => reader.run);
+  for (let done = 0; done < rows; ) {
+    let count = rows - done;
+    for (const reader of readers) count = Math.min(count, reader.ready());
+    onRows(runs, count);
+    for (const reader of readers) reader.run.at += count;
+    done += count;
+  }
+}
+
+/** The pages of one column chunk, decoded one at a time. */
+class ColumnPages {
+  readonly run: ColumnRun = {
+    bytes: new Uint8Array(0),
+    starts: new Int32Array(0),
+    ends: new Int32Array(0),
+    at: 0,
+    longest: 0,
+    entries: undefined,
+    dictionary: undefined,
+    dictionarySize: 0,
+  };
+  private length = 0;
+  private readonly reader: { view: DataView; offset: number };
+  private readonly maxDefinition: number;
+  /** Text columns: pages read here. Any other: by hyparquet's page reader. */
+  private readonly text: boolean;
+  private dictionary: Rendered | undefined;
+  /** The dictionary as hyparquet's page reader wants it (for columns it reads). */
+  private values: DecodedArray | undefined;
+
+  constructor(
+    private readonly name: string,
+    chunk: ArrayBuffer,
+    private readonly decoder: ColumnDecoder,
+  ) {
+    this.reader = { view: new DataView(chunk), offset: 0 };
+    this.maxDefinition = getMaxDefinitionLevel(decoder.schemaPath);
+    const { element } = decoder;
+    const logical = element.logical_type?.type;
+    this.text = decoder.type === 'BYTE_ARRAY' && (element.converted_type === undefined || element.converted_type === 'UTF8') && (logical === undefined || logical === 'STRING');
+  }
+
+  /** Values of the current page not yet handed over; reads the next page when none are left. */
+  ready(): number {
+    while (this.length - this.run.at <= 0) this.nextPage();
+    return this.length - this.run.at;
+  }
+
+  private nextPage(): void {
+    const reader = this.reader;
+    if (reader.offset >= reader.view.byteLength - 1) throw new Error(`column ${this.name} ends before its row group's last row`);
+    const header = parquetHeader(reader);
+    if (header.type === 'DICTIONARY_PAGE') {
+      const { data } = readPage(reader, header, this.decoder, undefined, undefined, 0);
+      if (data === undefined) return;
+      if (this.text) this.dictionary = renderValues(data as ArrayLike<unknown>, this.name);
+      else this.values = convert(data, this.decoder);
+      return;
+    }
+    const encoding = header.data_page_header?.encoding ?? header.data_page_header_v2?.encoding;
+    const own = this.text && (encoding === 'PLAIN' || encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY');
+    if (!own) {
+      const { data } = readPage(reader, header, this.decoder, this.values, undefined, 0);
+      if (data === undefined) throw new Error(`column ${this.name}: a page of no data`);
+      this.use(renderValues(data as ArrayLike<unknown>, this.name));
+      return;
+    }
+    this.textPage(header, encoding);
+  }
+
+  private use(rendered: Rendered, entries?: Int32Array): void {
+    const run = this.run;
+    run.bytes = rendered.bytes;
+    run.starts = rendered.starts;
+    run.ends = rendered.ends;
+    run.longest = rendered.longest;
+    run.at = 0;
+    run.entries = entries;
+    run.dictionary = entries === undefined ? undefined : this.dictionary;
+    run.dictionarySize = entries === undefined ? 0 : this.dictionary!.starts.length;
+    this.length = rendered.starts.length;
+  }
+
+  /** A data page (v1 or v2) of a text column, PLAIN or dictionary-encoded. */
+  private textPage(header: PageHeader, encoding: string): void {
+    const reader = this.reader;
+    const compressed = new Uint8Array(reader.view.buffer, reader.view.byteOffset + reader.offset, header.compressed_page_size);
+    reader.offset += header.compressed_page_size;
+    const { codec, compressors } = this.decoder;
+    const maxDefinition = this.maxDefinition;
+    let page: Uint8Array;
+    let rows: number;
+    let definitions: Uint8Array | undefined;
+    let at: number;
+    const v2 = header.data_page_header_v2;
+    if (v2 !== undefined) {
+      rows = v2.num_values;
+      const levels = v2.repetition_levels_byte_length + v2.definition_levels_byte_length;
+      if (maxDefinition > 0) {
+        definitions = new Uint8Array(rows);
+        const view = new DataView(compressed.buffer, compressed.byteOffset, compressed.byteLength);
+        readRleBitPackedHybrid({ view, offset: v2.repetition_levels_byte_length }, bitWidth(maxDefinition), definitions, v2.definition_levels_byte_length);
+      }
+      const values = compressed.subarray(levels);
+      page = v2.is_compressed === false ? values : decompressPage(values, header.uncompressed_page_size - levels, codec, compressors);
+      at = 0;
+    } else {
+      rows = header.data_page_header!.num_values;
+      page = decompressPage(compressed, header.uncompressed_page_size, codec, compressors);
+      at = 0;
+      if (maxDefinition > 0) {
+        definitions = new Uint8Array(rows);
+        const levels = { view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 };
+        readRleBitPackedHybrid(levels, bitWidth(maxDefinition), definitions);
+        at = levels.offset;
+      }
+    }
+    let present = rows;
+    if (definitions !== undefined) for (let i = 0; i < rows; i++) if (definitions[i] !== maxDefinition) present--;
+    const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
+    const starts = new Int32Array(rows);
+    const ends = new Int32Array(rows);
+    if (encoding === 'PLAIN') {
+      // Length-prefixed values, written escaped into a page of their own.
+      const out = new Uint8Array(page.length * 3 + 1);
+      let used = 0;
+      let longest = 0;
+      for (let row = 0; row < rows; row++) {
+        starts[row] = used;
+        if (definitions === undefined || definitions[row] === maxDefinition) {
+          const length = view.getUint32(at, true);
+          at += 4;
+          if (at + length > page.length) throw new Error(`column ${this.name}: a value runs past its page`);
+          used = escapeInto(page, at, at + length, out, used);
+          at += length;
+          longest = Math.max(longest, used - starts[row]!);
+        }
+        ends[row] = used;
+      }
+      this.use({ bytes: out, starts, ends, longest });
+      return;
+    }
+    const dictionary = this.dictionary;
+    if (dictionary === undefined) throw new Error(`column ${this.name}: a dictionary-encoded page with no dictionary`);
+    const width = page[at++]!;
+    const indices = new Int32Array(present);
+    if (width > 0) readRleBitPackedHybrid({ view, offset: at }, width, indices, page.length - at);
+    const entries = dictionary.starts.length;
+    const entryStarts = dictionary.starts;
+    const entryEnds = dictionary.ends;
+    // Each row's entry (-1: none).
+    let rowEntries = indices;
+    if (present === rows) {
+      for (let row = 0; row < rows; row++) {
+        const index = indices[row]!;
+        if (index >= entries) throw new Error(`column ${this.name}: dictionary index ${index} of ${entries} entries`);
+        starts[row] = entryStarts[index]!;
+        ends[row] = entryEnds[index]!;
+      }
+    } else {
+      rowEntries = new Int32Array(rows);
+      for (let row = 0, value = 0; row < rows; row++) {
+        if (definitions![row] !== maxDefinition) {
+          rowEntries[row] = -1;
+          continue;
+        }
+        const index = indices[value++]!;
+        if (index >= entries) throw new Error(`column ${this.name}: dictionary index ${index} of ${entries} entries`);
+        rowEntries[row] = index;
+        starts[row] = entryStarts[index]!;
+        ends[row] = entryEnds[index]!;
+      }
+    }
+    this.use({ bytes: dictionary.bytes, starts, ends, longest: dictionary.longest }, rowEntries);
+  }
+}
+
+/** Values as the text of the counter's lines: one byte array, and where each value is (an empty span: none, written `-`). */
+interface Rendered {
+  readonly bytes: Uint8Array;
+  readonly starts: Int32Array;
+  readonly ends: Int32Array;
+  /** The most bytes of one value. */
+  readonly longest: number;
+}
+
+/**
+ * Values as hyparquet decodes them, as text: dates and times as the CloudFront field
+ * named `name` writes them (see {@link asFieldValues}), UTF-8 bytes as they are, anything
+ * else as {@link valueText} says; a tab, CR or LF in a value percent-encoded as CloudFront
+ * encodes them.
+ */
+function renderValues(decoded: ArrayLike<unknown>, name: string): Rendered {
+  const values = asFieldValues(name, decoded)!;
+  const count = values.length;
+  const starts = new Int32Array(count);
+  const ends = new Int32Array(count);
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    const value = values[i];
+    const bytes = value instanceof Uint8Array ? value : valueText(value);
+    parts.push(bytes);
+    total += bytes.length;
+  }
+  const out = new Uint8Array(total * 3);
+  let used = 0;
+  let longest = 0;
+  for (let i = 0; i < count; i++) {
+    const bytes = parts[i]!;
+    starts[i] = used;
+    used = escapeInto(bytes, 0, bytes.length, out, used);
+    ends[i] = used;
+    longest = Math.max(longest, used - starts[i]!);
+  }
+  return { bytes: out, starts, ends, longest };
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** The text of a decoded value that is not UTF-8 bytes already (none: empty). */
+export function valueText(value: unknown): Uint8Array {
+  if (value === null || value === undefined || value === '') return EMPTY;
+  if (value instanceof Uint8Array) return value;
+  let text: string;
+  if (typeof value === 'string') text = value;
+  else if (value instanceof Date) text = String(value.getTime());
+  else if (typeof value === 'object') text = JSON.stringify(value, (_, inner: unknown) => (typeof inner === 'bigint' ? inner.toString() : inner));
+  else text = String(value);
+  return Buffer.from(text, 'utf8');
+}
+
+/** Copies `source[start, end)` to `out` at `used`, a tab, LF or CR as %09, %0A, %0D; returns the new end. */
+function escapeInto(source: Uint8Array, start: number, end: number, out: Uint8Array, used: number): number {
+  for (let i = start; i < end; i++) {
+    const byte = source[i]!;
+    if (byte === 9 || byte === 10 || byte === 13) {
+      out[used++] = 37; /* % */
+      out[used++] = 48; /* 0 */
+      out[used++] = byte === 9 ? 57 : byte === 10 ? 65 : 68; /* 9, A, D */
+    } else {
+      out[used++] = byte;
+    }
+  }
+  return used;
+}
+
+function bitWidth(value: number): number {
+  return 32 - Math.clz32(value);
+}
+
+/** Dates and times as the CloudFront field named `name` writes them (see parquetContent). */
+export function asFieldValues(name: string, values: ArrayLike<unknown> | undefined): ArrayLike<unknown> | undefined {
+  // A column holds one type: its first value that is there says which.
+  if (values === undefined || !(firstPresent(values) instanceof Date)) return values;
+  const key = fieldKey(name);
+  const write =
+    key === 'date' ? (at: Date) => at.toISOString().slice(0, 10)
+    : key === 'time' ? (at: Date) => at.toISOString().slice(11, 19)
+    : key === 'timestamp' ? (at: Date) => (at.getTime() / 1000).toFixed(3)
+    : (at: Date) => at.getTime();
+  return Array.from(values, (value) => (value instanceof Date ? (Number.isNaN(value.getTime()) ? undefined : write(value)) : value));
+}
+
+function firstPresent(values: ArrayLike<unknown>): unknown {
+  for (let i = 0; i < values.length; i++) if (values[i] !== null && values[i] !== undefined) return values[i];
+  return undefined;
+}

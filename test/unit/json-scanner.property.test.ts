@@ -1,0 +1,125 @@
+import fc from 'fast-check';
+import { parseResolverSpec } from '../../src/domain/account-resolver';
+import { countLogContent, type FormatCount, type FormatOptions } from '../../src/domain/log-formats';
+import { validateMetricRules } from '../../src/domain/metric-rules';
+
+/**
+ * The JSON scanner (json-scan.wat) reads the lines that fit the key template it learnt
+ * and hands every other line to the general reader in its place. Whatever the lines and
+ * however the text is cut into chunks, the count must be exactly the general reader's
+ * alone (`scanner: 'js'` turns the scanner off): lines, usage and the malformed samples
+ * with their line numbers.
+ */
+const KEYS = ['date', 'time', 'sc-bytes', 'cs-method', 'cs(Host)', 'cs-uri-stem', 'sc-status', 'x-host-header', 'DistributionId'];
+const VALUES: Record<string, string[]> = {
+  date: ['2026-11-21', '2026-11-22', '2026-02-30', '', '-'],
+  time: ['12:00:00', '23:59:60', '24:00:00', ''],
+  'sc-bytes': ['0', '1234', '-', '', '12a', '999999999999999'],
+  'cs-method': ['GET', 'POST'],
+  'cs(Host)': ['d1.cloudfront.net', '-', ''],
+  'cs-uri-stem': ['/api/authorization/check', '/v1/items', '/caf\u00e9/\u00fc', '/a%09b'],
+  'sc-status': ['200', '503'],
+  'x-host-header': ['acme.example.com', 'Globex.example.com', '10.0.0.1', '-', '', 'a-very-long-host-label-that-goes-on-and-on-past-sixteen-bytes.example.com'],
+  DistributionId: ['E3TEST'],
+};
+
+/** How a line is written: CloudFront's compact form, or one of the forms the general reader must take. */
+const STYLES = ['compact', 'compact', 'compact', 'crlf', 'spaced', 'escaped', 'tab-in-value', 'reordered', 'other-spelling', 'missing-key', 'extra-key', 'blank', 'not-json', 'array', 'number-value', 'duplicate-key', 'trailing-space', 'long'] as const;
+type Style = (typeof STYLES)[number];
+
+function render(style: Style, picks: readonly number[]): string {
+  const entries: [string, string][] = KEYS.map((key, i) => [key, VALUES[key]![picks[i]! % VALUES[key]!.length]!]);
+  const compact = (list: [string, string][]) => `{${list.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}`;
+  switch (style) {
+    case 'compact':
+      return compact(entries);
+    case 'crlf':
+      return `${compact(entries)}\r`;
+    case 'spaced':
+      return JSON.stringify(Object.fromEntries(entries), null, 1).replace(/\n/g, ' ');
+    case 'escaped':
+      return compact(entries).replace('"x-host-header":"', '"x-host-header":"\\u0061');
+    case 'tab-in-value':
+      return compact(entries).replace('"cs-uri-stem":"', '"cs-uri-stem":"\t');
+    case 'reordered':
+      return compact([...entries.slice(1), entries[0]!]);
+    case 'other-spelling':
+      return compact(entries.map(([k, v]) => [k === 'DistributionId' ? 'distributionid' : k, v]));
+    case 'missing-key':
+      return compact(entries.filter(([k]) => k !== 'cs(Host)'));
+    case 'extra-key':
+      return compact([...entries, ['x-edge-location', 'FRA56-C1']]);
+    case 'blank':
+      return '   ';
+    case 'not-json':
+      return '{"date":"2026-11-21","time":';
+    case 'array':
+      return '["not", "an", "object"]';
+    case 'number-value':
+      return compact(entries).replace(/"sc-bytes":"([^"]*)"/, '"sc-bytes":17');
+    case 'duplicate-key':
+      return compact([...entries, ['x-host-header', 'globex.example.com']]);
+    case 'trailing-space':
+      return `${compact(entries)} `;
+    case 'long':
+      return compact(entries.map(([k, v]) => [k, k === 'cs-uri-stem' ? `/${'x'.repeat(300)}` : v]));
+  }
+}
+
+const line = fc.tuple(fc.constantFrom(...STYLES), fc.array(fc.nat(), { minLength: KEYS.length, maxLength: KEYS.length }));
+
+async function* chunked(data: Buffer, sizes: readonly number[]): AsyncGenerator<Uint8Array> {
+  let at = 0;
+  for (let i = 0; at < data.length; i++) {
+    const size = sizes[i % sizes.length]!;
+    yield data.subarray(at, at + size);
+    at += size;
+  }
+}
+
+async function count(text: Buffer, sizes: readonly number[], options: FormatOptions): Promise<FormatCount | Error> {
+  return countLogContent({ kind: 'text', text: chunked(text, sizes) }, options, 'k').catch((error: Error) => error);
+}
+
+const summary = (result: FormatCount | Error) =>
+  result instanceof Error ? result.message : { lines: result.lines, usage: result.tally.usage(), samples: result.malformedSamples, format: result.format };
+
+describe('the JSON scanner', () => {
+  it('counts any mix of lines, cut anywhere, exactly as the general JSON reader does', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(line, { minLength: 1, maxLength: 40 }),
+        fc.array(fc.integer({ min: 1, max: 400 }), { minLength: 1, maxLength: 5 }),
+        fc.boolean(),
+        fc.constantFrom(64 * 1024, 200),
+        async (lines, sizes, rules, maxLineBytes) => {
+          const text = Buffer.from(lines.map(([style, picks]) => `${render(style, picks)}\n`).join(''));
+          const options: FormatOptions = {
+            resolver: parseResolverSpec('host-label'),
+            metricRules: rules ? validateMetricRules([{ name: 'authorization_requests', path: '/api/authorization/*' }]) : [],
+            objectKey: 'k',
+            maxLineBytes,
+          };
+
+          const scanned = await count(text, sizes, options);
+          const general = await count(text, sizes, { ...options, scanner: 'js' });
+
+          expect(summary(scanned)).toEqual(summary(general));
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('reads a large log of CloudFront lines the same way, in chunks of zlib size', async () => {
+    const lines = Array.from({ length: 20_000 }, (_, i) => render(i % 500 === 0 ? 'spaced' : 'compact', [i, i >> 1, i >> 2, i, i >> 3, i, i, i >> 4, 0]));
+    const text = Buffer.from(lines.map((l) => `${l}\n`).join(''));
+    const options: FormatOptions = { resolver: parseResolverSpec('host-label'), metricRules: [], objectKey: 'k' };
+
+    const scanned = await count(text, [256 * 1024], options);
+    const general = await count(text, [256 * 1024], { ...options, scanner: 'js' });
+
+    expect(summary(scanned)).toEqual(summary(general));
+    expect((scanned as FormatCount).lines.read).toBe(20_000);
+  });
+});

@@ -1,0 +1,163 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { DuckDBInstance } from '@duckdb/node-api';
+import fc from 'fast-check';
+import { parquetWriteBuffer } from 'hyparquet-writer';
+import { parquetContent } from '../../src/adapters/parquet-log';
+import { parseResolverSpec } from '../../src/domain/account-resolver';
+import { countLogContent, type FormatCount, type FormatOptions } from '../../src/domain/log-formats';
+import { validateMetricRules } from '../../src/domain/metric-rules';
+
+/**
+ * Parquet is read column by column and page by page (src/adapters/parquet-columns.ts).
+ * Whatever the writer, codec, page version, encoding (dictionary or plain), row group
+ * and page sizes, and whether columns are optional (nulls) or required, a Parquet log
+ * must count exactly as the same rows written as a tab-separated standard log: each
+ * value as text, none (null or empty) as `-`, a tab, LF or CR as %09, %0A, %0D. Without
+ * metric rules, runs of good rows are counted column by column (ColumnCounting): the
+ * same counts again.
+ */
+const COLUMNS = ['date', 'time', 'sc_bytes', 'cs_Host', 'x_host_header', 'cs_uri_stem', 'x_edge_request_id'] as const;
+const LEGACY = ['date', 'time', 'sc-bytes', 'cs(Host)', 'x-host-header', 'cs-uri-stem', 'x-edge-request-id'];
+const POOLS: Record<(typeof COLUMNS)[number], readonly string[]> = {
+  date: ['2026-11-21', '2026-11-22', '2026-02-30', '', '-'],
+  time: ['12:00:00', '23:59:60', '24:00:00', '7:00'],
+  sc_bytes: ['0', '1234', '-', '12a', '999999999999999', '4096'],
+  cs_Host: ['d1.cloudfront.net', '-', 'Globex.example.com'],
+  x_host_header: ['acme.example.com', 'acme.example.com', 'initech.example.com', '10.0.0.1', '-', 'tab\there.example.com', 'caf\u00e9.example.com', 'a-very-long-host-label-past-thirty-two-bytes.example.com'],
+  cs_uri_stem: ['/api/authorization/check', '/v1/items', '/line\nbreak', '/cr\rhere'],
+  x_edge_request_id: ['r1', 'r2'],
+};
+
+/** Only good days, times and byte counts: runs of rows that can be counted without their lines. */
+const CLEAN: Partial<Record<(typeof COLUMNS)[number], readonly string[]>> = {
+  date: ['2026-11-21', '2026-11-22'],
+  time: ['12:00:00', '23:59:60'],
+  sc_bytes: ['0', '1234', '-', '999999999999999'],
+};
+
+type Row = (string | null)[];
+type Clean = 'any' | 'clean' | 'bad-time';
+const cleanArb = fc.constantFrom<Clean>('any', 'clean', 'bad-time');
+
+/**
+ * Rows: each column's value picked from its pool, or null (when the column may be null);
+ * `clean` rows have good days, times and byte counts, and nulls only where a null is good.
+ */
+const rowsArb = (nullable: boolean, clean: Clean = 'any') =>
+  fc.array(
+    fc.tuple(
+      ...COLUMNS.map((column) => {
+        // `bad-time`: rows whose only fault can be the time.
+        const strict = clean === 'clean' || (clean === 'bad-time' && column !== 'time');
+        const pool = fc.constantFrom(...((strict ? CLEAN[column] : undefined) ?? POOLS[column]));
+        return nullable && !(strict && (column === 'date' || column === 'time')) ? fc.option(pool, { freq: 6 }) : pool;
+      }),
+    ),
+    { minLength: 1, maxLength: 120 },
+  ) as fc.Arbitrary<Row[]>;
+
+/** With a metric rule, rows are counted as lines; without, column by column where they can be (ColumnCounting). */
+const WITH_RULE: FormatOptions = {
+  resolver: parseResolverSpec('host-label'),
+  metricRules: validateMetricRules([{ name: 'authorization_requests', path: '/api/authorization/*' }]),
+  objectKey: 'k',
+};
+const NO_RULE: FormatOptions = { ...WITH_RULE, metricRules: [] };
+let options = WITH_RULE;
+
+/** The same rows as a standard log, counted by the counter as text. */
+async function asText(rows: readonly Row[]): Promise<ReturnType<typeof summary>> {
+  const text = `#Fields: ${LEGACY.join(' ')}\n${rows
+    .map((row) => row.map((value) => (value === null || value === '' ? '-' : value.replace(/\t/g, '%09').replace(/\n/g, '%0A').replace(/\r/g, '%0D'))).join('\t'))
+    .join('\n')}\n`;
+  const result = await countLogContent(
+    {
+      kind: 'text',
+      text: (async function* () {
+        yield Buffer.from(text);
+      })(),
+    },
+    options,
+    'k',
+  );
+  // The #Fields line is line 1 of the text: the rows' numbers are one more than in Parquet.
+  return summary({ ...result, malformedSamples: result.malformedSamples.map((sample) => ({ ...sample, line: sample.line - 1 })) });
+}
+
+async function asParquet(bytes: Uint8Array): Promise<ReturnType<typeof summary>> {
+  const file = { byteLength: bytes.length, slice: async (start: number, end?: number) => new Uint8Array(bytes.subarray(start, end ?? bytes.length)).buffer };
+  return summary(await countLogContent(parquetContent(file, 'k'), options, 'k'));
+}
+
+const summary = (result: FormatCount) => ({ lines: result.lines, usage: result.tally.usage(), samples: result.malformedSamples });
+
+const sql = (value: string | null) => (value === null ? 'NULL' : `'${value.replace(/'/g, "''")}'`);
+
+async function duckdbParquet(rows: readonly Row[], settings: string): Promise<Uint8Array> {
+  const folder = mkdtempSync(join(tmpdir(), 'tally-columns-'));
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    const file = join(folder, 'log.parquet');
+    await connection.run(`CREATE TABLE t (${COLUMNS.map((c) => `"${c}" VARCHAR`).join(', ')})`);
+    await connection.run(`INSERT INTO t VALUES ${rows.map((row) => `(${row.map(sql).join(', ')})`).join(', ')}`);
+    await connection.run(`COPY t TO '${file}' (FORMAT parquet, ${settings})`);
+    return new Uint8Array(readFileSync(file));
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+describe('Parquet read column by column', () => {
+  it('counts DuckDB files (Snappy, ZSTD, GZIP; page v1 and v2; dictionary and plain pages; nulls) as the same rows in text', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        cleanArb.chain((clean) => rowsArb(true, clean)),
+        fc.constantFrom('snappy', 'zstd', 'gzip', 'uncompressed'),
+        fc.constantFrom('V1', 'V2'),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 60 }),
+        fc.boolean(),
+        async (rows, codec, version, plain, groupRows, rule) => {
+          options = rule ? WITH_RULE : NO_RULE;
+          const settings = `COMPRESSION ${codec}, PARQUET_VERSION ${version}, ROW_GROUP_SIZE ${groupRows}${plain ? ', DICTIONARY_SIZE_LIMIT 1' : ''}`;
+          const bytes = await duckdbParquet(rows, settings);
+
+          expect(await asParquet(bytes)).toEqual(await asText(rows));
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('counts hyparquet-writer files (required and optional columns, PLAIN and RLE_DICTIONARY, small pages, GZIP) as the same rows in text', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.tuple(fc.boolean(), cleanArb).chain(([nullable, clean]) => fc.tuple(fc.constant(nullable), rowsArb(nullable, clean))),
+        fc.array(fc.constantFrom('PLAIN', 'RLE_DICTIONARY') as fc.Arbitrary<'PLAIN' | 'RLE_DICTIONARY'>, { minLength: COLUMNS.length, maxLength: COLUMNS.length }),
+        fc.constantFrom('SNAPPY', 'GZIP', 'UNCOMPRESSED') as fc.Arbitrary<'SNAPPY' | 'GZIP' | 'UNCOMPRESSED'>,
+        fc.integer({ min: 16, max: 400 }),
+        fc.integer({ min: 1, max: 80 }),
+        fc.boolean(),
+        async ([nullable, rows], encodings, codec, pageSize, rowGroupSize, rule) => {
+          options = rule ? WITH_RULE : NO_RULE;
+          const buffer = parquetWriteBuffer({
+            columnData: COLUMNS.map((name, c) => ({ name, data: rows.map((row) => row[c]!), type: 'STRING' as const, nullable, encoding: encodings[c]! })),
+            codec,
+            compressors: { GZIP: (input: Uint8Array) => new Uint8Array(gzipSync(input)) },
+            pageSize,
+            rowGroupSize,
+          });
+
+          expect(await asParquet(new Uint8Array(buffer))).toEqual(await asText(rows));
+        },
+      ),
+      { numRuns: 80 },
+    );
+  });
+});
