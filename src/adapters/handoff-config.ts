@@ -18,6 +18,8 @@ export interface CloserConfig {
   readonly exportPrefix: string;
   /** Events are queued only when this is set (the webhook is configured). */
   readonly webhookQueueUrl?: string;
+  /** Each revision is handed to the Stripe sender here when set (`TALLY_STRIPE_QUEUE_URL`). */
+  readonly stripeQueueUrl?: string;
 }
 
 /** Where the webhook signing secret comes from. */
@@ -51,7 +53,9 @@ export function readCloserConfig(env: Env): CloserConfig {
   }
   const exportPrefix = env.TALLY_EXPORT_PREFIX ?? HANDOFF_DEFAULTS.exportPrefix;
   if (exportPrefix !== '' && !exportPrefix.endsWith('/')) throw new ConfigError(`TALLY_EXPORT_PREFIX must be empty or end with "/", got "${exportPrefix}"`);
-  return { tally, exportBucket, exportPrefix, ...webhookQueueOf(env) };
+  const stripeQueueUrl = env.TALLY_STRIPE_QUEUE_URL;
+  if (stripeQueueUrl !== undefined && stripeQueueUrl !== '' && !URL.canParse(stripeQueueUrl)) throw new ConfigError(`TALLY_STRIPE_QUEUE_URL must be a URL, got "${stripeQueueUrl}"`);
+  return { tally, exportBucket, exportPrefix, ...webhookQueueOf(env), ...(stripeQueueUrl === undefined || stripeQueueUrl === '' ? {} : { stripeQueueUrl }) };
 }
 
 /** `TALLY_WEBHOOK_QUEUE_URL`, checked: events are queued only when it is set. */
