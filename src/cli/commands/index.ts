@@ -12,6 +12,7 @@ import { putCommand } from './put';
 import { quotaCheckCommand, quotaListCommand, quotaRemoveCommand, quotaSetCommand } from './quota';
 import { reconcileCommand } from './reconcile';
 import { replayCommand } from './replay';
+import { STRIPE_COMMANDS } from './stripe';
 import { tokenCommand } from './token';
 
 /**
@@ -37,4 +38,5 @@ export const COMMANDS: readonly DeclaredCommand[] = [
   quotaListCommand,
   quotaRemoveCommand,
   quotaCheckCommand,
+  ...STRIPE_COMMANDS,
 ];
