@@ -1,0 +1,295 @@
+import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import Stripe from 'stripe';
+import { ingestBatch, type IngestDeps } from '../../src/app/ingest';
+import { jsonLog, type Log } from '../../src/app/log';
+import { sendStripeBatch } from '../../src/app/stripe-sender';
+import { linkAccount, planAccountDays, sendPending, type StripeSyncDeps } from '../../src/app/stripe-sync';
+import { sendWebhooks } from '../../src/app/webhook-sender';
+import { readConfig } from '../../src/adapters/config';
+import { DynamoCloseStore } from '../../src/adapters/dynamodb-close-store';
+import { FetchWebhookTransport } from '../../src/adapters/fetch-webhook-transport';
+import { SqsStripeSendQueue } from '../../src/adapters/sqs-stripe-send-queue';
+import { readStripeConfig } from '../../src/adapters/stripe-config';
+import { createStripeSyncDeps } from '../../src/adapters/stripe-deps';
+import { stripeConnection } from '../../src/adapters/stripe-meter-api';
+import { meterEventTimestamp, oldestSendableDay } from '../../src/domain/stripe';
+import { verifySignature } from '../../src/domain/webhook';
+import { generateLog } from '../../src/local/log-generator';
+import { captureIo, tallyCommand } from '../support/cli';
+import { closeOk, handoffTable, testCloser, webhookReceiver } from '../support/handoff';
+import { startStripeServer, type StripeTestServer } from '../support/stripe-server';
+import { createTestQueues, putLogObject, s3NotificationMessage, sqsRecord, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+
+const info = testStackInfo();
+const METERS = '{"requests":"cdn_requests","bytes":"cdn_bytes"}';
+const API_KEY = 'sk_test_tally_integration_key_0123456789';
+const WEBHOOK_SECRET = 'a-webhook-secret-for-the-tests';
+
+const D1 = '2026-06-01';
+const D2 = '2026-06-02';
+const ON_TIME = new Date('2026-06-03T01:00:00Z');
+const CLOSE_AT = new Date('2026-06-05T12:00:00Z');
+const LATE_AT = new Date('2026-06-07T08:00:00Z');
+const at = (date: Date) => () => date;
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/** Every log line any Tally component wrote in this file: none may hold the key. */
+const logLines: string[] = [];
+const servers: StripeTestServer[] = [];
+
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+});
+
+/** A table, a Stripe server with Tally's two meters (clock pinned to `now`), and the sync wired as the sender wires it. */
+async function scenario(now: Date, options: { webhookQueueUrl?: string; stripeQueueUrl?: string } = {}) {
+  const { table, env } = await handoffTable(info);
+  const server = await startStripeServer(API_KEY);
+  servers.push(server);
+  server.setClock(() => seconds(now));
+  server.addMeter('cdn_requests');
+  server.addMeter('cdn_bytes');
+  const log: Log = jsonLog((line) => logLines.push(line), 'debug');
+  const stripeEnv = { TALLY_STRIPE_API_KEY: API_KEY, TALLY_STRIPE_API_BASE: server.url, TALLY_STRIPE_METERS: METERS, ...(options.stripeQueueUrl === undefined ? {} : { TALLY_STRIPE_QUEUE_URL: options.stripeQueueUrl }) };
+  const sync = (clock: Date = now): StripeSyncDeps =>
+    createStripeSyncDeps(
+      { tally: readConfig(env), stripe: readStripeConfig(stripeEnv), ...(options.webhookQueueUrl === undefined ? {} : { webhookQueueUrl: options.webhookQueueUrl }) },
+      testClients(info),
+      API_KEY,
+      log,
+      { clock: at(clock), retry: { attempts: 6, baseMs: 5, maxMs: 40 } },
+    );
+  const ingestDeps = testIngestDeps(env, { log });
+  return { table, env, server, sync, ingestDeps, stripeEnv, log, closeStore: new DynamoCloseStore({ client: testClients(info).dynamodb, tableName: table }) };
+}
+
+async function ingestLog(deps: IngestDeps, day: string, hour: number, seed: number, accounts: string[], when: Date, lines = 40): Promise<void> {
+  const log = generateLog({ seed, day, hour, distribution: 'E2STRP', accounts: accounts.map((id, i) => ({ id, weight: i + 1 })), lines, previousDayRate: 0, malformedRate: 0, unattributedRate: 0 });
+  const ref = await putLogObject(`cloudfront/${uniqueId('E2STRP')}.${day}-${String(hour).padStart(2, '0')}.x.gz`, log.text);
+  const result = await ingestBatch({ Records: [s3NotificationMessage(ref)] }, { ...deps, clock: at(when) });
+  expect(result.batchItemFailures).toEqual([]);
+}
+
+/** Tally's billable totals (counters; no adjustments in these tests) per day for one account and metric. */
+async function tallyTotals(closeStore: DynamoCloseStore, account: string, metric: string, days: string[]): Promise<Record<string, number>> {
+  const totals: Record<string, number> = {};
+  for (const day of days) totals[day] = (await closeStore.accountDay(account, day)).counters[metric] ?? 0;
+  return totals;
+}
+
+describe('closed days reach Stripe meters exactly once', () => {
+  it('links, pushes and reconciles through the CLI: every closed day in Stripe equals the API total (exit 0)', async () => {
+    const s = await scenario(CLOSE_AT);
+    const [acme, globex] = [uniqueId('acme'), uniqueId('globex')];
+    await ingestLog(s.ingestDeps, D1, 10, 1, [acme, globex], ON_TIME);
+    await ingestLog(s.ingestDeps, D2, 11, 2, [acme, globex], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    const env = { ...s.env, ...s.stripeEnv };
+    const stripe = tallyCommand('stripe');
+    const io = captureIo();
+
+    const check = await stripe(['check'], io, env, process.cwd(), at(CLOSE_AT));
+    const link = await stripe(['link', '--account', acme, '--customer', 'cus_acme0001'], io, env, process.cwd(), at(CLOSE_AT));
+    const push = await stripe(['push'], io, env, process.cwd(), at(CLOSE_AT));
+    const again = await stripe(['push'], io, env, process.cwd(), at(CLOSE_AT));
+    const status = captureIo();
+    await stripe(['status', '--json'], status, env, process.cwd(), at(CLOSE_AT));
+    const reconcile = captureIo();
+    const reconciled = await stripe(['reconcile', '--from', D1, '--to', D2], reconcile, env, process.cwd(), at(CLOSE_AT));
+
+    expect([check, link, push, again, reconciled]).toEqual([0, 0, 0, 0, 0]);
+    expect(reconcile.stdout).toContain('4 account-day figure(s) compared, 0 differ');
+    expect(s.server.billedByDay('cdn_requests', 'cus_acme0001')).toEqual(await tallyTotals(s.closeStore, acme, 'requests', [D1, D2]));
+    expect(s.server.billedByDay('cdn_bytes', 'cus_acme0001')).toEqual(await tallyTotals(s.closeStore, acme, 'bytes', [D1, D2]));
+    // Two days x two metrics, each sent once; the second push sent nothing; globex is not linked.
+    expect(s.server.events()).toHaveLength(4);
+    expect(s.server.events().every((event) => event.payload.stripe_customer_id === 'cus_acme0001')).toBe(true);
+    const records = (JSON.parse(status.stdout) as { records: { state: string }[] }).records;
+    expect(records.map((r) => r.state)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+    expect(`${io.stdout}${io.stderr}${status.stdout}${reconcile.stdout}`).not.toContain(API_KEY);
+  });
+
+  it('reports drift (exit 1) when Stripe bills another figure than Tally', async () => {
+    const s = await scenario(CLOSE_AT);
+    const acme = uniqueId('acme');
+    await ingestLog(s.ingestDeps, D1, 10, 3, [acme], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    await linkAccount(s.sync(), acme, 'cus_drift0001');
+    await sendPending(s.sync());
+    // Someone else sends a later event for the same customer and day.
+    const other = new Stripe(API_KEY, { ...stripeConnection(s.server.url), maxNetworkRetries: 0 });
+    await other.billing.meterEvents.create({ event_name: 'cdn_requests', payload: { stripe_customer_id: 'cus_drift0001', value: '1' }, timestamp: meterEventTimestamp(D1, 500) });
+    const io = captureIo();
+
+    const code = await tallyCommand('stripe')(['reconcile', '--from', D1, '--to', D1], io, { ...s.env, ...s.stripeEnv }, process.cwd(), at(CLOSE_AT));
+
+    expect(code).toBe(1);
+    expect(io.stdout).toMatch(new RegExp(`${acme}\\s+cus_drift0001\\s+requests\\s+${D1}`));
+  });
+
+  it('a lost answer (event recorded, 500 returned) leaves exactly one effective value', async () => {
+    const s = await scenario(CLOSE_AT);
+    const acme = uniqueId('acme');
+    await ingestLog(s.ingestDeps, D1, 10, 4, [acme], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    s.server.fail({ status: 500, afterRecording: true });
+    s.server.fail({ drop: true, afterRecording: true });
+
+    await linkAccount(s.sync(), acme, 'cus_lost0001');
+    const report = await sendPending(s.sync());
+
+    const requests = s.server.events().filter((e) => e.event_name === 'cdn_requests');
+    expect(requests).toHaveLength(1);
+    expect(report.outcomes.map((o) => o.outcome).sort()).toEqual(['already-existed', 'already-existed']);
+    expect(s.server.requests.filter((r) => r.path === '/v1/billing/meter_events').map((r) => r.status).sort()).toEqual([0, 400, 400, 500]);
+    expect(s.server.billedByDay('cdn_requests', 'cus_lost0001')).toEqual(await tallyTotals(s.closeStore, acme, 'requests', [D1]));
+  });
+
+  it('answers 429 to overlapping calls for a customer and meter; Tally retries and holds one call at a time', async () => {
+    const s = await scenario(CLOSE_AT);
+    const acme = uniqueId('acme');
+    await ingestLog(s.ingestDeps, D1, 10, 5, [acme], ON_TIME);
+    await ingestLog(s.ingestDeps, D2, 10, 6, [acme], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    await linkAccount(s.sync(), acme, 'cus_busy0001');
+    s.server.setDelay(150);
+    // A foreign client holds the customer's meter while Tally starts.
+    const other = new Stripe(API_KEY, { ...stripeConnection(s.server.url), maxNetworkRetries: 0 });
+    const foreign = other.billing.meterEvents.create({ event_name: 'cdn_requests', payload: { stripe_customer_id: 'cus_busy0001', value: '0' }, timestamp: meterEventTimestamp('2026-05-20', 1) });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+
+    // Two senders at once (a Lambda and an operator's push): the lease lets one work per customer and meter.
+    const [first, second] = await Promise.all([sendPending(s.sync()), sendPending(s.sync())]);
+    await foreign;
+    s.server.setDelay(0);
+    const rest = await sendPending(s.sync());
+
+    const statuses = s.server.requests.filter((r) => r.path === '/v1/billing/meter_events').map((r) => r.status);
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
+    expect([...first.outcomes, ...second.outcomes, ...rest.outcomes].filter((o) => o.outcome === 'delivered')).toHaveLength(4);
+    expect(new Set(s.server.events().map((e) => e.identifier)).size).toBe(s.server.events().length);
+    expect(s.server.billedByDay('cdn_requests', 'cus_busy0001')).toEqual({ '2026-05-20': 0, ...(await tallyTotals(s.closeStore, acme, 'requests', [D1, D2])) });
+  });
+
+  it.each(['timestamp', 'receipt'] as const)('revision 2 replaces revision 1 (Stripe ordering a day by %s), sent by the closer through the sender queue', async (order) => {
+    const queues = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
+    const s = await scenario(LATE_AT, { stripeQueueUrl: queues.queueUrl });
+    s.server.setOrder(order);
+    const acme = uniqueId('acme');
+    await ingestLog(s.ingestDeps, D1, 10, 7, [acme], ON_TIME);
+    await s.sync(CLOSE_AT).store.link({ account: acme, customer: 'cus_rev00001', linkedAt: CLOSE_AT.toISOString() });
+    const closer = (when: Date) => testCloser(s.env, at(when), { stripeQueue: new SqsStripeSendQueue({ client: testClients(info).sqs, queueUrl: queues.queueUrl }) });
+    const drain = async (when: Date) => {
+      const { sqs } = testClients(info);
+      for (;;) {
+        const received = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, AttributeNames: ['All'] }));
+        if ((received.Messages ?? []).length === 0) return;
+        for (const message of received.Messages!) {
+          const result = await sendStripeBatch({ Records: [sqsRecord(message.Body!, { messageId: message.MessageId! })] }, { sync: s.sync(when), backoffSeconds: 1, maxBackoffSeconds: 1 });
+          expect(result.batchItemFailures).toEqual([]);
+          await sqs.send(new DeleteMessageCommand({ QueueUrl: queues.queueUrl, ReceiptHandle: message.ReceiptHandle! }));
+        }
+      }
+    };
+
+    await closeOk(closer(CLOSE_AT));
+    await drain(CLOSE_AT);
+    const revision1 = s.server.billedByDay('cdn_requests', 'cus_rev00001')[D1];
+    await ingestLog(s.ingestDeps, D1, 22, 8, [acme], LATE_AT, 25);
+    await closeOk(closer(LATE_AT));
+    await drain(LATE_AT);
+
+    const total = (await tallyTotals(s.closeStore, acme, 'requests', [D1]))[D1]!;
+    expect(revision1).toBeLessThan(total);
+    expect(s.server.billedByDay('cdn_requests', 'cus_rev00001')).toEqual({ [D1]: total });
+    expect(s.server.events().filter((e) => e.event_name === 'cdn_requests').map((e) => [e.timestamp, e.payload.value])).toEqual([
+      [meterEventTimestamp(D1, 1), String(revision1)],
+      [meterEventTimestamp(D1, 2), String(total)],
+    ]);
+  });
+
+  it('sends the oldest day inside the window, not the day before: that one gets a signed stripe.adjustment_required webhook', async () => {
+    const now = new Date('2026-07-06T00:00:00Z');
+    const webhookQueues = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
+    const s = await scenario(now, { webhookQueueUrl: webhookQueues.queueUrl });
+    const acme = uniqueId('acme');
+    await ingestLog(s.ingestDeps, D1, 10, 9, [acme], ON_TIME);
+    await ingestLog(s.ingestDeps, D2, 10, 10, [acme], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    const link = { account: acme, customer: 'cus_old00001', linkedAt: now.toISOString() };
+    await s.sync().store.link(link);
+    // Stripe itself still takes D1 (35 days): Tally's margin refuses it.
+    expect(oldestSendableDay(now)).toBe(D2);
+    expect(meterEventTimestamp(D1, 1)).toBeGreaterThan(seconds(now) - 35 * 86_400);
+
+    await planAccountDays(s.sync(), link, await s.closeStore.closedDays(D1, D2));
+    const report = await sendPending(s.sync(), { from: D1, to: D2 });
+
+    expect(report.outcomes.filter((o) => o.day === D1).map((o) => o.outcome)).toEqual(['too-old', 'too-old']);
+    expect(report.outcomes.filter((o) => o.day === D2).map((o) => o.outcome)).toEqual(['delivered', 'delivered']);
+    expect(Object.keys(s.server.billedByDay('cdn_requests', 'cus_old00001'))).toEqual([D2]);
+    const receiver = await webhookReceiver();
+    try {
+      const { sqs } = testClients(info);
+      const received = await sqs.send(new ReceiveMessageCommand({ QueueUrl: webhookQueues.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      const bodies = (received.Messages ?? []).map((m) => m.Body!);
+      await sendWebhooks({ Records: bodies.map((body) => sqsRecord(body)) }, { url: receiver.url, secret: WEBHOOK_SECRET, transport: new FetchWebhookTransport(), backoffSeconds: 1, maxBackoffSeconds: 1, log: s.log });
+      const events = receiver.received.map((r) => ({ verified: verifySignature(WEBHOOK_SECRET, r.signature, r.body, Math.floor(Date.now() / 1000)), ...(JSON.parse(r.body) as { type: string; data: Record<string, unknown> }) }));
+      expect(events.map((e) => [e.type, e.verified, e.data.day, e.data.metric, e.data.sentValue]).sort()).toEqual([
+        ['stripe.adjustment_required', true, D1, 'bytes', null],
+        ['stripe.adjustment_required', true, D1, 'requests', null],
+      ]);
+      const requests = events.find((e) => e.data.metric === 'requests')!;
+      expect(requests.data.currentValue).toBe((await tallyTotals(s.closeStore, acme, 'requests', [D1]))[D1]);
+    } finally {
+      await receiver.close();
+    }
+    // The server refuses what is past 35 days, as Stripe does.
+    const other = new Stripe(API_KEY, { ...stripeConnection(s.server.url), maxNetworkRetries: 0 });
+    await expect(other.billing.meterEvents.create({ event_name: 'cdn_requests', payload: { stripe_customer_id: 'cus_x', value: '1' }, timestamp: seconds(now) - 35 * 86_400 - 1 })).rejects.toThrow(/35 calendar days/);
+  });
+
+  it('sends nothing for an account that is not linked, and nothing after unlink', async () => {
+    const s = await scenario(CLOSE_AT);
+    const [acme, globex] = [uniqueId('acme'), uniqueId('globex')];
+    await ingestLog(s.ingestDeps, D1, 10, 11, [acme, globex], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    const env = { ...s.env, ...s.stripeEnv };
+    const stripe = tallyCommand('stripe');
+
+    const linked = await stripe(['link', '--account', acme, '--customer', 'cus_gone0001'], captureIo(), env, process.cwd(), at(CLOSE_AT));
+    const unlinked = await stripe(['unlink', '--account', acme], captureIo(), env, process.cwd(), at(CLOSE_AT));
+    const push = await stripe(['push'], captureIo(), env, process.cwd(), at(CLOSE_AT));
+    const onlyGlobex = await stripe(['push', '--account', globex], captureIo(), env, process.cwd(), at(CLOSE_AT));
+
+    expect([linked, unlinked, push, onlyGlobex]).toEqual([0, 0, 0, 2]);
+    expect(s.server.requests.filter((r) => r.path === '/v1/billing/meter_events')).toEqual([]);
+  });
+
+  it('refuses an unsuitable meter in check (exit 2) and records a refused event as failed, without retrying it', async () => {
+    const s = await scenario(CLOSE_AT);
+    s.server.addMeter('cdn_hits', { event_time_window: null });
+    const io = captureIo();
+    const code = await tallyCommand('stripe')(['check'], io, { ...s.env, ...s.stripeEnv, TALLY_STRIPE_METERS: '{"requests":"cdn_hits","bytes":"cdn_missing"}' }, process.cwd(), at(CLOSE_AT));
+    expect(code).toBe(2);
+    expect(io.stdout).toContain('event_time_window is unset, needs day');
+    expect(io.stdout).toContain('no meter has event_name cdn_missing');
+    expect(io.stdout).toContain('stripe billing meters create');
+
+    const acme = uniqueId('acme');
+    await ingestLog(s.ingestDeps, D1, 10, 12, [acme], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    await linkAccount(s.sync(), acme, 'cus_refused01');
+    s.server.fail({ status: 400 }, 2);
+    const report = await sendPending(s.sync());
+    expect(report.outcomes.map((o) => o.outcome)).toEqual(['failed', 'failed']);
+    expect(s.server.requests.filter((r) => r.path === '/v1/billing/meter_events')).toHaveLength(2);
+    expect(logLines.some((line) => line.includes('"stripe meter event failed"'))).toBe(true);
+  });
+
+  it('writes the API key into no log line', () => {
+    expect(logLines.length).toBeGreaterThan(20);
+    expect(logLines.filter((line) => line.includes(API_KEY))).toEqual([]);
+    expect(logLines.filter((line) => line.includes('tally_integration_key'))).toEqual([]);
+  });
+});
