@@ -86,3 +86,6 @@ export async function resolveStripeKey(source: StripeKeySource, ssm: SSMClient |
 
 /** Defaults of the Stripe sender's queue backoff: a message with work left comes back after 30 s, doubling to 15 min. */
 export const STRIPE_SENDER_DEFAULTS = { backoffSeconds: 30, maxBackoffSeconds: 900 } as const;
+
+/** The service name of the sender's logs and metrics (the alarm in scripts/serverless/alarms.js matches it). */
+export const STRIPE_SERVICE = 'tally-stripe';

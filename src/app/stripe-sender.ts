@@ -2,7 +2,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { describeError } from '../domain/errors';
 import { webhookBackoffSeconds } from '../domain/webhook';
 import type { MessageVisibility } from './ports';
-import { handleStripeMessage, parseStripeMessage, type StripeSyncDeps } from './stripe-sync';
+import { handleStripeMessage, parseStripeMessage, StripeRetryLaterError, type StripeSyncDeps } from './stripe-sync';
 
 export interface StripeSenderDeps {
   readonly sync: StripeSyncDeps;
@@ -10,6 +10,8 @@ export interface StripeSenderDeps {
   readonly visibility?: MessageVisibility;
   readonly backoffSeconds: number;
   readonly maxBackoffSeconds: number;
+  /** Told how many events Stripe refused in a batch (the Lambda publishes `StripeEventsFailed`, which alarms). */
+  readonly onRefused?: (count: number) => void;
 }
 
 /**
@@ -22,9 +24,12 @@ export interface StripeSenderDeps {
  */
 export async function sendStripeBatch(event: SQSEvent, deps: StripeSenderDeps): Promise<SQSBatchResponse> {
   const failures: SQSBatchResponse['batchItemFailures'] = [];
+  let refused = 0;
   for (const record of event.Records) {
     try {
-      await handleStripeMessage(deps.sync, parseStripeMessage(record.body));
+      const report = await handleStripeMessage(deps.sync, parseStripeMessage(record.body));
+      refused += report.outcomes.filter((o) => o.outcome === 'failed').length;
+      if (report.left > 0) throw new StripeRetryLaterError(`${report.left} meter event(s) not acknowledged yet; retried later`);
     } catch (error) {
       failures.push({ itemIdentifier: record.messageId });
       const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? 1);
@@ -35,5 +40,6 @@ export async function sendStripeBatch(event: SQSEvent, deps: StripeSenderDeps): 
       }
     }
   }
+  if (refused > 0) deps.onRefused?.(refused);
   return { batchItemFailures: failures };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { addDays, dayOf, eachDay } from '../domain/days';
 import { isClosed, lastClosableDay, type ClosedDay } from '../domain/day-close';
-import { describeError, TallyError } from '../domain/errors';
+import { TallyError } from '../domain/errors';
 import {
   adjustmentRequiredEvent,
   isTooOldForStripe,
@@ -279,8 +279,8 @@ function outcome(record: StripeOutboxRecord, kind: SendOutcome['outcome']): Send
 
 /**
  * The sender's work for one queue message: plan what it names, then send what is
- * pending for the accounts concerned. Anything left (Stripe busy, unreachable, the lease
- * held elsewhere) throws, so the message comes back after its backoff.
+ * pending for the accounts concerned. The report's `left` counts what is left (Stripe
+ * busy, unreachable, the lease held elsewhere): the message should come back.
  */
 export async function handleStripeMessage(deps: StripeSyncDeps, message: StripeSendMessage): Promise<SendReport> {
   let report: SendReport;
@@ -297,7 +297,6 @@ export async function handleStripeMessage(deps: StripeSyncDeps, message: StripeS
     }
     report = { outcomes, left };
   }
-  if (report.left > 0) throw new StripeRetryLaterError(`${report.left} meter event(s) not acknowledged yet; retried later`);
   return report;
 }
 
@@ -372,9 +371,4 @@ export async function reconcileStripe(deps: StripeSyncDeps, from: string, to: st
   });
   rows.sort((a, b) => (a.account + a.metric + a.day < b.account + b.metric + b.day ? -1 : 1));
   return { from, to, compared: rows.length, drift: rows.filter((row) => row.tally !== row.stripe), openDays };
-}
-
-/** Logs nothing of `error` but its description (never a request, never a header). */
-export function describeStripeError(error: unknown): string {
-  return describeError(error);
 }
