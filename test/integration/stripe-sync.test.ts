@@ -166,9 +166,30 @@ describe('closed days reach Stripe meters exactly once', () => {
 
     const statuses = s.server.requests.filter((r) => r.path === '/v1/billing/meter_events').map((r) => r.status);
     expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
+    expect(s.server.concurrencyRefusals()).toBe(statuses.filter((status) => status === 429).length);
     expect([...first.outcomes, ...second.outcomes, ...rest.outcomes].filter((o) => o.outcome === 'delivered')).toHaveLength(4);
     expect(new Set(s.server.events().map((e) => e.identifier)).size).toBe(s.server.events().length);
     expect(s.server.billedByDay('cdn_requests', 'cus_busy0001')).toEqual({ '2026-05-20': 0, ...(await tallyTotals(s.closeStore, acme, 'requests', [D1, D2])) });
+  });
+
+  it('two senders at once never overlap at Stripe: the lease holds one call per customer and meter', async () => {
+    const s = await scenario(CLOSE_AT);
+    const acme = uniqueId('acme');
+    await ingestLog(s.ingestDeps, D1, 10, 13, [acme], ON_TIME);
+    await ingestLog(s.ingestDeps, D2, 10, 14, [acme], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    await linkAccount(s.sync(), acme, 'cus_lease0001');
+    s.server.setDelay(100);
+
+    const reports = await Promise.all([sendPending(s.sync()), sendPending(s.sync()), sendPending(s.sync())]);
+    s.server.setDelay(0);
+    const rest = await sendPending(s.sync());
+
+    expect(s.server.concurrencyRefusals()).toBe(0);
+    const outcomes = [...reports.flatMap((r) => r.outcomes), ...rest.outcomes];
+    expect(outcomes.filter((o) => o.outcome === 'delivered')).toHaveLength(4);
+    expect(outcomes.some((o) => o.outcome === 'busy')).toBe(true);
+    expect(s.server.events()).toHaveLength(4);
   });
 
   it.each(['timestamp', 'receipt'] as const)('revision 2 replaces revision 1 (Stripe ordering a day by %s), sent by the closer through the sender queue', async (order) => {

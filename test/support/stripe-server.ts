@@ -44,8 +44,8 @@ export interface StripeTestServer {
   readonly requests: { method: string; path: string; status: number }[];
   /** Raw request headers and bodies, to check that nothing else leaks. */
   readonly rawRequests: { headers: IncomingMessage['headers']; body: string }[];
-  /** The most meter-event calls for one customer and event name that were in flight at once. */
-  maxInFlight(): number;
+  /** Meter-event calls refused with 429 because another call for the same customer and event name was in flight. */
+  concurrencyRefusals(): number;
   close(): Promise<void>;
 }
 
@@ -140,7 +140,7 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
   const identifiers = new Map<string, number>();
   const faults: StripeFault[] = [];
   const inFlight = new Map<string, number>();
-  let maxInFlight = 0;
+  let concurrencyRefusals = 0;
   let delayMs = 0;
   let order: 'timestamp' | 'receipt' = 'timestamp';
   let clock = () => Math.floor(Date.now() / 1000);
@@ -174,10 +174,10 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
 
     const slot = `${customer}\n${eventName}`;
     if ((inFlight.get(slot) ?? 0) > 0) {
+      concurrencyRefusals++;
       throw new StripeHttpError(429, 'invalid_request_error', 'There is already an operation in flight for this customer and meter; retry after it completes.');
     }
     inFlight.set(slot, 1);
-    maxInFlight = Math.max(maxInFlight, 1);
     try {
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const fault = faults.shift();
@@ -346,7 +346,7 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
     },
     requests,
     rawRequests,
-    maxInFlight: () => maxInFlight,
+    concurrencyRefusals: () => concurrencyRefusals,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
