@@ -86,7 +86,7 @@ export class DynamoStripeStore implements StripeStore {
 
   async updateRecord(
     record: StripeOutboxRecord,
-    changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt'>>,
+    changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer'>>,
   ): Promise<void> {
     const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision });
     const names: Record<string, string> = {};

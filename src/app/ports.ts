@@ -317,7 +317,7 @@ export interface StripeStore {
   /** Writes a new record unless one exists for its (account, metric, day, revision): true when written. */
   addRecord(record: StripeOutboxRecord): Promise<boolean>;
   /** Changes a record's state and bookkeeping. */
-  updateRecord(record: StripeOutboxRecord, changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt'>>): Promise<void>;
+  updateRecord(record: StripeOutboxRecord, changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer'>>): Promise<void>;
   /** Takes the lease of (customer, event name) for `owner` until `until`, if free or expired at `now`: true when held. */
   acquireLease(customer: string, eventName: string, owner: string, now: Date, until: Date): Promise<boolean>;
   releaseLease(customer: string, eventName: string, owner: string): Promise<void>;

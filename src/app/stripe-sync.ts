@@ -191,7 +191,8 @@ export async function sendPending(deps: StripeSyncDeps, scope: { account?: strin
 /** One account's records of one metric: under the lease of its customer and meter. */
 async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: StripeOutboxRecord[]): Promise<SendOutcome[]> {
   const eventName = records[0]!.eventName;
-  const customer = records[0]!.customer;
+  // The lease of the customer the account is linked to now: every send of this group goes there.
+  const customer = link.customer;
   const owner = randomUUID();
   const leaseMs = (deps.leaseSeconds ?? LEASE_SECONDS) * 1000;
   const take = async () => {
@@ -212,14 +213,22 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
         outcomes.push(outcome(older, 'superseded'));
       }
       if (newest.state !== 'pending') continue;
+      let record = newest;
       if (link.customer !== newest.customer) {
-        // Relinked to another customer since the record was written: the new link's records carry it.
-        await deps.store.updateRecord(newest, { state: 'superseded', error: `the account is now linked to ${link.customer}` });
-        outcomes.push(outcome(newest, 'superseded'));
-        continue;
+        if (newest.attempts > 0) {
+          // It may have reached the old customer (a lost answer): sending it elsewhere could bill the day twice.
+          const error = `relinked from ${newest.customer} to ${link.customer} after an attempt: check the old customer in Stripe`;
+          await deps.store.updateRecord(newest, { state: 'failed', error });
+          deps.log.error('stripe meter event failed', { account: newest.account, metric: newest.metric, day: newest.day, revision: newest.revision, error });
+          outcomes.push({ ...outcome(newest, 'failed'), error });
+          continue;
+        }
+        // Never sent: it follows the account to its new customer.
+        await deps.store.updateRecord(newest, { customer: link.customer });
+        record = { ...newest, customer: link.customer };
       }
       const delivered = sorted.filter((r) => r.state === 'delivered');
-      outcomes.push(await deliver(deps, newest, delivered.length === 0 ? null : delivered[delivered.length - 1]!.value, take));
+      outcomes.push(await deliver(deps, record, delivered.length === 0 ? null : delivered[delivered.length - 1]!.value, take));
     }
   } finally {
     await deps.store.releaseLease(customer, eventName, owner);
@@ -359,11 +368,18 @@ export async function reconcileStripe(deps: StripeSyncDeps, from: string, to: st
   const openDays = eachDay(from, to).filter((day) => !closedDays.has(day));
   const links = await deps.store.links();
   const rows: StripeDrift[] = [];
+  // One read per account-day, whatever the number of metrics.
+  const figures = new Map<string, ReturnType<typeof deps.closeStore.accountDay>>();
+  const accountDay = (account: string, day: string) => {
+    const key = `${account}\n${day}`;
+    if (!figures.has(key)) figures.set(key, deps.closeStore.accountDay(account, day));
+    return figures.get(key)!;
+  };
   await mapWithConcurrency(links, deps.concurrency ?? 4, async (link) => {
     for (const [metric, meterId] of Object.entries(meterIds)) {
       const billed = await deps.api.daySummaries(meterId, link.customer, from, to);
       for (const day of closedDays) {
-        const { counters } = await deps.closeStore.accountDay(link.account, day);
+        const { counters } = await accountDay(link.account, day);
         const adjustments = (await deps.adjustments.list(link.account, day, day)).filter((a) => a.metric === metric).reduce((sum, a) => sum + a.delta, 0);
         rows.push({ account: link.account, customer: link.customer, metric, day, tally: Number(meterValue((counters[metric] ?? 0) + adjustments)), stripe: billed[day] ?? 0 });
       }

@@ -287,6 +287,23 @@ describe('closed days reach Stripe meters exactly once', () => {
     expect(s.server.requests.filter((r) => r.path === '/v1/billing/meter_events')).toEqual([]);
   });
 
+  it('sends days never sent to the customer an account is relinked to, and nothing to the old one', async () => {
+    const s = await scenario(CLOSE_AT);
+    const acme = uniqueId('acme');
+    await ingestLog(s.ingestDeps, D1, 10, 15, [acme], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+
+    const first = await linkAccount(s.sync(), acme, 'cus_before001');
+    const second = await linkAccount(s.sync(), acme, 'cus_after0001');
+    const report = await sendPending(s.sync());
+
+    expect([first.planned, second.planned]).toEqual([2, 0]);
+    expect(second.previous?.customer).toBe('cus_before001');
+    expect(report.outcomes.map((o) => o.outcome)).toEqual(['delivered', 'delivered']);
+    expect(new Set(s.server.events().map((e) => e.payload.stripe_customer_id))).toEqual(new Set(['cus_after0001']));
+    expect(s.server.billedByDay('cdn_requests', 'cus_after0001')).toEqual(await tallyTotals(s.closeStore, acme, 'requests', [D1]));
+  });
+
   it('refuses an unsuitable meter in check (exit 2) and records a refused event as failed, without retrying it', async () => {
     const s = await scenario(CLOSE_AT);
     s.server.addMeter('cdn_hits', { event_time_window: null });
