@@ -128,19 +128,19 @@ export async function planAccountDays(deps: StripeSyncDeps, link: StripeLink, da
 }
 
 /** Plans revision `revision` of `day` for every linked account it holds (the closer queued it). */
-export async function planRevision(deps: StripeSyncDeps, day: string, revision: number): Promise<string[]> {
+export async function planRevision(deps: StripeSyncDeps, day: string, revision: number): Promise<StripeLink[]> {
   const record = (await deps.closeStore.closedDays(day, day))[0];
   if (!isClosed(record) || record.revision < revision) throw new StripeRetryLaterError(`revision ${revision} of ${day} is not complete yet`);
   const links = new Map((await deps.store.links()).map((link) => [link.account, link]));
   const rows = await deps.closeStore.revisionRows(day, revision);
-  const accounts: string[] = [];
+  const planned: StripeLink[] = [];
   for (const row of rows) {
     const link = links.get(row.account);
     if (link === undefined) continue;
     await planAccountDays(deps, link, [record]);
-    accounts.push(row.account);
+    planned.push(link);
   }
-  return accounts;
+  return planned;
 }
 
 /**
@@ -171,11 +171,11 @@ export async function linkAccount(deps: StripeSyncDeps, account: string, custome
  *                                 other 4xx -> failed (logged as an error: alarm)
  * ```
  */
-export async function sendPending(deps: StripeSyncDeps, scope: { account?: string; from?: string; to?: string } = {}): Promise<SendReport> {
+export async function sendPending(deps: StripeSyncDeps, scope: { account?: string; from?: string; to?: string; links?: readonly StripeLink[] } = {}): Promise<SendReport> {
   const at = now(deps);
   const from = scope.from ?? addDays(dayOf(at), -60);
   const to = scope.to ?? dayOf(at);
-  const links = (await deps.store.links()).filter((link) => scope.account === undefined || link.account === scope.account);
+  const links = (scope.links ?? (await deps.store.links())).filter((link) => scope.account === undefined || link.account === scope.account);
   const groups: { link: StripeLink; records: StripeOutboxRecord[] }[] = [];
   for (const link of links) {
     const records = await deps.store.records(link.account, from, to);
@@ -195,10 +195,15 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
   const customer = link.customer;
   const owner = randomUUID();
   const leaseMs = (deps.leaseSeconds ?? LEASE_SECONDS) * 1000;
+  let heldSince = 0;
   const take = async () => {
     const at = now(deps);
-    return deps.store.acquireLease(customer, eventName, owner, at, new Date(at.getTime() + leaseMs));
+    if (!(await deps.store.acquireLease(customer, eventName, owner, at, new Date(at.getTime() + leaseMs)))) return false;
+    heldSince = Date.now();
+    return true;
   };
+  // Renewed before an attempt once a third of the lease has passed: a slow run never outlives it.
+  const renew = async () => (Date.now() - heldSince < leaseMs / 3 ? true : take());
   const pending = records.filter((r) => r.state === 'pending');
   if (!(await take())) return pending.map((r) => outcome(r, 'busy'));
   const outcomes: SendOutcome[] = [];
@@ -228,7 +233,7 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
         record = { ...newest, customer: link.customer };
       }
       const delivered = sorted.filter((r) => r.state === 'delivered');
-      outcomes.push(await deliver(deps, record, delivered.length === 0 ? null : delivered[delivered.length - 1]!.value, take));
+      outcomes.push(await deliver(deps, record, delivered.length === 0 ? null : delivered[delivered.length - 1]!.value, renew));
     }
   } finally {
     await deps.store.releaseLease(customer, eventName, owner);
@@ -296,11 +301,11 @@ export async function handleStripeMessage(deps: StripeSyncDeps, message: StripeS
   if ('account' in message) {
     report = await sendPending(deps, { account: message.account });
   } else {
-    const accounts = await planRevision(deps, message.day, message.revision);
+    const links = await planRevision(deps, message.day, message.revision);
     const outcomes: SendOutcome[] = [];
     let left = 0;
-    for (const account of accounts) {
-      const one = await sendPending(deps, { account, from: message.day, to: message.day });
+    for (const link of links) {
+      const one = await sendPending(deps, { account: link.account, from: message.day, to: message.day, links: [link] });
       outcomes.push(...one.outcomes);
       left += one.left;
     }

@@ -3,7 +3,7 @@ import Stripe from 'stripe';
 import { ingestBatch, type IngestDeps } from '../../src/app/ingest';
 import { jsonLog, type Log } from '../../src/app/log';
 import { sendStripeBatch } from '../../src/app/stripe-sender';
-import { linkAccount, planAccountDays, sendPending, type StripeSyncDeps } from '../../src/app/stripe-sync';
+import { handleStripeMessage, linkAccount, planAccountDays, sendPending, type StripeSyncDeps } from '../../src/app/stripe-sync';
 import { sendWebhooks } from '../../src/app/webhook-sender';
 import { readConfig } from '../../src/adapters/config';
 import { DynamoCloseStore } from '../../src/adapters/dynamodb-close-store';
@@ -42,7 +42,7 @@ afterAll(async () => {
 });
 
 /** A table, a Stripe server with Tally's two meters (clock pinned to `now`), and the sync wired as the sender wires it. */
-async function scenario(now: Date, options: { webhookQueueUrl?: string; stripeQueueUrl?: string } = {}) {
+async function scenario(now: Date, options: { webhookQueueUrl?: string; stripeQueueUrl?: string; requests?: Map<string, number> } = {}) {
   const { table, env } = await handoffTable(info);
   const server = await startStripeServer(API_KEY);
   servers.push(server);
@@ -51,10 +51,18 @@ async function scenario(now: Date, options: { webhookQueueUrl?: string; stripeQu
   server.addMeter('cdn_bytes');
   const log: Log = jsonLog((line) => logLines.push(line), 'debug');
   const stripeEnv = { TALLY_STRIPE_API_KEY: API_KEY, TALLY_STRIPE_API_BASE: server.url, TALLY_STRIPE_METERS: METERS, ...(options.stripeQueueUrl === undefined ? {} : { TALLY_STRIPE_QUEUE_URL: options.stripeQueueUrl }) };
+  const clients = testClients(info);
+  if (options.requests !== undefined) {
+    const counted = options.requests;
+    clients.dynamodb.middlewareStack.add((next, context) => (args) => {
+      counted.set(context.commandName!, (counted.get(context.commandName!) ?? 0) + 1);
+      return next(args);
+    });
+  }
   const sync = (clock: Date = now): StripeSyncDeps =>
     createStripeSyncDeps(
       { tally: readConfig(env), stripe: readStripeConfig(stripeEnv), ...(options.webhookQueueUrl === undefined ? {} : { webhookQueueUrl: options.webhookQueueUrl }) },
-      testClients(info),
+      clients,
       API_KEY,
       log,
       { clock: at(clock), retry: { attempts: 6, baseMs: 5, maxMs: 40 } },
@@ -323,6 +331,28 @@ describe('closed days reach Stripe meters exactly once', () => {
     expect(report.outcomes.map((o) => o.outcome)).toEqual(['failed', 'failed']);
     expect(s.server.requests.filter((r) => r.path === '/v1/billing/meter_events')).toHaveLength(2);
     expect(logLines.some((line) => line.includes('"stripe meter event failed"'))).toBe(true);
+  });
+
+  it('costs a bounded number of DynamoDB requests per meter event (measured)', async () => {
+    const requests = new Map<string, number>();
+    const s = await scenario(CLOSE_AT, { requests });
+    const accounts = Array.from({ length: 10 }, (_, i) => uniqueId(`cost${i}`));
+    await ingestLog(s.ingestDeps, D1, 10, 16, accounts, ON_TIME, 200);
+    await ingestLog(s.ingestDeps, D2, 10, 17, accounts, ON_TIME, 200);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    for (const [i, account] of accounts.entries()) await s.sync().store.link({ account, customer: `cus_cost${String(i).padStart(4, '0')}`, linkedAt: CLOSE_AT.toISOString() });
+    requests.clear();
+
+    const started = Date.now();
+    for (const day of [D1, D2]) await handleStripeMessage(s.sync(), { day, revision: 1 });
+    const elapsed = Date.now() - started;
+
+    const events = s.server.events().length;
+    const total = [...requests.values()].reduce((sum, n) => sum + n, 0);
+    // eslint-disable-next-line no-console
+    console.log(`stripe sender: ${events} meter events, ${total} DynamoDB requests (${(total / events).toFixed(2)} per event: ${JSON.stringify(Object.fromEntries(requests))}), ${elapsed} ms`);
+    expect(events).toBe(accounts.length * 2 * 2);
+    expect(total / events).toBeLessThan(8);
   });
 
   it('writes the API key into no log line', () => {
