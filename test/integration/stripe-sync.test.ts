@@ -153,6 +153,42 @@ describe('closed days reach Stripe meters exactly once', () => {
     expect(s.server.billedByDay('cdn_requests', 'cus_lost0001')).toEqual(await tallyTotals(s.closeStore, acme, 'requests', [D1]));
   });
 
+  it('stays exact when a retry comes after Stripe forgot the identifier (24 h): the copy carries the same total and timestamp', async () => {
+    let stripeNow = seconds(CLOSE_AT);
+    const s = await scenario(CLOSE_AT);
+    s.server.setClock(() => stripeNow);
+    const acme = uniqueId('acme');
+    await ingestLog(s.ingestDeps, D1, 10, 18, [acme], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    await linkAccount(s.sync(), acme, 'cus_forgot001');
+    await sendPending(s.sync());
+    // As if the acknowledgement had been lost and the record retried a day later.
+    const [record] = (await s.sync().store.records(acme, D1, D1)).filter((r) => r.metric === 'requests');
+    await s.sync().store.updateRecord(record!, { state: 'pending' });
+    stripeNow += 25 * 3600;
+
+    const report = await sendPending(s.sync());
+
+    expect(report.outcomes.map((o) => o.outcome)).toEqual(['delivered']);
+    const copies = s.server.events().filter((e) => e.identifier === record!.identifier);
+    expect(copies).toHaveLength(2);
+    expect(new Set(copies.map((e) => `${e.timestamp}:${e.payload.value}`)).size).toBe(1);
+    expect(s.server.billedByDay('cdn_requests', 'cus_forgot001')).toEqual(await tallyTotals(s.closeStore, acme, 'requests', [D1]));
+  });
+
+  it('the test server refuses what Stripe refuses: unknown and missing parameters, a bad key', async () => {
+    const s = await scenario(CLOSE_AT);
+    const stripe = new Stripe(API_KEY, { ...stripeConnection(s.server.url), maxNetworkRetries: 0 });
+    const wrongKey = new Stripe('sk_test_not_the_key_0000', { ...stripeConnection(s.server.url), maxNetworkRetries: 0 });
+    const event = { event_name: 'cdn_requests', payload: { stripe_customer_id: 'cus_x', value: '1' } };
+
+    await expect(stripe.billing.meterEvents.create({ ...event, quantity: 3 } as never)).rejects.toThrow('Received unknown parameter: quantity');
+    await expect(stripe.billing.meterEvents.create({ payload: event.payload } as never)).rejects.toThrow('Missing required param: event_name');
+    await expect(stripe.billing.meterEvents.create({ ...event, identifier: 'x'.repeat(101) })).rejects.toThrow('at most 100 characters');
+    await expect(stripe.billing.meters.listEventSummaries('mtr_test_0001', { customer: 'cus_x', start_time: 3600, end_time: 86_400, value_grouping_window: 'day' })).rejects.toThrow('UTC day boundaries');
+    await expect(wrongKey.billing.meters.list()).rejects.toThrow('Invalid API Key');
+  });
+
   it('answers 429 to overlapping calls for a customer and meter; Tally retries and holds one call at a time', async () => {
     const s = await scenario(CLOSE_AT);
     const acme = uniqueId('acme');
