@@ -2,7 +2,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { describeError } from '../domain/errors';
 import { webhookBackoffSeconds } from '../domain/webhook';
 import type { MessageVisibility } from './ports';
-import { handleStripeMessage, parseStripeMessage, StripeRetryLaterError, type StripeSyncDeps } from './stripe-sync';
+import { handleStripeMessage, parseStripeMessage, StripeRetryLaterError, type SendOutcome, type StripeSyncDeps } from './stripe-sync';
 
 export interface StripeSenderDeps {
   readonly sync: StripeSyncDeps;
@@ -12,6 +12,8 @@ export interface StripeSenderDeps {
   readonly maxBackoffSeconds: number;
   /** Told how many events Stripe refused in a batch (the Lambda publishes `StripeEventsFailed`, which alarms). */
   readonly onRefused?: (count: number) => void;
+  /** Told what each message's work did (npm start prints it). */
+  readonly onReport?: (outcomes: readonly SendOutcome[]) => void;
 }
 
 /**
@@ -29,6 +31,7 @@ export async function sendStripeBatch(event: SQSEvent, deps: StripeSenderDeps): 
     try {
       const report = await handleStripeMessage(deps.sync, parseStripeMessage(record.body));
       refused += report.outcomes.filter((o) => o.outcome === 'failed').length;
+      deps.onReport?.(report.outcomes);
       if (report.left > 0) throw new StripeRetryLaterError(`${report.left} meter event(s) not acknowledged yet; retried later`);
     } catch (error) {
       failures.push({ itemIdentifier: record.messageId });

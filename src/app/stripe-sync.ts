@@ -171,14 +171,23 @@ export async function linkAccount(deps: StripeSyncDeps, account: string, custome
  *                                 other 4xx -> failed (logged as an error: alarm)
  * ```
  */
-export async function sendPending(deps: StripeSyncDeps, scope: { account?: string; from?: string; to?: string; links?: readonly StripeLink[] } = {}): Promise<SendReport> {
+export async function sendPending(
+  deps: StripeSyncDeps,
+  scope: { account?: string; from?: string; to?: string; links?: readonly StripeLink[]; retryFailed?: boolean } = {},
+): Promise<SendReport> {
   const at = now(deps);
   const from = scope.from ?? addDays(dayOf(at), -60);
   const to = scope.to ?? dayOf(at);
   const links = (scope.links ?? (await deps.store.links())).filter((link) => scope.account === undefined || link.account === scope.account);
   const groups: { link: StripeLink; records: StripeOutboxRecord[] }[] = [];
   for (const link of links) {
-    const records = await deps.store.records(link.account, from, to);
+    let records = await deps.store.records(link.account, from, to);
+    if (scope.retryFailed === true) {
+      // After the cause is fixed (a meter created, a customer restored): the same identifier, value and timestamp again.
+      const failed = records.filter((r) => r.state === 'failed');
+      for (const record of failed) await deps.store.updateRecord(record, { state: 'pending' });
+      records = records.map((r) => (r.state === 'failed' ? { ...r, state: 'pending' } : r));
+    }
     const byMetric = new Map<string, StripeOutboxRecord[]>();
     for (const record of records) byMetric.set(record.metric, [...(byMetric.get(record.metric) ?? []), record]);
     for (const group of byMetric.values()) if (group.some((r) => r.state === 'pending')) groups.push({ link, records: group });
@@ -245,10 +254,12 @@ async function deliver(deps: StripeSyncDeps, record: StripeOutboxRecord, sentVal
   const log = { account: record.account, metric: record.metric, day: record.day, revision: record.revision, identifier: record.identifier, eventName: record.eventName };
   if (isTooOldForStripe(record.day, record.revision, now(deps))) {
     const at = now(deps).toISOString();
-    await deps.store.updateRecord(record, { state: 'too-old' });
+    // The event before the state: a failure in between sends it again (same id), never not at all.
     if (deps.outbox !== undefined && record.notifiedAt === undefined) {
       await deps.outbox.enqueue(adjustmentRequiredEvent(deps.scope, record, sentValue, at));
-      await deps.store.updateRecord(record, { notifiedAt: at });
+      await deps.store.updateRecord(record, { state: 'too-old', notifiedAt: at });
+    } else {
+      await deps.store.updateRecord(record, { state: 'too-old' });
     }
     deps.log.warn('stripe adjustment required: the day is past Stripe\'s window', { ...log, sentValue, currentValue: record.value });
     return outcome(record, 'too-old');

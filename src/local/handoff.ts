@@ -107,7 +107,15 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
       queueArn: (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!,
       region: info.region,
       handler: async (event) => {
-        const result = await sendStripeBatch(event, { sync, visibility: new SqsMessageVisibility({ client: clients.sqs, queueUrl }), backoffSeconds: 2, maxBackoffSeconds: 30 });
+        const result = await sendStripeBatch(event, {
+          sync,
+          visibility: new SqsMessageVisibility({ client: clients.sqs, queueUrl }),
+          backoffSeconds: 2,
+          maxBackoffSeconds: 30,
+          onReport: (outcomes) => {
+            for (const line of describeStripeSweep(outcomes)) say(line);
+          },
+        });
         for (const line of describeStripeBatch(event.Records.length, result.batchItemFailures.length)) say(line);
         return result;
       },
@@ -124,7 +132,8 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
     for (const line of describeThresholdRun(evaluated, webhooks)) say(line);
     if (stripeSync !== undefined) {
       // What the queue could not finish (Stripe was down longer than its receives): sent again each minute.
-      const sent = await sendPending(stripeSync);
+      // Two attempts each: with Stripe down, the sweep must not hold the closer's minute.
+      const sent = await sendPending({ ...stripeSync, retry: { attempts: 2, baseMs: 500, maxMs: 2_000 } });
       for (const line of describeStripeSweep(sent.outcomes)) say(line);
     }
     return report;

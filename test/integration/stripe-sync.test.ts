@@ -367,6 +367,12 @@ describe('closed days reach Stripe meters exactly once', () => {
     expect(report.outcomes.map((o) => o.outcome)).toEqual(['failed', 'failed']);
     expect(s.server.requests.filter((r) => r.path === '/v1/billing/meter_events')).toHaveLength(2);
     expect(logLines.some((line) => line.includes('"stripe meter event failed"'))).toBe(true);
+
+    const again = await sendPending(s.sync());
+    const retried = await tallyCommand('stripe')(['push', '--retry-failed', '--account', acme], captureIo(), { ...s.env, ...s.stripeEnv }, process.cwd(), at(CLOSE_AT));
+    expect(again.outcomes).toEqual([]);
+    expect(retried).toBe(0);
+    expect(s.server.billedByDay('cdn_requests', 'cus_refused01')).toEqual(await tallyTotals(s.closeStore, acme, 'requests', [D1]));
   });
 
   it('costs a bounded number of DynamoDB requests per meter event (measured)', async () => {

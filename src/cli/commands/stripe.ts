@@ -175,7 +175,7 @@ export function createMeterCommand(metric: string, eventName: string): string {
 }
 
 /** `tally stripe push`: exit 0 when everything due is acknowledged, 1 when some failed or is left. */
-export const stripePushCommand = defineCommand<{ account?: string; from?: string; to?: string; json?: boolean }>({
+export const stripePushCommand = defineCommand<{ account?: string; from?: string; to?: string; retryFailed?: boolean; json?: boolean }>({
   name: 'push',
   group: STRIPE_GROUP,
   summary: 'send every closed revision not yet acknowledged by Stripe, idempotently',
@@ -183,7 +183,12 @@ export const stripePushCommand = defineCommand<{ account?: string; from?: string
     'Writes the outbox records of linked accounts\' closed days (default: those Stripe still accepts) ' +
     'and sends the pending ones, one request at a time per customer and meter, each with its stable ' +
     'identifier: running it again sends nothing twice.',
-  options: [{ flags: '--account <id>', help: 'only this account', read: accountId }, ...RANGE, JSON_OPTION],
+  options: [
+    { flags: '--account <id>', help: 'only this account', read: accountId },
+    ...RANGE,
+    { flags: '--retry-failed', help: 'send events Stripe refused again (after fixing the meter or the customer)' },
+    JSON_OPTION,
+  ],
   target: { settings: [] },
   check(options) {
     if (options.from !== undefined && options.to !== undefined && options.to < options.from) throw new ValidationError('--to is before --from');
@@ -199,7 +204,7 @@ export const stripePushCommand = defineCommand<{ account?: string; from?: string
     const days = from <= to ? await deps.closeStore.closedDays(from, to) : [];
     let planned = 0;
     for (const link of links) planned += (await planAccountDays(deps, link, days)).length;
-    const report = await sendPending(deps, { ...(options.account === undefined ? {} : { account: options.account }), from, to });
+    const report = await sendPending(deps, { ...(options.account === undefined ? {} : { account: options.account }), from, to, retryFailed: options.retryFailed === true });
     const failed = report.outcomes.filter((o) => o.outcome === 'failed').length;
     if (options.json === true) io.out(`${JSON.stringify({ from, to, planned, ...report })}\n`);
     else io.out(describePush(from, to, planned, report.outcomes));
