@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -76,6 +76,7 @@ describe('npm start with the Stripe variables', () => {
     expect(reconcile.stdout).toContain('0 differ');
     expect(server.billedByDay('cdn_bytes', 'cus_npmstart01')[day]).toBe((await closeStore.accountDay(account, day)).counters.bytes);
     expect(run.output()).toContain('stripe on:');
+    expect(readFileSync(join(cwd, '.tally', 'local.json'), 'utf8')).not.toContain(API_KEY);
     expect(`${run.output()}${link.stdout}${push.stdout}${reconcile.stdout}${push.stderr}${reconcile.stderr}`).not.toContain(API_KEY);
     // eslint-disable-next-line no-console
     console.log(`stripe npm start: first late log in Stripe after ${first} ms, second after ${second} ms`);

@@ -1,6 +1,6 @@
 import { readStripeConfig } from '../../src/adapters/stripe-config';
 import { outcomeOf } from '../../src/adapters/stripe-meter-api';
-import { meterProblems } from '../../src/app/stripe-sync';
+import { meterProblems } from '../../src/app/stripe-reconcile';
 import { ConfigError } from '../../src/domain/errors';
 import {
   isTooOldForStripe,

@@ -146,7 +146,7 @@ export const stripeCheckCommand = defineCommand<Record<string, never>>({
   target: { settings: [] },
   async run({ context: { io, env, now }, target }) {
     const deps = await stripeDeps(await target(), env, true, now);
-    const { meterProblems } = await import('../../app/stripe-sync');
+    const { meterProblems } = await import('../../app/stripe-reconcile');
     const meters = await deps.api.meters();
     let bad = 0;
     for (const [metric, eventName] of Object.entries(deps.meters)) {
@@ -278,7 +278,7 @@ export const stripeReconcileCommand = defineCommand<{ from: string; to: string; 
   },
   async run({ options, context: { io, env, now }, target }) {
     const deps = await stripeDeps(await target(), env, true, now);
-    const { reconcileStripe } = await import('../../app/stripe-sync');
+    const { reconcileStripe } = await import('../../app/stripe-reconcile');
     const report = await reconcileStripe(deps, options.from, options.to);
     if (options.json === true) {
       io.out(`${JSON.stringify(report)}\n`);
