@@ -83,6 +83,8 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
     ...(info.consumer ?? {}),
     TALLY_EXPORT_BUCKET: info.bucket,
     TALLY_EXPORT_PREFIX: info.exportPrefix,
+    TALLY_LOG_BUCKET: info.bucket,
+    TALLY_LOG_PREFIX: info.logPrefix,
     ...(info.webhookQueueUrl === undefined ? {} : { TALLY_WEBHOOK_QUEUE_URL: info.webhookQueueUrl }),
     ...(info.stripe === undefined ? {} : { TALLY_STRIPE_QUEUE_URL: info.stripe.queueUrl }),
   });

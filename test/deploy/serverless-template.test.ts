@@ -432,6 +432,10 @@ describe('log bucket created by the stack', () => {
     const exportPrefix = 'exports/';
     expect(exportPrefix.startsWith(logPrefix) || logPrefix.startsWith(exportPrefix)).toBe(false);
     expect(t.Outputs!.LogPrefix!.Value).toBe(logPrefix);
+    // The closer knows both and refuses to start if they ever overlap.
+    const closer = resource(t, 'CloserLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    expect(closer).toMatchObject({ TALLY_LOG_PREFIX: logPrefix, TALLY_EXPORT_PREFIX: exportPrefix });
+    expect(closer.TALLY_LOG_BUCKET).toEqual(closer.TALLY_EXPORT_BUCKET);
     // Every s3:PutObject any role holds is under the export prefix: webhooks, Stripe events and
     // thresholds go to queues and HTTP, never to the bucket, so nothing Tally writes is re-ingested.
     const puts = policyDocuments(t)

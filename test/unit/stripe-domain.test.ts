@@ -1,3 +1,4 @@
+import { readCloserConfig } from '../../src/adapters/handoff-config';
 import { readStripeConfig } from '../../src/adapters/stripe-config';
 import { outcomeOf } from '../../src/adapters/stripe-meter-api';
 import { meterProblems } from '../../src/app/stripe-reconcile';
@@ -134,5 +135,22 @@ describe('the Stripe test server follows the vendored OpenAPI subset', () => {
       value_grouping_window: false,
     });
     expect(specs.eventSummaries.parameters.get('value_grouping_window')?.enum).toEqual(['day', 'hour']);
+  });
+});
+
+describe('exports stay outside the ingested log prefix', () => {
+  const env = { TALLY_TABLE: 'usage', TALLY_EXPORT_BUCKET: 'tally-logs', TALLY_LOG_BUCKET: 'tally-logs' };
+
+  it.each([
+    ['cloudfront/', 'cloudfront/exports/'],
+    ['', 'exports/'],
+    ['exports/cdn/', 'exports/'],
+  ])('refuses log prefix "%s" with export prefix "%s" in the same bucket', (logPrefix, exportPrefix) => {
+    expect(() => readCloserConfig({ ...env, TALLY_LOG_PREFIX: logPrefix, TALLY_EXPORT_PREFIX: exportPrefix })).toThrow('exports would be ingested as logs');
+  });
+
+  it('accepts prefixes apart, or another bucket', () => {
+    expect(readCloserConfig({ ...env, TALLY_LOG_PREFIX: 'cloudfront/', TALLY_EXPORT_PREFIX: 'exports/' }).exportPrefix).toBe('exports/');
+    expect(readCloserConfig({ ...env, TALLY_EXPORT_BUCKET: 'tally-exports', TALLY_LOG_PREFIX: '', TALLY_EXPORT_PREFIX: 'exports/' }).exportBucket).toBe('tally-exports');
   });
 });
