@@ -6,6 +6,7 @@
 import type { SQSEvent } from 'aws-lambda';
 import { logObjectBody } from '../src/local/log-generator';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { ingestBatch } from '../src/app/ingest';
 import { lambdaSqsRecord } from '../src/app/sqs-record';
 import { silentLog } from '../src/app/log';
@@ -26,10 +27,23 @@ async function main(): Promise<void> {
     const config = readConfig({ ...localEnvironment(stack.info), TALLY_METRICS: DEMO_METRICS, TALLY_HEARTBEAT_SECONDS: '0' });
     const clients = createClients(config, LOCAL_CREDENTIALS);
     const requests = new Map<string, number>();
+    // Capacity by command, the table apart from its indexes: the store asks for TOTAL, the bench for the breakdown.
+    const capacity = new Map<string, { table: number; indexes: number }>();
     clients.dynamodb.middlewareStack.add(
       (next, context) => async (args) => {
-        requests.set(context.commandName!, (requests.get(context.commandName!) ?? 0) + 1);
-        return next(args);
+        const name = context.commandName!;
+        requests.set(name, (requests.get(name) ?? 0) + 1);
+        const input = args.input as { ReturnConsumedCapacity?: string };
+        if (input.ReturnConsumedCapacity === 'TOTAL') input.ReturnConsumedCapacity = 'INDEXES';
+        const result = await next(args);
+        const consumed = (result.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] }).ConsumedCapacity;
+        for (const entry of Array.isArray(consumed) ? consumed : consumed === undefined ? [] : [consumed]) {
+          const sum = capacity.get(name) ?? { table: 0, indexes: 0 };
+          sum.table += entry.Table?.CapacityUnits ?? entry.CapacityUnits ?? 0;
+          sum.indexes += Object.values(entry.GlobalSecondaryIndexes ?? {}).reduce((a, index) => a + (index.CapacityUnits ?? 0), 0);
+          capacity.set(name, sum);
+        }
+        return result;
       },
       { step: 'initialize', name: 'countRequests' },
     );
@@ -55,6 +69,12 @@ async function main(): Promise<void> {
     console.log(`objects ${objects}, increments ${increments} (${(increments / objects).toFixed(2)} account-days per object)`);
     console.log(`DynamoDB requests: ${JSON.stringify(Object.fromEntries(requests))} = ${total} (${(total / objects).toFixed(2)} per object)`);
     console.log(`WCU: increments ${wcu.increment} over ${wcu.increments} writes (${(wcu.increment / wcu.increments).toFixed(2)} per increment), ledger ${wcu.ledger} (${(wcu.ledger / objects).toFixed(2)} per object)`);
+    const updates = capacity.get('UpdateItemCommand') ?? { table: 0, indexes: 0 };
+    const ledger = ['PutItemCommand', 'BatchWriteItemCommand'].map((name) => capacity.get(name) ?? { table: 0, indexes: 0 });
+    console.log(
+      `UpdateItem WCU per increment: table ${(updates.table / wcu.increments).toFixed(3)} + indexes ${(updates.indexes / wcu.increments).toFixed(3)}; ` +
+        `ledger writes (PutItem + BatchWriteItem, tombstones included) per object: table ${(ledger.reduce((a, c) => a + c.table, 0) / objects).toFixed(3)} + indexes ${(ledger.reduce((a, c) => a + c.indexes, 0) / objects).toFixed(3)}`,
+    );
     console.log(`UpdateItem requests per increment: ${((requests.get('UpdateItemCommand') ?? 0) / increments).toFixed(2)}`);
   } finally {
     await stack.stop();

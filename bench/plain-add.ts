@@ -43,7 +43,7 @@ export class PlainAddStore implements UsageStore {
     private readonly options: {
       client: DynamoDBClient;
       tableName: string;
-      ledger?: Pick<UsageStore, 'findLedger' | 'writeLedger' | 'findObject' | 'recordAttempt'>;
+      ledger?: Pick<UsageStore, 'findLedger' | 'writeLedger' | 'findObject' | 'recordAttempt' | 'recordContributions'>;
     },
   ) {}
 
@@ -66,6 +66,10 @@ export class PlainAddStore implements UsageStore {
 
   async writeLedger(entry: LedgerEntry): Promise<void> {
     await this.options.ledger?.writeLedger(entry);
+  }
+
+  async recordContributions(entry: LedgerEntry): Promise<void> {
+    await this.options.ledger?.recordContributions(entry);
   }
 
   async unpin(): Promise<void> {

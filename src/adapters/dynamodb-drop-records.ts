@@ -1,12 +1,12 @@
 import {
   ConditionalCheckFailedException,
   PutItemCommand,
-  QueryCommand,
   UpdateItemCommand,
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { DropOutcome, DropRecords } from '../app/ports';
+import { queryPartition } from './query-partition';
 import type { DeadLetterDrop, DeadLetterVerdict } from '../domain/dead-letter';
 import { DLQ_DROPS_PARTITION, droppedMessageKey } from '../domain/keys';
 
@@ -65,21 +65,7 @@ export class DynamoDropRecords implements DropRecords {
   }
 
   async list(): Promise<DeadLetterDrop[]> {
-    const drops: DeadLetterDrop[] = [];
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'PK = :pk',
-          ExpressionAttributeValues: { ':pk': { S: DLQ_DROPS_PARTITION } },
-          ConsistentRead: true,
-          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
-        }),
-      );
-      drops.push(...(page.Items ?? []).map(fromItem));
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
+    const drops = (await queryPartition({ client: this.client, tableName: this.tableName }, DLQ_DROPS_PARTITION, undefined, true)).map(fromItem);
     return drops.sort((a, b) => a.recordedAt.localeCompare(b.recordedAt) || a.messageId.localeCompare(b.messageId));
   }
 }

@@ -2,41 +2,16 @@ import {
   DeleteItemCommand,
   GetItemCommand,
   PutItemCommand,
-  QueryCommand,
   UpdateItemCommand,
   type AttributeValue,
   type DynamoDBClient,
-  type QueryCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { conditionally } from './conditional-write';
+import { queryPartition, type TableAccess } from './query-partition';
 import type { MonthRechecks, QuotaStore, RecheckMarker, ThresholdStore } from '../app/ports';
 import { TallyError } from '../domain/errors';
 import { withPeriod, type Quota, type QuotaChange, type QuotaPeriod, type RecordedCrossing, type ThresholdCrossing } from '../domain/quota';
 import { QUOTA_PARTITION, quotaAccountPrefix, quotaKey, RECHECK_PARTITION, recheckKey, thresholdKey, thresholdMonthPartition } from '../domain/keys';
-
-/** One table and client, shared by both stores of this file. */
-interface TableAccess {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-}
-
-/** Every item of one partition (optionally under a sort-key prefix), following pages. */
-async function queryPartition(table: TableAccess, pk: string, prefix: string | undefined, consistentRead: boolean): Promise<Record<string, AttributeValue>[]> {
-  const items: Record<string, AttributeValue>[] = [];
-  const input: Omit<QueryCommandInput, 'ExclusiveStartKey'> = {
-    TableName: table.tableName,
-    KeyConditionExpression: prefix === undefined ? 'PK = :pk' : 'PK = :pk AND begins_with(SK, :prefix)',
-    ExpressionAttributeValues: { ':pk': { S: pk }, ...(prefix === undefined ? {} : { ':prefix': { S: prefix } }) },
-    ConsistentRead: consistentRead,
-  };
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await table.client.send(new QueryCommand({ ...input, ...(start === undefined ? {} : { ExclusiveStartKey: start }) }));
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start !== undefined);
-  return items;
-}
 
 function keyOf(key: { PK: string; SK: string }): Record<string, AttributeValue> {
   return { PK: { S: key.PK }, SK: { S: key.SK } };

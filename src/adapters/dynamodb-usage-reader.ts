@@ -103,7 +103,13 @@ function toRecord(item: Record<string, AttributeValue>): UsageRecord | undefined
     };
   }
   if (parsed.kind === 'revision') {
-    return { kind: 'revision', day: parsed.day, revision: parsed.revision, metrics: figuresOf(item.m) };
+    return {
+      kind: 'revision',
+      day: parsed.day,
+      revision: parsed.revision,
+      metrics: figuresOf(item.m),
+      ...(item.createdAt?.S === undefined ? {} : { createdAt: item.createdAt.S }),
+    };
   }
   const metrics: Record<string, number> = {};
   for (const [name, value] of Object.entries(item)) {

@@ -11,8 +11,21 @@ import {
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
+import { queryPartition, type TableAccess } from './query-partition';
 import { TallyError } from '../domain/errors';
-import { ATTEMPT_PREFIX, attemptKey, droppedKeyItem, ledgerKey, parseAttemptSortKey, UNRESOLVED_PARTITION, unresolvedKey, usageKey } from '../domain/keys';
+import { contributionDays, decodeContributions, encodeContributions, SOURCE_DAY_BUCKETS, type Contribution } from '../domain/contributions';
+import {
+  ATTEMPT_PREFIX,
+  attemptKey,
+  droppedKeyItem,
+  ledgerDayKey,
+  ledgerKey,
+  parseAttemptSortKey,
+  sourceDayPartition,
+  UNRESOLVED_PARTITION,
+  unresolvedKey,
+  usageKey,
+} from '../domain/keys';
 import type { LogObjectRef } from '../domain/log-object';
 import type {
   ApplyOptions,
@@ -38,6 +51,9 @@ import {
   type HistoryState,
   type HistoryUpdateOptions,
 } from './history-update';
+
+/** Version of the contribution attributes on a ledger item (`cv`); an item without it predates them. */
+const CONTRIBUTIONS_VERSION = 1;
 
 /** Keys per attempt item: 20,000 x 16 bytes stays far under the 400 KB item limit. */
 const KEYS_PER_ATTEMPT_ITEM = 20_000;
@@ -76,6 +92,7 @@ const TOMBSTONES_REMEMBERED = 50_000;
 export class DynamoUsageStore implements UsageStore {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
+  private readonly table: TableAccess;
   private readonly historyCap: number;
   private readonly ledgerTtlDays: number;
   private readonly clock: () => Date;
@@ -90,6 +107,7 @@ export class DynamoUsageStore implements UsageStore {
   constructor(options: DynamoUsageStoreOptions) {
     this.client = options.client;
     this.tableName = options.tableName;
+    this.table = { client: options.client, tableName: options.tableName };
     this.historyCap = options.historyCap;
     this.ledgerTtlDays = options.ledgerTtlDays;
     this.clock = options.clock ?? (() => new Date());
@@ -233,30 +251,17 @@ export class DynamoUsageStore implements UsageStore {
 
   private async readAttempts(pk: string): Promise<AttemptRecord[]> {
     const byId = new Map<string, { startedAt: string; state: AttemptRecord['state']; reason?: string; pinned?: boolean; since?: string; applied: Uint8Array[] }>();
-    let exclusiveStartKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :try)',
-          ExpressionAttributeValues: { ':pk': { S: pk }, ':try': { S: ATTEMPT_PREFIX } },
-          ConsistentRead: true,
-          ...(exclusiveStartKey === undefined ? {} : { ExclusiveStartKey: exclusiveStartKey }),
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        const parsed = parseAttemptSortKey(item.SK?.S ?? '');
-        if (parsed === undefined) continue;
-        const record = byId.get(parsed.attemptId) ?? { startedAt: item.startedAt?.S ?? '', state: 'started', applied: [] };
-        if (item.state?.S === 'failed') record.state = 'failed';
-        if (item.reason?.S !== undefined) record.reason = item.reason.S;
-        if (item.pinned?.BOOL === true) record.pinned = true;
-        if (item.since?.S !== undefined) record.since = item.since.S;
-        record.applied.push(...(item.applied?.BS ?? []));
-        byId.set(parsed.attemptId, record);
-      }
-      exclusiveStartKey = page.LastEvaluatedKey;
-    } while (exclusiveStartKey !== undefined);
+    for (const item of await queryPartition(this.table, pk, ATTEMPT_PREFIX, true)) {
+      const parsed = parseAttemptSortKey(item.SK?.S ?? '');
+      if (parsed === undefined) continue;
+      const record = byId.get(parsed.attemptId) ?? { startedAt: item.startedAt?.S ?? '', state: 'started', applied: [] };
+      if (item.state?.S === 'failed') record.state = 'failed';
+      if (item.reason?.S !== undefined) record.reason = item.reason.S;
+      if (item.pinned?.BOOL === true) record.pinned = true;
+      if (item.since?.S !== undefined) record.since = item.since.S;
+      record.applied.push(...(item.applied?.BS ?? []));
+      byId.set(parsed.attemptId, record);
+    }
     return [...byId].map(([id, record]) => ({ id, ...record }));
   }
 
@@ -298,21 +303,28 @@ export class DynamoUsageStore implements UsageStore {
     return result.Item === undefined ? undefined : ledgerFromItem(result.Item, ref);
   }
 
+  /**
+   * Writes the `#DONE` item, with the object's contributions (see contributions.ts):
+   *
+   * ```
+   * #DONE             counts, processedAt, cv, fmt, cm, c (every row), sd = <main day>#<0..3>
+   * #DONE#DAY#<day>   fmt, cm, c (that day's rows), sd = <day>#<0..3>   one per other day, written first
+   * ```
+   * An object whose rows fall on one day (nearly all) costs one `PutItem`, as before;
+   * its index entry is one more write of the same size.
+   */
   async writeLedger(entry: LedgerEntry): Promise<void> {
     // Listed for the operator first: a ledger that says unresolved is always found by `tally reconcile --resolve`.
     if (entry.unresolved !== undefined && entry.unresolved.length > 0) await this.listUnresolvedObject(entry.object, entry.unresolved);
     const key = ledgerKey(entry.object);
-    const expires = Math.floor(this.clock().getTime() / 1000) + this.ledgerTtlDays * 86_400;
+    const expires = this.ledgerExpiry();
+    const contributions = entry.contributions === undefined ? undefined : await this.writeOtherDays(entry, entry.contributions, expires);
     const output = await this.client.send(
       new PutItemCommand({
         ...this.capacityRequest,
         TableName: this.tableName,
         Item: {
-          PK: { S: key.PK },
-          SK: { S: key.SK },
-          bucket: { S: entry.object.bucket },
-          key: { S: entry.object.key },
-          etag: { S: entry.object.etag },
+          ...objectItem(key, entry.object),
           lines: {
             M: {
               read: { N: String(entry.lines.read) },
@@ -328,11 +340,94 @@ export class DynamoUsageStore implements UsageStore {
           ...(entry.pinned ? { pinned: { BOOL: true } } : {}),
           ...(entry.unresolved === undefined || entry.unresolved.length === 0 ? {} : { unresolved: { L: entry.unresolved.map(incrementItem) } }),
           processedAt: { S: entry.processedAt },
+          ...contributions,
+          // What the resolver missed (a few hosts), for health; absent when it missed none.
+          ...(entry.unattributedSamples === undefined || entry.unattributedSamples.length === 0 ? {} : { us: { SS: [...new Set(entry.unattributedSamples)] } }),
           ttl: { N: String(expires) },
         },
       }),
     );
     this.onCapacity?.('ledger', output.ConsumedCapacity?.CapacityUnits ?? 0);
+  }
+
+  /**
+   * Adds contributions to the `#DONE` item of an object counted before they were
+   * recorded (`tally backfill` over its days): its counts and outcomes stay as they are.
+   */
+  async recordContributions(entry: LedgerEntry): Promise<void> {
+    if (entry.contributions === undefined) return;
+    const attributes = await this.writeOtherDays(entry, entry.contributions, this.ledgerExpiry());
+    const key = ledgerKey(entry.object);
+    const names = Object.keys(attributes);
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: { PK: { S: key.PK }, SK: { S: key.SK } },
+          UpdateExpression: `SET ${names.map((_, i) => `#a${i} = :a${i}`).join(', ')}`,
+          ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(cv)',
+          ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#a${i}`, name])),
+          ExpressionAttributeValues: Object.fromEntries(names.map((name, i) => [`:a${i}`, attributes[name]!])),
+        }),
+      );
+    } catch (error) {
+      // Recorded meanwhile by another fill: the same rows.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  /** One `BatchWriteItem` of up to 25 puts, unprocessed ones retried with backoff. */
+  private async batchWrite(items: WriteRequest[]): Promise<void> {
+    let pending: WriteRequest[] | undefined = items;
+    for (let round = 0; pending !== undefined && pending.length > 0; round++) {
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
+      const output: BatchWriteItemCommandOutput = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.tableName]: pending }, ...this.capacityRequest }));
+      for (const consumed of output.ConsumedCapacity ?? []) this.onCapacity?.('ledger', consumed.CapacityUnits ?? 0);
+      pending = output.UnprocessedItems?.[this.tableName];
+    }
+  }
+
+  private ledgerExpiry(): number {
+    return Math.floor(this.clock().getTime() / 1000) + this.ledgerTtlDays * 86_400;
+  }
+
+  /**
+   * Writes the index items of every day but the main one (`BatchWriteItem`, none for an
+   * object of one day) and answers the contribution attributes of the `#DONE` item.
+   */
+  private async writeOtherDays(entry: LedgerEntry, rows: readonly Contribution[], expires: number): Promise<Record<string, AttributeValue>> {
+    const ref = entry.object;
+    const [main, ...others] = contributionDays(rows);
+    const format = entry.format ?? 'unknown';
+    const unresolvedOn = (day: string | undefined) =>
+      [...new Set((entry.unresolved ?? []).filter((inc) => day === undefined || inc.day === day).map((inc) => `${inc.day}\t${inc.account}`))];
+    const contributionAttributes = (dayRows: readonly Contribution[], day: string | undefined): Record<string, AttributeValue> => {
+      const encoded = encodeContributions(dayRows);
+      const unresolved = unresolvedOn(day);
+      return {
+        fmt: { S: format },
+        cm: { S: encoded.metrics },
+        c: { S: encoded.rows },
+        ...(day === undefined ? {} : { sd: { S: sourceDayPartition(ref, day, SOURCE_DAY_BUCKETS) } }),
+        ...(unresolved.length === 0 ? {} : { u: { SS: unresolved } }),
+      };
+    };
+    const items: WriteRequest[] = others.map((day) => {
+      const key = ledgerDayKey(ref, day);
+      return {
+        PutRequest: {
+          Item: {
+            ...objectItem(key, ref),
+            processedAt: { S: entry.processedAt },
+            ...contributionAttributes(rows.filter((row) => row.day === day), day),
+            ttl: { N: String(expires) },
+          },
+        },
+      };
+    });
+    for (let start = 0; start < items.length; start += 25) await this.batchWrite(items.slice(start, start + 25));
+    // The main day's index entry is the `#DONE` item itself; an object that counted nothing has none.
+    return { cv: { N: String(CONTRIBUTIONS_VERSION) }, ...contributionAttributes(rows, main) };
   }
 
   private async listUnresolvedObject(ref: LogObjectRef, increments: readonly Increment[]): Promise<void> {
@@ -341,11 +436,7 @@ export class DynamoUsageStore implements UsageStore {
       new PutItemCommand({
         TableName: this.tableName,
         Item: {
-          PK: { S: key.PK },
-          SK: { S: key.SK },
-          bucket: { S: ref.bucket },
-          key: { S: ref.key },
-          etag: { S: ref.etag },
+          ...objectItem(key, ref),
           increments: { L: increments.map(incrementItem) },
           recordedAt: { S: this.clock().toISOString() },
         },
@@ -355,28 +446,11 @@ export class DynamoUsageStore implements UsageStore {
 
   /** Every object whose ledger lists unresolved increments, oldest key first. */
   async listUnresolved(): Promise<UnresolvedObject[]> {
-    const found: UnresolvedObject[] = [];
-    let exclusiveStartKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'PK = :pk',
-          ExpressionAttributeValues: { ':pk': { S: UNRESOLVED_PARTITION } },
-          ConsistentRead: true,
-          ...(exclusiveStartKey === undefined ? {} : { ExclusiveStartKey: exclusiveStartKey }),
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        found.push({
-          object: { bucket: item.bucket?.S ?? '', key: item.key?.S ?? '', etag: item.etag?.S ?? '' },
-          increments: (item.increments?.L ?? []).map((entry) => incrementFromItem(entry.M ?? {})),
-          recordedAt: item.recordedAt?.S ?? '',
-        });
-      }
-      exclusiveStartKey = page.LastEvaluatedKey;
-    } while (exclusiveStartKey !== undefined);
-    return found;
+    return (await queryPartition(this.table, UNRESOLVED_PARTITION, undefined, true)).map((item) => ({
+      object: { bucket: item.bucket?.S ?? '', key: item.key?.S ?? '', etag: item.etag?.S ?? '' },
+      increments: (item.increments?.L ?? []).map((entry) => incrementFromItem(entry.M ?? {})),
+      recordedAt: item.recordedAt?.S ?? '',
+    }));
   }
 
   /**
@@ -389,7 +463,7 @@ export class DynamoUsageStore implements UsageStore {
       new UpdateItemCommand({
         TableName: this.tableName,
         Key: { PK: { S: ledger.PK }, SK: { S: ledger.SK } },
-        UpdateExpression: 'SET settled = :settled, settledAt = :now REMOVE unresolved',
+        UpdateExpression: 'SET settled = :settled, settledAt = :now REMOVE unresolved, u',
         ConditionExpression: 'attribute_exists(PK)',
         ExpressionAttributeValues: {
           ':settled': { L: settled.map(({ increment, outcome }) => ({ M: { ...(incrementItem(increment).M ?? {}), outcome: { S: outcome } } })) },
@@ -397,6 +471,17 @@ export class DynamoUsageStore implements UsageStore {
         },
       }),
     );
+    // The other days' index items said the same (explain reads them); the main day's is the item above.
+    for (const day of new Set(settled.map(({ increment }) => increment.day))) {
+      const item = ledgerDayKey(ref, day);
+      try {
+        await this.client.send(
+          new UpdateItemCommand({ TableName: this.tableName, Key: { PK: { S: item.PK }, SK: { S: item.SK } }, UpdateExpression: 'REMOVE u', ConditionExpression: 'attribute_exists(PK)' }),
+        );
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+    }
     const key = unresolvedKey(ref);
     await this.client.send(new DeleteItemCommand({ TableName: this.tableName, Key: { PK: { S: key.PK }, SK: { S: key.SK } } }));
   }
@@ -481,5 +566,12 @@ function ledgerFromItem(item: Record<string, AttributeValue>, ref: LogObjectRef)
     ...(item.pinned?.BOOL === true ? { pinned: true } : {}),
     ...(item.unresolved?.L === undefined ? {} : { unresolved: item.unresolved.L.map((entry) => incrementFromItem(entry.M ?? {})) }),
     processedAt: item.processedAt?.S ?? '',
+    ...(item.cv === undefined ? {} : { contributions: decodeContributions({ metrics: item.cm?.S ?? '', rows: item.c?.S ?? '' }) }),
+    ...(item.fmt?.S === undefined ? {} : { format: item.fmt.S }),
   };
+}
+
+/** The item key of a record about one log object, and the object it is about. */
+function objectItem(key: { PK: string; SK: string }, ref: LogObjectRef): Record<string, AttributeValue> {
+  return { PK: { S: key.PK }, SK: { S: key.SK }, bucket: { S: ref.bucket }, key: { S: ref.key }, etag: { S: ref.etag } };
 }

@@ -20,6 +20,8 @@ export interface UsageApiConfig {
   };
   /** Origins allowed to call from a browser (exact `scheme://host[:port]`), or `['*']`; empty: same origin only. */
   readonly corsOrigins: readonly string[];
+  /** The ingest dead-letter queue (`TALLY_DLQ_URL`): health reports its depth and oldest message; none when unset. */
+  readonly dlqUrl?: string;
 }
 
 /**
@@ -32,6 +34,7 @@ export interface UsageApiConfig {
  * | `TALLY_JWT_PUBLIC_KEY` | PEM public key: RSA (RS256) or EC P-256 (ES256) |
  * | `TALLY_JWT_AUDIENCE` / `TALLY_JWT_ISSUER` | required `aud` / `iss` (default `tally-usage-api` / `tally`) |
  * | `TALLY_CORS_ORIGIN` | comma-separated dashboard origins, or `*` |
+ * | `TALLY_DLQ_URL` | the ingest dead-letter queue, for `GET /v1/health` (optional) |
  *
  * Exactly one key variable must be set; the message names the variables otherwise.
  */
@@ -68,7 +71,19 @@ export function readUsageApiConfig(env: Env): UsageApiConfig {
       issuer: nonEmpty(env, 'TALLY_JWT_ISSUER', DEFAULT_JWT_ISSUER),
     },
     corsOrigins: readCorsOrigins(env.TALLY_CORS_ORIGIN),
+    ...dlqUrlOf(env),
   };
+}
+
+function dlqUrlOf(env: Env): { dlqUrl?: string } {
+  const raw = env.TALLY_DLQ_URL;
+  if (raw === undefined || raw === '') return {};
+  try {
+    new URL(raw);
+  } catch (error) {
+    throw new ConfigError(`TALLY_DLQ_URL must be a URL, got "${raw}"`, { cause: error });
+  }
+  return { dlqUrl: raw };
 }
 
 function nonEmpty(env: Env, name: string, fallback: string): string {

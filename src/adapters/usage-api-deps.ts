@@ -1,6 +1,9 @@
 import { countsEstimates } from '../domain/log-fields';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { readHealth } from '../app/health';
+import { createHealthDeps } from './health-deps';
 import type { AwsCredentialIdentity } from '@aws-sdk/types';
 import type { Log } from '../app/log';
 import type { UsageApiDeps } from '../app/usage-api';
@@ -9,6 +12,7 @@ import { metricNames } from '../domain/metric-rules';
 import { DynamoCloseStore } from './dynamodb-close-store';
 import { DynamoQuotaStore, DynamoThresholdStore } from './dynamodb-quotas';
 import { DynamoUsageReader } from './dynamodb-usage-reader';
+import { DynamoSourceReader } from './dynamodb-sources';
 import { JoseTokenVerifier, type JwtVerificationKey } from './jwt-tokens';
 import type { JwtKeySource, UsageApiConfig } from './usage-api-config';
 
@@ -16,6 +20,8 @@ import type { JwtKeySource, UsageApiConfig } from './usage-api-config';
 export interface UsageApiClients {
   readonly dynamodb: DynamoDBClient;
   readonly ssm?: SSMClient;
+  /** Only with a dead-letter queue to report on (`TALLY_DLQ_URL`). */
+  readonly sqs?: SQSClient;
 }
 
 /**
@@ -28,6 +34,7 @@ export function createUsageApiClients(config: UsageApiConfig, credentials?: AwsC
   return {
     dynamodb: new DynamoDBClient({ ...common, ...(endpoints.dynamodb ? { endpoint: endpoints.dynamodb } : {}) }),
     ...(config.jwt.key.kind === 'secret-parameter' ? { ssm: new SSMClient(common) } : {}),
+    ...(config.dlqUrl === undefined ? {} : { sqs: new SQSClient({ ...common, ...(endpoints.sqs ? { endpoint: endpoints.sqs } : {}) }) }),
   };
 }
 
@@ -56,10 +63,19 @@ export async function resolveJwtKey(source: JwtKeySource, ssm: SSMClient | undef
 export async function createUsageApiDeps(config: UsageApiConfig, clients: UsageApiClients, log: Log): Promise<UsageApiDeps> {
   const key = await resolveJwtKey(config.jwt.key, clients.ssm);
   const table = { client: clients.dynamodb, tableName: config.tally.tableName };
+  const sources = new DynamoSourceReader(table);
+  const healthDeps = createHealthDeps({
+    dynamodb: clients.dynamodb,
+    config: config.tally,
+    ...(clients.sqs === undefined ? {} : { sqs: clients.sqs }),
+    ...(config.dlqUrl === undefined ? {} : { dlqUrl: config.dlqUrl }),
+  });
   return {
+    health: () => readHealth(healthDeps),
     reader: new DynamoUsageReader(table),
     quotas: { quotas: new DynamoQuotaStore(table), thresholds: new DynamoThresholdStore(table), defaults: config.tally.quotaDefaults, levels: config.tally.quotaLevels },
     accounts: new DynamoCloseStore(table),
+    sources,
     verifier: new JoseTokenVerifier(key, { audience: config.jwt.audience, issuer: config.jwt.issuer }),
     log,
     metricNames: metricNames(config.tally.metricRules, { estimates: countsEstimates(config.tally.logFormat) }),

@@ -42,6 +42,11 @@ export interface BackfillReport {
   unnamed: number;
   /** The ledger says they are counted: skipped. */
   alreadyCounted: number;
+  /**
+   * Counted before contributions were recorded: sent (inline: read and counted again)
+   * only to record them, nothing applied; a dry run says how many would be.
+   */
+  contributionsFilled: number;
   /** Queue mode: notifications sent. Dry run: objects that would be sent or processed. */
   sent: number;
   /** Inline mode: objects counted now (increments applied now plus duplicates of an earlier, partial run). */
@@ -71,6 +76,7 @@ export async function backfill(options: BackfillOptions): Promise<BackfillReport
     selected: 0,
     unnamed: 0,
     alreadyCounted: 0,
+    contributionsFilled: 0,
     sent: 0,
     counted: 0,
     applied: 0,
@@ -94,23 +100,28 @@ export async function backfill(options: BackfillOptions): Promise<BackfillReport
   const counts = () => ({ skipped: report.alreadyCounted, failed: report.failed.length });
   await mapWithConcurrency(selected, options.concurrency ?? 4, async (object) => {
     try {
-      if ((await options.ledger.findLedger(object)) !== undefined) {
+      const ledger = await options.ledger.findLedger(object);
+      // A ledger without contributions (written before they were kept) is sent again: ingest only records them.
+      const fill = ledger !== undefined && ledger.contributions === undefined;
+      if (ledger !== undefined && !fill) {
         report.alreadyCounted++;
         return;
       }
+      const done = () => (fill ? report.contributionsFilled++ : report.sent++);
       if (options.dryRun) {
-        report.sent++;
+        done();
         return;
       }
       await nextSlot();
       if (options.mode.kind === 'queue') {
         await options.mode.sender.send([object]);
-        report.sent++;
+        done();
         return;
       }
       const result = await ingestObject(object, options.mode.deps);
       if (result.status === 'already-done') {
-        report.alreadyCounted++;
+        if (result.contributionsFilled === true) report.contributionsFilled++;
+        else report.alreadyCounted++;
         return;
       }
       report.counted++;

@@ -8,7 +8,7 @@ import { describeObject, type LogObjectRef } from '../domain/log-object';
 import type { MetricRule } from '../domain/metric-rules';
 import { parseNotification } from '../domain/notifications';
 import { pinAttribute } from '../domain/keys';
-import type { ApplyOptions, AttemptRecord, Increment, IncrementOutcome, UsageStore } from '../domain/usage-store';
+import type { ApplyOptions, AttemptRecord, Increment, IncrementOutcome, LedgerEntry, UsageStore } from '../domain/usage-store';
 import type { LineCounts, MalformedSample } from '../domain/usage-tally';
 import type { Log } from './log';
 import type { LateUsageMarks, LogSource, MessageVisibility } from './ports';
@@ -91,6 +91,8 @@ export interface ObjectResult {
   /** Accounts (including `unattributed`) the object had usage for; empty when already done. */
   readonly accounts: readonly string[];
   readonly malformedSamples: readonly MalformedSample[];
+  /** Already done, counted before contributions were recorded: they were recorded now (nothing counted again). */
+  readonly contributionsFilled?: boolean;
 }
 
 /** What became of one SQS message. */
@@ -126,7 +128,21 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const state = await store.findObject(ref);
   if (state.done !== undefined) {
     const done = state.done;
-    return { object: ref, status: 'already-done', lines: done.lines, increments: done.increments, applied: 0, duplicates: 0, resumed: 0, unresolved: 0, pinned: false, accounts: [], malformedSamples: [] };
+    const filled = done.contributions === undefined && (await fillContributions(done, deps));
+    return {
+      object: ref,
+      status: 'already-done',
+      lines: done.lines,
+      increments: done.increments,
+      applied: 0,
+      duplicates: 0,
+      resumed: 0,
+      unresolved: 0,
+      pinned: false,
+      accounts: [],
+      malformedSamples: [],
+      ...(filled ? { contributionsFilled: true } : {}),
+    };
   }
   const recorded = new Set(state.attempts.flatMap((a) => a.applied.map(keyHex)));
 
@@ -194,9 +210,32 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
     ...(pinned ? { pinned } : {}),
     ...(unresolved.length > 0 ? { unresolved } : {}),
     processedAt: clock().toISOString(),
+    contributions: usage.map(({ account, day, metrics }) => ({ account, day, metrics })),
+    format: count.format,
+    ...(count.unattributedSamples === undefined ? {} : { unattributedSamples: count.unattributedSamples }),
   });
   if (pin !== undefined) await unpinAll(increments, pin, deps, ref);
   return result;
+}
+
+/**
+ * Records the contributions of an object counted before they were kept (a redelivery,
+ * or `tally backfill` over its days): the object is read and counted again, nothing is
+ * applied, and the ledger gains its rows. False when the object is gone from the bucket.
+ */
+async function fillContributions(done: LedgerEntry, deps: IngestDeps): Promise<boolean> {
+  let opened;
+  try {
+    opened = await deps.source.open(done.object);
+  } catch (error) {
+    if (!(error instanceof PoisonObjectError)) throw error;
+    deps.log.warn('counted before contributions were recorded, and no longer readable: explain cannot list it', { object: describeObject(done.object), error: describeError(error) });
+    return false;
+  }
+  const count = await countObject(opened.content, deps.settings, done.object.key, describeObject(done.object));
+  const contributions = count.tally.usage().map(({ account, day, metrics }) => ({ account, day, metrics }));
+  await deps.store.recordContributions({ ...done, contributions, format: count.format });
+  return true;
 }
 
 type ApplyResult = IncrementOutcome | 'resumed' | 'not-started';

@@ -20,11 +20,16 @@
  * | {@link QuotaStore}, {@link ThresholdStore}, {@link MonthRechecks} | `DynamoQuotaStore`, `DynamoThresholdStore`, `DynamoMonthRechecks` |
  * | {@link ActiveAccounts} | `DynamoCloseStore` (the day index) |
  * | {@link StripeStore}, {@link StripeMeterApi}, {@link StripeSendQueue} | `DynamoStripeStore`, `SdkStripeMeterApi`, `SqsStripeSendQueue` |
+ * | {@link SourceReader}, {@link LedgerActivityReader} | `DynamoSourceReader` (the source-day index of the ledger) |
+ * | {@link ReconcileRecords} | `DynamoReconcileRecords` |
+ * | {@link DeadLetterProbe} | `SqsDeadLetterProbe` |
  */
 import type { StripeLink, StripeOutboxRecord } from '../domain/stripe';
 import type { AccessGrant } from '../domain/access';
 import type { Adjustment, RecordedAdjustment } from '../domain/adjustment';
 import type { DeadLetterDrop } from '../domain/dead-letter';
+import type { ExplainedSource } from '../domain/explanation';
+import type { LedgerActivity, ReconcileRecord } from '../domain/health';
 import type { ClosedDay, MetricFigures, RevisionRow } from '../domain/day-close';
 import type { RevisionExport } from '../domain/revision-export';
 import type { LogObjectRef } from '../domain/log-object';
@@ -359,3 +364,24 @@ export interface StripeSendQueue {
 
 /** A message of the Stripe send queue. */
 export type StripeSendMessage = { readonly day: string; readonly revision: number } | { readonly account: string };
+
+/** The log objects that contributed to an account-day, each with its whole contribution (explain). */
+export interface SourceReader {
+  sourcesOf(accountId: string, day: string): Promise<{ sources: ExplainedSource[]; requests: number }>;
+}
+
+/** The ledger entries indexed under a day (every account): what health reads of recent ingestion. */
+export interface LedgerActivityReader {
+  entriesOn(day: string): Promise<LedgerActivity[]>;
+}
+
+/** The last `tally reconcile` over a day range (one item, rewritten by each run). */
+export interface ReconcileRecords {
+  record(result: ReconcileRecord): Promise<void>;
+  last(): Promise<ReconcileRecord | undefined>;
+}
+
+/** The dead-letter queue's depth and the age of its oldest message. */
+export interface DeadLetterProbe {
+  probe(now: Date): Promise<{ depth: number; oldestAgeSeconds: number | null }>;
+}

@@ -8,11 +8,14 @@ import { eachDay } from '../domain/days';
 import { AccountNotFoundError, AuthenticationError, describeError, ForbiddenError, ValidationError } from '../domain/errors';
 import { monthOf } from '../domain/quota';
 import { usageCsvFileName, usageReportCsv } from '../domain/usage-csv';
-import { cacheControlFor, parseRankingQuery, parseUsageQuery, type UsageQuery } from '../domain/usage-query';
+import { cacheControlFor, parseExplainQuery, parseRankingQuery, parseUsageQuery, type ExplainQuery, type UsageQuery } from '../domain/usage-query';
+import { explanationCsv, explanationCsvFileName } from '../domain/explanation';
+import { explainDay } from './explain';
+import type { HealthReport } from '../domain/health';
 import { buildUsageReport } from '../domain/usage-report';
 import { mapWithConcurrency } from './concurrency';
 import type { Log } from './log';
-import type { ActiveAccounts, TokenVerifier, UsageReader } from './ports';
+import type { ActiveAccounts, SourceReader, TokenVerifier, UsageReader } from './ports';
 import { accountQuotas, quotaBlock, type QuotaReadDeps } from './quota-status';
 
 export interface UsageApiDeps {
@@ -27,6 +30,10 @@ export interface UsageApiDeps {
   readonly quotas?: QuotaReadDeps;
   /** Accounts with usage on a day (the day index): the admin ranking `GET /v1/accounts` (404 when absent). */
   readonly accounts?: ActiveAccounts;
+  /** The log objects behind an account-day: `GET /v1/accounts/{id}/days/{day}/explain` (404 when absent). */
+  readonly sources?: SourceReader;
+  /** Ingestion health: `GET /v1/health`, admin tokens only (404 when absent). */
+  readonly health?: () => Promise<HealthReport>;
   readonly clock?: () => Date;
 }
 
@@ -34,10 +41,13 @@ type Response = APIGatewayProxyStructuredResultV2 & { statusCode: number; header
 
 /**
  * The routes, after an optional stage segment: `GET /v1/accounts/{accountId}/usage`,
- * `GET /v1/accounts/{accountId}/quota` and (admin tokens) `GET /v1/accounts`.
+ * `GET /v1/accounts/{accountId}/quota`, `GET /v1/accounts/{accountId}/days/{day}/explain`
+ * and (admin tokens) `GET /v1/accounts` and `GET /v1/health`.
  */
 const ACCOUNT_ROUTE = /^(?:\/[^/]+)?\/v1\/accounts\/([^/]*)\/(usage|quota)\/?$/;
 const RANKING_ROUTE = /^(?:\/[^/]+)?\/v1\/accounts\/?$/;
+const EXPLAIN_ROUTE = /^(?:\/[^/]+)?\/v1\/accounts\/([^/]*)\/days\/([^/]*)\/explain\/?$/;
+const HEALTH_ROUTE = /^(?:\/[^/]+)?\/v1\/health\/?$/;
 
 const BEARER = /^Bearer[ ]+([A-Za-z0-9\-_.~+/]+=*)[ ]*$/i;
 
@@ -77,8 +87,10 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
 
   async function route(): Promise<Response> {
     const match = ACCOUNT_ROUTE.exec(path);
+    const explain = deps.sources === undefined ? null : EXPLAIN_ROUTE.exec(path);
+    const health = deps.health !== undefined && HEALTH_ROUTE.test(path);
     const ranking = match === null && RANKING_ROUTE.test(path) && deps.accounts !== undefined;
-    if ((match === null && !ranking) || (match?.[2] === 'quota' && deps.quotas === undefined)) {
+    if ((match === null && !ranking && explain === null && !health) || (match?.[2] === 'quota' && deps.quotas === undefined)) {
       return json(404, { error: 'not_found', message: `no route ${method} ${path}; try GET /v1/accounts/{accountId}/usage` }, noStore());
     }
     if (method === 'OPTIONS') return preflight(headers.origin, deps.corsOrigins);
@@ -95,6 +107,16 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
     }
     const grant = await authenticate(headers.authorization, deps.verifier);
     if (grant.subject !== undefined) fields.subject = grant.subject;
+    if (health) {
+      if (!grant.admin) throw new ForbiddenError('ingestion health needs an admin token (npx tally token --admin)');
+      return json(200, await deps.health!(), { ...noStore() });
+    }
+    if (explain !== null) {
+      const query = parseExplainQuery(decodePathSegment(explain[1] ?? ''), decodePathSegment(explain[2] ?? ''), event.queryStringParameters ?? {}, headers.accept);
+      Object.assign(fields, { accountId: query.accountId, day: query.day, format: query.format });
+      authorizeAccount(grant, query.accountId);
+      return explainResponse(query, headers['if-none-match']);
+    }
     if (match === null) {
       if (!grant.admin) throw new ForbiddenError('the ranking of every account needs an admin token (npx tally token --admin)');
       return rankingResponse();
@@ -143,6 +165,14 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
           }
         : { 'content-type': 'application/json; charset=utf-8' };
     return { statusCode: 200, headers: { ...type, ...caching, 'x-content-type-options': 'nosniff' }, body, isBase64Encoded: false };
+  }
+
+  /** `GET /v1/accounts/{id}/days/{day}/explain`: the day's figures tied to its log objects (see explanation.ts). */
+  async function explainResponse(query: ExplainQuery, ifNoneMatch: string | undefined): Promise<Response> {
+    const explanation = await explainDay({ reader: deps.reader, sources: deps.sources!, metricNames: deps.metricNames }, query.accountId, query.day);
+    Object.assign(fields, { sources: explanation.sources.length, complete: explanation.complete });
+    const csv = query.format === 'csv';
+    return cachedResponse(csv ? explanationCsv(explanation) : JSON.stringify(explanation), { to: query.day }, ifNoneMatch, csv ? explanationCsvFileName(explanation) : undefined);
   }
 
   /** `GET /v1/accounts/{id}/quota`: the allowances that apply to the account and this month's crossings. */

@@ -68,3 +68,14 @@ export async function fetchRanking(token, query, metric, signal) {
   const params = new URLSearchParams({ from: query.from, to: query.to, metric });
   return (await request(token, apiBase() + '/v1/accounts?' + params.toString(), 'json', signal)).json();
 }
+
+/** One account-day down to its log objects: GET /v1/accounts/{id}/days/{day}/explain. */
+export async function fetchExplanation(token, account, day, signal) {
+  const url = apiBase() + '/v1/accounts/' + encodeURIComponent(account) + '/days/' + encodeURIComponent(day) + '/explain';
+  return (await request(token, url, 'json', signal)).json();
+}
+
+/** Ingestion health (admin tokens): GET /v1/health. */
+export async function fetchHealth(token, signal) {
+  return (await request(token, apiBase() + '/v1/health', 'json', signal)).json();
+}

@@ -1,12 +1,14 @@
 // Tally usage dashboard: a static page over the read API
-// (GET /v1/accounts/{accountId}/usage). Native ES modules, no framework; uPlot draws the
+// (GET /v1/accounts/{accountId}/usage, .../days/{day}/explain; admins: /v1/health, /v1/accounts). Native ES modules, no framework; uPlot draws the
 // chart. The token lives in sessionStorage only (this tab), is sent as a bearer token and
 // never appears in a URL. Days are UTC calendar days, like the counters.
 //
 // This module wires the page: sign-in and sign-out, the controls, loading and errors.
 // The views are chart.js, summary.js and tables.js; the rules they share with the API
 // are in lib/ (TypeScript, compiled with src/domain by the build).
-import { ApiError, fetchCsv, fetchRanking, fetchReport } from './api.js';
+import { ApiError, fetchCsv, fetchExplanation, fetchHealth, fetchRanking, fetchReport } from './api.js';
+import { explainFailed, hideExplanation, renderExplanation, showExplainLoading } from './explain.js';
+import { hideHealth, renderHealth } from './health.js';
 import { destroyChart, renderChart } from './chart.js';
 import { $, clear, el, fillNotice, setStatus } from './dom.js';
 import { decodeClaims, isExpired } from './lib/claims.js';
@@ -102,14 +104,61 @@ function showDashboard() {
   if (p.to) $('to-input').value = p.to;
   if (p.granularity) $('granularity-select').value = p.granularity;
   toggleCustom();
+  if (claims.admin) loadHealth();
+  else hideHealth();
   if (currentAccount()) load();
+  else if (claims.admin) loadOperatorView();
   else {
     clearResults();
-    setStatus(
-      'info',
-      claims.admin ? 'Enter an account id to see its usage.' : 'This token does not name any account.',
-      claims.admin ? 'Type the account id in the Account field and press Show.' : 'Ask for a token that names the accounts you need.',
-    );
+    hideRanking();
+    setStatus('info', 'This token does not name any account.', 'Ask for a token that names the accounts you need.');
+  }
+}
+
+// ---------------------------------------------------------------- operator view (admin tokens)
+async function loadHealth() {
+  try {
+    renderHealth(await fetchHealth(state.token));
+  } catch {
+    hideHealth();
+  }
+}
+
+/** An admin with no account chosen lands here: health, and every account of the range ranked. */
+async function loadOperatorView() {
+  clearResults();
+  const preset = $('range-select').value === 'custom' ? '30d' : $('range-select').value;
+  const range = rangeFor(preset, utcToday(new Date()));
+  $('title-account').textContent = 'all accounts';
+  $('range-caption').textContent = longDay(range.from) + ' – ' + longDay(range.to) + ' (UTC)';
+  setStatus('info', 'Operator view: how ingestion is doing, and every account ranked.', 'Pick an account in the ranking, or type one in the Account field and press Show.');
+  const query = { account: '', from: range.from, to: range.to, granularity: 'day' };
+  const select = $('metric-select');
+  try {
+    const ranking = await fetchRanking(state.token, query, select.value || storage.prefs().metric || 'requests');
+    clear(select);
+    for (const name of ranking.metricNames) select.appendChild(el('option', { value: name, text: metricLabel(name) }));
+    select.value = ranking.metric;
+    renderRanking(ranking, pickAccount);
+  } catch {
+    hideRanking();
+  }
+}
+
+// ---------------------------------------------------------------- explain a day
+async function explainDay(day) {
+  const query = state.loaded;
+  if (!query) return;
+  if (state.explaining) state.explaining.abort();
+  const controller = new AbortController();
+  state.explaining = controller;
+  showExplainLoading(day);
+  try {
+    const explanation = await fetchExplanation(state.token, query.account, day, controller.signal);
+    if (state.explaining === controller) renderExplanation(explanation);
+  } catch (error) {
+    if (error && error.name === 'AbortError') return;
+    explainFailed('This day could not be explained: ' + ((error && error.message) || 'the API failed') + '.');
   }
 }
 
@@ -153,6 +202,12 @@ function toggleCustom() {
 
 // ---------------------------------------------------------------- loading
 async function load() {
+  if (state.claims && state.claims.admin && !currentAccount()) {
+    state.report = null;
+    state.loaded = null;
+    loadOperatorView();
+    return;
+  }
   const checked = checkSelection({
     account: currentAccount(),
     preset: $('range-select').value,
@@ -170,6 +225,7 @@ async function load() {
     signOut(EXPIRED);
     return;
   }
+  hideExplanation();
   storage.savePrefs({ account: query.account, range: $('range-select').value, from: $('from-input').value, to: $('to-input').value, granularity: query.granularity });
   if (state.inflight) state.inflight.abort();
   const controller = new AbortController();
@@ -229,6 +285,7 @@ function showError(caught, query) {
 
 function clearResults() {
   destroyChart();
+  hideExplanation();
   $('results').hidden = true;
   $('freshness').textContent = '';
   $('csv-button').disabled = true;
@@ -269,7 +326,7 @@ function render() {
   renderQuota(report);
   renderChart(report, metric, now);
   renderAdjustments(report);
-  renderUsageTable(report, metric, now);
+  renderUsageTable(report, metric, now, explainDay);
   loadRanking(metric);
 }
 
@@ -351,8 +408,10 @@ function init() {
   $('metric-select').addEventListener('change', () => {
     storage.savePrefs({ metric: $('metric-select').value });
     if (state.report) render();
+    else if (state.claims && state.claims.admin && !currentAccount()) loadOperatorView();
   });
   $('csv-button').addEventListener('click', downloadCsv);
+  $('explain-close').addEventListener('click', hideExplanation);
   $('csv-button').disabled = true;
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'visible' && state.report && state.report.updatedAt) renderFreshness(state.report, load);

@@ -8,5 +8,7 @@ export const state = {
   loaded: null,
   /** The AbortController of the request in flight. */
   inflight: null,
+  /** The AbortController of the day explanation being fetched. */
+  explaining: null,
   expiryTimer: null,
 };

@@ -39,17 +39,22 @@ function closeBadges(row, names) {
   return late === '' ? [closed] : [closed, el('span', { className: 'badge badge-late', title: 'Arrived after the day closed: ' + late, text: 'late +' })];
 }
 
-function periodLabel(row, byMonth, inProgress, names) {
+function periodLabel(row, byMonth, inProgress, names, onExplain) {
   const badge = inProgress ? el('span', { className: 'badge badge-progress', title: IN_PROGRESS_HINT, text: 'in progress' }) : null;
   if (byMonth) {
     const cut = isPartialMonth(row) ? el('span', { className: 'muted cell-note', text: ' ' + shortDay(row.from) + '–' + shortDay(row.to) }) : null;
     return el('th', { scope: 'row' }, [el('span', { text: monthName(row.month) }), cut, badge]);
   }
-  return el('th', { scope: 'row' }, [el('span', { className: 'weekday muted', text: weekday(row.day) }), el('span', { text: row.day }), badge, ...closeBadges(row, names)]);
+  const day = el('button', { type: 'button', className: 'link-button day-link', 'data-day': row.day, title: 'Explain ' + row.day + ': its log objects, revisions and adjustments', text: row.day });
+  if (onExplain) day.addEventListener('click', () => onExplain(row.day));
+  return el('th', { scope: 'row' }, [el('span', { className: 'weekday muted', text: weekday(row.day) }), day, badge, ...closeBadges(row, names)]);
 }
 
-/** Days or months of `report`, `metric`'s column highlighted; `now` marks the period still in progress. */
-export function renderUsageTable(report, metric, now) {
+/**
+ * Days or months of `report`, `metric`'s column highlighted; `now` marks the period still
+ * in progress. Clicking a day calls `onExplain(day)`.
+ */
+export function renderUsageTable(report, metric, now, onExplain) {
   const table = $('days-table');
   const names = report.metricNames;
   const [thead, tbody, tfoot] = ['thead', 'tbody', 'tfoot'].map((tag) => table.querySelector(tag));
@@ -58,7 +63,7 @@ export function renderUsageTable(report, metric, now) {
   $('table-title').textContent = byMonth ? 'Months' : 'Days';
   $('table-note').textContent = byMonth
     ? 'Measured usage per calendar month (UTC), cut to the range.'
-    : 'Measured usage per UTC day. "closed": the day is final; "late +": usage arrived after it closed (hover for how much).';
+    : 'Measured usage per UTC day; click a day to see the log objects it comes from. "closed": the day is final; "late +": usage arrived after it closed (hover for how much).';
 
   const head = el('tr', {}, [el('th', { scope: 'col', text: byMonth ? 'Month' : 'Day' })]);
   for (const name of names) {
@@ -72,7 +77,7 @@ export function renderUsageTable(report, metric, now) {
     const closed = !byMonth && row.status === 'closed';
     const late = closed && row.late !== undefined;
     const classes = [names.every((n) => row.metrics[n] === 0) ? 'zero' : '', inProgress ? 'in-progress' : '', closed ? 'closed' : '', late ? 'late' : ''].filter(Boolean).join(' ');
-    const tr = el('tr', { className: classes, 'data-period': byMonth ? row.month : row.day }, [periodLabel(row, byMonth, inProgress, names)]);
+    const tr = el('tr', { className: classes, 'data-period': byMonth ? row.month : row.day }, [periodLabel(row, byMonth, inProgress, names, onExplain)]);
     for (const name of names) tr.appendChild(valueCell(row.metrics[name], name, name === metric));
     tbody.appendChild(tr);
   }

@@ -16,10 +16,12 @@ import type { LogObjectRef } from './log-object';
  * PK CLOSED      SK DAY#2026-11-21             the day's close record: closedAt, its revisions
  * PK CLOSED#2026-11-21  SK R#0001#acme         revision 1's row of acme, for exports and webhooks
  * PK LATE#07     SK 2026-11-21#acme            usage reached a closed day: the closer makes a revision
- * PK OBJ#<bucket>/<key>#<etag>  SK #DONE       object ledger
+ * PK OBJ#<bucket>/<key>#<etag>  SK #DONE       object ledger, with the object's contributions (indexed by its main day)
+ * PK OBJ#<bucket>/<key>#<etag>  SK #DONE#DAY#2026-11-20  an object's contributions to another day (indexed by that day)
  * PK OBJ#<bucket>/<key>#<etag>  SK #TRY#<id>#<n>  an unfinished attempt's progress (sorts after #DONE)
  * PK UNRESOLVED                 SK OBJ#<bucket>/<key>#<etag>  increments nothing could prove applied or not (tally reconcile --resolve)
  * PK DROPPED#<key hex>          SK #           a key some history dropped (written before the drop)
+ * PK HEALTH                    SK RECONCILE          the last tally reconcile over a day range: its result
  * PK DLQ#DROPPED               SK MSG#<messageId>  a dead-lettered message an operator dropped, on record
  * PK QUOTA                     SK acme#requests     acme's monthly allowance of requests (tally quota set)
  * PK THRESHOLD#2026-11         SK acme#requests#080 acme crossed 80% of its requests allowance in 2026-11 (once)
@@ -215,6 +217,33 @@ export function ledgerKey(ref: LogObjectRef): TableKey {
 }
 
 /**
+ * Key of the item that indexes `ref`'s contributions to `day` when that day is not the
+ * one its ledger item is indexed under (see contributions.ts). It sorts after `#DONE`
+ * and before every `#TRY#` item, so the ledger's one-item read still meets `#DONE` first.
+ */
+export function ledgerDayKey(ref: LogObjectRef, day: string): TableKey {
+  return { PK: ledgerKey(ref).PK, SK: `#DONE#DAY#${day}` };
+}
+
+/**
+ * The global secondary index of ledger items by the day of their contributions
+ * (partition `sd` = `<day>#<bucket>`, sort key `PK`), all attributes projected: explain
+ * finds every object that contributed to an account-day with one Query per bucket, and
+ * health reads what was processed lately from it. Only ledger items carry `sd`.
+ */
+export const SOURCE_DAY_INDEX = { name: 'bySourceDay', partitionKey: 'sd', sortKey: 'PK' } as const;
+
+/** The `sd` value of `ref`'s contributions to `day`: the day and one of `buckets` from a hash of the object. */
+export function sourceDayPartition(ref: LogObjectRef, day: string, buckets: number): string {
+  return sourceDayBucket(day, hash(new TextEncoder().encode(ledgerKey(ref).PK))[0]! % buckets);
+}
+
+/** The `sd` value of bucket `bucket` of `day`. */
+export function sourceDayBucket(day: string, bucket: number): string {
+  return `${day}#${bucket}`;
+}
+
+/**
  * The one partition that lists objects with unresolved increments (one item each, sort
  * key the object's ledger key): `tally reconcile --resolve` reads it with one Query.
  */
@@ -339,4 +368,9 @@ export function stripeOutboxRange(accountId: string, from: string, to: string): 
 /** Key of the lease that lets one sender at a time call Stripe for a customer and meter. */
 export function stripeLockKey(customer: string, eventName: string): TableKey {
   return { PK: 'STRIPE#LOCK', SK: `${customer}#${eventName}` };
+}
+
+/** Key of the record of the last `tally reconcile` (read by health); outside every account, object and day partition. */
+export function lastReconcileKey(): TableKey {
+  return { PK: 'HEALTH', SK: 'RECONCILE' };
 }

@@ -32,6 +32,11 @@ export interface LogCount {
   readonly tally: UsageTally;
   /** The first few malformed lines with their reason, for the structured log. */
   readonly malformedSamples: readonly MalformedSample[];
+  /**
+   * The first few distinct keys (hosts) a host resolver could not attribute, when there
+   * were any: what the resolver missed, for ingestion health.
+   */
+  readonly unattributedSamples?: readonly string[];
 }
 
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024;
@@ -59,6 +64,7 @@ export class LogCounter {
   readonly lines = emptyLineCounts();
   readonly tally: UsageTally;
   private readonly samples: MalformedSample[] = [];
+  private readonly missed: string[] = [];
   private readonly scanner: LineScanner;
   private readonly bytes: Uint8Array;
   private readonly words: Int32Array;
@@ -184,7 +190,7 @@ export class LogCounter {
         `not a CloudFront log: ${plural(this.lines.read, 'data line')} and ${this.headerNeeded}`,
       );
     }
-    return { lines: this.lines, tally: this.tally, malformedSamples: this.samples };
+    return { lines: this.lines, tally: this.tally, malformedSamples: this.samples, ...(this.missed.length === 0 ? {} : { unattributedSamples: this.missed }) };
   }
 
   /** The text ended: its last line needs no line break. */
@@ -454,12 +460,24 @@ export class LogCounter {
       const start = this.words[record + 7]!;
       const stop = this.words[record + 8]!;
       const known = this.scanner.keyId(start, stop, this.keyAccounts.length);
-      const account = known >= 0 && known < this.keyAccounts.length ? this.keyAccounts[known] : this.key!.accountOf(this.line.decode(start, stop));
+      if (known >= 0 && known < this.keyAccounts.length) return this.keyAccounts[known];
+      const text = this.line.decode(start, stop);
+      const account = this.key!.accountOf(text);
       if (known === this.keyAccounts.length) this.keyAccounts.push(account);
+      // A key is new here once (the scanner knows it afterwards): each missed host is sampled once.
+      if (account === undefined && this.missed.length < MAX_SAMPLES && !this.missed.includes(text)) this.missed.push(text);
       return account;
     }
     this.place(record, newline, end, this.resolverSlots);
-    return this.resolve(this.line);
+    const account = this.resolve(this.line);
+    // An IP literal or other host the scanner does not key: sampled from the resolver's column.
+    if (account === undefined && this.missed.length < MAX_SAMPLES) {
+      // The column the resolver read: x-host-header when present, else cs(Host).
+      const column = this.key!.columns.find((candidate) => candidate >= 0 && this.line.present(candidate));
+      const text = column === undefined ? undefined : this.line.field(column);
+      if (text !== undefined && !this.missed.includes(text)) this.missed.push(text);
+    }
+    return account;
   }
 
   /** Sets where the columns of `slots` (every recorded column when undefined) start and end. */

@@ -45,6 +45,23 @@ export function parseUsageQuery(accountId: string, params: QueryParameters, acce
   return { accountId, from, to, granularity, format: formatOf(params.format, accept), quota: quotaOf(params.quota, granularity) };
 }
 
+/** A validated explanation request: one account-day. */
+export interface ExplainQuery {
+  readonly accountId: string;
+  readonly day: string;
+  readonly format: ReportFormat;
+}
+
+/**
+ * Validates `GET /v1/accounts/{accountId}/days/{day}/explain[?format=]` (CSV also by
+ * `Accept: text/csv`, as the usage route).
+ */
+export function parseExplainQuery(accountId: string, day: string, params: QueryParameters, accept?: string): ExplainQuery {
+  if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
+  if (!isValidDay(day)) throw new ValidationError(`the day in the path must be a calendar day YYYY-MM-DD, got "${printable(day)}"`);
+  return { accountId, day, format: formatOf(params.format, accept) };
+}
+
 /** The day range of a query (`from`, `to`, at most {@link MAX_RANGE_DAYS} days). */
 export function parseDayRange(params: QueryParameters): { from: string; to: string } {
   const from = requiredDay(params, 'from');

@@ -27,6 +27,8 @@ export type UsageRecord =
       readonly day: string;
       readonly revision: number;
       readonly metrics: Readonly<Record<string, number>>;
+      /** When the revision was recorded. */
+      readonly createdAt?: string;
     }
   | {
       /** The day is closed (for every account): its snapshot was recorded at `closedAt`. */

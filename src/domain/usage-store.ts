@@ -1,3 +1,4 @@
+import type { Contribution } from './contributions';
 import type { LogObjectRef } from './log-object';
 import type { LineCounts } from './usage-tally';
 
@@ -81,6 +82,17 @@ export interface LedgerEntry {
   /** Increments nothing could prove applied or not: not applied, left for `tally reconcile --resolve`. */
   readonly unresolved?: readonly Increment[];
   readonly processedAt: string;
+  /**
+   * What the object contributed to each (account, day), whole: one row per increment,
+   * whatever its outcome (see contributions.ts). Absent on an entry written before
+   * contributions were recorded (`tally backfill` fills them in); read back, the rows
+   * the ledger item itself holds.
+   */
+  readonly contributions?: readonly Contribution[];
+  /** The format the object was read in (`standard`, `json`, `headerless`, `parquet`). */
+  readonly format?: string;
+  /** A few keys (hosts) the resolver could not attribute, for ingestion health. */
+  readonly unattributedSamples?: readonly string[];
 }
 
 /** An object whose ledger lists unresolved increments, and how each was settled. */
@@ -103,6 +115,12 @@ export interface UsageStore {
   /** Records (or overwrites) one attempt's progress; many keys may take several items. */
   recordAttempt(ref: LogObjectRef, attempt: AttemptRecord): Promise<void>;
   writeLedger(entry: LedgerEntry): Promise<void>;
+  /**
+   * Adds `entry.contributions` (and its format) to the ledger of an object counted
+   * before contributions were recorded; nothing else of the stored entry changes, and
+   * one that has them stays as it is.
+   */
+  recordContributions(entry: LedgerEntry): Promise<void>;
   /** Removes the pin `pin` from the shard of `increment`, if it is there. */
   unpin(increment: Increment, pin: string): Promise<void>;
 }

@@ -44,6 +44,7 @@ export async function createLocalUsageApiDeps(
     TALLY_JWT_SECRET: secret,
     TALLY_JWT_SECRET_PARAMETER: '',
     TALLY_JWT_PUBLIC_KEY: '',
+    ...(info.dlqUrl === undefined ? {} : { TALLY_DLQ_URL: info.dlqUrl }),
     ...overrides,
   });
   return createUsageApiDeps(config, createUsageApiClients(config, LOCAL_CREDENTIALS), log);

@@ -537,7 +537,8 @@ describe('dashboard in Chromium', () => {
     expect((await ingestBatch({ Records: [s3NotificationMessage(strayRef)] }, testIngestDeps({ TALLY_METRICS: METRICS }))).batchItemFailures).toEqual([]);
 
     await signIn(page, admin);
-    await page.getByLabel('Account').fill(acme);
+    // (exact: the operator view's heading, "Usage for all accounts", names accounts too.)
+    await page.getByLabel('Account', { exact: true }).fill(acme);
     await page.getByRole('button', { name: 'Show' }).click();
     await page.waitForSelector(`#ranking-table tbody tr[data-account="${initech}"]`);
     const range = `from=${addDays(today, -29)}&to=${today}&metric=requests`;
@@ -581,6 +582,88 @@ describe('dashboard in Chromium', () => {
     await tenantPage.waitForSelector('#days-table tbody tr');
     expect(await tenantPage.locator('#ranking-card').isHidden()).toBe(true);
     await tenantPage.close();
+  });
+
+  it('explains a day when it is clicked: the sums, the adjustment and every log object, as the API explains it', async () => {
+    const token = await mintToken(TEST_SECRET, { accounts: [acme], ttlSeconds: 600 });
+    const day = addDays(today, -3);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await signIn(page, token);
+    await page.waitForSelector('#days-table tbody tr');
+
+    await page.locator(`#days-table button.day-link[data-day="${day}"]`).click();
+    await page.waitForSelector(`#explain-card[data-day="${day}"] #explain-sums`);
+    const response = await fetch(`${server.url}/v1/accounts/${acme}/days/${day}/explain`, { headers: { authorization: `Bearer ${token}` } });
+    const api = (await response.json()) as {
+      metricNames: string[];
+      metrics: Record<string, number>;
+      totals: Record<string, number>;
+      sourceTotals: Record<string, number>;
+      sources: { key: string; metrics: Record<string, number> }[];
+      adjustments: { id: string }[];
+      complete: boolean;
+    };
+    const rowValues = (selector: string) =>
+      page.$$eval(`${selector} td`, (cells: PageNode[]) => {
+        const values: Record<string, number> = {};
+        cells.forEach((cell) => (values[cell.getAttribute('data-metric')!] = Number(cell.getAttribute('data-value'))));
+        return values;
+      });
+    const sources = await page.$$eval('#explain-sources tbody tr', (rows: PageNode[]) => {
+      const keys: string[] = [];
+      rows.forEach((row) => keys.push(row.getAttribute('data-key')!));
+      return keys;
+    });
+    await page.locator('#explain-card').screenshot({ path: join(OUTPUT, 'dashboard-explain.png') });
+
+    expect(response.status).toBe(200);
+    expect(api.complete).toBe(true);
+    expect(await page.locator('#explain-card').getAttribute('data-complete')).toBe('true');
+    expect(await page.locator('#explain-check').textContent()).toContain('add up exactly');
+    expect(await rowValues('#explain-sums tr.explain-sources')).toEqual(api.sourceTotals);
+    expect(await rowValues('#explain-sums tr.explain-measured')).toEqual(api.metrics);
+    expect(await rowValues('#explain-sums tr.explain-total')).toEqual(api.totals);
+    expect(api.sourceTotals).toEqual(api.metrics);
+    expect(api.adjustments.map((a) => a.id)).toEqual(['INC-7']);
+    expect(await page.locator('#explain-adjustments tbody tr').count()).toBe(1);
+    expect(sources).toEqual(api.sources.map((source) => source.key));
+    expect(sources.length).toBeGreaterThanOrEqual(1);
+    expect(api.totals.requests).toBe(api.metrics.requests! - 12);
+
+    await page.locator('#explain-close').click();
+    expect(await page.locator('#explain-card').isHidden()).toBe(true);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('lands an admin token on the operator view: ingestion health and every account ranked, no account typed', async () => {
+    const admin = await mintToken(TEST_SECRET, { admin: true, ttlSeconds: 600, subject: 'operator' });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await signIn(page, admin);
+    await page.waitForSelector('#health-card:not([hidden]) #health-facts .stat');
+    await page.waitForSelector(`#ranking-table tbody tr[data-account="${acme}"]`);
+    const health = (await (await fetch(`${server.url}/v1/health`, { headers: { authorization: `Bearer ${admin}` } })).json()) as {
+      objects: { lastDay: number };
+      freshness: { source: string }[];
+    };
+    await page.screenshot({ path: join(OUTPUT, 'dashboard-operator.png'), fullPage: true });
+
+    expect(await page.locator('#title-account').textContent()).toBe('all accounts');
+    expect(await page.locator('#health-objects .stat-value').textContent()).toBe(String(health.objects.lastDay));
+    const ours = health.freshness.map((row) => row.source).filter((source) => source.startsWith('E2DASH'));
+    expect(ours.length).toBeGreaterThan(0);
+    expect(await page.locator(`#health-freshness tbody tr[data-source="${ours[0]}"]`).count()).toBe(1);
+    const tenant = await browser.newPage();
+    await signIn(tenant, await mintToken(TEST_SECRET, { accounts: [acme], ttlSeconds: 600 }));
+    await tenant.waitForSelector('#days-table tbody tr');
+    expect(await tenant.locator('#health-card').isHidden()).toBe(true);
+    await tenant.close();
+    expect(errors).toEqual([]);
+    await context.close();
   });
 
   it('works at phone width', async () => {

@@ -42,6 +42,8 @@ export interface ChaosOptions {
   readonly profile?: 'default' | 'hot';
   /** Hot profile: increments to the hot accounts a crashed batch waits for (default 1,000: 500 per hot account-day). */
   readonly holdIncrements?: number;
+  /** Keys a shard's history holds (TALLY_HISTORY_CAP; default the deployed 48). A small cap makes a short run roll its histories. */
+  readonly historyCap?: number;
   readonly log?: (line: string) => void;
   /** Share of objects whose S3 notification is sent twice (default 0.15). */
   readonly duplicateRate?: number;
@@ -156,6 +158,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       TALLY_HEARTBEAT_SECONDS: '0',
       TALLY_MAX_ATTEMPTS: '4',
       TALLY_METRICS: '[{"name":"authorization_requests","path":"/api/authorization/*"}]',
+      ...(options.historyCap === undefined ? {} : { TALLY_HISTORY_CAP: String(options.historyCap) }),
       ...(shards === undefined ? {} : { TALLY_SHARDS: shards }),
     });
   const consumers = Array.from({ length: options.consumers ?? 3 }, () => {
@@ -265,7 +268,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   await waitForEmptyQueue(clients.sqs, info.queueUrl, 600_000);
 
   // 5. Backfill two days that are already ingested, through the queue, faults still on.
-  const store = new DynamoUsageStore({ client: clients.dynamodb, tableName: info.table, historyCap: 48, ledgerTtlDays: 400 });
+  const store = new DynamoUsageStore({ client: clients.dynamodb, tableName: info.table, historyCap: options.historyCap ?? 48, ledgerTtlDays: 400 });
   const backfillDay = hot ? firstDay : addDays(firstDay, Math.floor(random() * (days - 1)));
   const refill = await backfill({
     listing: new S3LogListing({ client: clients.s3 }),

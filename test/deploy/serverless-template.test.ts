@@ -134,6 +134,8 @@ describe('serverless package (offline)', () => {
       HttpApiStage: 'AWS::ApiGatewayV2::Stage',
       HttpApiIntegrationUsageApi: 'AWS::ApiGatewayV2::Integration',
       HttpApiRouteGetV1AccountsAccountidVarUsage: 'AWS::ApiGatewayV2::Route',
+      HttpApiRouteGetV1AccountsAccountidVarDaysDayVarExplain: 'AWS::ApiGatewayV2::Route',
+      HttpApiRouteGetV1Health: 'AWS::ApiGatewayV2::Route',
       UsageApiLambdaPermissionHttpApi: 'AWS::Lambda::Permission',
       UsageTable: 'AWS::DynamoDB::Table',
       IngestQueue: 'AWS::SQS::Queue',
@@ -266,6 +268,7 @@ describe('functions', () => {
       TALLY_CORS_ORIGIN: '',
       TALLY_QUOTAS: '',
       TALLY_QUOTA_LEVELS: '80,100',
+      TALLY_DLQ_URL: ref('IngestDeadLetterQueue'),
     });
     const secretLike = Object.keys(env).filter((name) => /SECRET|KEY|TOKEN|PASSWORD/.test(name));
     expect(secretLike).toEqual(['TALLY_JWT_SECRET_PARAMETER']);
@@ -321,7 +324,12 @@ describe('functions', () => {
   it('give the usage API the metric rules too, so a metric has its column in every range', () => {
     const env = resource(template(dev), 'UsageApiLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
     expect(env.TALLY_METRICS).toBe(METRICS);
-    const api = readUsageApiConfig({ ...env, TALLY_TABLE: 'tally-dev-usage', TALLY_JWT_SECRET_PARAMETER: '/tally/dev/jwt-secret' });
+    const api = readUsageApiConfig({
+      ...env,
+      TALLY_TABLE: 'tally-dev-usage',
+      TALLY_JWT_SECRET_PARAMETER: '/tally/dev/jwt-secret',
+      TALLY_DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/1/tally-dev-ingest-dlq',
+    });
     expect(api.tally.metricRules.map((rule) => rule.name)).toEqual(['authorization_requests']);
   });
 
@@ -604,7 +612,7 @@ describe('least privilege', () => {
     ]);
   });
 
-  it('usage-api may write its logs, Query the table and read its one signing-secret parameter', () => {
+  it('usage-api may write its logs, Query the table and its indexes, read the last reconcile, peek at the DLQ and read its one signing-secret parameter', () => {
     expect(statementsOf(template(prod), 'UsageApiRole')).toEqual([
       {
         Sid: 'WriteOwnLogs',
@@ -614,6 +622,20 @@ describe('least privilege', () => {
       },
       { Sid: 'ReadUsage', Effect: 'Allow', Action: 'dynamodb:Query', Resource: getAtt('UsageTable') },
       { Sid: 'AccountsOfADay', Effect: 'Allow', Action: 'dynamodb:Query', Resource: { 'Fn::Sub': '${UsageTable.Arn}/index/byDay' } },
+      { Sid: 'LedgerBySourceDay', Effect: 'Allow', Action: 'dynamodb:Query', Resource: { 'Fn::Sub': '${UsageTable.Arn}/index/bySourceDay' } },
+      {
+        Sid: 'ReadLastReconcile',
+        Effect: 'Allow',
+        Action: 'dynamodb:GetItem',
+        Resource: getAtt('UsageTable'),
+        Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['HEALTH'] } },
+      },
+      {
+        Sid: 'PeekDeadLetters',
+        Effect: 'Allow',
+        Action: ['sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility'],
+        Resource: getAtt('IngestDeadLetterQueue'),
+      },
       {
         Sid: 'ReadSigningSecret',
         Effect: 'Allow',
@@ -763,13 +785,13 @@ describe('least privilege', () => {
   });
 
   it('grants usage-api no SSM access when tokens are verified with a public key', () => {
-    expect(statementsOf(template(staging), 'UsageApiRole').map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage', 'AccountsOfADay']);
+    expect(statementsOf(template(staging), 'UsageApiRole').map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage', 'AccountsOfADay', 'LedgerBySourceDay', 'ReadLastReconcile', 'PeekDeadLetters']);
   });
 
   it('adds kms:Decrypt through SSM only for a secret under a customer managed key', () => {
     const statements = statementsOf(template(dev), 'UsageApiRole');
-    expect(statements.map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage', 'AccountsOfADay', 'ReadSigningSecret', 'DecryptSigningSecret']);
-    expect(statements[4]).toEqual({
+    expect(statements.map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage', 'AccountsOfADay', 'LedgerBySourceDay', 'ReadLastReconcile', 'PeekDeadLetters', 'ReadSigningSecret', 'DecryptSigningSecret']);
+    expect(statements[7]).toEqual({
       Sid: 'DecryptSigningSecret',
       Effect: 'Allow',
       Action: 'kms:Decrypt',
@@ -890,8 +912,10 @@ describe('HTTP API', () => {
     });
     expect(Object.keys(resourcesOfType(t, 'AWS::ApiGatewayV2::Route')).sort()).toEqual([
       'HttpApiRouteGetV1Accounts',
+      'HttpApiRouteGetV1AccountsAccountidVarDaysDayVarExplain',
       'HttpApiRouteGetV1AccountsAccountidVarQuota',
       'HttpApiRouteGetV1AccountsAccountidVarUsage',
+      'HttpApiRouteGetV1Health',
     ]);
     expect(resource(t, 'HttpApiRouteGetV1AccountsAccountidVarQuota', 'AWS::ApiGatewayV2::Route').Properties.RouteKey).toBe('GET /v1/accounts/{accountId}/quota');
     expect(resource(t, 'HttpApiRouteGetV1Accounts', 'AWS::ApiGatewayV2::Route').Properties.RouteKey).toBe('GET /v1/accounts');

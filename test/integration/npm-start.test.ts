@@ -59,6 +59,22 @@ describe('npm start', () => {
     // The demo's quota fired its 80% level; the API (and so the dashboard) shows it.
     const token = await mintToken(readFileSync(join(cwd, LOCAL_JWT_SECRET_FILE), 'utf8').trim(), { accounts: ['acme'], ttlSeconds: 300 });
     const quota = (await (await fetch(`${info.api}/v1/accounts/acme/quota`, { headers: { authorization: `Bearer ${token}` } })).json()) as { thresholds: { metric: string; level: number }[] };
+    // Explain: every demo account-day with usage is traced to its log objects, exactly.
+    const secret = readFileSync(join(cwd, LOCAL_JWT_SECRET_FILE), 'utf8').trim();
+    const demoToken = await mintToken(secret, { accounts: DEMO_ACCOUNTS.map(({ id }) => id), ttlSeconds: 300 });
+    const explained: { account: string; day: string; complete: boolean; sources: Record<string, number>; metrics: Record<string, number> }[] = [];
+    for (const { id } of DEMO_ACCOUNTS) {
+      for (const day of Object.keys(counted[id]!)) {
+        const body = (await (await fetch(`${info.api}/v1/accounts/${id}/days/${day}/explain`, { headers: { authorization: `Bearer ${demoToken}` } })).json()) as {
+          complete: boolean;
+          sourceTotals: Record<string, number>;
+          metrics: Record<string, number>;
+        };
+        explained.push({ account: id, day, complete: body.complete, sources: body.sourceTotals, metrics: body.metrics });
+      }
+    }
+    const admin = await mintToken(secret, { admin: true, ttlSeconds: 300 });
+    const health = (await (await fetch(`${info.api}/v1/health`, { headers: { authorization: `Bearer ${admin}` } })).json()) as { objects: { lastDay: number }; deadLetters: { depth: number } };
     const { s3 } = localClients(info);
     const exported = (await s3.send(new ListObjectsV2Command({ Bucket: info.bucket, Prefix: info.exportPrefix }))).Contents ?? [];
     s3.destroy();
@@ -79,6 +95,12 @@ describe('npm start', () => {
     expect(first.output()).toContain(`lines read ${expected.lines.read} = counted ${expected.lines.counted} + unattributed ${expected.lines.unattributed} + malformed ${expected.lines.malformed}`);
     expect(first.output()).toContain('dead-letter queue: 0 message(s)');
     expect(afterRestart).toEqual(counted);
+    expect(explained.length).toBeGreaterThan(100);
+    for (const { account, day, complete, sources, metrics } of explained) {
+      expect({ account, day, complete, sources }).toEqual({ account, day, complete: true, sources: metrics });
+    }
+    expect(health.objects.lastDay).toBeGreaterThan(0);
+    expect(health.deadLetters.depth).toBe(0);
     // Billing handoff: the 35 days up to the last closable one are closed and exported once.
     expect(info.exportPrefix).toBe('exports/');
     expect(first.output()).toMatch(/tally: closed 35 day\(s\) \S+\.\.\S+ \(\d+ account-day snapshot\(s\)\); exports s3:\/\/tally-logs\/exports\//);

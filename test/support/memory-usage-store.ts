@@ -66,6 +66,12 @@ export class MemoryUsageStore implements UsageStore {
     this.ledger.set(ledgerKey(entry.object).PK, entry);
   }
 
+  async recordContributions(entry: LedgerEntry): Promise<void> {
+    const stored = this.ledger.get(ledgerKey(entry.object).PK);
+    if (stored === undefined || stored.contributions !== undefined || entry.contributions === undefined) return;
+    this.ledger.set(ledgerKey(entry.object).PK, { ...stored, contributions: entry.contributions, ...(entry.format === undefined ? {} : { format: entry.format }) });
+  }
+
   /** Sum of every shard of `account` on `day`. */
   usageOf(account: string, day: string): Record<string, number> {
     const prefix = `${usageKey({ accountId: account, day, shard: 0 }).PK}|DAY#${day}#`;

@@ -246,3 +246,28 @@ describe('CloudFront log counting', () => {
     expect(row?.metrics).toEqual({ requests: 3, bytes: 70, writes: 1, server_errors: 2, api_bytes: 30 });
   });
 });
+
+describe('what the resolver missed', () => {
+  const line = (host: string) => `2026-11-21\t10:00:00\tIAD89-C1\t100\t192.0.2.1\tGET\t${host}\t/x\t200`;
+  const text = (hosts: string[]) => ['#Version: 1.0', '#Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status', ...hosts.map(line)].join('\n') + '\n';
+
+  it('samples each host a host resolver could not attribute once, at most five', async () => {
+    const hosts = ['acme.example.com', '203.0.113.7', '203.0.113.7', '-', '198.51.100.1', '203.0.113.8', '203.0.113.9', '203.0.113.10', '203.0.113.11'];
+    const count = await countLog(logText(bytesOf(text(hosts)), 'missed'), options({ resolver: parseResolverSpec('host-map:{"acme.example.com":"acme"}') }), 'missed');
+
+    expect(count.lines).toEqual({ read: 9, counted: 1, unattributed: 8, malformed: 0 });
+    expect(count.unattributedSamples).toEqual(['203.0.113.7', '198.51.100.1', '203.0.113.8', '203.0.113.9', '203.0.113.10']);
+  });
+
+  it('samples IP literals the host-label resolver cannot read a label from', async () => {
+    const count = await countLog(logText(bytesOf(text(['acme.example.com', '203.0.113.7', '203.0.113.7', '[2001:db8::1]'])), 'ips'), options(), 'ips');
+
+    expect(count.lines).toEqual({ read: 4, counted: 1, unattributed: 3, malformed: 0 });
+    expect(count.unattributedSamples).toEqual(['203.0.113.7', '[2001:db8::1]']);
+  });
+
+  it('says nothing when every line found its account', async () => {
+    const count = await countLog(logText(bytesOf(text(['acme.example.com', 'globex.example.com'])), 'all'), options(), 'all');
+    expect(count.unattributedSamples).toBeUndefined();
+  });
+});

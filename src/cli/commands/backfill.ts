@@ -96,7 +96,7 @@ export function describeBackfill(report: BackfillReport, from: string, to: strin
     `listed ${report.listed} object(s) under the prefix; ${report.selected} named ${from}..${to}` +
       (report.unnamed > 0 ? ` (${report.unnamed} not named like CloudFront logs, left alone)` : ''),
   ];
-  const rest = report.selected - report.alreadyCounted - report.failed.length;
+  const rest = report.selected - report.alreadyCounted - report.contributionsFilled - report.failed.length;
   if (report.dryRun) {
     lines.push(`dry run: already counted ${report.alreadyCounted}; would ${report.mode === 'queue' ? 'send' : 'count'} ${rest}; nothing changed`);
   } else if (report.mode === 'queue') {
@@ -105,6 +105,12 @@ export function describeBackfill(report: BackfillReport, from: string, to: strin
     lines.push(
       `already counted ${report.alreadyCounted} (skipped); counted now ${report.counted} ` +
         `(increments applied ${report.applied}, already applied by an earlier attempt ${report.duplicates}); failed ${report.failed.length}`,
+    );
+  }
+  if (report.contributionsFilled > 0) {
+    lines.push(
+      `counted before contributions were recorded: ${report.contributionsFilled} ` +
+        `(${report.dryRun ? 'would be' : report.mode === 'queue' ? 'sent' : 'read'} again only to record them for tally explain; nothing is counted again)`,
     );
   }
   if (report.failed.length > 0) {

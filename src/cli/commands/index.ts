@@ -7,10 +7,12 @@ import { countCommand } from './count';
 import { dlqDropCommand } from './dlq-drop';
 import { dlqDroppedCommand } from './dlq-dropped';
 import { dlqListCommand } from './dlq-list';
+import { explainCommand } from './explain';
 import { planCommand } from './plan';
 import { putCommand } from './put';
 import { quotaCheckCommand, quotaListCommand, quotaRemoveCommand, quotaSetCommand } from './quota';
 import { reconcileCommand } from './reconcile';
+import { statusCommand } from './status';
 import { replayCommand } from './replay';
 import { STRIPE_COMMANDS } from './stripe';
 import { tokenCommand } from './token';
@@ -32,6 +34,8 @@ export const COMMANDS: readonly DeclaredCommand[] = [
   reconcileCommand,
   adjustCommand,
   adjustmentsCommand,
+  explainCommand,
+  statusCommand,
   planCommand,
   closeCommand,
   quotaSetCommand,

@@ -3,6 +3,7 @@ import { resolveUnresolved, type Settlement } from '../../app/resolve-unresolved
 import { ValidationError } from '../../domain/errors';
 import { addDays } from '../../domain/days';
 import type { ReconcileRow } from '../../domain/reconciliation';
+import type { ReconcileRecord } from '../../domain/health';
 import { concurrencyOption, dayRangeOptions, defineCommand, JSON_OPTION } from '../command';
 import { describeIngestSettings } from '../describe-settings';
 import { formatTable } from '../io';
@@ -49,11 +50,12 @@ export const reconcileCommand = defineCommand<ReconcileOptions>({
     if (options.resolve === true && options.account !== undefined) throw new ValidationError('--resolve settles every account: leave out --account');
     checkDayRange(options);
   },
-  async run({ options, context: { io }, target: open }) {
+  async run({ options, context, target: open }) {
+    const { io } = context;
     const { account } = options;
     const { target, clients } = await open();
     const bucket = logBucketOf(target);
-    const { DynamoUsageReader, S3LogListing, S3LogSource, usageStoreFor } = await import('../aws-adapters');
+    const { DynamoReconcileRecords, DynamoUsageReader, S3LogListing, S3LogSource, usageStoreFor } = await import('../aws-adapters');
     const { config } = target;
     const recount = {
       listing: new S3LogListing({ client: clients.s3 }),
@@ -87,10 +89,29 @@ export const reconcileCommand = defineCommand<ReconcileOptions>({
     } finally {
       progress.stop();
     }
+    // What health shows as the last reconcile (`tally status`, GET /v1/health).
+    await new DynamoReconcileRecords({ client: clients.dynamodb, tableName: config.tableName }).record(reconcileRecord(report, context.now()));
     io.out(options.json === true ? `${JSON.stringify(report)}\n` : describeReconcile(report, options.all === true));
     return report.drifting.length > 0 || report.objects.failed.length > 0 ? 1 : 0;
   },
 });
+
+/** What a run leaves for health to show. */
+export function reconcileRecord(report: ReconcileReport, at: Date): ReconcileRecord {
+  const failed = report.objects.failed.length;
+  return {
+    at: at.toISOString(),
+    from: report.from,
+    to: report.to,
+    ...(report.account === undefined ? {} : { account: report.account }),
+    objects: report.objects.read,
+    accountDays: new Set(report.rows.map((row) => `${row.account}|${row.day}`)).size,
+    drifting: report.drifting.length,
+    notCounted: report.objects.notCounted.length,
+    failed,
+    clean: report.drifting.length === 0 && failed === 0,
+  };
+}
 
 /** The human summary of `tally reconcile --resolve`. */
 export function describeSettlements(settlements: readonly Settlement[]): string {

@@ -1,0 +1,25 @@
+import { QueryCommand, type AttributeValue, type DynamoDBClient, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
+
+/** One table and the client that reads it. */
+export interface TableAccess {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+}
+
+/** Every item of one partition (optionally under a sort-key prefix), following pages. */
+export async function queryPartition(table: TableAccess, pk: string, prefix: string | undefined, consistentRead: boolean): Promise<Record<string, AttributeValue>[]> {
+  const items: Record<string, AttributeValue>[] = [];
+  const input: Omit<QueryCommandInput, 'ExclusiveStartKey'> = {
+    TableName: table.tableName,
+    KeyConditionExpression: prefix === undefined ? 'PK = :pk' : 'PK = :pk AND begins_with(SK, :prefix)',
+    ExpressionAttributeValues: { ':pk': { S: pk }, ...(prefix === undefined ? {} : { ':prefix': { S: prefix } }) },
+    ConsistentRead: consistentRead,
+  };
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await table.client.send(new QueryCommand({ ...input, ...(start === undefined ? {} : { ExclusiveStartKey: start }) }));
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return items;
+}

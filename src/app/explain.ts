@@ -1,0 +1,19 @@
+import { buildExplanation, type DayExplanation } from '../domain/explanation';
+import type { SourceReader, UsageReader } from './ports';
+
+export interface ExplainDeps {
+  readonly reader: UsageReader;
+  readonly sources: SourceReader;
+  /** Metrics every explanation carries (base plus configured). */
+  readonly metricNames: readonly string[];
+}
+
+/**
+ * Explains one account-day: its counters, adjustments, revisions and close record (the
+ * usage read of that day: the same Query the usage API makes) and its log objects (the
+ * ledger's source-day index), read together and checked against each other.
+ */
+export async function explainDay(deps: ExplainDeps, accountId: string, day: string): Promise<DayExplanation> {
+  const [{ records }, { sources }] = await Promise.all([deps.reader.read(accountId, day, day), deps.sources.sourcesOf(accountId, day)]);
+  return buildExplanation({ accountId, day, records, sources, metricNames: deps.metricNames });
+}

@@ -1,0 +1,71 @@
+import type { DayExplanation } from '../../domain/explanation';
+import { defineCommand, JSON_OPTION } from '../command';
+import { formatTable } from '../io';
+import { accountId, day } from '../values';
+
+/** `tally explain`: one account-day down to its log objects; exit 0 when the sources add up, 1 when something is missing. */
+export const explainCommand = defineCommand<{ account: string; day: string; json?: boolean }>({
+  name: 'explain',
+  summary: "explain an account-day's figures down to its log objects",
+  description:
+    'Prints the measured counters of one account-day, its adjustments and billable totals, its revisions when closed, ' +
+    'and every log object that contributed with its whole contribution, checked to add up to the counters. ' +
+    '--json prints the body of GET /v1/accounts/{id}/days/{day}/explain. Exit 1 when the objects do not explain ' +
+    'the counters completely (objects counted before contributions were recorded: tally backfill over the day records them).',
+  options: [
+    { flags: '--account <id>', help: 'the account', read: accountId, required: true },
+    { flags: '--day <day>', help: 'the day (YYYY-MM-DD, UTC)', read: day, required: true },
+    JSON_OPTION,
+  ],
+  target: { settings: ['metrics'] },
+  async run({ options, context: { io }, target: open }) {
+    const { target, clients } = await open();
+    const { DynamoUsageReader, DynamoSourceReader, explainDay, metricNamesOf } = await import('../aws-adapters');
+    const table = { client: clients.dynamodb, tableName: target.config.tableName };
+    const explanation = await explainDay(
+      { reader: new DynamoUsageReader(table), sources: new DynamoSourceReader(table), metricNames: metricNamesOf(target.config) },
+      options.account,
+      options.day,
+    );
+    io.out(options.json === true ? `${JSON.stringify(explanation)}\n` : describeExplanation(explanation));
+    return explanation.complete ? 0 : 1;
+  },
+});
+
+/** The human form: figures, sums, sources, revisions. */
+export function describeExplanation(e: DayExplanation): string {
+  const names = e.metricNames;
+  const values = (metrics: Readonly<Record<string, number>>) => names.map((name) => String(metrics[name] ?? 0));
+  const status = e.status === 'closed' ? `closed ${e.closedAt ?? ''}` : 'open';
+  const figures = formatTable(
+    ['', ...names],
+    [
+      ['sources (sum)', ...values(e.sourceTotals)],
+      ['measured', ...values(e.metrics)],
+      ...e.adjustments.map((a) => [`adjustment ${a.id}`, ...names.map((name) => (name === a.metric ? (a.delta > 0 ? `+${a.delta}` : String(a.delta)) : '0'))]),
+      ['total (billable)', ...values(e.totals)],
+    ],
+  );
+  const lines = [`${e.accountId} ${e.day}: ${status}; ${e.sources.length} log object(s)`, '', figures.trimEnd(), ''];
+  lines.push(
+    e.complete
+      ? 'complete: the log objects below add up to the measured counters exactly; measured + adjustments = total'
+      : `incomplete: counters minus sources = ${names.map((name) => `${name} ${e.missing?.metrics[name] ?? 0}`).join(', ')}\n  ${e.missing?.reason ?? ''}`,
+  );
+  if (e.adjustments.length > 0) {
+    lines.push('', formatTable(['adjustment', 'metric', 'delta', 'reason', 'recorded'], e.adjustments.map((a) => [a.id, a.metric, String(a.delta), a.reason, a.createdAt])).trimEnd());
+  }
+  if (e.revisions.length > 0) {
+    lines.push('', formatTable(['revision', 'recorded', ...names], e.revisions.map((r) => [String(r.revision), r.createdAt, ...values(r.metrics)])).trimEnd());
+  }
+  if (e.sources.length > 0) {
+    lines.push(
+      '',
+      formatTable(
+        ['object', 'etag', 'format', 'processed', ...names],
+        e.sources.map((s) => [`s3://${s.bucket}/${s.key}${s.unresolved ? ' (unresolved)' : ''}`, s.etag, s.format, s.processedAt, ...values(s.metrics)]),
+      ).trimEnd(),
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}

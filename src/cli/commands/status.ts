@@ -1,0 +1,59 @@
+import type { HealthReport } from '../../domain/health';
+import { defineCommand, JSON_OPTION } from '../command';
+import { formatTable } from '../io';
+
+/** `tally status`: ingestion health, as `GET /v1/health` answers it; exit 0 whatever it finds (it changes nothing). */
+export const statusCommand = defineCommand<{ json?: boolean }>({
+  name: 'status',
+  summary: 'show how ingestion is doing (what GET /v1/health answers)',
+  description:
+    'Prints the newest log hour counted per distribution (or key prefix), the objects processed in the last hour and day, ' +
+    'the rates of unattributed and malformed lines with the objects that had most, the dead-letter queue (depth, oldest message), ' +
+    'the last tally reconcile and the history horizon. Read from the ledger of today and yesterday (UTC), the DLQ and the ' +
+    'last reconcile record: no scan. --json prints the body of GET /v1/health.',
+  options: [JSON_OPTION],
+  target: { settings: [] },
+  async run({ options, context: { io }, target: open }) {
+    const { target, clients } = await open();
+    const { createHealthDeps, readHealth } = await import('../aws-adapters');
+    const report = await readHealth(
+      createHealthDeps({ dynamodb: clients.dynamodb, config: target.config, sqs: clients.sqs, ...(target.dlqUrl === undefined ? {} : { dlqUrl: target.dlqUrl }) }),
+    );
+    io.out(options.json === true ? `${JSON.stringify(report)}\n` : `tally status: ${target.origin}\n${describeHealth(report)}`);
+    return 0;
+  },
+});
+
+const percent = (rate: number) => `${(rate * 100).toFixed(2)}%`;
+
+/** The human form of a health report. */
+export function describeHealth(h: HealthReport): string {
+  const lines = [`ledger of ${h.days.join(' and ')} (UTC), at ${h.generatedAt}`, ''];
+  lines.push(
+    h.freshness.length === 0
+      ? 'freshness: no log object counted today or yesterday'
+      : formatTable(['distribution or prefix', 'newest log hour', 'counted at'], h.freshness.map((f) => [f.source, `${f.newestHour}:00Z`, f.processedAt])).trimEnd(),
+    '',
+    `objects processed (of those with logs of ${h.days.join(' or ')}): ${h.objects.lastHour} in the last hour, ${h.objects.lastDay} in the last day`,
+    `lines (last day): read ${h.lines.read} = counted ${h.lines.counted} + unattributed ${h.lines.unattributed} (${percent(h.lines.unattributedRate)}) + malformed ${h.lines.malformed} (${percent(h.lines.malformedRate)})`,
+  );
+  if (h.missedKeys.length > 0) {
+    lines.push(`hosts the resolver missed (objects): ${h.missedKeys.map((k) => `${k.key} (${k.objects})`).join(', ')}`);
+  }
+  if (h.missed.length > 0) {
+    lines.push('', formatTable(['what the resolver or parser missed (most first)', 'unattributed', 'malformed', 'read'], h.missed.map((m) => [m.object, String(m.unattributed), String(m.malformed), String(m.read)])).trimEnd());
+  }
+  lines.push(
+    '',
+    h.deadLetters === null
+      ? 'dead-letter queue: not configured (TALLY_DLQ_URL)'
+      : `dead-letter queue: ${h.deadLetters.depth} message(s)${h.deadLetters.oldestAgeSeconds === null ? '' : `, oldest ${h.deadLetters.oldestAgeSeconds} s old`}`,
+    h.lastReconcile === null
+      ? 'last reconcile: none recorded'
+      : `last reconcile: ${h.lastReconcile.at} over ${h.lastReconcile.from}..${h.lastReconcile.to}${h.lastReconcile.account === undefined ? '' : ` (${h.lastReconcile.account})`}: ` +
+          `${h.lastReconcile.clean ? 'no drift' : `DRIFT on ${h.lastReconcile.drifting} row(s), ${h.lastReconcile.failed} unreadable object(s)`}; ${h.lastReconcile.objects} object(s), ${h.lastReconcile.accountDays} account-day(s)`,
+    `history horizon: ${h.history.shards} shards x ${h.history.cap} keys = the last ${h.history.keysPerAccountDay} increments of an account-day in its histories; ` +
+      `older keys by their tombstones for ${h.history.tombstoneDays} days`,
+  );
+  return `${lines.join('\n')}\n`;
+}

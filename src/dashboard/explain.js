@@ -1,0 +1,126 @@
+// The explanation of one day (opened by clicking a day in the table): the API's
+// GET /v1/accounts/{id}/days/{day}/explain drawn as the sums that tie the figures
+// together (sources = measured, measured + adjustments = total), then the revisions,
+// the adjustments and every log object with its contribution.
+import { exactTitle, longDay, metricLabel, readableValue, signedValue, utcTime } from './lib/format.js';
+import { $, clear, el } from './dom.js';
+
+function numberCell(value, metric, signed) {
+  return el('td', {
+    className: 'num',
+    'data-metric': metric,
+    'data-value': String(value),
+    title: metric === 'bytes' ? exactTitle(value, metric) : undefined,
+    text: signed ? signedValue(value, metric) : readableValue(value, metric),
+  });
+}
+
+function table(id, head, rows) {
+  return el('div', { className: 'table-wrap' }, [
+    el('table', { id }, [
+      el('thead', {}, [el('tr', {}, head.map((h) => el('th', { scope: 'col', className: h.num ? 'num' : undefined, text: h.text })))]),
+      el('tbody', {}, rows),
+    ]),
+  ]);
+}
+
+/** Shows that `explanation` is loading for `day`, and scrolls to the card. */
+export function showExplainLoading(day) {
+  const card = $('explain-card');
+  card.hidden = false;
+  $('explain-title').textContent = 'Where ' + longDay(day) + ' comes from';
+  $('explain-summary').textContent = 'Loading…';
+  clear($('explain-body'));
+  card.scrollIntoView({ block: 'nearest' });
+}
+
+/** Draws an explanation (the API's body). */
+export function renderExplanation(explanation) {
+  const card = $('explain-card');
+  const names = explanation.metricNames;
+  card.hidden = false;
+  card.setAttribute('data-day', explanation.day);
+  card.setAttribute('data-complete', String(explanation.complete));
+  $('explain-title').textContent = 'Where ' + longDay(explanation.day) + ' comes from';
+  const status = explanation.status === 'closed' ? 'closed ' + utcTime(explanation.closedAt) : 'open';
+  $('explain-summary').textContent =
+    explanation.accountId + ' · ' + explanation.day + ' (UTC) · ' + status + ' · ' + explanation.sources.length + ' log object' + (explanation.sources.length === 1 ? '' : 's');
+  const body = $('explain-body');
+  clear(body);
+
+  const check = el('p', {
+    className: 'notice ' + (explanation.complete ? 'notice-success' : 'notice-warning'),
+    id: 'explain-check',
+    text: explanation.complete
+      ? 'The log objects add up exactly to the measured usage; measured usage plus adjustments is the billable total.'
+      : 'Not every unit is traced to a log object yet: ' + (explanation.missing ? explanation.missing.reason : '') + '.',
+  });
+  body.appendChild(check);
+
+  const sumRow = (label, values, className, signed) =>
+    el('tr', { className }, [el('th', { scope: 'row', text: label }), ...names.map((n) => numberCell(values[n] ?? 0, n, signed))]);
+  const sums = [
+    sumRow('Log objects (sum)', explanation.sourceTotals, 'explain-sources'),
+    ...(explanation.missing ? [sumRow('Not traced yet', explanation.missing.metrics, 'explain-missing', true)] : []),
+    sumRow('Measured', explanation.metrics, 'explain-measured'),
+    ...explanation.adjustments.map((a) => sumRow('Adjustment ' + a.id, { [a.metric]: a.delta }, 'explain-adjustment', true)),
+    sumRow('Total (billable)', explanation.totals, 'explain-total'),
+  ];
+  body.appendChild(el('h3', { text: 'Sums' }));
+  body.appendChild(table('explain-sums', [{ text: '' }, ...names.map((n) => ({ text: metricLabel(n), num: true }))], sums));
+
+  if (explanation.revisions.length > 0) {
+    body.appendChild(el('h3', { text: 'Revisions' }));
+    body.appendChild(
+      table(
+        'explain-revisions',
+        [{ text: 'Revision' }, { text: 'Recorded (UTC)' }, ...names.map((n) => ({ text: metricLabel(n), num: true }))],
+        explanation.revisions.map((r) =>
+          el('tr', { 'data-revision': String(r.revision) }, [
+            el('th', { scope: 'row', text: r.revision === 1 ? '1 (closed)' : r.revision + ' (late)' }),
+            el('td', { text: r.createdAt ? utcTime(r.createdAt) : '' }),
+            ...names.map((n) => numberCell(r.metrics[n] ?? 0, n)),
+          ]),
+        ),
+      ),
+    );
+  }
+  if (explanation.adjustments.length > 0) {
+    body.appendChild(el('h3', { text: 'Adjustments' }));
+    body.appendChild(
+      table(
+        'explain-adjustments',
+        [{ text: 'Id' }, { text: 'Metric' }, { text: 'Change', num: true }, { text: 'Reason' }, { text: 'Recorded (UTC)' }],
+        explanation.adjustments.map((a) =>
+          el('tr', {}, [el('th', { scope: 'row', text: a.id }), el('td', { text: metricLabel(a.metric) }), numberCell(a.delta, a.metric, true), el('td', { text: a.reason }), el('td', { text: utcTime(a.createdAt) })]),
+        ),
+      ),
+    );
+  }
+  body.appendChild(el('h3', { text: 'Log objects' }));
+  body.appendChild(
+    explanation.sources.length === 0
+      ? el('p', { className: 'muted', text: 'No log object is recorded for this day.' })
+      : table(
+          'explain-sources',
+          [{ text: 'Object' }, { text: 'Format' }, { text: 'Counted (UTC)' }, ...names.map((n) => ({ text: metricLabel(n), num: true }))],
+          explanation.sources.map((s) =>
+            el('tr', { 'data-key': s.key }, [
+              el('th', { scope: 'row', className: 'object-name' }, [el('span', { text: s.key, title: 's3://' + s.bucket + '/' + s.key + ' · ETag ' + s.etag })]),
+              el('td', { text: s.format + (s.unresolved ? ' · unresolved' : '') }),
+              el('td', { text: utcTime(s.processedAt) }),
+              ...names.map((n) => numberCell(s.metrics[n] ?? 0, n)),
+            ]),
+          ),
+        ),
+  );
+}
+
+/** Shows an error in the card. */
+export function explainFailed(message) {
+  $('explain-summary').textContent = message;
+}
+
+export function hideExplanation() {
+  $('explain-card').hidden = true;
+}

@@ -1,0 +1,69 @@
+// The operator's health panel (admin tokens): GET /v1/health drawn as freshness per
+// distribution, objects and line rates of the last day, what the resolver missed, the
+// dead-letter queue, the last reconcile and the history horizon.
+import { utcTime } from './lib/format.js';
+import { $, clear, el } from './dom.js';
+
+const percent = (rate) => (rate * 100).toFixed(2) + '%';
+
+function fact(id, label, value, detail) {
+  return el('div', { className: 'stat', id }, [
+    el('div', { className: 'stat-label', text: label }),
+    el('div', { className: 'stat-value', text: value }),
+    detail ? el('div', { className: 'stat-detail', text: detail }) : null,
+  ]);
+}
+
+/** Draws a health report (the API's body). */
+export function renderHealth(health) {
+  const card = $('health-card');
+  card.hidden = false;
+  $('health-caption').textContent = 'From the ledger of ' + health.days.join(' and ') + ' (UTC), ' + utcTime(health.generatedAt);
+  const facts = $('health-facts');
+  clear(facts);
+  const dlq = health.deadLetters;
+  const reconcile = health.lastReconcile;
+  facts.append(
+    fact('health-objects', 'Objects processed', String(health.objects.lastDay), health.objects.lastHour + ' in the last hour, ' + health.objects.lastDay + ' in the last day (logs of ' + health.days.join(' or ') + ')'),
+    fact('health-unattributed', 'Unattributed lines', percent(health.lines.unattributedRate), health.lines.unattributed + ' of ' + health.lines.read + ' lines in the last day'),
+    fact('health-malformed', 'Malformed lines', percent(health.lines.malformedRate), health.lines.malformed + ' of ' + health.lines.read + ' lines in the last day'),
+    fact(
+      'health-dlq',
+      'Dead-letter queue',
+      dlq === null ? 'not configured' : String(dlq.depth),
+      dlq === null || dlq.oldestAgeSeconds === null ? 'no message waiting' : 'oldest ' + Math.round(dlq.oldestAgeSeconds / 60) + ' min old',
+    ),
+    fact(
+      'health-reconcile',
+      'Last reconcile',
+      reconcile === null ? 'none' : reconcile.clean ? 'no drift' : 'drift on ' + reconcile.drifting + ' row(s)',
+      reconcile === null ? 'run npx tally reconcile' : reconcile.from + ' – ' + reconcile.to + ', ' + utcTime(reconcile.at),
+    ),
+    fact(
+      'health-horizon',
+      'History horizon',
+      health.history.keysPerAccountDay + ' keys',
+      health.history.shards + ' shards × ' + health.history.cap + ' per account-day; older keys by tombstone for ' + health.history.tombstoneDays + ' days',
+    ),
+  );
+  const fresh = $('health-freshness').querySelector('tbody');
+  clear(fresh);
+  for (const row of health.freshness) {
+    fresh.appendChild(el('tr', { 'data-source': row.source }, [el('th', { scope: 'row', text: row.source }), el('td', { text: row.newestHour + ':00' }), el('td', { text: utcTime(row.processedAt) })]));
+  }
+  if (health.freshness.length === 0) fresh.appendChild(el('tr', {}, [el('td', { colspan: '3', className: 'muted', text: 'No log object counted today or yesterday.' })]));
+  const missed = $('health-missed');
+  clear(missed);
+  missed.hidden = health.missed.length === 0;
+  for (const m of health.missed) {
+    const hosts = m.samples && m.samples.length > 0 ? ' (missed: ' + m.samples.join(', ') + ')' : '';
+    missed.appendChild(el('li', { text: m.object + ': ' + m.unattributed + ' unattributed, ' + m.malformed + ' malformed of ' + m.read + ' lines' + hosts }));
+  }
+  const keys = $('health-missed-keys');
+  keys.hidden = health.missedKeys.length === 0;
+  keys.textContent = 'Hosts the resolver missed: ' + health.missedKeys.map((k) => k.key + ' (' + k.objects + ' object' + (k.objects === 1 ? '' : 's') + ')').join(', ');
+}
+
+export function hideHealth() {
+  $('health-card').hidden = true;
+}

@@ -1,0 +1,163 @@
+import { csvNumberCell, csvTextCell } from './usage-csv';
+import { buildUsageReport, type DayStatus, type MetricValues } from './usage-report';
+import type { UsageRecord } from './usage-records';
+
+/** One log object's whole contribution to an account-day, as its ledger recorded it. */
+export interface ExplainedSource {
+  readonly bucket: string;
+  readonly key: string;
+  readonly etag: string;
+  /** The format it was read in: `standard`, `json`, `headerless`, `parquet`. */
+  readonly format: string;
+  readonly processedAt: string;
+  readonly metrics: MetricValues;
+  /** Some of its increments are unresolved (not applied until `tally reconcile --resolve` settles them). */
+  readonly unresolved?: true;
+}
+
+/** What the sources do not explain, when they do not add up to the counters. */
+export interface MissingPart {
+  /** Counters minus the sources' sum, per metric (every metric present). */
+  readonly metrics: MetricValues;
+  readonly reason: string;
+}
+
+/**
+ * Why an account-day's figures are what they are: the JSON body of
+ * `GET /v1/accounts/{id}/days/{day}/explain` and of `tally explain --json`, a public
+ * contract (fields are added, never renamed). The laws it shows:
+ * `sum(sources[].metrics) = metrics` when `complete`, and `metrics + adjustments = totals`.
+ */
+export interface DayExplanation {
+  readonly accountId: string;
+  readonly day: string;
+  readonly status: DayStatus;
+  readonly closedAt: string | null;
+  readonly metricNames: string[];
+  /** Measured: every usage shard summed, as the usage API's `metrics`. */
+  readonly metrics: MetricValues;
+  readonly adjustments: { id: string; metric: string; delta: number; reason: string; createdAt: string }[];
+  /** Billable: `metrics` plus the adjustments, as the usage API's `totals`. */
+  readonly totals: MetricValues;
+  /** Recorded revisions of a closed day, oldest first (revision 1 is the closed snapshot). */
+  readonly revisions: { revision: number; createdAt: string; metrics: MetricValues }[];
+  /** One per log object that contributed, in key order; each listed once with its whole contribution. */
+  readonly sources: ExplainedSource[];
+  /** The sources' metrics summed. */
+  readonly sourceTotals: MetricValues;
+  /** True when the sources add up to `metrics` exactly and none has unresolved increments. */
+  readonly complete: boolean;
+  /** When not complete: what is missing, and why it may be. */
+  readonly missing?: MissingPart;
+}
+
+export interface ExplanationInput {
+  readonly accountId: string;
+  readonly day: string;
+  /** What the usage reader returned for the day (shards, adjustments, revisions, close record). */
+  readonly records: readonly UsageRecord[];
+  readonly sources: readonly ExplainedSource[];
+  readonly metricNames: readonly string[];
+}
+
+/**
+ * Ties an account-day's counters to its log objects: the day as the usage API reports
+ * it, its revisions, and the sources, checked against the counters. Pure.
+ */
+export function buildExplanation(input: ExplanationInput): DayExplanation {
+  const { accountId, day } = input;
+  const report = buildUsageReport({
+    accountId,
+    from: day,
+    to: day,
+    granularity: 'day',
+    records: input.records,
+    metricNames: [...input.metricNames, ...input.sources.flatMap((source) => Object.keys(source.metrics))],
+  });
+  const names = report.metricNames;
+  const row = report.days[0]!;
+  const sources = [...input.sources]
+    .map((source) => ({ ...source, metrics: Object.fromEntries(names.map((name) => [name, source.metrics[name] ?? 0])) }))
+    .sort((a, b) => compare(a.key, b.key) || compare(a.etag, b.etag) || compare(a.bucket, b.bucket));
+  const sourceTotals = Object.fromEntries(names.map((name) => [name, sources.reduce((sum, source) => sum + (source.metrics[name] ?? 0), 0)]));
+  const gap = Object.fromEntries(names.map((name) => [name, (row.metrics[name] ?? 0) - (sourceTotals[name] ?? 0)]));
+  const unresolved = sources.filter((source) => source.unresolved === true).length;
+  const adds = Object.values(gap).every((value) => value === 0);
+  const complete = adds && unresolved === 0;
+  const revisions = input.records
+    .flatMap((record) => (record.kind === 'revision' && record.day === day ? [record] : []))
+    .sort((a, b) => a.revision - b.revision)
+    .map((record) => ({ revision: record.revision, createdAt: record.createdAt ?? '', metrics: Object.fromEntries(names.map((name) => [name, record.metrics[name] ?? 0])) }));
+  return {
+    accountId,
+    day,
+    status: row.status,
+    closedAt: row.closedAt ?? null,
+    metricNames: names,
+    metrics: row.metrics,
+    adjustments: report.adjustments.map(({ id, metric, delta, reason, createdAt }) => ({ id, metric, delta, reason, createdAt })),
+    totals: row.totals,
+    revisions,
+    sources,
+    sourceTotals,
+    complete,
+    ...(complete ? {} : { missing: { metrics: gap, reason: missingReason(gap, unresolved, day) } }),
+  };
+}
+
+function missingReason(gap: MetricValues, unresolved: number, day: string): string {
+  const reasons: string[] = [];
+  const values = Object.values(gap);
+  if (values.some((value) => value > 0)) {
+    reasons.push(
+      'the counters hold more than the listed objects: objects counted before contributions were recorded ' +
+        `(run tally backfill --from ${day} --to ${day}, and the day before, to record them; nothing is counted again), ` +
+        'objects being counted right now, or ledger entries past their TTL',
+    );
+  }
+  if (values.some((value) => value < 0)) reasons.push('the listed objects hold more than the counters: an object whose increments are still being applied');
+  if (unresolved > 0) reasons.push(`${unresolved} object(s) have unresolved increments, not applied until tally reconcile --resolve settles them`);
+  return reasons.join('; ');
+}
+
+/**
+ * The explanation as CSV (RFC 4180, CRLF), one row per part, the metrics as columns:
+ *
+ * ```
+ * account,day,part,id,detail,created_at,requests,bytes
+ * acme,2026-11-21,source,s3://logs/E2.2026-11-21-10.abc.gz,etag standard,2026-11-21T11:02:03Z,12,3456
+ * acme,2026-11-21,sources_total,,,,...     sum of the sources
+ * acme,2026-11-21,measured,,open,,...      the counters (complete: true|false in detail)
+ * acme,2026-11-21,adjustment,<id>,<reason>,<createdAt>,...   the delta under its metric
+ * acme,2026-11-21,total,,,,...             measured + adjustments
+ * acme,2026-11-21,revision,1,,<createdAt>,...
+ * ```
+ */
+export function explanationCsv(explanation: DayExplanation): string {
+  const names = explanation.metricNames;
+  const head = [csvTextCell(explanation.accountId), csvTextCell(explanation.day)];
+  const row = (part: string, id: string, detail: string, createdAt: string, values: MetricValues) =>
+    [...head, ...[part, id, detail, createdAt].map(csvTextCell), ...names.map((name) => csvNumberCell(values[name] ?? 0))].join(',');
+  const zero = Object.fromEntries(names.map((name) => [name, 0]));
+  const lines = [
+    ['account', 'day', 'part', 'id', 'detail', 'created_at', ...names].map(csvTextCell).join(','),
+    ...explanation.sources.map((source) =>
+      row('source', `s3://${source.bucket}/${source.key}`, `${source.etag} ${source.format}${source.unresolved ? ' unresolved' : ''}`, source.processedAt, source.metrics),
+    ),
+    row('sources_total', '', '', '', explanation.sourceTotals),
+    row('measured', '', `${explanation.status} complete:${explanation.complete}`, explanation.closedAt ?? '', explanation.metrics),
+    ...explanation.adjustments.map((adjustment) => row('adjustment', adjustment.id, adjustment.reason, adjustment.createdAt, { ...zero, [adjustment.metric]: adjustment.delta })),
+    row('total', '', '', '', explanation.totals),
+    ...explanation.revisions.map((revision) => row('revision', String(revision.revision), '', revision.createdAt, revision.metrics)),
+  ];
+  return `${lines.join('\r\n')}\r\n`;
+}
+
+/** The file name of an explanation's CSV download. */
+export function explanationCsvFileName(explanation: Pick<DayExplanation, 'accountId' | 'day'>): string {
+  return `tally-${explanation.accountId}-${explanation.day}-explain.csv`;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

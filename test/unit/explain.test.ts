@@ -1,0 +1,168 @@
+import fc from 'fast-check';
+import { contributionDays, contributionRowPrefix, decodeContributions, encodeContributions, type Contribution } from '../../src/domain/contributions';
+import { buildExplanation, explanationCsv, type ExplainedSource } from '../../src/domain/explanation';
+import { buildHealthReport } from '../../src/domain/health';
+import { attemptKey, ledgerDayKey, ledgerKey, sourceDayPartition } from '../../src/domain/keys';
+import type { UsageRecord } from '../../src/domain/usage-records';
+
+const account = fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,11}$/);
+const day = fc.constantFrom('2026-11-20', '2026-11-21', '2026-11-22');
+const metrics = fc.record({ requests: fc.nat(10_000), bytes: fc.nat(1e9), authorization_requests: fc.nat(100) });
+const rows = fc.uniqueArray(fc.record({ account, day, metrics }), { selector: (row) => `${row.day}|${row.account}`, maxLength: 20 });
+
+describe('the keys of contributions', () => {
+  const ref = { bucket: 'logs', key: 'cf/E2A.2026-11-21-00.x.gz', etag: 'abc' };
+
+  it("sort an object's other days after #DONE and before every attempt: the ledger's one-item read still meets #DONE first", () => {
+    const done = ledgerKey(ref);
+    const day = ledgerDayKey(ref, '2026-11-20');
+    const attempt = attemptKey(ref, '2026-11-21T00:00:00.000Z-x', 0);
+
+    expect(day.PK).toBe(done.PK);
+    expect([attempt.SK, day.SK, done.SK].sort()).toEqual([done.SK, day.SK, attempt.SK]);
+  });
+
+  it('spread one day over four index partitions, the same object always in the same one', () => {
+    const partitions = new Set(Array.from({ length: 64 }, (_, i) => sourceDayPartition({ ...ref, key: `k${i}` }, '2026-11-21', 4)));
+    expect([...partitions].sort()).toEqual(['2026-11-21#0', '2026-11-21#1', '2026-11-21#2', '2026-11-21#3']);
+    expect(sourceDayPartition(ref, '2026-11-21', 4)).toBe(sourceDayPartition(ref, '2026-11-21', 4));
+  });
+});
+
+describe('contributions, as the ledger stores them', () => {
+  it('decode what they encode, row for row', () => {
+    fc.assert(
+      fc.property(rows, (written) => {
+        expect(decodeContributions(encodeContributions(written))).toEqual(written);
+      }),
+    );
+  });
+
+  it("find one account-day's row by its prefix, and only that row", () => {
+    fc.assert(
+      fc.property(rows, account, day, (written, who, when) => {
+        const encoded = encodeContributions(written);
+        const wanted = written.filter((row) => row.account === who && row.day === when);
+
+        expect(encoded.rows.includes(contributionRowPrefix(when, who))).toBe(wanted.length > 0);
+        expect(decodeContributions(encoded, { day: when, account: who })).toEqual(wanted);
+      }),
+    );
+  });
+
+  it('index an object under the day with most rows, the earliest of a tie, then the others', () => {
+    const row = (d: string, a: string): Contribution => ({ account: a, day: d, metrics: { requests: 1 } });
+    expect(contributionDays([row('2026-11-21', 'a'), row('2026-11-20', 'a'), row('2026-11-21', 'b')])).toEqual(['2026-11-21', '2026-11-20']);
+    expect(contributionDays([row('2026-11-21', 'a'), row('2026-11-20', 'b')])).toEqual(['2026-11-20', '2026-11-21']);
+    expect(contributionDays([])).toEqual([]);
+  });
+});
+
+const DAY = '2026-11-21';
+const source = (key: string, requests: number, bytes: number, extra: Partial<ExplainedSource> = {}): ExplainedSource => ({
+  bucket: 'logs',
+  key,
+  etag: `e-${key}`,
+  format: 'standard',
+  processedAt: '2026-11-21T10:00:00.000Z',
+  metrics: { requests, bytes },
+  ...extra,
+});
+const records: UsageRecord[] = [
+  { kind: 'usage', day: DAY, shard: 0, metrics: { requests: 7, bytes: 700 } },
+  { kind: 'usage', day: DAY, shard: 3, metrics: { requests: 5, bytes: 50 } },
+  { kind: 'adjustment', day: DAY, adjustmentId: 'INC-1', metric: 'requests', delta: -2, reason: 'refund', createdAt: '2026-11-22T00:00:00.000Z' },
+  { kind: 'revision', day: DAY, revision: 2, metrics: { requests: 1, bytes: 50 }, createdAt: '2026-11-24T00:00:00.000Z' },
+  { kind: 'revision', day: DAY, revision: 1, metrics: { requests: 11, bytes: 700 }, createdAt: '2026-11-23T12:00:00.000Z' },
+  { kind: 'closed-day', day: DAY, closedAt: '2026-11-23T12:00:00.000Z' },
+];
+
+describe('an explanation', () => {
+  it('is complete when the sources add up to the counters, and measured + adjustments = totals', () => {
+    const explanation = buildExplanation({ accountId: 'acme', day: DAY, records, sources: [source('b', 2, 50), source('a', 10, 700)], metricNames: ['requests', 'bytes'] });
+
+    expect(explanation).toMatchObject({
+      status: 'closed',
+      closedAt: '2026-11-23T12:00:00.000Z',
+      metrics: { requests: 12, bytes: 750 },
+      totals: { requests: 10, bytes: 750 },
+      sourceTotals: { requests: 12, bytes: 750 },
+      complete: true,
+      adjustments: [{ id: 'INC-1', metric: 'requests', delta: -2, reason: 'refund', createdAt: '2026-11-22T00:00:00.000Z' }],
+      revisions: [
+        { revision: 1, createdAt: '2026-11-23T12:00:00.000Z', metrics: { requests: 11, bytes: 700 } },
+        { revision: 2, createdAt: '2026-11-24T00:00:00.000Z', metrics: { requests: 1, bytes: 50 } },
+      ],
+    });
+    expect(explanation.sources.map((s) => s.key)).toEqual(['a', 'b']);
+    expect(explanation.missing).toBeUndefined();
+  });
+
+  it('says what is missing when objects counted before contributions were kept are not listed', () => {
+    const explanation = buildExplanation({ accountId: 'acme', day: DAY, records, sources: [source('a', 10, 700)], metricNames: ['requests', 'bytes'] });
+
+    expect(explanation.complete).toBe(false);
+    expect(explanation.missing?.metrics).toEqual({ requests: 2, bytes: 50 });
+    expect(explanation.missing?.reason).toContain(`tally backfill --from ${DAY} --to ${DAY}`);
+  });
+
+  it('is not complete while a source has unresolved increments, even when the sums agree', () => {
+    const explanation = buildExplanation({ accountId: 'acme', day: DAY, records, sources: [source('a', 10, 700), source('b', 2, 50, { unresolved: true })], metricNames: ['requests', 'bytes'] });
+
+    expect(explanation.complete).toBe(false);
+    expect(explanation.missing?.reason).toContain('tally reconcile --resolve');
+  });
+
+  it('writes CSV with a row per source, the sums and each adjustment under its metric', () => {
+    const csv = explanationCsv(buildExplanation({ accountId: 'acme', day: DAY, records, sources: [source('=cmd', 12, 750)], metricNames: ['requests', 'bytes'] }));
+
+    expect(csv.split('\r\n')).toEqual([
+      'account,day,part,id,detail,created_at,requests,bytes',
+      `acme,${DAY},source,s3://logs/=cmd,e-=cmd standard,2026-11-21T10:00:00.000Z,12,750`,
+      `acme,${DAY},sources_total,,,,12,750`,
+      `acme,${DAY},measured,,closed complete:true,2026-11-23T12:00:00.000Z,12,750`,
+      `acme,${DAY},adjustment,INC-1,refund,2026-11-22T00:00:00.000Z,-2,0`,
+      `acme,${DAY},total,,,,10,750`,
+      `acme,${DAY},revision,1,,2026-11-23T12:00:00.000Z,11,700`,
+      `acme,${DAY},revision,2,,2026-11-24T00:00:00.000Z,1,50`,
+      '',
+    ]);
+  });
+});
+
+describe('a health report', () => {
+  const now = new Date('2026-11-25T12:30:00.000Z');
+  const lines = (read: number, unattributed: number, malformed: number) => ({ read, counted: read - unattributed - malformed, unattributed, malformed });
+
+  it('takes the newest hour per distribution, counts objects once, and rates the lines of the last day', () => {
+    const report = buildHealthReport({
+      now,
+      days: ['2026-11-24', '2026-11-25'],
+      entries: [
+        { bucket: 'b', key: 'cf/E2A.2026-11-25-11.x1.gz', etag: '1', processedAt: '2026-11-25T12:10:00.000Z', lines: lines(100, 5, 1), unattributedSamples: ['203.0.113.7', 'new.example.com'] },
+        // The same object's item of another day: no lines, not a second object.
+        { bucket: 'b', key: 'cf/E2A.2026-11-25-11.x1.gz', etag: '1', processedAt: '2026-11-25T12:10:00.000Z' },
+        { bucket: 'b', key: 'cf/E2A.2026-11-25-09.x2.gz', etag: '2', processedAt: '2026-11-25T10:00:00.000Z', lines: lines(50, 2, 0), unattributedSamples: ['new.example.com'] },
+        { bucket: 'b', key: 'cf/E2B.2026-11-24-02.x3.gz', etag: '3', processedAt: '2026-11-24T03:00:00.000Z', lines: lines(10, 10, 0) },
+      ],
+      deadLetters: { depth: 0, oldestAgeSeconds: null },
+      lastReconcile: null,
+      history: { shards: 4, cap: 48, keysPerAccountDay: 192, tombstoneDays: 400 },
+    });
+
+    expect(report.freshness).toEqual([
+      { source: 'E2A', newestHour: '2026-11-25T11', processedAt: '2026-11-25T12:10:00.000Z' },
+      { source: 'E2B', newestHour: '2026-11-24T02', processedAt: '2026-11-24T03:00:00.000Z' },
+    ]);
+    expect(report.objects).toEqual({ lastHour: 1, lastDay: 2 });
+    expect(report.lines).toEqual({ read: 150, counted: 142, unattributed: 7, malformed: 1, unattributedRate: 0.0467, malformedRate: 0.0067 });
+    expect(report.missed).toEqual([
+      { object: 's3://b/cf/E2A.2026-11-25-11.x1.gz', unattributed: 5, malformed: 1, read: 100, samples: ['203.0.113.7', 'new.example.com'] },
+      { object: 's3://b/cf/E2A.2026-11-25-09.x2.gz', unattributed: 2, malformed: 0, read: 50, samples: ['new.example.com'] },
+    ]);
+    expect(report.missedKeys).toEqual([
+      { key: 'new.example.com', objects: 2 },
+      { key: '203.0.113.7', objects: 1 },
+    ]);
+  });
+});
