@@ -189,6 +189,44 @@ describe('closed days reach Stripe meters exactly once', () => {
     await expect(wrongKey.billing.meters.list()).rejects.toThrow('Invalid API Key');
   });
 
+  it('while Stripe is down the message comes back after its backoff; the same identifier is delivered once it is up', async () => {
+    const s = await scenario(CLOSE_AT);
+    const acme = uniqueId('acme');
+    await ingestLog(s.ingestDeps, D1, 10, 19, [acme], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    await s.sync().store.link({ account: acme, customer: 'cus_down00001', linkedAt: CLOSE_AT.toISOString() });
+    s.server.fail({ status: 503 }, 1000);
+    const extended: number[] = [];
+    const sender = () => ({
+      sync: s.sync(),
+      visibility: { extend: async (_message: unknown, seconds: number) => void extended.push(seconds) },
+      backoffSeconds: 30,
+      maxBackoffSeconds: 900,
+    });
+    const message = (receiveCount: number) => sqsRecord(JSON.stringify({ day: D1, revision: 1 }), { receiveCount, receiptHandle: `rh-${receiveCount}` });
+
+    const down = await sendStripeBatch({ Records: [message(1)] }, sender());
+    const stillDown = await sendStripeBatch({ Records: [message(2)] }, sender());
+    s.server.clearFaults();
+    const up = await sendStripeBatch({ Records: [message(3)] }, sender());
+
+    expect(down.batchItemFailures).toHaveLength(1);
+    expect(stillDown.batchItemFailures).toHaveLength(1);
+    expect(up.batchItemFailures).toEqual([]);
+    expect(extended).toEqual([30, 60]);
+    const sent = s.server.requests.filter((r) => r.path === '/v1/billing/meter_events');
+    // Six attempts per metric per receive while down (each 503), then one each.
+    expect(sent.filter((r) => r.status === 503)).toHaveLength(2 * 2 * 6);
+    expect(sent.filter((r) => r.status === 200)).toHaveLength(2);
+    expect(new Set(s.server.events().map((e) => e.identifier)).size).toBe(2);
+    const records = await s.sync().store.records(acme, D1, D1);
+    expect(records.map((r) => [r.state, r.attempts])).toEqual([
+      ['delivered', 13],
+      ['delivered', 13],
+    ]);
+    expect(s.server.billedByDay('cdn_requests', 'cus_down00001')).toEqual(await tallyTotals(s.closeStore, acme, 'requests', [D1]));
+  });
+
   it('answers 429 to overlapping calls for a customer and meter; Tally retries and holds one call at a time', async () => {
     const s = await scenario(CLOSE_AT);
     const acme = uniqueId('acme');

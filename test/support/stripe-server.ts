@@ -34,6 +34,8 @@ export interface StripeTestServer {
   billedByDay(eventName: string, customer: string): Record<string, number>;
   /** The next `count` meter-event calls fail this way. */
   fail(fault: StripeFault, count?: number): void;
+  /** Drops the faults not yet used (Stripe is back). */
+  clearFaults(): void;
   /** Holds every meter-event answer this long (makes overlapping calls visible). */
   setDelay(ms: number): void;
   /** Stripe's clock (unix seconds); the real one unless set. */
@@ -334,6 +336,9 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
     },
     fail(fault, count = 1) {
       for (let i = 0; i < count; i++) faults.push(fault);
+    },
+    clearFaults() {
+      faults.length = 0;
     },
     setDelay(ms) {
       delayMs = ms;
