@@ -72,7 +72,7 @@ const tallyMetric = (name, functionId = 'IngestLambdaFunction') => ({
 });
 
 /** The service name each function's Powertools Metrics publishes under (src/adapters/history-metrics.ts). */
-const TALLY_SERVICES = { IngestLambdaFunction: 'tally-ingest' };
+const TALLY_SERVICES = { IngestLambdaFunction: 'tally-ingest', StripeSenderLambdaFunction: 'tally-stripe' };
 
 /**
  * DynamoDB's ThrottledRequests exists only per (table, operation): the sum over the
@@ -198,6 +198,40 @@ const ALARMS = {
     statistic: 'Sum',
     period: 300,
     above: 0,
+  },
+  StripeSenderErrorsAlarm: {
+    name: 'stripe-sender-errors',
+    description: 'The Stripe sender failed whole invocations (its key could not be read?); closed days wait on the Stripe queue.',
+    metric: functionMetric('Errors', 'StripeSenderLambdaFunction'),
+    statistic: 'Sum',
+    period: 300,
+    above: 0,
+  },
+  StripeEventsRefusedAlarm: {
+    name: 'stripe-events-refused',
+    description:
+      'Stripe refused meter events (a 4xx other than "already exists": a missing meter, a bad customer, a revoked key); they are recorded as failed. `tally stripe status` names them, `tally stripe check` the meters.',
+    metric: tallyMetric('StripeEventsFailed', 'StripeSenderLambdaFunction'),
+    statistic: 'Sum',
+    period: 300,
+    above: 0,
+  },
+  StripeDeadLetterQueueDepthAlarm: {
+    name: 'stripe-dlq-not-empty',
+    description:
+      'Stripe send work failed through every retry (Stripe unreachable for hours?) and reached the Stripe dead-letter queue; the outbox keeps the records pending: run `tally stripe push`, then purge the DLQ.',
+    metric: queueMetric('ApproximateNumberOfMessagesVisible', 'StripeDeadLetterQueue'),
+    statistic: 'Maximum',
+    period: 60,
+    above: 0,
+  },
+  StripeBacklogAlarm: {
+    name: 'stripe-backlog',
+    description: 'A Stripe send message has waited more than an hour: Stripe is failing or busy and events are being retried.',
+    metric: queueMetric('ApproximateAgeOfOldestMessage', 'StripeQueue'),
+    statistic: 'Maximum',
+    period: 300,
+    above: 3600,
   },
   UsageTableThrottlesAlarm: {
     name: 'usage-table-throttles',

@@ -131,7 +131,7 @@ export class DynamoCloseStore implements CloseStore {
     );
   }
 
-  async markPublished(day: string, revision: number, step: 'exportedAt' | 'notifiedAt', at: string): Promise<void> {
+  async markPublished(day: string, revision: number, step: 'exportedAt' | 'notifiedAt' | 'stripeQueuedAt', at: string): Promise<void> {
     await this.updateCloseRecord(day, {
       UpdateExpression: 'SET revisions.#n.#step = :at',
       ConditionExpression: 'attribute_exists(revisions.#n)',
@@ -305,6 +305,7 @@ function closedDayOf(item: Record<string, AttributeValue>): ClosedDay | undefine
         accounts: Number(info.accounts?.N ?? 0),
         ...(info.exportedAt?.S === undefined ? {} : { exportedAt: info.exportedAt.S }),
         ...(info.notifiedAt?.S === undefined ? {} : { notifiedAt: info.notifiedAt.S }),
+        ...(info.stripeQueuedAt?.S === undefined ? {} : { stripeQueuedAt: info.stripeQueuedAt.S }),
       };
     })
     .sort((a, b) => a.revision - b.revision);

@@ -18,6 +18,8 @@ export interface CloserConfig {
   readonly exportPrefix: string;
   /** Events are queued only when this is set (the webhook is configured). */
   readonly webhookQueueUrl?: string;
+  /** Each revision is handed to the Stripe sender here when set (`TALLY_STRIPE_QUEUE_URL`). */
+  readonly stripeQueueUrl?: string;
 }
 
 /** Where the webhook signing secret comes from. */
@@ -42,7 +44,12 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
-/** Reads `TALLY_EXPORT_BUCKET`, `TALLY_EXPORT_PREFIX`, `TALLY_WEBHOOK_QUEUE_URL` and the table settings. */
+/**
+ * Reads `TALLY_EXPORT_BUCKET`, `TALLY_EXPORT_PREFIX`, `TALLY_WEBHOOK_QUEUE_URL`,
+ * `TALLY_STRIPE_QUEUE_URL` and the table settings. With `TALLY_LOG_BUCKET` and
+ * `TALLY_LOG_PREFIX` given, refuses an export prefix that overlaps the log prefix in the
+ * same bucket (exports would be ingested).
+ */
 export function readCloserConfig(env: Env): CloserConfig {
   const tally = readConfig(env);
   const exportBucket = env.TALLY_EXPORT_BUCKET;
@@ -51,7 +58,14 @@ export function readCloserConfig(env: Env): CloserConfig {
   }
   const exportPrefix = env.TALLY_EXPORT_PREFIX ?? HANDOFF_DEFAULTS.exportPrefix;
   if (exportPrefix !== '' && !exportPrefix.endsWith('/')) throw new ConfigError(`TALLY_EXPORT_PREFIX must be empty or end with "/", got "${exportPrefix}"`);
-  return { tally, exportBucket, exportPrefix, ...webhookQueueOf(env) };
+  const logPrefix = env.TALLY_LOG_PREFIX;
+  // Every object under the log prefix is ingested whatever its suffix: an export there would be read as a log.
+  if (logPrefix !== undefined && exportBucket === env.TALLY_LOG_BUCKET && (exportPrefix.startsWith(logPrefix) || logPrefix.startsWith(exportPrefix))) {
+    throw new ConfigError(`TALLY_EXPORT_PREFIX "${exportPrefix}" and the log prefix "${logPrefix}" overlap in bucket ${exportBucket}: exports would be ingested as logs; choose prefixes apart`);
+  }
+  const stripeQueueUrl = env.TALLY_STRIPE_QUEUE_URL;
+  if (stripeQueueUrl !== undefined && stripeQueueUrl !== '' && !URL.canParse(stripeQueueUrl)) throw new ConfigError(`TALLY_STRIPE_QUEUE_URL must be a URL, got "${stripeQueueUrl}"`);
+  return { tally, exportBucket, exportPrefix, ...webhookQueueOf(env), ...(stripeQueueUrl === undefined || stripeQueueUrl === '' ? {} : { stripeQueueUrl }) };
 }
 
 /** `TALLY_WEBHOOK_QUEUE_URL`, checked: events are queued only when it is set. */

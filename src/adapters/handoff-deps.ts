@@ -16,6 +16,7 @@ import { DynamoUsageReader } from './dynamodb-usage-reader';
 import type { CloserConfig, ThresholdConfig, WebhookSecretSource, WebhookSenderConfig } from './handoff-config';
 import { S3RevisionExports } from './s3-revision-exports';
 import { SqsMessageVisibility } from './sqs-visibility';
+import { SqsStripeSendQueue } from './sqs-stripe-send-queue';
 import { SqsWebhookOutbox } from './sqs-webhook-outbox';
 
 /** Wires the closer to DynamoDB, S3 (exports) and SQS (webhook events). Built once per cold start. */
@@ -25,6 +26,7 @@ export function createCloserDeps(config: CloserConfig, clients: AwsClients, log:
     exports: new S3RevisionExports({ client: clients.s3, bucket: config.exportBucket, prefix: config.exportPrefix }),
     rechecks: new DynamoMonthRechecks({ client: clients.dynamodb, tableName: config.tally.tableName }),
     ...(config.webhookQueueUrl === undefined ? {} : { outbox: new SqsWebhookOutbox({ client: clients.sqs, queueUrl: config.webhookQueueUrl }) }),
+    ...(config.stripeQueueUrl === undefined ? {} : { stripeQueue: new SqsStripeSendQueue({ client: clients.sqs, queueUrl: config.stripeQueueUrl }) }),
     log,
     graceHours: config.tally.closeGraceHours,
     metricNames: metricNames(config.tally.metricRules, { estimates: countsEstimates(config.tally.logFormat) }),

@@ -16,7 +16,7 @@ import { revisionExport } from '../domain/revision-export';
 import { webhookEventBody, webhookEventId } from '../domain/webhook';
 import { mapWithConcurrency } from './concurrency';
 import type { Log } from './log';
-import type { CloseStore, LateMarker, MonthRechecks, RevisionExports, WebhookOutbox } from './ports';
+import type { CloseStore, LateMarker, MonthRechecks, RevisionExports, StripeSendQueue, WebhookOutbox } from './ports';
 
 export interface CloserDeps {
   readonly store: CloseStore;
@@ -28,6 +28,8 @@ export interface CloserDeps {
   readonly rechecks: MonthRechecks;
   /** Absent when no webhook is configured. */
   readonly outbox?: WebhookOutbox;
+  /** The Stripe sender's queue: each revision is handed to it once. Absent when Stripe is not configured. */
+  readonly stripeQueue?: StripeSendQueue;
   readonly log: Log;
   readonly graceHours: number;
   /** Metric columns every export carries (the configured metrics). */
@@ -311,9 +313,14 @@ class CloseRun {
 
   /** Exports every revision of `record` not yet exported, and hands its event to the webhook queue. */
   private async publish(record: ClosedDay): Promise<Published> {
-    const { store, exports, outbox } = this.deps;
+    const { store, exports, outbox, stripeQueue } = this.deps;
     const published: Published = { exports: [], events: [] };
     for (const info of record.revisions) {
+      if (stripeQueue !== undefined && info.stripeQueuedAt === undefined) {
+        // The sender sends what the revision changed for linked accounts; unlinked ones cost it one read.
+        await stripeQueue.enqueue({ day: record.day, revision: info.revision });
+        await store.markPublished(record.day, info.revision, 'stripeQueuedAt', this.now.toISOString());
+      }
       const needsExport = info.exportedAt === undefined;
       const needsEvent = outbox !== undefined && info.notifiedAt === undefined;
       if (!needsExport && !needsEvent) continue;

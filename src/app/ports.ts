@@ -19,10 +19,12 @@
  * | {@link WebhookOutbox}, {@link WebhookTransport} | `SqsWebhookOutbox`, `FetchWebhookTransport` |
  * | {@link QuotaStore}, {@link ThresholdStore}, {@link MonthRechecks} | `DynamoQuotaStore`, `DynamoThresholdStore`, `DynamoMonthRechecks` |
  * | {@link ActiveAccounts} | `DynamoCloseStore` (the day index) |
+ * | {@link StripeStore}, {@link StripeMeterApi}, {@link StripeSendQueue} | `DynamoStripeStore`, `SdkStripeMeterApi`, `SqsStripeSendQueue` |
  * | {@link SourceReader}, {@link LedgerActivityReader} | `DynamoSourceReader` (the source-day index of the ledger) |
  * | {@link ReconcileRecords} | `DynamoReconcileRecords` |
  * | {@link DeadLetterProbe} | `SqsDeadLetterProbe` |
  */
+import type { StripeLink, StripeOutboxRecord } from '../domain/stripe';
 import type { AccessGrant } from '../domain/access';
 import type { Adjustment, RecordedAdjustment } from '../domain/adjustment';
 import type { DeadLetterDrop } from '../domain/dead-letter';
@@ -221,7 +223,7 @@ export interface CloseStore {
   /** Drops a started revision that found nothing to record. */
   abandonRevision(day: string, revision: number): Promise<void>;
   /** Records that a revision was exported or handed to the webhook queue. */
-  markPublished(day: string, revision: number, step: 'exportedAt' | 'notifiedAt', at: string): Promise<void>;
+  markPublished(day: string, revision: number, step: 'exportedAt' | 'notifiedAt' | 'stripeQueuedAt', at: string): Promise<void>;
   /** Accounts with usage shards on `day` (the day index), each once, in order. */
   accountsOn(day: string): Promise<string[]>;
   /** One account-day's counters and revisions, strongly consistent (one Query). */
@@ -306,6 +308,62 @@ export interface MonthRechecks {
 export interface ActiveAccounts {
   accountsOn(day: string): Promise<string[]>;
 }
+
+/** Links, outbox records and per-customer-meter leases of the Stripe sync (usage table). */
+export interface StripeStore {
+  /** Links `account` to `customer` (replacing an earlier link); answers the link before, if any. */
+  link(link: StripeLink): Promise<StripeLink | undefined>;
+  /** Removes the link; answers the link removed. */
+  unlink(account: string): Promise<StripeLink | undefined>;
+  /** Every link, by account (one Query). */
+  links(): Promise<StripeLink[]>;
+  /** `account`'s outbox records of `from..to`, by day, metric and revision (strongly consistent). */
+  records(account: string, from: string, to: string): Promise<StripeOutboxRecord[]>;
+  /** Writes a new record unless one exists for its (account, metric, day, revision): true when written. */
+  addRecord(record: StripeOutboxRecord): Promise<boolean>;
+  /** Changes a record's state and bookkeeping. */
+  updateRecord(record: StripeOutboxRecord, changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer'>>): Promise<void>;
+  /** Takes the lease of (customer, event name) for `owner` until `until`, if free or expired at `now`: true when held. */
+  acquireLease(customer: string, eventName: string, owner: string, now: Date, until: Date): Promise<boolean>;
+  releaseLease(customer: string, eventName: string, owner: string): Promise<void>;
+}
+
+/** What Stripe answered to one meter event. */
+export type MeterEventOutcome =
+  | { readonly kind: 'accepted' }
+  /** 400 "An event already exists with identifier ...": delivered earlier (a lost answer). */
+  | { readonly kind: 'already-exists' }
+  /** 429, 5xx or no answer: try again with the same identifier. */
+  | { readonly kind: 'retry'; readonly error: string }
+  /** Any other 4xx: will not succeed as it is. */
+  | { readonly kind: 'refused'; readonly error: string };
+
+/** A Stripe meter as `tally stripe check` and reconcile read it. */
+export interface StripeMeterInfo {
+  readonly id: string;
+  readonly eventName: string;
+  readonly status: string;
+  readonly eventTimeWindow: string | null;
+  readonly formula: string;
+  readonly customerKey: string;
+  readonly valueKey: string;
+}
+
+/** Stripe Billing's meter API (the official SDK). */
+export interface StripeMeterApi {
+  sendMeterEvent(event: { eventName: string; customer: string; value: string; identifier: string; timestamp: number }): Promise<MeterEventOutcome>;
+  meters(): Promise<StripeMeterInfo[]>;
+  /** The meter's billed value for `customer` per UTC day of `from..to` (days without events are absent). */
+  daySummaries(meterId: string, customer: string, from: string, to: string): Promise<Record<string, number>>;
+}
+
+/** Hands the sender what to send: a revision of a day, or an account's pending records. */
+export interface StripeSendQueue {
+  enqueue(message: StripeSendMessage): Promise<void>;
+}
+
+/** A message of the Stripe send queue. */
+export type StripeSendMessage = { readonly day: string; readonly revision: number } | { readonly account: string };
 
 /** The log objects that contributed to an account-day, each with its whole contribution (explain). */
 export interface SourceReader {

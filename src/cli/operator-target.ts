@@ -34,6 +34,8 @@ export interface OperatorTarget {
   readonly exportPrefix?: string;
   /** The webhook queue `tally close` hands events to (`TALLY_WEBHOOK_QUEUE_URL`); none: webhooks off. */
   readonly webhookQueueUrl?: string;
+  /** The Stripe settings the target names besides the environment (the local stack's sender queue, base, meters). */
+  readonly stripe?: { readonly queueUrl?: string; readonly apiBase?: string; readonly meters?: string };
   /** The emulators' keys (local stack, or loopback endpoints and no keys), or keys the environment gives. */
   readonly credentials?: AwsCredentialIdentity;
   /** Says where the target came from, for the first line of a command's output. */
@@ -119,6 +121,9 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
       TALLY_LOG_PREFIX: env.TALLY_LOG_PREFIX ?? info.logPrefix,
       TALLY_EXPORT_PREFIX: env.TALLY_EXPORT_PREFIX ?? info.exportPrefix,
       TALLY_WEBHOOK_QUEUE_URL: info.webhookQueueUrl,
+      TALLY_STRIPE_QUEUE_URL: env.TALLY_STRIPE_QUEUE_URL ?? info.stripe?.queueUrl,
+      TALLY_STRIPE_API_BASE: env.TALLY_STRIPE_API_BASE ?? info.stripe?.apiBase,
+      TALLY_STRIPE_METERS: env.TALLY_STRIPE_METERS ?? info.stripe?.meters,
       // The consumer's own counting settings, as `npm start` recorded them; the environment wins.
       ...Object.fromEntries(Object.entries(info.consumer ?? {}).filter(([name]) => env[name] === undefined)),
     };
@@ -173,6 +178,11 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
     ...(given(exportBucket) ? { exportBucket } : {}),
     ...(overlay.TALLY_EXPORT_PREFIX !== undefined ? { exportPrefix: overlay.TALLY_EXPORT_PREFIX } : {}),
     ...(given(overlay.TALLY_WEBHOOK_QUEUE_URL) ? { webhookQueueUrl: overlay.TALLY_WEBHOOK_QUEUE_URL } : {}),
+    stripe: {
+      ...(given(overlay.TALLY_STRIPE_QUEUE_URL) ? { queueUrl: overlay.TALLY_STRIPE_QUEUE_URL } : {}),
+      ...(given(overlay.TALLY_STRIPE_API_BASE) ? { apiBase: overlay.TALLY_STRIPE_API_BASE } : {}),
+      ...(given(overlay.TALLY_STRIPE_METERS) ? { meters: overlay.TALLY_STRIPE_METERS } : {}),
+    },
     logPrefix: overlay.TALLY_LOG_PREFIX ?? '',
     ...(credentials === undefined ? {} : { credentials }),
     origin,

@@ -106,6 +106,8 @@ export interface RevisionInfo {
   readonly accounts: number;
   readonly exportedAt?: string;
   readonly notifiedAt?: string;
+  /** When it was handed to the Stripe sender's queue. */
+  readonly stripeQueuedAt?: string;
 }
 
 /** The close record of a day. */

@@ -26,6 +26,9 @@ import type { LogObjectRef } from './log-object';
  * PK QUOTA                     SK acme#requests     acme's monthly allowance of requests (tally quota set)
  * PK THRESHOLD#2026-11         SK acme#requests#080 acme crossed 80% of its requests allowance in 2026-11 (once)
  * PK THRESHOLD#RECHECK         SK 2026-09           usage of 2026-09 changed late: the evaluator looks at it again
+ * PK STRIPE#LINK               SK acme              acme is billed in Stripe as customer cus_... (tally stripe link)
+ * PK STRIPE#OUT#acme           SK 2026-11-21#requests#R#0002  outbox record of one meter event (written before it is sent)
+ * PK STRIPE#LOCK               SK cus_...#cdn_requests  lease: one Stripe request at a time per customer and meter
  * ```
  *
  * A usage shard holds its metrics (numbers added with `ADD`) beside the attributes in
@@ -336,6 +339,35 @@ export const DLQ_DROPS_PARTITION = 'DLQ#DROPPED';
 export function droppedMessageKey(messageId: string): TableKey {
   if (messageId.length === 0) throw new ValidationError('empty message id');
   return { PK: DLQ_DROPS_PARTITION, SK: `MSG#${messageId}` };
+}
+
+/** The one partition of Stripe links: one Query lists every linked account. */
+export const STRIPE_LINK_PARTITION = 'STRIPE#LINK';
+
+/** Key of `accountId`'s link to a Stripe customer. */
+export function stripeLinkKey(accountId: string): TableKey {
+  if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
+  return { PK: STRIPE_LINK_PARTITION, SK: accountId };
+}
+
+/**
+ * Key of the outbox record of one meter event: an account's records share a partition,
+ * ordered by day, so one Query reads an account's day range.
+ */
+export function stripeOutboxKey({ accountId, day, metric, revision }: { accountId: string; day: string; metric: string; revision: number }): TableKey {
+  if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
+  return { PK: `STRIPE#OUT#${accountId}`, SK: `${day}#${metric}#R#${revisionPart(revision)}` };
+}
+
+/** Partition and sort-key bounds of `accountId`'s outbox records from `from` to `to`, both included. */
+export function stripeOutboxRange(accountId: string, from: string, to: string): { PK: string; from: string; to: string } {
+  if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
+  return { PK: `STRIPE#OUT#${accountId}`, from: `${from}#`, to: `${to}#~` };
+}
+
+/** Key of the lease that lets one sender at a time call Stripe for a customer and meter. */
+export function stripeLockKey(customer: string, eventName: string): TableKey {
+  return { PK: 'STRIPE#LOCK', SK: `${customer}#${eventName}` };
 }
 
 /** Key of the record of the last `tally reconcile` (read by health); outside every account, object and day partition. */

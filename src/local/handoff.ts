@@ -7,6 +7,10 @@ import { createClients } from '../adapters/clients';
 import { HANDOFF_DEFAULTS, readCloserConfig, readWebhookSenderConfig } from '../adapters/handoff-config';
 import { createCloserDeps, createThresholdDeps, createWebhookSenderClients, createWebhookSenderDeps } from '../adapters/handoff-deps';
 import { SqsMessageVisibility } from '../adapters/sqs-visibility';
+import { readStripeConfig, resolveStripeKey, stripeConfigured } from '../adapters/stripe-config';
+import { createStripeSyncDeps } from '../adapters/stripe-deps';
+import { sendStripeBatch } from '../app/stripe-sender';
+import { sendPending, type StripeSyncDeps } from '../app/stripe-sync';
 import { describeError } from '../domain/errors';
 import { LOCAL_CREDENTIALS } from './local-credentials';
 import { QueuePoller } from './poller';
@@ -17,6 +21,9 @@ export const LOCAL_CLOSE_INTERVAL_MS = 60_000;
 
 /** Receives before a webhook event moves to the local webhook DLQ. */
 const LOCAL_WEBHOOK_MAX_RECEIVE_COUNT = 8;
+
+/** Receives before a Stripe send message moves to the local Stripe DLQ (backoff 2 s doubling to 30 s: about 4 minutes). */
+const LOCAL_STRIPE_MAX_RECEIVE_COUNT = 10;
 
 export interface LocalHandoff {
   /**
@@ -60,18 +67,63 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
       onError: (error) => say(`tally: webhook poller error: ${describeError(error)}`),
     });
   }
+  // The Stripe sender, in process, when the key and the meters are set (TALLY_STRIPE_API_BASE: a test server).
+  let stripePoller: QueuePoller | undefined;
+  let stripeSync: StripeSyncDeps | undefined;
+  const stripeOn = stripeConfigured(env);
+  if (stripeOn) {
+    const stripe = readStripeConfig(env);
+    const queues = await createQueuePair(stack, 'tally-stripe', LOCAL_STRIPE_MAX_RECEIVE_COUNT);
+    info.stripe = { queueUrl: queues.queueUrl, apiBase: stripe.apiBase, meters: JSON.stringify(stripe.meters) };
+    Object.assign(info, { stripeDlqUrl: queues.dlqUrl });
+  }
   const closerConfig = readCloserConfig({
     ...env,
     ...localEnvironment(info),
     ...(info.consumer ?? {}),
     TALLY_EXPORT_BUCKET: info.bucket,
     TALLY_EXPORT_PREFIX: info.exportPrefix,
+    TALLY_LOG_BUCKET: info.bucket,
+    TALLY_LOG_PREFIX: info.logPrefix,
     ...(info.webhookQueueUrl === undefined ? {} : { TALLY_WEBHOOK_QUEUE_URL: info.webhookQueueUrl }),
+    ...(info.stripe === undefined ? {} : { TALLY_STRIPE_QUEUE_URL: info.stripe.queueUrl }),
   });
   const handoffClients = createClients(closerConfig.tally, LOCAL_CREDENTIALS);
   const deps = createCloserDeps(closerConfig, handoffClients, log);
   // The same table settings (TALLY_QUOTAS and TALLY_QUOTA_LEVELS among them) and webhook queue as the closer.
   const thresholds = createThresholdDeps({ tally: closerConfig.tally, ...(closerConfig.webhookQueueUrl === undefined ? {} : { webhookQueueUrl: closerConfig.webhookQueueUrl }) }, handoffClients, log);
+  if (stripeOn && info.stripe !== undefined) {
+    const stripe = readStripeConfig({ ...env, TALLY_STRIPE_QUEUE_URL: info.stripe.queueUrl });
+    const apiKey = await resolveStripeKey(stripe.key, undefined);
+    stripeSync = createStripeSyncDeps(
+      { tally: closerConfig.tally, stripe, ...(closerConfig.webhookQueueUrl === undefined ? {} : { webhookQueueUrl: closerConfig.webhookQueueUrl }) },
+      handoffClients,
+      apiKey,
+      log,
+    );
+    const sync = stripeSync;
+    const queueUrl = info.stripe.queueUrl;
+    stripePoller = new QueuePoller({
+      sqs: clients.sqs,
+      queueUrl,
+      queueArn: (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!,
+      region: info.region,
+      handler: async (event) => {
+        const result = await sendStripeBatch(event, {
+          sync,
+          visibility: new SqsMessageVisibility({ client: clients.sqs, queueUrl }),
+          backoffSeconds: 2,
+          maxBackoffSeconds: 30,
+          onReport: (outcomes) => {
+            for (const line of describeStripeSweep(outcomes)) say(line);
+          },
+        });
+        for (const line of describeStripeBatch(event.Records.length, result.batchItemFailures.length)) say(line);
+        return result;
+      },
+      onError: (error) => say(`tally: stripe poller error: ${describeError(error)}`),
+    });
+  }
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
 
@@ -80,14 +132,26 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
     for (const line of describeLocalRun(report, info)) say(line);
     const evaluated = await evaluateThresholds(thresholds);
     for (const line of describeThresholdRun(evaluated, webhooks)) say(line);
+    if (stripeSync !== undefined) {
+      // What the queue could not finish (Stripe was down longer than its receives): sent again each minute.
+      // Two attempts each: with Stripe down, the sweep must not hold the closer's minute.
+      const sent = await sendPending({ ...stripeSync, retry: { attempts: 2, baseMs: 500, maxMs: 2_000 } });
+      for (const line of describeStripeSweep(sent.outcomes)) say(line);
+    }
     return report;
   };
 
   return {
     async start() {
       poller?.start();
+      stripePoller?.start();
       const first = await runOnce();
       if (!webhooks) say('  webhooks off: set TALLY_WEBHOOK_URL and TALLY_WEBHOOK_SECRET before npm start to send signed events');
+      say(
+        info.stripe === undefined
+          ? '  stripe off: set TALLY_STRIPE_API_KEY and TALLY_STRIPE_METERS (and TALLY_STRIPE_API_BASE for a test server) to send closed days to Stripe meters'
+          : `  stripe on: closed days of linked accounts go to ${info.stripe.apiBase} (link with npx tally stripe link --account A --customer cus_...)`,
+      );
       timer = setInterval(() => {
         running = runOnce().catch((error: unknown) => say(`tally: closer error: ${describeError(error)}`));
       }, LOCAL_CLOSE_INTERVAL_MS);
@@ -98,8 +162,32 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
       if (timer !== undefined) clearInterval(timer);
       await running;
       await poller?.stop();
+      await stripePoller?.stop();
     },
   };
+}
+
+/** A queue and its DLQ for an in-process consumer (visibility 30 s). */
+async function createQueuePair(stack: LocalStack, name: string, maxReceiveCount: number): Promise<{ queueUrl: string; dlqUrl: string }> {
+  const { sqs } = stack.clients;
+  const dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `${name}-dlq`, Attributes: { MessageRetentionPeriod: '1209600' } }))).QueueUrl!;
+  const dlqArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+  const queueUrl = (
+    await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: { VisibilityTimeout: '30', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount }) } }))
+  ).QueueUrl!;
+  return { queueUrl, dlqUrl };
+}
+
+/** What `npm start` prints after the sender handled a batch: nothing when all went through quietly. */
+function describeStripeBatch(messages: number, failures: number): string[] {
+  return failures === 0 ? [] : [`tally: stripe: ${failures} of ${messages} message(s) left work (Stripe busy or down); they come back`];
+}
+
+/** What the minute's sweep of pending Stripe records did. */
+function describeStripeSweep(outcomes: readonly { account: string; metric: string; day: string; revision: number; value: number; outcome: string }[]): string[] {
+  return outcomes
+    .filter((o) => o.outcome !== 'superseded')
+    .map((o) => `tally: stripe ${o.outcome}: ${o.account} ${o.metric} ${o.day} revision ${o.revision} = ${o.value}`);
 }
 
 async function createWebhookQueues(stack: LocalStack): Promise<{ queueUrl: string; queueArn: string; dlqUrl: string }> {

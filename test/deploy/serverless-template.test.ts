@@ -4,6 +4,7 @@ import path from 'node:path';
 import { DEFAULTS, readConfig } from '../../src/adapters/config';
 import tableDefinition from '../../src/adapters/usage-table-definition.json';
 import { readUsageApiConfig } from '../../src/adapters/usage-api-config';
+import { readStripeConfig, STRIPE_SERVICE } from '../../src/adapters/stripe-config';
 import { redeliveryGaps } from '../../src/domain/redelivery';
 import type { AwsClients } from '../../src/adapters/clients';
 import { ingestBatch } from '../../src/app/ingest';
@@ -32,11 +33,12 @@ const PUBLIC_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' })
 
 const PATH_RESOLVER = 'path:^/t/(?<account>[^/]+)/';
 const METRICS = '[{"name":"authorization_requests","path":"/api/authorization/*"}]';
+const STRIPE_METERS = '{"requests":"cdn_requests","bytes":"cdn_bytes"}';
 
 // `serverless package` (osls) runs three times, offline, before any test:
 //  - prod: defaults; the stack creates its log bucket; data is protected;
 //  - dev: an existing log bucket, a customer managed key on the signing secret, CORS
-//    origins, an alarm e-mail, a path resolver, a metric rule and a webhook URL; data is
+//    origins, an alarm e-mail, a path resolver, a metric rule, a webhook URL and Stripe meters; data is
 //    not protected;
 //  - staging: tokens verified with a public key instead of the SSM secret.
 let prod: PackagedStack | undefined;
@@ -65,6 +67,8 @@ beforeAll(async () => {
       `metrics=${METRICS}`,
       '--param',
       'webhookUrl=https://billing.example.com/hooks/tally',
+      '--param',
+      `stripeMeters=${STRIPE_METERS}`,
     ]),
     packageStack(['--stage', 'staging', '--param', `jwtPublicKey=${PUBLIC_KEY}`]),
   ]);
@@ -102,6 +106,7 @@ describe('serverless package (offline)', () => {
       'cloudformation-template-update-stack.json',
       'ingest.zip',
       'serverless-state.json',
+      'stripeSender.zip',
       'thresholds.zip',
       'usageApi.zip',
       'webhookSender.zip',
@@ -176,6 +181,16 @@ describe('serverless package (offline)', () => {
       WebhookDeadLetterQueue: 'AWS::SQS::Queue',
       WebhookDeadLetterQueueDepthAlarm: 'AWS::CloudWatch::Alarm',
       WebhookBacklogAlarm: 'AWS::CloudWatch::Alarm',
+      StripeSenderLogGroup: 'AWS::Logs::LogGroup',
+      StripeSenderLambdaFunction: 'AWS::Lambda::Function',
+      StripeSenderRole: 'AWS::IAM::Role',
+      StripeSenderEventSourceMappingSQSStripeQueue: 'AWS::Lambda::EventSourceMapping',
+      StripeSenderErrorsAlarm: 'AWS::CloudWatch::Alarm',
+      StripeEventsRefusedAlarm: 'AWS::CloudWatch::Alarm',
+      StripeQueue: 'AWS::SQS::Queue',
+      StripeDeadLetterQueue: 'AWS::SQS::Queue',
+      StripeDeadLetterQueueDepthAlarm: 'AWS::CloudWatch::Alarm',
+      StripeBacklogAlarm: 'AWS::CloudWatch::Alarm',
     });
   });
 });
@@ -201,7 +216,7 @@ describe('stage params', () => {
 describe('functions', () => {
   it('run on nodejs22.x (arm64), each with a role of its own', () => {
     const functions = resourcesOfType(template(prod), 'AWS::Lambda::Function');
-    expect(Object.keys(functions).sort()).toEqual(['CloserLambdaFunction', 'IngestLambdaFunction', 'ThresholdsLambdaFunction', 'UsageApiLambdaFunction', 'WebhookSenderLambdaFunction']);
+    expect(Object.keys(functions).sort()).toEqual(['CloserLambdaFunction', 'IngestLambdaFunction', 'StripeSenderLambdaFunction', 'ThresholdsLambdaFunction', 'UsageApiLambdaFunction', 'WebhookSenderLambdaFunction']);
     for (const fn of Object.values(functions)) {
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -218,7 +233,7 @@ describe('functions', () => {
       Timeout: 10,
     });
     // osls generates no shared role when every function names its own.
-    expect(Object.keys(resourcesOfType(template(prod), 'AWS::IAM::Role')).sort()).toEqual(['CloserRole', 'IngestRole', 'ThresholdsRole', 'UsageApiRole', 'WebhookSenderRole']);
+    expect(Object.keys(resourcesOfType(template(prod), 'AWS::IAM::Role')).sort()).toEqual(['CloserRole', 'IngestRole', 'StripeSenderRole', 'ThresholdsRole', 'UsageApiRole', 'WebhookSenderRole']);
   });
 
   it('configure ingest through the variables readConfig validates', () => {
@@ -335,7 +350,7 @@ describe('functions', () => {
 
   it('keep their logs for 30 days', () => {
     const groups = resourcesOfType(template(prod), 'AWS::Logs::LogGroup');
-    expect(Object.keys(groups).sort()).toEqual(['CloserLogGroup', 'HttpApiLogGroup', 'IngestLogGroup', 'ThresholdsLogGroup', 'UsageApiLogGroup', 'WebhookSenderLogGroup']);
+    expect(Object.keys(groups).sort()).toEqual(['CloserLogGroup', 'HttpApiLogGroup', 'IngestLogGroup', 'StripeSenderLogGroup', 'ThresholdsLogGroup', 'UsageApiLogGroup', 'WebhookSenderLogGroup']);
     for (const group of Object.values(groups)) expect(group.Properties.RetentionInDays).toBe(30);
     expect(groups.IngestLogGroup!.Properties.LogGroupName).toBe('/aws/lambda/tally-prod-ingest');
     expect(groups.UsageApiLogGroup!.Properties.LogGroupName).toBe('/aws/lambda/tally-prod-usageApi');
@@ -415,6 +430,32 @@ describe('log bucket created by the stack', () => {
     });
     // S3 verifies it may send when the notification is set: the policy must exist first.
     expect(asList(bucket.DependsOn ?? [])).toContain('IngestQueuePolicy');
+  });
+
+  it.each([
+    ['prod', () => template(prod), 'cloudfront/'],
+    ['dev', () => template(dev), 'edge/'],
+  ])('keeps what Tally writes outside the log prefix it reads whatever the suffix (%s): exports, and no other S3 writer', (_stage, read, logPrefix) => {
+    const t = read();
+    const exportPrefix = 'exports/';
+    expect(exportPrefix.startsWith(logPrefix) || logPrefix.startsWith(exportPrefix)).toBe(false);
+    expect(t.Outputs!.LogPrefix!.Value).toBe(logPrefix);
+    // The closer knows both and refuses to start if they ever overlap.
+    const closer = resource(t, 'CloserLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    expect(closer).toMatchObject({ TALLY_LOG_PREFIX: logPrefix, TALLY_EXPORT_PREFIX: exportPrefix });
+    expect(closer.TALLY_LOG_BUCKET).toEqual(closer.TALLY_EXPORT_BUCKET);
+    // Every s3:PutObject any role holds is under the export prefix: webhooks, Stripe events and
+    // thresholds go to queues and HTTP, never to the bucket, so nothing Tally writes is re-ingested.
+    const puts = policyDocuments(t)
+      .flatMap((d) => d.statements.map((statement) => ({ where: d.where, statement })))
+      .filter(({ statement }) => statement.Effect === 'Allow' && asList(statement.Action).some((action) => action.startsWith('s3:Put')));
+    expect(puts.map((p) => p.where)).toEqual(['CloserRole/closer']);
+    const arns = puts.flatMap((p) => stringsIn(p.statement.Resource ?? null)).filter((arn) => arn.includes(':s3:::'));
+    expect(arns).toHaveLength(1);
+    for (const arn of arns) {
+      expect(arn).toMatch(/\/exports\/\*$/);
+      expect(arn).not.toContain(`/${logPrefix}`);
+    }
   });
 
   it('is private, encrypted, accepts CloudFront log delivery and is retained in prod', () => {
@@ -651,6 +692,7 @@ describe('least privilege', () => {
         Resource: { 'Fn::Sub': ['arn:${AWS::Partition}:s3:::${LogBucketName}/exports/*', { LogBucketName: ref('LogBucket') }] },
       },
       { Sid: 'QueueWebhookEvents', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: getAtt('WebhookQueue') },
+      { Sid: 'QueueStripeRevisions', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: getAtt('StripeQueue') },
     ]);
     const closer = resource(template(prod), 'CloserLambdaFunction', 'AWS::Lambda::Function').Properties;
     expect(closer.Environment.Variables).toMatchObject({ TALLY_CLOSE_GRACE_HOURS: '48', TALLY_EXPORT_BUCKET: ref('LogBucket'), TALLY_EXPORT_PREFIX: 'exports/' });
@@ -685,6 +727,63 @@ describe('least privilege', () => {
     expect(senderEnv).toMatchObject({ TALLY_WEBHOOK_URL: 'https://billing.example.com/hooks/tally', TALLY_WEBHOOK_SECRET_PARAMETER: '/tally/dev/webhook-secret' });
   });
 
+  it('the Stripe sender may write its logs, consume its queue, read its one key parameter, read links and closed days, write only its outbox and leases, and queue webhook events', () => {
+    expect(statementsOf(template(prod), 'StripeSenderRole')).toEqual([
+      { Sid: 'WriteOwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: getAtt('StripeSenderLogGroup') },
+      {
+        Sid: 'ConsumeStripeQueue',
+        Effect: 'Allow',
+        Action: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility'],
+        Resource: getAtt('StripeQueue'),
+      },
+      {
+        Sid: 'ReadStripeKey',
+        Effect: 'Allow',
+        Action: 'ssm:GetParameter',
+        Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/tally/prod/stripe-api-key' },
+      },
+      {
+        Sid: 'ReadLinksAndClosedDays',
+        Effect: 'Allow',
+        Action: 'dynamodb:Query',
+        Resource: getAtt('UsageTable'),
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['STRIPE#*', 'CLOSED', 'CLOSED#*', 'ACCT#*'] } },
+      },
+      {
+        Sid: 'WriteOutboxAndLeases',
+        Effect: 'Allow',
+        Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+        Resource: getAtt('UsageTable'),
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['STRIPE#OUT#*', 'STRIPE#LOCK'] } },
+      },
+      { Sid: 'QueueWebhookEvents', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: getAtt('WebhookQueue') },
+    ]);
+    const queue = resource(template(prod), 'StripeQueue', 'AWS::SQS::Queue').Properties;
+    expect(queue.RedrivePolicy).toEqual({ deadLetterTargetArn: getAtt('StripeDeadLetterQueue'), maxReceiveCount: 20 });
+    const sender = resource(template(prod), 'StripeSenderLambdaFunction', 'AWS::Lambda::Function').Properties;
+    // The queue hides a message longer than an invocation can hold it.
+    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * sender.Timeout);
+    expect(sender).toMatchObject({ Handler: 'handlers/stripe-sender.handler', Role: getAtt('StripeSenderRole') });
+    const mapping = resource(template(prod), 'StripeSenderEventSourceMappingSQSStripeQueue', 'AWS::Lambda::EventSourceMapping').Properties;
+    expect(mapping).toMatchObject({ EventSourceArn: getAtt('StripeQueue'), FunctionResponseTypes: ['ReportBatchItemFailures'] });
+  });
+
+  it('queues closed days for Stripe only when meters are configured; the key comes from SSM, never the template', () => {
+    const closerEnv = (t: Template) => resource(t, 'CloserLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    const senderEnv = resource(template(dev), 'StripeSenderLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
+    expect(closerEnv(template(prod)).TALLY_STRIPE_QUEUE_URL).toBeUndefined();
+    expect(closerEnv(template(dev)).TALLY_STRIPE_QUEUE_URL).toEqual(ref('StripeQueue'));
+    expect(senderEnv).toMatchObject({
+      TALLY_STRIPE_API_KEY_PARAMETER: '/tally/dev/stripe-api-key',
+      TALLY_STRIPE_API_BASE: 'https://api.stripe.com',
+      TALLY_STRIPE_METERS: STRIPE_METERS,
+      TALLY_WEBHOOK_QUEUE_URL: ref('WebhookQueue'),
+    });
+    expect(senderEnv.TALLY_STRIPE_API_KEY).toBeUndefined();
+    // The settings the sender reads are valid as deployed.
+    expect(readStripeConfig(senderEnv)).toMatchObject({ key: { kind: 'key-parameter', parameterName: '/tally/dev/stripe-api-key' }, meters: { requests: 'cdn_requests', bytes: 'cdn_bytes' } });
+  });
+
   it('grants usage-api no SSM access when tokens are verified with a public key', () => {
     expect(statementsOf(template(staging), 'UsageApiRole').map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage', 'AccountsOfADay', 'LedgerBySourceDay', 'ReadLastReconcile', 'PeekDeadLetters']);
   });
@@ -715,6 +814,8 @@ describe('least privilege', () => {
       'IngestRole/AssumeRolePolicyDocument',
       'IngestRole/ingest',
       'ServerlessDeploymentBucketPolicy',
+      'StripeSenderRole/AssumeRolePolicyDocument',
+      'StripeSenderRole/stripe-sender',
       'ThresholdsRole/AssumeRolePolicyDocument',
       'ThresholdsRole/thresholds',
       'UsageApiRole/AssumeRolePolicyDocument',
@@ -936,6 +1037,9 @@ describe('alarms', () => {
     WebhookSenderErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('WebhookSenderLambdaFunction'), 0],
     WebhookDeadLetterQueueDepthAlarm: ['AWS/SQS', 'ApproximateNumberOfMessagesVisible', 'QueueName', getAtt('WebhookDeadLetterQueue', 'QueueName'), 0],
     WebhookBacklogAlarm: ['AWS/SQS', 'ApproximateAgeOfOldestMessage', 'QueueName', getAtt('WebhookQueue', 'QueueName'), 3600],
+    StripeSenderErrorsAlarm: ['AWS/Lambda', 'Errors', 'FunctionName', ref('StripeSenderLambdaFunction'), 0],
+    StripeDeadLetterQueueDepthAlarm: ['AWS/SQS', 'ApproximateNumberOfMessagesVisible', 'QueueName', getAtt('StripeDeadLetterQueue', 'QueueName'), 0],
+    StripeBacklogAlarm: ['AWS/SQS', 'ApproximateAgeOfOldestMessage', 'QueueName', getAtt('StripeQueue', 'QueueName'), 3600],
   } as const;
 
   it.each(Object.entries(expected))('%s watches the right metric', (id, [namespace, metric, dimension, value, threshold]) => {
@@ -974,7 +1078,7 @@ describe('alarms', () => {
 
   it('are exactly these, each named under the stack, notifying the topic on alarm and on OK', () => {
     const alarms = resourcesOfType(template(prod), 'AWS::CloudWatch::Alarm');
-    expect(Object.keys(alarms).sort()).toEqual([...Object.keys(expected), 'UsageTableThrottlesAlarm', 'UnresolvedIncrementsAlarm'].sort());
+    expect(Object.keys(alarms).sort()).toEqual([...Object.keys(expected), 'UsageTableThrottlesAlarm', 'UnresolvedIncrementsAlarm', 'StripeEventsRefusedAlarm'].sort());
     const names = Object.values(alarms).map((alarm) => alarm.Properties.AlarmName as string);
     expect(new Set(names).size).toBe(names.length);
     for (const alarm of Object.values(alarms)) {
@@ -983,6 +1087,21 @@ describe('alarms', () => {
       expect(alarm.Properties).toMatchObject({ EvaluationPeriods: 1, AlarmActions: [ref('AlarmTopic')], OKActions: [ref('AlarmTopic')] });
     }
     expect(alarms.IngestQueueAgeAlarm!.Properties.AlarmDescription).toContain('longer than 900 s');
+  });
+
+  it('StripeEventsRefusedAlarm fires as soon as Stripe refuses one meter event (the metric the sender publishes)', () => {
+    const alarm = resource(template(prod), 'StripeEventsRefusedAlarm', 'AWS::CloudWatch::Alarm').Properties;
+    expect(alarm).toMatchObject({
+      Namespace: 'Tally',
+      MetricName: 'StripeEventsFailed',
+      Dimensions: expect.arrayContaining([
+        { Name: 'service', Value: STRIPE_SERVICE },
+        { Name: 'FunctionName', Value: ref('StripeSenderLambdaFunction') },
+      ]),
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      AlarmActions: [ref('AlarmTopic')],
+    });
   });
 
   it('UnresolvedIncrementsAlarm fires as soon as ingest leaves one increment unresolved', () => {
@@ -1029,6 +1148,8 @@ describe('outputs', () => {
         'LogBucketName',
         'LogPrefix',
         'ServerlessDeploymentBucketName',
+        'StripeDeadLetterQueueUrl',
+        'StripeQueueUrl',
         'UsageTableName',
         'WebhookDeadLetterQueueUrl',
         'WebhookQueueUrl',

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readConfig } from '../../src/adapters/config';
 import { readUsageApiConfig } from '../../src/adapters/usage-api-config';
+import { readStripeConfig } from '../../src/adapters/stripe-config';
 
 // docs/configuration.md is checked against the code it describes: the code is the
 // source of every default, the page must say the same and name every variable read.
@@ -48,6 +49,24 @@ describe('docs/configuration.md', () => {
       expect(readUsageApiConfig({ ...API, [variable]: `not-${value}` })).not.toEqual(base);
     },
   );
+
+  const stripeRows = documented('Stripe');
+  const STRIPE = { TALLY_STRIPE_API_KEY: 'sk_test_abcdefgh12345678', TALLY_STRIPE_METERS: '{"requests":"cdn_requests"}' };
+
+  it.each(stripeRows.filter((row) => literal(row.defaultCell) !== undefined).map((row) => [row.variable, literal(row.defaultCell)!]))(
+    'shows the default readStripeConfig applies: %s=%s changes nothing',
+    (variable, value) => {
+      const base = readStripeConfig(STRIPE);
+      expect(readStripeConfig({ ...STRIPE, [variable]: value })).toEqual(base);
+      expect(readStripeConfig({ ...STRIPE, [variable]: 'http://127.0.0.1:12111' })).not.toEqual(base);
+    },
+  );
+
+  it('lists every variable the Stripe settings read, in its own section', () => {
+    const read = new Set([...readFileSync(path.join(root, 'src/adapters/stripe-config.ts'), 'utf8').matchAll(/\b(TALLY_[A-Z0-9_]+)\b/g)].map((m) => m[1]!));
+    const listed = new Set(stripeRows.map((row) => row.variable));
+    expect([...read].sort()).toEqual([...listed].sort());
+  });
 
   it('lists every variable the configuration code reads', () => {
     const read = new Set(

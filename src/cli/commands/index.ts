@@ -14,6 +14,7 @@ import { quotaCheckCommand, quotaListCommand, quotaRemoveCommand, quotaSetComman
 import { reconcileCommand } from './reconcile';
 import { statusCommand } from './status';
 import { replayCommand } from './replay';
+import { STRIPE_COMMANDS } from './stripe';
 import { tokenCommand } from './token';
 
 /**
@@ -41,4 +42,5 @@ export const COMMANDS: readonly DeclaredCommand[] = [
   quotaListCommand,
   quotaRemoveCommand,
   quotaCheckCommand,
+  ...STRIPE_COMMANDS,
 ];

@@ -1,0 +1,49 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { sendStripeBatch, type StripeSenderDeps } from '../src/app/stripe-sender';
+import { createClients } from '../src/adapters/clients';
+import { readThresholdConfig } from '../src/adapters/handoff-config';
+import { METRICS_NAMESPACE } from '../src/adapters/history-metrics';
+import { powertoolsLog } from '../src/adapters/powertools-log';
+import { SqsMessageVisibility } from '../src/adapters/sqs-visibility';
+import { readStripeConfig, resolveStripeKey, STRIPE_SENDER_DEFAULTS, STRIPE_SERVICE } from '../src/adapters/stripe-config';
+import { createStripeSyncDeps } from '../src/adapters/stripe-deps';
+
+// The table settings and the webhook queue (stripe.adjustment_required) as the evaluator reads them.
+const base = readThresholdConfig(process.env);
+const stripe = readStripeConfig(process.env);
+const logger = new Logger({ serviceName: STRIPE_SERVICE, logLevel: base.tally.logLevel.toUpperCase() as 'INFO' });
+const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: STRIPE_SERVICE });
+if (process.env.AWS_LAMBDA_FUNCTION_NAME) metrics.setDefaultDimensions({ FunctionName: process.env.AWS_LAMBDA_FUNCTION_NAME });
+const clients = createClients(base.tally);
+const ssm = stripe.key.kind === 'key-parameter' ? new SSMClient({ region: base.tally.region }) : undefined;
+
+// The SSM read starts during init; a failure is retried by the next invocation. The key goes to the SDK only.
+let ready: Promise<StripeSenderDeps> | undefined;
+function deps(): Promise<StripeSenderDeps> {
+  ready ??= resolveStripeKey(stripe.key, ssm)
+    .then((apiKey) => ({
+      sync: createStripeSyncDeps({ tally: base.tally, stripe, ...(base.webhookQueueUrl === undefined ? {} : { webhookQueueUrl: base.webhookQueueUrl }) }, clients, apiKey, powertoolsLog(logger)),
+      visibility: new SqsMessageVisibility({ client: clients.sqs }),
+      ...STRIPE_SENDER_DEFAULTS,
+      // Refused events: the stripe-events-refused alarm.
+      onRefused: (count: number) => {
+        metrics.addMetric('StripeEventsFailed', MetricUnit.Count, count);
+        metrics.publishStoredMetrics();
+      },
+    }))
+    .catch((error: unknown) => {
+      ready = undefined;
+      throw error;
+    });
+  return ready;
+}
+deps().catch(() => undefined);
+
+/** Stripe send queue -> outbox records -> meter events, one request at a time per customer and meter. */
+export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+  logger.addContext(context);
+  return sendStripeBatch(event, await deps());
+};

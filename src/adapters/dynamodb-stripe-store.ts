@@ -1,0 +1,180 @@
+import {
+  DeleteItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+  type QueryCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import type { StripeStore } from '../app/ports';
+import { STRIPE_LINK_PARTITION, stripeLinkKey, stripeLockKey, stripeOutboxKey, stripeOutboxRange } from '../domain/keys';
+import type { OutboxState, StripeLink, StripeOutboxRecord } from '../domain/stripe';
+import { conditionally } from './conditional-write';
+
+/**
+ * The Stripe sync's items in the usage table (see keys.ts):
+ *
+ * ```
+ * STRIPE#LINK / <account>                       customer, linkedAt
+ * STRIPE#OUT#<account> / <day>#<metric>#R#<n>   identifier, customer, eventName, value, ts, state, attempts,
+ *                                               createdAt, sentAt, deliveredAt, error, notifiedAt
+ * STRIPE#LOCK / <customer>#<eventName>          owner, until (epoch ms)     a lease, not a transaction
+ * ```
+ */
+export class DynamoStripeStore implements StripeStore {
+  private readonly client: DynamoDBClient;
+  private readonly tableName: string;
+
+  constructor({ client, tableName }: { client: DynamoDBClient; tableName: string }) {
+    this.client = client;
+    this.tableName = tableName;
+  }
+
+  async link(link: StripeLink): Promise<StripeLink | undefined> {
+    const key = stripeLinkKey(link.account);
+    const output = await this.client.send(
+      new PutItemCommand({
+        TableName: this.tableName,
+        Item: { PK: { S: key.PK }, SK: { S: key.SK }, customer: { S: link.customer }, linkedAt: { S: link.linkedAt } },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return output.Attributes === undefined ? undefined : linkOf(output.Attributes);
+  }
+
+  async unlink(account: string): Promise<StripeLink | undefined> {
+    const key = stripeLinkKey(account);
+    const output = await this.client.send(new DeleteItemCommand({ TableName: this.tableName, Key: { PK: { S: key.PK }, SK: { S: key.SK } }, ReturnValues: 'ALL_OLD' }));
+    return output.Attributes === undefined ? undefined : linkOf(output.Attributes);
+  }
+
+  async links(): Promise<StripeLink[]> {
+    const items = await this.queryAll({ KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': { S: STRIPE_LINK_PARTITION } }, ConsistentRead: true });
+    return items.map(linkOf);
+  }
+
+  async records(account: string, from: string, to: string): Promise<StripeOutboxRecord[]> {
+    const range = stripeOutboxRange(account, from, to);
+    const items = await this.queryAll({
+      KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': { S: range.PK }, ':from': { S: range.from }, ':to': { S: range.to } },
+      ConsistentRead: true,
+    });
+    return items.map((item) => recordOf(account, item));
+  }
+
+  async addRecord(record: StripeOutboxRecord): Promise<boolean> {
+    const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision });
+    const item: Record<string, AttributeValue> = {
+      PK: { S: key.PK },
+      SK: { S: key.SK },
+      day: { S: record.day },
+      metric: { S: record.metric },
+      revision: { N: String(record.revision) },
+      customer: { S: record.customer },
+      eventName: { S: record.eventName },
+      identifier: { S: record.identifier },
+      ts: { N: String(record.timestamp) },
+      value: { N: String(record.value) },
+      state: { S: record.state },
+      attempts: { N: String(record.attempts) },
+      createdAt: { S: record.createdAt },
+    };
+    return conditionally(this.client.send(new PutItemCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' })));
+  }
+
+  async updateRecord(
+    record: StripeOutboxRecord,
+    changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer'>>,
+  ): Promise<void> {
+    const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision });
+    const names: Record<string, string> = {};
+    const values: Record<string, AttributeValue> = {};
+    const sets: string[] = [];
+    for (const [name, value] of Object.entries(changes)) {
+      if (value === undefined) continue;
+      names[`#${name}`] = name;
+      values[`:${name}`] = typeof value === 'number' ? { N: String(value) } : { S: String(value) };
+      sets.push(`#${name} = :${name}`);
+    }
+    if (sets.length === 0) return;
+    await this.client.send(
+      new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: { PK: { S: key.PK }, SK: { S: key.SK } },
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+  }
+
+  async acquireLease(customer: string, eventName: string, owner: string, now: Date, until: Date): Promise<boolean> {
+    const key = stripeLockKey(customer, eventName);
+    return conditionally(
+      this.client.send(
+        new PutItemCommand({
+          TableName: this.tableName,
+          Item: { PK: { S: key.PK }, SK: { S: key.SK }, owner: { S: owner }, until: { N: String(until.getTime()) } },
+          ConditionExpression: 'attribute_not_exists(PK) OR #until < :now OR #owner = :owner',
+          ExpressionAttributeNames: { '#until': 'until', '#owner': 'owner' },
+          ExpressionAttributeValues: { ':now': { N: String(now.getTime()) }, ':owner': { S: owner } },
+        }),
+      ),
+    );
+  }
+
+  async releaseLease(customer: string, eventName: string, owner: string): Promise<void> {
+    const key = stripeLockKey(customer, eventName);
+    await conditionally(
+      this.client.send(
+        new DeleteItemCommand({
+          TableName: this.tableName,
+          Key: { PK: { S: key.PK }, SK: { S: key.SK } },
+          ConditionExpression: '#owner = :owner',
+          ExpressionAttributeNames: { '#owner': 'owner' },
+          ExpressionAttributeValues: { ':owner': { S: owner } },
+        }),
+      ),
+    );
+  }
+
+  private async queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, AttributeValue>[]> {
+    const items: Record<string, AttributeValue>[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.client.send(new QueryCommand({ ...input, TableName: this.tableName, ...(start === undefined ? {} : { ExclusiveStartKey: start }) }));
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+    return items;
+  }
+}
+
+function linkOf(item: Record<string, AttributeValue>): StripeLink {
+  return { account: item.SK?.S ?? '', customer: item.customer?.S ?? '', linkedAt: item.linkedAt?.S ?? '' };
+}
+
+function recordOf(account: string, item: Record<string, AttributeValue>): StripeOutboxRecord {
+  const optional = (name: 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt') => (item[name]?.S === undefined ? {} : { [name]: item[name]!.S });
+  return {
+    account,
+    day: item.day?.S ?? '',
+    metric: item.metric?.S ?? '',
+    revision: Number(item.revision?.N ?? 0),
+    customer: item.customer?.S ?? '',
+    eventName: item.eventName?.S ?? '',
+    identifier: item.identifier?.S ?? '',
+    timestamp: Number(item.ts?.N ?? 0),
+    value: Number(item.value?.N ?? 0),
+    state: (item.state?.S ?? 'pending') as OutboxState,
+    attempts: Number(item.attempts?.N ?? 0),
+    createdAt: item.createdAt?.S ?? '',
+    ...optional('sentAt'),
+    ...optional('deliveredAt'),
+    ...optional('error'),
+    ...optional('notifiedAt'),
+  };
+}

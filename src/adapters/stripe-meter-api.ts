@@ -1,0 +1,78 @@
+import Stripe from 'stripe';
+import type { MeterEventOutcome, StripeMeterApi, StripeMeterInfo } from '../app/ports';
+import { addDays } from '../domain/days';
+import { STRIPE_CUSTOMER_KEY, STRIPE_VALUE_KEY } from '../domain/stripe';
+
+/** Stripe's API base; `TALLY_STRIPE_API_BASE` points elsewhere (a test server, a proxy). */
+export const STRIPE_API_BASE = 'https://api.stripe.com';
+
+/** One request's time limit: the sender's lease outlasts many of them. */
+export const STRIPE_REQUEST_TIMEOUT_MS = 20_000;
+
+/** The SDK's connection settings for an API base URL (`host`, `port`, `protocol`). */
+export function stripeConnection(apiBase: string): { host: string; port: number; protocol: 'http' | 'https' } {
+  const url = new URL(apiBase);
+  const protocol = url.protocol === 'http:' ? 'http' : 'https';
+  return { host: url.hostname, port: url.port === '' ? (protocol === 'http' ? 80 : 443) : Number(url.port), protocol };
+}
+
+/**
+ * Stripe Billing's meters through the official SDK. The SDK's own retries are off: the
+ * sender retries with its own backoff, the same identifier and the lease held, and
+ * records every attempt. The key lives in the SDK client only; nothing here logs.
+ */
+export class SdkStripeMeterApi implements StripeMeterApi {
+  private readonly stripe: Stripe;
+
+  constructor({ apiKey, apiBase = STRIPE_API_BASE, timeoutMs = STRIPE_REQUEST_TIMEOUT_MS }: { apiKey: string; apiBase?: string; timeoutMs?: number }) {
+    this.stripe = new Stripe(apiKey, { ...stripeConnection(apiBase), maxNetworkRetries: 0, timeout: timeoutMs, telemetry: false, appInfo: { name: 'tally' } });
+  }
+
+  async sendMeterEvent(event: { eventName: string; customer: string; value: string; identifier: string; timestamp: number }): Promise<MeterEventOutcome> {
+    try {
+      await this.stripe.billing.meterEvents.create({
+        event_name: event.eventName,
+        payload: { [STRIPE_CUSTOMER_KEY]: event.customer, [STRIPE_VALUE_KEY]: event.value },
+        identifier: event.identifier,
+        timestamp: event.timestamp,
+      });
+      return { kind: 'accepted' };
+    } catch (error) {
+      return outcomeOf(error);
+    }
+  }
+
+  async meters(): Promise<StripeMeterInfo[]> {
+    const meters = await this.stripe.billing.meters.list({ limit: 100 }).autoPagingToArray({ limit: 10_000 });
+    return meters.map((meter) => ({
+      id: meter.id,
+      eventName: meter.event_name,
+      status: meter.status,
+      eventTimeWindow: meter.event_time_window ?? null,
+      formula: meter.default_aggregation.formula,
+      customerKey: meter.customer_mapping.event_payload_key,
+      valueKey: meter.value_settings.event_payload_key,
+    }));
+  }
+
+  async daySummaries(meterId: string, customer: string, from: string, to: string): Promise<Record<string, number>> {
+    const seconds = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
+    const summaries = await this.stripe.billing.meters
+      .listEventSummaries(meterId, { customer, start_time: seconds(from), end_time: seconds(addDays(to, 1)), value_grouping_window: 'day', limit: 100 })
+      .autoPagingToArray({ limit: 10_000 });
+    const byDay: Record<string, number> = {};
+    for (const summary of summaries) byDay[new Date(summary.start_time * 1000).toISOString().slice(0, 10)] = summary.aggregated_value;
+    return byDay;
+  }
+}
+
+/** What an SDK error means for the sender. */
+export function outcomeOf(error: unknown): MeterEventOutcome {
+  const stripeError = error as { statusCode?: number; message?: string; type?: string };
+  const status = stripeError.statusCode;
+  const message = stripeError.message ?? String(error);
+  if (status === undefined) return { kind: 'retry', error: `no answer: ${message}` };
+  if (status === 400 && /already exists with identifier/i.test(message)) return { kind: 'already-exists' };
+  if (status === 429 || status >= 500) return { kind: 'retry', error: `${status}: ${message}` };
+  return { kind: 'refused', error: `${status}: ${message}` };
+}

@@ -1,0 +1,332 @@
+import { randomUUID } from 'node:crypto';
+import { addDays, dayOf } from '../domain/days';
+import { isClosed, lastClosableDay, type ClosedDay } from '../domain/day-close';
+import { TallyError } from '../domain/errors';
+import {
+  adjustmentRequiredEvent,
+  isTooOldForStripe,
+  latestSendable,
+  meterEventIdentifier,
+  meterEventTimestamp,
+  meterValue,
+  oldestSendableDay,
+  type StripeLink,
+  type StripeMeterMap,
+  type StripeOutboxRecord,
+} from '../domain/stripe';
+import { mapWithConcurrency } from './concurrency';
+import type { Log } from './log';
+import type { AdjustmentStore, CloseStore, StripeMeterApi, StripeSendMessage, StripeSendQueue, StripeStore, WebhookOutbox } from './ports';
+
+/** Something is left to send (Stripe busy or unreachable, or another sender holds the lease): try again later. */
+export class StripeRetryLaterError extends TallyError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StripeRetryLaterError';
+  }
+}
+
+export interface StripeSyncDeps {
+  readonly store: StripeStore;
+  readonly api: StripeMeterApi;
+  readonly closeStore: Pick<CloseStore, 'closedDays' | 'accountDay' | 'revisionRows'>;
+  readonly adjustments: Pick<AdjustmentStore, 'list'>;
+  /** Metric -> Stripe event name (`TALLY_STRIPE_METERS`). */
+  readonly meters: StripeMeterMap;
+  /** Where `stripe.adjustment_required` events go (the webhook queue); absent: only logged and shown by status. */
+  readonly outbox?: WebhookOutbox;
+  /** Queue of the sender (link queues an account's days here); absent: `tally stripe push` sends them. */
+  readonly queue?: StripeSendQueue;
+  /** Keeps stages apart in identifiers and event ids (the table name). */
+  readonly scope: string;
+  readonly graceHours: number;
+  readonly log: Log;
+  readonly clock?: () => Date;
+  /** Attempts per event within one run (429, 5xx, no answer), with a doubling backoff from `baseMs` to `maxMs`. */
+  readonly retry?: { readonly attempts: number; readonly baseMs: number; readonly maxMs: number };
+  /** How long a sender holds a customer and meter (renewed before every attempt). */
+  readonly leaseSeconds?: number;
+  /** (account, metric) groups worked on at once; one request at a time in each. */
+  readonly concurrency?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+export const STRIPE_RETRY_DEFAULTS = { attempts: 6, baseMs: 500, maxMs: 8_000 } as const;
+const LEASE_SECONDS = 120;
+
+/** What happened to one outbox record in a run. */
+export interface SendOutcome {
+  readonly account: string;
+  readonly metric: string;
+  readonly day: string;
+  readonly revision: number;
+  readonly value: number;
+  readonly outcome: 'delivered' | 'already-existed' | 'failed' | 'too-old' | 'superseded' | 'retry-later' | 'busy';
+  readonly error?: string;
+}
+
+export interface SendReport {
+  readonly outcomes: readonly SendOutcome[];
+  /** Records still pending after the run (Stripe busy, unreachable, or the lease held elsewhere). */
+  readonly left: number;
+}
+
+const now = (deps: StripeSyncDeps) => (deps.clock ?? (() => new Date()))();
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The days a linked account's events are planned for: closed, still inside Stripe's window. */
+export function sendableWindow(at: Date, graceHours: number): { from: string; to: string } {
+  return { from: oldestSendableDay(at), to: lastClosableDay(at, graceHours) };
+}
+
+/**
+ * Writes the outbox records of one linked account's closed days: for each configured
+ * metric, the newest revision that changed it, with the day's billable total after it.
+ * A record is written once (conditional put); an older revision not yet written is never
+ * written (a newer one replaces it). Returns the records written now.
+ */
+export async function planAccountDays(deps: StripeSyncDeps, link: StripeLink, days: readonly ClosedDay[]): Promise<StripeOutboxRecord[]> {
+  const closed = days.filter(isClosed);
+  if (closed.length === 0) return [];
+  const sorted = [...closed].sort((a, b) => (a.day < b.day ? -1 : 1));
+  const existing = await deps.store.records(link.account, sorted[0]!.day, sorted[sorted.length - 1]!.day);
+  const known = new Set(existing.map((r) => `${r.day}#${r.metric}#${r.revision}`));
+  const newest = new Map<string, number>();
+  for (const r of existing) newest.set(`${r.day}#${r.metric}`, Math.max(newest.get(`${r.day}#${r.metric}`) ?? 0, r.revision));
+  const metrics = Object.keys(deps.meters);
+  const written: StripeOutboxRecord[] = [];
+  const createdAt = now(deps).toISOString();
+  for (const record of sorted) {
+    const { revisions } = await deps.closeStore.accountDay(link.account, record.day);
+    // Only complete revisions: one being written may still gain rows.
+    const complete = revisions.filter((r) => r.revision <= record.revision);
+    if (complete.length === 0) continue;
+    const adjustments: Record<string, number> = {};
+    for (const adjustment of await deps.adjustments.list(link.account, record.day, record.day)) {
+      adjustments[adjustment.metric] = (adjustments[adjustment.metric] ?? 0) + adjustment.delta;
+    }
+    for (const { metric, revision, value } of latestSendable(complete, adjustments, metrics)) {
+      if (known.has(`${record.day}#${metric}#${revision}`) || (newest.get(`${record.day}#${metric}`) ?? 0) > revision) continue;
+      const subject = { account: link.account, metric, day: record.day, revision };
+      const outbox: StripeOutboxRecord = {
+        ...subject,
+        customer: link.customer,
+        eventName: deps.meters[metric]!,
+        identifier: meterEventIdentifier(deps.scope, subject),
+        timestamp: meterEventTimestamp(record.day, revision),
+        value: Number(meterValue(value)),
+        state: 'pending',
+        attempts: 0,
+        createdAt,
+      };
+      if (await deps.store.addRecord(outbox)) written.push(outbox);
+    }
+  }
+  return written;
+}
+
+/** Plans revision `revision` of `day` for every linked account it holds (the closer queued it). */
+export async function planRevision(deps: StripeSyncDeps, day: string, revision: number): Promise<StripeLink[]> {
+  const record = (await deps.closeStore.closedDays(day, day))[0];
+  if (!isClosed(record) || record.revision < revision) throw new StripeRetryLaterError(`revision ${revision} of ${day} is not complete yet`);
+  const links = new Map((await deps.store.links()).map((link) => [link.account, link]));
+  const rows = await deps.closeStore.revisionRows(day, revision);
+  const planned: StripeLink[] = [];
+  for (const row of rows) {
+    const link = links.get(row.account);
+    if (link === undefined) continue;
+    await planAccountDays(deps, link, [record]);
+    planned.push(link);
+  }
+  return planned;
+}
+
+/**
+ * Links `account` to `customer` and writes the outbox records of its closed days still
+ * inside Stripe's window; with a sender queue, asks the sender to send them.
+ */
+export async function linkAccount(deps: StripeSyncDeps, account: string, customer: string): Promise<{ previous?: StripeLink; planned: number; window: { from: string; to: string } }> {
+  const at = now(deps);
+  const link: StripeLink = { account, customer, linkedAt: at.toISOString() };
+  const previous = await deps.store.link(link);
+  const window = sendableWindow(at, deps.graceHours);
+  const days = window.from <= window.to ? await deps.closeStore.closedDays(window.from, window.to) : [];
+  const planned = await planAccountDays(deps, link, days);
+  if (planned.length > 0) await deps.queue?.enqueue({ account });
+  return { ...(previous === undefined ? {} : { previous }), planned: planned.length, window };
+}
+
+/**
+ * Sends every pending outbox record (of `account`, or of every linked account) for
+ * `from..to` (default: the last 60 days), one request at a time per customer and meter:
+ *
+ * ```
+ * per (account, metric): take the lease (customer, event name) or skip (busy)
+ *   per day: older pending revisions -> superseded (never sent after a newer one)
+ *            newest pending: too old -> too-old + stripe.adjustment_required webhook
+ *                            else POST with its identifier; 200 or "already exists" -> delivered
+ *                                 429 / 5xx / no answer -> backoff, same identifier; still failing -> left pending
+ *                                 other 4xx -> failed (logged as an error: alarm)
+ * ```
+ */
+export async function sendPending(
+  deps: StripeSyncDeps,
+  scope: { account?: string; from?: string; to?: string; links?: readonly StripeLink[]; retryFailed?: boolean } = {},
+): Promise<SendReport> {
+  const at = now(deps);
+  const from = scope.from ?? addDays(dayOf(at), -60);
+  const to = scope.to ?? dayOf(at);
+  const links = (scope.links ?? (await deps.store.links())).filter((link) => scope.account === undefined || link.account === scope.account);
+  const groups: { link: StripeLink; records: StripeOutboxRecord[] }[] = [];
+  for (const link of links) {
+    let records = await deps.store.records(link.account, from, to);
+    if (scope.retryFailed === true) {
+      // After the cause is fixed (a meter created, a customer restored): the same identifier, value and timestamp again.
+      const failed = records.filter((r) => r.state === 'failed');
+      for (const record of failed) await deps.store.updateRecord(record, { state: 'pending' });
+      records = records.map((r) => (r.state === 'failed' ? { ...r, state: 'pending' } : r));
+    }
+    const byMetric = new Map<string, StripeOutboxRecord[]>();
+    for (const record of records) byMetric.set(record.metric, [...(byMetric.get(record.metric) ?? []), record]);
+    for (const group of byMetric.values()) if (group.some((r) => r.state === 'pending')) groups.push({ link, records: group });
+  }
+  const results = await mapWithConcurrency(groups, deps.concurrency ?? 4, ({ link, records }) => sendGroup(deps, link, records));
+  const outcomes = results.flat();
+  return { outcomes, left: outcomes.filter((o) => o.outcome === 'retry-later' || o.outcome === 'busy').length };
+}
+
+/** One account's records of one metric: under the lease of its customer and meter. */
+async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: StripeOutboxRecord[]): Promise<SendOutcome[]> {
+  const eventName = records[0]!.eventName;
+  // The lease of the customer the account is linked to now: every send of this group goes there.
+  const customer = link.customer;
+  const owner = randomUUID();
+  const leaseMs = (deps.leaseSeconds ?? LEASE_SECONDS) * 1000;
+  let heldSince = 0;
+  const take = async () => {
+    const at = now(deps);
+    if (!(await deps.store.acquireLease(customer, eventName, owner, at, new Date(at.getTime() + leaseMs)))) return false;
+    heldSince = Date.now();
+    return true;
+  };
+  // Renewed before an attempt once a third of the lease has passed: a slow run never outlives it.
+  const renew = async () => (Date.now() - heldSince < leaseMs / 3 ? true : take());
+  const pending = records.filter((r) => r.state === 'pending');
+  if (!(await take())) return pending.map((r) => outcome(r, 'busy'));
+  const outcomes: SendOutcome[] = [];
+  try {
+    const byDay = new Map<string, StripeOutboxRecord[]>();
+    for (const record of records) byDay.set(record.day, [...(byDay.get(record.day) ?? []), record]);
+    for (const [, dayRecords] of [...byDay].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const sorted = dayRecords.sort((a, b) => a.revision - b.revision);
+      const newest = sorted[sorted.length - 1]!;
+      for (const older of sorted.slice(0, -1).filter((r) => r.state === 'pending')) {
+        await deps.store.updateRecord(older, { state: 'superseded' });
+        outcomes.push(outcome(older, 'superseded'));
+      }
+      if (newest.state !== 'pending') continue;
+      let record = newest;
+      if (link.customer !== newest.customer) {
+        if (newest.attempts > 0) {
+          // It may have reached the old customer (a lost answer): sending it elsewhere could bill the day twice.
+          const error = `relinked from ${newest.customer} to ${link.customer} after an attempt: check the old customer in Stripe`;
+          await deps.store.updateRecord(newest, { state: 'failed', error });
+          deps.log.error('stripe meter event failed', { account: newest.account, metric: newest.metric, day: newest.day, revision: newest.revision, error });
+          outcomes.push({ ...outcome(newest, 'failed'), error });
+          continue;
+        }
+        // Never sent: it follows the account to its new customer.
+        await deps.store.updateRecord(newest, { customer: link.customer });
+        record = { ...newest, customer: link.customer };
+      }
+      const delivered = sorted.filter((r) => r.state === 'delivered');
+      outcomes.push(await deliver(deps, record, delivered.length === 0 ? null : delivered[delivered.length - 1]!.value, renew));
+    }
+  } finally {
+    await deps.store.releaseLease(customer, eventName, owner);
+  }
+  return outcomes;
+}
+
+async function deliver(deps: StripeSyncDeps, record: StripeOutboxRecord, sentValue: number | null, renewLease: () => Promise<boolean>): Promise<SendOutcome> {
+  const log = { account: record.account, metric: record.metric, day: record.day, revision: record.revision, identifier: record.identifier, eventName: record.eventName };
+  if (isTooOldForStripe(record.day, record.revision, now(deps))) {
+    const at = now(deps).toISOString();
+    // The event before the state: a failure in between sends it again (same id), never not at all.
+    if (deps.outbox !== undefined && record.notifiedAt === undefined) {
+      await deps.outbox.enqueue(adjustmentRequiredEvent(deps.scope, record, sentValue, at));
+      await deps.store.updateRecord(record, { state: 'too-old', notifiedAt: at });
+    } else {
+      await deps.store.updateRecord(record, { state: 'too-old' });
+    }
+    deps.log.warn('stripe adjustment required: the day is past Stripe\'s window', { ...log, sentValue, currentValue: record.value });
+    return outcome(record, 'too-old');
+  }
+  const retry = deps.retry ?? STRIPE_RETRY_DEFAULTS;
+  let attempts = record.attempts;
+  let lastError = '';
+  for (let attempt = 1; attempt <= retry.attempts; attempt++) {
+    if (attempt > 1) await (deps.sleep ?? sleep)(Math.min(retry.maxMs, retry.baseMs * 2 ** (attempt - 2)) * (0.75 + Math.random() * 0.5));
+    if (!(await renewLease())) return outcome(record, 'busy');
+    attempts++;
+    // Recorded before the call: status shows an attempt whose answer never came.
+    await deps.store.updateRecord(record, { attempts, sentAt: now(deps).toISOString() });
+    const answer = await deps.api.sendMeterEvent({
+      eventName: record.eventName,
+      customer: record.customer,
+      value: meterValue(record.value),
+      identifier: record.identifier,
+      timestamp: record.timestamp,
+    });
+    if (answer.kind === 'accepted' || answer.kind === 'already-exists') {
+      await deps.store.updateRecord(record, { state: 'delivered', deliveredAt: now(deps).toISOString() });
+      deps.log.info('stripe meter event delivered', { ...log, value: record.value, attempts, ...(answer.kind === 'already-exists' ? { alreadyExisted: true } : {}) });
+      return outcome(record, answer.kind === 'accepted' ? 'delivered' : 'already-existed');
+    }
+    if (answer.kind === 'refused') {
+      await deps.store.updateRecord(record, { state: 'failed', error: answer.error });
+      // The alarm's metric filter matches this message.
+      deps.log.error('stripe meter event failed', { ...log, value: record.value, error: answer.error });
+      return { ...outcome(record, 'failed'), error: answer.error };
+    }
+    lastError = answer.error;
+    deps.log.warn('stripe meter event not acknowledged; retrying with the same identifier', { ...log, attempt, error: answer.error });
+  }
+  await deps.store.updateRecord(record, { error: lastError });
+  return { ...outcome(record, 'retry-later'), error: lastError };
+}
+
+function outcome(record: StripeOutboxRecord, kind: SendOutcome['outcome']): SendOutcome {
+  return { account: record.account, metric: record.metric, day: record.day, revision: record.revision, value: record.value, outcome: kind };
+}
+
+/**
+ * The sender's work for one queue message: plan what it names, then send what is
+ * pending for the accounts concerned. The report's `left` counts what is left (Stripe
+ * busy, unreachable, the lease held elsewhere): the message should come back.
+ */
+export async function handleStripeMessage(deps: StripeSyncDeps, message: StripeSendMessage): Promise<SendReport> {
+  let report: SendReport;
+  if ('account' in message) {
+    report = await sendPending(deps, { account: message.account });
+  } else {
+    const links = await planRevision(deps, message.day, message.revision);
+    const outcomes: SendOutcome[] = [];
+    let left = 0;
+    for (const link of links) {
+      const one = await sendPending(deps, { account: link.account, from: message.day, to: message.day, links: [link] });
+      outcomes.push(...one.outcomes);
+      left += one.left;
+    }
+    report = { outcomes, left };
+  }
+  return report;
+}
+
+/** Parses a send-queue message body. */
+export function parseStripeMessage(body: string): StripeSendMessage {
+  const parsed = JSON.parse(body) as { day?: unknown; revision?: unknown; account?: unknown };
+  if (typeof parsed.account === 'string') return { account: parsed.account };
+  if (typeof parsed.day === 'string' && typeof parsed.revision === 'number') return { day: parsed.day, revision: parsed.revision };
+  throw new Error('not a Stripe send message: expected {"day","revision"} or {"account"}');
+}

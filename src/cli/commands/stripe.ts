@@ -1,0 +1,311 @@
+import type { Env } from '../../adapters/env';
+import type { StripeMeterApi } from '../../app/ports';
+import type { SendOutcome, StripeSyncDeps } from '../../app/stripe-sync';
+import { addDays, dayOf } from '../../domain/days';
+import { ConfigError, ValidationError } from '../../domain/errors';
+import { isTooOldForStripe, validateCustomerId } from '../../domain/stripe';
+import { defineCommand, JSON_OPTION, type CommandGroup, type OptionDeclaration } from '../command';
+import { formatTable } from '../io';
+import type { OpenTarget } from '../open-target';
+import { accountId, day, type ValueReader } from '../values';
+
+/** `tally stripe link|unlink|links|check|push|status|reconcile`: closed days on Stripe invoices. */
+export const STRIPE_GROUP: CommandGroup = {
+  name: 'stripe',
+  summary: 'push closed days to Stripe Billing meters, exactly once, and compare',
+  description:
+    'Links accounts to Stripe customers and sends each closed-day revision of a linked account as one ' +
+    'meter event per metric (TALLY_STRIPE_METERS maps metrics to event names), carrying the day\'s ' +
+    'billable total; a meter with event_time_window=day bills the latest, so a later revision replaces ' +
+    'the earlier one. TALLY_STRIPE_API_KEY (never printed) and TALLY_STRIPE_API_BASE name the API. ' +
+    'See docs/stripe.md.',
+};
+
+const customer: ValueReader<string> = (text, flag) => {
+  try {
+    return validateCustomerId(text);
+  } catch (error) {
+    throw new ValidationError(`${flag}: ${(error as Error).message}`);
+  }
+};
+
+const ACCOUNT: OptionDeclaration = { flags: '--account <id>', help: 'the account', read: accountId, required: true };
+const RANGE: OptionDeclaration[] = [
+  { flags: '--from <day>', help: 'first day (YYYY-MM-DD)', read: day },
+  { flags: '--to <day>', help: 'last day, included (YYYY-MM-DD)', read: day },
+];
+
+/** A meter API for commands that must not need the key: any call says what to set. */
+const NO_KEY_API: StripeMeterApi = {
+  sendMeterEvent: () => Promise.reject(new ConfigError('set TALLY_STRIPE_API_KEY to talk to Stripe')),
+  meters: () => Promise.reject(new ConfigError('set TALLY_STRIPE_API_KEY to talk to Stripe')),
+  daySummaries: () => Promise.reject(new ConfigError('set TALLY_STRIPE_API_KEY to talk to Stripe')),
+};
+
+/**
+ * The Stripe sync wired to a target: its table and queues, the environment's Stripe
+ * settings (else those the local stack recorded). `needsKey`: the command calls Stripe.
+ */
+async function stripeDeps(open: OpenTarget, env: Env, needsKey: boolean, now: () => Date): Promise<StripeSyncDeps> {
+  const { target, clients } = open;
+  const { readStripeConfig } = await import('../../adapters/stripe-config');
+  const { createStripeSyncDeps } = await import('../../adapters/stripe-deps');
+  const { silentLog } = await import('../../app/log');
+  const settings: Env = {
+    TALLY_STRIPE_API_BASE: target.stripe?.apiBase,
+    TALLY_STRIPE_METERS: target.stripe?.meters,
+    TALLY_STRIPE_QUEUE_URL: target.stripe?.queueUrl,
+    ...Object.fromEntries(Object.entries(env).filter(([name, value]) => name.startsWith('TALLY_STRIPE_') && value !== undefined && value !== '')),
+  };
+  const hasKey = settings.TALLY_STRIPE_API_KEY !== undefined;
+  if (needsKey && !hasKey) throw new ConfigError('set TALLY_STRIPE_API_KEY (the Stripe secret key; it is never printed)');
+  // Without the key, a placeholder satisfies the reader; the API behind it refuses every call.
+  const config = readStripeConfig(hasKey ? settings : { ...settings, TALLY_STRIPE_API_KEY: 'sk_test_placeholder_not_used' });
+  const deps = createStripeSyncDeps(
+    { tally: target.config, stripe: config, ...(target.webhookQueueUrl === undefined ? {} : { webhookQueueUrl: target.webhookQueueUrl }) },
+    clients,
+    hasKey ? settings.TALLY_STRIPE_API_KEY! : 'sk_test_placeholder_not_used',
+    silentLog,
+    { clock: now },
+  );
+  return hasKey ? deps : { ...deps, api: NO_KEY_API };
+}
+
+/** `tally stripe link`: exit 0. */
+export const stripeLinkCommand = defineCommand<{ account: string; customer: string; json?: boolean }>({
+  name: 'link',
+  group: STRIPE_GROUP,
+  summary: 'bill an account in Stripe as a customer; queues its closed days still inside Stripe\'s window',
+  description:
+    'Stores the link in the usage table (replacing an earlier one) and writes the outbox records of the ' +
+    'account\'s closed days that Stripe still accepts (35 days less a day of margin). The sender sends ' +
+    'them (AWS: its queue; npm start: in process); tally stripe push sends them now.',
+  options: [ACCOUNT, { flags: '--customer <id>', help: 'the Stripe customer (cus_...)', read: customer, required: true }, JSON_OPTION],
+  target: { settings: [] },
+  async run({ options, context: { io, env, now }, target }) {
+    const open = await target();
+    const { linkAccount } = await import('../../app/stripe-sync');
+    const deps = await stripeDeps(open, env, false, now);
+    const result = await linkAccount(deps, options.account, options.customer);
+    if (options.json === true) {
+      io.out(`${JSON.stringify({ account: options.account, customer: options.customer, ...result })}\n`);
+      return 0;
+    }
+    io.out(`tally stripe link: ${open.target.origin}\n`);
+    io.out(`  ${options.account} -> ${options.customer}${result.previous === undefined ? '' : ` (was ${result.previous.customer})`}\n`);
+    io.out(
+      `  ${result.planned} meter event(s) queued for closed days ${result.window.from}..${result.window.to}` +
+        `${deps.queue === undefined ? '; send them with tally stripe push' : '; the sender sends them'}\n`,
+    );
+    return 0;
+  },
+});
+
+/** `tally stripe unlink`: exit 0 when a link was removed, 1 when there was none. */
+export const stripeUnlinkCommand = defineCommand<{ account: string }>({
+  name: 'unlink',
+  group: STRIPE_GROUP,
+  summary: 'stop sending an account\'s days to Stripe',
+  description: 'Removes the link; what Stripe received stays on its meters. Records still pending are not sent.',
+  options: [ACCOUNT],
+  target: { settings: [] },
+  async run({ options, context: { io, env, now }, target }) {
+    const deps = await stripeDeps(await target(), env, false, now);
+    const removed = await deps.store.unlink(options.account);
+    io.out(removed === undefined ? `${options.account} was not linked\n` : `${options.account} unlinked (was ${removed.customer})\n`);
+    return removed === undefined ? 1 : 0;
+  },
+});
+
+/** `tally stripe links`. */
+export const stripeLinksCommand = defineCommand<{ json?: boolean }>({
+  name: 'links',
+  group: STRIPE_GROUP,
+  summary: 'list linked accounts and their Stripe customers',
+  description: 'Every link stored in the usage table.',
+  options: [JSON_OPTION],
+  target: { settings: [] },
+  async run({ options, context: { io, env, now }, target }) {
+    const deps = await stripeDeps(await target(), env, false, now);
+    const links = await deps.store.links();
+    if (options.json === true) io.out(`${JSON.stringify(links)}\n`);
+    else io.out(links.length === 0 ? 'no linked accounts\n' : formatTable(['account', 'customer', 'linked at'], links.map((l) => [l.account, l.customer, l.linkedAt])));
+    return 0;
+  },
+});
+
+/** `tally stripe check`: exit 0 when every configured event name has a suitable meter, 2 otherwise. */
+export const stripeCheckCommand = defineCommand<Record<string, never>>({
+  name: 'check',
+  group: STRIPE_GROUP,
+  summary: 'check that every configured event name has a suitable Stripe meter',
+  description:
+    'Each event name of TALLY_STRIPE_METERS needs an active meter with event_time_window day, formula ' +
+    'sum, customer key stripe_customer_id and value key value. Exit 2 with how to create it otherwise.',
+  options: [],
+  target: { settings: [] },
+  async run({ context: { io, env, now }, target }) {
+    const deps = await stripeDeps(await target(), env, true, now);
+    const { meterProblems } = await import('../../app/stripe-reconcile');
+    const meters = await deps.api.meters();
+    let bad = 0;
+    for (const [metric, eventName] of Object.entries(deps.meters)) {
+      const problems = meterProblems(eventName, meters);
+      if (problems.length === 0) {
+        io.out(`ok  ${metric} -> ${eventName} (${meters.find((m) => m.eventName === eventName && m.status === 'active')!.id})\n`);
+        continue;
+      }
+      bad++;
+      io.out(`BAD ${metric} -> ${eventName}: ${problems.join('; ')}\n`);
+      io.out(`    create it: ${createMeterCommand(metric, eventName)}\n`);
+    }
+    if (bad > 0) io.err('tally stripe check: some meters are missing or unsuitable (see docs/stripe.md#creating-the-meters)\n');
+    return bad > 0 ? 2 : 0;
+  },
+});
+
+/** The Stripe CLI line that creates the meter Tally needs for `eventName`. */
+export function createMeterCommand(metric: string, eventName: string): string {
+  return (
+    `stripe billing meters create --display-name="Tally ${metric}" --event-name=${eventName} ` +
+    '-d "default_aggregation[formula]=sum" -d event_time_window=day ' +
+    '-d "customer_mapping[event_payload_key]=stripe_customer_id" -d "customer_mapping[type]=by_id" ' +
+    '-d "value_settings[event_payload_key]=value"'
+  );
+}
+
+/** `tally stripe push`: exit 0 when everything due is acknowledged, 1 when some failed or is left. */
+export const stripePushCommand = defineCommand<{ account?: string; from?: string; to?: string; retryFailed?: boolean; json?: boolean }>({
+  name: 'push',
+  group: STRIPE_GROUP,
+  summary: 'send every closed revision not yet acknowledged by Stripe, idempotently',
+  description:
+    'Writes the outbox records of linked accounts\' closed days (default: those Stripe still accepts) ' +
+    'and sends the pending ones, one request at a time per customer and meter, each with its stable ' +
+    'identifier: running it again sends nothing twice.',
+  options: [
+    { flags: '--account <id>', help: 'only this account', read: accountId },
+    ...RANGE,
+    { flags: '--retry-failed', help: 'send events Stripe refused again (after fixing the meter or the customer)' },
+    JSON_OPTION,
+  ],
+  target: { settings: [] },
+  check(options) {
+    if (options.from !== undefined && options.to !== undefined && options.to < options.from) throw new ValidationError('--to is before --from');
+  },
+  async run({ options, context: { io, env, now }, target }) {
+    const deps = await stripeDeps(await target(), env, true, now);
+    const { planAccountDays, sendPending, sendableWindow } = await import('../../app/stripe-sync');
+    const window = sendableWindow(now(), deps.graceHours);
+    const from = options.from ?? window.from;
+    const to = options.to ?? window.to;
+    const links = (await deps.store.links()).filter((link) => options.account === undefined || link.account === options.account);
+    if (options.account !== undefined && links.length === 0) throw new ValidationError(`${options.account} is not linked: tally stripe link --account ${options.account} --customer cus_...`);
+    const days = from <= to ? await deps.closeStore.closedDays(from, to) : [];
+    let planned = 0;
+    for (const link of links) planned += (await planAccountDays(deps, link, days)).length;
+    const report = await sendPending(deps, { ...(options.account === undefined ? {} : { account: options.account }), from, to, retryFailed: options.retryFailed === true });
+    const failed = report.outcomes.filter((o) => o.outcome === 'failed').length;
+    if (options.json === true) io.out(`${JSON.stringify({ from, to, planned, ...report })}\n`);
+    else io.out(describePush(from, to, planned, report.outcomes));
+    return failed > 0 || report.left > 0 ? 1 : 0;
+  },
+});
+
+function describePush(from: string, to: string, planned: number, outcomes: readonly SendOutcome[]): string {
+  const lines = [`tally stripe push ${from}..${to}: ${planned} new outbox record(s); ${outcomes.length} handled`];
+  if (outcomes.length > 0) {
+    lines.push(
+      formatTable(
+        ['account', 'metric', 'day', 'revision', 'value', 'outcome', 'error'],
+        outcomes.map((o) => [o.account, o.metric, o.day, String(o.revision), String(o.value), o.outcome, o.error ?? '']),
+      ).trimEnd(),
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** `tally stripe status`. */
+export const stripeStatusCommand = defineCommand<{ account?: string; from?: string; to?: string; json?: boolean }>({
+  name: 'status',
+  group: STRIPE_GROUP,
+  summary: 'what was sent, acknowledged, refused, and what is too old to send',
+  description: 'Every outbox record of linked accounts (default: the last 40 days), per account-day and metric.',
+  options: [{ flags: '--account <id>', help: 'only this account', read: accountId }, ...RANGE, JSON_OPTION],
+  target: { settings: [] },
+  async run({ options, context: { io, env, now }, target }) {
+    const deps = await stripeDeps(await target(), env, false, now);
+    const at = now();
+    const from = options.from ?? addDays(dayOf(at), -40);
+    const to = options.to ?? dayOf(at);
+    const links = (await deps.store.links()).filter((link) => options.account === undefined || link.account === options.account);
+    const records = (await Promise.all(links.map((link) => deps.store.records(link.account, from, to)))).flat();
+    const rows = records.map((r) => ({ ...r, tooOld: r.state === 'too-old' || (r.state === 'pending' && isTooOldForStripe(r.day, r.revision, at)) }));
+    if (options.json === true) {
+      io.out(`${JSON.stringify({ from, to, links, records: rows })}\n`);
+      return 0;
+    }
+    io.out(`tally stripe status ${from}..${to}: ${links.length} linked account(s), ${rows.length} outbox record(s)\n`);
+    if (rows.length > 0) {
+      io.out(
+        formatTable(
+          ['account', 'metric', 'day', 'rev', 'value', 'state', 'attempts', 'sent at', 'acknowledged at', 'too old', 'error'],
+          rows.map((r) => [r.account, r.metric, r.day, String(r.revision), String(r.value), r.state, String(r.attempts), r.sentAt ?? '-', r.deliveredAt ?? '-', r.tooOld ? 'yes' : '', r.error ?? '']),
+        ),
+      );
+    }
+    return 0;
+  },
+});
+
+/** `tally stripe reconcile`: exit 0 when Stripe bills what Tally counted, 1 with the drift. */
+export const stripeReconcileCommand = defineCommand<{ from: string; to: string; json?: boolean }>({
+  name: 'reconcile',
+  group: STRIPE_GROUP,
+  summary: 'compare Stripe\'s day summaries with Tally\'s billable totals',
+  description:
+    'Reads event_summaries (value_grouping_window=day) of every linked customer and configured meter and ' +
+    'compares each closed day with the API\'s totals (counters plus adjustments). Exit 0 when equal, 1 ' +
+    'with a drift table.',
+  options: [
+    { flags: '--from <day>', help: 'first day (YYYY-MM-DD)', read: day, required: true },
+    { flags: '--to <day>', help: 'last day, included (YYYY-MM-DD)', read: day, required: true },
+    JSON_OPTION,
+  ],
+  target: { settings: [] },
+  check(options) {
+    if (options.to < options.from) throw new ValidationError('--to is before --from');
+  },
+  async run({ options, context: { io, env, now }, target }) {
+    const deps = await stripeDeps(await target(), env, true, now);
+    const { reconcileStripe } = await import('../../app/stripe-reconcile');
+    const report = await reconcileStripe(deps, options.from, options.to);
+    if (options.json === true) {
+      io.out(`${JSON.stringify(report)}\n`);
+    } else {
+      io.out(
+        `tally stripe reconcile ${report.from}..${report.to}: ${report.compared} account-day figure(s) compared, ${report.drift.length} differ` +
+          `${report.openDays.length > 0 ? ` (${report.openDays.length} open day(s) not compared)` : ''}\n`,
+      );
+      if (report.drift.length > 0) {
+        io.out(
+          formatTable(
+            ['account', 'customer', 'metric', 'day', 'tally', 'stripe', 'difference'],
+            report.drift.map((d) => [d.account, d.customer, d.metric, d.day, String(d.tally), String(d.stripe), String(d.stripe - d.tally)]),
+          ),
+        );
+      }
+    }
+    return report.drift.length > 0 ? 1 : 0;
+  },
+});
+
+export const STRIPE_COMMANDS = [
+  stripeLinkCommand,
+  stripeUnlinkCommand,
+  stripeLinksCommand,
+  stripeCheckCommand,
+  stripePushCommand,
+  stripeStatusCommand,
+  stripeReconcileCommand,
+] as const;

@@ -1,0 +1,228 @@
+import { hash } from 'fast-sha256';
+import { addDays, dayOf } from './days';
+import { ValidationError } from './errors';
+import { METRIC_NAME } from './metric-rules';
+
+/**
+ * Closed days on the invoice: for each linked account, configured metric and closed-day
+ * revision, Tally sends one Stripe meter event carrying the day's billable total after
+ * that revision. A meter with `event_time_window=day` bills the latest event of each UTC
+ * day per customer, so a later revision replaces the earlier one: no deltas, no
+ * cancellations.
+ *
+ * ```
+ * revision n of (acme, requests, 2026-11-20)
+ *   identifier  tally-2026-11-20-r2-<hash of scope, account, metric, day, revision>   (<= 100 chars)
+ *   timestamp   2026-11-20T00:00:00Z + n seconds        later revision = later timestamp (and sent later)
+ *   payload     { stripe_customer_id: cus_..., value: "<totals.requests after revision n>" }
+ * ```
+ */
+
+/** Stripe refuses meter events whose timestamp is more than this many days in the past. */
+export const STRIPE_PAST_LIMIT_DAYS = 35;
+
+/** Tally sends nothing closer than this to Stripe's limit (a retry, a slow queue, clock skew). */
+export const STRIPE_SAFETY_MARGIN_HOURS = 24;
+
+/** Stripe keeps an identifier unique for at least this long. */
+export const STRIPE_IDENTIFIER_WINDOW_HOURS = 24;
+
+/** The meter keys Tally's events carry; `tally stripe check` requires meters to read them. */
+export const STRIPE_CUSTOMER_KEY = 'stripe_customer_id';
+export const STRIPE_VALUE_KEY = 'value';
+
+/** Metric -> Stripe event name, from `TALLY_STRIPE_METERS`. */
+export type StripeMeterMap = Readonly<Record<string, string>>;
+
+const EVENT_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
+
+/**
+ * Parses `TALLY_STRIPE_METERS`, a JSON object from metric to Stripe event name.
+ *
+ * @example parseStripeMeters('{"requests":"cdn_requests","bytes":"cdn_bytes"}')
+ */
+export function parseStripeMeters(text: string): StripeMeterMap {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ValidationError('must be a JSON object from metric to Stripe event name, e.g. {"requests":"cdn_requests"}');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || Object.keys(parsed).length === 0) {
+    throw new ValidationError('must be a non-empty JSON object from metric to Stripe event name, e.g. {"requests":"cdn_requests"}');
+  }
+  const map: Record<string, string> = {};
+  const seen = new Set<string>();
+  for (const [metric, eventName] of Object.entries(parsed as Record<string, unknown>)) {
+    if (!METRIC_NAME.test(metric)) throw new ValidationError(`"${metric}" is not a metric name`);
+    if (typeof eventName !== 'string' || !EVENT_NAME.test(eventName)) {
+      throw new ValidationError(`the event name of ${metric} must be 1-100 letters, digits, "_", ".", ":" or "-"`);
+    }
+    if (seen.has(eventName)) throw new ValidationError(`two metrics send to ${eventName}: each metric needs its own meter`);
+    seen.add(eventName);
+    map[metric] = eventName;
+  }
+  return map;
+}
+
+/** Stripe customer ids look like `cus_...`. */
+export function validateCustomerId(customer: string): string {
+  if (!/^cus_[A-Za-z0-9]{1,250}$/.test(customer)) throw new ValidationError(`"${customer}" is not a Stripe customer id (cus_...)`);
+  return customer;
+}
+
+const encoder = new TextEncoder();
+
+/** One meter event's place: which account, metric, day and revision it stands for. */
+export interface MeterEventSubject {
+  readonly account: string;
+  readonly metric: string;
+  readonly day: string;
+  readonly revision: number;
+}
+
+/**
+ * The identifier of a meter event: the same for every retry and every rerun, different
+ * for every (account, metric, day, revision) and stage (`scope`, the table name).
+ * Readable where it helps (day, revision), hashed where lengths vary: 45 characters at most.
+ */
+export function meterEventIdentifier(scope: string, subject: MeterEventSubject): string {
+  const name = `${scope}\n${subject.account}\n${subject.metric}\n${subject.day}\n${subject.revision}`;
+  const digest = Buffer.from(hash(encoder.encode(name))).toString('hex').slice(0, 20);
+  return `tally-${subject.day}-r${subject.revision}-${digest}`;
+}
+
+const SECONDS_PER_DAY = 86_400;
+
+/**
+ * The timestamp (unix seconds) of revision `revision` of `day`: inside that UTC day, so
+ * the day-windowed meter counts it for that day, and one second later per revision, so a
+ * later revision wins when Stripe orders a day's events by timestamp. Tally also sends
+ * revisions in order (one request at a time per customer and meter, an older revision
+ * never after a newer one), so it wins when Stripe orders them by receipt too.
+ */
+export function meterEventTimestamp(day: string, revision: number): number {
+  const start = Date.parse(`${day}T00:00:00Z`) / 1000;
+  return start + Math.min(Math.max(revision, 1), SECONDS_PER_DAY - 1);
+}
+
+/**
+ * The oldest day whose events may still be sent at `now`: Stripe's 35 days less the
+ * safety margin, counted from the event's timestamp.
+ */
+export function oldestSendableDay(now: Date): string {
+  const limit = now.getTime() - (STRIPE_PAST_LIMIT_DAYS * 24 - STRIPE_SAFETY_MARGIN_HOURS) * 3_600_000;
+  const day = dayOf(new Date(limit));
+  // The whole day must be inside: its timestamps start at midnight.
+  return Date.parse(`${day}T00:00:00Z`) >= limit ? day : addDays(day, 1);
+}
+
+/** True when revision `revision` of `day` may no longer be sent at `now`. */
+export function isTooOldForStripe(day: string, revision: number, now: Date): boolean {
+  const limitSeconds = (now.getTime() - (STRIPE_PAST_LIMIT_DAYS * 24 - STRIPE_SAFETY_MARGIN_HOURS) * 3_600_000) / 1000;
+  return meterEventTimestamp(day, revision) < limitSeconds;
+}
+
+/** A billable total as Stripe's payload value: a whole number, never negative (Stripe meters sum, Tally sends totals). */
+export function meterValue(total: number): string {
+  return String(Math.max(0, Math.round(total)));
+}
+
+/** Where an outbox record stands. */
+export type OutboxState =
+  /** Written, not yet acknowledged: the sender (or `tally stripe push`) sends it. */
+  | 'pending'
+  /** Stripe took it (a 200, or a 400 saying the identifier exists). */
+  | 'delivered'
+  /** Stripe refused it (a 4xx other than "already exists"); an operator looks (alarm). */
+  | 'failed'
+  /** Past Stripe's window: not sent; a `stripe.adjustment_required` webhook says so. */
+  | 'too-old'
+  /** A later revision of the same account, metric and day was written first: this one is never sent. */
+  | 'superseded';
+
+/** The outbox record of one meter event, written before it is sent. */
+export interface StripeOutboxRecord extends MeterEventSubject {
+  readonly customer: string;
+  readonly eventName: string;
+  readonly identifier: string;
+  /** Unix seconds. */
+  readonly timestamp: number;
+  /** The day's billable total after this revision. */
+  readonly value: number;
+  readonly state: OutboxState;
+  readonly attempts: number;
+  readonly createdAt: string;
+  /** When the last attempt started. */
+  readonly sentAt?: string;
+  readonly deliveredAt?: string;
+  /** The last error (status and Stripe's message). */
+  readonly error?: string;
+  /** When the adjustment-required webhook event was queued (too-old records). */
+  readonly notifiedAt?: string;
+}
+
+/** A link from a Tally account to a Stripe customer. */
+export interface StripeLink {
+  readonly account: string;
+  readonly customer: string;
+  readonly linkedAt: string;
+}
+
+/**
+ * The `stripe.adjustment_required` webhook event: a day's total changed after Stripe's
+ * window closed, so the invoice needs a manual adjustment. Its id is stable per outbox
+ * record, so a resend is recognised.
+ */
+export function adjustmentRequiredEvent(
+  scope: string,
+  record: StripeOutboxRecord,
+  sentValue: number | null,
+  createdAt: string,
+): { id: string; body: string } {
+  const id = `evt_${Buffer.from(hash(encoder.encode(`${scope}\nstripe.adjustment_required\n${record.identifier}`))).toString('hex').slice(0, 32)}`;
+  const body = JSON.stringify({
+    id,
+    type: 'stripe.adjustment_required',
+    createdAt,
+    data: {
+      account: record.account,
+      customer: record.customer,
+      metric: record.metric,
+      eventName: record.eventName,
+      day: record.day,
+      revision: record.revision,
+      sentValue,
+      currentValue: record.value,
+      reason: `Stripe accepts meter events at most ${STRIPE_PAST_LIMIT_DAYS} days old; Tally stops ${STRIPE_SAFETY_MARGIN_HOURS} h earlier`,
+    },
+  });
+  return { id, body };
+}
+
+/**
+ * Which revision of an account-day each metric should be sent at: the newest revision
+ * that changed the metric (revision 1 always counts), with the day's billable total after
+ * it (the revisions up to it plus the day's adjustments).
+ *
+ * @example latestSendable([{ revision: 1, metrics: { requests: 10 } }, { revision: 3, metrics: { requests: 2 } }], { requests: -1 }, ['requests', 'bytes'])
+ * // [{ metric: 'requests', revision: 3, value: 11 }, { metric: 'bytes', revision: 1, value: 0 }]
+ */
+export function latestSendable(
+  revisions: readonly { readonly revision: number; readonly metrics: Readonly<Record<string, number>> }[],
+  adjustments: Readonly<Record<string, number>>,
+  metrics: readonly string[],
+): { metric: string; revision: number; value: number }[] {
+  const sorted = [...revisions].sort((a, b) => a.revision - b.revision);
+  if (sorted.length === 0) return [];
+  return metrics.map((metric) => {
+    let revision = sorted[0]!.revision;
+    let total = 0;
+    for (const row of sorted) {
+      const change = row.metrics[metric] ?? 0;
+      total += change;
+      if (change !== 0) revision = Math.max(revision, row.revision);
+    }
+    return { metric, revision, value: total + (adjustments[metric] ?? 0) };
+  });
+}

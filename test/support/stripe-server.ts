@@ -1,0 +1,402 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+
+/**
+ * A Stripe-compatible server for the three billing-meter operations Tally calls, with
+ * Stripe's documented behaviour, driven through the official SDK in tests:
+ *
+ * ```
+ * POST /v1/billing/meter_events                 form-encoded; identifier unique for 24 h (400 "An event already
+ *                                               exists with identifier ..."); timestamp within the past 35 days,
+ *                                               at most 5 minutes ahead; one call at a time per customer and
+ *                                               event name (429 to the one that overlaps)
+ * GET  /v1/billing/meters                       list, status filter, cursor pagination
+ * GET  /v1/billing/meters/{id}/event_summaries  per customer; value_grouping_window=day needs UTC-midnight bounds;
+ *                                               a meter with event_time_window=day counts the latest event of
+ *                                               each UTC day (by timestamp, then receipt; or by receipt alone)
+ * ```
+ * The parameters accepted are exactly those of `fixtures/stripe/billing-meters.openapi.json`
+ * (a subset of Stripe's published OpenAPI description): unknown or missing ones get
+ * Stripe's 400. Faults are switched on per test: a 5xx or 429 before or after the event
+ * is recorded (a lost answer), a dropped connection, a slow answer.
+ */
+export interface StripeTestServer {
+  /** `http://127.0.0.1:<port>`: TALLY_STRIPE_API_BASE. */
+  readonly url: string;
+  readonly apiKey: string;
+  /** Adds a meter (an active, day-windowed sum meter keyed like Tally's unless overridden). */
+  addMeter(eventName: string, overrides?: Partial<StripeMeter>): StripeMeter;
+  /** Every accepted event, in receipt order. */
+  events(): readonly RecordedMeterEvent[];
+  /** The value Stripe would bill for `customer`'s `eventName` on each UTC day with events (`YYYY-MM-DD` -> value). */
+  billedByDay(eventName: string, customer: string): Record<string, number>;
+  /** The next `count` meter-event calls fail this way. */
+  fail(fault: StripeFault, count?: number): void;
+  /** Drops the faults not yet used (Stripe is back). */
+  clearFaults(): void;
+  /** Holds every meter-event answer this long (makes overlapping calls visible). */
+  setDelay(ms: number): void;
+  /** Stripe's clock (unix seconds); the real one unless set. */
+  setClock(now: () => number): void;
+  /** How `event_time_window=day` picks a day's event: by timestamp (then receipt) or by receipt alone. */
+  setOrder(order: 'timestamp' | 'receipt'): void;
+  /** Every request (method, path, status), in order; headers and bodies are in `rawRequests`. */
+  readonly requests: { method: string; path: string; status: number }[];
+  /** Raw request headers and bodies, to check that nothing else leaks. */
+  readonly rawRequests: { headers: IncomingMessage['headers']; body: string }[];
+  /** Meter-event calls refused with 429 because another call for the same customer and event name was in flight. */
+  concurrencyRefusals(): number;
+  close(): Promise<void>;
+}
+
+export interface StripeMeter {
+  id: string;
+  object: 'billing.meter';
+  created: number;
+  updated: number;
+  display_name: string;
+  event_name: string;
+  event_time_window: 'day' | 'hour' | null;
+  default_aggregation: { formula: 'sum' | 'count' | 'last' };
+  customer_mapping: { event_payload_key: string; type: 'by_id' };
+  value_settings: { event_payload_key: string };
+  status: 'active' | 'inactive';
+  status_transitions: { deactivated_at: number | null };
+  livemode: false;
+}
+
+export interface RecordedMeterEvent {
+  readonly identifier: string;
+  readonly event_name: string;
+  readonly payload: Readonly<Record<string, string>>;
+  readonly timestamp: number;
+  /** Receipt order. */
+  readonly seq: number;
+  /** Stripe's clock at receipt. */
+  readonly created: number;
+}
+
+/** `status` answered; `afterRecording`: the event is recorded first (the answer is lost); `drop`: the socket is destroyed. */
+export type StripeFault = { status: number; afterRecording?: boolean } | { drop: true; afterRecording?: boolean };
+
+interface OperationSpec {
+  readonly parameters: ReadonlyMap<string, { required: boolean; maxLength?: number; enum?: readonly string[] }>;
+}
+
+const SPEC_FILE = join(__dirname, '../../fixtures/stripe/billing-meters.openapi.json');
+
+/** The parameters each operation takes, read from the vendored OpenAPI subset. */
+export function stripeOperationSpecs(): { createEvent: OperationSpec; listMeters: OperationSpec; eventSummaries: OperationSpec } {
+  const spec = JSON.parse(readFileSync(SPEC_FILE, 'utf8')) as {
+    paths: Record<string, Record<string, { parameters?: SpecParameter[]; requestBody?: { content: Record<string, { schema: { required?: string[]; properties: Record<string, SpecSchema> } }> } }>>;
+  };
+  const query = (parameters: SpecParameter[] = []): OperationSpec => ({
+    parameters: new Map(parameters.filter((p) => p.in === 'query').map((p) => [p.name, { required: p.required === true, ...schemaLimits(p.schema) }])),
+  });
+  const body = spec.paths['/v1/billing/meter_events']!.post!.requestBody!.content['application/x-www-form-urlencoded']!.schema;
+  return {
+    createEvent: { parameters: new Map(Object.entries(body.properties).map(([name, schema]) => [name, { required: (body.required ?? []).includes(name), ...schemaLimits(schema) }])) },
+    listMeters: query(spec.paths['/v1/billing/meters']!.get!.parameters),
+    eventSummaries: query(spec.paths['/v1/billing/meters/{id}/event_summaries']!.get!.parameters),
+  };
+}
+
+interface SpecSchema {
+  maxLength?: number;
+  enum?: string[];
+}
+interface SpecParameter {
+  in: string;
+  name: string;
+  required?: boolean;
+  schema: SpecSchema;
+}
+
+function schemaLimits(schema: SpecSchema): { maxLength?: number; enum?: readonly string[] } {
+  return { ...(schema.maxLength === undefined ? {} : { maxLength: schema.maxLength }), ...(schema.enum === undefined ? {} : { enum: schema.enum }) };
+}
+
+const DAY = 86_400;
+const IDENTIFIER_WINDOW = DAY;
+const PAST_LIMIT = 35 * DAY;
+const FUTURE_LIMIT = 300;
+
+class StripeHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    message: string,
+    readonly param?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Starts the server on a free port of 127.0.0.1. */
+export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'): Promise<StripeTestServer> {
+  const specs = stripeOperationSpecs();
+  const meters: StripeMeter[] = [];
+  const recorded: RecordedMeterEvent[] = [];
+  const identifiers = new Map<string, number>();
+  const faults: StripeFault[] = [];
+  const inFlight = new Map<string, number>();
+  let concurrencyRefusals = 0;
+  let delayMs = 0;
+  let order: 'timestamp' | 'receipt' = 'timestamp';
+  let clock = () => Math.floor(Date.now() / 1000);
+  let seq = 0;
+  const requests: StripeTestServer['requests'] = [];
+  const rawRequests: StripeTestServer['rawRequests'] = [];
+
+  const createEvent = async (params: URLSearchParams, res: ServerResponse): Promise<void> => {
+    const fields = checkParams(params, specs.createEvent, true);
+    const eventName = fields.get('event_name')!;
+    const payload: Record<string, string> = {};
+    for (const [key, value] of params) {
+      const match = /^payload\[([^\]]+)\]$/.exec(key);
+      if (match) payload[match[1]!] = value;
+    }
+    const now = clock();
+    const timestamp = params.has('timestamp') ? Number(params.get('timestamp')) : now;
+    if (!Number.isInteger(timestamp)) throw new StripeHttpError(400, 'invalid_request_error', 'Invalid integer: timestamp', 'timestamp');
+    if (timestamp < now - PAST_LIMIT) {
+      throw new StripeHttpError(400, 'invalid_request_error', 'Timestamp must be within the past 35 calendar days.', 'timestamp');
+    }
+    if (timestamp > now + FUTURE_LIMIT) throw new StripeHttpError(400, 'invalid_request_error', 'Timestamp cannot be more than 5 minutes in the future.', 'timestamp');
+    const meter = meters.find((m) => m.event_name === eventName && m.status === 'active');
+    const customerKey = meter?.customer_mapping.event_payload_key ?? 'stripe_customer_id';
+    const customer = payload[customerKey];
+    if (customer === undefined) throw new StripeHttpError(400, 'invalid_request_error', `Missing required payload key: ${customerKey}`, 'payload');
+    const valueKey = meter?.value_settings.event_payload_key ?? 'value';
+    if (payload[valueKey] !== undefined && !/^-?\d+(\.\d+)?$/.test(payload[valueKey]!)) {
+      throw new StripeHttpError(400, 'invalid_request_error', `The payload value for ${valueKey} must be a number.`, 'payload');
+    }
+
+    const slot = `${customer}\n${eventName}`;
+    if ((inFlight.get(slot) ?? 0) > 0) {
+      concurrencyRefusals++;
+      throw new StripeHttpError(429, 'invalid_request_error', 'There is already an operation in flight for this customer and meter; retry after it completes.');
+    }
+    inFlight.set(slot, 1);
+    try {
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const fault = faults.shift();
+      if (fault !== undefined && fault.afterRecording !== true) throwFault(fault, res);
+      const identifier = fields.get('identifier') ?? `tst_${(++seq).toString(36)}_${now}`;
+      const seen = identifiers.get(identifier);
+      if (seen !== undefined && now - seen < IDENTIFIER_WINDOW) {
+        throw new StripeHttpError(400, 'invalid_request_error', `An event already exists with identifier ${identifier}.`, 'identifier');
+      }
+      identifiers.set(identifier, now);
+      const event: RecordedMeterEvent = { identifier, event_name: eventName, payload, timestamp, seq: ++seq, created: now };
+      recorded.push(event);
+      if (fault !== undefined) throwFault(fault, res);
+      send(res, 200, { object: 'billing.meter_event', created: now, event_name: eventName, identifier, livemode: false, payload, timestamp });
+    } finally {
+      inFlight.set(slot, 0);
+    }
+  };
+
+  const listMeters = (params: URLSearchParams, res: ServerResponse, path: string): void => {
+    const fields = checkParams(params, specs.listMeters, false);
+    const status = fields.get('status');
+    const all = meters.filter((meter) => status === undefined || meter.status === status);
+    send(res, 200, page(all, fields, path));
+  };
+
+  const eventSummaries = (id: string, params: URLSearchParams, res: ServerResponse, path: string): void => {
+    const fields = checkParams(params, specs.eventSummaries, false);
+    const meter = meters.find((m) => m.id === id);
+    if (meter === undefined) throw new StripeHttpError(404, 'invalid_request_error', `No such billing meter: '${id}'`, 'id');
+    const start = Number(fields.get('start_time'));
+    const end = Number(fields.get('end_time'));
+    const customer = fields.get('customer')!;
+    const window = fields.get('value_grouping_window');
+    if (!Number.isInteger(start) || !Number.isInteger(end) || start % 60 !== 0 || end % 60 !== 0) {
+      throw new StripeHttpError(400, 'invalid_request_error', 'start_time and end_time must be aligned with minute boundaries.');
+    }
+    if (window === 'day' && (start % DAY !== 0 || end % DAY !== 0)) {
+      throw new StripeHttpError(400, 'invalid_request_error', 'For daily granularity, start_time and end_time must align with UTC day boundaries (00:00 UTC).');
+    }
+    const step = window === 'day' ? DAY : window === 'hour' ? 3600 : end - start;
+    const summaries = [];
+    for (let from = start; from < end; from += step) {
+      const to = Math.min(end, from + step);
+      const value = aggregate(meter, customer, from, to);
+      if (value === undefined) continue;
+      summaries.push({ id: `mrs_${meter.id}_${customer}_${from}`, object: 'billing.meter_event_summary', aggregated_value: value, start_time: from, end_time: to, livemode: false, meter: meter.id });
+    }
+    send(res, 200, page(summaries, fields, path));
+  };
+
+  /** What the meter bills for `customer` over [from, to): undefined when no event falls in it. */
+  const aggregate = (meter: StripeMeter, customer: string, from: number, to: number): number | undefined => {
+    const events = recorded.filter(
+      (event) => event.event_name === meter.event_name && event.payload[meter.customer_mapping.event_payload_key] === customer && event.timestamp >= from && event.timestamp < to,
+    );
+    if (events.length === 0) return undefined;
+    const valueOf = (event: RecordedMeterEvent) => Number(event.payload[meter.value_settings.event_payload_key] ?? 0);
+    const counted = meter.event_time_window === 'day' ? latestPerDay(events) : events;
+    return meter.default_aggregation.formula === 'count' ? counted.length : counted.reduce((sum, event) => sum + valueOf(event), 0);
+  };
+
+  const latestPerDay = (events: RecordedMeterEvent[]): RecordedMeterEvent[] => {
+    const byDay = new Map<number, RecordedMeterEvent>();
+    for (const event of events) {
+      const day = Math.floor(event.timestamp / DAY);
+      const held = byDay.get(day);
+      const later = held === undefined || (order === 'receipt' ? event.seq > held.seq : event.timestamp > held.timestamp || (event.timestamp === held.timestamp && event.seq > held.seq));
+      if (later) byDay.set(day, event);
+    }
+    return [...byDay.values()];
+  };
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      rawRequests.push({ headers: req.headers, body });
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      const record = (status: number) => requests.push({ method: req.method ?? '', path: url.pathname, status });
+      res.on('finish', () => record(res.statusCode));
+      res.on('close', () => {
+        if (!res.writableFinished) record(0);
+      });
+      (async () => {
+        if (req.headers.authorization !== `Bearer ${apiKey}`) {
+          throw new StripeHttpError(401, 'invalid_request_error', 'Invalid API Key provided.');
+        }
+        const summaries = /^\/v1\/billing\/meters\/([^/]+)\/event_summaries$/.exec(url.pathname);
+        if (req.method === 'POST' && url.pathname === '/v1/billing/meter_events') {
+          if (!(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {
+            throw new StripeHttpError(400, 'invalid_request_error', 'Invalid request: the body must be application/x-www-form-urlencoded.');
+          }
+          await createEvent(new URLSearchParams(body), res);
+        } else if (req.method === 'GET' && url.pathname === '/v1/billing/meters') {
+          listMeters(url.searchParams, res, url.pathname);
+        } else if (req.method === 'GET' && summaries) {
+          eventSummaries(decodeURIComponent(summaries[1]!), url.searchParams, res, url.pathname);
+        } else {
+          throw new StripeHttpError(404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${url.pathname}).`);
+        }
+      })().catch((error: unknown) => {
+        if (res.destroyed || res.headersSent) return;
+        if (error instanceof StripeHttpError) {
+          send(res, error.status, { error: { type: error.type, message: error.message, ...(error.param === undefined ? {} : { param: error.param }) } });
+        } else if (error instanceof DroppedConnection) {
+          res.destroy();
+        } else {
+          send(res, 500, { error: { type: 'api_error', message: (error as Error).message } });
+        }
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  let meterSeq = 0;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    apiKey,
+    addMeter(eventName, overrides = {}) {
+      const now = clock();
+      const meter: StripeMeter = {
+        id: `mtr_test_${(++meterSeq).toString().padStart(4, '0')}`,
+        object: 'billing.meter',
+        created: now,
+        updated: now,
+        display_name: eventName,
+        event_name: eventName,
+        event_time_window: 'day',
+        default_aggregation: { formula: 'sum' },
+        customer_mapping: { event_payload_key: 'stripe_customer_id', type: 'by_id' },
+        value_settings: { event_payload_key: 'value' },
+        status: 'active',
+        status_transitions: { deactivated_at: null },
+        livemode: false,
+        ...overrides,
+      };
+      meters.push(meter);
+      return meter;
+    },
+    events: () => [...recorded],
+    billedByDay(eventName, customer) {
+      const meter = meters.find((m) => m.event_name === eventName);
+      if (meter === undefined) return {};
+      const days = new Set(recorded.filter((e) => e.event_name === eventName).map((e) => Math.floor(e.timestamp / DAY)));
+      const out: Record<string, number> = {};
+      for (const day of [...days].sort()) {
+        const value = aggregate(meter, customer, day * DAY, (day + 1) * DAY);
+        if (value !== undefined) out[new Date(day * DAY * 1000).toISOString().slice(0, 10)] = value;
+      }
+      return out;
+    },
+    fail(fault, count = 1) {
+      for (let i = 0; i < count; i++) faults.push(fault);
+    },
+    clearFaults() {
+      faults.length = 0;
+    },
+    setDelay(ms) {
+      delayMs = ms;
+    },
+    setClock(now) {
+      clock = now;
+    },
+    setOrder(next) {
+      order = next;
+    },
+    requests,
+    rawRequests,
+    concurrencyRefusals: () => concurrencyRefusals,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+class DroppedConnection extends Error {}
+
+function throwFault(fault: StripeFault, _res: ServerResponse): never {
+  if ('drop' in fault) throw new DroppedConnection('connection dropped');
+  throw new StripeHttpError(fault.status, fault.status === 429 ? 'invalid_request_error' : 'api_error', fault.status === 429 ? 'Too many requests.' : 'An unknown error occurred.');
+}
+
+/** Checks `params` against an operation's parameters (unknown, missing, too long, not in the enum): Stripe's 400s. */
+function checkParams(params: URLSearchParams, spec: OperationSpec, form: boolean): Map<string, string> {
+  const fields = new Map<string, string>();
+  for (const [key, value] of params) {
+    const name = key.replace(/\[.*$/, '');
+    const rule = spec.parameters.get(name);
+    if (rule === undefined) throw new StripeHttpError(400, 'invalid_request_error', `Received unknown parameter: ${name}`, name);
+    if (rule.maxLength !== undefined && value.length > rule.maxLength) {
+      throw new StripeHttpError(400, 'invalid_request_error', `Invalid string: ${value.slice(0, 20)}...; must be at most ${rule.maxLength} characters`, name);
+    }
+    if (rule.enum !== undefined && !rule.enum.includes(value)) throw new StripeHttpError(400, 'invalid_request_error', `Invalid ${name}: must be one of ${rule.enum.join(', ')}`, name);
+    if (name === key) fields.set(name, value);
+    else if (!form && !key.startsWith(`${name}[`)) fields.set(name, value);
+  }
+  for (const [name, rule] of spec.parameters) {
+    const present = fields.has(name) || [...params.keys()].some((key) => key.startsWith(`${name}[`));
+    if (rule.required && !present) throw new StripeHttpError(400, 'invalid_request_error', `Missing required param: ${name}.`, name);
+  }
+  return fields;
+}
+
+function page<T extends { id: string }>(items: readonly T[], fields: Map<string, string>, url: string): { object: 'list'; data: T[]; has_more: boolean; url: string } {
+  const limit = Math.min(100, Math.max(1, Number(fields.get('limit') ?? 10)));
+  const after = fields.get('starting_after');
+  const start = after === undefined ? 0 : items.findIndex((item) => item.id === after) + 1;
+  const data = items.slice(start, start + limit);
+  return { object: 'list', data, has_more: start + limit < items.length, url };
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_test_${Date.now().toString(36)}` });
+  res.end(JSON.stringify(body));
+}
