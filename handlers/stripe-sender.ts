@@ -10,6 +10,7 @@ import { powertoolsLog } from '../src/adapters/powertools-log';
 import { SqsMessageVisibility } from '../src/adapters/sqs-visibility';
 import { readStripeConfig, resolveStripeKey, STRIPE_SENDER_DEFAULTS, STRIPE_SERVICE } from '../src/adapters/stripe-config';
 import { createStripeSyncDeps } from '../src/adapters/stripe-deps';
+import { initOnce } from '../src/adapters/init-once';
 
 // The table settings and the webhook queue (stripe.adjustment_required) as the evaluator reads them.
 const base = readThresholdConfig(process.env);
@@ -21,9 +22,8 @@ const clients = createClients(base.tally);
 const ssm = stripe.key.kind === 'key-parameter' ? new SSMClient({ region: base.tally.region }) : undefined;
 
 // The SSM read starts during init; a failure is retried by the next invocation. The key goes to the SDK only.
-let ready: Promise<StripeSenderDeps> | undefined;
-function deps(): Promise<StripeSenderDeps> {
-  ready ??= resolveStripeKey(stripe.key, ssm)
+const deps = initOnce<StripeSenderDeps>(() =>
+  resolveStripeKey(stripe.key, ssm)
     .then((apiKey) => ({
       sync: createStripeSyncDeps({ tally: base.tally, stripe, ...(base.webhookQueueUrl === undefined ? {} : { webhookQueueUrl: base.webhookQueueUrl }) }, clients, apiKey, powertoolsLog(logger)),
       visibility: new SqsMessageVisibility({ client: clients.sqs }),
@@ -33,14 +33,8 @@ function deps(): Promise<StripeSenderDeps> {
         metrics.addMetric('StripeEventsFailed', MetricUnit.Count, count);
         metrics.publishStoredMetrics();
       },
-    }))
-    .catch((error: unknown) => {
-      ready = undefined;
-      throw error;
-    });
-  return ready;
-}
-deps().catch(() => undefined);
+    })),
+);
 
 /** Stripe send queue -> outbox records -> meter events, one request at a time per customer and meter. */
 export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {

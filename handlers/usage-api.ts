@@ -5,6 +5,7 @@ import { powertoolsLog } from '../src/adapters/powertools-log';
 import { readUsageApiConfig } from '../src/adapters/usage-api-config';
 import { createUsageApiClients, createUsageApiDeps } from '../src/adapters/usage-api-deps';
 import { describeError } from '../src/domain/errors';
+import { initOnce } from '../src/adapters/init-once';
 
 const config = readUsageApiConfig(process.env);
 const logger = new Logger({ serviceName: 'tally-usage-api', logLevel: config.tally.logLevel.toUpperCase() as 'INFO' });
@@ -13,15 +14,7 @@ const clients = createUsageApiClients(config);
 
 // The SSM read starts during init; a failure is retried by the next request instead
 // of leaving the container broken for its whole life.
-let ready: Promise<UsageApiDeps> | undefined;
-function deps(): Promise<UsageApiDeps> {
-  ready ??= createUsageApiDeps(config, clients, log).catch((error: unknown) => {
-    ready = undefined;
-    throw error;
-  });
-  return ready;
-}
-deps().catch(() => undefined);
+const deps = initOnce<UsageApiDeps>(() => createUsageApiDeps(config, clients, log));
 
 /** API Gateway HTTP API (payload v2) -> `GET /v1/accounts/{accountId}/usage`. */
 export const handler = async (event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyResultV2> => {

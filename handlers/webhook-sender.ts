@@ -4,21 +4,14 @@ import { sendWebhooks, type WebhookSenderDeps } from '../src/app/webhook-sender'
 import { readWebhookSenderConfig } from '../src/adapters/handoff-config';
 import { createWebhookSenderClients, createWebhookSenderDeps } from '../src/adapters/handoff-deps';
 import { powertoolsLog } from '../src/adapters/powertools-log';
+import { initOnce } from '../src/adapters/init-once';
 
 const config = readWebhookSenderConfig(process.env);
 const logger = new Logger({ serviceName: 'tally-webhooks', logLevel: config.logLevel.toUpperCase() as 'INFO' });
 const clients = createWebhookSenderClients(config);
 
 // The SSM read starts during init; a failure is retried by the next invocation.
-let ready: Promise<WebhookSenderDeps> | undefined;
-function deps(): Promise<WebhookSenderDeps> {
-  ready ??= createWebhookSenderDeps(config, clients, powertoolsLog(logger)).catch((error: unknown) => {
-    ready = undefined;
-    throw error;
-  });
-  return ready;
-}
-deps().catch(() => undefined);
+const deps = initOnce<WebhookSenderDeps>(() => createWebhookSenderDeps(config, clients, powertoolsLog(logger)));
 
 /** Webhook queue -> signed POSTs; failed events come back after a doubling backoff, then reach the webhook DLQ. */
 export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {

@@ -3,7 +3,6 @@ import {
   ConditionalCheckFailedException,
   DeleteItemCommand,
   PutItemCommand,
-  QueryCommand,
   UpdateItemCommand,
   type AttributeValue,
   type DynamoDBClient,
@@ -31,6 +30,7 @@ import {
   revisionRowsPrefix,
 } from '../domain/keys';
 import { conditionally } from './conditional-write';
+import { queryAll } from './query-partition';
 import { queryDayRange } from './day-range-query';
 import { figuresOf } from './dynamodb-usage-reader';
 
@@ -243,15 +243,8 @@ export class DynamoCloseStore implements CloseStore {
     );
   }
 
-  private async queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, AttributeValue>[]> {
-    const items: Record<string, AttributeValue>[] = [];
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.client.send(new QueryCommand({ ...input, TableName: this.tableName, ...(start === undefined ? {} : { ExclusiveStartKey: start }) }));
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
-    return items;
+  private queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, AttributeValue>[]> {
+    return queryAll({ client: this.client, tableName: this.tableName }, input);
   }
 }
 

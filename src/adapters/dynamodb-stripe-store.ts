@@ -1,7 +1,6 @@
 import {
   DeleteItemCommand,
   PutItemCommand,
-  QueryCommand,
   UpdateItemCommand,
   type AttributeValue,
   type DynamoDBClient,
@@ -11,6 +10,7 @@ import type { StripeStore } from '../app/ports';
 import { STRIPE_LINK_PARTITION, stripeLinkKey, stripeLockKey, stripeOutboxKey, stripeOutboxRange } from '../domain/keys';
 import type { OutboxState, StripeLink, StripeOutboxRecord } from '../domain/stripe';
 import { conditionally } from './conditional-write';
+import { queryAll } from './query-partition';
 
 /**
  * The Stripe sync's items in the usage table (see keys.ts):
@@ -141,15 +141,8 @@ export class DynamoStripeStore implements StripeStore {
     );
   }
 
-  private async queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, AttributeValue>[]> {
-    const items: Record<string, AttributeValue>[] = [];
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.client.send(new QueryCommand({ ...input, TableName: this.tableName, ...(start === undefined ? {} : { ExclusiveStartKey: start }) }));
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
-    return items;
+  private queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, AttributeValue>[]> {
+    return queryAll({ client: this.client, tableName: this.tableName }, input);
   }
 }
 

@@ -6,20 +6,23 @@ export interface TableAccess {
   readonly tableName: string;
 }
 
-/** Every item of one partition (optionally under a sort-key prefix), following pages. */
-export async function queryPartition(table: TableAccess, pk: string, prefix: string | undefined, consistentRead: boolean): Promise<Record<string, AttributeValue>[]> {
+/** Every item one Query matches, following pages. */
+export async function queryAll(table: TableAccess, input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, AttributeValue>[]> {
   const items: Record<string, AttributeValue>[] = [];
-  const input: Omit<QueryCommandInput, 'ExclusiveStartKey'> = {
-    TableName: table.tableName,
-    KeyConditionExpression: prefix === undefined ? 'PK = :pk' : 'PK = :pk AND begins_with(SK, :prefix)',
-    ExpressionAttributeValues: { ':pk': { S: pk }, ...(prefix === undefined ? {} : { ':prefix': { S: prefix } }) },
-    ConsistentRead: consistentRead,
-  };
   let start: Record<string, AttributeValue> | undefined;
   do {
-    const page = await table.client.send(new QueryCommand({ ...input, ...(start === undefined ? {} : { ExclusiveStartKey: start }) }));
+    const page = await table.client.send(new QueryCommand({ ...input, TableName: table.tableName, ...(start === undefined ? {} : { ExclusiveStartKey: start }) }));
     items.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
   } while (start !== undefined);
   return items;
+}
+
+/** Every item of one partition (optionally under a sort-key prefix). */
+export function queryPartition(table: TableAccess, pk: string, prefix: string | undefined, consistentRead: boolean): Promise<Record<string, AttributeValue>[]> {
+  return queryAll(table, {
+    KeyConditionExpression: prefix === undefined ? 'PK = :pk' : 'PK = :pk AND begins_with(SK, :prefix)',
+    ExpressionAttributeValues: { ':pk': { S: pk }, ...(prefix === undefined ? {} : { ':prefix': { S: prefix } }) },
+    ConsistentRead: consistentRead,
+  });
 }
