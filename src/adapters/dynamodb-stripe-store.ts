@@ -17,7 +17,7 @@ import { queryAll } from './query-partition';
  *
  * ```
  * STRIPE#LINK / <account>                       customer, linkedAt
- * STRIPE#OUT#<account> / <day>#<metric>#R#<n>   identifier, customer, eventName, value, ts, state, attempts,
+ * STRIPE#OUT#<account> / <day>#<metric>#R#<n>[#A#<k>]   identifier, customer, eventName, value, ts, state, attempts,
  *                                               createdAt, sentAt, deliveredAt, error, notifiedAt
  * STRIPE#LOCK / <customer>#<eventName>          owner, until (epoch ms)     a lease, not a transaction
  * ```
@@ -65,13 +65,14 @@ export class DynamoStripeStore implements StripeStore {
   }
 
   async addRecord(record: StripeOutboxRecord): Promise<boolean> {
-    const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision });
+    const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision, adjusted: record.adjusted });
     const item: Record<string, AttributeValue> = {
       PK: { S: key.PK },
       SK: { S: key.SK },
       day: { S: record.day },
       metric: { S: record.metric },
       revision: { N: String(record.revision) },
+      ...(record.adjusted === undefined || record.adjusted === 0 ? {} : { adjusted: { N: String(record.adjusted) } }),
       customer: { S: record.customer },
       eventName: { S: record.eventName },
       identifier: { S: record.identifier },
@@ -88,7 +89,7 @@ export class DynamoStripeStore implements StripeStore {
     record: StripeOutboxRecord,
     changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer'>>,
   ): Promise<void> {
-    const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision });
+    const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision, adjusted: record.adjusted });
     const names: Record<string, string> = {};
     const values: Record<string, AttributeValue> = {};
     const sets: string[] = [];
@@ -157,6 +158,7 @@ function recordOf(account: string, item: Record<string, AttributeValue>): Stripe
     day: item.day?.S ?? '',
     metric: item.metric?.S ?? '',
     revision: Number(item.revision?.N ?? 0),
+    ...(item.adjusted?.N === undefined ? {} : { adjusted: Number(item.adjusted.N) }),
     customer: item.customer?.S ?? '',
     eventName: item.eventName?.S ?? '',
     identifier: item.identifier?.S ?? '',

@@ -4,6 +4,7 @@ import { isClosed, lastClosableDay, type ClosedDay } from '../domain/day-close';
 import { TallyError } from '../domain/errors';
 import {
   adjustmentRequiredEvent,
+  eventStep,
   isTooOldForStripe,
   latestSendable,
   meterEventIdentifier,
@@ -60,6 +61,8 @@ export interface SendOutcome {
   readonly metric: string;
   readonly day: string;
   readonly revision: number;
+  /** Adjustments of the day's metric the value holds (absent: none). */
+  readonly adjusted?: number;
   readonly value: number;
   readonly outcome: 'delivered' | 'already-existed' | 'failed' | 'too-old' | 'superseded' | 'retry-later' | 'busy';
   readonly error?: string;
@@ -81,18 +84,20 @@ export function sendableWindow(at: Date, graceHours: number): { from: string; to
 
 /**
  * Writes the outbox records of one linked account's closed days: for each configured
- * metric, the newest revision that changed it, with the day's billable total after it.
- * A record is written once (conditional put); an older revision not yet written is never
- * written (a newer one replaces it). Returns the records written now.
+ * metric, the newest revision that changed it and the number of the day's adjustments of
+ * that metric, with the day's billable total after both. An adjustment made after the
+ * day's last revision thus becomes a new event of its own. A record is written once
+ * (conditional put); an older one not yet written is never written (a newer one replaces
+ * it). Returns the records written now.
  */
 export async function planAccountDays(deps: StripeSyncDeps, link: StripeLink, days: readonly ClosedDay[]): Promise<StripeOutboxRecord[]> {
   const closed = days.filter(isClosed);
   if (closed.length === 0) return [];
   const sorted = [...closed].sort((a, b) => (a.day < b.day ? -1 : 1));
   const existing = await deps.store.records(link.account, sorted[0]!.day, sorted[sorted.length - 1]!.day);
-  const known = new Set(existing.map((r) => `${r.day}#${r.metric}#${r.revision}`));
+  const known = new Set(existing.map((r) => `${r.day}#${r.metric}#${r.revision}#${r.adjusted ?? 0}`));
   const newest = new Map<string, number>();
-  for (const r of existing) newest.set(`${r.day}#${r.metric}`, Math.max(newest.get(`${r.day}#${r.metric}`) ?? 0, r.revision));
+  for (const r of existing) newest.set(`${r.day}#${r.metric}`, Math.max(newest.get(`${r.day}#${r.metric}`) ?? 0, eventStep(r)));
   const metrics = Object.keys(deps.meters);
   const written: StripeOutboxRecord[] = [];
   const createdAt = now(deps).toISOString();
@@ -102,18 +107,21 @@ export async function planAccountDays(deps: StripeSyncDeps, link: StripeLink, da
     const complete = revisions.filter((r) => r.revision <= record.revision);
     if (complete.length === 0) continue;
     const adjustments: Record<string, number> = {};
+    const adjustedBy: Record<string, number> = {};
     for (const adjustment of await deps.adjustments.list(link.account, record.day, record.day)) {
       adjustments[adjustment.metric] = (adjustments[adjustment.metric] ?? 0) + adjustment.delta;
+      adjustedBy[adjustment.metric] = (adjustedBy[adjustment.metric] ?? 0) + 1;
     }
     for (const { metric, revision, value } of latestSendable(complete, adjustments, metrics)) {
-      if (known.has(`${record.day}#${metric}#${revision}`) || (newest.get(`${record.day}#${metric}`) ?? 0) > revision) continue;
-      const subject = { account: link.account, metric, day: record.day, revision };
+      const adjusted = adjustedBy[metric] ?? 0;
+      const subject = { account: link.account, metric, day: record.day, revision, ...(adjusted === 0 ? {} : { adjusted }) };
+      if (known.has(`${record.day}#${metric}#${revision}#${adjusted}`) || (newest.get(`${record.day}#${metric}`) ?? 0) > eventStep(subject)) continue;
       const outbox: StripeOutboxRecord = {
         ...subject,
         customer: link.customer,
         eventName: deps.meters[metric]!,
         identifier: meterEventIdentifier(deps.scope, subject),
-        timestamp: meterEventTimestamp(record.day, revision),
+        timestamp: meterEventTimestamp(record.day, eventStep(subject)),
         value: Number(meterValue(value)),
         state: 'pending',
         attempts: 0,
@@ -123,6 +131,19 @@ export async function planAccountDays(deps: StripeSyncDeps, link: StripeLink, da
     }
   }
   return written;
+}
+
+/**
+ * Plans the closed days `from..to` of every linked account (or of `account`): new
+ * revisions, and adjustments made since the last event. Returns how many records it wrote.
+ */
+export async function planLinked(deps: StripeSyncDeps, scope: { account?: string; from: string; to: string; links?: readonly StripeLink[] }): Promise<number> {
+  const links = (scope.links ?? (await deps.store.links())).filter((link) => scope.account === undefined || link.account === scope.account);
+  if (links.length === 0 || scope.from > scope.to) return 0;
+  const days = await deps.closeStore.closedDays(scope.from, scope.to);
+  let planned = 0;
+  for (const link of links) planned += (await planAccountDays(deps, link, days)).length;
+  return planned;
 }
 
 /** Plans revision `revision` of `day` for every linked account it holds (the closer queued it). */
@@ -218,7 +239,7 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
     const byDay = new Map<string, StripeOutboxRecord[]>();
     for (const record of records) byDay.set(record.day, [...(byDay.get(record.day) ?? []), record]);
     for (const [, dayRecords] of [...byDay].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      const sorted = dayRecords.sort((a, b) => a.revision - b.revision);
+      const sorted = dayRecords.sort((a, b) => eventStep(a) - eventStep(b));
       const newest = sorted[sorted.length - 1]!;
       for (const older of sorted.slice(0, -1).filter((r) => r.state === 'pending')) {
         await deps.store.updateRecord(older, { state: 'superseded' });
@@ -250,7 +271,7 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
 
 async function deliver(deps: StripeSyncDeps, record: StripeOutboxRecord, sentValue: number | null, renewLease: () => Promise<boolean>): Promise<SendOutcome> {
   const log = { account: record.account, metric: record.metric, day: record.day, revision: record.revision, identifier: record.identifier, eventName: record.eventName };
-  if (isTooOldForStripe(record.day, record.revision, now(deps))) {
+  if (isTooOldForStripe(record.day, eventStep(record), now(deps))) {
     const at = now(deps).toISOString();
     // The event before the state: a failure in between sends it again (same id), never not at all.
     if (deps.outbox !== undefined && record.notifiedAt === undefined) {
@@ -297,7 +318,7 @@ async function deliver(deps: StripeSyncDeps, record: StripeOutboxRecord, sentVal
 }
 
 function outcome(record: StripeOutboxRecord, kind: SendOutcome['outcome']): SendOutcome {
-  return { account: record.account, metric: record.metric, day: record.day, revision: record.revision, value: record.value, outcome: kind };
+  return { account: record.account, metric: record.metric, day: record.day, revision: record.revision, ...(record.adjusted === undefined ? {} : { adjusted: record.adjusted }), value: record.value, outcome: kind };
 }
 
 /**

@@ -354,9 +354,10 @@ export function stripeLinkKey(accountId: string): TableKey {
  * Key of the outbox record of one meter event: an account's records share a partition,
  * ordered by day, so one Query reads an account's day range.
  */
-export function stripeOutboxKey({ accountId, day, metric, revision }: { accountId: string; day: string; metric: string; revision: number }): TableKey {
+export function stripeOutboxKey({ accountId, day, metric, revision, adjusted }: { accountId: string; day: string; metric: string; revision: number; adjusted?: number }): TableKey {
   if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
-  return { PK: `STRIPE#OUT#${accountId}`, SK: `${day}#${metric}#R#${revisionPart(revision)}` };
+  const adjustments = adjusted === undefined || adjusted === 0 ? '' : `#A#${revisionPart(adjusted)}`;
+  return { PK: `STRIPE#OUT#${accountId}`, SK: `${day}#${metric}#R#${revisionPart(revision)}${adjustments}` };
 }
 
 /** Partition and sort-key bounds of `accountId`'s outbox records from `from` to `to`, both included. */

@@ -73,12 +73,25 @@ export function validateCustomerId(customer: string): string {
 
 const encoder = new TextEncoder();
 
-/** One meter event's place: which account, metric, day and revision it stands for. */
+/**
+ * One meter event's place: which account, metric, day and revision it stands for, and
+ * how many of the day's adjustments of that metric its value holds (absent: none). An
+ * adjustment made after a day's last revision is a new event of that revision.
+ */
 export interface MeterEventSubject {
   readonly account: string;
   readonly metric: string;
   readonly day: string;
   readonly revision: number;
+  readonly adjusted?: number;
+}
+
+/**
+ * Where an event stands in its day's sequence: revision plus adjustments. Both only grow,
+ * and every new event has one of them larger, so a later event has a larger step.
+ */
+export function eventStep(subject: Pick<MeterEventSubject, 'revision' | 'adjusted'>): number {
+  return subject.revision + (subject.adjusted ?? 0);
 }
 
 /**
@@ -87,23 +100,24 @@ export interface MeterEventSubject {
  * Readable where it helps (day, revision), hashed where lengths vary: 45 characters at most.
  */
 export function meterEventIdentifier(scope: string, subject: MeterEventSubject): string {
-  const name = `${scope}\n${subject.account}\n${subject.metric}\n${subject.day}\n${subject.revision}`;
+  const adjusted = subject.adjusted ?? 0;
+  const name = `${scope}\n${subject.account}\n${subject.metric}\n${subject.day}\n${subject.revision}${adjusted > 0 ? `\n${adjusted}` : ''}`;
   const digest = Buffer.from(hash(encoder.encode(name))).toString('hex').slice(0, 20);
-  return `tally-${subject.day}-r${subject.revision}-${digest}`;
+  return `tally-${subject.day}-r${subject.revision}${adjusted > 0 ? `a${adjusted}` : ''}-${digest}`;
 }
 
 const SECONDS_PER_DAY = 86_400;
 
 /**
- * The timestamp (unix seconds) of revision `revision` of `day`: inside that UTC day, so
- * the day-windowed meter counts it for that day, and one second later per revision, so a
- * later revision wins when Stripe orders a day's events by timestamp. Tally also sends
+ * The timestamp (unix seconds) of the event at `step` ({@link eventStep}) of `day`: inside
+ * that UTC day, so the day-windowed meter counts it for that day, and one second later per
+ * step, so a later revision or adjustment wins when Stripe orders a day's events by timestamp. Tally also sends
  * revisions in order (one request at a time per customer and meter, an older revision
  * never after a newer one), so it wins when Stripe orders them by receipt too.
  */
-export function meterEventTimestamp(day: string, revision: number): number {
+export function meterEventTimestamp(day: string, step: number): number {
   const start = Date.parse(`${day}T00:00:00Z`) / 1000;
-  return start + Math.min(Math.max(revision, 1), SECONDS_PER_DAY - 1);
+  return start + Math.min(Math.max(step, 1), SECONDS_PER_DAY - 1);
 }
 
 /**
@@ -117,10 +131,10 @@ export function oldestSendableDay(now: Date): string {
   return Date.parse(`${day}T00:00:00Z`) >= limit ? day : addDays(day, 1);
 }
 
-/** True when revision `revision` of `day` may no longer be sent at `now`. */
-export function isTooOldForStripe(day: string, revision: number, now: Date): boolean {
+/** True when the event at `step` of `day` may no longer be sent at `now`. */
+export function isTooOldForStripe(day: string, step: number, now: Date): boolean {
   const limitSeconds = (now.getTime() - (STRIPE_PAST_LIMIT_DAYS * 24 - STRIPE_SAFETY_MARGIN_HOURS) * 3_600_000) / 1000;
-  return meterEventTimestamp(day, revision) < limitSeconds;
+  return meterEventTimestamp(day, step) < limitSeconds;
 }
 
 /** A billable total as Stripe's payload value: a whole number, never negative (Stripe meters sum, Tally sends totals). */

@@ -10,7 +10,7 @@ import { SqsMessageVisibility } from '../adapters/sqs-visibility';
 import { readStripeConfig, resolveStripeKey, stripeConfigured } from '../adapters/stripe-config';
 import { createStripeSyncDeps } from '../adapters/stripe-deps';
 import { sendStripeBatch } from '../app/stripe-sender';
-import { sendPending, type StripeSyncDeps } from '../app/stripe-sync';
+import { planLinked, sendableWindow, sendPending, type StripeSyncDeps } from '../app/stripe-sync';
 import { describeError } from '../domain/errors';
 import { LOCAL_CREDENTIALS } from './local-credentials';
 import { QueuePoller } from './poller';
@@ -133,8 +133,10 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
     const evaluated = await evaluateThresholds(thresholds);
     for (const line of describeThresholdRun(evaluated, webhooks)) say(line);
     if (stripeSync !== undefined) {
-      // What the queue could not finish (Stripe was down longer than its receives): sent again each minute.
+      // Adjustments made to closed days since their last event become events of their own; what the
+      // queue could not finish (Stripe was down longer than its receives) is sent again each minute.
       // Two attempts each: with Stripe down, the sweep must not hold the closer's minute.
+      await planLinked(stripeSync, sendableWindow((stripeSync.clock ?? (() => new Date()))(), stripeSync.graceHours));
       const sent = await sendPending({ ...stripeSync, retry: { attempts: 2, baseMs: 500, maxMs: 2_000 } });
       for (const line of describeStripeSweep(sent.outcomes)) say(line);
     }

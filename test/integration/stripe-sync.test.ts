@@ -117,6 +117,38 @@ describe('closed days reach Stripe meters exactly once', () => {
     expect(`${io.stdout}${io.stderr}${status.stdout}${reconcile.stdout}`).not.toContain(API_KEY);
   });
 
+  it('an adjustment to a closed day after its last revision reaches Stripe as a new event; reconcile exits 0', async () => {
+    const s = await scenario(CLOSE_AT);
+    const acme = uniqueId('acme');
+    await ingestLog(s.ingestDeps, D1, 10, 11, [acme], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    const env = { ...s.env, ...s.stripeEnv };
+    const stripe = tallyCommand('stripe');
+    const io = captureIo();
+    await linkAccount(s.sync(), acme, 'cus_adjust001');
+    await sendPending(s.sync());
+    const measured = (await s.closeStore.accountDay(acme, D1)).counters.requests!;
+
+    const adjusted = await tallyCommand('adjust')(['--account', acme, '--day', D1, '--metric', 'requests', '--delta', '-7', '--reason', 'outage credit', '--id', 'ADJ-STRIPE-1'], io, s.env, process.cwd(), at(CLOSE_AT));
+    const before = captureIo();
+    const drift = await stripe(['reconcile', '--from', D1, '--to', D1], before, env, process.cwd(), at(CLOSE_AT));
+    const push = await stripe(['push', '--account', acme], io, env, process.cwd(), at(CLOSE_AT));
+    const again = await stripe(['push', '--account', acme], io, env, process.cwd(), at(CLOSE_AT));
+    const after = captureIo();
+    const reconciled = await stripe(['reconcile', '--from', D1, '--to', D1], after, env, process.cwd(), at(CLOSE_AT));
+
+    expect([adjusted, drift, push, again, reconciled]).toEqual([0, 1, 0, 0, 0]);
+    expect(s.server.billedByDay('cdn_requests', 'cus_adjust001')).toEqual({ [D1]: measured - 7 });
+    // requests and bytes once each, then requests again with the adjustment; the second push sent nothing.
+    const requests = s.server.events().filter((event) => event.event_name === 'cdn_requests');
+    expect(requests.map((event) => [event.payload.value, event.timestamp])).toEqual([
+      [String(measured), meterEventTimestamp(D1, 1)],
+      [String(measured - 7), meterEventTimestamp(D1, 2)],
+    ]);
+    expect(new Set(requests.map((event) => event.identifier)).size).toBe(2);
+    expect(s.server.events()).toHaveLength(3);
+  });
+
   it('reports drift (exit 1) when Stripe bills another figure than Tally', async () => {
     const s = await scenario(CLOSE_AT);
     const acme = uniqueId('acme');
@@ -234,8 +266,8 @@ describe('closed days reach Stripe meters exactly once', () => {
     await ingestLog(s.ingestDeps, D2, 10, 6, [acme], ON_TIME);
     await closeOk(testCloser(s.env, at(CLOSE_AT)));
     await linkAccount(s.sync(), acme, 'cus_busy0001');
-    s.server.setDelay(150);
-    // A foreign client holds the customer's meter while Tally starts.
+    // A foreign client holds the customer's meter while Tally starts (long enough for a loaded machine to get there).
+    s.server.setDelay(600);
     const other = new Stripe(API_KEY, { ...stripeConnection(s.server.url), maxNetworkRetries: 0 });
     const foreign = other.billing.meterEvents.create({ event_name: 'cdn_requests', payload: { stripe_customer_id: 'cus_busy0001', value: '0' }, timestamp: meterEventTimestamp('2026-05-20', 1) });
     await new Promise((resolve) => setTimeout(resolve, 30));

@@ -8,6 +8,7 @@ import {
   latestSendable,
   meterEventIdentifier,
   meterEventTimestamp,
+  eventStep,
   meterValue,
   oldestSendableDay,
   parseStripeMeters,
@@ -24,9 +25,13 @@ describe('meter events of closed-day revisions', () => {
       meterEventIdentifier('usage', { ...subject, metric: 'bytes' }),
       meterEventIdentifier('usage', { ...subject, day: '2026-11-21' }),
       meterEventIdentifier('usage', { ...subject, revision: 2 }),
+      meterEventIdentifier('usage', { ...subject, adjusted: 1 }),
+      meterEventIdentifier('usage', { ...subject, adjusted: 99_999 }),
     ]);
-    expect(ids.size).toBe(6);
+    expect(ids.size).toBe(8);
     expect(meterEventIdentifier('usage', subject)).toBe(meterEventIdentifier('usage', { ...subject }));
+    // No adjustment is the identifier of the revision alone.
+    expect(meterEventIdentifier('usage', { ...subject, adjusted: 0 })).toBe(meterEventIdentifier('usage', subject));
     for (const id of ids) expect(id.length).toBeLessThanOrEqual(100);
   });
 
@@ -39,6 +44,18 @@ describe('meter events of closed-day revisions', () => {
       expect(stamp).toBeGreaterThanOrEqual(start);
       expect(stamp).toBeLessThan(start + 86_400);
     }
+  });
+
+  it('orders every later event of a day after the earlier ones: revisions and adjustments only grow', () => {
+    // A day's events over time: revision 1, an adjustment, revision 2 (a metric it did not change keeps revision 1), two more adjustments.
+    const history = [
+      { revision: 1 },
+      { revision: 1, adjusted: 1 },
+      { revision: 2, adjusted: 1 },
+      { revision: 2, adjusted: 3 },
+    ];
+    const stamps = history.map((subject) => meterEventTimestamp('2026-11-20', eventStep(subject)));
+    expect(stamps).toEqual([...new Set(stamps)].sort((a, b) => a - b));
   });
 
   it('keeps a day of margin inside Stripe\'s 35 days', () => {

@@ -3,7 +3,7 @@ import type { StripeMeterApi } from '../../app/ports';
 import type { SendOutcome, StripeSyncDeps } from '../../app/stripe-sync';
 import { addDays, dayOf } from '../../domain/days';
 import { ConfigError, ValidationError } from '../../domain/errors';
-import { isTooOldForStripe, validateCustomerId } from '../../domain/stripe';
+import { eventStep, isTooOldForStripe, validateCustomerId } from '../../domain/stripe';
 import { defineCommand, JSON_OPTION, type CommandGroup, type OptionDeclaration } from '../command';
 import { formatTable } from '../io';
 import type { OpenTarget } from '../open-target';
@@ -195,15 +195,13 @@ export const stripePushCommand = defineCommand<{ account?: string; from?: string
   },
   async run({ options, context: { io, env, now }, target }) {
     const deps = await stripeDeps(await target(), env, true, now);
-    const { planAccountDays, sendPending, sendableWindow } = await import('../../app/stripe-sync');
+    const { planLinked, sendPending, sendableWindow } = await import('../../app/stripe-sync');
     const window = sendableWindow(now(), deps.graceHours);
     const from = options.from ?? window.from;
     const to = options.to ?? window.to;
     const links = (await deps.store.links()).filter((link) => options.account === undefined || link.account === options.account);
     if (options.account !== undefined && links.length === 0) throw new ValidationError(`${options.account} is not linked: tally stripe link --account ${options.account} --customer cus_...`);
-    const days = from <= to ? await deps.closeStore.closedDays(from, to) : [];
-    let planned = 0;
-    for (const link of links) planned += (await planAccountDays(deps, link, days)).length;
+    const planned = await planLinked(deps, { from, to, links });
     const report = await sendPending(deps, { ...(options.account === undefined ? {} : { account: options.account }), from, to, retryFailed: options.retryFailed === true });
     const failed = report.outcomes.filter((o) => o.outcome === 'failed').length;
     if (options.json === true) io.out(`${JSON.stringify({ from, to, planned, ...report })}\n`);
@@ -218,7 +216,7 @@ function describePush(from: string, to: string, planned: number, outcomes: reado
     lines.push(
       formatTable(
         ['account', 'metric', 'day', 'revision', 'value', 'outcome', 'error'],
-        outcomes.map((o) => [o.account, o.metric, o.day, String(o.revision), String(o.value), o.outcome, o.error ?? '']),
+        outcomes.map((o) => [o.account, o.metric, o.day, `${o.revision}${o.adjusted === undefined ? '' : `+${o.adjusted} adj`}`, String(o.value), o.outcome, o.error ?? '']),
       ).trimEnd(),
     );
   }
@@ -240,7 +238,7 @@ export const stripeStatusCommand = defineCommand<{ account?: string; from?: stri
     const to = options.to ?? dayOf(at);
     const links = (await deps.store.links()).filter((link) => options.account === undefined || link.account === options.account);
     const records = (await Promise.all(links.map((link) => deps.store.records(link.account, from, to)))).flat();
-    const rows = records.map((r) => ({ ...r, tooOld: r.state === 'too-old' || (r.state === 'pending' && isTooOldForStripe(r.day, r.revision, at)) }));
+    const rows = records.map((r) => ({ ...r, tooOld: r.state === 'too-old' || (r.state === 'pending' && isTooOldForStripe(r.day, eventStep(r), at)) }));
     if (options.json === true) {
       io.out(`${JSON.stringify({ from, to, links, records: rows })}\n`);
       return 0;
@@ -250,7 +248,7 @@ export const stripeStatusCommand = defineCommand<{ account?: string; from?: stri
       io.out(
         formatTable(
           ['account', 'metric', 'day', 'rev', 'value', 'state', 'attempts', 'sent at', 'acknowledged at', 'too old', 'error'],
-          rows.map((r) => [r.account, r.metric, r.day, String(r.revision), String(r.value), r.state, String(r.attempts), r.sentAt ?? '-', r.deliveredAt ?? '-', r.tooOld ? 'yes' : '', r.error ?? '']),
+          rows.map((r) => [r.account, r.metric, r.day, `${r.revision}${r.adjusted === undefined ? '' : `+${r.adjusted} adj`}`, String(r.value), r.state, String(r.attempts), r.sentAt ?? '-', r.deliveredAt ?? '-', r.tooOld ? 'yes' : '', r.error ?? '']),
         ),
       );
     }
