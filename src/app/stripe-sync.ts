@@ -329,6 +329,8 @@ function outcome(record: StripeOutboxRecord, kind: SendOutcome['outcome']): Send
 export async function handleStripeMessage(deps: StripeSyncDeps, message: StripeSendMessage): Promise<SendReport> {
   let report: SendReport;
   if ('account' in message) {
+    // A link or an adjustment: plan the account's closed days still inside the window (written once), then send.
+    await planLinked(deps, { account: message.account, ...sendableWindow(now(deps), deps.graceHours) });
     report = await sendPending(deps, { account: message.account });
   } else {
     const links = await planRevision(deps, message.day, message.revision);

@@ -149,6 +149,41 @@ describe('closed days reach Stripe meters exactly once', () => {
     expect(s.server.events()).toHaveLength(3);
   });
 
+  it('on AWS, tally adjust on a closed day hands the account to the sender queue, which sends the new total by itself', async () => {
+    const queues = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
+    const s = await scenario(CLOSE_AT, { stripeQueueUrl: queues.queueUrl });
+    const acme = uniqueId('acme');
+    await ingestLog(s.ingestDeps, D1, 10, 12, [acme], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    await s.sync().store.link({ account: acme, customer: 'cus_adjust002', linkedAt: CLOSE_AT.toISOString() });
+    await planAccountDays(s.sync(), { account: acme, customer: 'cus_adjust002', linkedAt: CLOSE_AT.toISOString() }, await s.closeStore.closedDays(D1, D1));
+    await sendPending(s.sync());
+    const measured = (await s.closeStore.accountDay(acme, D1)).counters.bytes!;
+    const io = captureIo();
+
+    const adjusted = await tallyCommand('adjust')(
+      ['--account', acme, '--day', D1, '--metric', 'bytes', '--delta', '1000', '--reason', 'origin egress billed late', '--id', 'ADJ-STRIPE-2'],
+      io,
+      { ...s.env, TALLY_STRIPE_QUEUE_URL: queues.queueUrl },
+      process.cwd(),
+      at(CLOSE_AT),
+    );
+    const { sqs } = testClients(info);
+    const received = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const batch = await sendStripeBatch({ Records: (received.Messages ?? []).map((m) => sqsRecord(m.Body!, { messageId: m.MessageId! })) }, { sync: s.sync(), backoffSeconds: 1, maxBackoffSeconds: 1 });
+    const reconcile = captureIo();
+    const reconciled = await tallyCommand('stripe')(['reconcile', '--from', D1, '--to', D1], reconcile, { ...s.env, ...s.stripeEnv }, process.cwd(), at(CLOSE_AT));
+
+    expect({ adjusted, messages: received.Messages?.map((m) => JSON.parse(m.Body!)), failures: batch.batchItemFailures }).toEqual({ adjusted: 0, messages: [{ account: acme }], failures: [] });
+    expect(s.server.billedByDay('cdn_bytes', 'cus_adjust002')).toEqual({ [D1]: measured + 1000 });
+    expect(reconciled).toBe(0);
+    // requests once; bytes before and after the adjustment.
+    expect(s.server.events().map((event) => [event.event_name, event.payload.value])).toEqual(
+      expect.arrayContaining([['cdn_bytes', String(measured)], ['cdn_bytes', String(measured + 1000)]]),
+    );
+    expect(s.server.events()).toHaveLength(3);
+  });
+
   it('reports drift (exit 1) when Stripe bills another figure than Tally', async () => {
     const s = await scenario(CLOSE_AT);
     const acme = uniqueId('acme');

@@ -85,6 +85,13 @@ export const adjustCommand = defineCommand<AdjustOptions>({
       const code = await recordAdjustment(store, adjustment, { ...options, actor: actorOf(options.actor, env), tableName }, io);
       // The threshold evaluator may have stopped looking at a past month: mark it (again, on a rerun: a crash may have come between).
       if (options.dryRun !== true) await rechecks.mark(monthOf(adjustment.day), context.now().toISOString());
+      // With a Stripe sender (TALLY_STRIPE_QUEUE_URL, or npm start's): it plans the account's closed days again, so an
+      // adjustment to a day already sent reaches the meter as that day's new total. Unlinked accounts: nothing happens.
+      const stripeQueue = env.TALLY_STRIPE_QUEUE_URL ?? target.stripe?.queueUrl;
+      if (options.dryRun !== true && code === 0 && stripeQueue !== undefined && stripeQueue !== '') {
+        const { SqsStripeSendQueue } = await import('../../adapters/sqs-stripe-send-queue');
+        await new SqsStripeSendQueue({ client: clients.sqs, queueUrl: stripeQueue }).enqueue({ account: adjustment.account });
+      }
       return code;
     } catch (error) {
       if (!(error instanceof AdjustmentConflictError)) throw error;
