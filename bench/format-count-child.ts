@@ -12,47 +12,19 @@
  * - `duckdb`: DuckDB on one thread (`SET threads = 1`), the same question in SQL:
  *   `read_csv`, `read_json` or `read_parquet` by the file's name.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream, readFileSync } from 'node:fs';
-import { constants, createGunzip, gunzipSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
+import { constants, gunzipSync } from 'node:zlib';
+import { digest, duckdbCount, gunzipFloor, hostLabelQuery, printMeasure, runChild, tallyCount, type Answer, type MeasuredLines } from './child-measure';
 
 export const FORMAT_WAYS = ['tally', 'parse', 'floor', 'duckdb'] as const;
 export type FormatWay = (typeof FORMAT_WAYS)[number];
 
-export interface FormatMeasure {
+export interface FormatMeasure extends Answer {
   readonly way: FormatWay;
   readonly wallSeconds: number;
   readonly cpuSeconds: number;
   readonly maxRssBytes: number;
-  /** Bytes out of gunzip (floor), or a digest of the answer (sorted account|day|requests|bytes rows). */
-  readonly answer: string;
-  readonly rows: number;
-  readonly lines?: { read: number; counted: number; unattributed: number; malformed: number };
-}
-
-function digest(rows: readonly (readonly [string, string, number, number])[]): string {
-  const text = rows
-    .map((row) => row.join('|'))
-    .sort()
-    .join('\n');
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
-}
-
-async function floor(path: string) {
-  const gunzip = createGunzip({ chunkSize: 256 * 1024 });
-  createReadStream(path, { highWaterMark: 1024 * 1024 }).pipe(gunzip);
-  let bytes = 0;
-  for await (const chunk of gunzip) bytes += (chunk as Buffer).length;
-  return { answer: String(bytes), rows: 0 };
-}
-
-async function tally(path: string) {
-  const { countFiles } = await import('../src/cli/commands/count');
-  return async () => {
-    const report = await countFiles([path], { resolver: 'host-label' });
-    const rows = report.usage.map((row) => [row.account, row.day, row.metrics.requests ?? 0, row.metrics.bytes ?? 0] as const);
-    return { answer: digest(rows), rows: rows.length, lines: report.lines };
-  };
+  readonly lines?: MeasuredLines;
 }
 
 async function parse(path: string) {
@@ -110,55 +82,19 @@ export function formatQuery(path: string): string {
       : `read_csv(${file}, delim = '\\t', header = false, comment = '#', quote = '', escape = '', auto_detect = false, ignore_errors = true, columns = {${columns}})`;
     source = `SELECT "date" AS day, "sc-bytes" AS bytes, "x-host-header" AS xhost, "cs(Host)" AS cshost FROM ${reader}`;
   }
-  return `
-    WITH hosts AS (
-      SELECT day, bytes, coalesce(nullif(nullif(xhost, '-'), ''), nullif(nullif(cshost, '-'), '')) AS host FROM (${source})
-    ), labelled AS (
-      SELECT day, bytes, host, lower(split_part(host, '.', 1)) AS label FROM hosts
-    )
-    SELECT CASE
-             WHEN host IS NULL OR starts_with(host, '[') OR regexp_full_match(host, '\\d{1,3}(\\.\\d{1,3}){3}(:\\d+)?') THEN 'unattributed'
-             WHEN regexp_full_match(label, '[A-Za-z0-9][A-Za-z0-9._-]{0,63}') AND NOT contains(label, '..') THEN label
-             ELSE 'unattributed'
-           END AS account,
-           strftime(day, '%Y-%m-%d') AS day, count(*) AS requests, sum(bytes) AS bytes
-    FROM labelled GROUP BY ALL`;
-}
-
-async function duckdb(path: string) {
-  const { DuckDBInstance } = await import('@duckdb/node-api');
-  return async () => {
-    const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
-    const connection = await instance.connect();
-    const reader = await connection.runAndReadAll(formatQuery(path));
-    const rows = reader.getRows().map((row) => [String(row[0]), String(row[1]), Number(row[2]), Number(row[3])] as const);
-    connection.closeSync();
-    instance.closeSync();
-    return { answer: digest(rows), rows: rows.length };
-  };
+  return hostLabelQuery(source);
 }
 
 async function main(): Promise<void> {
   const [way, path] = process.argv.slice(2) as [FormatWay, string];
   const work =
-    way === 'floor' ? () => floor(path)
-    : way === 'tally' ? await tally(path)
+    way === 'floor' ? () => gunzipFloor(path)
+    : way === 'tally' ? await tallyCount(path)
     : way === 'parse' ? await parse(path)
-    : way === 'duckdb' ? await duckdb(path)
+    : way === 'duckdb' ? await duckdbCount(formatQuery(path))
     : undefined;
   if (work === undefined || path === undefined) throw new Error(`usage: format-count-child.ts ${FORMAT_WAYS.join('|')} FILE`);
-  const cpuBefore = process.cpuUsage();
-  const started = process.hrtime.bigint();
-  const result: { answer: string; rows: number; lines?: FormatMeasure['lines'] } = await work();
-  const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const cpu = process.cpuUsage(cpuBefore);
-  const measure: FormatMeasure = { way, wallSeconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, maxRssBytes: process.resourceUsage().maxRSS * 1024, ...result };
-  process.stdout.write(`${JSON.stringify(measure)}\n`);
+  await printMeasure(way, work);
 }
 
-if (require.main === module) {
-  main().catch((error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
-  });
-}
+if (require.main === module) runChild(main);
