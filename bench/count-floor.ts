@@ -11,16 +11,10 @@
  *
  * Then Tally once more on a larger log (1 GiB decompressed in full mode) for its peak RSS.
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { build } from 'esbuild';
+import { bundleChild, measureChild } from './child-process';
 import { BENCH_CACHE_DIR, generatedLog, type GeneratedLog } from './cloudfront-log-file';
 import { FLOOR_CHUNK_BYTES, FLOOR_READ_BYTES, WAYS, type ChildMeasure, type Way } from './count-floor-child';
 import { median, rotate } from './stats';
-
-const run = promisify(execFile);
 
 /** Lambda's price per GB-second of an x86 function in us-east-1 (AWS Lambda pricing page, 2026-11). */
 export const LAMBDA_X86_USD_PER_GB_SECOND = 0.0000166667;
@@ -66,32 +60,12 @@ export interface CountFloorResult {
 }
 
 async function bundledChild(progress: (line: string) => void): Promise<string> {
-  // Inside node_modules, so that DuckDB (left external) resolves from the project.
-  const folder = join(__dirname, '..', 'node_modules', '.cache', 'tally-bench');
-  const outfile = join(folder, 'count-floor-child.js');
-  mkdirSync(folder, { recursive: true });
-  await build({
-    entryPoints: [join(__dirname, 'count-floor-child.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    // DuckDB's native binding loads from node_modules; everything Tally runs is bundled.
-    external: ['@duckdb/*'],
-    logLevel: 'warning',
-  });
+  const outfile = await bundleChild('count-floor-child');
   progress(`count: bundled the measured child to ${outfile}`);
   return outfile;
 }
 
-async function measure(child: string, way: Way, path: string): Promise<ChildMeasure> {
-  const { stdout } = await run(process.execPath, [child, way, path], {
-    cwd: join(__dirname, '..'),
-    maxBuffer: 1024 * 1024,
-  });
-  return JSON.parse(stdout.trim().split('\n').pop()!) as ChildMeasure;
-}
+const measure = (child: string, way: Way, path: string) => measureChild<ChildMeasure>(child, way, path);
 
 function check(log: GeneratedLog, result: ChildMeasure): void {
   if (result.way === 'floor' && Number(result.answer) !== log.uncompressedBytes) {

@@ -8,17 +8,13 @@
  * ways rotating every round; medians. Then Tally once on Parquet written with row groups
  * of a million rows, for its peak RSS.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
+import { bundleChild, measureChild } from './child-process';
 import { BENCH_CACHE_DIR } from './cloudfront-log-file';
 import type { FormatMeasure, FormatWay } from './format-count-child';
 import { median, rotate } from './stats';
-
-const run = promisify(execFile);
 
 export const FORMAT_NAMES = ['legacy', 'json', 'parquet'] as const;
 export type FormatName = (typeof FORMAT_NAMES)[number];
@@ -89,28 +85,8 @@ async function formatFiles(rows: number, progress: (line: string) => void): Prom
   return { rows, paths, bytes, bigGroups };
 }
 
-async function bundledChild(): Promise<string> {
-  // Inside node_modules, so that DuckDB (left external) resolves from the project.
-  const folder = join(__dirname, '..', 'node_modules', '.cache', 'tally-bench');
-  const outfile = join(folder, 'format-count-child.js');
-  mkdirSync(folder, { recursive: true });
-  await build({
-    entryPoints: [join(__dirname, 'format-count-child.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    external: ['@duckdb/*'],
-    logLevel: 'warning',
-  });
-  return outfile;
-}
-
-async function measure(child: string, way: FormatWay, path: string): Promise<FormatMeasure> {
-  const { stdout } = await run(process.execPath, [child, way, path], { cwd: join(__dirname, '..'), maxBuffer: 1024 * 1024 });
-  return JSON.parse(stdout.trim().split('\n').pop()!) as FormatMeasure;
-}
+const bundledChild = () => bundleChild('format-count-child');
+const measure = (child: string, way: FormatWay, path: string) => measureChild<FormatMeasure>(child, way, path);
 
 export interface WayRuns {
   readonly wallSeconds: number;
