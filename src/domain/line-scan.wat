@@ -301,10 +301,78 @@
     (i32.store (i32.const 104) (local.get $status))
     (local.get $lineStart))
 
-  ;; The checks of a line with every column (see +12 above); stores sc-bytes at +16.
+  ;; The checks of a line with every column (see +12 above); stores sc-bytes at +16 and
+  ;; the account key at +24. One call per line: what it needs is written out here, not
+  ;; called (V8 does not inline WebAssembly functions).
   (func $check (param $rec i32) (param $newline i32) (result i32)
     (local $slot i32) (local $start i32) (local $end i32) (local $checks i32) (local $value i64) (local $digit i32)
-    (call $key (local.get $rec) (local.get $newline))
+    (local $mode i32) (local $stop i32) (local $first i32) (local $length i32) (local $dots i32)
+    (local $h1 i32) (local $h2 i32) (local $m1 i32) (local $m2 i32) (local $s1 i32) (local $s2 i32)
+    ;; The key of the line's account (see +24 above): the host resolvers' account is a
+    ;; function of a few bytes, looked up in the key table.
+    (block $keyed
+      (local.set $mode (i32.load (i32.const 40)))
+      (if (i32.eqz (local.get $mode))
+        (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (br $keyed)))
+      (local.set $end (i32.const -1))
+      ;; x-host-header, else cs(Host): the first present ("-" and empty are not); a last
+      ;; column of a CRLF line ends with its CR, which the JavaScript resolver reads without
+      (local.set $slot (i32.shl (i32.load (i32.const 44)) (i32.const 3)))
+      (if (local.get $slot)
+        (then
+          (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
+          (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
+          (if (i32.and (i32.eq (local.get $end) (local.get $newline))
+                       (i32.eq (i32.load8_u (i32.sub (local.get $end) (i32.const 1))) (i32.const 13)))
+            (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (br $keyed)))
+          (local.set $length (i32.sub (local.get $end) (local.get $start)))
+          (if (i32.eqz (i32.or (i32.gt_s (local.get $length) (i32.const 1))
+                               (i32.and (i32.eq (local.get $length) (i32.const 1))
+                                        (i32.ne (i32.load8_u (local.get $start)) (i32.const 45)))))
+            (then (local.set $end (i32.const -1))))))
+      (if (i32.lt_s (local.get $end) (i32.const 0))
+        (then
+          (local.set $slot (i32.shl (i32.load (i32.const 48)) (i32.const 3)))
+          (if (i32.eqz (local.get $slot))
+            (then (i32.store offset=24 (local.get $rec) (i32.const -3)) (br $keyed)))
+          (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
+          (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
+          (if (i32.and (i32.eq (local.get $end) (local.get $newline))
+                       (i32.eq (i32.load8_u (i32.sub (local.get $end) (i32.const 1))) (i32.const 13)))
+            (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (br $keyed)))
+          (local.set $length (i32.sub (local.get $end) (local.get $start)))
+          (if (i32.eqz (i32.or (i32.gt_s (local.get $length) (i32.const 1))
+                               (i32.and (i32.eq (local.get $length) (i32.const 1))
+                                        (i32.ne (i32.load8_u (local.get $start)) (i32.const 45)))))
+            (then (i32.store offset=24 (local.get $rec) (i32.const -3)) (br $keyed)))))
+      (local.set $stop (local.get $end))
+      (if (i32.eq (local.get $mode) (i32.const 1))
+        (then
+          ;; host label: up to the first dot; a digit or "[" first may be an IP literal
+          (local.set $first (i32.load8_u (local.get $start)))
+          (if (i32.or (i32.lt_u (i32.sub (local.get $first) (i32.const 48)) (i32.const 10)) (i32.eq (local.get $first) (i32.const 91)))
+            (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (br $keyed)))
+          ;; the first dot of the 16 bytes from the start (bytes past the host may be
+          ;; read: the text has slack), else byte by byte
+          (local.set $dots (i8x16.bitmask (i8x16.eq (v128.load (local.get $start)) (v128.const i8x16 46 46 46 46 46 46 46 46 46 46 46 46 46 46 46 46))))
+          (if (local.get $dots)
+            (then
+              (local.set $stop (i32.add (local.get $start) (i32.ctz (local.get $dots))))
+              (if (i32.gt_u (local.get $stop) (local.get $end)) (then (local.set $stop (local.get $end)))))
+            (else
+              (local.set $stop (i32.add (local.get $start) (i32.const 16)))
+              (if (i32.ge_u (local.get $stop) (local.get $end))
+                (then (local.set $stop (local.get $end)))
+                (else
+                  (block $found
+                    (loop $dot
+                      (br_if $found (i32.ge_u (local.get $stop) (local.get $end)))
+                      (br_if $found (i32.eq (i32.load8_u (local.get $stop)) (i32.const 46)))
+                      (local.set $stop (i32.add (local.get $stop) (i32.const 1)))
+                      (br $dot)))))))))
+      (i32.store offset=28 (local.get $rec) (local.get $start))
+      (i32.store offset=32 (local.get $rec) (local.get $stop))
+      (i32.store offset=24 (local.get $rec) (call $find (local.get $start) (local.get $stop) (i32.const -1))))
     ;; date: the same 10 bytes as the previous good line's day
     (local.set $slot (i32.shl (i32.load (i32.const 28)) (i32.const 3)))
     (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
@@ -325,10 +393,20 @@
               (i32.and (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 8))
                        (i32.and (i32.eq (i32.load8_u offset=2 (local.get $start)) (i32.const 58))
                                 (i32.eq (i32.load8_u offset=5 (local.get $start)) (i32.const 58))))
+              ;; six digits (each < 10 as unsigned), then the three numbers' bounds
               (i32.and
-                (i32.and (i32.lt_u (call $twoDigits (local.get $start)) (i32.const 24))
-                         (i32.lt_u (call $twoDigits (i32.add (local.get $start) (i32.const 3))) (i32.const 60)))
-                (i32.le_u (call $twoDigits (i32.add (local.get $start) (i32.const 6))) (i32.const 60))))
+                (i32.and
+                  (i32.and (i32.lt_u (local.tee $h1 (i32.sub (i32.load8_u (local.get $start)) (i32.const 48))) (i32.const 10))
+                           (i32.lt_u (local.tee $h2 (i32.sub (i32.load8_u offset=1 (local.get $start)) (i32.const 48))) (i32.const 10)))
+                  (i32.and
+                    (i32.and (i32.lt_u (local.tee $m1 (i32.sub (i32.load8_u offset=3 (local.get $start)) (i32.const 48))) (i32.const 10))
+                             (i32.lt_u (local.tee $m2 (i32.sub (i32.load8_u offset=4 (local.get $start)) (i32.const 48))) (i32.const 10)))
+                    (i32.and (i32.lt_u (local.tee $s1 (i32.sub (i32.load8_u offset=6 (local.get $start)) (i32.const 48))) (i32.const 10))
+                             (i32.lt_u (local.tee $s2 (i32.sub (i32.load8_u offset=7 (local.get $start)) (i32.const 48))) (i32.const 10)))))
+                (i32.and
+                  (i32.and (i32.lt_u (i32.add (i32.mul (local.get $h1) (i32.const 10)) (local.get $h2)) (i32.const 24))
+                           (i32.lt_u (i32.add (i32.mul (local.get $m1) (i32.const 10)) (local.get $m2)) (i32.const 60)))
+                  (i32.le_u (i32.add (i32.mul (local.get $s1) (i32.const 10)) (local.get $s2)) (i32.const 60)))))
           (then (local.set $checks (i32.or (local.get $checks) (i32.const 2)))))))
     ;; sc-bytes: "-" is 0, else 1 to 15 digits
     (local.set $slot (i32.shl (i32.load (i32.const 36)) (i32.const 3)))
@@ -355,63 +433,6 @@
     (f64.store offset=16 (local.get $rec) (f64.convert_i64_u (local.get $value)))
     (i32.or (local.get $checks) (i32.const 4)))
 
-  ;; The key of the line's account (see +24 above): the host resolvers' account is a
-  ;; function of a few bytes, looked up in the key table.
-  (func $key (param $rec i32) (param $newline i32)
-    (local $mode i32) (local $slot i32) (local $start i32) (local $end i32) (local $stop i32) (local $first i32)
-    (local.set $mode (i32.load (i32.const 40)))
-    (if (i32.eqz (local.get $mode))
-      (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (return)))
-    (local.set $end (i32.const -1))
-    ;; x-host-header, else cs(Host): the first present ("-" and empty are not)
-    (local.set $slot (i32.shl (i32.load (i32.const 44)) (i32.const 3)))
-    (if (local.get $slot)
-      (then
-        (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
-        (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
-        (if (call $endsBeforeCr (local.get $end) (local.get $newline))
-          (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (return)))
-        (if (i32.eqz (call $present (local.get $start) (local.get $end)))
-          (then (local.set $end (i32.const -1))))))
-    (if (i32.lt_s (local.get $end) (i32.const 0))
-      (then
-        (local.set $slot (i32.shl (i32.load (i32.const 48)) (i32.const 3)))
-        (if (i32.eqz (local.get $slot))
-          (then (i32.store offset=24 (local.get $rec) (i32.const -3)) (return)))
-        (local.set $start (i32.load offset=32 (i32.add (local.get $rec) (local.get $slot))))
-        (local.set $end (i32.load offset=36 (i32.add (local.get $rec) (local.get $slot))))
-        (if (call $endsBeforeCr (local.get $end) (local.get $newline))
-          (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (return)))
-        (if (i32.eqz (call $present (local.get $start) (local.get $end)))
-          (then (i32.store offset=24 (local.get $rec) (i32.const -3)) (return)))))
-    (local.set $stop (local.get $end))
-    (if (i32.eq (local.get $mode) (i32.const 1))
-      (then
-        ;; host label: up to the first dot; a digit or "[" first may be an IP literal
-        (local.set $first (i32.load8_u (local.get $start)))
-        (if (i32.or (i32.lt_u (i32.sub (local.get $first) (i32.const 48)) (i32.const 10)) (i32.eq (local.get $first) (i32.const 91)))
-          (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (return)))
-        (local.set $stop (local.get $start))
-        (block $found
-          (loop $dot
-            (br_if $found (i32.ge_u (local.get $stop) (local.get $end)))
-            (br_if $found (i32.eq (i32.load8_u (local.get $stop)) (i32.const 46)))
-            (local.set $stop (i32.add (local.get $stop) (i32.const 1)))
-            (br $dot)))))
-    (i32.store offset=28 (local.get $rec) (local.get $start))
-    (i32.store offset=32 (local.get $rec) (local.get $stop))
-    (i32.store offset=24 (local.get $rec) (call $find (local.get $start) (local.get $stop) (i32.const -1))))
-
-  ;; A last column of a CRLF line ends with its CR: the JavaScript resolver reads it without.
-  (func $endsBeforeCr (param $end i32) (param $newline i32) (result i32)
-    (i32.and (i32.eq (local.get $end) (local.get $newline))
-             (i32.eq (i32.load8_u (i32.sub (local.get $end) (i32.const 1))) (i32.const 13))))
-
-  (func $present (param $start i32) (param $end i32) (result i32)
-    (i32.or (i32.gt_s (i32.sub (local.get $end) (local.get $start)) (i32.const 1))
-            (i32.and (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 1))
-                     (i32.ne (i32.load8_u (local.get $start)) (i32.const 45)))))
-
   ;; keyId(start, end, id): the id of the key bytes [start, end) in the key table; when
   ;; it is not there, remembers it as `id` (and answers `id`), or answers -2 when the
   ;; key is too long or the table full.
@@ -421,19 +442,31 @@
   ;; The key table, at [52]: 8,192 slots (Int32: entry + 1, 0 free), then 4,096 entries
   ;; (Int32 offset into the pool, Int32 length), then the pool (64 bytes per entry).
   ;; [56] holds the number of entries. Finds [start, end); when missing and `id` >= 0,
-  ;; adds it as entry `id` (which must be the number of entries).
+  ;; adds it as entry `id` (which must be the number of entries). A key of up to 16
+  ;; bytes (an account's host label) is hashed and compared as one 16-byte vector, its
+  ;; bytes past the end masked off; a longer one byte by byte.
   (func $find (param $start i32) (param $end i32) (param $id i32) (result i32)
     (local $hash i32) (local $i i32) (local $table i32) (local $slot i32) (local $entry i32) (local $length i32) (local $key i32)
+    (local $mask v128) (local $bytes v128) (local $wide i64)
     (local.set $length (i32.sub (local.get $end) (local.get $start)))
     (if (i32.gt_u (local.get $length) (i32.const 64)) (then (return (i32.const -2))))
-    (local.set $hash (i32.const 0x811c9dc5))
-    (local.set $i (local.get $start))
-    (block $hashed
-      (loop $bytes
-        (br_if $hashed (i32.ge_u (local.get $i) (local.get $end)))
-        (local.set $hash (i32.mul (i32.xor (local.get $hash) (i32.load8_u (local.get $i))) (i32.const 0x01000193)))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $bytes)))
+    (if (i32.le_u (local.get $length) (i32.const 16))
+      (then
+        (local.set $mask (i8x16.gt_u (i8x16.splat (local.get $length)) (v128.const i8x16 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)))
+        (local.set $bytes (v128.and (v128.load (local.get $start)) (local.get $mask)))
+        (local.set $wide (i64.add
+          (i64.mul (i64x2.extract_lane 0 (local.get $bytes)) (i64.const 0x9e3779b97f4a7c15))
+          (i64.mul (i64.xor (i64x2.extract_lane 1 (local.get $bytes)) (i64.extend_i32_u (local.get $length))) (i64.const 0xc2b2ae3d27d4eb4f))))
+        (local.set $hash (i32.wrap_i64 (i64.shr_u (local.get $wide) (i64.const 32)))))
+      (else
+        (local.set $hash (i32.const 0x811c9dc5))
+        (local.set $i (local.get $start))
+        (block $hashed
+          (loop $bytes
+            (br_if $hashed (i32.ge_u (local.get $i) (local.get $end)))
+            (local.set $hash (i32.mul (i32.xor (local.get $hash) (i32.load8_u (local.get $i))) (i32.const 0x01000193)))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $bytes)))))
     (local.set $table (i32.load (i32.const 52)))
     (local.set $slot (i32.and (i32.xor (local.get $hash) (i32.shr_u (local.get $hash) (i32.const 15))) (i32.const 8191)))
     (loop $probe
@@ -453,24 +486,20 @@
       (if (i32.eq (i32.load offset=32772 (i32.add (local.get $table) (i32.shl (local.get $entry) (i32.const 3)))) (local.get $length))
         (then
           (local.set $key (i32.load offset=32768 (i32.add (local.get $table) (i32.shl (local.get $entry) (i32.const 3)))))
-          (local.set $i (i32.const 0))
-          (block $differ
-            (loop $compare
-              (if (i32.ge_u (local.get $i) (local.get $length)) (then (return (local.get $entry))))
-              (br_if $differ (i32.ne (i32.load8_u (i32.add (local.get $key) (local.get $i)))
-                                     (i32.load8_u (i32.add (local.get $start) (local.get $i)))))
-              (local.set $i (i32.add (local.get $i) (i32.const 1)))
-              (br $compare)))))
+          (if (i32.le_u (local.get $length) (i32.const 16))
+            (then
+              (if (i8x16.all_true (i8x16.eq (v128.and (v128.load (local.get $key)) (local.get $mask)) (local.get $bytes)))
+                (then (return (local.get $entry)))))
+            (else
+              (local.set $i (i32.const 0))
+              (block $differ
+                (loop $compare
+                  (if (i32.ge_u (local.get $i) (local.get $length)) (then (return (local.get $entry))))
+                  (br_if $differ (i32.ne (i32.load8_u (i32.add (local.get $key) (local.get $i)))
+                                         (i32.load8_u (i32.add (local.get $start) (local.get $i)))))
+                  (local.set $i (i32.add (local.get $i) (i32.const 1)))
+                  (br $compare)))))))
       (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (i32.const 8191)))
       (br $probe))
     (unreachable))
-
-  ;; Two ASCII digits as a number, or 100 when either is not a digit.
-  (func $twoDigits (param $at i32) (result i32)
-    (local $tens i32) (local $ones i32)
-    (local.set $tens (i32.sub (i32.load8_u (local.get $at)) (i32.const 48)))
-    (local.set $ones (i32.sub (i32.load8_u offset=1 (local.get $at)) (i32.const 48)))
-    (if (result i32) (i32.or (i32.gt_u (local.get $tens) (i32.const 9)) (i32.gt_u (local.get $ones) (i32.const 9)))
-      (then (i32.const 100))
-      (else (i32.add (i32.mul (local.get $tens) (i32.const 10)) (local.get $ones)))))
 )
