@@ -197,19 +197,227 @@
   ;; read would get (its slots point at the values in the JSON text; an empty value at a
   ;; '-' kept at [100]), checked, keyed and summed as scan does. Stops at `end`, at a
   ;; line that does not fit or is longer than `maxLine` bytes ([104] = 1, the line at the
-  ;; returned position is the caller's), or when the records are full ([104] = 2).
-  ;; The template: [88] the number of keys; at [92], per key and then once for the
-  ;; closing glue, 16 bytes: glue address, glue length, slot (0: not read), -; key k's
-  ;; glue is `{"key":"` (k = 0) or `","key":"`, the closing glue `"}`.
+  ;; returned position is the caller's), when the records are full ([104] = 2), or, with
+  ;; [104] = 0, at a line start before `end` (the caller calls again from there).
+  ;; The template: [88] the number of keys; at [92], per key, 16 bytes: glue address,
+  ;; glue length, slot (0: not read), -; key k's glue is `{"key":"` (k = 0) or
+  ;; `","key":"`, the closing glue `"}`.
+  ;;
+  ;; Reading one value is a chain: where it ends decides where the next glue starts.
+  ;; With the lines summed here (no metric rules), the text is cut in two at a line start
+  ;; and a line of each half is read at once, value by value, so that the processor
+  ;; follows two chains instead of waiting on one. The second half's sums go to their
+  ;; own table ([108]) and its records after the first half's share; both are the
+  ;; caller's only once the first half is read to its end: the records are then made one
+  ;; run, in the order of the lines, and the sums added. Should the first half stop
+  ;; early, the second half's work is dropped and read again by a later call.
   (func (export "scanJson")
     (param $pos i32) (param $end i32) (param $rec i32) (param $recEnd i32) (param $stride i32) (param $maxLine i32)
     (result i32)
-    (local $lineStart i32) (local $p i32) (local $n i32) (local $k i32) (local $entry i32) (local $table i32)
-    (local $slot i32) (local $start i32) (local $len i32) (local $glue i32) (local $bits i32) (local $v v128)
-    (local $written i32) (local $summed i32) (local $checks i32) (local $key i32) (local $status i32)
+    (local $mid i32) (local $recMid i32) (local $pairSums i32) (local $n i32) (local $table i32) (local $k i32) (local $entry i32)
+    (local $lineA i32) (local $pA i32) (local $recA i32) (local $writtenA i32) (local $summedA i32)
+    (local $lineB i32) (local $pB i32) (local $recB i32) (local $writtenB i32) (local $summedB i32)
+    (local $statusA i32) (local $i i32)
+    (local $lenA i32) (local $glueA i32) (local $startA i32) (local $bitsA i32) (local $badA i32) (local $slotA i32) (local $vA v128)
+    (local $lenB i32) (local $glueB i32) (local $startB i32) (local $bitsB i32) (local $badB i32) (local $slotB i32) (local $vB v128)
     (local.set $n (i32.load (i32.const 88)))
     (local.set $table (i32.load (i32.const 92)))
-    (local.set $lineStart (local.get $pos))
+    (local.set $pairSums (i32.load (i32.const 108)))
+    ;; The second half starts at the first line start after the middle.
+    (local.set $mid (i32.const 0))
+    (if (i32.and (i32.load (i32.const 64)) (i32.ge_u (i32.sub (local.get $end) (local.get $pos)) (i32.const 1024)))
+      (then
+        (local.set $mid (i32.add (local.get $pos) (i32.shr_u (i32.sub (local.get $end) (local.get $pos)) (i32.const 1))))
+        (block $found
+          (loop $newline
+            (br_if $found (i32.ge_u (local.get $mid) (local.get $end)))
+            (br_if $found (i32.eq (i32.load8_u (i32.sub (local.get $mid) (i32.const 1))) (i32.const 10)))
+            (local.set $mid (i32.add (local.get $mid) (i32.const 1)))
+            (br $newline)))))
+    (local.set $recMid (i32.add (local.get $rec)
+      (i32.mul (local.get $stride) (i32.div_u (i32.shr_u (i32.sub (local.get $recEnd) (local.get $rec)) (i32.const 1)) (local.get $stride)))))
+    (if (i32.or (i32.eqz (local.get $mid)) (i32.ge_u (local.get $mid) (local.get $end)))
+      (then
+        ;; One run: too little text, or every line goes to the caller anyway.
+        (local.set $lineA (call $jsonLines (local.get $pos) (local.get $end) (local.get $rec) (local.get $recEnd) (local.get $stride) (local.get $maxLine) (i32.const 0) (i32.const 4096) (i32.const 32768)))
+        (i32.store (i32.const 0) (i32.load (i32.const 116)))
+        (i32.store (i32.const 80) (i32.load (i32.const 120)))
+        (i32.store (i32.const 104) (i32.load (i32.const 124)))
+        (return (local.get $lineA))))
+    (local.set $i (i32.load (i32.const 56)))
+    (memory.fill (local.get $pairSums) (i32.const 0) (i32.shl (local.get $i) (i32.const 2)))
+    (memory.fill (i32.add (local.get $pairSums) (i32.const 16384)) (i32.const 0) (i32.shl (local.get $i) (i32.const 3)))
+    (local.set $lineA (local.get $pos))
+    (local.set $recA (local.get $rec))
+    (local.set $lineB (local.get $mid))
+    (local.set $recB (local.get $recMid))
+    (block $apart
+      (loop $pairs
+        (br_if $apart (i32.ge_u (local.get $lineA) (local.get $mid)))
+        (br_if $apart (i32.ge_u (local.get $lineB) (local.get $end)))
+        (br_if $apart (i32.gt_u (i32.add (local.get $recA) (local.get $stride)) (local.get $recMid)))
+        (br_if $apart (i32.gt_u (i32.add (local.get $recB) (local.get $stride)) (local.get $recEnd)))
+        (local.set $pA (local.get $lineA))
+        (local.set $pB (local.get $lineB))
+        (local.set $entry (local.get $table))
+        (local.set $k (i32.const 0))
+        (loop $keys
+    (local.set $lenA (i32.load offset=4 (local.get $entry)))
+    (local.set $glueA (i32.load (local.get $entry)))
+    (local.set $startA (i32.add (local.get $pA) (local.get $lenA)))
+    (loop $glueBlocksA
+      (local.set $bitsA (i8x16.bitmask (i8x16.eq (v128.load (local.get $pA)) (v128.load (local.get $glueA)))))
+      (if (i32.ge_u (local.get $lenA) (i32.const 16))
+        (then
+          (if (i32.ne (local.get $bitsA) (i32.const 0xffff)) (then (br $apart)))
+          (local.set $pA (i32.add (local.get $pA) (i32.const 16)))
+          (local.set $glueA (i32.add (local.get $glueA) (i32.const 16)))
+          (local.set $lenA (i32.sub (local.get $lenA) (i32.const 16)))
+          (br $glueBlocksA)))
+      (local.set $lenA (i32.sub (i32.shl (i32.const 1) (local.get $lenA)) (i32.const 1)))
+      (if (i32.ne (i32.and (local.get $bitsA) (local.get $lenA)) (local.get $lenA)) (then (br $apart))))
+    ;; The value ends at its first '"' and holds no '\' nor control byte before it.
+    ;; Only the quotes are on the way from one value to the next; the other test only
+    ;; decides whether the line fits.
+    (local.set $pA (local.get $startA))
+    (block $foundA
+      (loop $blocksA
+        (local.set $vA (v128.load (local.get $pA)))
+        (local.set $bitsA (i8x16.bitmask (i8x16.eq (local.get $vA) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
+        (local.set $badA (i8x16.bitmask
+          (v128.or (i8x16.eq (local.get $vA) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
+                   (i8x16.lt_u (local.get $vA) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+        (br_if $foundA (local.get $bitsA))
+        (if (local.get $badA) (then (br $apart)))
+        (local.set $pA (i32.add (local.get $pA) (i32.const 16)))
+        (br $blocksA)))
+    (local.set $bitsA (i32.ctz (local.get $bitsA)))
+    (if (i32.and (local.get $badA) (i32.sub (i32.shl (i32.const 1) (local.get $bitsA)) (i32.const 1)))
+      (then (br $apart)))
+    (local.set $pA (i32.add (local.get $pA) (local.get $bitsA)))
+    (local.set $slotA (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
+    (if (local.get $slotA)
+      (then
+        (if (i32.eq (local.get $pA) (local.get $startA))
+          (then
+            (i32.store offset=32 (i32.add (local.get $recA) (local.get $slotA)) (i32.const 100))
+            (i32.store offset=36 (i32.add (local.get $recA) (local.get $slotA)) (i32.const 101)))
+          (else
+            (i32.store offset=32 (i32.add (local.get $recA) (local.get $slotA)) (local.get $startA))
+            (i32.store offset=36 (i32.add (local.get $recA) (local.get $slotA)) (local.get $pA))))))
+    (local.set $lenB (i32.load offset=4 (local.get $entry)))
+    (local.set $glueB (i32.load (local.get $entry)))
+    (local.set $startB (i32.add (local.get $pB) (local.get $lenB)))
+    (loop $glueBlocksB
+      (local.set $bitsB (i8x16.bitmask (i8x16.eq (v128.load (local.get $pB)) (v128.load (local.get $glueB)))))
+      (if (i32.ge_u (local.get $lenB) (i32.const 16))
+        (then
+          (if (i32.ne (local.get $bitsB) (i32.const 0xffff)) (then (br $apart)))
+          (local.set $pB (i32.add (local.get $pB) (i32.const 16)))
+          (local.set $glueB (i32.add (local.get $glueB) (i32.const 16)))
+          (local.set $lenB (i32.sub (local.get $lenB) (i32.const 16)))
+          (br $glueBlocksB)))
+      (local.set $lenB (i32.sub (i32.shl (i32.const 1) (local.get $lenB)) (i32.const 1)))
+      (if (i32.ne (i32.and (local.get $bitsB) (local.get $lenB)) (local.get $lenB)) (then (br $apart))))
+    ;; The value ends at its first '"' and holds no '\' nor control byte before it.
+    ;; Only the quotes are on the way from one value to the next; the other test only
+    ;; decides whether the line fits.
+    (local.set $pB (local.get $startB))
+    (block $foundB
+      (loop $blocksB
+        (local.set $vB (v128.load (local.get $pB)))
+        (local.set $bitsB (i8x16.bitmask (i8x16.eq (local.get $vB) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
+        (local.set $badB (i8x16.bitmask
+          (v128.or (i8x16.eq (local.get $vB) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
+                   (i8x16.lt_u (local.get $vB) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+        (br_if $foundB (local.get $bitsB))
+        (if (local.get $badB) (then (br $apart)))
+        (local.set $pB (i32.add (local.get $pB) (i32.const 16)))
+        (br $blocksB)))
+    (local.set $bitsB (i32.ctz (local.get $bitsB)))
+    (if (i32.and (local.get $badB) (i32.sub (i32.shl (i32.const 1) (local.get $bitsB)) (i32.const 1)))
+      (then (br $apart)))
+    (local.set $pB (i32.add (local.get $pB) (local.get $bitsB)))
+    (local.set $slotB (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
+    (if (local.get $slotB)
+      (then
+        (if (i32.eq (local.get $pB) (local.get $startB))
+          (then
+            (i32.store offset=32 (i32.add (local.get $recB) (local.get $slotB)) (i32.const 100))
+            (i32.store offset=36 (i32.add (local.get $recB) (local.get $slotB)) (i32.const 101)))
+          (else
+            (i32.store offset=32 (i32.add (local.get $recB) (local.get $slotB)) (local.get $startB))
+            (i32.store offset=36 (i32.add (local.get $recB) (local.get $slotB)) (local.get $pB))))))
+          (local.set $entry (i32.add (local.get $entry) (i32.const 16)))
+          (local.set $k (i32.add (local.get $k) (i32.const 1)))
+          (br_if $keys (i32.lt_u (local.get $k) (local.get $n))))
+        (local.set $pA (call $jsonClose (local.get $lineA) (local.get $pA) (local.get $maxLine)))
+        (local.set $pB (call $jsonClose (local.get $lineB) (local.get $pB) (local.get $maxLine)))
+        (br_if $apart (i32.lt_s (i32.or (local.get $pA) (local.get $pB)) (i32.const 0)))
+        (if (call $jsonLine (local.get $lineA) (local.get $pA) (local.get $recA) (i32.const 4096) (i32.const 32768))
+          (then
+            (i32.store offset=36 (local.get $recA) (local.get $summedA))
+            (local.set $summedA (i32.const 0))
+            (local.set $recA (i32.add (local.get $recA) (local.get $stride)))
+            (local.set $writtenA (i32.add (local.get $writtenA) (i32.const 1))))
+          (else (local.set $summedA (i32.add (local.get $summedA) (i32.const 1)))))
+        (if (call $jsonLine (local.get $lineB) (local.get $pB) (local.get $recB) (local.get $pairSums) (i32.add (local.get $pairSums) (i32.const 16384)))
+          (then
+            (i32.store offset=36 (local.get $recB) (local.get $summedB))
+            (local.set $summedB (i32.const 0))
+            (local.set $recB (i32.add (local.get $recB) (local.get $stride)))
+            (local.set $writtenB (i32.add (local.get $writtenB) (i32.const 1))))
+          (else (local.set $summedB (i32.add (local.get $summedB) (i32.const 1)))))
+        (local.set $lineA (i32.add (local.get $pA) (i32.const 1)))
+        (local.set $lineB (i32.add (local.get $pB) (i32.const 1)))
+        (br $pairs)))
+    ;; The first half to its end, alone.
+    (local.set $lineA (call $jsonLines (local.get $lineA) (local.get $mid) (local.get $recA) (local.get $recMid) (local.get $stride) (local.get $maxLine) (local.get $summedA) (i32.const 4096) (i32.const 32768)))
+    (local.set $recA (i32.load (i32.const 112)))
+    (local.set $writtenA (i32.add (local.get $writtenA) (i32.load (i32.const 116))))
+    (local.set $summedA (i32.load (i32.const 120)))
+    (local.set $statusA (i32.load (i32.const 124)))
+    (i32.store (i32.const 0) (local.get $writtenA))
+    (i32.store (i32.const 80) (local.get $summedA))
+    (i32.store (i32.const 104) (local.get $statusA))
+    (if (i32.lt_u (local.get $lineA) (local.get $mid))
+      (then (return (local.get $lineA))))
+    ;; The second half's lines read so far become the caller's: records after the first
+    ;; half's (the first of them counting the lines summed before it), sums added.
+    (if (local.get $writtenB)
+      (then
+        (i32.store offset=36 (local.get $recMid) (i32.add (i32.load offset=36 (local.get $recMid)) (local.get $summedA)))
+        (memory.copy (local.get $recA) (local.get $recMid) (i32.sub (local.get $recB) (local.get $recMid)))
+        (i32.store (i32.const 80) (local.get $summedB)))
+      (else (i32.store (i32.const 80) (i32.add (local.get $summedA) (local.get $summedB)))))
+    (i32.store (i32.const 0) (i32.add (local.get $writtenA) (local.get $writtenB)))
+    (i32.store (i32.const 104) (i32.const 0))
+    (local.set $i (i32.const 0))
+    (local.set $n (i32.load (i32.const 56)))
+    (block $added
+      (loop $add
+        (br_if $added (i32.ge_u (local.get $i) (local.get $n)))
+        (i32.store offset=4096 (i32.shl (local.get $i) (i32.const 2))
+          (i32.add (i32.load offset=4096 (i32.shl (local.get $i) (i32.const 2)))
+                   (i32.load (i32.add (local.get $pairSums) (i32.shl (local.get $i) (i32.const 2))))))
+        (f64.store offset=32768 (i32.shl (local.get $i) (i32.const 3))
+          (f64.add (f64.load offset=32768 (i32.shl (local.get $i) (i32.const 3)))
+                   (f64.load offset=16384 (i32.add (local.get $pairSums) (i32.shl (local.get $i) (i32.const 3))))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $add)))
+    (local.get $lineB))
+
+  ;; One run of lines from $lineStart to $end (see scanJson), its sums at $linesAt and
+  ;; $bytesAt, counting $summed lines summed before it; answers where it stopped, and
+  ;; leaves at [112] the next record, [116] the records written, [120] the lines summed
+  ;; since the last record, [124] the status (0 at $end, 1 a line that does not fit,
+  ;; 2 the records full).
+  (func $jsonLines
+    (param $lineStart i32) (param $end i32) (param $rec i32) (param $recEnd i32) (param $stride i32) (param $maxLine i32)
+    (param $summed i32) (param $linesAt i32) (param $bytesAt i32)
+    (result i32)
+    (local $p i32) (local $k i32) (local $n i32) (local $entry i32) (local $written i32) (local $status i32)
+    (local.set $n (i32.load (i32.const 88)))
     (block $stop
       (loop $lines
         (local.set $status (i32.const 0))
@@ -218,88 +426,114 @@
         (br_if $stop (i32.gt_u (i32.add (local.get $rec) (local.get $stride)) (local.get $recEnd)))
         (local.set $status (i32.const 1))
         (local.set $p (local.get $lineStart))
+        (local.set $entry (i32.load (i32.const 92)))
         (local.set $k (i32.const 0))
-        (local.set $entry (local.get $table))
         (loop $keys
-          ;; The glue before value k, exactly.
-          (local.set $len (i32.load offset=4 (local.get $entry)))
-          (local.set $glue (i32.load (local.get $entry)))
-          (local.set $start (i32.add (local.get $p) (local.get $len)))
-          (loop $glueBlocks
-            (local.set $bits (i8x16.bitmask (i8x16.eq (v128.load (local.get $p)) (v128.load (local.get $glue)))))
-            (if (i32.ge_u (local.get $len) (i32.const 16))
-              (then
-                (br_if $stop (i32.ne (local.get $bits) (i32.const 0xffff)))
-                (local.set $p (i32.add (local.get $p) (i32.const 16)))
-                (local.set $glue (i32.add (local.get $glue) (i32.const 16)))
-                (local.set $len (i32.sub (local.get $len) (i32.const 16)))
-                (br $glueBlocks)))
-            (local.set $len (i32.sub (i32.shl (i32.const 1) (local.get $len)) (i32.const 1)))
-            (br_if $stop (i32.ne (i32.and (local.get $bits) (local.get $len)) (local.get $len))))
-          ;; The value ends at the first '"', '\' or control byte: only a '"' fits.
-          (local.set $p (local.get $start))
-          (block $found
-            (loop $blocks
-              (local.set $v (v128.load (local.get $p)))
-              (local.set $bits
-                (i8x16.bitmask
-                  (v128.or
-                    (v128.or (i8x16.eq (local.get $v) (i8x16.splat (i32.const 34)))
-                             (i8x16.eq (local.get $v) (i8x16.splat (i32.const 92))))
-                    (i8x16.lt_u (local.get $v) (i8x16.splat (i32.const 32))))))
-              (br_if $found (local.get $bits))
-              (local.set $p (i32.add (local.get $p) (i32.const 16)))
-              (br $blocks)))
-          (local.set $p (i32.add (local.get $p) (i32.ctz (local.get $bits))))
-          (br_if $stop (i32.ne (i32.load8_u (local.get $p)) (i32.const 34)))
-          (local.set $slot (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
-          (if (local.get $slot)
-            (then
-              (if (i32.eq (local.get $p) (local.get $start))
-                (then
-                  (i32.store offset=32 (i32.add (local.get $rec) (local.get $slot)) (i32.const 100))
-                  (i32.store offset=36 (i32.add (local.get $rec) (local.get $slot)) (i32.const 101)))
-                (else
-                  (i32.store offset=32 (i32.add (local.get $rec) (local.get $slot)) (local.get $start))
-                  (i32.store offset=36 (i32.add (local.get $rec) (local.get $slot)) (local.get $p))))))
+          (local.set $p (call $jsonValue (local.get $p) (local.get $entry) (local.get $rec)))
+          (br_if $stop (i32.lt_s (local.get $p) (i32.const 0)))
           (local.set $entry (i32.add (local.get $entry) (i32.const 16)))
           (local.set $k (i32.add (local.get $k) (i32.const 1)))
           (br_if $keys (i32.lt_u (local.get $k) (local.get $n))))
-        ;; The closing glue, an optional CR, the newline.
-        (br_if $stop (i32.ne (i32.load16_u (local.get $p)) (i32.const 0x7d22)))
-        (local.set $p (i32.add (local.get $p) (i32.const 2)))
-        (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 13))
-          (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
-        (br_if $stop (i32.ne (i32.load8_u (local.get $p)) (i32.const 10)))
-        (br_if $stop (i32.gt_u (i32.sub (local.get $p) (local.get $lineStart)) (local.get $maxLine)))
-        ;; The line fits: checked, keyed and summed or recorded as scan does.
-        (local.set $checks (call $check (local.get $rec) (local.get $p)))
-        (local.set $key (i32.load offset=24 (local.get $rec)))
-        (if (i32.and
-              (i32.and (i32.load (i32.const 64)) (i32.eq (local.get $checks) (i32.const 7)))
-              (i32.and (i32.ge_s (local.get $key) (i32.const 0))
-                       (i32.le_u (i32.sub (local.get $p) (local.get $lineStart)) (i32.load (i32.const 84)))))
+        (local.set $p (call $jsonClose (local.get $lineStart) (local.get $p) (local.get $maxLine)))
+        (br_if $stop (i32.lt_s (local.get $p) (i32.const 0)))
+        (if (call $jsonLine (local.get $lineStart) (local.get $p) (local.get $rec) (local.get $linesAt) (local.get $bytesAt))
           (then
-            (i32.store offset=4096 (i32.shl (local.get $key) (i32.const 2))
-              (i32.add (i32.load offset=4096 (i32.shl (local.get $key) (i32.const 2))) (i32.const 1)))
-            (f64.store offset=32768 (i32.shl (local.get $key) (i32.const 3))
-              (f64.add (f64.load offset=32768 (i32.shl (local.get $key) (i32.const 3))) (f64.load offset=16 (local.get $rec))))
-            (local.set $summed (i32.add (local.get $summed) (i32.const 1))))
-          (else
-            (i32.store (local.get $rec) (local.get $lineStart))
-            (i32.store offset=4 (local.get $rec) (local.get $p))
-            (i32.store offset=8 (local.get $rec) (i32.load (i32.const 24)))
-            (i32.store offset=12 (local.get $rec) (local.get $checks))
             (i32.store offset=36 (local.get $rec) (local.get $summed))
             (local.set $summed (i32.const 0))
             (local.set $rec (i32.add (local.get $rec) (local.get $stride)))
-            (local.set $written (i32.add (local.get $written) (i32.const 1)))))
+            (local.set $written (i32.add (local.get $written) (i32.const 1))))
+          (else (local.set $summed (i32.add (local.get $summed) (i32.const 1)))))
         (local.set $lineStart (i32.add (local.get $p) (i32.const 1)))
         (br $lines)))
-    (i32.store (i32.const 0) (local.get $written))
-    (i32.store (i32.const 80) (local.get $summed))
-    (i32.store (i32.const 104) (local.get $status))
+    (i32.store (i32.const 112) (local.get $rec))
+    (i32.store (i32.const 116) (local.get $written))
+    (i32.store (i32.const 120) (local.get $summed))
+    (i32.store (i32.const 124) (local.get $status))
     (local.get $lineStart))
+
+  ;; The glue of template entry $entry at $p, then its value: answers the value's
+  ;; closing quote, or -1 when the line does not fit there. A value read is placed in
+  ;; record $rec.
+  (func $jsonValue (param $p i32) (param $entry i32) (param $rec i32) (result i32)
+    (local $len i32) (local $glue i32) (local $start i32) (local $bits i32) (local $bad i32) (local $slot i32) (local $v v128)
+    (local.set $len (i32.load offset=4 (local.get $entry)))
+    (local.set $glue (i32.load (local.get $entry)))
+    (local.set $start (i32.add (local.get $p) (local.get $len)))
+    (loop $glueBlocks
+      (local.set $bits (i8x16.bitmask (i8x16.eq (v128.load (local.get $p)) (v128.load (local.get $glue)))))
+      (if (i32.ge_u (local.get $len) (i32.const 16))
+        (then
+          (if (i32.ne (local.get $bits) (i32.const 0xffff)) (then (return (i32.const -1))))
+          (local.set $p (i32.add (local.get $p) (i32.const 16)))
+          (local.set $glue (i32.add (local.get $glue) (i32.const 16)))
+          (local.set $len (i32.sub (local.get $len) (i32.const 16)))
+          (br $glueBlocks)))
+      (local.set $len (i32.sub (i32.shl (i32.const 1) (local.get $len)) (i32.const 1)))
+      (if (i32.ne (i32.and (local.get $bits) (local.get $len)) (local.get $len)) (then (return (i32.const -1)))))
+    ;; The value ends at its first '"' and holds no '\' nor control byte before it.
+    ;; Only the quotes are on the way from one value to the next; the other test only
+    ;; decides whether the line fits.
+    (local.set $p (local.get $start))
+    (block $found
+      (loop $blocks
+        (local.set $v (v128.load (local.get $p)))
+        (local.set $bits (i8x16.bitmask (i8x16.eq (local.get $v) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
+        (local.set $bad (i8x16.bitmask
+          (v128.or (i8x16.eq (local.get $v) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
+                   (i8x16.lt_u (local.get $v) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+        (br_if $found (local.get $bits))
+        (if (local.get $bad) (then (return (i32.const -1))))
+        (local.set $p (i32.add (local.get $p) (i32.const 16)))
+        (br $blocks)))
+    (local.set $bits (i32.ctz (local.get $bits)))
+    (if (i32.and (local.get $bad) (i32.sub (i32.shl (i32.const 1) (local.get $bits)) (i32.const 1)))
+      (then (return (i32.const -1))))
+    (local.set $p (i32.add (local.get $p) (local.get $bits)))
+    (local.set $slot (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
+    (if (local.get $slot)
+      (then
+        (if (i32.eq (local.get $p) (local.get $start))
+          (then
+            (i32.store offset=32 (i32.add (local.get $rec) (local.get $slot)) (i32.const 100))
+            (i32.store offset=36 (i32.add (local.get $rec) (local.get $slot)) (i32.const 101)))
+          (else
+            (i32.store offset=32 (i32.add (local.get $rec) (local.get $slot)) (local.get $start))
+            (i32.store offset=36 (i32.add (local.get $rec) (local.get $slot)) (local.get $p))))))
+    (local.get $p))
+
+  ;; After the last value's closing quote at $p: the closing glue, an optional CR, the
+  ;; newline; answers the newline, or -1 when the line does not end so or is too long.
+  (func $jsonClose (param $lineStart i32) (param $p i32) (param $maxLine i32) (result i32)
+    (if (i32.lt_s (local.get $p) (i32.const 0)) (then (return (i32.const -1))))
+    (if (i32.ne (i32.load16_u (local.get $p)) (i32.const 0x7d22)) (then (return (i32.const -1))))
+    (local.set $p (i32.add (local.get $p) (i32.const 2)))
+    (if (i32.eq (i32.load8_u (local.get $p)) (i32.const 13))
+      (then (local.set $p (i32.add (local.get $p) (i32.const 1)))))
+    (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 10)) (then (return (i32.const -1))))
+    (if (i32.gt_u (i32.sub (local.get $p) (local.get $lineStart)) (local.get $maxLine)) (then (return (i32.const -1))))
+    (local.get $p))
+
+  ;; A line that fits, [$lineStart, $newline): checked, keyed and summed (at $linesAt and
+  ;; $bytesAt) as scan does, answering 0, or given its record at $rec, answering 1.
+  (func $jsonLine (param $lineStart i32) (param $newline i32) (param $rec i32) (param $linesAt i32) (param $bytesAt i32) (result i32)
+    (local $checks i32) (local $key i32)
+    (local.set $checks (call $check (local.get $rec) (local.get $newline)))
+    (local.set $key (i32.load offset=24 (local.get $rec)))
+    (if (i32.and
+          (i32.and (i32.load (i32.const 64)) (i32.eq (local.get $checks) (i32.const 7)))
+          (i32.and (i32.ge_s (local.get $key) (i32.const 0))
+                   (i32.le_u (i32.sub (local.get $newline) (local.get $lineStart)) (i32.load (i32.const 84)))))
+      (then
+        (i32.store (i32.add (local.get $linesAt) (i32.shl (local.get $key) (i32.const 2)))
+          (i32.add (i32.load (i32.add (local.get $linesAt) (i32.shl (local.get $key) (i32.const 2)))) (i32.const 1)))
+        (f64.store (i32.add (local.get $bytesAt) (i32.shl (local.get $key) (i32.const 3)))
+          (f64.add (f64.load (i32.add (local.get $bytesAt) (i32.shl (local.get $key) (i32.const 3)))) (f64.load offset=16 (local.get $rec))))
+        (return (i32.const 0))))
+    (i32.store (local.get $rec) (local.get $lineStart))
+    (i32.store offset=4 (local.get $rec) (local.get $newline))
+    (i32.store offset=8 (local.get $rec) (i32.load (i32.const 24)))
+    (i32.store offset=12 (local.get $rec) (local.get $checks))
+    (i32.const 1))
 
   ;; The checks of a line with every column (see +12 above); stores sc-bytes at +16 and
   ;; the account key at +24. One call per line: what it needs is written out here, not
@@ -439,26 +673,28 @@
   (func (export "keyId") (param $start i32) (param $end i32) (param $id i32) (result i32)
     (call $find (local.get $start) (local.get $end) (local.get $id)))
 
-  ;; The key table, at [52]: 8,192 slots (Int32: entry + 1, 0 free), then 4,096 entries
-  ;; (Int32 offset into the pool, Int32 length), then the pool (64 bytes per entry).
-  ;; [56] holds the number of entries. Finds [start, end); when missing and `id` >= 0,
-  ;; adds it as entry `id` (which must be the number of entries). A key of up to 16
-  ;; bytes (an account's host label) is hashed and compared as one 16-byte vector, its
-  ;; bytes past the end masked off; a longer one byte by byte.
+  ;; The key table, at [52]: 8,192 slots of 32 bytes (a key's first 16 bytes, zero past
+  ;; its end; +16 its length; +20 its id + 1, 0 when the slot is free; +24 where all of
+  ;; its bytes are), then the pool (64 bytes per id). [56] holds the number of keys.
+  ;; Finds [start, end); when missing and `id` >= 0, adds it as `id` (which must be the
+  ;; number of keys). A key of up to 16 bytes (an account's host label) is hashed and
+  ;; compared as one vector in its slot: one place in memory per lookup; a longer one
+  ;; is hashed and compared byte by byte.
   (func $find (param $start i32) (param $end i32) (param $id i32) (result i32)
-    (local $hash i32) (local $i i32) (local $table i32) (local $slot i32) (local $entry i32) (local $length i32) (local $key i32)
-    (local $mask v128) (local $bytes v128) (local $wide i64)
+    (local $hash i32) (local $i i32) (local $table i32) (local $slot i32) (local $at i32) (local $length i32) (local $key i32)
+    (local $bytes v128) (local $wide i64)
     (local.set $length (i32.sub (local.get $end) (local.get $start)))
     (if (i32.gt_u (local.get $length) (i32.const 64)) (then (return (i32.const -2))))
     (if (i32.le_u (local.get $length) (i32.const 16))
       (then
-        (local.set $mask (i8x16.gt_u (i8x16.splat (local.get $length)) (v128.const i8x16 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)))
-        (local.set $bytes (v128.and (v128.load (local.get $start)) (local.get $mask)))
+        (local.set $bytes (v128.and (v128.load (local.get $start))
+          (i8x16.gt_u (i8x16.splat (local.get $length)) (v128.const i8x16 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15))))
         (local.set $wide (i64.add
           (i64.mul (i64x2.extract_lane 0 (local.get $bytes)) (i64.const 0x9e3779b97f4a7c15))
           (i64.mul (i64.xor (i64x2.extract_lane 1 (local.get $bytes)) (i64.extend_i32_u (local.get $length))) (i64.const 0xc2b2ae3d27d4eb4f))))
         (local.set $hash (i32.wrap_i64 (i64.shr_u (local.get $wide) (i64.const 32)))))
       (else
+        (local.set $bytes (v128.load (local.get $start)))
         (local.set $hash (i32.const 0x811c9dc5))
         (local.set $i (local.get $start))
         (block $hashed
@@ -470,31 +706,32 @@
     (local.set $table (i32.load (i32.const 52)))
     (local.set $slot (i32.and (i32.xor (local.get $hash) (i32.shr_u (local.get $hash) (i32.const 15))) (i32.const 8191)))
     (loop $probe
-      (local.set $entry (i32.load (i32.add (local.get $table) (i32.shl (local.get $slot) (i32.const 2)))))
-      (if (i32.eqz (local.get $entry))
+      (local.set $at (i32.add (local.get $table) (i32.shl (local.get $slot) (i32.const 5))))
+      (if (i32.eqz (i32.load offset=20 (local.get $at)))
         (then
           (if (i32.or (i32.lt_s (local.get $id) (i32.const 0)) (i32.ge_u (local.get $id) (i32.const 4096)))
             (then (return (select (i32.const -1) (i32.const -2) (i32.lt_s (local.get $id) (i32.const 0))))))
-          (local.set $key (i32.add (i32.add (local.get $table) (i32.const 65536)) (i32.shl (local.get $id) (i32.const 6))))
+          (local.set $key (i32.add (i32.add (local.get $table) (i32.const 262144)) (i32.shl (local.get $id) (i32.const 6))))
           (memory.copy (local.get $key) (local.get $start) (local.get $length))
-          (i32.store offset=32768 (i32.add (local.get $table) (i32.shl (local.get $id) (i32.const 3))) (local.get $key))
-          (i32.store offset=32772 (i32.add (local.get $table) (i32.shl (local.get $id) (i32.const 3))) (local.get $length))
-          (i32.store (i32.add (local.get $table) (i32.shl (local.get $slot) (i32.const 2))) (i32.add (local.get $id) (i32.const 1)))
+          (v128.store (local.get $at) (local.get $bytes))
+          (i32.store offset=16 (local.get $at) (local.get $length))
+          (i32.store offset=20 (local.get $at) (i32.add (local.get $id) (i32.const 1)))
+          (i32.store offset=24 (local.get $at) (local.get $key))
           (i32.store (i32.const 56) (i32.add (local.get $id) (i32.const 1)))
           (return (local.get $id))))
-      (local.set $entry (i32.sub (local.get $entry) (i32.const 1)))
-      (if (i32.eq (i32.load offset=32772 (i32.add (local.get $table) (i32.shl (local.get $entry) (i32.const 3)))) (local.get $length))
+      (if (i32.eq (i32.load offset=16 (local.get $at)) (local.get $length))
         (then
-          (local.set $key (i32.load offset=32768 (i32.add (local.get $table) (i32.shl (local.get $entry) (i32.const 3)))))
           (if (i32.le_u (local.get $length) (i32.const 16))
             (then
-              (if (i8x16.all_true (i8x16.eq (v128.and (v128.load (local.get $key)) (local.get $mask)) (local.get $bytes)))
-                (then (return (local.get $entry)))))
+              (if (i8x16.all_true (i8x16.eq (v128.load (local.get $at)) (local.get $bytes)))
+                (then (return (i32.sub (i32.load offset=20 (local.get $at)) (i32.const 1))))))
             (else
+              (local.set $key (i32.load offset=24 (local.get $at)))
               (local.set $i (i32.const 0))
               (block $differ
                 (loop $compare
-                  (if (i32.ge_u (local.get $i) (local.get $length)) (then (return (local.get $entry))))
+                  (if (i32.ge_u (local.get $i) (local.get $length))
+                    (then (return (i32.sub (i32.load offset=20 (local.get $at)) (i32.const 1)))))
                   (br_if $differ (i32.ne (i32.load8_u (i32.add (local.get $key) (local.get $i)))
                                          (i32.load8_u (i32.add (local.get $start) (local.get $i)))))
                   (local.set $i (i32.add (local.get $i) (i32.const 1)))

@@ -58,6 +58,8 @@ export class LineScanner {
   readonly jsonTextAt: number;
   readonly jsonTextCapacity = JSON_TEXT_BYTES;
   private readonly jsonTableAt: number;
+  /** Where scanJson sums the lines of the second half of its text (see line-scan.wat). */
+  private readonly pairSumsAt: number;
   private lastNeeded = -1;
   private strideBytes = RECORD_HEADER_BYTES;
 
@@ -71,7 +73,8 @@ export class LineScanner {
     this.maxColumns = Math.floor(textCapacity / 2) + 2;
     this.jsonTableAt = align(this.columnTableAt + 4 * this.maxColumns, 64);
     this.jsonTextAt = align(this.jsonTableAt + 16 * (MAX_JSON_KEYS + 1) + MAX_JSON_GLUE_BYTES + TEXT_SLACK, 64);
-    const bytesNeeded = this.jsonTextAt + JSON_TEXT_BYTES + TEXT_SLACK;
+    this.pairSumsAt = align(this.jsonTextAt + JSON_TEXT_BYTES + TEXT_SLACK, 64);
+    const bytesNeeded = this.pairSumsAt + PAIR_SUMS_BYTES;
     const module = engine === 'wasm' ? lineScanModule() : undefined;
     if (module !== undefined) {
       const instance = new WebAssembly.Instance(module, {});
@@ -94,6 +97,7 @@ export class LineScanner {
     this.words[KEY_TABLE_AT_AT >> 2] = this.keyTableAt;
     this.words[COLUMN_TABLE_AT_AT >> 2] = this.columnTableAt;
     this.words[JSON_TABLE_AT_AT >> 2] = this.jsonTableAt;
+    this.words[PAIR_SUMS_AT_AT >> 2] = this.pairSumsAt;
     this.bytes[JSON_DASH_AT] = 45; /* - */
     this.setLayout(NO_LAYOUT);
   }
@@ -287,8 +291,8 @@ const KEY_MODE_AT = 40;
 const KEY_FIRST_SLOT_AT = 44;
 const KEY_SECOND_SLOT_AT = 48;
 const KEY_TABLE_AT_AT = 52;
-/** 8,192 slots, 4,096 entries, 64 bytes of key each. */
-const KEY_TABLE_BYTES = 8192 * 4 + 4096 * 8 + 4096 * 64;
+/** The scanner's key table (line-scan.wat, $find): 8,192 slots of 32 bytes, then 64 bytes per key. */
+const KEY_TABLE_BYTES = 8192 * 32 + 4096 * 64;
 const MAX_KEYS = 4096;
 const MAX_KEY_BYTES = 64;
 const COLUMN_TABLE_AT_AT = 60;
@@ -297,6 +301,9 @@ const JSON_TABLE_AT_AT = 92;
 /** A '-', what an empty JSON value is recorded as. */
 const JSON_DASH_AT = 100;
 const JSON_STATUS_AT = 104;
+const PAIR_SUMS_AT_AT = 108;
+/** Per key, lines (Int32) then bytes (float64), for 4,096 keys. */
+const PAIR_SUMS_BYTES = 4096 * 4 + 4096 * 8;
 const MAX_JSON_KEYS = 480;
 const MAX_JSON_GLUE_BYTES = 40_960;
 const JSON_TEXT_BYTES = 1024 * 1024;

@@ -235,7 +235,14 @@ class LineSplitter {
       if (this.pendingBytes > 0 || this.skipping) {
         const newline = bytes.indexOf(10);
         if (newline === -1) return this.hold(bytes);
-        this.complete(bytes.subarray(0, newline));
+        if (this.skipping) this.complete(bytes.subarray(0, newline));
+        else {
+          // The line cut by the chunks, whole again: read in bulk as the lines round it are.
+          const joined = Buffer.concat([...this.pending, bytes.subarray(0, newline + 1)]);
+          this.pending = [];
+          this.pendingBytes = 0;
+          this.bulk(joined, 0, joined.length);
+        }
         at = newline + 1;
       }
       const last = bytes.lastIndexOf(10);

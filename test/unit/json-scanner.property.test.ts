@@ -10,7 +10,7 @@ import { validateMetricRules } from '../../src/domain/metric-rules';
  * alone (`scanner: 'js'` turns the scanner off): lines, usage and the malformed samples
  * with their line numbers.
  */
-const KEYS = ['date', 'time', 'sc-bytes', 'cs-method', 'cs(Host)', 'cs-uri-stem', 'sc-status', 'x-host-header', 'DistributionId'];
+const KEYS = ['date', 'time', 'sc-bytes', 'cs-method', 'cs(Host)', 'cs-uri-stem', 'sc-status', 'x-host-header', 'x-edge-response-result-type', 'DistributionId'];
 const VALUES: Record<string, string[]> = {
   date: ['2026-11-21', '2026-11-22', '2026-02-30', '', '-'],
   time: ['12:00:00', '23:59:60', '24:00:00', ''],
@@ -20,6 +20,8 @@ const VALUES: Record<string, string[]> = {
   'cs-uri-stem': ['/api/authorization/check', '/v1/items', '/caf\u00e9/\u00fc', '/a%09b'],
   'sc-status': ['200', '503'],
   'x-host-header': ['acme.example.com', 'Globex.example.com', '10.0.0.1', '-', '', 'a-very-long-host-label-that-goes-on-and-on-past-sixteen-bytes.example.com'],
+  // A key whose glue (`","key":"`) is longer than two 16-byte blocks.
+  'x-edge-response-result-type': ['Hit', 'Miss', ''],
   DistributionId: ['E3TEST'],
 };
 
@@ -108,6 +110,51 @@ describe('the JSON scanner', () => {
         },
       ),
       { numRuns: 400 },
+    );
+  });
+
+  it('reads the two halves of a loaded text at once exactly as the general reader reads them in order', async () => {
+    // With no metric rules the scanner reads a line of each half of what it is given side
+    // by side (line-scan.wat); a line that does not fit in either half, records filling
+    // up and the halves' sums and records joined in order must all come out as before.
+    const mostlyCompact = fc.oneof({ arbitrary: fc.constant<Style>('compact'), weight: 30 }, { arbitrary: fc.constantFrom(...STYLES), weight: 1 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(mostlyCompact, fc.array(fc.nat(), { minLength: KEYS.length, maxLength: KEYS.length })), { minLength: 10, maxLength: 400 }),
+        fc.array(fc.integer({ min: 1024, max: 70_000 }), { minLength: 1, maxLength: 4 }),
+        fc.constantFrom(64 * 1024, 300),
+        async (lines, sizes, maxLineBytes) => {
+          const text = Buffer.from(lines.map(([style, picks]) => `${render(style, picks)}\n`).join(''));
+          const options: FormatOptions = { resolver: parseResolverSpec('host-label'), metricRules: [], objectKey: 'k', maxLineBytes };
+
+          const scanned = await count(text, sizes, options);
+          const general = await count(text, sizes, { ...options, scanner: 'js' });
+
+          expect(summary(scanned)).toEqual(summary(general));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps the line number of a malformed line in either half', async () => {
+    // Good lines of one account are summed in the scanner; the one with a bad date is
+    // recorded, and its sample names its line: the lines summed before it in both halves count.
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 20, max: 300 }), fc.nat(), fc.integer({ min: 2048, max: 70_000 }), async (total, at, size) => {
+        const bad = at % total;
+        const text = Buffer.from(
+          Array.from({ length: total }, (_, i) => `${render('compact', KEYS.map((key) => (key === 'date' && i === bad ? 2 : 0)))}\n`).join(''),
+        );
+        const options: FormatOptions = { resolver: parseResolverSpec('host-label'), metricRules: [], objectKey: 'k' };
+
+        const scanned = await count(text, [size], options);
+        const general = await count(text, [size], { ...options, scanner: 'js' });
+
+        expect(summary(scanned)).toEqual(summary(general));
+        expect((scanned as FormatCount).malformedSamples[0]?.line).toBe(bad + 1);
+      }),
+      { numRuns: 200 },
     );
   });
 
