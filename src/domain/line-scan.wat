@@ -200,7 +200,8 @@
   ;; returned position is the caller's), when the records are full ([104] = 2), or, with
   ;; [104] = 0, at a line start before `end` (the caller calls again from there).
   ;; The template: [88] the number of keys; at [92], per key, 16 bytes: glue address,
-  ;; glue length, slot (0: not read), -; key k's glue is `{"key":"` (k = 0) or
+  ;; glue length, slot (0: not read), the mask of the glue's bytes among the first 32
+  ;; (bit i: byte i is glue); key k's glue is `{"key":"` (k = 0) or
   ;; `","key":"`, the closing glue `"}`.
   ;;
   ;; Reading one value is a chain: where it ends decides where the next glue starts.
@@ -265,17 +266,29 @@
     (local.set $lenA (i32.load offset=4 (local.get $entry)))
     (local.set $glueA (i32.load (local.get $entry)))
     (local.set $startA (i32.add (local.get $pA) (local.get $lenA)))
-    (loop $glueBlocksA
-      (local.set $bitsA (i8x16.bitmask (i8x16.eq (v128.load (local.get $pA)) (v128.load (local.get $glueA)))))
-      (if (i32.ge_u (local.get $lenA) (i32.const 16))
-        (then
-          (if (i32.ne (local.get $bitsA) (i32.const 0xffff)) (then (br $apart)))
-          (local.set $pA (i32.add (local.get $pA) (i32.const 16)))
-          (local.set $glueA (i32.add (local.get $glueA) (i32.const 16)))
-          (local.set $lenA (i32.sub (local.get $lenA) (i32.const 16)))
-          (br $glueBlocksA)))
-      (local.set $lenA (i32.sub (i32.shl (i32.const 1) (local.get $lenA)) (i32.const 1)))
-      (if (i32.ne (i32.and (local.get $bitsA) (local.get $lenA)) (local.get $lenA)) (then (br $apart))))
+    ;; Its first 32 bytes at once (the entry's mask says which of them are glue), any
+    ;; more 16 at a time.
+    (if (i32.and (i32.load offset=12 (local.get $entry))
+                 (i32.xor (i32.or (i8x16.bitmask (i8x16.eq (v128.load (local.get $pA)) (v128.load (local.get $glueA))))
+                                  (i32.shl (i8x16.bitmask (i8x16.eq (v128.load offset=16 (local.get $pA)) (v128.load offset=16 (local.get $glueA)))) (i32.const 16)))
+                          (i32.const -1)))
+      (then (br $apart)))
+    (if (i32.gt_u (local.get $lenA) (i32.const 32))
+      (then
+        (local.set $pA (i32.add (local.get $pA) (i32.const 32)))
+        (local.set $glueA (i32.add (local.get $glueA) (i32.const 32)))
+        (local.set $lenA (i32.sub (local.get $lenA) (i32.const 32)))
+        (loop $glueBlocksA
+          (local.set $bitsA (i8x16.bitmask (i8x16.eq (v128.load (local.get $pA)) (v128.load (local.get $glueA)))))
+          (if (i32.ge_u (local.get $lenA) (i32.const 16))
+            (then
+              (if (i32.ne (local.get $bitsA) (i32.const 0xffff)) (then (br $apart)))
+              (local.set $pA (i32.add (local.get $pA) (i32.const 16)))
+              (local.set $glueA (i32.add (local.get $glueA) (i32.const 16)))
+              (local.set $lenA (i32.sub (local.get $lenA) (i32.const 16)))
+              (br $glueBlocksA)))
+          (local.set $lenA (i32.sub (i32.shl (i32.const 1) (local.get $lenA)) (i32.const 1)))
+          (if (i32.ne (i32.and (local.get $bitsA) (local.get $lenA)) (local.get $lenA)) (then (br $apart))))))
     ;; The value ends at its first '"' and holds no '\' nor control byte before it.
     ;; Only the quotes are on the way from one value to the next; the other test only
     ;; decides whether the line fits.
@@ -286,14 +299,14 @@
         (local.set $bitsA (i8x16.bitmask (i8x16.eq (local.get $vA) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
         (local.set $badA (i8x16.bitmask
           (v128.or (i8x16.eq (local.get $vA) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
-                   (i8x16.lt_u (local.get $vA) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+                   (i8x16.lt_s (local.get $vA) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
         (br_if $foundA (local.get $bitsA))
-        (if (local.get $badA) (then (br $apart)))
+        (if (local.get $badA) (then (if (call $exactBad (local.get $vA)) (then (br $apart)))))
         (local.set $pA (i32.add (local.get $pA) (i32.const 16)))
         (br $blocksA)))
     (local.set $bitsA (i32.ctz (local.get $bitsA)))
     (if (i32.and (local.get $badA) (i32.sub (i32.shl (i32.const 1) (local.get $bitsA)) (i32.const 1)))
-      (then (br $apart)))
+      (then (if (i32.and (call $exactBad (local.get $vA)) (i32.sub (i32.shl (i32.const 1) (local.get $bitsA)) (i32.const 1))) (then (br $apart)))))
     (local.set $pA (i32.add (local.get $pA) (local.get $bitsA)))
     (local.set $slotA (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
     (if (local.get $slotA)
@@ -308,17 +321,29 @@
     (local.set $lenB (i32.load offset=4 (local.get $entry)))
     (local.set $glueB (i32.load (local.get $entry)))
     (local.set $startB (i32.add (local.get $pB) (local.get $lenB)))
-    (loop $glueBlocksB
-      (local.set $bitsB (i8x16.bitmask (i8x16.eq (v128.load (local.get $pB)) (v128.load (local.get $glueB)))))
-      (if (i32.ge_u (local.get $lenB) (i32.const 16))
-        (then
-          (if (i32.ne (local.get $bitsB) (i32.const 0xffff)) (then (br $apart)))
-          (local.set $pB (i32.add (local.get $pB) (i32.const 16)))
-          (local.set $glueB (i32.add (local.get $glueB) (i32.const 16)))
-          (local.set $lenB (i32.sub (local.get $lenB) (i32.const 16)))
-          (br $glueBlocksB)))
-      (local.set $lenB (i32.sub (i32.shl (i32.const 1) (local.get $lenB)) (i32.const 1)))
-      (if (i32.ne (i32.and (local.get $bitsB) (local.get $lenB)) (local.get $lenB)) (then (br $apart))))
+    ;; Its first 32 bytes at once (the entry's mask says which of them are glue), any
+    ;; more 16 at a time.
+    (if (i32.and (i32.load offset=12 (local.get $entry))
+                 (i32.xor (i32.or (i8x16.bitmask (i8x16.eq (v128.load (local.get $pB)) (v128.load (local.get $glueB))))
+                                  (i32.shl (i8x16.bitmask (i8x16.eq (v128.load offset=16 (local.get $pB)) (v128.load offset=16 (local.get $glueB)))) (i32.const 16)))
+                          (i32.const -1)))
+      (then (br $apart)))
+    (if (i32.gt_u (local.get $lenB) (i32.const 32))
+      (then
+        (local.set $pB (i32.add (local.get $pB) (i32.const 32)))
+        (local.set $glueB (i32.add (local.get $glueB) (i32.const 32)))
+        (local.set $lenB (i32.sub (local.get $lenB) (i32.const 32)))
+        (loop $glueBlocksB
+          (local.set $bitsB (i8x16.bitmask (i8x16.eq (v128.load (local.get $pB)) (v128.load (local.get $glueB)))))
+          (if (i32.ge_u (local.get $lenB) (i32.const 16))
+            (then
+              (if (i32.ne (local.get $bitsB) (i32.const 0xffff)) (then (br $apart)))
+              (local.set $pB (i32.add (local.get $pB) (i32.const 16)))
+              (local.set $glueB (i32.add (local.get $glueB) (i32.const 16)))
+              (local.set $lenB (i32.sub (local.get $lenB) (i32.const 16)))
+              (br $glueBlocksB)))
+          (local.set $lenB (i32.sub (i32.shl (i32.const 1) (local.get $lenB)) (i32.const 1)))
+          (if (i32.ne (i32.and (local.get $bitsB) (local.get $lenB)) (local.get $lenB)) (then (br $apart))))))
     ;; The value ends at its first '"' and holds no '\' nor control byte before it.
     ;; Only the quotes are on the way from one value to the next; the other test only
     ;; decides whether the line fits.
@@ -329,14 +354,14 @@
         (local.set $bitsB (i8x16.bitmask (i8x16.eq (local.get $vB) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
         (local.set $badB (i8x16.bitmask
           (v128.or (i8x16.eq (local.get $vB) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
-                   (i8x16.lt_u (local.get $vB) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+                   (i8x16.lt_s (local.get $vB) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
         (br_if $foundB (local.get $bitsB))
-        (if (local.get $badB) (then (br $apart)))
+        (if (local.get $badB) (then (if (call $exactBad (local.get $vB)) (then (br $apart)))))
         (local.set $pB (i32.add (local.get $pB) (i32.const 16)))
         (br $blocksB)))
     (local.set $bitsB (i32.ctz (local.get $bitsB)))
     (if (i32.and (local.get $badB) (i32.sub (i32.shl (i32.const 1) (local.get $bitsB)) (i32.const 1)))
-      (then (br $apart)))
+      (then (if (i32.and (call $exactBad (local.get $vB)) (i32.sub (i32.shl (i32.const 1) (local.get $bitsB)) (i32.const 1))) (then (br $apart)))))
     (local.set $pB (i32.add (local.get $pB) (local.get $bitsB)))
     (local.set $slotB (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
     (if (local.get $slotB)
@@ -459,17 +484,29 @@
     (local.set $len (i32.load offset=4 (local.get $entry)))
     (local.set $glue (i32.load (local.get $entry)))
     (local.set $start (i32.add (local.get $p) (local.get $len)))
-    (loop $glueBlocks
-      (local.set $bits (i8x16.bitmask (i8x16.eq (v128.load (local.get $p)) (v128.load (local.get $glue)))))
-      (if (i32.ge_u (local.get $len) (i32.const 16))
-        (then
-          (if (i32.ne (local.get $bits) (i32.const 0xffff)) (then (return (i32.const -1))))
-          (local.set $p (i32.add (local.get $p) (i32.const 16)))
-          (local.set $glue (i32.add (local.get $glue) (i32.const 16)))
-          (local.set $len (i32.sub (local.get $len) (i32.const 16)))
-          (br $glueBlocks)))
-      (local.set $len (i32.sub (i32.shl (i32.const 1) (local.get $len)) (i32.const 1)))
-      (if (i32.ne (i32.and (local.get $bits) (local.get $len)) (local.get $len)) (then (return (i32.const -1)))))
+    ;; Its first 32 bytes at once (the entry's mask says which of them are glue), any
+    ;; more 16 at a time.
+    (if (i32.and (i32.load offset=12 (local.get $entry))
+                 (i32.xor (i32.or (i8x16.bitmask (i8x16.eq (v128.load (local.get $p)) (v128.load (local.get $glue))))
+                                  (i32.shl (i8x16.bitmask (i8x16.eq (v128.load offset=16 (local.get $p)) (v128.load offset=16 (local.get $glue)))) (i32.const 16)))
+                          (i32.const -1)))
+      (then (return (i32.const -1))))
+    (if (i32.gt_u (local.get $len) (i32.const 32))
+      (then
+        (local.set $p (i32.add (local.get $p) (i32.const 32)))
+        (local.set $glue (i32.add (local.get $glue) (i32.const 32)))
+        (local.set $len (i32.sub (local.get $len) (i32.const 32)))
+        (loop $glueBlocks
+          (local.set $bits (i8x16.bitmask (i8x16.eq (v128.load (local.get $p)) (v128.load (local.get $glue)))))
+          (if (i32.ge_u (local.get $len) (i32.const 16))
+            (then
+              (if (i32.ne (local.get $bits) (i32.const 0xffff)) (then (return (i32.const -1))))
+              (local.set $p (i32.add (local.get $p) (i32.const 16)))
+              (local.set $glue (i32.add (local.get $glue) (i32.const 16)))
+              (local.set $len (i32.sub (local.get $len) (i32.const 16)))
+              (br $glueBlocks)))
+          (local.set $len (i32.sub (i32.shl (i32.const 1) (local.get $len)) (i32.const 1)))
+          (if (i32.ne (i32.and (local.get $bits) (local.get $len)) (local.get $len)) (then (return (i32.const -1)))))))
     ;; The value ends at its first '"' and holds no '\' nor control byte before it.
     ;; Only the quotes are on the way from one value to the next; the other test only
     ;; decides whether the line fits.
@@ -480,14 +517,14 @@
         (local.set $bits (i8x16.bitmask (i8x16.eq (local.get $v) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
         (local.set $bad (i8x16.bitmask
           (v128.or (i8x16.eq (local.get $v) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
-                   (i8x16.lt_u (local.get $v) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+                   (i8x16.lt_s (local.get $v) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
         (br_if $found (local.get $bits))
-        (if (local.get $bad) (then (return (i32.const -1))))
+        (if (local.get $bad) (then (if (call $exactBad (local.get $v)) (then (return (i32.const -1))))))
         (local.set $p (i32.add (local.get $p) (i32.const 16)))
         (br $blocks)))
     (local.set $bits (i32.ctz (local.get $bits)))
     (if (i32.and (local.get $bad) (i32.sub (i32.shl (i32.const 1) (local.get $bits)) (i32.const 1)))
-      (then (return (i32.const -1))))
+      (then (if (i32.and (call $exactBad (local.get $v)) (i32.sub (i32.shl (i32.const 1) (local.get $bits)) (i32.const 1))) (then (return (i32.const -1))))))
     (local.set $p (i32.add (local.get $p) (local.get $bits)))
     (local.set $slot (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
     (if (local.get $slot)
@@ -500,6 +537,14 @@
             (i32.store offset=32 (i32.add (local.get $rec) (local.get $slot)) (local.get $start))
             (i32.store offset=36 (i32.add (local.get $rec) (local.get $slot)) (local.get $p))))))
     (local.get $p))
+
+;; The '\' and control bytes of 16 bytes, as a mask. The tests on the way compare
+  ;; signed, one instruction where unsigned takes three, and so also stop at every byte
+  ;; of 128 or more (UTF-8): only then is this exact test asked.
+  (func $exactBad (param $v v128) (result i32)
+    (i8x16.bitmask
+      (v128.or (i8x16.eq (local.get $v) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
+               (i8x16.lt_u (local.get $v) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
 
   ;; After the last value's closing quote at $p: the closing glue, an optional CR, the
   ;; newline; answers the newline, or -1 when the line does not end so or is too long.

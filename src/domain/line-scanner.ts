@@ -162,6 +162,8 @@ export class LineScanner {
       words[word] = at;
       words[word + 1] = glue.length;
       words[word + 2] = slots[k]!;
+      // Which of the glue's first 32 bytes are glue, one bit each (scanJson compares 32 at once).
+      words[word + 3] = glue.length >= 32 ? -1 : 2 ** glue.length - 1;
       bytes.set(glue, at);
       at += glue.length;
     });
