@@ -20,6 +20,9 @@
 ;;                  here instead of recorded (no metric rules to run on them)
 ;;   [80, 84)       how many lines were summed after the last record of the last call
 ;;   [84, 88)       the longest line (bytes) that may be summed: longer ones are recorded
+;;   [88, 108)      scanJson's template (see there), the '-' of an empty value, its status
+;;   [108, 112)     where scanJson sums the lines of the second half of its text
+;;   [112, 128)     what $jsonLines leaves for its caller
 ;;   [4096, 20480)  per key id, the lines summed (Int32)
 ;;   [32768, 65536) per key id, their sc-bytes summed (float64)
 ;;   the text and the records, where the caller says
@@ -263,116 +266,119 @@
         (local.set $entry (local.get $table))
         (local.set $k (i32.const 0))
         (loop $keys
-    (local.set $lenA (i32.load offset=4 (local.get $entry)))
-    (local.set $glueA (i32.load (local.get $entry)))
-    (local.set $startA (i32.add (local.get $pA) (local.get $lenA)))
-    ;; Its first 32 bytes at once (the entry's mask says which of them are glue), any
-    ;; more 16 at a time.
-    (if (i32.and (i32.load offset=12 (local.get $entry))
-                 (i32.xor (i32.or (i8x16.bitmask (i8x16.eq (v128.load (local.get $pA)) (v128.load (local.get $glueA))))
-                                  (i32.shl (i8x16.bitmask (i8x16.eq (v128.load offset=16 (local.get $pA)) (v128.load offset=16 (local.get $glueA)))) (i32.const 16)))
-                          (i32.const -1)))
-      (then (br $apart)))
-    (if (i32.gt_u (local.get $lenA) (i32.const 32))
-      (then
-        (local.set $pA (i32.add (local.get $pA) (i32.const 32)))
-        (local.set $glueA (i32.add (local.get $glueA) (i32.const 32)))
-        (local.set $lenA (i32.sub (local.get $lenA) (i32.const 32)))
-        (loop $glueBlocksA
-          (local.set $bitsA (i8x16.bitmask (i8x16.eq (v128.load (local.get $pA)) (v128.load (local.get $glueA)))))
-          (if (i32.ge_u (local.get $lenA) (i32.const 16))
+          ;; Value k of each line: the steps of $jsonValue, written out once per half (V8
+          ;; does not inline WebAssembly calls, and a call per value cost more than the
+          ;; second chain gained).
+          (local.set $lenA (i32.load offset=4 (local.get $entry)))
+          (local.set $glueA (i32.load (local.get $entry)))
+          (local.set $startA (i32.add (local.get $pA) (local.get $lenA)))
+          ;; Its first 32 bytes at once (the entry's mask says which of them are glue), any
+          ;; more 16 at a time.
+          (if (i32.and (i32.load offset=12 (local.get $entry))
+                       (i32.xor (i32.or (i8x16.bitmask (i8x16.eq (v128.load (local.get $pA)) (v128.load (local.get $glueA))))
+                                        (i32.shl (i8x16.bitmask (i8x16.eq (v128.load offset=16 (local.get $pA)) (v128.load offset=16 (local.get $glueA)))) (i32.const 16)))
+                                (i32.const -1)))
+            (then (br $apart)))
+          (if (i32.gt_u (local.get $lenA) (i32.const 32))
             (then
-              (if (i32.ne (local.get $bitsA) (i32.const 0xffff)) (then (br $apart)))
+              (local.set $pA (i32.add (local.get $pA) (i32.const 32)))
+              (local.set $glueA (i32.add (local.get $glueA) (i32.const 32)))
+              (local.set $lenA (i32.sub (local.get $lenA) (i32.const 32)))
+              (loop $glueBlocksA
+                (local.set $bitsA (i8x16.bitmask (i8x16.eq (v128.load (local.get $pA)) (v128.load (local.get $glueA)))))
+                (if (i32.ge_u (local.get $lenA) (i32.const 16))
+                  (then
+                    (if (i32.ne (local.get $bitsA) (i32.const 0xffff)) (then (br $apart)))
+                    (local.set $pA (i32.add (local.get $pA) (i32.const 16)))
+                    (local.set $glueA (i32.add (local.get $glueA) (i32.const 16)))
+                    (local.set $lenA (i32.sub (local.get $lenA) (i32.const 16)))
+                    (br $glueBlocksA)))
+                (local.set $lenA (i32.sub (i32.shl (i32.const 1) (local.get $lenA)) (i32.const 1)))
+                (if (i32.ne (i32.and (local.get $bitsA) (local.get $lenA)) (local.get $lenA)) (then (br $apart))))))
+          ;; The value ends at its first '"' and holds no '\' nor control byte before it.
+          ;; Only the quotes are on the way from one value to the next; the other test only
+          ;; decides whether the line fits.
+          (local.set $pA (local.get $startA))
+          (block $foundA
+            (loop $blocksA
+              (local.set $vA (v128.load (local.get $pA)))
+              (local.set $bitsA (i8x16.bitmask (i8x16.eq (local.get $vA) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
+              (local.set $badA (i8x16.bitmask
+                (v128.or (i8x16.eq (local.get $vA) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
+                         (i8x16.lt_s (local.get $vA) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+              (br_if $foundA (local.get $bitsA))
+              (if (local.get $badA) (then (if (call $exactBad (local.get $vA)) (then (br $apart)))))
               (local.set $pA (i32.add (local.get $pA) (i32.const 16)))
-              (local.set $glueA (i32.add (local.get $glueA) (i32.const 16)))
-              (local.set $lenA (i32.sub (local.get $lenA) (i32.const 16)))
-              (br $glueBlocksA)))
-          (local.set $lenA (i32.sub (i32.shl (i32.const 1) (local.get $lenA)) (i32.const 1)))
-          (if (i32.ne (i32.and (local.get $bitsA) (local.get $lenA)) (local.get $lenA)) (then (br $apart))))))
-    ;; The value ends at its first '"' and holds no '\' nor control byte before it.
-    ;; Only the quotes are on the way from one value to the next; the other test only
-    ;; decides whether the line fits.
-    (local.set $pA (local.get $startA))
-    (block $foundA
-      (loop $blocksA
-        (local.set $vA (v128.load (local.get $pA)))
-        (local.set $bitsA (i8x16.bitmask (i8x16.eq (local.get $vA) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
-        (local.set $badA (i8x16.bitmask
-          (v128.or (i8x16.eq (local.get $vA) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
-                   (i8x16.lt_s (local.get $vA) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
-        (br_if $foundA (local.get $bitsA))
-        (if (local.get $badA) (then (if (call $exactBad (local.get $vA)) (then (br $apart)))))
-        (local.set $pA (i32.add (local.get $pA) (i32.const 16)))
-        (br $blocksA)))
-    (local.set $bitsA (i32.ctz (local.get $bitsA)))
-    (if (i32.and (local.get $badA) (i32.sub (i32.shl (i32.const 1) (local.get $bitsA)) (i32.const 1)))
-      (then (if (i32.and (call $exactBad (local.get $vA)) (i32.sub (i32.shl (i32.const 1) (local.get $bitsA)) (i32.const 1))) (then (br $apart)))))
-    (local.set $pA (i32.add (local.get $pA) (local.get $bitsA)))
-    (local.set $slotA (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
-    (if (local.get $slotA)
-      (then
-        (if (i32.eq (local.get $pA) (local.get $startA))
-          (then
-            (i32.store offset=32 (i32.add (local.get $recA) (local.get $slotA)) (i32.const 100))
-            (i32.store offset=36 (i32.add (local.get $recA) (local.get $slotA)) (i32.const 101)))
-          (else
-            (i32.store offset=32 (i32.add (local.get $recA) (local.get $slotA)) (local.get $startA))
-            (i32.store offset=36 (i32.add (local.get $recA) (local.get $slotA)) (local.get $pA))))))
-    (local.set $lenB (i32.load offset=4 (local.get $entry)))
-    (local.set $glueB (i32.load (local.get $entry)))
-    (local.set $startB (i32.add (local.get $pB) (local.get $lenB)))
-    ;; Its first 32 bytes at once (the entry's mask says which of them are glue), any
-    ;; more 16 at a time.
-    (if (i32.and (i32.load offset=12 (local.get $entry))
-                 (i32.xor (i32.or (i8x16.bitmask (i8x16.eq (v128.load (local.get $pB)) (v128.load (local.get $glueB))))
-                                  (i32.shl (i8x16.bitmask (i8x16.eq (v128.load offset=16 (local.get $pB)) (v128.load offset=16 (local.get $glueB)))) (i32.const 16)))
-                          (i32.const -1)))
-      (then (br $apart)))
-    (if (i32.gt_u (local.get $lenB) (i32.const 32))
-      (then
-        (local.set $pB (i32.add (local.get $pB) (i32.const 32)))
-        (local.set $glueB (i32.add (local.get $glueB) (i32.const 32)))
-        (local.set $lenB (i32.sub (local.get $lenB) (i32.const 32)))
-        (loop $glueBlocksB
-          (local.set $bitsB (i8x16.bitmask (i8x16.eq (v128.load (local.get $pB)) (v128.load (local.get $glueB)))))
-          (if (i32.ge_u (local.get $lenB) (i32.const 16))
+              (br $blocksA)))
+          (local.set $bitsA (i32.ctz (local.get $bitsA)))
+          (if (i32.and (local.get $badA) (i32.sub (i32.shl (i32.const 1) (local.get $bitsA)) (i32.const 1)))
+            (then (if (i32.and (call $exactBad (local.get $vA)) (i32.sub (i32.shl (i32.const 1) (local.get $bitsA)) (i32.const 1))) (then (br $apart)))))
+          (local.set $pA (i32.add (local.get $pA) (local.get $bitsA)))
+          (local.set $slotA (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
+          (if (local.get $slotA)
             (then
-              (if (i32.ne (local.get $bitsB) (i32.const 0xffff)) (then (br $apart)))
+              (if (i32.eq (local.get $pA) (local.get $startA))
+                (then
+                  (i32.store offset=32 (i32.add (local.get $recA) (local.get $slotA)) (i32.const 100))
+                  (i32.store offset=36 (i32.add (local.get $recA) (local.get $slotA)) (i32.const 101)))
+                (else
+                  (i32.store offset=32 (i32.add (local.get $recA) (local.get $slotA)) (local.get $startA))
+                  (i32.store offset=36 (i32.add (local.get $recA) (local.get $slotA)) (local.get $pA))))))
+          (local.set $lenB (i32.load offset=4 (local.get $entry)))
+          (local.set $glueB (i32.load (local.get $entry)))
+          (local.set $startB (i32.add (local.get $pB) (local.get $lenB)))
+          ;; Its first 32 bytes at once (the entry's mask says which of them are glue), any
+          ;; more 16 at a time.
+          (if (i32.and (i32.load offset=12 (local.get $entry))
+                       (i32.xor (i32.or (i8x16.bitmask (i8x16.eq (v128.load (local.get $pB)) (v128.load (local.get $glueB))))
+                                        (i32.shl (i8x16.bitmask (i8x16.eq (v128.load offset=16 (local.get $pB)) (v128.load offset=16 (local.get $glueB)))) (i32.const 16)))
+                                (i32.const -1)))
+            (then (br $apart)))
+          (if (i32.gt_u (local.get $lenB) (i32.const 32))
+            (then
+              (local.set $pB (i32.add (local.get $pB) (i32.const 32)))
+              (local.set $glueB (i32.add (local.get $glueB) (i32.const 32)))
+              (local.set $lenB (i32.sub (local.get $lenB) (i32.const 32)))
+              (loop $glueBlocksB
+                (local.set $bitsB (i8x16.bitmask (i8x16.eq (v128.load (local.get $pB)) (v128.load (local.get $glueB)))))
+                (if (i32.ge_u (local.get $lenB) (i32.const 16))
+                  (then
+                    (if (i32.ne (local.get $bitsB) (i32.const 0xffff)) (then (br $apart)))
+                    (local.set $pB (i32.add (local.get $pB) (i32.const 16)))
+                    (local.set $glueB (i32.add (local.get $glueB) (i32.const 16)))
+                    (local.set $lenB (i32.sub (local.get $lenB) (i32.const 16)))
+                    (br $glueBlocksB)))
+                (local.set $lenB (i32.sub (i32.shl (i32.const 1) (local.get $lenB)) (i32.const 1)))
+                (if (i32.ne (i32.and (local.get $bitsB) (local.get $lenB)) (local.get $lenB)) (then (br $apart))))))
+          ;; The value ends at its first '"' and holds no '\' nor control byte before it.
+          ;; Only the quotes are on the way from one value to the next; the other test only
+          ;; decides whether the line fits.
+          (local.set $pB (local.get $startB))
+          (block $foundB
+            (loop $blocksB
+              (local.set $vB (v128.load (local.get $pB)))
+              (local.set $bitsB (i8x16.bitmask (i8x16.eq (local.get $vB) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
+              (local.set $badB (i8x16.bitmask
+                (v128.or (i8x16.eq (local.get $vB) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
+                         (i8x16.lt_s (local.get $vB) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+              (br_if $foundB (local.get $bitsB))
+              (if (local.get $badB) (then (if (call $exactBad (local.get $vB)) (then (br $apart)))))
               (local.set $pB (i32.add (local.get $pB) (i32.const 16)))
-              (local.set $glueB (i32.add (local.get $glueB) (i32.const 16)))
-              (local.set $lenB (i32.sub (local.get $lenB) (i32.const 16)))
-              (br $glueBlocksB)))
-          (local.set $lenB (i32.sub (i32.shl (i32.const 1) (local.get $lenB)) (i32.const 1)))
-          (if (i32.ne (i32.and (local.get $bitsB) (local.get $lenB)) (local.get $lenB)) (then (br $apart))))))
-    ;; The value ends at its first '"' and holds no '\' nor control byte before it.
-    ;; Only the quotes are on the way from one value to the next; the other test only
-    ;; decides whether the line fits.
-    (local.set $pB (local.get $startB))
-    (block $foundB
-      (loop $blocksB
-        (local.set $vB (v128.load (local.get $pB)))
-        (local.set $bitsB (i8x16.bitmask (i8x16.eq (local.get $vB) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
-        (local.set $badB (i8x16.bitmask
-          (v128.or (i8x16.eq (local.get $vB) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
-                   (i8x16.lt_s (local.get $vB) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
-        (br_if $foundB (local.get $bitsB))
-        (if (local.get $badB) (then (if (call $exactBad (local.get $vB)) (then (br $apart)))))
-        (local.set $pB (i32.add (local.get $pB) (i32.const 16)))
-        (br $blocksB)))
-    (local.set $bitsB (i32.ctz (local.get $bitsB)))
-    (if (i32.and (local.get $badB) (i32.sub (i32.shl (i32.const 1) (local.get $bitsB)) (i32.const 1)))
-      (then (if (i32.and (call $exactBad (local.get $vB)) (i32.sub (i32.shl (i32.const 1) (local.get $bitsB)) (i32.const 1))) (then (br $apart)))))
-    (local.set $pB (i32.add (local.get $pB) (local.get $bitsB)))
-    (local.set $slotB (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
-    (if (local.get $slotB)
-      (then
-        (if (i32.eq (local.get $pB) (local.get $startB))
-          (then
-            (i32.store offset=32 (i32.add (local.get $recB) (local.get $slotB)) (i32.const 100))
-            (i32.store offset=36 (i32.add (local.get $recB) (local.get $slotB)) (i32.const 101)))
-          (else
-            (i32.store offset=32 (i32.add (local.get $recB) (local.get $slotB)) (local.get $startB))
-            (i32.store offset=36 (i32.add (local.get $recB) (local.get $slotB)) (local.get $pB))))))
+              (br $blocksB)))
+          (local.set $bitsB (i32.ctz (local.get $bitsB)))
+          (if (i32.and (local.get $badB) (i32.sub (i32.shl (i32.const 1) (local.get $bitsB)) (i32.const 1)))
+            (then (if (i32.and (call $exactBad (local.get $vB)) (i32.sub (i32.shl (i32.const 1) (local.get $bitsB)) (i32.const 1))) (then (br $apart)))))
+          (local.set $pB (i32.add (local.get $pB) (local.get $bitsB)))
+          (local.set $slotB (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
+          (if (local.get $slotB)
+            (then
+              (if (i32.eq (local.get $pB) (local.get $startB))
+                (then
+                  (i32.store offset=32 (i32.add (local.get $recB) (local.get $slotB)) (i32.const 100))
+                  (i32.store offset=36 (i32.add (local.get $recB) (local.get $slotB)) (i32.const 101)))
+                (else
+                  (i32.store offset=32 (i32.add (local.get $recB) (local.get $slotB)) (local.get $startB))
+                  (i32.store offset=36 (i32.add (local.get $recB) (local.get $slotB)) (local.get $pB))))))
           (local.set $entry (i32.add (local.get $entry) (i32.const 16)))
           (local.set $k (i32.add (local.get $k) (i32.const 1)))
           (br_if $keys (i32.lt_u (local.get $k) (local.get $n))))
