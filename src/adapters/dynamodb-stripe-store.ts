@@ -1,5 +1,6 @@
 import {
   DeleteItemCommand,
+  GetItemCommand,
   PutItemCommand,
   UpdateItemCommand,
   type AttributeValue,
@@ -52,6 +53,12 @@ export class DynamoStripeStore implements StripeStore {
   async links(): Promise<StripeLink[]> {
     const items = await this.queryAll({ KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': { S: STRIPE_LINK_PARTITION } }, ConsistentRead: true });
     return items.map(linkOf);
+  }
+
+  async linkOf(account: string): Promise<StripeLink | undefined> {
+    const key = stripeLinkKey(account);
+    const output = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: { PK: { S: key.PK }, SK: { S: key.SK } }, ConsistentRead: true }));
+    return output.Item === undefined ? undefined : linkOf(output.Item);
   }
 
   async records(account: string, from: string, to: string): Promise<StripeOutboxRecord[]> {

@@ -10,6 +10,7 @@ import { ConfigError } from '../domain/errors';
 import { metricNames } from '../domain/metric-rules';
 import type { AwsClients } from './clients';
 import { DynamoCloseStore } from './dynamodb-close-store';
+import { DynamoStripeStore } from './dynamodb-stripe-store';
 import { FetchWebhookTransport } from './fetch-webhook-transport';
 import { DynamoMonthRechecks, DynamoQuotaStore, DynamoThresholdStore } from './dynamodb-quotas';
 import { DynamoUsageReader } from './dynamodb-usage-reader';
@@ -34,6 +35,15 @@ export function createCloserDeps(config: CloserConfig, clients: AwsClients, log:
     // An ingest attempt holds its message at most this long (function timeout plus one heartbeat).
     settleSeconds: config.tally.visibilityTimeoutSeconds,
     ...extra,
+  };
+}
+
+/** What the closer hands the Stripe sender its pending accounts with, each run (see handPendingAccounts); undefined without Stripe. */
+export function createStripeHandOff(config: CloserConfig, clients: Pick<AwsClients, 'dynamodb' | 'sqs'>): { store: DynamoStripeStore; queue: SqsStripeSendQueue } | undefined {
+  if (config.stripeQueueUrl === undefined) return undefined;
+  return {
+    store: new DynamoStripeStore({ client: clients.dynamodb, tableName: config.tally.tableName }),
+    queue: new SqsStripeSendQueue({ client: clients.sqs, queueUrl: config.stripeQueueUrl }),
   };
 }
 

@@ -317,6 +317,8 @@ export interface StripeStore {
   unlink(account: string): Promise<StripeLink | undefined>;
   /** Every link, by account (one Query). */
   links(): Promise<StripeLink[]>;
+  /** `account`'s link, if any (one consistent read). */
+  linkOf(account: string): Promise<StripeLink | undefined>;
   /** `account`'s outbox records of `from..to`, by day, metric and revision (strongly consistent). */
   records(account: string, from: string, to: string): Promise<StripeOutboxRecord[]>;
   /** Writes a new record unless one exists for its (account, metric, day, revision): true when written. */
@@ -363,7 +365,10 @@ export interface StripeSendQueue {
 }
 
 /** A message of the Stripe send queue. */
-export type StripeSendMessage = { readonly day: string; readonly revision: number } | { readonly account: string };
+export type StripeSendMessage =
+  | { readonly day: string; readonly revision: number }
+  /** An account's closed days planned again (a link, an adjustment), then its pending records sent; with `sendOnly`, only sent (the closer's hand-off). */
+  | { readonly account: string; readonly sendOnly?: true };
 
 /** The log objects that contributed to an account-day, each with its whole contribution (explain). */
 export interface SourceReader {

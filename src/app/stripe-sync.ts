@@ -52,6 +52,9 @@ export interface StripeSyncDeps {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
+/** How far back the sender (and the closer's hand-off) looks for pending records: past Stripe's 35 days, nothing is sent anyway. */
+export const PENDING_DAYS = 60;
+
 export const STRIPE_RETRY_DEFAULTS = { attempts: 6, baseMs: 500, maxMs: 8_000 } as const;
 const LEASE_SECONDS = 120;
 
@@ -133,12 +136,20 @@ export async function planAccountDays(deps: StripeSyncDeps, link: StripeLink, da
   return written;
 }
 
+/** The links a scope names: those given, or one account's (one read, however many accounts are linked), or all. */
+async function linksOf(deps: StripeSyncDeps, scope: { account?: string; links?: readonly StripeLink[] }): Promise<readonly StripeLink[]> {
+  if (scope.links !== undefined) return scope.links.filter((link) => scope.account === undefined || link.account === scope.account);
+  if (scope.account === undefined) return deps.store.links();
+  const link = await deps.store.linkOf(scope.account);
+  return link === undefined ? [] : [link];
+}
+
 /**
  * Plans the closed days `from..to` of every linked account (or of `account`): new
  * revisions, and adjustments made since the last event. Returns how many records it wrote.
  */
 export async function planLinked(deps: StripeSyncDeps, scope: { account?: string; from: string; to: string; links?: readonly StripeLink[] }): Promise<number> {
-  const links = (scope.links ?? (await deps.store.links())).filter((link) => scope.account === undefined || link.account === scope.account);
+  const links = await linksOf(deps, scope);
   if (links.length === 0 || scope.from > scope.to) return 0;
   const days = await deps.closeStore.closedDays(scope.from, scope.to);
   let planned = 0;
@@ -195,9 +206,9 @@ export async function sendPending(
   scope: { account?: string; from?: string; to?: string; links?: readonly StripeLink[]; retryFailed?: boolean } = {},
 ): Promise<SendReport> {
   const at = now(deps);
-  const from = scope.from ?? addDays(dayOf(at), -60);
+  const from = scope.from ?? addDays(dayOf(at), -PENDING_DAYS);
   const to = scope.to ?? dayOf(at);
-  const links = (scope.links ?? (await deps.store.links())).filter((link) => scope.account === undefined || link.account === scope.account);
+  const links = await linksOf(deps, scope);
   const groups: { link: StripeLink; records: StripeOutboxRecord[] }[] = [];
   for (const link of links) {
     let records = await deps.store.records(link.account, from, to);
@@ -330,7 +341,7 @@ export async function handleStripeMessage(deps: StripeSyncDeps, message: StripeS
   let report: SendReport;
   if ('account' in message) {
     // A link or an adjustment: plan the account's closed days still inside the window (written once), then send.
-    await planLinked(deps, { account: message.account, ...sendableWindow(now(deps), deps.graceHours) });
+    if (message.sendOnly !== true) await planLinked(deps, { account: message.account, ...sendableWindow(now(deps), deps.graceHours) });
     report = await sendPending(deps, { account: message.account });
   } else {
     const links = await planRevision(deps, message.day, message.revision);
@@ -346,10 +357,35 @@ export async function handleStripeMessage(deps: StripeSyncDeps, message: StripeS
   return report;
 }
 
+/**
+ * Hands the Stripe sender every linked account with a record still pending, as the
+ * closer does each hourly run on AWS (`{account, sendOnly}`: the sender sends what is
+ * pending, nothing is planned). So what a message left pending when its receives ran out
+ * (Stripe down longer than the queue retries; the message in the DLQ) reaches Stripe
+ * within the hour of Stripe answering again, with no one running `tally stripe push`.
+ * Costs one read of the links and one of each linked account's records of the last
+ * {@link PENDING_DAYS} days; an account with nothing pending costs the queue nothing.
+ */
+export async function handPendingAccounts(
+  deps: { readonly store: Pick<StripeStore, 'links' | 'records'>; readonly queue: StripeSendQueue; readonly clock?: () => Date },
+  concurrency = 8,
+): Promise<{ linked: number; handed: number }> {
+  const today = dayOf((deps.clock ?? (() => new Date()))());
+  const links = await deps.store.links();
+  let handed = 0;
+  await mapWithConcurrency(links, concurrency, async (link) => {
+    const records = await deps.store.records(link.account, addDays(today, -PENDING_DAYS), today);
+    if (!records.some((record) => record.state === 'pending')) return;
+    await deps.queue.enqueue({ account: link.account, sendOnly: true });
+    handed++;
+  });
+  return { linked: links.length, handed };
+}
+
 /** Parses a send-queue message body. */
 export function parseStripeMessage(body: string): StripeSendMessage {
-  const parsed = JSON.parse(body) as { day?: unknown; revision?: unknown; account?: unknown };
-  if (typeof parsed.account === 'string') return { account: parsed.account };
+  const parsed = JSON.parse(body) as { day?: unknown; revision?: unknown; account?: unknown; sendOnly?: unknown };
+  if (typeof parsed.account === 'string') return parsed.sendOnly === true ? { account: parsed.account, sendOnly: true } : { account: parsed.account };
   if (typeof parsed.day === 'string' && typeof parsed.revision === 'number') return { day: parsed.day, revision: parsed.revision };
   throw new Error('not a Stripe send message: expected {"day","revision"} or {"account"}');
 }

@@ -692,7 +692,7 @@ describe('least privilege', () => {
         Resource: { 'Fn::Sub': ['arn:${AWS::Partition}:s3:::${LogBucketName}/exports/*', { LogBucketName: ref('LogBucket') }] },
       },
       { Sid: 'QueueWebhookEvents', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: getAtt('WebhookQueue') },
-      { Sid: 'QueueStripeRevisions', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: getAtt('StripeQueue') },
+      { Sid: 'QueueStripeWork', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: getAtt('StripeQueue') },
     ]);
     const closer = resource(template(prod), 'CloserLambdaFunction', 'AWS::Lambda::Function').Properties;
     expect(closer.Environment.Variables).toMatchObject({ TALLY_CLOSE_GRACE_HOURS: '48', TALLY_EXPORT_BUCKET: ref('LogBucket'), TALLY_EXPORT_PREFIX: 'exports/' });

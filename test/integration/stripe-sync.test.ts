@@ -3,10 +3,12 @@ import Stripe from 'stripe';
 import { ingestBatch, type IngestDeps } from '../../src/app/ingest';
 import { jsonLog, type Log } from '../../src/app/log';
 import { sendStripeBatch } from '../../src/app/stripe-sender';
-import { handleStripeMessage, linkAccount, planAccountDays, sendPending, type StripeSyncDeps } from '../../src/app/stripe-sync';
+import { handPendingAccounts, handleStripeMessage, linkAccount, planAccountDays, sendPending, type StripeSyncDeps } from '../../src/app/stripe-sync';
 import { sendWebhooks } from '../../src/app/webhook-sender';
 import { readConfig } from '../../src/adapters/config';
 import { DynamoCloseStore } from '../../src/adapters/dynamodb-close-store';
+import { readCloserConfig } from '../../src/adapters/handoff-config';
+import { createStripeHandOff } from '../../src/adapters/handoff-deps';
 import { FetchWebhookTransport } from '../../src/adapters/fetch-webhook-transport';
 import { SqsStripeSendQueue } from '../../src/adapters/sqs-stripe-send-queue';
 import { readStripeConfig } from '../../src/adapters/stripe-config';
@@ -292,6 +294,50 @@ describe('closed days reach Stripe meters exactly once', () => {
       ['delivered', 13],
     ]);
     expect(s.server.billedByDay('cdn_requests', 'cus_down00001')).toEqual(await tallyTotals(s.closeStore, acme, 'requests', [D1]));
+  });
+
+  it('what a message left pending when its receives ran out is sent once the closer hands the account to the queue', async () => {
+    // On AWS the closer does this each hourly run (handlers/close-days.ts): no one runs tally stripe push.
+    const queues = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
+    const s = await scenario(CLOSE_AT, { stripeQueueUrl: queues.queueUrl });
+    const [acme, globex, initech] = [uniqueId('acme'), uniqueId('globex'), uniqueId('initech')];
+    await ingestLog(s.ingestDeps, D1, 10, 23, [acme, globex, initech], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    for (const [account, customer] of [[acme, 'cus_handoff001'], [globex, 'cus_handoff002'], [initech, 'cus_handoff003']] as const) {
+      await s.sync().store.link({ account, customer, linkedAt: CLOSE_AT.toISOString() });
+    }
+    // initech's days went out; then the revision's last receive while Stripe is down: its message goes
+    // to the DLQ, acme's and globex's records stay pending.
+    await handleStripeMessage(s.sync(), { account: initech });
+    s.server.fail({ status: 503 }, 1000);
+    const down = await handleStripeMessage(s.sync(), { day: D1, revision: 1 });
+    s.server.clearFaults();
+    const pendingBefore = (await s.sync().store.records(acme, D1, D1)).map((r) => r.state);
+
+    const handOff = createStripeHandOff(readCloserConfig({ ...s.env, TALLY_STRIPE_QUEUE_URL: queues.queueUrl }), testClients(info))!;
+    const handed = await handPendingAccounts({ ...handOff, clock: at(CLOSE_AT) });
+    const { sqs } = testClients(info);
+    const received = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const batch = await sendStripeBatch(
+      { Records: (received.Messages ?? []).map((m) => sqsRecord(m.Body!, { messageId: m.MessageId! })) },
+      { sync: s.sync(), backoffSeconds: 1, maxBackoffSeconds: 1 },
+    );
+    const again = await handPendingAccounts({ ...handOff, clock: at(CLOSE_AT) });
+
+    expect(down.left).toBe(4);
+    expect(pendingBefore).toEqual(['pending', 'pending']);
+    // This test's table holds these three links only; initech had nothing pending.
+    expect(handed).toEqual({ linked: 3, handed: 2 });
+    const bodies = (received.Messages ?? []).map((m) => m.Body!).sort();
+    expect(bodies).toEqual([JSON.stringify({ account: acme, sendOnly: true }), JSON.stringify({ account: globex, sendOnly: true })].sort());
+    expect(batch.batchItemFailures).toEqual([]);
+    expect(s.server.billedByDay('cdn_requests', 'cus_handoff001')).toEqual(await tallyTotals(s.closeStore, acme, 'requests', [D1]));
+    expect(s.server.billedByDay('cdn_bytes', 'cus_handoff002')).toEqual(await tallyTotals(s.closeStore, globex, 'bytes', [D1]));
+    // Six events in all, each once, though acme's and globex's identifiers were tried while Stripe was down.
+    expect(s.server.events()).toHaveLength(6);
+    expect(new Set(s.server.events().map((e) => e.identifier)).size).toBe(6);
+    expect((await s.sync().store.records(acme, D1, D1)).map((r) => r.state)).toEqual(['delivered', 'delivered']);
+    expect(again).toEqual({ linked: 3, handed: 0 });
   });
 
   it('answers 429 to overlapping calls for a customer and meter; Tally retries and holds one call at a time', async () => {
