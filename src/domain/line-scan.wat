@@ -221,7 +221,7 @@
     (local $mid i32) (local $recMid i32) (local $pairSums i32) (local $n i32) (local $table i32) (local $k i32) (local $entry i32)
     (local $lineA i32) (local $pA i32) (local $recA i32) (local $writtenA i32) (local $summedA i32)
     (local $lineB i32) (local $pB i32) (local $recB i32) (local $writtenB i32) (local $summedB i32)
-    (local $statusA i32) (local $i i32)
+    (local $statusA i32) (local $i i32) (local $glueLen i32) (local $glueAt i32) (local $glueMask i32) (local $slotOf i32)
     (local $lenA i32) (local $glueA i32) (local $startA i32) (local $bitsA i32) (local $badA i32) (local $slotA i32) (local $vA v128)
     (local $lenB i32) (local $glueB i32) (local $startB i32) (local $bitsB i32) (local $badB i32) (local $slotB i32) (local $vB v128)
     (local.set $n (i32.load (i32.const 88)))
@@ -269,12 +269,16 @@
           ;; Value k of each line: the steps of $jsonValue, written out once per half (V8
           ;; does not inline WebAssembly calls, and a call per value cost more than the
           ;; second chain gained).
-          (local.set $lenA (i32.load offset=4 (local.get $entry)))
-          (local.set $glueA (i32.load (local.get $entry)))
+          (local.set $glueLen (i32.load offset=4 (local.get $entry)))
+          (local.set $glueAt (i32.load (local.get $entry)))
+          (local.set $glueMask (i32.load offset=12 (local.get $entry)))
+          (local.set $slotOf (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
+          (local.set $lenA (local.get $glueLen))
+          (local.set $glueA (local.get $glueAt))
           (local.set $startA (i32.add (local.get $pA) (local.get $lenA)))
           ;; Its first 32 bytes at once (the entry's mask says which of them are glue), any
           ;; more 16 at a time.
-          (if (i32.and (i32.load offset=12 (local.get $entry))
+          (if (i32.and (local.get $glueMask)
                        (i32.xor (i32.or (i8x16.bitmask (i8x16.eq (v128.load (local.get $pA)) (v128.load (local.get $glueA))))
                                         (i32.shl (i8x16.bitmask (i8x16.eq (v128.load offset=16 (local.get $pA)) (v128.load offset=16 (local.get $glueA)))) (i32.const 16)))
                                 (i32.const -1)))
@@ -314,7 +318,7 @@
           (if (i32.and (local.get $badA) (i32.sub (i32.shl (i32.const 1) (local.get $bitsA)) (i32.const 1)))
             (then (if (i32.and (call $exactBad (local.get $vA)) (i32.sub (i32.shl (i32.const 1) (local.get $bitsA)) (i32.const 1))) (then (br $apart)))))
           (local.set $pA (i32.add (local.get $pA) (local.get $bitsA)))
-          (local.set $slotA (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
+          (local.set $slotA (local.get $slotOf))
           (if (local.get $slotA)
             (then
               (if (i32.eq (local.get $pA) (local.get $startA))
@@ -324,12 +328,12 @@
                 (else
                   (i32.store offset=32 (i32.add (local.get $recA) (local.get $slotA)) (local.get $startA))
                   (i32.store offset=36 (i32.add (local.get $recA) (local.get $slotA)) (local.get $pA))))))
-          (local.set $lenB (i32.load offset=4 (local.get $entry)))
-          (local.set $glueB (i32.load (local.get $entry)))
+          (local.set $lenB (local.get $glueLen))
+          (local.set $glueB (local.get $glueAt))
           (local.set $startB (i32.add (local.get $pB) (local.get $lenB)))
           ;; Its first 32 bytes at once (the entry's mask says which of them are glue), any
           ;; more 16 at a time.
-          (if (i32.and (i32.load offset=12 (local.get $entry))
+          (if (i32.and (local.get $glueMask)
                        (i32.xor (i32.or (i8x16.bitmask (i8x16.eq (v128.load (local.get $pB)) (v128.load (local.get $glueB))))
                                         (i32.shl (i8x16.bitmask (i8x16.eq (v128.load offset=16 (local.get $pB)) (v128.load offset=16 (local.get $glueB)))) (i32.const 16)))
                                 (i32.const -1)))
@@ -369,7 +373,7 @@
           (if (i32.and (local.get $badB) (i32.sub (i32.shl (i32.const 1) (local.get $bitsB)) (i32.const 1)))
             (then (if (i32.and (call $exactBad (local.get $vB)) (i32.sub (i32.shl (i32.const 1) (local.get $bitsB)) (i32.const 1))) (then (br $apart)))))
           (local.set $pB (i32.add (local.get $pB) (local.get $bitsB)))
-          (local.set $slotB (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
+          (local.set $slotB (local.get $slotOf))
           (if (local.get $slotB)
             (then
               (if (i32.eq (local.get $pB) (local.get $startB))
