@@ -164,23 +164,23 @@ describe('exactly once at volume: a busy account-day between an attempt and its 
     const replay = await ingestBatch(batch(s3NotificationMessage(combined)), testIngestDeps(env));
 
     expect(last.batchItemFailures).toHaveLength(1);
-    expect(replay.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 3, applied: 1, duplicates: 2, pinned: true });
+    expect(replay.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 3, applied: 1, duplicates: 2, unresolved: 0 });
     for (const account of accounts) expect(await requestsOf(account)).toBe(301);
   }, 180_000);
 
-  it('counts exactly when the last receive died unseen and the histories rolled far past it: its pins answer', async () => {
+  it('counts exactly when the last receive died unseen and the histories rolled far past it: its tombstones answer, no pin is written', async () => {
     const accounts = [uniqueId('lst-a'), uniqueId('lst-b'), uniqueId('lst-c')];
     const combined = await objectForMany(accounts);
     const env = { TALLY_MAX_RECEIVE_COUNT: '3', TALLY_INCREMENT_CONCURRENCY: '1' };
     const dead = testIngestDeps(env, { clients: (c) => dieAfterUpdates(c.dynamodb, 1) });
 
     await ingestBatch(batch(s3NotificationMessage(combined, { receiveCount: 3 })), dead);
-    const pinnedMidway = await pinsOn(accounts);
+    const pinsMidway = await pinsOn(accounts);
     await otherTraffic(accounts, 400, env);
     const replay = await ingestBatch(batch(s3NotificationMessage(combined)), testIngestDeps(env));
 
-    expect(pinnedMidway).toBe(1);
-    expect(replay.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 3, applied: 2, duplicates: 1, pinned: true });
+    expect(pinsMidway).toBe(0);
+    expect(replay.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 3, applied: 2, duplicates: 1, unresolved: 0 });
     for (const account of accounts) expect(await requestsOf(account)).toBe(401);
     expect(await pinsOn(accounts)).toBe(0);
   }, 180_000);

@@ -1,0 +1,107 @@
+import { randomBytes } from 'node:crypto';
+import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { ingestBatch } from '../../src/app/ingest';
+import { readConfig } from '../../src/adapters/config';
+import { historyMinute } from '../../src/adapters/history-update';
+import { incrementKey } from '../../src/domain/idempotency-key';
+import { attemptKey, pinAttribute, usageKey } from '../../src/domain/keys';
+import type { LogObjectRef } from '../../src/domain/log-object';
+import { localEnvironment } from '../../src/local/stack';
+import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+
+/**
+ * Shards written by versions of Tally that pinned objects (the last receive, inline
+ * runs) and dropped keys by age without tombstones. Built here item by item through
+ * DynamoDB's own API, as such a version left them: an attempt that pinned its increment
+ * and died unseen, then a history that rolled the key out. Only the pin still says the
+ * increment was applied; Tally no longer writes pins, but reads this one.
+ */
+const info = testStackInfo();
+const { dynamodb } = testClients(info);
+const DAY = '2026-11-21';
+const config = readConfig(localEnvironment(info));
+
+const requestsOf = async (account: string) => (await readCounters(dynamodb, info.table, account, DAY, DAY))[DAY]?.requests ?? 0;
+
+/** One object with one request for each of `accounts` on DAY. */
+async function objectFor(accounts: readonly string[]): Promise<LogObjectRef> {
+  const text = [
+    '#Version: 1.0',
+    '#Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status',
+    ...accounts.map((account) => `${DAY}\t00:00:01\tIAD89-C1\t100\t192.0.2.1\tGET\t${account}.example.com\t/x\t200`),
+  ].join('\n');
+  return putLogObject(`cloudfront/${uniqueId('E2PIN')}.${DAY}-00.x.gz`, `${text}\n`);
+}
+
+/**
+ * `ref`'s shard of `account` as a pinning version left it once its history (no `x`:
+ * from before every drop was tombstoned) had rolled `ref`'s key out by age: full of
+ * other keys added after the attempt, the counters including `ref`'s one request, and
+ * the pin `pin`.
+ */
+async function rolledPinnedShard(ref: LogObjectRef, account: string, pin: string, now: Date): Promise<Record<string, AttributeValue>> {
+  const { shard } = incrementKey(ref, account, DAY, config.keyScheme);
+  const key = usageKey({ accountId: account, day: DAY, shard });
+  const minute = { N: String(historyMinute(DAY, now)) };
+  const item: Record<string, AttributeValue> = {
+    PK: { S: key.PK },
+    SK: { S: key.SK },
+    requests: { N: String(config.historyCap + 1) },
+    bytes: { N: String(100 * (config.historyCap + 1)) },
+    h: { L: Array.from({ length: config.historyCap }, () => ({ B: randomBytes(config.keyScheme.keyBytes) })) },
+    t: { L: Array.from({ length: config.historyCap }, () => minute) },
+    updatedAt: { S: now.toISOString() },
+    d: { S: DAY },
+    [pin]: minute,
+  };
+  await dynamodb.send(new PutItemCommand({ TableName: info.table, Item: item }));
+  return item;
+}
+
+/** The `started` record a pinning version wrote before its last receive applied anything. */
+async function pinnedAttemptRecord(ref: LogObjectRef, startedAt: Date, since: Date): Promise<void> {
+  const key = attemptKey(ref, `${startedAt.toISOString()}-old`, 0);
+  await dynamodb.send(
+    new PutItemCommand({
+      TableName: info.table,
+      Item: {
+        PK: { S: key.PK },
+        SK: { S: key.SK },
+        startedAt: { S: startedAt.toISOString() },
+        state: { S: 'started' },
+        pinned: { BOOL: true },
+        since: { S: since.toISOString() },
+        ttl: { N: String(Math.floor(Date.now() / 1000) + 86_400) },
+      },
+    }),
+  );
+}
+
+describe('exactly once over pins written by earlier versions', () => {
+  it('counts an increment as applied when only its pin on a shard says so, and leaves it unresolved when the pin is another object\'s', async () => {
+    const createdAt = new Date(Date.now() - 3_600_000);
+    const now = new Date();
+    const [pinnedOld, pinnedNew, otherOld, otherNew] = ['pin-old', 'pin-new', 'oth-old', 'oth-new'].map(uniqueId) as [string, string, string, string];
+    const pinned = await objectFor([pinnedOld, pinnedNew]);
+    const other = await objectFor([otherOld, otherNew]);
+    for (const ref of [pinned, other]) await pinnedAttemptRecord(ref, new Date(createdAt.getTime() + 60_000), createdAt);
+    const shard = await rolledPinnedShard(pinned, pinnedOld, pinAttribute(pinned), now);
+    // The same state, but the pin there is another object's: nothing says `other` applied its increment.
+    await rolledPinnedShard(other, otherOld, pinAttribute({ ...other, etag: 'another' }), now);
+
+    // The replay from the DLQ: a new message, a first receive, days after.
+    const replay = await ingestBatch({ Records: [s3NotificationMessage(pinned, { createdAt }), s3NotificationMessage(other, { createdAt })] }, testIngestDeps());
+
+    expect(replay.batchItemFailures).toEqual([]);
+    expect(replay.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 2, applied: 1, duplicates: 1, unresolved: 0 });
+    expect(await requestsOf(pinnedOld)).toBe(config.historyCap + 1);
+    expect(await requestsOf(pinnedNew)).toBe(1);
+    // Read, never written: the pinned shard is as the earlier version left it.
+    const after = await dynamodb.send(new GetItemCommand({ TableName: info.table, Key: { PK: shard.PK!, SK: shard.SK! }, ConsistentRead: true }));
+    expect(after.Item).toEqual(shard);
+
+    expect(replay.results[1]?.objects[0]).toMatchObject({ status: 'counted', increments: 2, applied: 1, duplicates: 0, unresolved: 1 });
+    expect(await requestsOf(otherOld)).toBe(config.historyCap + 1);
+    expect(await requestsOf(otherNew)).toBe(1);
+  }, 60_000);
+});
