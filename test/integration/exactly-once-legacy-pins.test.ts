@@ -7,7 +7,7 @@ import { incrementKey } from '../../src/domain/idempotency-key';
 import { attemptKey, pinAttribute, usageKey } from '../../src/domain/keys';
 import type { LogObjectRef } from '../../src/domain/log-object';
 import { localEnvironment } from '../../src/local/stack';
-import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { putRequestsObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 /**
  * Shards written by versions of Tally that pinned objects (the last receive, inline
@@ -22,16 +22,6 @@ const DAY = '2026-11-21';
 const config = readConfig(localEnvironment(info));
 
 const requestsOf = async (account: string) => (await readCounters(dynamodb, info.table, account, DAY, DAY))[DAY]?.requests ?? 0;
-
-/** One object with one request for each of `accounts` on DAY. */
-async function objectFor(accounts: readonly string[]): Promise<LogObjectRef> {
-  const text = [
-    '#Version: 1.0',
-    '#Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status',
-    ...accounts.map((account) => `${DAY}\t00:00:01\tIAD89-C1\t100\t192.0.2.1\tGET\t${account}.example.com\t/x\t200`),
-  ].join('\n');
-  return putLogObject(`cloudfront/${uniqueId('E2PIN')}.${DAY}-00.x.gz`, `${text}\n`);
-}
 
 /**
  * `ref`'s shard of `account` as a pinning version left it once its history (no `x`:
@@ -82,8 +72,8 @@ describe('exactly once over pins written by earlier versions', () => {
     const createdAt = new Date(Date.now() - 3_600_000);
     const now = new Date();
     const [pinnedOld, pinnedNew, otherOld, otherNew] = ['pin-old', 'pin-new', 'oth-old', 'oth-new'].map(uniqueId) as [string, string, string, string];
-    const pinned = await objectFor([pinnedOld, pinnedNew]);
-    const other = await objectFor([otherOld, otherNew]);
+    const pinned = await putRequestsObject([pinnedOld, pinnedNew], DAY);
+    const other = await putRequestsObject([otherOld, otherNew], DAY);
     for (const ref of [pinned, other]) await pinnedAttemptRecord(ref, new Date(createdAt.getTime() + 60_000), createdAt);
     const shard = await rolledPinnedShard(pinned, pinnedOld, pinAttribute(pinned), now);
     // The same state, but the pin there is another object's: nothing says `other` applied its increment.

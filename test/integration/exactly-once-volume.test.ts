@@ -9,7 +9,7 @@ import { localEnvironment } from '../../src/local/stack';
 import { crashAfterUpdates, dieAfterUpdates, throttleUpdates } from '../support/faults';
 import { tallyCommand } from '../support/cli';
 import { captureIo, notificationBody, operatorEnv, sendBodies } from '../support/operator';
-import { createTestQueues, putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { createTestQueues, putLogObject, putRequestsObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 const info = testStackInfo();
 const { dynamodb } = testClients(info);
@@ -237,14 +237,7 @@ async function pinsOn(accounts: readonly string[]): Promise<number> {
 }
 
 /** One object with one request for each of `accounts`. */
-async function objectForMany(accounts: readonly string[]) {
-  const text = [
-    '#Version: 1.0',
-    '#Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status',
-    ...accounts.map((account) => `${DAY}\t00:00:01\tIAD89-C1\t100\t192.0.2.1\tGET\t${account}.example.com\t/x\t200`),
-  ].join('\n');
-  return putLogObject(`cloudfront/${uniqueId('E2MANY')}.${DAY}-00.x.gz`, `${text}\n`);
-}
+const objectForMany = (accounts: readonly string[]) => putRequestsObject(accounts, DAY);
 
 /** Every UpdateItem after the first `k` is throttled (the SDK retries, then gives up). */
 function throttleAfter(client: Parameters<typeof throttleUpdates>[0], k: number) {
