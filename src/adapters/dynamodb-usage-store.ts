@@ -189,11 +189,13 @@ export class DynamoUsageStore implements UsageStore {
    * item from an earlier version of Tally): then nothing can prove it, and the increment
    * is left unresolved, for `tally reconcile --resolve` to settle from the raw log.
    *
-   * Only there can a pin an earlier version left (`legacyPin`) tell what nothing else
-   * does: where tombstones cover the drops, a pinned key is in the history or has its
-   * tombstone, but a history of that version dropped keys by age without one. So the pin
-   * is read before the increment is left unresolved: there, it was applied. Kept for
-   * such shards only; without it their pinned increments would be reported unresolved.
+   * Only there can a pin tell what nothing else does. The versions that pinned (see
+   * `pinAttribute`) also dropped keys by age without tombstones: where tombstones cover
+   * the drops, a pinned key is in its history or has its tombstone and the pin adds
+   * nothing, but on such a shard the pin is the one proof left that the increment was
+   * applied. So, for an object with attempt records (`legacyPin`), one consistent read
+   * of it comes before an increment is left unresolved: a pinned increment stays a
+   * duplicate, as it was, instead of waiting for `tally reconcile --resolve`.
    */
   private async decideByTombstone(increment: Increment, state: HistoryState, since: Date, legacyPin: string | undefined): Promise<IncrementOutcome | undefined> {
     if (await this.hasTombstone(increment.key)) return 'duplicate';
