@@ -43,10 +43,8 @@ import {
   historyUpdate,
   nextForm,
   observeWrite,
-  pinDuplicateUpdate,
   provesAbsence,
   tombstonesCover,
-  unpinUpdate,
   type HistoryObservation,
   type HistoryState,
   type HistoryUpdateOptions,
@@ -126,12 +124,13 @@ export class DynamoUsageStore implements UsageStore {
    * ```
    * write (form from the shard's last seen state) --ok--> applied
    *   | condition failed: the old item says
-   *   +-- key or pin there ---------------------------> duplicate
+   *   +-- key there -----------------------------------> duplicate
    *   +-- another form fits ----------------------------> write again in it
    *   +-- proof does not hold -> tombstone (consistent read)
    *          +-- there --------------------------------> duplicate
    *          +-- absent, drops all tombstoned ---------> write again, guarded
-   *          +-- absent, item dropped keys untombstoned -> unresolved (nothing applied)
+   *          +-- absent, item dropped keys untombstoned -> an earlier version's pin there? duplicate
+   *                                                       otherwise unresolved (nothing applied)
    * ```
    * A state remembered from an earlier write can say beforehand that the proof will
    * not hold: then the tombstone is read first, and the failed write is saved.
@@ -143,12 +142,11 @@ export class DynamoUsageStore implements UsageStore {
       tableName: this.tableName,
       cap: this.historyCap,
       now: this.clock(),
-      ...(apply.pin === undefined ? {} : { pin: apply.pin }),
       ...(since === undefined ? {} : { since }),
     };
     let state: HistoryState = this.shapes.get(shardId) ?? { size: 0, drops: 0, heads: [] };
     if (since !== undefined && !provesAbsence(state, increment.day, this.historyCap, since)) {
-      const decided = await this.decideByTombstone(increment, state, since);
+      const decided = await this.decideByTombstone(increment, state, since, apply.legacyPin);
       if (decided !== undefined) return decided;
       options = { ...options, maxDrops: (state.drops ?? 0) + state.size };
     }
@@ -167,14 +165,11 @@ export class DynamoUsageStore implements UsageStore {
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
         const verdict = nextForm(error.Item, increment.key, { ...options, day: increment.day });
-        if (verdict.kind === 'duplicate') {
-          if (verdict.by === 'history' && apply.pin !== undefined) await this.pinDuplicate(increment, apply.pin);
-          return 'duplicate';
-        }
+        if (verdict.kind === 'duplicate') return 'duplicate';
         state = verdict.state;
         this.remember(shardId, state);
         if (verdict.kind === 'unproven' && since !== undefined) {
-          const decided = await this.decideByTombstone(increment, state, since);
+          const decided = await this.decideByTombstone(increment, state, since, apply.legacyPin);
           if (decided !== undefined) return decided;
           // Absent now: guarded, the write holds only if no key added since this state was seen can have left.
           options = { ...options, maxDrops: (state.drops ?? 0) + state.size };
@@ -193,26 +188,21 @@ export class DynamoUsageStore implements UsageStore {
    * the shard dropped keys without tombstones since the attempt may have started (an
    * item from an earlier version of Tally): then nothing can prove it, and the increment
    * is left unresolved, for `tally reconcile --resolve` to settle from the raw log.
+   *
+   * Only there can a pin tell what nothing else does. The versions that pinned (see
+   * `pinAttribute`) also dropped keys by age without tombstones: where tombstones cover
+   * the drops, a pinned key is in its history or has its tombstone and the pin adds
+   * nothing, but on such a shard the pin is the one proof left that the increment was
+   * applied. So, for an object with attempt records (`legacyPin`), one consistent read
+   * of it comes before an increment is left unresolved: a pinned increment stays a
+   * duplicate, as it was, instead of waiting for `tally reconcile --resolve`.
    */
-  private async decideByTombstone(increment: Increment, state: HistoryState, since: Date): Promise<IncrementOutcome | undefined> {
+  private async decideByTombstone(increment: Increment, state: HistoryState, since: Date, legacyPin: string | undefined): Promise<IncrementOutcome | undefined> {
     if (await this.hasTombstone(increment.key)) return 'duplicate';
     if (tombstonesCover(state, increment.day, since)) return undefined;
+    if (legacyPin !== undefined && (await this.hasPin(increment, legacyPin))) return 'duplicate';
     this.onUnresolved?.(increment);
     return 'unresolved';
-  }
-
-  /**
-   * Pins a duplicate met in pinned mode: its key may roll out of the history before
-   * this object is done, the pin stays. If the key left meanwhile, its tombstone or its
-   * age (older than the retention) answers any later retry as the history would have.
-   */
-  private async pinDuplicate(increment: Increment, pin: string): Promise<void> {
-    try {
-      const output = await this.client.send(new UpdateItemCommand({ ...pinDuplicateUpdate(increment, pin, { tableName: this.tableName, now: this.clock() }), ...this.capacityRequest }));
-      this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
   }
 
   private async hasTombstone(key: Uint8Array): Promise<boolean> {
@@ -221,14 +211,13 @@ export class DynamoUsageStore implements UsageStore {
     return output.Item !== undefined;
   }
 
-  async unpin(increment: Increment, pin: string): Promise<void> {
-    try {
-      const output = await this.client.send(new UpdateItemCommand({ ...unpinUpdate(increment, pin, this.tableName), ...this.capacityRequest }));
-      this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
-    } catch (error) {
-      // Nothing pinned on that shard (this attempt found the increment in the history).
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+  /** Whether the shard of `increment` carries `pin` (consistent: pins were set atomically with the counters). */
+  private async hasPin(increment: Increment, pin: string): Promise<boolean> {
+    const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
+    const output = await this.client.send(
+      new GetItemCommand({ TableName: this.tableName, Key: { PK: { S: key.PK }, SK: { S: key.SK } }, ConsistentRead: true, ProjectionExpression: '#p', ExpressionAttributeNames: { '#p': pin } }),
+    );
+    return output.Item?.[pin] !== undefined;
   }
 
   async findObject(ref: LogObjectRef): Promise<ObjectState> {
@@ -250,14 +239,13 @@ export class DynamoUsageStore implements UsageStore {
   }
 
   private async readAttempts(pk: string): Promise<AttemptRecord[]> {
-    const byId = new Map<string, { startedAt: string; state: AttemptRecord['state']; reason?: string; pinned?: boolean; since?: string; applied: Uint8Array[] }>();
+    const byId = new Map<string, { startedAt: string; state: AttemptRecord['state']; reason?: string; since?: string; applied: Uint8Array[] }>();
     for (const item of await queryPartition(this.table, pk, ATTEMPT_PREFIX, true)) {
       const parsed = parseAttemptSortKey(item.SK?.S ?? '');
       if (parsed === undefined) continue;
       const record = byId.get(parsed.attemptId) ?? { startedAt: item.startedAt?.S ?? '', state: 'started', applied: [] };
       if (item.state?.S === 'failed') record.state = 'failed';
       if (item.reason?.S !== undefined) record.reason = item.reason.S;
-      if (item.pinned?.BOOL === true) record.pinned = true;
       if (item.since?.S !== undefined) record.since = item.since.S;
       record.applied.push(...(item.applied?.BS ?? []));
       byId.set(parsed.attemptId, record);
@@ -280,7 +268,6 @@ export class DynamoUsageStore implements UsageStore {
             startedAt: { S: attempt.startedAt },
             state: { S: attempt.state },
             ...(attempt.reason === undefined ? {} : { reason: { S: attempt.reason.slice(0, 1000) } }),
-            ...(attempt.pinned === true ? { pinned: { BOOL: true } } : {}),
             ...(attempt.since === undefined ? {} : { since: { S: attempt.since } }),
             // A binary set: DynamoDB refuses an empty one, and duplicates collapse.
             ...(keys.length === 0 ? {} : { applied: { BS: keys as Uint8Array[] } }),
@@ -337,7 +324,6 @@ export class DynamoUsageStore implements UsageStore {
           applied: { N: String(entry.applied) },
           duplicates: { N: String(entry.duplicates) },
           ...(entry.resumed ? { resumed: { N: String(entry.resumed) } } : {}),
-          ...(entry.pinned ? { pinned: { BOOL: true } } : {}),
           ...(entry.unresolved === undefined || entry.unresolved.length === 0 ? {} : { unresolved: { L: entry.unresolved.map(incrementItem) } }),
           processedAt: { S: entry.processedAt },
           ...contributions,
@@ -563,7 +549,6 @@ function ledgerFromItem(item: Record<string, AttributeValue>, ref: LogObjectRef)
     applied: numberOf(item.applied),
     duplicates: numberOf(item.duplicates),
     ...(item.resumed === undefined ? {} : { resumed: numberOf(item.resumed) }),
-    ...(item.pinned?.BOOL === true ? { pinned: true } : {}),
     ...(item.unresolved?.L === undefined ? {} : { unresolved: item.unresolved.L.map((entry) => incrementFromItem(entry.M ?? {})) }),
     processedAt: item.processedAt?.S ?? '',
     ...(item.cv === undefined ? {} : { contributions: decodeContributions({ metrics: item.cm?.S ?? '', rows: item.c?.S ?? '' }) }),

@@ -17,7 +17,6 @@ const ALWAYS_WRITTEN: ReadonlySet<string> = new Set(BASE_METRICS);
  * adopt  an item written before every drop was tombstoned (no `x`): grows by one, starts
  *        `x` at 0 and remembers the minute in `a`; every key it holds is dated now
  * any    k already in h -> ConditionalCheckFailed: a duplicate, nothing applied
- * pinned any form, also SET P#<object> and refused when it exists (see keys.ts pinAttribute)
  * every  SET updatedAt = now, d = <the shard's day> (the day index's key: set once, then unchanged)
  * ```
  *
@@ -47,12 +46,6 @@ export interface HistoryUpdateOptions {
   /** Keys a shard's history holds; past it, each increment drops the oldest (tombstoned first). */
   readonly cap: number;
   readonly now: Date;
-  /**
-   * Pinned mode (see `pinAttribute`): the write also sets this attribute and is refused
-   * when it is already there, so an earlier pinned attempt that died unseen is ruled out
-   * exactly, whatever the history forgot since.
-   */
-  readonly pin?: string;
   /**
    * Proven mode, for an attempt that may follow one that died unseen, which started no
    * earlier than this: the write also requires that a key absent from the history was
@@ -149,15 +142,13 @@ export function historyUpdate(
   const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
   const metrics = metricUpdate(increment.metrics);
   const minute = historyMinute(increment.day, options.now);
-  const pinned = options.pin !== undefined;
   const conditions = [
     FORM_CONDITIONS[form],
     'NOT contains(#h, :k)',
-    ...(pinned ? ['attribute_not_exists(#p)'] : []),
     ...(options.maxDrops !== undefined ? ['#x <= :xmax'] : options.since !== undefined ? [PROOF] : []),
   ];
   // `d` (the same value on every write) puts a new shard in the day index; rewriting it unchanged costs the index nothing.
-  const set = [...FORM_UPDATES[form].set, '#u = :now', '#d = :day', ...(pinned ? ['#p = :tm'] : [])];
+  const set = [...FORM_UPDATES[form].set, '#u = :now', '#d = :day'];
   const remove = FORM_UPDATES[form].remove;
   const add = [...FORM_UPDATES[form].add, ...metrics.add];
   const update = `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}${add.length > 0 ? ` ADD ${add.join(', ')}` : ''}`;
@@ -190,7 +181,6 @@ export function historyUpdate(
     '#a': SHARD_ATTRIBUTES.adoptedAt,
     '#u': SHARD_ATTRIBUTES.updatedAt,
     '#d': SHARD_ATTRIBUTES.day,
-    ...(pinned ? { '#p': options.pin } : {}),
     ...metrics.names,
   };
   return {
@@ -202,32 +192,6 @@ export function historyUpdate(
     ExpressionAttributeValues: Object.fromEntries(Object.entries(values).filter(([name]) => uses(name) || name in metrics.values)),
     ReturnValues: 'ALL_OLD',
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-  };
-}
-
-/** The `UpdateItem` input that removes `pin` from the shard of `increment` (once the object is done). */
-export function unpinUpdate(increment: Pick<Increment, 'account' | 'day' | 'shard'>, pin: string, tableName: string): UpdateItemCommandInput {
-  const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
-  return {
-    TableName: tableName,
-    Key: { PK: { S: key.PK }, SK: { S: key.SK } },
-    UpdateExpression: 'REMOVE #p',
-    // Without the condition a REMOVE on a missing shard would create an empty one.
-    ConditionExpression: 'attribute_exists(#p)',
-    ExpressionAttributeNames: { '#p': pin },
-  };
-}
-
-/** The `UpdateItem` input that pins `pin` on a shard whose history holds `increment`'s key (a duplicate met in pinned mode). */
-export function pinDuplicateUpdate(increment: Increment, pin: string, options: Pick<HistoryUpdateOptions, 'tableName' | 'now'>): UpdateItemCommandInput {
-  const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
-  return {
-    TableName: options.tableName,
-    Key: { PK: { S: key.PK }, SK: { S: key.SK } },
-    UpdateExpression: 'SET #p = :tm',
-    ConditionExpression: 'contains(#h, :k)',
-    ExpressionAttributeNames: { '#p': pin, '#h': SHARD_ATTRIBUTES.keys },
-    ExpressionAttributeValues: { ':tm': { N: String(historyMinute(increment.day, options.now)) }, ':k': { B: increment.key } },
   };
 }
 
@@ -290,23 +254,22 @@ export function tombstonesCover(state: HistoryState, day: string, since: Date): 
 
 /**
  * What the item returned with a failed condition says about the next step: a duplicate
- * (the key is in the history, or this object's pin is there); `unproven`: the key is
- * not there but the write's proof (or guard) does not hold, so the key's tombstone must
- * decide; or retry in the form that fits the item now.
+ * (the key is in the history); `unproven`: the key is not there but the write's proof
+ * (or guard) does not hold, so the key's tombstone must decide; or retry in the form
+ * that fits the item now.
  */
 export type HistoryVerdict =
-  | { readonly kind: 'duplicate'; readonly by: 'history' | 'pin' }
+  | { readonly kind: 'duplicate' }
   | { readonly kind: 'unproven' | 'retry'; readonly form: HistoryForm; readonly state: HistoryState };
 
 /** Reads the `ALL_OLD` item of a failed condition (see {@link HistoryVerdict}). */
 export function nextForm(
   item: Record<string, AttributeValue> | undefined,
   key: Uint8Array,
-  options: Pick<HistoryUpdateOptions, 'cap' | 'pin' | 'since' | 'maxDrops'> & { day: string },
+  options: Pick<HistoryUpdateOptions, 'cap' | 'since' | 'maxDrops'> & { day: string },
 ): HistoryVerdict {
-  if (options.pin !== undefined && item?.[options.pin] !== undefined) return { kind: 'duplicate', by: 'pin' };
   for (const entry of item?.[SHARD_ATTRIBUTES.keys]?.L ?? []) {
-    if (entry.B !== undefined && sameBytes(entry.B, key)) return { kind: 'duplicate', by: 'history' };
+    if (entry.B !== undefined && sameBytes(entry.B, key)) return { kind: 'duplicate' };
   }
   const state = historyState(item);
   const form = formFor(state, options.cap);

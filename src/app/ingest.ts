@@ -52,8 +52,8 @@ export interface IngestSettings {
   /** A message, or an increment, is not started when less Lambda time than this remains; it comes back later. */
   readonly minRemainingMillis: number;
   /**
-   * The queue's maxReceiveCount: an attempt on the last receive records that it started
-   * and writes in pinned mode, since its failure would next be seen from the DLQ.
+   * The queue's maxReceiveCount: an attempt on the last receive records that it started,
+   * since its failure would next be seen from the DLQ, as a new message.
    */
   readonly maxReceiveCount?: number;
 }
@@ -86,8 +86,6 @@ export interface ObjectResult {
   readonly resumed: number;
   /** Increments left unapplied because nothing could prove whether an unseen attempt applied them. */
   readonly unresolved: number;
-  /** Written in pinned mode: this attempt was the last receive or an inline run, or followed one. */
-  readonly pinned: boolean;
   /** Accounts (including `unattributed`) the object had usage for; empty when already done. */
   readonly accounts: readonly string[];
   readonly malformedSamples: readonly MalformedSample[];
@@ -116,8 +114,8 @@ export interface MessageResult {
  * found in neither was never applied, however late the retry comes, until the
  * tombstones' TTL. An increment nothing can prove either way (a shard that dropped
  * keys untombstoned, under an earlier version) is not applied: the ledger lists it as
- * unresolved. The last receive before the DLQ and inline runs also write in pinned
- * mode (see `pinAttribute`): exact without any read, removed once the object is done.
+ * unresolved. The last receive before the DLQ and inline runs record that they started,
+ * so their retry, a new message, knows that an attempt came before it and since when.
  */
 export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, attempt: AttemptContext = {}): Promise<ObjectResult> {
   const { store, source, settings } = deps;
@@ -138,7 +136,6 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
       duplicates: 0,
       resumed: 0,
       unresolved: 0,
-      pinned: false,
       accounts: [],
       malformedSamples: [],
       ...(filled ? { contributionsFilled: true } : {}),
@@ -158,18 +155,17 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const attemptId = `${startedAt}-${Math.random().toString(36).slice(2, 8)}`;
   const lastReceive = attempt.receiveCount === undefined || attempt.receiveCount >= (settings.maxReceiveCount ?? Infinity);
   const earliest = earliestAttempt(attempt, state.attempts, startedAt);
-  if (lastReceive) await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'started', applied: [], pinned: true, since: earliest });
-  // An earlier attempt that only said it started may have died unseen, pins written; one that failed left its pins.
-  const pinned = lastReceive || state.attempts.some((a) => a.state === 'started' || a.pinned === true);
-  const pin = pinned ? pinAttribute(ref) : undefined;
+  if (lastReceive) await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'started', applied: [], since: earliest });
+  // Earlier versions pinned only in attempts that recorded themselves first: no record, no pin to look for.
+  const legacyPin = state.attempts.length > 0 ? pinAttribute(ref) : undefined;
 
   await markLateUsage(increments, deps, clock());
   const since = unseenSince(attempt, state.attempts);
-  const outcomes = await applyAll(increments, recorded, deps, attempt, { ...(pin === undefined ? {} : { pin }), ...(since === undefined ? {} : { since }) });
+  const outcomes = await applyAll(increments, recorded, deps, attempt, { ...(since === undefined ? {} : { since }), ...(legacyPin === undefined ? {} : { legacyPin }) });
   if (outcomes.failure !== undefined) {
     const known = increments.filter((_, i) => outcomes.results[i] === 'applied' || outcomes.results[i] === 'duplicate').map((inc) => inc.key);
     try {
-      await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'failed', applied: known, reason: describeError(outcomes.failure), pinned, since: earliest });
+      await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'failed', applied: known, reason: describeError(outcomes.failure), since: earliest });
     } catch (error) {
       deps.log.error('could not record the progress of a failed object; its retry relies on the shard histories', {
         object: describeObject(ref),
@@ -196,7 +192,6 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
     duplicates: tallyOf('duplicate'),
     resumed: tallyOf('resumed'),
     unresolved: unresolved.length,
-    pinned,
     accounts: [...new Set(usage.map((row) => row.account))],
     malformedSamples: count.malformedSamples,
   };
@@ -207,14 +202,12 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
     applied: result.applied,
     duplicates: result.duplicates + result.resumed,
     ...(result.resumed > 0 ? { resumed: result.resumed } : {}),
-    ...(pinned ? { pinned } : {}),
     ...(unresolved.length > 0 ? { unresolved } : {}),
     processedAt: clock().toISOString(),
     contributions: usage.map(({ account, day, metrics }) => ({ account, day, metrics })),
     format: count.format,
     ...(count.unattributedSamples === undefined ? {} : { unattributedSamples: count.unattributedSamples }),
   });
-  if (pin !== undefined) await unpinAll(increments, pin, deps, ref);
   return result;
 }
 
@@ -287,21 +280,6 @@ async function markLateUsage(increments: readonly Increment[], deps: IngestDeps,
     if (marksLateUsage(increment.day, now, late.graceHours)) entries.set(`${increment.day}#${increment.account}`, { day: increment.day, account: increment.account });
   }
   if (entries.size > 0) await late.marks.mark([...entries.values()], now);
-}
-
-/**
- * Removes the object's pin from every shard it may be on, once the ledger says done
- * (a redelivery then stops at the ledger). A pin left behind by a failure here costs
- * a few bytes on its shard, never a count, so it is logged, not retried.
- */
-async function unpinAll(increments: readonly Increment[], pin: string, deps: IngestDeps, ref: LogObjectRef): Promise<void> {
-  await mapWithConcurrency(increments, deps.settings.incrementConcurrency, async (increment) => {
-    try {
-      await deps.store.unpin(increment, pin);
-    } catch (error) {
-      deps.log.warn('could not remove a pin; it only costs bytes on its shard', { object: describeObject(ref), account: increment.account, day: increment.day, error: describeError(error) });
-    }
-  });
 }
 
 /**

@@ -65,7 +65,7 @@ export function shardItemBytes(shape: ShardItemShape): number {
   const updatedAt = SHARD_ATTRIBUTES.updatedAt.length + ISO_TIMESTAMP_CHARS;
   // The shard's day (`d`: `2026-11-21`), the key of the day index the closer reads.
   const day = SHARD_ATTRIBUTES.day.length + 10;
-  // The h and t lists (a pin exists only while an object is written in pinned mode).
+  // The h and t lists.
   const history = SHARD_ATTRIBUTES.keys.length + 3 + SHARD_ATTRIBUTES.minutes.length + 3 + shape.keys * historyEntryBytes(shape.keyBytes);
   const counters = shape.metrics.reduce((sum, metric) => sum + metric.name.length + numberBytes(metric.digits), 0);
   return pk + sk + updatedAt + day + history + counters;

@@ -2,7 +2,7 @@
  * What each log object contributed to each account-day, as the ledger records it when
  * the object completes: the whole increment of every (account, day) the object holds,
  * whatever became of it (applied now, a duplicate of a redelivery, resumed from an
- * earlier attempt, written in pinned mode). Every such increment is in the counters
+ * earlier attempt). Every such increment is in the counters
  * exactly once, so the contributions of a day's objects add up to its counters.
  *
  * Stored compactly, as text: the metric names once, then one row per (day, account).

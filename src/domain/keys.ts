@@ -32,8 +32,8 @@ import type { LogObjectRef } from './log-object';
  * ```
  *
  * A usage shard holds its metrics (numbers added with `ADD`) beside the attributes in
- * {@link SHARD_ATTRIBUTES} and, while an object is written in pinned mode, that
- * object's pin ({@link pinAttribute}).
+ * {@link SHARD_ATTRIBUTES}; one written by an earlier version may also hold pins
+ * ({@link pinAttribute}).
  */
 export interface TableKey {
   readonly PK: string;
@@ -296,16 +296,22 @@ export const PIN_PREFIX = 'P#';
 
 const NOT_METRICS: ReadonlySet<string> = new Set(['PK', 'SK', 'ttl', ...Object.values(SHARD_ATTRIBUTES)]);
 
-/** True when `attribute` of a usage shard item is a metric (not a key, history, time or pin). */
+/**
+ * True when `attribute` of a usage shard item is a metric (not a key, history, time or
+ * pin): pins that earlier versions left on shards are never read as usage.
+ */
 export function isShardMetric(attribute: string): boolean {
   return !NOT_METRICS.has(attribute) && !attribute.startsWith(PIN_PREFIX);
 }
 
 /**
- * The pin attribute of `ref` on a usage shard: an increment written in pinned mode
- * sets it, atomically with the counters, so "was this object's increment applied
- * here?" has an exact answer however far the history rolled, until the object is done
- * and its pins are removed. 12 bytes of SHA-256 of the object's ledger key.
+ * The pin attribute of `ref` on a usage shard. Versions of Tally before tombstones
+ * covered every drop (and for a while after) set it on the last receive, inline runs
+ * and their retries, atomically with the counters, and removed it once the object was
+ * done; Tally no longer writes it. A pin still on a shard says that `ref`'s increment
+ * there was applied, however far the history rolled since, so it is read (never
+ * written) where nothing else can prove it: see `DynamoUsageStore.decideByTombstone`.
+ * 12 bytes of SHA-256 of the object's ledger key.
  */
 export function pinAttribute(ref: LogObjectRef): string {
   const digest = hash(new TextEncoder().encode(ledgerKey(ref).PK)).subarray(0, 12);

@@ -45,7 +45,7 @@ export function redeliveryGaps(settings: RedeliverySettings & { readonly ledgerT
     );
   }
   if (settings.consumerMaxReceiveCount !== settings.maxReceiveCount) {
-    gaps.push(`TALLY_MAX_RECEIVE_COUNT (${settings.consumerMaxReceiveCount}) must equal the queue's maxReceiveCount (${settings.maxReceiveCount}): the last receive writes in pinned mode`);
+    gaps.push(`TALLY_MAX_RECEIVE_COUNT (${settings.consumerMaxReceiveCount}) must equal the queue's maxReceiveCount (${settings.maxReceiveCount}): the last receive records that it started, for its replay from the DLQ`);
   }
   return gaps;
 }

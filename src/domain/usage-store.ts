@@ -13,21 +13,15 @@ export interface Increment {
 }
 
 /**
- * `applied`: the counters moved. `duplicate`: the key (or the object's pin) was there, or
- * its tombstone; nothing changed. `unresolved`: nothing can prove whether an earlier,
- * unseen attempt applied it (its shard dropped keys without tombstones, before this
- * version of Tally), so it was not applied: the object's ledger lists it for
- * `tally reconcile --resolve`.
+ * `applied`: the counters moved. `duplicate`: the key was in its shard's history, or its
+ * tombstone (or a pin an earlier version left, see `legacyPin`) was there; nothing
+ * changed. `unresolved`: nothing can prove whether an earlier, unseen attempt applied
+ * it (its shard dropped keys without tombstones, before this version of Tally), so it
+ * was not applied: the object's ledger lists it for `tally reconcile --resolve`.
  */
 export type IncrementOutcome = 'applied' | 'duplicate' | 'unresolved';
 
 export interface ApplyOptions {
-  /**
-   * Pinned mode: also mark the shard with this object's pin attribute, and treat a pin
-   * already there as a duplicate. Used when an attempt of the object may die unseen and
-   * be retried later than the history's retention (see `pinAttribute`).
-   */
-  readonly pin?: string;
   /**
    * Proven mode: an attempt that died unseen may have applied this increment, no earlier
    * than this time. Applied only if the key is in neither its shard's history nor its
@@ -35,15 +29,23 @@ export interface ApplyOptions {
    * prove it alone (it dropped keys added since this time).
    */
   readonly since?: Date;
+  /**
+   * The pin attribute (see `pinAttribute`) an earlier version may have set on the shard
+   * when it applied this increment, given for an object whose earlier attempts recorded
+   * themselves (every pinning attempt did). Never written; read only before an
+   * increment would be left unresolved, the one case where tombstones cannot answer.
+   */
+  readonly legacyPin?: string;
 }
 
 /**
  * What one attempt at an object left behind when it did not finish. `started` is
- * written before an attempt whose failure would not be retried within the history's
- * retention (the last receive before the DLQ, an inline replay or backfill), which
- * writes in pinned mode; an attempt that fails where Tally sees it writes `failed`
- * with every key it knows is applied. A `started` record that never became `failed`
- * names an attempt that died unseen: its retry writes in pinned mode too.
+ * written before an attempt whose failure would next be seen from a new message or
+ * none (the last receive before the DLQ, an inline replay or backfill): that retry,
+ * a first receive, learns from it that an attempt came before, and since when. An
+ * attempt that fails where Tally sees it writes `failed` with every key it knows is
+ * applied. A `started` record that never became `failed` names an attempt that may
+ * have died unseen: its keys are in the shard histories or have tombstones.
  */
 export interface AttemptRecord {
   readonly id: string;
@@ -52,8 +54,6 @@ export interface AttemptRecord {
   /** Keys known to be in their shard's history (applied now or found as duplicates). */
   readonly applied: readonly Uint8Array[];
   readonly reason?: string;
-  /** The attempt wrote in pinned mode: its object's pins may be on its shards (every `started` attempt does). */
-  readonly pinned?: boolean;
   /**
    * The earliest an attempt of this object may have started before this one, unseen:
    * its message's first receive (or an earlier record's bound). A retry from the DLQ,
@@ -77,8 +77,6 @@ export interface LedgerEntry {
   readonly duplicates: number;
   /** Increments skipped because an earlier, failed attempt recorded them as applied. */
   readonly resumed?: number;
-  /** The object was written in pinned mode (its pins were removed once it was done). */
-  readonly pinned?: boolean;
   /** Increments nothing could prove applied or not: not applied, left for `tally reconcile --resolve`. */
   readonly unresolved?: readonly Increment[];
   readonly processedAt: string;
@@ -121,6 +119,4 @@ export interface UsageStore {
    * one that has them stays as it is.
    */
   recordContributions(entry: LedgerEntry): Promise<void>;
-  /** Removes the pin `pin` from the shard of `increment`, if it is there. */
-  unpin(increment: Increment, pin: string): Promise<void>;
 }

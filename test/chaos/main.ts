@@ -46,7 +46,7 @@ async function main(): Promise<number> {
     console.log(`lines: read ${ledger.read} = counted ${ledger.counted} + unattributed ${ledger.unattributed} + malformed ${ledger.malformed} (generated: read ${expected.read})`);
     if (report.heldBack) console.log(`held back: ${report.heldBack.redeliveries} redeliveries after a crash; hot increments in between: fewest ${report.heldBack.fewest}, median ${report.heldBack.median}`);
     if (report.shardChange) console.log(`shard change: TALLY_SHARDS=${report.shardChange.schedule} midway; shards found per day: ${JSON.stringify(report.shardChange.shardsByDay)}`);
-    console.log(`objects finished in pinned mode: ${report.pinnedObjects}; largest history ${report.history.maxKeys} keys, keys dropped (each tombstoned) ${report.history.drops}, increments unresolved ${report.history.unresolved}`);
+    console.log(`largest history ${report.history.maxKeys} keys, keys dropped (each tombstoned) ${report.history.drops}, increments unresolved ${report.history.unresolved}`);
     console.log(`DLQ after replay: ${report.dlqAfterReplay}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
     for (const drift of report.drift.slice(0, 20)) console.log(`drift: ${JSON.stringify(drift)}`);
     console.log(report.summary);

@@ -62,8 +62,6 @@ export interface ChaosReport {
   readonly heldBack?: { redeliveries: number; fewest: number; median: number };
   /** What the writes learned about the histories: the largest, keys dropped (each tombstoned), increments left unresolved. */
   readonly history: { maxKeys: number; drops: number; unresolved: number };
-  /** Objects whose ledger says they were written in pinned mode (a last receive, or after one). */
-  readonly pinnedObjects: number;
   /** Hot profile: the shard schedule switched to midway, and the shards each day's usage was found on. */
   readonly shardChange?: { schedule: string; shardsByDay: Record<string, number> };
   readonly summary: string;
@@ -310,14 +308,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
   }
   const ledgerLines = { read: 0, counted: 0, unattributed: 0, malformed: 0 };
-  let pinnedObjects = 0;
   for (const ref of refs) {
     const entry = await store.findLedger(ref);
     if (entry === undefined) {
       drift.push({ account: '-', day: '-', metric: `ledger missing for ${ref.key}`, expected: 1, actual: 0 });
       continue;
     }
-    if (entry.pinned) pinnedObjects++;
     for (const name of ['read', 'counted', 'unattributed', 'malformed'] as const) ledgerLines[name] += entry.lines[name];
   }
   for (const name of ['read', 'counted', 'unattributed', 'malformed'] as const) {
@@ -344,7 +340,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     drift,
     lines: { expected: { ...expected.lines }, ledger: ledgerLines },
     dlqAfterReplay: dlqAfter.visible + dlqAfter.inFlight,
-    pinnedObjects,
     history,
     ...(shardChange === undefined ? {} : { shardChange }),
     ...(hot && heldBack.length > 0

@@ -538,7 +538,7 @@ describe('existing log bucket (dev, --param existingLogBucket=acme-cdn-logs)', (
 /**
  * Every DynamoDB operation the ingest path sends, recorded on DynamoDB Local while an
  * object goes through each path: a first receive that fails where it sees it, shards
- * rolling past their cap (tombstones), the last receive (pinned, proven: tombstones
+ * rolling past their cap (tombstones), the last receive (proven: tombstones
  * read), and usage for a closed day (late markers).
  */
 async function ingestOperations(): Promise<string[]> {

@@ -1,17 +1,17 @@
 import { ledgerKey, usageKey } from '../../src/domain/keys';
 import type { LogObjectRef } from '../../src/domain/log-object';
-import type { ApplyOptions, AttemptRecord, Increment, IncrementOutcome, LedgerEntry, ObjectState, UsageStore } from '../../src/app/ports';
+import type { AttemptRecord, Increment, IncrementOutcome, LedgerEntry, ObjectState, UsageStore } from '../../src/app/ports';
 
 interface ShardItem {
   history: Uint8Array[];
   metrics: Record<string, number>;
-  pins: Set<string>;
 }
 
 /**
- * A UsageStore in memory with the same rolling-history semantics as DynamoDB
- * (a key older than `historyCap` increments on its shard is forgotten) and pins, for tests of
- * the domain and the ingest flow that need no network.
+ * A UsageStore in memory with a rolling history per shard (a key older than
+ * `historyCap` increments on its shard is forgotten), for tests of the ingest flow that
+ * need no network. It keeps no tombstones and ignores `since`, so it cannot rule out an
+ * attempt that died unseen: those cases are tested on DynamoDB Local.
  */
 export class MemoryUsageStore implements UsageStore {
   readonly shards = new Map<string, ShardItem>();
@@ -20,12 +20,10 @@ export class MemoryUsageStore implements UsageStore {
 
   constructor(private readonly historyCap = 48) {}
 
-  async applyIncrement(increment: Increment, options: ApplyOptions = {}): Promise<IncrementOutcome> {
+  async applyIncrement(increment: Increment): Promise<IncrementOutcome> {
     const item = this.shardOf(increment);
     const hex = Buffer.from(increment.key).toString('hex');
     if (item.history.some((seen) => Buffer.from(seen).toString('hex') === hex)) return 'duplicate';
-    if (options.pin !== undefined && item.pins.has(options.pin)) return 'duplicate';
-    if (options.pin !== undefined) item.pins.add(options.pin);
     item.history.push(increment.key);
     if (item.history.length > this.historyCap) item.history.shift();
     for (const [metric, amount] of Object.entries(increment.metrics)) {
@@ -34,14 +32,10 @@ export class MemoryUsageStore implements UsageStore {
     return 'applied';
   }
 
-  async unpin(increment: Increment, pin: string): Promise<void> {
-    this.shardOf(increment).pins.delete(pin);
-  }
-
   private shardOf(increment: Increment): ShardItem {
     const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
     const id = `${key.PK}|${key.SK}`;
-    const item = this.shards.get(id) ?? { history: [], metrics: {}, pins: new Set<string>() };
+    const item = this.shards.get(id) ?? { history: [], metrics: {} };
     this.shards.set(id, item);
     return item;
   }

@@ -91,6 +91,16 @@ export async function putLogObject(
   return { bucket: info.bucket, key, etag: normaliseEtag(put.ETag ?? ''), size: body.length };
 }
 
+/** Puts a legacy log object with one request (100 bytes) for each of `accounts` on `day`. */
+export async function putRequestsObject(accounts: readonly string[], day: string): Promise<LogObjectRef> {
+  const text = [
+    '#Version: 1.0',
+    '#Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status',
+    ...accounts.map((account) => `${day}\t00:00:01\tIAD89-C1\t100\t192.0.2.1\tGET\t${account}.example.com\t/x\t200`),
+  ].join('\n');
+  return putLogObject(`cloudfront/${uniqueId('E2MANY')}.${day}-00.x.gz`, `${text}\n`);
+}
+
 /** An SQS record as Lambda delivers it, carrying `body`. */
 export function sqsRecord(
   body: string,

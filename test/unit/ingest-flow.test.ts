@@ -9,6 +9,7 @@ import { MemoryUsageStore } from '../support/memory-usage-store';
 import { parseResolverSpec } from '../../src/domain/account-resolver';
 import { PoisonObjectError } from '../../src/domain/errors';
 import type { LogObjectRef } from '../../src/domain/log-object';
+import type { AttemptRecord } from '../../src/domain/usage-store';
 import { s3EventBody } from '../../src/domain/notifications';
 import { sqsRecord } from '../support/stack';
 
@@ -146,33 +147,29 @@ describe('running out of Lambda time mid-object', () => {
   });
 });
 
-describe('pinned mode', () => {
-  it('pins the last receive, keeps pinning the retry of an attempt that failed with pins out, and leaves no pin once done', async () => {
+describe('the last receive', () => {
+  it('records that it started, bounded by its first receive, so the replay from the DLQ resumes what it saw applied', async () => {
     const { store, source, deps } = setup(1);
     const lastIsThree = { ...deps, settings: { ...deps.settings, incrementConcurrency: 1, maxReceiveCount: 3 } };
-    source.objects.set('pin.gz', gzipSync(LOG));
-    const ref = { bucket: 'b', key: 'pin.gz', etag: 'e1' };
+    source.objects.set('last.gz', gzipSync(LOG));
+    const ref = { bucket: 'b', key: 'last.gz', etag: 'e1' };
+    const firstReceivedAt = new Date('2026-11-21T03:00:00Z');
+    const records = () => [...store.attempts.values()].flatMap((byId) => [...byId.values()]);
+    let beforeWrites: AttemptRecord[] | undefined;
     let started = 0;
+    const outOfTime = () => {
+      beforeWrites ??= records();
+      return started++ >= 1;
+    };
 
-    await expect(ingestObject(ref, lastIsThree, { receiveCount: 3, outOfTime: () => started++ >= 1 })).rejects.toThrow(OutOfTimeError);
-    const pinsAfterFailure = [...store.shards.values()].reduce((n, item) => n + item.pins.size, 0);
+    await expect(ingestObject(ref, lastIsThree, { receiveCount: 3, firstReceivedAt, outOfTime })).rejects.toThrow(OutOfTimeError);
     const failed = (await store.findObject(ref)).attempts;
     // A replay from the DLQ is a first receive again.
     const replay = await ingestObject(ref, lastIsThree, { receiveCount: 1 });
 
-    expect(pinsAfterFailure).toBe(1);
-    expect(failed).toEqual([expect.objectContaining({ state: 'failed', pinned: true })]);
-    expect(replay).toMatchObject({ status: 'counted', applied: 2, resumed: 1, pinned: true });
-    expect([...store.shards.values()].reduce((n, item) => n + item.pins.size, 0)).toBe(0);
-  });
-
-  it('does not pin a receive that is not the last, when no earlier attempt pinned', async () => {
-    const { store, source, deps } = setup();
-    source.objects.set('a.gz', gzipSync(LOG));
-
-    const result = await ingestObject({ bucket: 'b', key: 'a.gz', etag: 'e1' }, { ...deps, settings: { ...deps.settings, maxReceiveCount: 3 } }, { receiveCount: 2 });
-
-    expect(result.pinned).toBe(false);
-    expect((await store.findObject({ bucket: 'b', key: 'a.gz', etag: 'e1' })).done?.pinned).toBeUndefined();
+    expect(beforeWrites).toEqual([expect.objectContaining({ state: 'started', since: firstReceivedAt.toISOString(), applied: [] })]);
+    expect(failed).toEqual([expect.objectContaining({ state: 'failed', since: firstReceivedAt.toISOString(), applied: [expect.any(Uint8Array)] })]);
+    expect(replay).toMatchObject({ status: 'counted', applied: 2, resumed: 1 });
+    expect(store.usageOf('acme', '2026-11-21').bytes).toBe(10);
   });
 });

@@ -124,17 +124,7 @@ describe('rolling-history update expressions', () => {
     expect(input.ExpressionAttributeValues).not.toHaveProperty(':since');
   });
 
-  it('in pinned mode also sets the object pin, refused when the pin is already there', () => {
-    const input = historyUpdate('roll', increment, { ...options, pin: 'P#abc' }, { heads });
-
-    expect(input.UpdateExpression).toBe(
-      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #d = :day, #p = :tm REMOVE #h[0], #t[0] ADD #x :one, #m0 :m0, #m1 :m1`,
-    );
-    expect(input.ConditionExpression).toMatch(/ AND NOT contains\(#h, :k\) AND attribute_not_exists\(#p\)$/);
-    expect(input.ExpressionAttributeNames?.['#p']).toBe('P#abc');
-  });
-
-  it('reads a failed condition as duplicate (key or pin there), unproven (the tombstone must decide), or the form that fits', () => {
+  it('reads a failed condition as duplicate (key there), unproven (the tombstone must decide), or the form that fits', () => {
     const key = new Uint8Array([1, 2, 3]);
     const other = { B: new Uint8Array([9, 9, 9]) };
     const first = { B: new Uint8Array([5]) };
@@ -142,14 +132,11 @@ describe('rolling-history update expressions', () => {
     const base = { cap: 2, day: '2026-11-21' };
     const full = (oldest: number, drops: number) => ({ h: { L: [first, other] }, t: { L: [at(oldest), at(599)] }, x: at(drops) });
 
-    expect(nextForm({ h: { L: [other, { B: key }] }, t: { L: [at(1), at(2)] }, x: at(0) }, key, base)).toEqual({ kind: 'duplicate', by: 'history' });
+    expect(nextForm({ h: { L: [other, { B: key }] }, t: { L: [at(1), at(2)] }, x: at(0) }, key, base)).toEqual({ kind: 'duplicate' });
     expect(nextForm(undefined, key, base)).toMatchObject({ kind: 'retry', form: 'grow', state: { size: 0 } });
     expect(nextForm({ h: { L: [other] }, t: { L: [at(599)] }, x: at(0) }, key, base)).toMatchObject({ kind: 'retry', form: 'grow' });
     expect(nextForm(full(599, 0), key, base)).toMatchObject({ kind: 'retry', form: 'roll', state: { size: 2, drops: 0, heads: [first.B, other.B] } });
     expect(nextForm({ h: { L: [other, other] } }, key, base)).toMatchObject({ kind: 'retry', form: 'adopt', state: { size: 2 } });
-    const pinnedItem = { h: { L: [other] }, t: { L: [at(599)] }, x: at(0), 'P#abc': at(599) };
-    expect(nextForm(pinnedItem, key, { ...base, pin: 'P#abc' })).toEqual({ kind: 'duplicate', by: 'pin' });
-    expect(nextForm(pinnedItem, key, { ...base, pin: 'P#xyz' })).toMatchObject({ kind: 'retry', form: 'grow' });
 
     const since = new Date('2026-11-21T09:59:00Z'); // minute 599
     // Never dropped a key: proves at any time. Dropped, oldest key not older than the attempt: unproven.

@@ -109,7 +109,7 @@ export function describePlan(plan: CapacityPlan): string {
       `${plan.maxObjectsPerSecondPerAccount} objects/s (--rate); average load ${round(plan.accountWcuPerSecond, 3)} WCU/s`,
     `dedup horizon  ${plan.horizonObjects} increments of an account-day (cap × shards) ≈ ${round(plan.horizonHours)} h of objects at ${round(perHour, 2)}/h: ` +
       (plan.horizonHours >= 24 ? 'the whole account-day' : plan.coversWindow ? `covers the ${round(plan.windowHours, 2)} h window` : 'LESS than the window'),
-    `               later redeliveries are caught by the object ledger (finished objects) and attempt records and pins (failed ones)`,
+    `               later redeliveries are caught by the object ledger (finished objects) and attempt records and tombstones (failed ones)`,
   ];
   lines.push('', plan.warnings.length === 0 ? 'no warnings' : plan.warnings.map((warning) => `warning: ${warning}`).join('\n'));
   return `${lines.join('\n')}\n`;
