@@ -71,9 +71,4 @@ export class PlainAddStore implements UsageStore {
   async recordContributions(entry: LedgerEntry): Promise<void> {
     await this.options.ledger?.recordContributions(entry);
   }
-
-  async unpin(): Promise<void> {
-    // Nothing is ever pinned: a plain add has no history to rule out.
-  }
-
 }
