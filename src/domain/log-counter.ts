@@ -127,7 +127,7 @@ export class LogCounter {
     this.values = new Array<number>(names.length).fill(0);
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.holdLimit = 3 * this.maxLineBytes;
-    this.scanner = new LineScanner(this.holdLimit + SCAN_SLICE_BYTES + 1, options.scanner ?? 'wasm');
+    this.scanner = LineScanner.acquire(this.holdLimit + SCAN_SLICE_BYTES + 1, options.scanner ?? 'wasm');
     this.bytes = this.scanner.bytes;
     this.words = this.scanner.words;
     this.floats = this.scanner.floats;
@@ -301,6 +301,8 @@ export class LogCounter {
   finish(objectName: string): LogCount {
     if (!this.ended) this.end();
     this.addSums();
+    // Everything the scanner holds is read: the next count may have it.
+    this.scanner.release();
     if (this.lines.read > 0 && !this.sawUsableLayout) {
       throw new PoisonObjectError(
         objectName,
