@@ -266,7 +266,7 @@
         (local.set $entry (local.get $table))
         (local.set $k (i32.const 0))
         (loop $keys
-          ;; Value k of each line: the steps of $jsonValue, written out once per half (V8
+          ;; Value k of each line: the steps $jsonLines takes, written out once per half (V8
           ;; does not inline WebAssembly calls, and a call per value cost more than the
           ;; second chain gained).
           (local.set $glueLen (i32.load offset=4 (local.get $entry)))
@@ -452,6 +452,7 @@
     (param $summed i32) (param $linesAt i32) (param $bytesAt i32)
     (result i32)
     (local $p i32) (local $k i32) (local $n i32) (local $entry i32) (local $written i32) (local $status i32)
+    (local $len i32) (local $glue i32) (local $start i32) (local $bits i32) (local $bad i32) (local $slot i32) (local $v v128)
     (local.set $n (i32.load (i32.const 88)))
     (block $stop
       (loop $lines
@@ -464,8 +465,61 @@
         (local.set $entry (i32.load (i32.const 92)))
         (local.set $k (i32.const 0))
         (loop $keys
-          (local.set $p (call $jsonValue (local.get $p) (local.get $entry) (local.get $rec)))
-          (br_if $stop (i32.lt_s (local.get $p) (i32.const 0)))
+          (local.set $len (i32.load offset=4 (local.get $entry)))
+          (local.set $glue (i32.load (local.get $entry)))
+          (local.set $start (i32.add (local.get $p) (local.get $len)))
+          ;; Its first 32 bytes at once (the entry's mask says which of them are glue), any
+          ;; more 16 at a time.
+          (if (i32.and (i32.load offset=12 (local.get $entry))
+                       (i32.xor (i32.or (i8x16.bitmask (i8x16.eq (v128.load (local.get $p)) (v128.load (local.get $glue))))
+                                        (i32.shl (i8x16.bitmask (i8x16.eq (v128.load offset=16 (local.get $p)) (v128.load offset=16 (local.get $glue)))) (i32.const 16)))
+                                (i32.const -1)))
+            (then (br $stop)))
+          (if (i32.gt_u (local.get $len) (i32.const 32))
+            (then
+              (local.set $p (i32.add (local.get $p) (i32.const 32)))
+              (local.set $glue (i32.add (local.get $glue) (i32.const 32)))
+              (local.set $len (i32.sub (local.get $len) (i32.const 32)))
+              (loop $glueBlocks
+                (local.set $bits (i8x16.bitmask (i8x16.eq (v128.load (local.get $p)) (v128.load (local.get $glue)))))
+                (if (i32.ge_u (local.get $len) (i32.const 16))
+                  (then
+                    (if (i32.ne (local.get $bits) (i32.const 0xffff)) (then (br $stop)))
+                    (local.set $p (i32.add (local.get $p) (i32.const 16)))
+                    (local.set $glue (i32.add (local.get $glue) (i32.const 16)))
+                    (local.set $len (i32.sub (local.get $len) (i32.const 16)))
+                    (br $glueBlocks)))
+                (local.set $len (i32.sub (i32.shl (i32.const 1) (local.get $len)) (i32.const 1)))
+                (if (i32.ne (i32.and (local.get $bits) (local.get $len)) (local.get $len)) (then (br $stop))))))
+          ;; The value ends at its first '"' and holds no '\' nor control byte before it.
+          ;; Only the quotes are on the way from one value to the next; the other test only
+          ;; decides whether the line fits.
+          (local.set $p (local.get $start))
+          (block $found
+            (loop $blocks
+              (local.set $v (v128.load (local.get $p)))
+              (local.set $bits (i8x16.bitmask (i8x16.eq (local.get $v) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
+              (local.set $bad (i8x16.bitmask
+                (v128.or (i8x16.eq (local.get $v) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
+                         (i8x16.lt_s (local.get $v) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+              (br_if $found (local.get $bits))
+              (if (local.get $bad) (then (if (call $exactBad (local.get $v)) (then (br $stop)))))
+              (local.set $p (i32.add (local.get $p) (i32.const 16)))
+              (br $blocks)))
+          (local.set $bits (i32.ctz (local.get $bits)))
+          (if (i32.and (local.get $bad) (i32.sub (i32.shl (i32.const 1) (local.get $bits)) (i32.const 1)))
+            (then (if (i32.and (call $exactBad (local.get $v)) (i32.sub (i32.shl (i32.const 1) (local.get $bits)) (i32.const 1))) (then (br $stop)))))
+          (local.set $p (i32.add (local.get $p) (local.get $bits)))
+          (local.set $slot (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
+          (if (local.get $slot)
+            (then
+              (if (i32.eq (local.get $p) (local.get $start))
+                (then
+                  (i32.store offset=32 (i32.add (local.get $rec) (local.get $slot)) (i32.const 100))
+                  (i32.store offset=36 (i32.add (local.get $rec) (local.get $slot)) (i32.const 101)))
+                (else
+                  (i32.store offset=32 (i32.add (local.get $rec) (local.get $slot)) (local.get $start))
+                  (i32.store offset=36 (i32.add (local.get $rec) (local.get $slot)) (local.get $p))))))
           (local.set $entry (i32.add (local.get $entry) (i32.const 16)))
           (local.set $k (i32.add (local.get $k) (i32.const 1)))
           (br_if $keys (i32.lt_u (local.get $k) (local.get $n))))
@@ -485,68 +539,6 @@
     (i32.store (i32.const 120) (local.get $summed))
     (i32.store (i32.const 124) (local.get $status))
     (local.get $lineStart))
-
-  ;; The glue of template entry $entry at $p, then its value: answers the value's
-  ;; closing quote, or -1 when the line does not fit there. A value read is placed in
-  ;; record $rec.
-  (func $jsonValue (param $p i32) (param $entry i32) (param $rec i32) (result i32)
-    (local $len i32) (local $glue i32) (local $start i32) (local $bits i32) (local $bad i32) (local $slot i32) (local $v v128)
-    (local.set $len (i32.load offset=4 (local.get $entry)))
-    (local.set $glue (i32.load (local.get $entry)))
-    (local.set $start (i32.add (local.get $p) (local.get $len)))
-    ;; Its first 32 bytes at once (the entry's mask says which of them are glue), any
-    ;; more 16 at a time.
-    (if (i32.and (i32.load offset=12 (local.get $entry))
-                 (i32.xor (i32.or (i8x16.bitmask (i8x16.eq (v128.load (local.get $p)) (v128.load (local.get $glue))))
-                                  (i32.shl (i8x16.bitmask (i8x16.eq (v128.load offset=16 (local.get $p)) (v128.load offset=16 (local.get $glue)))) (i32.const 16)))
-                          (i32.const -1)))
-      (then (return (i32.const -1))))
-    (if (i32.gt_u (local.get $len) (i32.const 32))
-      (then
-        (local.set $p (i32.add (local.get $p) (i32.const 32)))
-        (local.set $glue (i32.add (local.get $glue) (i32.const 32)))
-        (local.set $len (i32.sub (local.get $len) (i32.const 32)))
-        (loop $glueBlocks
-          (local.set $bits (i8x16.bitmask (i8x16.eq (v128.load (local.get $p)) (v128.load (local.get $glue)))))
-          (if (i32.ge_u (local.get $len) (i32.const 16))
-            (then
-              (if (i32.ne (local.get $bits) (i32.const 0xffff)) (then (return (i32.const -1))))
-              (local.set $p (i32.add (local.get $p) (i32.const 16)))
-              (local.set $glue (i32.add (local.get $glue) (i32.const 16)))
-              (local.set $len (i32.sub (local.get $len) (i32.const 16)))
-              (br $glueBlocks)))
-          (local.set $len (i32.sub (i32.shl (i32.const 1) (local.get $len)) (i32.const 1)))
-          (if (i32.ne (i32.and (local.get $bits) (local.get $len)) (local.get $len)) (then (return (i32.const -1)))))))
-    ;; The value ends at its first '"' and holds no '\' nor control byte before it.
-    ;; Only the quotes are on the way from one value to the next; the other test only
-    ;; decides whether the line fits.
-    (local.set $p (local.get $start))
-    (block $found
-      (loop $blocks
-        (local.set $v (v128.load (local.get $p)))
-        (local.set $bits (i8x16.bitmask (i8x16.eq (local.get $v) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
-        (local.set $bad (i8x16.bitmask
-          (v128.or (i8x16.eq (local.get $v) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
-                   (i8x16.lt_s (local.get $v) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
-        (br_if $found (local.get $bits))
-        (if (local.get $bad) (then (if (call $exactBad (local.get $v)) (then (return (i32.const -1))))))
-        (local.set $p (i32.add (local.get $p) (i32.const 16)))
-        (br $blocks)))
-    (local.set $bits (i32.ctz (local.get $bits)))
-    (if (i32.and (local.get $bad) (i32.sub (i32.shl (i32.const 1) (local.get $bits)) (i32.const 1)))
-      (then (if (i32.and (call $exactBad (local.get $v)) (i32.sub (i32.shl (i32.const 1) (local.get $bits)) (i32.const 1))) (then (return (i32.const -1))))))
-    (local.set $p (i32.add (local.get $p) (local.get $bits)))
-    (local.set $slot (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
-    (if (local.get $slot)
-      (then
-        (if (i32.eq (local.get $p) (local.get $start))
-          (then
-            (i32.store offset=32 (i32.add (local.get $rec) (local.get $slot)) (i32.const 100))
-            (i32.store offset=36 (i32.add (local.get $rec) (local.get $slot)) (i32.const 101)))
-          (else
-            (i32.store offset=32 (i32.add (local.get $rec) (local.get $slot)) (local.get $start))
-            (i32.store offset=36 (i32.add (local.get $rec) (local.get $slot)) (local.get $p))))))
-    (local.get $p))
 
 ;; The '\' and control bytes of 16 bytes, as a mask. The tests on the way compare
   ;; signed, one instruction where unsigned takes three, and so also stop at every byte
