@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writ
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { bundleChild, measureChild } from './child-process';
+import { legacyHeader, requestFields, requestsSelect } from './generated-requests';
 import { BENCH_CACHE_DIR } from './cloudfront-log-file';
 import type { FormatMeasure, FormatWay } from './format-count-child';
 import { median, rotate } from './stats';
@@ -19,29 +20,7 @@ import { median, rotate } from './stats';
 export const FORMAT_NAMES = ['legacy', 'json', 'parquet'] as const;
 export type FormatName = (typeof FORMAT_NAMES)[number];
 
-/** The CloudFront fields written (legacy and JSON names), the Parquet column, and the SQL making them. */
-const FIELDS: readonly [legacy: string, parquet: string, sql: string][] = [
-  ['date', 'date', `strftime(ts, '%Y-%m-%d')`],
-  ['time', 'time', `strftime(ts, '%H:%M:%S')`],
-  ['x-edge-location', 'x_edge_location', `list_extract(['IAD89-P1','FRA56-P5','NRT57-P3','LHR61-C1','SIN2-C1'], (hash(i) % 5)::BIGINT + 1)`],
-  ['sc-bytes', 'sc_bytes', `(hash(i * 3) % 200000)::VARCHAR`],
-  ['c-ip', 'c_ip', `'198.51.' || (hash(i * 5) % 256) || '.' || (hash(i * 7) % 256)`],
-  ['cs-method', 'cs_method', `CASE WHEN i % 9 = 0 THEN 'POST' ELSE 'GET' END`],
-  ['cs(Host)', 'cs_Host', `'d111111abcdef8.cloudfront.net'`],
-  ['cs-uri-stem', 'cs_uri_stem', `CASE WHEN i % 5 = 0 THEN '/api/authorization/' || (hash(i) % 1000) ELSE '/assets/' || (hash(i * 11) % 5000) || '.js' END`],
-  ['sc-status', 'sc_status', `CASE WHEN i % 31 = 0 THEN '404' ELSE '200' END`],
-  ['cs(Referer)', 'cs_Referer', `'https://' || account || '.example.com/app/' || (hash(i * 13) % 100)`],
-  ['cs(User-Agent)', 'cs_User_Agent', `list_extract(['Mozilla/5.0%20(Windows%20NT%2010.0;%20Win64;%20x64)','Mozilla/5.0%20(Macintosh;%20Intel%20Mac%20OS%20X%2014_5)','curl/8.5.0','okhttp/4.12.0'], (hash(i * 17) % 4)::BIGINT + 1)`],
-  ['cs-uri-query', 'cs_uri_query', `CASE WHEN i % 3 = 0 THEN 'v=' || (hash(i * 19) % 100000) ELSE '-' END`],
-  ['cs(Cookie)', 'cs_Cookie', `'-'`],
-  ['x-edge-result-type', 'x_edge_result_type', `CASE WHEN i % 4 = 0 THEN 'Miss' ELSE 'Hit' END`],
-  ['x-edge-request-id', 'x_edge_request_id', `to_base64(unhex(md5(i::VARCHAR)))`],
-  // One request in 50 for an IP literal, one in 97 with no host header: unattributed, or cs(Host)'s label.
-  ['x-host-header', 'x_host_header', `CASE WHEN i % 50 = 0 THEN '192.0.2.10' WHEN i % 97 = 0 THEN '-' ELSE account || '.example.com' END`],
-  ['cs-protocol', 'cs_protocol', `'https'`],
-  ['cs-bytes', 'cs_bytes', `(200 + hash(i * 23) % 800)::VARCHAR`],
-  ['time-taken', 'time_taken', `((hash(i * 29) % 900) / 1000.0 + 0.001)::DECIMAL(6,3)::VARCHAR`],
-];
+const FIELDS = requestFields({ unattributed: true });
 
 export interface FormatFiles {
   readonly rows: number;
@@ -62,17 +41,14 @@ async function formatFiles(rows: number, progress: (line: string) => void): Prom
     const { DuckDBInstance } = await import('@duckdb/node-api');
     const instance = await DuckDBInstance.create(':memory:');
     const connection = await instance.connect();
-    const select = (names: 'legacy' | 'parquet') =>
-      `SELECT ${FIELDS.map(([legacy, parquet, sql]) => `${sql} AS "${names === 'legacy' ? legacy : parquet}"`).join(', ')}
-       FROM (SELECT i, make_timestamp(1795219200000000 + i * 43200000000 // ${rows}) AS ts,
-                    'customer' || (hash(i * 31) % 500) AS account FROM range(${rows}) t(i)) ORDER BY ts`;
+    const select = (names: 'legacy' | 'parquet') => requestsSelect(FIELDS, rows, names);
     try {
       await connection.run(`COPY (${select('parquet')}) TO '${paths.parquet}.partial' (FORMAT parquet, COMPRESSION snappy)`);
       await connection.run(`COPY (${select('parquet')}) TO '${bigGroups}.partial' (FORMAT parquet, COMPRESSION snappy, ROW_GROUP_SIZE 1000000)`);
       await connection.run(`COPY (${select('legacy')}) TO '${paths.json}.partial' (FORMAT json, COMPRESSION gzip)`);
       const body = `${paths.legacy}.body.gz`;
       await connection.run(`COPY (${select('legacy')}) TO '${body}' (FORMAT csv, DELIMITER '\t', HEADER false, QUOTE '', ESCAPE '', COMPRESSION gzip)`);
-      const header = gzipSync(`#Version: 1.0\n#Fields: ${FIELDS.map(([name]) => name).join(' ')}\n`);
+      const header = gzipSync(legacyHeader(FIELDS));
       writeFileSync(`${paths.legacy}.partial`, Buffer.concat([header, readFileSync(body)]));
       rmSync(body);
     } finally {

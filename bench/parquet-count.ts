@@ -15,32 +15,12 @@ import { openLogFile } from '../src/adapters/log-opening';
 import { parseResolverSpec } from '../src/domain/account-resolver';
 import { countLogContent } from '../src/domain/log-formats';
 import { validateMetricRules } from '../src/domain/metric-rules';
+import { legacyHeader, requestFields, requestsSelect } from './generated-requests';
 import { alternate, median } from './stats';
 
 const run = promisify(execFile);
 
-/** AWS's Parquet column names (Athena DDL order), and the legacy `#Fields` name of each. */
-const FIELDS: readonly [parquet: string, legacy: string, sql: string][] = [
-  ['date', 'date', `strftime(ts, '%Y-%m-%d')`],
-  ['time', 'time', `strftime(ts, '%H:%M:%S')`],
-  ['x_edge_location', 'x-edge-location', `list_extract(['IAD89-P1','FRA56-P5','NRT57-P3','LHR61-C1','SIN2-C1'], (hash(i) % 5)::BIGINT + 1)`],
-  ['sc_bytes', 'sc-bytes', `(hash(i * 3) % 200000)::VARCHAR`],
-  ['c_ip', 'c-ip', `'198.51.' || (hash(i * 5) % 256) || '.' || (hash(i * 7) % 256)`],
-  ['cs_method', 'cs-method', `CASE WHEN i % 9 = 0 THEN 'POST' ELSE 'GET' END`],
-  ['cs_Host', 'cs(Host)', `'d111111abcdef8.cloudfront.net'`],
-  ['cs_uri_stem', 'cs-uri-stem', `CASE WHEN i % 5 = 0 THEN '/api/authorization/' || (hash(i) % 1000) ELSE '/assets/' || (hash(i * 11) % 5000) || '.js' END`],
-  ['sc_status', 'sc-status', `CASE WHEN i % 31 = 0 THEN '404' ELSE '200' END`],
-  ['cs_Referer', 'cs(Referer)', `'https://' || account || '.example.com/app/' || (hash(i * 13) % 100)`],
-  ['cs_User_Agent', 'cs(User-Agent)', `list_extract(['Mozilla/5.0%20(Windows%20NT%2010.0;%20Win64;%20x64)','Mozilla/5.0%20(Macintosh;%20Intel%20Mac%20OS%20X%2014_5)','curl/8.5.0','okhttp/4.12.0'], (hash(i * 17) % 4)::BIGINT + 1)`],
-  ['cs_uri_query', 'cs-uri-query', `CASE WHEN i % 3 = 0 THEN 'v=' || (hash(i * 19) % 100000) ELSE '-' END`],
-  ['cs_Cookie', 'cs(Cookie)', `'-'`],
-  ['x_edge_result_type', 'x-edge-result-type', `CASE WHEN i % 4 = 0 THEN 'Miss' ELSE 'Hit' END`],
-  ['x_edge_request_id', 'x-edge-request-id', `to_base64(unhex(md5(i::VARCHAR)))`],
-  ['x_host_header', 'x-host-header', `account || '.example.com'`],
-  ['cs_protocol', 'cs-protocol', `'https'`],
-  ['cs_bytes', 'cs-bytes', `(200 + hash(i * 23) % 800)::VARCHAR`],
-  ['time_taken', 'time-taken', `((hash(i * 29) % 900) / 1000.0 + 0.001)::DECIMAL(6,3)::VARCHAR`],
-];
+const FIELDS = requestFields({ unattributed: false });
 
 const argument = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -51,17 +31,14 @@ async function generate(rows: number, codec: string, folder: string): Promise<{ 
   const parquet = join(folder, `cloudfront-v2-${rows}-${codec}.parquet`);
   const legacy = join(folder, `cloudfront-legacy-${rows}.log.gz`);
   if (existsSync(parquet) && existsSync(legacy)) return { parquet, legacy };
-  const select = () =>
-    `SELECT ${FIELDS.map(([name, , sql]) => `${sql} AS "${name}"`).join(', ')}
-     FROM (SELECT i, make_timestamp(1795219200000000 + i * 43200000000 // ${rows}) AS ts,
-                  'customer' || (hash(i * 31) % 500) AS account FROM range(${rows}) t(i)) ORDER BY ts`;
+  const select = () => requestsSelect(FIELDS, rows, 'parquet');
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   try {
     await connection.run(`COPY (${select()}) TO '${parquet}' (FORMAT parquet, COMPRESSION ${codec})`);
     const body = `${legacy}.body.gz`;
     await connection.run(`COPY (${select()}) TO '${body}' (FORMAT csv, DELIMITER '\t', HEADER false, QUOTE '', ESCAPE '', COMPRESSION gzip)`);
-    const header = gzipSync(`#Version: 1.0\n#Fields: ${FIELDS.map(([, name]) => name).join(' ')}\n`);
+    const header = gzipSync(legacyHeader(FIELDS));
     writeFileSync(legacy, Buffer.concat([header, readFileSync(body)]));
   } finally {
     connection.closeSync();
