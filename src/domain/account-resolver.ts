@@ -230,14 +230,13 @@ export function compileResolver(spec: ResolverSpec, layout: FieldLayout, objectK
  * bytes (the host label or the whole host, of x-host-header else cs(Host), the first
  * present) and the account they give. The scanner looks these keys up itself
  * (`ScanKey` in line-scanner.ts), so that most lines are resolved without a string; a
- * line whose key it cannot take (a host that may be an IP literal, a host in the last
- * column) goes through the {@link compileResolver} resolver, which answers the same.
+ * line whose key it cannot take (a host in the last column of a CRLF line) goes through the {@link compileResolver} resolver, which answers the same.
  */
 export interface ResolverKey {
   readonly kind: 'label' | 'host';
   /** The x-host-header and cs(Host) columns, -1 when the layout lacks one. */
   readonly columns: readonly [number, number];
-  /** The account of a key's text (a label that starts with neither a digit nor "["; a host). */
+  /** The account of a key's text (a label, the scanner having set IP literals apart; a host). */
   readonly accountOf: (key: string) => string | undefined;
 }
 

@@ -18,6 +18,8 @@
 ;;                  slot (bits 0-7; 0 when it is not)
 ;;   [64, 68)       1 when lines that pass every check and have a known key are summed
 ;;                  here instead of recorded (no metric rules to run on them)
+;;   [68, 72)       the key id of IP-literal hosts (the host label key) plus one; 0 while
+;;                  the caller has given none (such a line's key is then -4)
 ;;   [80, 84)       how many lines were summed after the last record of the last call
 ;;   [84, 88)       the longest line (bytes) that may be summed: longer ones are recorded
 ;;   [88, 108)      scanJson's template (see there), the '-' of an empty value, its status
@@ -35,7 +37,8 @@
 ;;   +16 sc-bytes as a float64 (when check 4 passed),
 ;;   +24 the account key's id in the key table; -1 a key not in the table yet (+28 and
 ;;       +32 say where it is), -2 no key (the caller resolves the line itself), -3 no
-;;       host at all; only for lines with at least `width` fields,
+;;       host at all, -4 an IP-literal host while no key id is given at [68] (+28 and
+;;       +32 say where the host is, also when one is); only for lines with at least `width` fields,
 ;;   +36 how many lines were summed (not recorded) since the previous record,
 ;;   +32 + 8 * slot, +36 + 8 * slot: start and end of the slot's column (only written
 ;;       when the line has that column; slots start at 1).
@@ -629,10 +632,19 @@
       (local.set $stop (local.get $end))
       (if (i32.eq (local.get $mode) (i32.const 1))
         (then
-          ;; host label: up to the first dot; a digit or "[" first may be an IP literal
+          ;; host label: up to the first dot. An IP literal ("[" first, or four dotted
+          ;; numbers with a port or none) has no label and attributes to no account.
           (local.set $first (i32.load8_u (local.get $start)))
-          (if (i32.or (i32.lt_u (i32.sub (local.get $first) (i32.const 48)) (i32.const 10)) (i32.eq (local.get $first) (i32.const 91)))
-            (then (i32.store offset=24 (local.get $rec) (i32.const -2)) (br $keyed)))
+          (if (i32.or (i32.eq (local.get $first) (i32.const 91))
+                      (i32.and (i32.lt_u (i32.sub (local.get $first) (i32.const 48)) (i32.const 10))
+                               (call $ipv4 (local.get $start) (local.get $end))))
+            (then
+              (local.set $first (i32.load (i32.const 68)))
+              (i32.store offset=28 (local.get $rec) (local.get $start))
+              (i32.store offset=32 (local.get $rec) (local.get $end))
+              (i32.store offset=24 (local.get $rec)
+                (select (i32.sub (local.get $first) (i32.const 1)) (i32.const -4) (local.get $first)))
+              (br $keyed)))
           ;; the first dot of the 16 bytes from the start (bytes past the host may be
           ;; read: the text has slack), else byte by byte
           (local.set $dots (i8x16.bitmask (i8x16.eq (v128.load (local.get $start)) (v128.const i8x16 46 46 46 46 46 46 46 46 46 46 46 46 46 46 46 46))))
@@ -713,6 +725,38 @@
       (br_if $digits (i32.lt_u (local.get $start) (local.get $end))))
     (f64.store offset=16 (local.get $rec) (f64.convert_i64_u (local.get $value)))
     (i32.or (local.get $checks) (i32.const 4)))
+
+  ;; Whether [start, end) is an IPv4 literal: four numbers of one to three digits joined
+  ;; by dots, then ":" and a port of one digit or more, or nothing.
+  (func $ipv4 (param $p i32) (param $end i32) (result i32)
+    (local $group i32) (local $digits i32)
+    (loop $groups
+      (local.set $digits (i32.const 0))
+      (block $number
+        (loop $digit
+          (br_if $number (i32.ge_u (local.get $p) (local.get $end)))
+          (br_if $number (i32.ge_u (i32.sub (i32.load8_u (local.get $p)) (i32.const 48)) (i32.const 10)))
+          (br_if $number (i32.eq (local.get $digits) (i32.const 3)))
+          (local.set $p (i32.add (local.get $p) (i32.const 1)))
+          (local.set $digits (i32.add (local.get $digits) (i32.const 1)))
+          (br $digit)))
+      (if (i32.eqz (local.get $digits)) (then (return (i32.const 0))))
+      (local.set $group (i32.add (local.get $group) (i32.const 1)))
+      (if (i32.lt_u (local.get $group) (i32.const 4))
+        (then
+          (if (i32.or (i32.ge_u (local.get $p) (local.get $end)) (i32.ne (i32.load8_u (local.get $p)) (i32.const 46)))
+            (then (return (i32.const 0))))
+          (local.set $p (i32.add (local.get $p) (i32.const 1)))
+          (br $groups))))
+    (if (i32.eq (local.get $p) (local.get $end)) (then (return (i32.const 1))))
+    (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 58)) (then (return (i32.const 0))))
+    (local.set $p (i32.add (local.get $p) (i32.const 1)))
+    (if (i32.ge_u (local.get $p) (local.get $end)) (then (return (i32.const 0))))
+    (loop $port
+      (if (i32.ge_u (i32.sub (i32.load8_u (local.get $p)) (i32.const 48)) (i32.const 10)) (then (return (i32.const 0))))
+      (local.set $p (i32.add (local.get $p) (i32.const 1)))
+      (br_if $port (i32.lt_u (local.get $p) (local.get $end))))
+    (i32.const 1))
 
   ;; keyId(start, end, id): the id of the key bytes [start, end) in the key table; when
   ;; it is not there, remembers it as `id` (and answers `id`), or answers -2 when the

@@ -5,7 +5,7 @@ import { dayOfNumber, epochDayNumber, epochMillisBytes, FieldLayout, isValidTime
 import { isValidDay } from './days';
 import { PoisonObjectError } from './errors';
 import { ColumnCounting } from './column-counting';
-import { ALL_CHECKS, BYTES_OK, KEY_NO_HOST, KEY_NONE, KEY_UNKNOWN, LineScanner, NO_LAYOUT, SAME_DAY, TIME_OK } from './line-scanner';
+import { ALL_CHECKS, BYTES_OK, KEY_IP_LITERAL, KEY_NO_HOST, KEY_NONE, KEY_UNKNOWN, LineScanner, NO_LAYOUT, SAME_DAY, TIME_OK } from './line-scanner';
 import type { JsonTemplate } from './json-scanner';
 import { LogLine } from './log-line';
 import { compileRules, metricNames, type MetricRule, type RuleEvaluator } from './metric-rules';
@@ -230,7 +230,7 @@ export class LogCounter {
         const newline = words[record + 1]!;
         this.dataLine(record, bytes[newline - 1] === 13 /* CR */ ? newline - 1 : newline, newline);
       }
-      this.physicalLine += scanner.summedAfterLastRecord;
+      this.afterScan();
       pos = next;
       if (scanner.jsonStatus === 1) break;
     }
@@ -397,6 +397,21 @@ export class LogCounter {
     return newline + 1;
   }
 
+  /**
+   * After a scan's records: the lines it summed after its last record were good lines on
+   * {@link scanDay}, so that is the day of the latest good line. Without this, a stray
+   * line of the previous day (CloudFront writes a few) would move the scanner to that day
+   * and every line of the next scan would come back as a record.
+   */
+  private afterScan(): void {
+    const tail = this.scanner.summedAfterLastRecord;
+    this.physicalLine += tail;
+    if (tail === 0 || this.lastGoodDay === this.scanDay) return;
+    this.lastGoodDay = this.scanDay;
+    this.lastGoodDayNumber = Number.NaN;
+    for (let i = 0; i < 10; i++) this.lastGoodDayBytes[i] = this.scanDay.charCodeAt(i);
+  }
+
   /** Counts the whole lines in `[from, end)` of the scanner's text (`end` just past a '\n'). */
   private countLines(from: number, end: number): void {
     const { scanner, words, bytes, maxLineBytes } = this;
@@ -420,7 +435,7 @@ export class LogCounter {
         const contentEnd = newline > start && bytes[newline - 1] === 13 /* CR */ ? newline - 1 : newline;
         if (contentEnd !== start) this.dataLine(record, contentEnd, newline);
       }
-      this.physicalLine += scanner.summedAfterLastRecord;
+      this.afterScan();
       pos = next;
       if (pos < end && bytes[pos] === 35 /* # */) {
         const newline = bytes.indexOf(10, pos);
@@ -587,9 +602,19 @@ export class LogCounter {
       if (account === undefined && this.missed.length < MAX_SAMPLES && !this.missed.includes(text)) this.missed.push(text);
       return account;
     }
+    if (id === KEY_IP_LITERAL) {
+      // No account. Read here until the samples are full; then the scanner sums the rest
+      // under a key of no account, as it does any other unattributed label.
+      if (this.missed.length < MAX_SAMPLES) {
+        const text = this.line.decode(this.words[record + 7]!, this.words[record + 8]!);
+        if (!this.missed.includes(text)) this.missed.push(text);
+      }
+      if (this.missed.length >= MAX_SAMPLES && this.scanner.keyIpLiterals(this.keyAccounts.length)) this.keyAccounts.push(undefined);
+      return undefined;
+    }
     this.place(record, newline, end, this.resolverSlots);
     const account = this.resolve(this.line);
-    // An IP literal or other host the scanner does not key: sampled from the resolver's column.
+    // A host the scanner does not key (one in the last column of a CRLF line): sampled from the resolver's column.
     if (account === undefined && this.missed.length < MAX_SAMPLES) {
       // The column the resolver read: x-host-header when present, else cs(Host).
       const column = this.key!.columns.find((candidate) => candidate >= 0 && this.line.present(candidate));

@@ -34,6 +34,8 @@ const VALUES: Record<string, Buffer[]> = {
   'cs(Host)': ['d1.cloudfront.net', 'ACME.example.com', '-', '', 'globex', '10.1.2.3'].map(enc),
   'x-host-header': [
     ...['acme.api.example.com', 'acme.api.example.com', 'Globex.example.com', 'initech', '10.0.0.1', '10.0.0.1:80', '[::1]', '-', '', 'bad#host.x.com', 'caf\u00e9.x.com', '\u212Acme.x.com', '.x.com', 'x'.repeat(70), 'hooli.x.com\r', '-\r'].map(enc),
+    // IP literals, and digit-first hosts that are not (their first label is an account).
+    ...['255.255.255.255:65535', '[2001:db8::1]:443', '1234.5.6.7', '1.2.3', '1.2.3.4.5', '1.2.3.4:', '7.8.9.10:8a', '9tenant.x.com', '192.168.0.1', '172.16.0.9:8080'].map(enc),
     Buffer.from([0x61, 0xc3, 0x28, 0x2e, 0x78]),
     Buffer.from([0x61, 0xe2, 0x82]),
     Buffer.from([0xff, 0x2e, 0x78]),

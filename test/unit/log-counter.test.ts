@@ -119,6 +119,24 @@ describe('CloudFront log counting', () => {
     ]);
   });
 
+  it.each(['wasm', 'js'] as const)('puts stray lines of the previous day on their own day, however the text is cut (%s scanner)', async (scanner) => {
+    // Mostly one day with a line of the day before now and then, as CloudFront writes them.
+    const lines = Array.from({ length: 600 }, (_, i) => ({ day: i % 7 === 3 || i % 50 === 49 ? '2026-11-20' : '2026-11-21', host: i % 2 === 0 ? 'acme' : 'globex', bytes: i }));
+    const text = Buffer.from(`#Fields: date time sc-bytes x-host-header\n${lines.map((l) => `${l.day}\t12:00:00\t${l.bytes}\t${l.host}.x.com\n`).join('')}`);
+    const expected = new Map<string, [number, number]>();
+    for (const l of lines) {
+      const sums = expected.get(`${l.host} ${l.day}`) ?? [0, 0];
+      expected.set(`${l.host} ${l.day}`, [sums[0] + 1, sums[1] + l.bytes]);
+    }
+    for (const size of [64, 97, 1000, text.length]) {
+      const chunks = Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.subarray(i * size, (i + 1) * size));
+      // No metric rules: the scanner sums the lines itself.
+      const count = await countLog(Readable.from(chunks), options({ scanner, metricRules: [] }), 'x');
+      const rows = new Map(count.tally.usage().map((row) => [`${row.account} ${row.day}`, [row.metrics.requests, row.metrics.bytes]]));
+      expect(rows).toEqual(expected);
+    }
+  });
+
   it('counts a line longer than the limit as malformed without holding it', async () => {
     const long = `2026-11-21\t00:00:00\t5\t${'a'.repeat(1024 * 1024)}.x.com`;
     const text = `#Fields: date time sc-bytes x-host-header\n${long}\n2026-11-21\t00:00:01\t9\tacme.x.com\n`;
@@ -264,6 +282,24 @@ describe('what the resolver missed', () => {
 
     expect(count.lines).toEqual({ read: 4, counted: 1, unattributed: 3, malformed: 0 });
     expect(count.unattributedSamples).toEqual(['203.0.113.7', '[2001:db8::1]']);
+  });
+
+  it.each(['wasm', 'js'] as const)('counts IP literals unattributed past the samples too, where the scanner sums them (%s scanner)', async (scanner) => {
+    // Five distinct literals fill the samples; from then on the scanner keys the rest itself.
+    const ips = ['203.0.113.7', '[2001:db8::1]', '198.51.100.1:8080', '203.0.113.8', '203.0.113.9', '203.0.113.10', '[::1]:443'];
+    const hosts = Array.from({ length: 3000 }, (_, i) => (i % 30 === 0 ? ips[(i / 30) % ips.length]! : i % 2 === 1 ? 'acme.example.com' : '1234.5.6.7'));
+    const body = Buffer.from(text(hosts));
+    // Cut small, so that each piece is scanned on its own, with what the previous ones taught the scanner.
+    const pieces = Array.from({ length: Math.ceil(body.length / 1000) }, (_, i) => body.subarray(i * 1000, (i + 1) * 1000));
+    const count = await countLog(Readable.from(pieces), options({ scanner, metricRules: [] }), 'ips');
+
+    expect(count.lines).toEqual({ read: 3000, counted: 2900, unattributed: 100, malformed: 0 });
+    expect(count.tally.usage().map((row) => [row.account, row.metrics.requests, row.metrics.bytes])).toEqual([
+      ['1234', 1400, 140_000],
+      ['acme', 1500, 150_000],
+      ['unattributed', 100, 10_000],
+    ]);
+    expect(count.unattributedSamples).toEqual(ips.slice(0, 5));
   });
 
   it('says nothing when every line found its account', async () => {
