@@ -9,7 +9,8 @@ import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 
 export const FLOOR_READ_BYTES = 1024 * 1024;
-export const FLOOR_CHUNK_BYTES = 256 * 1024;
+/** The floor's zlib chunk: the best found (0.44 s of CPU at 256 KiB, 0.36 s at 1 MiB, the same at 4 MiB, on the 320 MiB log). */
+export const FLOOR_CHUNK_BYTES = 1024 * 1024;
 
 /** Lines read and how each was counted, as `tally count` reports them. */
 export interface MeasuredLines {
@@ -34,7 +35,7 @@ export function digest(rows: readonly (readonly [string, string, number, number]
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 
-/** The tuned gunzip, 1 MiB reads into 256 KiB chunks, bytes counted and dropped: no reader of the whole log does less. */
+/** The tuned gunzip, 1 MiB reads into 1 MiB chunks, bytes counted and dropped: no reader of the whole log does less. */
 export async function gunzipFloor(path: string): Promise<Answer> {
   const gunzip = createGunzip({ chunkSize: FLOOR_CHUNK_BYTES });
   createReadStream(path, { highWaterMark: FLOOR_READ_BYTES }).pipe(gunzip);

@@ -6,7 +6,7 @@
  * counts every thread it used and its peak RSS is its own:
  *
  * - Tally: what `tally count --json FILE` runs;
- * - the floor: the tuned gunzip alone (1 MiB reads, 256 KiB zlib chunks), nothing parsed;
+ * - the floor: the tuned gunzip alone (1 MiB reads, 1 MiB zlib chunks), nothing parsed;
  * - DuckDB on one thread: `read_csv` of the same file and the same GROUP BY.
  *
  * Then Tally once more on a larger log (1 GiB decompressed in full mode) for its peak RSS.

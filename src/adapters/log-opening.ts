@@ -26,7 +26,7 @@ async function parquetReader(): Promise<typeof import('./parquet-log')> {
  * Parquet file, read at random offsets by `parquetFile` (the stream is stopped);
  * anything else is text (gunzipped when gzip), streamed from `body` as before.
  */
-export async function logContent(body: AsyncIterable<Uint8Array>, objectName: string, parquetFile: () => RandomAccessFile): Promise<LogContent> {
+export async function logContent(body: AsyncIterable<Uint8Array>, objectName: string, parquetFile: () => RandomAccessFile, storedBytes?: number): Promise<LogContent> {
   const iterator = body[Symbol.asyncIterator]();
   const head: Uint8Array[] = [];
   let length = 0;
@@ -49,7 +49,7 @@ export async function logContent(body: AsyncIterable<Uint8Array>, objectName: st
     if (ended) return;
     for (let step = await iterator.next(); !step.done; step = await iterator.next()) yield step.value;
   }
-  return { kind: 'text', text: logText(rest(), objectName) };
+  return { kind: 'text', text: logText(rest(), objectName, storedBytes) };
 }
 
 /**
@@ -60,13 +60,15 @@ export async function logContent(body: AsyncIterable<Uint8Array>, objectName: st
 export async function openLogFile(path: string): Promise<LogContent> {
   const handle = await open(path, 'r');
   let head: Uint8Array;
+  let storedBytes: number;
   try {
     const { bytesRead, buffer } = await handle.read(Buffer.alloc(PARQUET_MAGIC.length), 0, PARQUET_MAGIC.length, 0);
     head = buffer.subarray(0, bytesRead);
+    storedBytes = (await handle.stat()).size;
   } finally {
     await handle.close();
   }
-  if (!isParquetMagic(head)) return { kind: 'text', text: logText(createReadStream(path, { highWaterMark: FILE_READ_BYTES }), path) };
+  if (!isParquetMagic(head)) return { kind: 'text', text: logText(createReadStream(path, { highWaterMark: FILE_READ_BYTES }), path, storedBytes) };
   const { parquetContent } = await parquetReader();
   return {
     kind: 'records',

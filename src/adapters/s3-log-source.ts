@@ -43,7 +43,7 @@ export class S3LogSource implements LogSource {
         if (etag === undefined || size === undefined) throw new PoisonObjectError(describeObject(ref), 'GetObject returned no ETag or length to read the Parquet file by ranges');
         return new S3ObjectBytes({ client: this.client, ref, etag, size });
       };
-      return { etag: normaliseEtag(etag ?? ref.etag), content: await logContent(body, describeObject(ref), parquetFile) };
+      return { etag: normaliseEtag(etag ?? ref.etag), content: await logContent(body, describeObject(ref), parquetFile, size) };
     } catch (error) {
       if (isMissing(error)) throw new PoisonObjectError(describeObject(ref), 'object does not exist (deleted before it was read?)', { cause: error });
       if (isPreconditionFailed(error)) {

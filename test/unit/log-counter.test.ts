@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { parseResolverSpec } from '../../src/domain/account-resolver';
 import { PoisonObjectError } from '../../src/domain/errors';
-import { logText } from '../../src/adapters/log-text';
+import { gunzipChunkBytes, logText } from '../../src/adapters/log-text';
 import { countLog, LogCounter, type CountOptions } from '../../src/domain/log-counter';
 import { validateMetricRules } from '../../src/domain/metric-rules';
 
@@ -162,6 +162,24 @@ describe('CloudFront log counting', () => {
   it('says "1 data line" of a log with one line and no #Fields header', async () => {
     await expect(countLogStream(bytesOf('2026-11-21\t5\n'), options(), 'x')).rejects.toThrow(/: 1 data line and no #Fields header/);
     await expect(countLogStream(bytesOf('2026-11-21\t5\n2026-11-21\t6\n'), options(), 'x')).rejects.toThrow(/: 2 data lines and no #Fields header/);
+  });
+
+  it('inflates in chunks sized to the stored object: a fitting buffer for a small one, 1 MiB for a large or unknown one', async () => {
+    const text = Buffer.from(Array.from({ length: 60_000 }, (_, i) => `2026-11-21\t${i}\t${(i * 7919) % 100_003}\n`).join(''));
+    const gz = gzipSync(text);
+    const chunks = async (storedBytes?: number) => {
+      const out: Uint8Array[] = [];
+      for await (const chunk of logText(Readable.from([gz]), 'sized', storedBytes)) out.push(chunk);
+      expect(Buffer.concat(out).equals(text)).toBe(true);
+      return Math.max(...out.map((chunk) => chunk.length));
+    };
+
+    expect(gunzipChunkBytes(gz.length)).toBe(1024 * 1024);
+    expect(gunzipChunkBytes(9_000)).toBe(128 * 1024);
+    expect(gunzipChunkBytes(10)).toBe(64 * 1024);
+    expect(await chunks(undefined)).toBe(1024 * 1024);
+    expect(await chunks(9_000)).toBe(128 * 1024);
+    expect(await chunks(10)).toBe(64 * 1024);
   });
 
   it('tells gzip from text by two bytes, even when they come one at a time', async () => {
