@@ -592,6 +592,7 @@
     (local $slot i32) (local $start i32) (local $end i32) (local $checks i32) (local $value i64) (local $digit i32)
     (local $mode i32) (local $stop i32) (local $first i32) (local $length i32) (local $dots i32)
     (local $h1 i32) (local $h2 i32) (local $m1 i32) (local $m2 i32) (local $s1 i32) (local $s2 i32)
+    (local $shift i64) (local $mask i64)
     ;; The key of the line's account (see +24 above): the host resolvers' account is a
     ;; function of a few bytes, looked up in the key table.
     (block $keyed
@@ -717,6 +718,28 @@
     (if (i32.or (i32.eq (local.get $end) (local.get $start))
                 (i32.gt_s (i32.sub (local.get $end) (local.get $start)) (i32.const 15)))
       (then (return (local.get $checks))))
+    ;; Up to 8 digits (nearly every line): read as one i64, with no branch per digit. The
+    ;; field's bytes are shifted to the top (the bytes after it out), so that the low bytes
+    ;; are zeros in front of the number; each of its bytes must be 0x30-0x39 (high nibble
+    ;; 3, and still 3 with 6 added); then digits pair up: tens, hundreds, ten-thousands.
+    (if (i32.le_u (i32.sub (local.get $end) (local.get $start)) (i32.const 8))
+      (then
+        (local.set $shift (i64.extend_i32_u (i32.shl (i32.sub (i32.const 8) (i32.sub (local.get $end) (local.get $start))) (i32.const 3))))
+        (local.set $value (i64.shl (i64.load (local.get $start)) (local.get $shift)))
+        (local.set $mask (i64.shl (i64.const -1) (local.get $shift)))
+        (if (i64.ne (i64.and
+                      (i64.or
+                        (i64.xor (i64.and (local.get $value) (i64.const 0xF0F0F0F0F0F0F0F0)) (i64.const 0x3030303030303030))
+                        (i64.xor (i64.and (i64.add (local.get $value) (i64.const 0x0606060606060606)) (i64.const 0xF0F0F0F0F0F0F0F0)) (i64.const 0x3030303030303030)))
+                      (local.get $mask))
+                    (i64.const 0))
+          (then (return (local.get $checks))))
+        (local.set $value (i64.sub (local.get $value) (i64.and (i64.const 0x3030303030303030) (local.get $mask))))
+        (local.set $value (i64.and (i64.add (i64.mul (local.get $value) (i64.const 10)) (i64.shr_u (local.get $value) (i64.const 8))) (i64.const 0x00FF00FF00FF00FF)))
+        (local.set $value (i64.and (i64.add (i64.mul (local.get $value) (i64.const 100)) (i64.shr_u (local.get $value) (i64.const 16))) (i64.const 0x0000FFFF0000FFFF)))
+        (local.set $value (i64.and (i64.add (i64.mul (local.get $value) (i64.const 10000)) (i64.shr_u (local.get $value) (i64.const 32))) (i64.const 0xFFFFFFFF)))
+        (f64.store offset=16 (local.get $rec) (f64.convert_i64_u (local.get $value)))
+        (return (i32.or (local.get $checks) (i32.const 4)))))
     (loop $digits
       (local.set $digit (i32.sub (i32.load8_u (local.get $start)) (i32.const 48)))
       (if (i32.gt_u (local.get $digit) (i32.const 9)) (then (return (local.get $checks))))

@@ -7,6 +7,8 @@ const FIELD = fc.oneof(
   fc.constantFrom('2026-11-21', '2026-11-20', '12:34:56', '24:00:00', '23:59:60', '23:59:61', '09:60:00', '1a:00:00', '12:34:5/', '12-34-56', 'tenant08.api.example.com', 'TENANT08', '-', '0', '1234', 'acme.cdn.test', 'globex.cdn.test', '10.0.0.1', ''),
   // Hosts that are IP literals, and digit-first hosts that are not.
   fc.constantFrom('10.0.0.1:443', '255.255.255.255', '[::1]', '[2001:db8::1]:80', '1234.5.6.7', '1.2.3', '1.2.3.4.5', '1.2.3.4:', '1.2.3.4:8a', '01.2.3.4', '9tenant.cdn.test', '1.2.3.4:0'),
+  // Byte counts of every length around the 8 read at once, and the bytes either side of '0'-'9'.
+  fc.constantFrom('12345678', '99999999', '123456789', '00000007', '1234567/', '1234567:', '/', ':', '8', '98765432109876', '1\u00b9'),
   fc.string({ maxLength: 70 }).map((text) => text.replace(/[\t\n]/g, 'x')),
 );
 /** Lines of 1 to 12 fields, or arbitrary bytes: fields and lines land at every offset of a 32-byte block. */
