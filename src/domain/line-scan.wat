@@ -18,8 +18,6 @@
 ;;                  slot (bits 0-7; 0 when it is not)
 ;;   [64, 68)       1 when lines that pass every check and have a known key are summed
 ;;                  here instead of recorded (no metric rules to run on them)
-;;   [68, 72)       the key id of IP-literal hosts (the host label key) plus one; 0 while
-;;                  the caller has given none (such a line's key is then -4)
 ;;   [80, 84)       how many lines were summed after the last record of the last call
 ;;   [84, 88)       the longest line (bytes) that may be summed: longer ones are recorded
 ;;   [88, 108)      scanJson's template (see there), the '-' of an empty value, its status
@@ -37,8 +35,8 @@
 ;;   +16 sc-bytes as a float64 (when check 4 passed),
 ;;   +24 the account key's id in the key table; -1 a key not in the table yet (+28 and
 ;;       +32 say where it is), -2 no key (the caller resolves the line itself), -3 no
-;;       host at all, -4 an IP-literal host while no key id is given at [68] (+28 and
-;;       +32 say where the host is, also when one is); only for lines with at least `width` fields,
+;;       host at all, -4 an IP-literal host not in the table yet (+28 and +32 say where
+;;       it is: the whole host is its key); only for lines with at least `width` fields,
 ;;   +36 how many lines were summed (not recorded) since the previous record,
 ;;   +32 + 8 * slot, +36 + 8 * slot: start and end of the slot's column (only written
 ;;       when the line has that column; slots start at 1).
@@ -634,17 +632,18 @@
       (if (i32.eq (local.get $mode) (i32.const 1))
         (then
           ;; host label: up to the first dot. An IP literal ("[" first, or four dotted
-          ;; numbers with a port or none) has no label and attributes to no account.
+          ;; numbers with a port or none) has no label: its key is the whole host (a
+          ;; label has no dot, a literal has one or starts with "["), of no account.
           (local.set $first (i32.load8_u (local.get $start)))
           (if (i32.or (i32.eq (local.get $first) (i32.const 91))
                       (i32.and (i32.lt_u (i32.sub (local.get $first) (i32.const 48)) (i32.const 10))
                                (call $ipv4 (local.get $start) (local.get $end))))
             (then
-              (local.set $first (i32.load (i32.const 68)))
               (i32.store offset=28 (local.get $rec) (local.get $start))
               (i32.store offset=32 (local.get $rec) (local.get $end))
+              (local.set $first (call $find (local.get $start) (local.get $end) (i32.const -1)))
               (i32.store offset=24 (local.get $rec)
-                (select (i32.sub (local.get $first) (i32.const 1)) (i32.const -4) (local.get $first)))
+                (select (i32.const -4) (local.get $first) (i32.eq (local.get $first) (i32.const -1))))
               (br $keyed)))
           ;; the first dot of the 16 bytes from the start (bytes past the host may be
           ;; read: the text has slack), else byte by byte

@@ -134,7 +134,7 @@ export class LineScanner {
     words[KEY_COUNT_AT >> 2] = 0;
     words.fill(0, SUMMED_LINES_AT >> 2, (SUMMED_LINES_AT >> 2) + MAX_KEYS);
     floats.fill(0, SUMMED_BYTES_AT >> 3, (SUMMED_BYTES_AT >> 3) + MAX_KEYS);
-    for (const at of [RECORDS_WRITTEN_AT, DAY_VALID_AT, SUMMING_AT, IP_KEY_AT, SUMMED_TAIL_AT, SUMMABLE_BYTES_AT, JSON_KEYS_AT, JSON_STATUS_AT]) words[at >> 2] = 0;
+    for (const at of [RECORDS_WRITTEN_AT, DAY_VALID_AT, SUMMING_AT, SUMMED_TAIL_AT, SUMMABLE_BYTES_AT, JSON_KEYS_AT, JSON_STATUS_AT]) words[at >> 2] = 0;
     this.setLayout(NO_LAYOUT);
   }
 
@@ -180,17 +180,6 @@ export class LineScanner {
    */
   keyId(start: number, end: number, id: number): number {
     return this.keyIdFn(start, end, id);
-  }
-
-  /**
-   * From now on, lines whose host is an IP literal (host label key) get key `id`, and
-   * are summed like any known key's, instead of {@link KEY_IP_LITERAL}. False (nothing
-   * changes) when `id` is past the keys the scanner sums.
-   */
-  keyIpLiterals(id: number): boolean {
-    if (id < 0 || id >= MAX_KEYS) return false;
-    this.words[IP_KEY_AT >> 2] = id + 1;
-    return true;
   }
 
   /**
@@ -315,7 +304,7 @@ export interface ScanKey {
 export const KEY_UNKNOWN = -1;
 export const KEY_NONE = -2;
 export const KEY_NO_HOST = -3;
-/** An IP-literal host (host label key) while no key id is given for them ({@link LineScanner.keyIpLiterals}). */
+/** An IP-literal host (host label key) not in the key table yet: the whole host is its key. */
 export const KEY_IP_LITERAL = -4;
 
 /** No layout yet: nothing recorded, nothing checked. */
@@ -366,8 +355,6 @@ const MAX_JSON_KEYS = 480;
 const MAX_JSON_GLUE_BYTES = 40_960;
 const JSON_TEXT_BYTES = 1024 * 1024;
 const SUMMING_AT = 64;
-/** The key id of IP-literal hosts plus one (0: none given). */
-const IP_KEY_AT = 68;
 const SUMMED_TAIL_AT = 80;
 const SUMMABLE_BYTES_AT = 84;
 const SUMMED_LINES_AT = 4096;
@@ -527,10 +514,10 @@ function keyInJs(bytes: Uint8Array, words: Int32Array, keys: Map<string, number>
   if (mode === 1) {
     const first = bytes[start]!;
     if (first === 91 || IPV4_LITERAL.test(Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1'))) {
-      const ipKey = words[IP_KEY_AT >> 2]!;
       words[at + 7] = start;
       words[at + 8] = end;
-      words[at + 6] = ipKey === 0 ? KEY_IP_LITERAL : ipKey - 1;
+      const id = keyIdInJs(bytes, keys, start, end, -1);
+      words[at + 6] = id === KEY_UNKNOWN ? KEY_IP_LITERAL : id;
       return;
     }
     stop = start;

@@ -603,13 +603,15 @@ export class LogCounter {
       return account;
     }
     if (id === KEY_IP_LITERAL) {
-      // No account. Read here until the samples are full; then the scanner sums the rest
-      // under a key of no account, as it does any other unattributed label.
-      if (this.missed.length < MAX_SAMPLES) {
-        const text = this.line.decode(this.words[record + 7]!, this.words[record + 8]!);
-        if (!this.missed.includes(text)) this.missed.push(text);
-      }
-      if (this.missed.length >= MAX_SAMPLES && this.scanner.keyIpLiterals(this.keyAccounts.length)) this.keyAccounts.push(undefined);
+      // An IP literal, of no account: keyed by the whole host from now on (the scanner sums
+      // its lines), sampled once like any host missed.
+      const start = this.words[record + 7]!;
+      const stop = this.words[record + 8]!;
+      const known = this.scanner.keyId(start, stop, this.keyAccounts.length);
+      if (known >= 0 && known < this.keyAccounts.length) return undefined;
+      if (known === this.keyAccounts.length) this.keyAccounts.push(undefined);
+      const text = this.line.decode(start, stop);
+      if (this.missed.length < MAX_SAMPLES && !this.missed.includes(text)) this.missed.push(text);
       return undefined;
     }
     this.place(record, newline, end, this.resolverSlots);

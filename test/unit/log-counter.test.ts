@@ -302,8 +302,8 @@ describe('what the resolver missed', () => {
     expect(count.unattributedSamples).toEqual(['203.0.113.7', '[2001:db8::1]']);
   });
 
-  it.each(['wasm', 'js'] as const)('counts IP literals unattributed past the samples too, where the scanner sums them (%s scanner)', async (scanner) => {
-    // Five distinct literals fill the samples; from then on the scanner keys the rest itself.
+  it.each(['wasm', 'js'] as const)('keys IP literals by the whole host: each sampled once, then summed by the scanner, of no account (%s scanner)', async (scanner) => {
+    // Seven literals, five sampled; a digit-first host that is none has its label's account.
     const ips = ['203.0.113.7', '[2001:db8::1]', '198.51.100.1:8080', '203.0.113.8', '203.0.113.9', '203.0.113.10', '[::1]:443'];
     const hosts = Array.from({ length: 3000 }, (_, i) => (i % 30 === 0 ? ips[(i / 30) % ips.length]! : i % 2 === 1 ? 'acme.example.com' : '1234.5.6.7'));
     const body = Buffer.from(text(hosts));
