@@ -30,6 +30,15 @@ export interface FormatMeasure extends Answer {
   readonly lines?: MeasuredLines;
 }
 
+/**
+ * The text in 256 KiB slices. A function of the module, as production's sources are: a
+ * generator closure made per count has a hidden class of its own and would make V8 throw
+ * the counting loop's optimized code away on every count, which no ingest does.
+ */
+async function* slices(text: Uint8Array): AsyncGenerator<Uint8Array> {
+  for (let at = 0; at < text.length; at += 256 * 1024) yield text.subarray(at, at + 256 * 1024);
+}
+
 async function parse(path: string) {
   const { countLogContent } = await import('../src/domain/log-formats');
   const { parquetContent } = await import('../src/adapters/parquet-log');
@@ -42,9 +51,7 @@ async function parse(path: string) {
       ? parquetContent({ byteLength: text.length, slice: async (start, end) => text.buffer.slice(text.byteOffset + start, text.byteOffset + (end ?? text.length)) }, path)
       : {
           kind: 'text' as const,
-          text: (async function* () {
-            for (let at = 0; at < text.length; at += 256 * 1024) yield text.subarray(at, at + 256 * 1024);
-          })(),
+          text: slices(text),
         };
     const result = await countLogContent(content, { resolver: parseResolverSpec('host-label'), metricRules: [], objectKey: path }, path);
     const rows = result.tally.usage().map((row) => [row.account, row.day, row.metrics.requests ?? 0, row.metrics.bytes ?? 0] as const);

@@ -1,8 +1,11 @@
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import type { LogContent } from '../domain/log-records';
+import { resumed, type LogContent } from '../domain/log-records';
 import { FILE_READ_BYTES, logText } from './log-text';
 import type { RandomAccessFile } from './parquet-log';
+
+/** An iterator that has ended. */
+const EMPTY: AsyncIterator<Uint8Array> = { next: async () => ({ done: true, value: undefined }) };
 
 /** The first (and last) four bytes of a Parquet file. */
 export const PARQUET_MAGIC = Buffer.from('PAR1', 'latin1');
@@ -44,12 +47,7 @@ export async function logContent(body: AsyncIterable<Uint8Array>, objectName: st
     await iterator.return?.();
     return (await parquetReader()).parquetContent(parquetFile(), objectName);
   }
-  async function* rest(): AsyncGenerator<Uint8Array> {
-    yield* head;
-    if (ended) return;
-    for (let step = await iterator.next(); !step.done; step = await iterator.next()) yield step.value;
-  }
-  return { kind: 'text', text: logText(rest(), objectName, storedBytes) };
+  return { kind: 'text', text: logText(ended ? resumed(head, EMPTY) : resumed(head, iterator), objectName, storedBytes) };
 }
 
 /**

@@ -4,7 +4,7 @@ import { countsEstimates, DEFAULT_DELIMITER, type LogFormatSettings } from './lo
 import { estimatedMetric, type MetricRule } from './metric-rules';
 import { JsonScanner, type JsonLineSink, type JsonTemplate } from './json-scanner';
 import { DEFAULT_MAX_LINE_BYTES, LogCounter, type CountOptions, type LogCount } from './log-counter';
-import { RecordLines, type LogContent } from './log-records';
+import { RecordLines, resumed, type LogContent } from './log-records';
 import { UsageTally } from './usage-tally';
 
 /** The formats a log's content can be in (the key never decides). */
@@ -87,10 +87,7 @@ async function countText(text: AsyncIterable<Uint8Array>, options: FormatOptions
           ? 'no #Fields header with a date, timestamp(ms) or timestamp field (a log with no header needs its field list: TALLY_LOG_FIELDS, or tally count --fields)'
           : 'no #Fields header with a date, timestamp(ms) or timestamp field',
   });
-  const rest = (async function* () {
-    yield* opening.chunks;
-    for (let step = await iterator.next(); !step.done; step = await iterator.next()) yield step.value;
-  })();
+  const rest = resumed(opening.chunks, iterator);
 
   if (format === 'headerless') counter.setFields(headerless!.fields);
   if (format !== 'json' && delimiter === '\t') {
