@@ -71,7 +71,7 @@ export async function createUsageApiDeps(config: UsageApiConfig, clients: UsageA
     ...(config.dlqUrl === undefined ? {} : { dlqUrl: config.dlqUrl }),
   });
   return {
-    health: () => readHealth(healthDeps),
+    health: (days) => readHealth(healthDeps, days),
     reader: new DynamoUsageReader(table),
     quotas: { quotas: new DynamoQuotaStore(table), thresholds: new DynamoThresholdStore(table), defaults: config.tally.quotaDefaults, levels: config.tally.quotaLevels },
     accounts: new DynamoCloseStore(table),

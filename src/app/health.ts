@@ -1,5 +1,5 @@
 import { addDays, dayOf } from '../domain/days';
-import { buildHealthReport, type HealthReport, type HistoryHorizon } from '../domain/health';
+import { buildHealthReport, HEALTH_DAYS, parseHealthDays, type HealthReport, type HistoryHorizon } from '../domain/health';
 import type { DeadLetterProbe, LedgerActivityReader, ReconcileRecords } from './ports';
 
 export interface HealthDeps {
@@ -13,17 +13,19 @@ export interface HealthDeps {
 
 /**
  * Reads ingestion health from what ingest and the operator commands already record:
- * the ledger's source-day index of today and yesterday (UTC), the DLQ's attributes,
- * the last reconcile record. No scan of the table.
+ * the ledger's source-day index of the last `days` days up to today (UTC; yesterday and
+ * today unless asked, one query each), the DLQ's attributes, the last reconcile record.
+ * No scan of the table.
  */
-export async function readHealth(deps: HealthDeps): Promise<HealthReport> {
+export async function readHealth(deps: HealthDeps, days = HEALTH_DAYS): Promise<HealthReport> {
+  parseHealthDays(String(days));
   const now = (deps.clock ?? (() => new Date()))();
   const today = dayOf(now);
-  const days = [addDays(today, -1), today];
+  const read = Array.from({ length: days }, (_, i) => addDays(today, i - days + 1));
   const [entries, deadLetters, lastReconcile] = await Promise.all([
-    Promise.all(days.map((day) => deps.activity.entriesOn(day))).then((perDay) => perDay.flat()),
+    Promise.all(read.map(async (day) => (await deps.activity.entriesOn(day)).map((entry) => ({ ...entry, day })))).then((perDay) => perDay.flat()),
     deps.deadLetters === undefined ? Promise.resolve(null) : deps.deadLetters.probe(now),
     deps.reconciles.last(),
   ]);
-  return buildHealthReport({ now, days, entries, deadLetters, lastReconcile: lastReconcile ?? null, history: deps.history });
+  return buildHealthReport({ now, days: read, entries, deadLetters, lastReconcile: lastReconcile ?? null, history: deps.history });
 }

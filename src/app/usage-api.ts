@@ -11,7 +11,7 @@ import { usageCsvFileName, usageReportCsv } from '../domain/usage-csv';
 import { cacheControlFor, parseExplainQuery, parseRankingQuery, parseUsageQuery, type ExplainQuery, type UsageQuery } from '../domain/usage-query';
 import { explanationCsv, explanationCsvFileName } from '../domain/explanation';
 import { explainDay } from './explain';
-import type { HealthReport } from '../domain/health';
+import { parseHealthDays, type HealthReport } from '../domain/health';
 import { buildUsageReport } from '../domain/usage-report';
 import { mapWithConcurrency } from './concurrency';
 import type { Log } from './log';
@@ -32,8 +32,8 @@ export interface UsageApiDeps {
   readonly accounts?: ActiveAccounts;
   /** The log objects behind an account-day: `GET /v1/accounts/{id}/days/{day}/explain` (404 when absent). */
   readonly sources?: SourceReader;
-  /** Ingestion health: `GET /v1/health`, admin tokens only (404 when absent). */
-  readonly health?: () => Promise<HealthReport>;
+  /** Ingestion health of the last `days` days: `GET /v1/health[?days=N]`, admin tokens only (404 when absent). */
+  readonly health?: (days: number) => Promise<HealthReport>;
   readonly clock?: () => Date;
 }
 
@@ -109,7 +109,9 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
     if (grant.subject !== undefined) fields.subject = grant.subject;
     if (health) {
       if (!grant.admin) throw new ForbiddenError('ingestion health needs an admin token (npx tally token --admin)');
-      return json(200, await deps.health!(), { ...noStore() });
+      const days = parseHealthDays(event.queryStringParameters?.days);
+      fields.days = days;
+      return json(200, await deps.health!(days), { ...noStore() });
     }
     if (explain !== null) {
       const query = parseExplainQuery(decodePathSegment(explain[1] ?? ''), decodePathSegment(explain[2] ?? ''), event.queryStringParameters ?? {}, headers.accept);

@@ -1,4 +1,5 @@
 import { parseCloudFrontKey } from './cloudfront-key';
+import { ValidationError } from './errors';
 
 /** A ledger entry as health reads it from the source-day index. */
 export interface LedgerActivity {
@@ -10,6 +11,34 @@ export interface LedgerActivity {
   readonly lines?: { readonly read: number; readonly counted: number; readonly unattributed: number; readonly malformed: number };
   /** A few keys (hosts) the resolver could not attribute in this object. */
   readonly unattributedSamples?: readonly string[];
+  /** The day it was read under in the source-day index (set by the reader of health). */
+  readonly day?: string;
+}
+
+/** Days of the source-day index health reads by default (yesterday and today, UTC), and at most. */
+export const HEALTH_DAYS = 2;
+export const MAX_HEALTH_DAYS = 31;
+
+/** The `days` of a health request (`?days=7`, `--days 7`): {@link HEALTH_DAYS} when absent. */
+export function parseHealthDays(text: string | undefined): number {
+  if (text === undefined) return HEALTH_DAYS;
+  const days = /^[0-9]{1,3}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(days >= 1 && days <= MAX_HEALTH_DAYS)) throw new ValidationError(`days must be a whole number from 1 to ${MAX_HEALTH_DAYS}, not "${text}"`);
+  return days;
+}
+
+/** Objects and lines per day of the logs, as the source-day index holds them. */
+export interface DayHealth {
+  readonly day: string;
+  /** Objects with lines of the day (each once). */
+  readonly objects: number;
+  /**
+   * The lines of the objects whose ledger item of completion is indexed under the day (an
+   * object's lines count once, under its first day); read = counted + unattributed + malformed.
+   */
+  readonly lines: { read: number; counted: number; unattributed: number; malformed: number };
+  /** When the last of them was processed; null when none was. */
+  readonly lastProcessedAt: string | null;
 }
 
 /** The last `tally reconcile` over a day range, as it recorded itself. */
@@ -43,8 +72,10 @@ export interface HistoryHorizon {
  */
 export interface HealthReport {
   readonly generatedAt: string;
-  /** Days of the source-day index read (today and yesterday, UTC). */
+  /** Days of the source-day index read (yesterday and today, UTC, unless asked for more), oldest first. */
   readonly days: readonly string[];
+  /** Per day of `days`, oldest first: the objects with lines of that day and their lines. */
+  readonly perDay: DayHealth[];
   /** Per distribution (or key prefix when the name carries none): the newest log hour counted, and when. */
   readonly freshness: { source: string; newestHour: string; processedAt: string }[];
   readonly objects: { lastHour: number; lastDay: number };
@@ -65,7 +96,7 @@ export interface HealthReport {
 export interface HealthInput {
   readonly now: Date;
   readonly days: readonly string[];
-  /** Ledger entries indexed under `days` (an object may appear once per day it touched). */
+  /** Ledger entries indexed under `days` (an object may appear once per day it touched), each with its `day`. */
   readonly entries: readonly LedgerActivity[];
   readonly deadLetters: HealthReport['deadLetters'];
   readonly lastReconcile: ReconcileRecord | null;
@@ -123,6 +154,7 @@ export function buildHealthReport(input: HealthInput): HealthReport {
   return {
     generatedAt: input.now.toISOString(),
     days: input.days,
+    perDay: input.days.map((day) => dayHealth(day, input.entries)),
     freshness: [...freshness].map(([source, seen]) => ({ source, ...seen })).sort((a, b) => (a.source < b.source ? -1 : 1)),
     objects: { lastHour: within(HOUR_MS).length, lastDay: lastDay.length },
     lines: { ...lines, unattributedRate: rate(lines.unattributed), malformedRate: rate(lines.malformed) },
@@ -132,6 +164,23 @@ export function buildHealthReport(input: HealthInput): HealthReport {
     lastReconcile: input.lastReconcile,
     history: input.history,
   };
+}
+
+function dayHealth(day: string, entries: readonly LedgerActivity[]): DayHealth {
+  const objects = new Set<string>();
+  const lines = { read: 0, counted: 0, unattributed: 0, malformed: 0 };
+  let lastProcessedAt: string | null = null;
+  for (const entry of entries) {
+    if (entry.day !== day) continue;
+    objects.add(`${entry.bucket}/${entry.key}#${entry.etag}`);
+    if (lastProcessedAt === null || entry.processedAt > lastProcessedAt) lastProcessedAt = entry.processedAt;
+    if (entry.lines === undefined) continue;
+    lines.read += entry.lines.read;
+    lines.counted += entry.lines.counted;
+    lines.unattributed += entry.lines.unattributed;
+    lines.malformed += entry.lines.malformed;
+  }
+  return { day, objects: objects.size, lines, lastProcessedAt };
 }
 
 function missedOf(entry: LedgerActivity): number {

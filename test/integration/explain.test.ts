@@ -364,6 +364,20 @@ describe('health (DynamoDB Local, SQS emulator)', () => {
     expect(report.history).toEqual({ shards: 4, cap: 48, keysPerAccountDay: 192, tombstoneDays: 400 });
   });
 
+  it('reads a week when asked: per day of the logs, the objects and lines', async () => {
+    const response = await handleUsageApiRequest(usageApiEvent({ path: '/v1/health', token: await adminToken(), query: { days: '7' } }), healthApi);
+    const report = body(response) as HealthReport;
+
+    expect(report.days).toHaveLength(7);
+    expect(report.days[6]).toBe(today);
+    expect(report.perDay.map((d) => d.day)).toEqual(report.days);
+    expect(report.perDay[6]).toEqual({ day: today, objects: 1, lines, lastProcessedAt: expect.any(String) });
+    const io = captureIo();
+    expect(await tallyCommand('status')(['--days', '7'], io, healthEnv)).toBe(0);
+    expect(io.stdout).toContain(`ledger of ${report.days[0]}..${today} (UTC)`);
+    expect(io.stdout).toMatch(new RegExp(`${today}\\s+1\\s+${lines.read}\\s+${lines.counted}\\s+${lines.unattributed}\\s+${lines.malformed}`));
+  });
+
   it('tally status --json prints what the API answers', async () => {
     const io = captureIo();
     expect(await tallyCommand('status')(['--json'], io, healthEnv)).toBe(0);

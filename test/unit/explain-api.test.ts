@@ -20,7 +20,7 @@ function deps(overrides: Partial<UsageApiDeps> = {}): UsageApiDeps {
         { sources: [{ bucket: 'logs', key: 'k1', etag: 'e1', format: 'standard', processedAt: '2026-11-21T01:00:00.000Z', metrics: { requests: 3, bytes: 30 } }], requests: 4 }
       ),
     },
-    health: async () => health,
+    health: async (days) => (reads.push(`health ${days}`), health),
     verifier: new JoseTokenVerifier({ kind: 'secret', secret: TEST_SECRET }, { audience: 'tally-usage-api', issuer: 'tally' }),
     log: silentLog,
     metricNames: ['requests', 'bytes'],
@@ -83,6 +83,22 @@ describe('GET /v1/health', () => {
     expect(response.statusCode).toBe(200);
     expect(JSON.parse(response.body!)).toEqual(health);
     expect(response.headers['cache-control']).toBe('no-store');
+  });
+
+  it('reads the days asked for, 1 to 31 (2 when not asked), and refuses others with 400', async () => {
+    const token = await admin();
+    const days = async (value?: string) => handleUsageApiRequest(usageApiEvent({ path: '/v1/health', token, ...(value === undefined ? {} : { query: { days: value } }) }), deps());
+    reads.length = 0;
+
+    expect((await days('7')).statusCode).toBe(200);
+    expect((await days()).statusCode).toBe(200);
+    expect((await days('31')).statusCode).toBe(200);
+    for (const bad of ['0', '32', '1.5', 'x', '', '-1']) {
+      const response = await days(bad);
+      expect({ bad, status: response.statusCode }).toEqual({ bad, status: 400 });
+      expect(JSON.parse(response.body!).message).toContain('days must be a whole number from 1 to 31');
+    }
+    expect(reads).toEqual(['health 7', 'health 2', 'health 31']);
   });
 
   it('refuses every other token with 403', async () => {

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { contributionDays, contributionRowPrefix, decodeContributions, encodeContributions, type Contribution } from '../../src/domain/contributions';
 import { buildExplanation, explanationCsv, type ExplainedSource } from '../../src/domain/explanation';
+import { readHealth } from '../../src/app/health';
+import { ValidationError } from '../../src/domain/errors';
 import { buildHealthReport } from '../../src/domain/health';
 import { attemptKey, ledgerDayKey, ledgerKey, sourceDayPartition } from '../../src/domain/keys';
 import type { UsageRecord } from '../../src/domain/usage-records';
@@ -139,11 +141,11 @@ describe('a health report', () => {
       now,
       days: ['2026-11-24', '2026-11-25'],
       entries: [
-        { bucket: 'b', key: 'cf/E2A.2026-11-25-11.x1.gz', etag: '1', processedAt: '2026-11-25T12:10:00.000Z', lines: lines(100, 5, 1), unattributedSamples: ['203.0.113.7', 'new.example.com'] },
+        { day: '2026-11-25', bucket: 'b', key: 'cf/E2A.2026-11-25-11.x1.gz', etag: '1', processedAt: '2026-11-25T12:10:00.000Z', lines: lines(100, 5, 1), unattributedSamples: ['203.0.113.7', 'new.example.com'] },
         // The same object's item of another day: no lines, not a second object.
-        { bucket: 'b', key: 'cf/E2A.2026-11-25-11.x1.gz', etag: '1', processedAt: '2026-11-25T12:10:00.000Z' },
-        { bucket: 'b', key: 'cf/E2A.2026-11-25-09.x2.gz', etag: '2', processedAt: '2026-11-25T10:00:00.000Z', lines: lines(50, 2, 0), unattributedSamples: ['new.example.com'] },
-        { bucket: 'b', key: 'cf/E2B.2026-11-24-02.x3.gz', etag: '3', processedAt: '2026-11-24T03:00:00.000Z', lines: lines(10, 10, 0) },
+        { day: '2026-11-24', bucket: 'b', key: 'cf/E2A.2026-11-25-11.x1.gz', etag: '1', processedAt: '2026-11-25T12:10:00.000Z' },
+        { day: '2026-11-25', bucket: 'b', key: 'cf/E2A.2026-11-25-09.x2.gz', etag: '2', processedAt: '2026-11-25T10:00:00.000Z', lines: lines(50, 2, 0), unattributedSamples: ['new.example.com'] },
+        { day: '2026-11-24', bucket: 'b', key: 'cf/E2B.2026-11-24-02.x3.gz', etag: '3', processedAt: '2026-11-24T03:00:00.000Z', lines: lines(10, 10, 0) },
       ],
       deadLetters: { depth: 0, oldestAgeSeconds: null },
       lastReconcile: null,
@@ -164,5 +166,30 @@ describe('a health report', () => {
       { key: 'new.example.com', objects: 2 },
       { key: '203.0.113.7', objects: 1 },
     ]);
+    // Per day of the logs: an object counts on every day it has lines, its lines on its first day only.
+    expect(report.perDay).toEqual([
+      { day: '2026-11-24', objects: 2, lines: { read: 10, counted: 0, unattributed: 10, malformed: 0 }, lastProcessedAt: '2026-11-25T12:10:00.000Z' },
+      { day: '2026-11-25', objects: 2, lines: { read: 150, counted: 142, unattributed: 7, malformed: 1 }, lastProcessedAt: '2026-11-25T12:10:00.000Z' },
+    ]);
+  });
+
+  it('reads the last N days of the ledger, one query each, oldest first', async () => {
+    const asked: string[] = [];
+    const activity = {
+      entriesOn: async (day: string) => {
+        asked.push(day);
+        return day === '2026-11-20' ? [{ bucket: 'b', key: 'cf/E2A.2026-11-20-01.x.gz', etag: '9', processedAt: '2026-11-21T01:00:00.000Z', lines: lines(4, 0, 1) }] : [];
+      },
+    };
+    const deps = { activity, reconciles: { last: async () => undefined, record: async () => undefined }, history: { shards: 4, cap: 48, keysPerAccountDay: 192, tombstoneDays: 400 }, clock: () => now };
+
+    const week = await readHealth(deps, 7);
+
+    expect(asked.sort()).toEqual(['2026-11-19', '2026-11-20', '2026-11-21', '2026-11-22', '2026-11-23', '2026-11-24', '2026-11-25']);
+    expect(week.days).toEqual(asked);
+    expect(week.perDay.map((d) => [d.day, d.objects, d.lines.read])).toEqual(asked.map((day) => [day, day === '2026-11-20' ? 1 : 0, day === '2026-11-20' ? 4 : 0]));
+    expect((await readHealth(deps)).days).toEqual(['2026-11-24', '2026-11-25']);
+    await expect(readHealth(deps, 32)).rejects.toThrow('days must be a whole number from 1 to 31');
+    await expect(readHealth(deps, 0)).rejects.toThrow(ValidationError);
   });
 });
