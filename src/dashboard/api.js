@@ -75,7 +75,10 @@ export async function fetchExplanation(token, account, day, signal) {
   return (await request(token, url, 'json', signal)).json();
 }
 
-/** Ingestion health (admin tokens): GET /v1/health. */
+/** Days of ingestion health the operator view shows per day of the logs. */
+export const HEALTH_DAYS = 7;
+
+/** Ingestion health (admin tokens): GET /v1/health?days=7. */
 export async function fetchHealth(token, signal) {
-  return (await request(token, apiBase() + '/v1/health', 'json', signal)).json();
+  return (await request(token, apiBase() + '/v1/health?days=' + HEALTH_DAYS, 'json', signal)).json();
 }

@@ -1,6 +1,7 @@
-// The operator's health panel (admin tokens): GET /v1/health drawn as freshness per
-// distribution, objects and line rates of the last day, what the resolver missed, the
-// dead-letter queue, the last reconcile and the history horizon.
+// The operator's health panel (admin tokens): GET /v1/health?days=7 drawn as freshness per
+// distribution, objects and line rates of the last day, objects and lines per day of the
+// logs, what the resolver missed, the dead-letter queue, the last reconcile and the
+// history horizon.
 import { utcTime } from './lib/format.js';
 import { $, clear, el } from './dom.js';
 
@@ -18,13 +19,14 @@ function fact(id, label, value, detail) {
 export function renderHealth(health) {
   const card = $('health-card');
   card.hidden = false;
-  $('health-caption').textContent = 'From the ledger of ' + health.days.join(' and ') + ' (UTC), ' + utcTime(health.generatedAt);
+  const range = health.days.length <= 2 ? health.days.join(' and ') : health.days[0] + ' – ' + health.days[health.days.length - 1];
+  $('health-caption').textContent = 'From the ledger of ' + range + ' (UTC), ' + utcTime(health.generatedAt);
   const facts = $('health-facts');
   clear(facts);
   const dlq = health.deadLetters;
   const reconcile = health.lastReconcile;
   facts.append(
-    fact('health-objects', 'Objects processed', String(health.objects.lastDay), health.objects.lastHour + ' in the last hour, ' + health.objects.lastDay + ' in the last day (logs of ' + health.days.join(' or ') + ')'),
+    fact('health-objects', 'Objects processed', String(health.objects.lastDay), health.objects.lastHour + ' in the last hour, ' + health.objects.lastDay + ' in the last day (logs of ' + range + ')'),
     fact('health-unattributed', 'Unattributed lines', percent(health.lines.unattributedRate), health.lines.unattributed + ' of ' + health.lines.read + ' lines in the last day'),
     fact('health-malformed', 'Malformed lines', percent(health.lines.malformedRate), health.lines.malformed + ' of ' + health.lines.read + ' lines in the last day'),
     fact(
@@ -51,7 +53,24 @@ export function renderHealth(health) {
   for (const row of health.freshness) {
     fresh.appendChild(el('tr', { 'data-source': row.source }, [el('th', { scope: 'row', text: row.source }), el('td', { text: row.newestHour + ':00' }), el('td', { text: utcTime(row.processedAt) })]));
   }
-  if (health.freshness.length === 0) fresh.appendChild(el('tr', {}, [el('td', { colspan: '3', className: 'muted', text: 'No log object counted today or yesterday.' })]));
+  if (health.freshness.length === 0) fresh.appendChild(el('tr', {}, [el('td', { colspan: '3', className: 'muted', text: 'No log object counted in these days.' })]));
+  const days = $('health-days').querySelector('tbody');
+  clear(days);
+  // Newest first, as the usage table lists days.
+  for (const d of [...(health.perDay || [])].reverse()) {
+    const num = (n) => el('td', { className: 'num', text: n.toLocaleString('en-US') });
+    days.appendChild(
+      el('tr', { 'data-day': d.day }, [
+        el('th', { scope: 'row', text: d.day }),
+        num(d.objects),
+        num(d.lines.read),
+        num(d.lines.counted),
+        num(d.lines.unattributed),
+        num(d.lines.malformed),
+        el('td', { text: d.lastProcessedAt === null ? '–' : utcTime(d.lastProcessedAt) }),
+      ]),
+    );
+  }
   const missed = $('health-missed');
   clear(missed);
   missed.hidden = health.missed.length === 0;

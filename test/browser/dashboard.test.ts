@@ -646,9 +646,10 @@ describe('dashboard in Chromium', () => {
     await signIn(page, admin);
     await page.waitForSelector('#health-card:not([hidden]) #health-facts .stat');
     await page.waitForSelector(`#ranking-table tbody tr[data-account="${acme}"]`);
-    const health = (await (await fetch(`${server.url}/v1/health`, { headers: { authorization: `Bearer ${admin}` } })).json()) as {
+    const health = (await (await fetch(`${server.url}/v1/health?days=7`, { headers: { authorization: `Bearer ${admin}` } })).json()) as {
       objects: { lastDay: number };
       freshness: { source: string }[];
+      perDay: { day: string; objects: number; lines: { read: number } }[];
     };
     await page.screenshot({ path: join(OUTPUT, 'dashboard-operator.png'), fullPage: true });
 
@@ -657,6 +658,13 @@ describe('dashboard in Chromium', () => {
     const ours = health.freshness.map((row) => row.source).filter((source) => source.startsWith('E2DASH'));
     expect(ours.length).toBeGreaterThan(0);
     expect(await page.locator(`#health-freshness tbody tr[data-source="${ours[0]}"]`).count()).toBe(1);
+    // A week per day of the logs, newest first, each row the API's figures.
+    expect(await page.locator('#health-days tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-day')))).toEqual(health.perDay.map((d) => d.day).reverse());
+    const busiest = health.perDay.reduce((a, b) => (b.lines.read > a.lines.read ? b : a));
+    expect(busiest.lines.read).toBeGreaterThan(0);
+    expect(await page.locator(`#health-days tbody tr[data-day="${busiest.day}"] td`).allTextContents()).toEqual(
+      expect.arrayContaining([busiest.objects.toLocaleString('en-US'), busiest.lines.read.toLocaleString('en-US')]),
+    );
     const tenant = await browser.newPage();
     await signIn(tenant, await mintToken(TEST_SECRET, { accounts: [acme], ttlSeconds: 600 }));
     await tenant.waitForSelector('#days-table tbody tr');
