@@ -43,6 +43,11 @@ export interface LogCount {
 
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024;
 const MAX_SAMPLES = 5;
+/**
+ * IP-literal hosts keyed in the scanner's table (of its 4,096 keys): a log hit by many
+ * addresses (scanners of IP ranges send Host: <ip>) must leave room for the accounts' labels.
+ */
+export const MAX_IP_KEYS = 1024;
 /** The most bytes copied into the scanner at once: zlib's output chunks are this size. */
 export const SCAN_SLICE_BYTES = 256 * 1024;
 
@@ -67,6 +72,8 @@ export class LogCounter {
   readonly tally: UsageTally;
   private readonly samples: MalformedSample[] = [];
   private readonly missed: string[] = [];
+  /** IP-literal hosts keyed so far (at most {@link MAX_IP_KEYS}). */
+  private ipKeys = 0;
   private readonly scanner: LineScanner;
   private readonly bytes: Uint8Array;
   private readonly words: Int32Array;
@@ -607,11 +614,18 @@ export class LogCounter {
       // its lines), sampled once like any host missed.
       const start = this.words[record + 7]!;
       const stop = this.words[record + 8]!;
-      const known = this.scanner.keyId(start, stop, this.keyAccounts.length);
-      if (known >= 0 && known < this.keyAccounts.length) return undefined;
-      if (known === this.keyAccounts.length) this.keyAccounts.push(undefined);
-      const text = this.line.decode(start, stop);
-      if (this.missed.length < MAX_SAMPLES && !this.missed.includes(text)) this.missed.push(text);
+      if (this.ipKeys < MAX_IP_KEYS) {
+        const known = this.scanner.keyId(start, stop, this.keyAccounts.length);
+        if (known >= 0 && known < this.keyAccounts.length) return undefined;
+        if (known === this.keyAccounts.length) {
+          this.keyAccounts.push(undefined);
+          this.ipKeys++;
+        }
+      }
+      if (this.missed.length < MAX_SAMPLES) {
+        const text = this.line.decode(start, stop);
+        if (!this.missed.includes(text)) this.missed.push(text);
+      }
       return undefined;
     }
     this.place(record, newline, end, this.resolverSlots);

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { parseResolverSpec } from '../../src/domain/account-resolver';
 import { PoisonObjectError } from '../../src/domain/errors';
 import { gunzipChunkBytes, logText } from '../../src/adapters/log-text';
-import { countLog, LogCounter, type CountOptions } from '../../src/domain/log-counter';
+import { countLog, LogCounter, MAX_IP_KEYS, type CountOptions } from '../../src/domain/log-counter';
 import { validateMetricRules } from '../../src/domain/metric-rules';
 
 const fixture = (name: string) => `${__dirname}/../../fixtures/logs/${name}`;
@@ -318,6 +318,26 @@ describe('what the resolver missed', () => {
       ['unattributed', 100, 10_000],
     ]);
     expect(count.unattributedSamples).toEqual(ips.slice(0, 5));
+  });
+
+  it.each(['wasm', 'js'] as const)('keys a bounded number of IP literals (MAX_IP_KEYS), and counts the accounts that come after more (%s scanner)', async (scanner) => {
+    // More distinct literals than are keyed, then accounts: every line counted where it belongs.
+    const hosts = [
+      ...Array.from({ length: MAX_IP_KEYS + 300 }, (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`),
+      ...Array.from({ length: 600 }, (_, i) => (i % 2 === 0 ? 'acme.example.com' : `10.0.0.${i % 7}`)),
+      ...Array.from({ length: 300 }, () => 'globex.example.com'),
+    ];
+    const body = Buffer.from(text(hosts));
+    const pieces = Array.from({ length: Math.ceil(body.length / 4096) }, (_, i) => body.subarray(i * 4096, (i + 1) * 4096));
+    const count = await countLog(Readable.from(pieces), options({ scanner, metricRules: [] }), 'many');
+
+    expect(count.lines).toEqual({ read: hosts.length, counted: 600, unattributed: hosts.length - 600, malformed: 0 });
+    expect(count.tally.usage().map((row) => [row.account, row.metrics.requests])).toEqual([
+      ['acme', 300],
+      ['globex', 300],
+      ['unattributed', hosts.length - 600],
+    ]);
+    expect(count.unattributedSamples).toEqual(['10.0.0.0', '10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4']);
   });
 
   it('says nothing when every line found its account', async () => {
