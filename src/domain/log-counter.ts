@@ -48,7 +48,7 @@ const MAX_SAMPLES = 5;
  * addresses (scanners of IP ranges send Host: <ip>) must leave room for the accounts' labels.
  */
 export const MAX_IP_KEYS = 1024;
-/** The most bytes copied into the scanner at once: zlib's output chunks are this size. */
+/** The most bytes copied into the scanner at once (zlib hands over up to 1 MiB; the slice stays in the cache the scan reads from). */
 export const SCAN_SLICE_BYTES = 256 * 1024;
 
 /**
