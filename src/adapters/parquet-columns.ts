@@ -197,10 +197,30 @@ class ColumnPages {
     const starts = new Int32Array(rows);
     const ends = new Int32Array(rows);
     if (encoding === 'PLAIN') {
-      // Length-prefixed values, written escaped into a page of their own.
+      // Length-prefixed values, read where they are when none holds a tab, LF or CR (nearly
+      // always), else written escaped into a page of their own.
+      const valuesAt = at;
+      let longest = 0;
+      for (let row = 0; row < rows; row++) {
+        starts[row] = at;
+        if (definitions === undefined || definitions[row] === maxDefinition) {
+          const length = view.getUint32(at, true);
+          at += 4;
+          if (at + length > page.length) throw new Error(`column ${this.name}: a value runs past its page`);
+          starts[row] = at;
+          at += length;
+          if (length > longest) longest = length;
+        }
+        ends[row] = at;
+      }
+      if (!controlInValues(page, starts, ends)) {
+        this.use({ bytes: page, starts, ends, longest });
+        return;
+      }
+      at = valuesAt;
+      longest = 0;
       const out = new Uint8Array(page.length * 3 + 1);
       let used = 0;
-      let longest = 0;
       for (let row = 0; row < rows; row++) {
         starts[row] = used;
         if (definitions === undefined || definitions[row] === maxDefinition) {
@@ -304,6 +324,29 @@ export function valueText(value: unknown): Uint8Array {
   else if (typeof value === 'object') text = JSON.stringify(value, (_, inner: unknown) => (typeof inner === 'bigint' ? inner.toString() : inner));
   else text = String(value);
   return Buffer.from(text, 'utf8');
+}
+
+/**
+ * Whether a tab, LF or CR is inside one of the values `[starts[i], ends[i])` of `page`
+ * (ascending, not overlapping). Found by the native search, then placed by bisection:
+ * the length prefixes between the values may hold those bytes too.
+ */
+function controlInValues(page: Uint8Array, starts: Int32Array, ends: Int32Array): boolean {
+  const text = Buffer.from(page.buffer, page.byteOffset, page.byteLength);
+  for (const byte of [9, 10, 13]) {
+    for (let at = text.indexOf(byte); at !== -1; at = text.indexOf(byte, at + 1)) {
+      // The last value starting at or before `at`.
+      let low = 0;
+      let high = starts.length - 1;
+      while (low < high) {
+        const mid = (low + high + 1) >> 1;
+        if (starts[mid]! <= at) low = mid;
+        else high = mid - 1;
+      }
+      if (starts.length > 0 && starts[low]! <= at && at < ends[low]!) return true;
+    }
+  }
+  return false;
 }
 
 /** Copies `source[start, end)` to `out` at `used`, a tab, LF or CR as %09, %0A, %0D; returns the new end. */
