@@ -199,7 +199,6 @@ class ColumnPages {
     if (encoding === 'PLAIN') {
       // Length-prefixed values, read where they are when none holds a tab, LF or CR (nearly
       // always), else written escaped into a page of their own.
-      const valuesAt = at;
       let longest = 0;
       for (let row = 0; row < rows; row++) {
         starts[row] = at;
@@ -217,21 +216,16 @@ class ColumnPages {
         this.use({ bytes: page, starts, ends, longest });
         return;
       }
-      at = valuesAt;
-      longest = 0;
+      // The same values, escaped (an absent one is empty).
       const out = new Uint8Array(page.length * 3 + 1);
       let used = 0;
+      longest = 0;
       for (let row = 0; row < rows; row++) {
-        starts[row] = used;
-        if (definitions === undefined || definitions[row] === maxDefinition) {
-          const length = view.getUint32(at, true);
-          at += 4;
-          if (at + length > page.length) throw new Error(`column ${this.name}: a value runs past its page`);
-          used = escapeInto(page, at, at + length, out, used);
-          at += length;
-          longest = Math.max(longest, used - starts[row]!);
-        }
+        const start = used;
+        used = escapeInto(page, starts[row]!, ends[row]!, out, used);
+        starts[row] = start;
         ends[row] = used;
+        longest = Math.max(longest, used - start);
       }
       this.use({ bytes: out, starts, ends, longest });
       return;
