@@ -1,6 +1,7 @@
 import type { TransformOptions, Writable } from 'node:stream';
 import { createGunzip, type ZlibOptions } from 'node:zlib';
 import { PoisonObjectError } from '../domain/errors';
+import { resumed } from '../domain/log-records';
 
 /**
  * zlib's largest output chunk. Every chunk is a round trip between the main thread and
@@ -54,8 +55,7 @@ export async function* logText(body: AsyncIterable<Uint8Array>, objectName: stri
     first = Buffer.concat([first, more]);
   }
   if (first[0] !== GZIP_MAGIC[0] || first[1] !== GZIP_MAGIC[1]) {
-    yield first;
-    for (let step = await iterator.next(); !step.done; step = await iterator.next()) yield step.value;
+    yield* resumed([first], iterator);
     return;
   }
 

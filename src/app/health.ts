@@ -1,5 +1,5 @@
 import { addDays, dayOf } from '../domain/days';
-import { buildHealthReport, HEALTH_DAYS, parseHealthDays, type HealthReport, type HistoryHorizon } from '../domain/health';
+import { buildHealthReport, checkHealthDays, HEALTH_DAYS, type HealthReport, type HistoryHorizon } from '../domain/health';
 import type { DeadLetterProbe, LedgerActivityReader, ReconcileRecords } from './ports';
 
 export interface HealthDeps {
@@ -18,7 +18,7 @@ export interface HealthDeps {
  * No scan of the table.
  */
 export async function readHealth(deps: HealthDeps, days = HEALTH_DAYS): Promise<HealthReport> {
-  parseHealthDays(String(days));
+  checkHealthDays(days);
   const now = (deps.clock ?? (() => new Date()))();
   const today = dayOf(now);
   const read = Array.from({ length: days }, (_, i) => addDays(today, i - days + 1));

@@ -19,11 +19,15 @@ export interface LedgerActivity {
 export const HEALTH_DAYS = 2;
 export const MAX_HEALTH_DAYS = 31;
 
-/** The `days` of a health request (`?days=7`, `--days 7`): {@link HEALTH_DAYS} when absent. */
+/** The `days` of a health request (`?days=7`): {@link HEALTH_DAYS} when absent. */
 export function parseHealthDays(text: string | undefined): number {
   if (text === undefined) return HEALTH_DAYS;
-  const days = /^[0-9]{1,3}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(days >= 1 && days <= MAX_HEALTH_DAYS)) throw new ValidationError(`days must be a whole number from 1 to ${MAX_HEALTH_DAYS}, not "${text}"`);
+  return checkHealthDays(/^[0-9]{1,3}$/.test(text) ? Number(text) : Number.NaN, `"${text}"`);
+}
+
+/** `days` when it is a whole number from 1 to {@link MAX_HEALTH_DAYS}; a ValidationError naming `shown` otherwise. */
+export function checkHealthDays(days: number, shown = String(days)): number {
+  if (!(Number.isInteger(days) && days >= 1 && days <= MAX_HEALTH_DAYS)) throw new ValidationError(`days must be a whole number from 1 to ${MAX_HEALTH_DAYS}, not ${shown}`);
   return days;
 }
 

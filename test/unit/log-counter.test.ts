@@ -5,6 +5,7 @@ import { parseResolverSpec } from '../../src/domain/account-resolver';
 import { PoisonObjectError } from '../../src/domain/errors';
 import { gunzipChunkBytes, logText } from '../../src/adapters/log-text';
 import { countLog, LogCounter, MAX_IP_KEYS, type CountOptions } from '../../src/domain/log-counter';
+import { LineScanner } from '../../src/domain/line-scanner';
 import { validateMetricRules } from '../../src/domain/metric-rules';
 
 const fixture = (name: string) => `${__dirname}/../../fixtures/logs/${name}`;
@@ -329,8 +330,14 @@ describe('what the resolver missed', () => {
     ];
     const body = Buffer.from(text(hosts));
     const pieces = Array.from({ length: Math.ceil(body.length / 4096) }, (_, i) => body.subarray(i * 4096, (i + 1) * 4096));
+    // Each key the counter adds to the scanner's table gets its id from keyId: count the ids (the method still runs).
+    const keyIds = jest.spyOn(LineScanner.prototype, 'keyId');
     const count = await countLog(Readable.from(pieces), options({ scanner, metricRules: [] }), 'many');
+    const added = new Set(keyIds.mock.results.map((result) => result.value as number).filter((id) => id >= 0)).size;
+    keyIds.mockRestore();
 
+    // The cap's literals and the two accounts' labels; without the cap, every distinct literal.
+    expect(added).toBe(MAX_IP_KEYS + 2);
     expect(count.lines).toEqual({ read: hosts.length, counted: 600, unattributed: hosts.length - 600, malformed: 0 });
     expect(count.tally.usage().map((row) => [row.account, row.metrics.requests])).toEqual([
       ['acme', 300],
