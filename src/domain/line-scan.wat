@@ -812,6 +812,9 @@
   ;; number of keys). A key of up to 16 bytes (an account's host label) is hashed and
   ;; compared as one vector in its slot: one place in memory per lookup; a longer one
   ;; is hashed and compared byte by byte.
+  ;; $check probes a short key's first slot itself with the same hash (a call per line
+  ;; saved: legacy 85.8 -> 84.5 ms, JSON 140 -> 134 ms warm): change the two together, or
+  ;; $check's probe misses and every lookup comes here (slower, never wrong).
   (func $find (param $start i32) (param $end i32) (param $id i32) (result i32)
     (local $hash i32) (local $i i32) (local $table i32) (local $slot i32) (local $at i32) (local $length i32) (local $key i32)
     (local $bytes v128) (local $wide i64)
