@@ -643,14 +643,22 @@ describe('dashboard in Chromium', () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
     const page = await context.newPage();
     const errors = watchErrors(page);
+    // The figures move while other suites ingest into the same ledger, so the page is checked
+    // against the very report it drew (its own response), not a second read made later.
+    const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/v1/health');
     await signIn(page, admin);
+    const response = await answered;
     await page.waitForSelector('#health-card:not([hidden]) #health-facts .stat');
     await page.waitForSelector(`#ranking-table tbody tr[data-account="${acme}"]`);
-    const health = (await (await fetch(`${server.url}/v1/health?days=7`, { headers: { authorization: `Bearer ${admin}` } })).json()) as {
+    const health = (await response.json()) as {
+      days: string[];
       objects: { lastDay: number };
       freshness: { source: string }[];
       perDay: { day: string; objects: number; lines: { read: number } }[];
     };
+    expect(response.status()).toBe(200);
+    expect(new URL(response.url()).searchParams.get('days')).toBe('7');
+    expect(health.days).toHaveLength(7);
     await page.screenshot({ path: join(OUTPUT, 'dashboard-operator.png'), fullPage: true });
 
     expect(await page.locator('#title-account').textContent()).toBe('all accounts');
