@@ -10,7 +10,7 @@ import type { IncrementCostResult } from './increment-cost';
 import type { MachineInfo } from './machine';
 import { LAMBDA_MB_PER_VCPU, LAMBDA_MEMORY_MB, type CountFloorResult } from './count-floor';
 import { FORMAT_NAMES, type FormatCountResult, type FormatName, type WayRuns } from './format-count';
-import { PARSE_WARM_UPS } from './format-count-child';
+import { PARSE_TIMED, PARSE_WARM_UPS } from './format-count-child';
 import { grouped, median, roundRatios } from './stats';
 
 export interface BenchResults {
@@ -266,7 +266,7 @@ function formatSection(result: FormatCountResult): string {
   return [
     '## 6. The three formats against DuckDB',
     '',
-    `The same ${grouped(result.rows)} requests (19 fields, 500 accounts over two UTC days, one in 50 for an IP literal and one in 97 with no host header) written by DuckDB as a gzipped legacy log, as v2 JSON lines (gzip) and as v2 Parquet (Snappy, DuckDB's default row groups of 122,880 rows), all values strings as AWS writes them. Each is counted by **Tally** (what \`tally count --json FILE\` runs), by **DuckDB** (\`@duckdb/node-api\`, \`threads = 1\`: \`read_csv\`, \`read_json\` or \`read_parquet\` of the same file, the same host-label question, date, time and sc-bytes typed), and for the gzipped formats by **gunzip alone** (the floor). **Parsing** is Tally's count with the text already gunzipped into memory (the Parquet file's bytes in memory), timed after ${PARSE_WARM_UPS} untimed counts have warmed the code: the parser's own CPU, which the per-line targets compare with legacy's. Each run is a fresh process (bundled with esbuild); ${result.rounds} rounds, the ways rotating, after a warm-up of each; medians. Every answer (Tally, its parsing run and DuckDB, in every format) is ${Object.values(result.formats).every((f) => f.sameAnswer) ? 'the same, row for row' : 'NOT the same'}.`,
+    `The same ${grouped(result.rows)} requests (19 fields, 500 accounts over two UTC days, one in 50 for an IP literal and one in 97 with no host header) written by DuckDB as a gzipped legacy log, as v2 JSON lines (gzip) and as v2 Parquet (Snappy, DuckDB's default row groups of 122,880 rows), all values strings as AWS writes them. Each is counted by **Tally** (what \`tally count --json FILE\` runs), by **DuckDB** (\`@duckdb/node-api\`, \`threads = 1\`: \`read_csv\`, \`read_json\` or \`read_parquet\` of the same file, the same host-label question, date, time and sc-bytes typed), and for the gzipped formats by **gunzip alone** (the floor). **Parsing** is Tally's count with the text already gunzipped into memory (the Parquet file's bytes in memory), the median of ${PARSE_TIMED} counts timed after ${PARSE_WARM_UPS} untimed ones have warmed the code: the parser's own CPU, which the per-line targets compare with legacy's. Each run is a fresh process (bundled with esbuild); ${result.rounds} rounds, the ways rotating, after a warm-up of each; medians. Every answer (Tally, its parsing run and DuckDB, in every format) is ${Object.values(result.formats).every((f) => f.sameAnswer) ? 'the same, row for row' : 'NOT the same'}.`,
     '',
     table(['', 'median wall', 'median CPU', 'median peak RSS', 'per round (wall/CPU s)'], rows),
     '',

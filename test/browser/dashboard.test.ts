@@ -54,6 +54,7 @@ interface PageNode {
   querySelector(selector: string): PageNode | null;
   closest(selector: string): PageNode | null;
   querySelectorAll(selector: string): PageNodeList;
+  querySelector(selector: string): PageNode | null;
   getBoundingClientRect(): { top: number; bottom: number };
 }
 interface PageNodeList {
@@ -551,7 +552,7 @@ describe('dashboard in Chromium', () => {
     const ranking = (await response.json()) as Ranking;
     expect(ranking.unattributed).not.toBeNull();
     await page.waitForFunction(
-      (requests) => document.querySelector('#ranking-unattributed .unattributed-value')?.getAttribute('data-value') === String(requests),
+      (requests) => document.getElementById('ranking-unattributed')?.querySelector('.unattributed-value')?.getAttribute('data-value') === String(requests),
       ranking.unattributed!.requests,
     );
     const shown = await page.$$eval('#ranking-table tbody tr', (trs: PageNode[]) => {
