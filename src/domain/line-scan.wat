@@ -223,8 +223,8 @@
     (local $lineA i32) (local $pA i32) (local $recA i32) (local $writtenA i32) (local $summedA i32)
     (local $lineB i32) (local $pB i32) (local $recB i32) (local $writtenB i32) (local $summedB i32)
     (local $statusA i32) (local $i i32) (local $glueLen i32) (local $glueAt i32) (local $glueMask i32) (local $slotOf i32)
-    (local $lenA i32) (local $glueA i32) (local $startA i32) (local $bitsA i32) (local $badA i32) (local $slotA i32) (local $vA v128)
-    (local $lenB i32) (local $glueB i32) (local $startB i32) (local $bitsB i32) (local $badB i32) (local $slotB i32) (local $vB v128)
+    (local $lenA i32) (local $glueA i32) (local $startA i32) (local $bitsA i32) (local $slotA i32) (local $vA v128)
+    (local $lenB i32) (local $glueB i32) (local $startB i32) (local $bitsB i32) (local $slotB i32) (local $vB v128)
     (local.set $n (i32.load (i32.const 88)))
     (local.set $table (i32.load (i32.const 92)))
     (local.set $pairSums (i32.load (i32.const 108)))
@@ -304,21 +304,19 @@
           ;; Only the quotes are on the way from one value to the next; the other test only
           ;; decides whether the line fits.
           (local.set $pA (local.get $startA))
-          (block $foundA
-            (loop $blocksA
-              (local.set $vA (v128.load (local.get $pA)))
-              (local.set $bitsA (i8x16.bitmask (i8x16.eq (local.get $vA) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
-              (local.set $badA (i8x16.bitmask
-                (v128.or (i8x16.eq (local.get $vA) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
-                         (i8x16.lt_s (local.get $vA) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
-              (br_if $foundA (local.get $bitsA))
-              (if (local.get $badA) (then (if (call $exactBad (local.get $vA)) (then (br $apart)))))
-              (local.set $pA (i32.add (local.get $pA) (i32.const 16)))
-              (br $blocksA)))
-          (local.set $bitsA (i32.ctz (local.get $bitsA)))
-          (if (i32.and (local.get $badA) (i32.sub (i32.shl (i32.const 1) (local.get $bitsA)) (i32.const 1)))
-            (then (if (i32.and (call $exactBad (local.get $vA)) (i32.sub (i32.shl (i32.const 1) (local.get $bitsA)) (i32.const 1))) (then (br $apart)))))
-          (local.set $pA (i32.add (local.get $pA) (local.get $bitsA)))
+          (loop $blocksA
+            (local.set $vA (v128.load (local.get $pA)))
+            (local.set $bitsA (i8x16.bitmask (v128.or (v128.or (i8x16.eq (local.get $vA) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34)) (i8x16.eq (local.get $vA) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92)))
+                                                (i8x16.lt_s (local.get $vA) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+            (if (i32.eqz (local.get $bitsA))
+              (then
+                (local.set $pA (i32.add (local.get $pA) (i32.const 16)))
+                (br $blocksA))))
+          (local.set $pA (i32.add (local.get $pA) (i32.ctz (local.get $bitsA))))
+          (if (i32.ne (i32.load8_u (local.get $pA)) (i32.const 34))
+            (then
+              (local.set $pA (call $valueEnd (local.get $pA)))
+              (br_if $apart (i32.lt_s (local.get $pA) (i32.const 0)))))
           (local.set $slotA (local.get $slotOf))
           (if (local.get $slotA)
             (then
@@ -359,21 +357,19 @@
           ;; Only the quotes are on the way from one value to the next; the other test only
           ;; decides whether the line fits.
           (local.set $pB (local.get $startB))
-          (block $foundB
-            (loop $blocksB
-              (local.set $vB (v128.load (local.get $pB)))
-              (local.set $bitsB (i8x16.bitmask (i8x16.eq (local.get $vB) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
-              (local.set $badB (i8x16.bitmask
-                (v128.or (i8x16.eq (local.get $vB) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
-                         (i8x16.lt_s (local.get $vB) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
-              (br_if $foundB (local.get $bitsB))
-              (if (local.get $badB) (then (if (call $exactBad (local.get $vB)) (then (br $apart)))))
-              (local.set $pB (i32.add (local.get $pB) (i32.const 16)))
-              (br $blocksB)))
-          (local.set $bitsB (i32.ctz (local.get $bitsB)))
-          (if (i32.and (local.get $badB) (i32.sub (i32.shl (i32.const 1) (local.get $bitsB)) (i32.const 1)))
-            (then (if (i32.and (call $exactBad (local.get $vB)) (i32.sub (i32.shl (i32.const 1) (local.get $bitsB)) (i32.const 1))) (then (br $apart)))))
-          (local.set $pB (i32.add (local.get $pB) (local.get $bitsB)))
+          (loop $blocksB
+            (local.set $vB (v128.load (local.get $pB)))
+            (local.set $bitsB (i8x16.bitmask (v128.or (v128.or (i8x16.eq (local.get $vB) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34)) (i8x16.eq (local.get $vB) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92)))
+                                                (i8x16.lt_s (local.get $vB) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+            (if (i32.eqz (local.get $bitsB))
+              (then
+                (local.set $pB (i32.add (local.get $pB) (i32.const 16)))
+                (br $blocksB))))
+          (local.set $pB (i32.add (local.get $pB) (i32.ctz (local.get $bitsB))))
+          (if (i32.ne (i32.load8_u (local.get $pB)) (i32.const 34))
+            (then
+              (local.set $pB (call $valueEnd (local.get $pB)))
+              (br_if $apart (i32.lt_s (local.get $pB) (i32.const 0)))))
           (local.set $slotB (local.get $slotOf))
           (if (local.get $slotB)
             (then
@@ -453,7 +449,7 @@
     (param $summed i32) (param $linesAt i32) (param $bytesAt i32)
     (result i32)
     (local $p i32) (local $k i32) (local $n i32) (local $entry i32) (local $written i32) (local $status i32)
-    (local $len i32) (local $glue i32) (local $start i32) (local $bits i32) (local $bad i32) (local $slot i32) (local $v v128)
+    (local $len i32) (local $glue i32) (local $start i32) (local $bits i32) (local $slot i32) (local $v v128)
     (local.set $n (i32.load (i32.const 88)))
     (block $stop
       (loop $lines
@@ -496,21 +492,19 @@
           ;; Only the quotes are on the way from one value to the next; the other test only
           ;; decides whether the line fits.
           (local.set $p (local.get $start))
-          (block $found
-            (loop $blocks
-              (local.set $v (v128.load (local.get $p)))
-              (local.set $bits (i8x16.bitmask (i8x16.eq (local.get $v) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34))))
-              (local.set $bad (i8x16.bitmask
-                (v128.or (i8x16.eq (local.get $v) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
-                         (i8x16.lt_s (local.get $v) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
-              (br_if $found (local.get $bits))
-              (if (local.get $bad) (then (if (call $exactBad (local.get $v)) (then (br $stop)))))
-              (local.set $p (i32.add (local.get $p) (i32.const 16)))
-              (br $blocks)))
-          (local.set $bits (i32.ctz (local.get $bits)))
-          (if (i32.and (local.get $bad) (i32.sub (i32.shl (i32.const 1) (local.get $bits)) (i32.const 1)))
-            (then (if (i32.and (call $exactBad (local.get $v)) (i32.sub (i32.shl (i32.const 1) (local.get $bits)) (i32.const 1))) (then (br $stop)))))
-          (local.set $p (i32.add (local.get $p) (local.get $bits)))
+          (loop $blocks
+            (local.set $v (v128.load (local.get $p)))
+            (local.set $bits (i8x16.bitmask (v128.or (v128.or (i8x16.eq (local.get $v) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34)) (i8x16.eq (local.get $v) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92)))
+                                                (i8x16.lt_s (local.get $v) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+            (if (i32.eqz (local.get $bits))
+              (then
+                (local.set $p (i32.add (local.get $p) (i32.const 16)))
+                (br $blocks))))
+          (local.set $p (i32.add (local.get $p) (i32.ctz (local.get $bits))))
+          (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 34))
+            (then
+              (local.set $p (call $valueEnd (local.get $p)))
+              (br_if $stop (i32.lt_s (local.get $p) (i32.const 0)))))
           (local.set $slot (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
           (if (local.get $slot)
             (then
@@ -541,13 +535,24 @@
     (i32.store (i32.const 124) (local.get $status))
     (local.get $lineStart))
 
-;; The '\' and control bytes of 16 bytes, as a mask. The tests on the way compare
-  ;; signed, one instruction where unsigned takes three, and so also stop at every byte
-  ;; of 128 or more (UTF-8): only then is this exact test asked.
-  (func $exactBad (param $v v128) (result i32)
-    (i8x16.bitmask
-      (v128.or (i8x16.eq (local.get $v) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92))
-               (i8x16.lt_u (local.get $v) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+;; Past a byte the search on the way stopped at that is no '"': where the value ends
+  ;; (its '"'), or -1 when a '\' or a control byte comes first. The search on the way
+  ;; compares signed, one instruction where unsigned takes three, and so also stops at
+  ;; every byte of 128 or more (UTF-8), which this exact test passes over.
+  (func $valueEnd (param $p i32) (result i32)
+    (local $v v128) (local $bits i32)
+    (loop $blocks
+      (local.set $v (v128.load (local.get $p)))
+      (local.set $bits (i8x16.bitmask (v128.or (v128.or (i8x16.eq (local.get $v) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34)) (i8x16.eq (local.get $v) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92)))
+                                       (i8x16.lt_u (local.get $v) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+      (if (i32.eqz (local.get $bits))
+        (then
+          (local.set $p (i32.add (local.get $p) (i32.const 16)))
+          (br $blocks))))
+    (local.set $p (i32.add (local.get $p) (i32.ctz (local.get $bits))))
+    (if (result i32) (i32.eq (i32.load8_u (local.get $p)) (i32.const 34))
+      (then (local.get $p))
+      (else (i32.const -1))))
 
   ;; After the last value's closing quote at $p: the closing glue, an optional CR, the
   ;; newline; answers the newline, or -1 when the line does not end so or is too long.
