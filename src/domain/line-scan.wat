@@ -20,9 +20,11 @@
 ;;                  here instead of recorded (no metric rules to run on them)
 ;;   [80, 84)       how many lines were summed after the last record of the last call
 ;;   [84, 88)       the longest line (bytes) that may be summed: longer ones are recorded
-;;   [88, 108)      scanJson's template (see there), the '-' of an empty value, its status
+;;   [88, 96)       unused
+;;   [100, 108)     the '-' of an empty JSON value, scanJson's status
 ;;   [108, 112)     where scanJson sums the lines of the second half of its text
 ;;   [112, 128)     what $jsonLines leaves for its caller
+;;   [128, 132)     where the pair reader leaves line B's end (see readers)
 ;;   [4096, 20480)  per key id, the lines summed (Int32)
 ;;   [32768, 65536) per key id, their sc-bytes summed (float64)
 ;;   the text and the records, where the caller says
@@ -42,6 +44,16 @@
 ;;       when the line has that column; slots start at 1).
 (module
   (memory (export "memory") 1)
+
+  ;; The readers of one JSON template's values (see scanJson): the functions of a module
+  ;; written for the template (json-reader-wasm.ts), put here by line-scanner.ts.
+  ;; pair(lineA, recA, lineB, recB): reads the values of a line of each half into its
+  ;; record, answering where line A's last value ends (its closing '"') and leaving line
+  ;; B's at [128], or -1 when either line does not fit. line(lineStart, rec): the same for
+  ;; one line.
+  (type $pairReader (func (param i32 i32 i32 i32) (result i32)))
+  (type $lineReader (func (param i32 i32) (result i32)))
+  (table (export "readers") 2 funcref)
 
   ;; scan(pos, end, rec, recEnd, lastNeeded, stride) -> where the next line starts.
   ;; `pos` starts a line and the byte before `end` is '\n'; 31 bytes past `end` must be
@@ -203,10 +215,8 @@
   ;; line that does not fit or is longer than `maxLine` bytes ([104] = 1, the line at the
   ;; returned position is the caller's), when the records are full ([104] = 2), or, with
   ;; [104] = 0, at a line start before `end` (the caller calls again from there).
-  ;; The template: [88] the number of keys; at [92], per key, 16 bytes: glue address,
-  ;; glue length, slot (0: not read), the mask of the glue's bytes among the first 32
-  ;; (bit i: byte i is glue); key k's glue is `{"key":"` (k = 0) or
-  ;; `","key":"`, the closing glue `"}`.
+  ;; The values are read by the template's readers (the table above; key k's glue is
+  ;; `{"key":"` for k = 0, else `","key":"`); the closing glue `"}` is checked here.
   ;;
   ;; Reading one value is a chain: where it ends decides where the next glue starts.
   ;; With the lines summed here (no metric rules), the text is cut in two at a line start
@@ -219,14 +229,10 @@
   (func (export "scanJson")
     (param $pos i32) (param $end i32) (param $rec i32) (param $recEnd i32) (param $stride i32) (param $maxLine i32)
     (result i32)
-    (local $mid i32) (local $recMid i32) (local $pairSums i32) (local $n i32) (local $table i32) (local $k i32) (local $entry i32)
+    (local $mid i32) (local $recMid i32) (local $pairSums i32) (local $n i32)
     (local $lineA i32) (local $pA i32) (local $recA i32) (local $writtenA i32) (local $summedA i32)
     (local $lineB i32) (local $pB i32) (local $recB i32) (local $writtenB i32) (local $summedB i32)
-    (local $statusA i32) (local $i i32) (local $glueLen i32) (local $glueAt i32) (local $glueMask i32) (local $slotOf i32)
-    (local $lenA i32) (local $glueA i32) (local $startA i32) (local $bitsA i32) (local $slotA i32) (local $vA v128)
-    (local $lenB i32) (local $glueB i32) (local $startB i32) (local $bitsB i32) (local $slotB i32) (local $vB v128)
-    (local.set $n (i32.load (i32.const 88)))
-    (local.set $table (i32.load (i32.const 92)))
+    (local $statusA i32) (local $i i32)
     (local.set $pairSums (i32.load (i32.const 108)))
     ;; The second half starts at the first line start after the middle.
     (local.set $mid (i32.const 0))
@@ -262,127 +268,10 @@
         (br_if $apart (i32.ge_u (local.get $lineB) (local.get $end)))
         (br_if $apart (i32.gt_u (i32.add (local.get $recA) (local.get $stride)) (local.get $recMid)))
         (br_if $apart (i32.gt_u (i32.add (local.get $recB) (local.get $stride)) (local.get $recEnd)))
-        (local.set $pA (local.get $lineA))
-        (local.set $pB (local.get $lineB))
-        (local.set $entry (local.get $table))
-        (local.set $k (i32.const 0))
-        (loop $keys
-          ;; Value k of each line: the steps $jsonLines takes, written out once per half (V8
-          ;; does not inline WebAssembly calls, and a call per value cost more than the
-          ;; second chain gained).
-          (local.set $glueLen (i32.load offset=4 (local.get $entry)))
-          (local.set $glueAt (i32.load (local.get $entry)))
-          (local.set $glueMask (i32.load offset=12 (local.get $entry)))
-          (local.set $slotOf (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
-          (local.set $lenA (local.get $glueLen))
-          (local.set $glueA (local.get $glueAt))
-          (local.set $startA (i32.add (local.get $pA) (local.get $lenA)))
-          ;; Its first 32 bytes at once (the entry's mask says which of them are glue), any
-          ;; more 16 at a time.
-          (if (i32.and (local.get $glueMask)
-                       (i32.xor (i32.or (i8x16.bitmask (i8x16.eq (v128.load (local.get $pA)) (v128.load (local.get $glueA))))
-                                        (i32.shl (i8x16.bitmask (i8x16.eq (v128.load offset=16 (local.get $pA)) (v128.load offset=16 (local.get $glueA)))) (i32.const 16)))
-                                (i32.const -1)))
-            (then (br $apart)))
-          (if (i32.gt_u (local.get $lenA) (i32.const 32))
-            (then
-              (local.set $pA (i32.add (local.get $pA) (i32.const 32)))
-              (local.set $glueA (i32.add (local.get $glueA) (i32.const 32)))
-              (local.set $lenA (i32.sub (local.get $lenA) (i32.const 32)))
-              (loop $glueBlocksA
-                (local.set $bitsA (i8x16.bitmask (i8x16.eq (v128.load (local.get $pA)) (v128.load (local.get $glueA)))))
-                (if (i32.ge_u (local.get $lenA) (i32.const 16))
-                  (then
-                    (if (i32.ne (local.get $bitsA) (i32.const 0xffff)) (then (br $apart)))
-                    (local.set $pA (i32.add (local.get $pA) (i32.const 16)))
-                    (local.set $glueA (i32.add (local.get $glueA) (i32.const 16)))
-                    (local.set $lenA (i32.sub (local.get $lenA) (i32.const 16)))
-                    (br $glueBlocksA)))
-                (local.set $lenA (i32.sub (i32.shl (i32.const 1) (local.get $lenA)) (i32.const 1)))
-                (if (i32.ne (i32.and (local.get $bitsA) (local.get $lenA)) (local.get $lenA)) (then (br $apart))))))
-          ;; The value ends at its first '"' and holds no '\' nor control byte before it.
-          ;; Only the quotes are on the way from one value to the next; the other test only
-          ;; decides whether the line fits.
-          (local.set $pA (local.get $startA))
-          (loop $blocksA
-            (local.set $vA (v128.load (local.get $pA)))
-            (local.set $bitsA (i8x16.bitmask (v128.or (v128.or (i8x16.eq (local.get $vA) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34)) (i8x16.eq (local.get $vA) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92)))
-                                                (i8x16.lt_s (local.get $vA) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
-            (if (i32.eqz (local.get $bitsA))
-              (then
-                (local.set $pA (i32.add (local.get $pA) (i32.const 16)))
-                (br $blocksA))))
-          (local.set $pA (i32.add (local.get $pA) (i32.ctz (local.get $bitsA))))
-          (if (i32.ne (i32.load8_u (local.get $pA)) (i32.const 34))
-            (then
-              (local.set $pA (call $valueEnd (local.get $pA)))
-              (br_if $apart (i32.lt_s (local.get $pA) (i32.const 0)))))
-          (local.set $slotA (local.get $slotOf))
-          (if (local.get $slotA)
-            (then
-              (if (i32.eq (local.get $pA) (local.get $startA))
-                (then
-                  (i32.store offset=32 (i32.add (local.get $recA) (local.get $slotA)) (i32.const 100))
-                  (i32.store offset=36 (i32.add (local.get $recA) (local.get $slotA)) (i32.const 101)))
-                (else
-                  (i32.store offset=32 (i32.add (local.get $recA) (local.get $slotA)) (local.get $startA))
-                  (i32.store offset=36 (i32.add (local.get $recA) (local.get $slotA)) (local.get $pA))))))
-          (local.set $lenB (local.get $glueLen))
-          (local.set $glueB (local.get $glueAt))
-          (local.set $startB (i32.add (local.get $pB) (local.get $lenB)))
-          ;; Its first 32 bytes at once (the entry's mask says which of them are glue), any
-          ;; more 16 at a time.
-          (if (i32.and (local.get $glueMask)
-                       (i32.xor (i32.or (i8x16.bitmask (i8x16.eq (v128.load (local.get $pB)) (v128.load (local.get $glueB))))
-                                        (i32.shl (i8x16.bitmask (i8x16.eq (v128.load offset=16 (local.get $pB)) (v128.load offset=16 (local.get $glueB)))) (i32.const 16)))
-                                (i32.const -1)))
-            (then (br $apart)))
-          (if (i32.gt_u (local.get $lenB) (i32.const 32))
-            (then
-              (local.set $pB (i32.add (local.get $pB) (i32.const 32)))
-              (local.set $glueB (i32.add (local.get $glueB) (i32.const 32)))
-              (local.set $lenB (i32.sub (local.get $lenB) (i32.const 32)))
-              (loop $glueBlocksB
-                (local.set $bitsB (i8x16.bitmask (i8x16.eq (v128.load (local.get $pB)) (v128.load (local.get $glueB)))))
-                (if (i32.ge_u (local.get $lenB) (i32.const 16))
-                  (then
-                    (if (i32.ne (local.get $bitsB) (i32.const 0xffff)) (then (br $apart)))
-                    (local.set $pB (i32.add (local.get $pB) (i32.const 16)))
-                    (local.set $glueB (i32.add (local.get $glueB) (i32.const 16)))
-                    (local.set $lenB (i32.sub (local.get $lenB) (i32.const 16)))
-                    (br $glueBlocksB)))
-                (local.set $lenB (i32.sub (i32.shl (i32.const 1) (local.get $lenB)) (i32.const 1)))
-                (if (i32.ne (i32.and (local.get $bitsB) (local.get $lenB)) (local.get $lenB)) (then (br $apart))))))
-          ;; The value ends at its first '"' and holds no '\' nor control byte before it.
-          ;; Only the quotes are on the way from one value to the next; the other test only
-          ;; decides whether the line fits.
-          (local.set $pB (local.get $startB))
-          (loop $blocksB
-            (local.set $vB (v128.load (local.get $pB)))
-            (local.set $bitsB (i8x16.bitmask (v128.or (v128.or (i8x16.eq (local.get $vB) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34)) (i8x16.eq (local.get $vB) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92)))
-                                                (i8x16.lt_s (local.get $vB) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
-            (if (i32.eqz (local.get $bitsB))
-              (then
-                (local.set $pB (i32.add (local.get $pB) (i32.const 16)))
-                (br $blocksB))))
-          (local.set $pB (i32.add (local.get $pB) (i32.ctz (local.get $bitsB))))
-          (if (i32.ne (i32.load8_u (local.get $pB)) (i32.const 34))
-            (then
-              (local.set $pB (call $valueEnd (local.get $pB)))
-              (br_if $apart (i32.lt_s (local.get $pB) (i32.const 0)))))
-          (local.set $slotB (local.get $slotOf))
-          (if (local.get $slotB)
-            (then
-              (if (i32.eq (local.get $pB) (local.get $startB))
-                (then
-                  (i32.store offset=32 (i32.add (local.get $recB) (local.get $slotB)) (i32.const 100))
-                  (i32.store offset=36 (i32.add (local.get $recB) (local.get $slotB)) (i32.const 101)))
-                (else
-                  (i32.store offset=32 (i32.add (local.get $recB) (local.get $slotB)) (local.get $startB))
-                  (i32.store offset=36 (i32.add (local.get $recB) (local.get $slotB)) (local.get $pB))))))
-          (local.set $entry (i32.add (local.get $entry) (i32.const 16)))
-          (local.set $k (i32.add (local.get $k) (i32.const 1)))
-          (br_if $keys (i32.lt_u (local.get $k) (local.get $n))))
+        ;; The values of both lines, by the template's reader (see readers above).
+        (local.set $pA (call_indirect (type $pairReader) (local.get $lineA) (local.get $recA) (local.get $lineB) (local.get $recB) (i32.const 0)))
+        (br_if $apart (i32.lt_s (local.get $pA) (i32.const 0)))
+        (local.set $pB (i32.load (i32.const 128)))
         (local.set $pA (call $jsonClose (local.get $lineA) (local.get $pA) (local.get $maxLine)))
         (local.set $pB (call $jsonClose (local.get $lineB) (local.get $pB) (local.get $maxLine)))
         (br_if $apart (i32.lt_s (i32.or (local.get $pA) (local.get $pB)) (i32.const 0)))
@@ -448,9 +337,7 @@
     (param $lineStart i32) (param $end i32) (param $rec i32) (param $recEnd i32) (param $stride i32) (param $maxLine i32)
     (param $summed i32) (param $linesAt i32) (param $bytesAt i32)
     (result i32)
-    (local $p i32) (local $k i32) (local $n i32) (local $entry i32) (local $written i32) (local $status i32)
-    (local $len i32) (local $glue i32) (local $start i32) (local $bits i32) (local $slot i32) (local $v v128)
-    (local.set $n (i32.load (i32.const 88)))
+    (local $p i32) (local $written i32) (local $status i32)
     (block $stop
       (loop $lines
         (local.set $status (i32.const 0))
@@ -458,66 +345,7 @@
         (local.set $status (i32.const 2))
         (br_if $stop (i32.gt_u (i32.add (local.get $rec) (local.get $stride)) (local.get $recEnd)))
         (local.set $status (i32.const 1))
-        (local.set $p (local.get $lineStart))
-        (local.set $entry (i32.load (i32.const 92)))
-        (local.set $k (i32.const 0))
-        (loop $keys
-          (local.set $len (i32.load offset=4 (local.get $entry)))
-          (local.set $glue (i32.load (local.get $entry)))
-          (local.set $start (i32.add (local.get $p) (local.get $len)))
-          ;; Its first 32 bytes at once (the entry's mask says which of them are glue), any
-          ;; more 16 at a time.
-          (if (i32.and (i32.load offset=12 (local.get $entry))
-                       (i32.xor (i32.or (i8x16.bitmask (i8x16.eq (v128.load (local.get $p)) (v128.load (local.get $glue))))
-                                        (i32.shl (i8x16.bitmask (i8x16.eq (v128.load offset=16 (local.get $p)) (v128.load offset=16 (local.get $glue)))) (i32.const 16)))
-                                (i32.const -1)))
-            (then (br $stop)))
-          (if (i32.gt_u (local.get $len) (i32.const 32))
-            (then
-              (local.set $p (i32.add (local.get $p) (i32.const 32)))
-              (local.set $glue (i32.add (local.get $glue) (i32.const 32)))
-              (local.set $len (i32.sub (local.get $len) (i32.const 32)))
-              (loop $glueBlocks
-                (local.set $bits (i8x16.bitmask (i8x16.eq (v128.load (local.get $p)) (v128.load (local.get $glue)))))
-                (if (i32.ge_u (local.get $len) (i32.const 16))
-                  (then
-                    (if (i32.ne (local.get $bits) (i32.const 0xffff)) (then (br $stop)))
-                    (local.set $p (i32.add (local.get $p) (i32.const 16)))
-                    (local.set $glue (i32.add (local.get $glue) (i32.const 16)))
-                    (local.set $len (i32.sub (local.get $len) (i32.const 16)))
-                    (br $glueBlocks)))
-                (local.set $len (i32.sub (i32.shl (i32.const 1) (local.get $len)) (i32.const 1)))
-                (if (i32.ne (i32.and (local.get $bits) (local.get $len)) (local.get $len)) (then (br $stop))))))
-          ;; The value ends at its first '"' and holds no '\' nor control byte before it.
-          ;; Only the quotes are on the way from one value to the next; the other test only
-          ;; decides whether the line fits.
-          (local.set $p (local.get $start))
-          (loop $blocks
-            (local.set $v (v128.load (local.get $p)))
-            (local.set $bits (i8x16.bitmask (v128.or (v128.or (i8x16.eq (local.get $v) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34)) (i8x16.eq (local.get $v) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92)))
-                                                (i8x16.lt_s (local.get $v) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
-            (if (i32.eqz (local.get $bits))
-              (then
-                (local.set $p (i32.add (local.get $p) (i32.const 16)))
-                (br $blocks))))
-          (local.set $p (i32.add (local.get $p) (i32.ctz (local.get $bits))))
-          (if (i32.ne (i32.load8_u (local.get $p)) (i32.const 34))
-            (then
-              (local.set $p (call $valueEnd (local.get $p)))
-              (br_if $stop (i32.lt_s (local.get $p) (i32.const 0)))))
-          (local.set $slot (i32.shl (i32.load offset=8 (local.get $entry)) (i32.const 3)))
-          (if (local.get $slot)
-            (then
-              (if (i32.eq (local.get $p) (local.get $start))
-                (then
-                  (i32.store offset=32 (i32.add (local.get $rec) (local.get $slot)) (i32.const 100))
-                  (i32.store offset=36 (i32.add (local.get $rec) (local.get $slot)) (i32.const 101)))
-                (else
-                  (i32.store offset=32 (i32.add (local.get $rec) (local.get $slot)) (local.get $start))
-                  (i32.store offset=36 (i32.add (local.get $rec) (local.get $slot)) (local.get $p))))))
-          (local.set $entry (i32.add (local.get $entry) (i32.const 16)))
-          (local.set $k (i32.add (local.get $k) (i32.const 1)))
-          (br_if $keys (i32.lt_u (local.get $k) (local.get $n))))
+        (local.set $p (call_indirect (type $lineReader) (local.get $lineStart) (local.get $rec) (i32.const 1)))
         (local.set $p (call $jsonClose (local.get $lineStart) (local.get $p) (local.get $maxLine)))
         (br_if $stop (i32.lt_s (local.get $p) (i32.const 0)))
         (if (call $jsonLine (local.get $lineStart) (local.get $p) (local.get $rec) (local.get $linesAt) (local.get $bytesAt))
@@ -539,7 +367,7 @@
   ;; (its '"'), or -1 when a '\' or a control byte comes first. The search on the way
   ;; compares signed, one instruction where unsigned takes three, and so also stops at
   ;; every byte of 128 or more (UTF-8), which this exact test passes over.
-  (func $valueEnd (param $p i32) (result i32)
+  (func $valueEnd (export "valueEnd") (param $p i32) (result i32)
     (local $v v128) (local $bits i32)
     (loop $blocks
       (local.set $v (v128.load (local.get $p)))

@@ -1,12 +1,10 @@
+import { jsonReaderModule } from './json-reader-wasm';
 import { LINE_SCAN_WASM_BASE64 } from './line-scan-wasm';
 
 /** The few WebAssembly names used here (the project's TypeScript lib has no DOM types). */
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => WasmModule;
-  Instance: new (
-    module: WasmModule,
-    imports: object,
-  ) => { readonly exports: { readonly memory: WasmMemory; readonly scan: ScanFunction; readonly keyId: KeyIdFunction; readonly scanJson: ScanJsonFunction } };
+  Instance: new (module: WasmModule, imports: object) => { readonly exports: Record<string, unknown> };
 };
 interface WasmModule {
   readonly kind?: 'wasm-module';
@@ -14,6 +12,17 @@ interface WasmModule {
 interface WasmMemory {
   readonly buffer: ArrayBuffer;
   grow(pages: number): number;
+}
+interface WasmTable {
+  set(index: number, value: unknown): void;
+}
+interface LineScanExports {
+  readonly memory: WasmMemory;
+  readonly scan: ScanFunction;
+  readonly keyId: KeyIdFunction;
+  readonly scanJson: ScanJsonFunction;
+  readonly readers: WasmTable;
+  readonly valueEnd: unknown;
 }
 
 /**
@@ -54,10 +63,13 @@ export class LineScanner {
   private readonly scanFn: ScanFunction;
   private readonly keyIdFn: KeyIdFunction;
   private readonly scanJsonFn: ScanJsonFunction | undefined;
+  /** The module's exports, for the JSON readers' modules to import and to be put in. */
+  private readonly wasm: LineScanExports | undefined;
+  /** The JSON template the readers in the table read, by its {@link templateKey}. */
+  private readersOf: string | undefined;
   /** Where JSON lines are scanned from (see {@link scanJson}), and how many bytes fit there. */
   readonly jsonTextAt: number;
   readonly jsonTextCapacity = JSON_TEXT_BYTES;
-  private readonly jsonTableAt: number;
   /** Where scanJson sums the lines of the second half of its text (see line-scan.wat). */
   private readonly pairSumsAt: number;
   private lastNeeded = -1;
@@ -96,19 +108,19 @@ export class LineScanner {
     this.columnTableAt = this.keyTableAt + KEY_TABLE_BYTES;
     // A #Fields line that fits in the text names at most one column per two bytes.
     this.maxColumns = Math.floor(textCapacity / 2) + 2;
-    this.jsonTableAt = align(this.columnTableAt + 4 * this.maxColumns, 64);
-    this.jsonTextAt = align(this.jsonTableAt + 16 * (MAX_JSON_KEYS + 1) + MAX_JSON_GLUE_BYTES + TEXT_SLACK, 64);
+    this.jsonTextAt = align(this.columnTableAt + 4 * this.maxColumns, 64);
     this.pairSumsAt = align(this.jsonTextAt + JSON_TEXT_BYTES + TEXT_SLACK, 64);
     const bytesNeeded = this.pairSumsAt + PAIR_SUMS_BYTES;
     const module = engine === 'wasm' ? lineScanModule() : undefined;
     if (module !== undefined) {
-      const instance = new WebAssembly.Instance(module, {});
-      const memory = instance.exports.memory;
+      const wasm = new WebAssembly.Instance(module, {}).exports as unknown as LineScanExports;
+      const memory = wasm.memory;
       memory.grow(Math.ceil(bytesNeeded / PAGE) - memory.buffer.byteLength / PAGE);
       this.bytes = new Uint8Array(memory.buffer);
-      this.scanFn = instance.exports.scan;
-      this.keyIdFn = instance.exports.keyId;
-      this.scanJsonFn = instance.exports.scanJson;
+      this.wasm = wasm;
+      this.scanFn = wasm.scan;
+      this.keyIdFn = wasm.keyId;
+      this.scanJsonFn = wasm.scanJson;
     } else {
       this.bytes = new Uint8Array(Math.ceil(bytesNeeded / PAGE) * PAGE);
       const bytes = this.bytes;
@@ -116,12 +128,12 @@ export class LineScanner {
       this.scanFn = (pos, end, rec, recEnd, lastNeeded, stride) => scanLinesInJs(bytes, keys, pos, end, rec, recEnd, lastNeeded, stride);
       this.keyIdFn = (start, end, id) => keyIdInJs(bytes, keys, start, end, id);
       this.scanJsonFn = undefined;
+      this.wasm = undefined;
     }
     this.words = new Int32Array(this.bytes.buffer, 0, this.bytes.length >> 2);
     this.floats = new Float64Array(this.bytes.buffer, 0, this.bytes.length >> 3);
     this.words[KEY_TABLE_AT_AT >> 2] = this.keyTableAt;
     this.words[COLUMN_TABLE_AT_AT >> 2] = this.columnTableAt;
-    this.words[JSON_TABLE_AT_AT >> 2] = this.jsonTableAt;
     this.words[PAIR_SUMS_AT_AT >> 2] = this.pairSumsAt;
     this.bytes[JSON_DASH_AT] = 45; /* - */
     this.setLayout(NO_LAYOUT);
@@ -134,7 +146,7 @@ export class LineScanner {
     words[KEY_COUNT_AT >> 2] = 0;
     words.fill(0, SUMMED_LINES_AT >> 2, (SUMMED_LINES_AT >> 2) + MAX_KEYS);
     floats.fill(0, SUMMED_BYTES_AT >> 3, (SUMMED_BYTES_AT >> 3) + MAX_KEYS);
-    for (const at of [RECORDS_WRITTEN_AT, DAY_VALID_AT, SUMMING_AT, SUMMED_TAIL_AT, SUMMABLE_BYTES_AT, JSON_KEYS_AT, JSON_STATUS_AT]) words[at >> 2] = 0;
+    for (const at of [RECORDS_WRITTEN_AT, DAY_VALID_AT, SUMMING_AT, SUMMED_TAIL_AT, SUMMABLE_BYTES_AT, JSON_STATUS_AT]) words[at >> 2] = 0;
     this.setLayout(NO_LAYOUT);
   }
 
@@ -185,25 +197,20 @@ export class LineScanner {
   /**
    * Sets the JSON template {@link scanJson} reads lines with: per key, the exact bytes
    * before its value (`{"key":"` first, then `","key":"`) and the slot its value is
-   * recorded in (0: not read). False when the scanner cannot read JSON (no WebAssembly
-   * SIMD) or the template does not fit in its table.
+   * recorded in (0: not read). The values are read by a module written for the template
+   * (json-reader-wasm.ts), compiled once per process and template. False when the
+   * scanner cannot read JSON (no WebAssembly SIMD) or the template is too large.
    */
   setJsonTemplate(glues: readonly Uint8Array[], slots: readonly number[]): boolean {
+    const wasm = this.wasm;
     const glueBytes = glues.reduce((sum, glue) => sum + glue.length, 0);
-    if (this.scanJsonFn === undefined || glues.length === 0 || glues.length > MAX_JSON_KEYS || glueBytes > MAX_JSON_GLUE_BYTES) return false;
-    const { bytes, words } = this;
-    let at = this.jsonTableAt + 16 * (MAX_JSON_KEYS + 1);
-    glues.forEach((glue, k) => {
-      const word = (this.jsonTableAt >> 2) + 4 * k;
-      words[word] = at;
-      words[word + 1] = glue.length;
-      words[word + 2] = slots[k]!;
-      // Which of the glue's first 32 bytes are glue, one bit each (scanJson compares 32 at once).
-      words[word + 3] = glue.length >= 32 ? -1 : 2 ** glue.length - 1;
-      bytes.set(glue, at);
-      at += glue.length;
-    });
-    words[JSON_KEYS_AT >> 2] = glues.length;
+    if (wasm === undefined || glues.length === 0 || glues.length > MAX_JSON_KEYS || glueBytes > MAX_JSON_GLUE_BYTES) return false;
+    const key = templateKey(glues, slots);
+    if (key === this.readersOf) return true;
+    const readers = new WebAssembly.Instance(jsonReaders(key, glues, slots), { env: { memory: wasm.memory, valueEnd: wasm.valueEnd } }).exports;
+    wasm.readers.set(0, readers.pair);
+    wasm.readers.set(1, readers.line);
+    this.readersOf = key;
     return true;
   }
 
@@ -343,8 +350,6 @@ const IDLE_SCANNERS = 2;
 const MAX_KEYS = 4096;
 const MAX_KEY_BYTES = 64;
 const COLUMN_TABLE_AT_AT = 60;
-const JSON_KEYS_AT = 88;
-const JSON_TABLE_AT_AT = 92;
 /** A '-', what an empty JSON value is recorded as. */
 const JSON_DASH_AT = 100;
 const JSON_STATUS_AT = 104;
@@ -370,6 +375,25 @@ function align(value: number, to: number): number {
 }
 
 let compiled: WasmModule | null | undefined;
+
+/** The JSON readers' modules compiled in this process, by template (a few: CloudFront writes one per format). */
+const readerModules = new Map<string, WasmModule>();
+const MAX_READER_MODULES = 16;
+
+/** A JSON template as a string: the glues' bytes and the slots. */
+function templateKey(glues: readonly Uint8Array[], slots: readonly number[]): string {
+  return `${slots.join(',')}|${glues.map((glue) => glue.length).join(',')}|${glues.map((glue) => Buffer.from(glue).toString('latin1')).join('')}`;
+}
+
+function jsonReaders(key: string, glues: readonly Uint8Array[], slots: readonly number[]): WasmModule {
+  let module = readerModules.get(key);
+  if (module === undefined) {
+    module = new WebAssembly.Module(jsonReaderModule(glues, slots));
+    if (readerModules.size >= MAX_READER_MODULES) readerModules.delete(readerModules.keys().next().value!);
+    readerModules.set(key, module);
+  }
+  return module;
+}
 
 /** The compiled scanner, once per process; undefined where WebAssembly SIMD is missing. */
 function lineScanModule(): WasmModule | undefined {

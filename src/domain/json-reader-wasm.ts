@@ -1,0 +1,216 @@
+/**
+ * A WebAssembly module written for one JSON template: the readers scanJson calls for
+ * the values of a line (line-scan.wat, "readers"). CloudFront writes every line of a
+ * file with the same keys in the same order, so what a general loop would look up per
+ * value (the glue's bytes and length, the slot, whether the glue passes 16 or 32 bytes)
+ * is known once the first line is read: here it becomes the code itself, constants in
+ * the instructions, one value after the other with no loop over the keys. The reading is
+ * the general loop's, value for value (test/unit/json-scanner.property.test.ts holds
+ * the count to the general reader's on random templates):
+ *
+ * - the glue before value k is compared with its bytes, 16 at a time (the bytes past its
+ *   end masked off); any difference: the line does not fit (-1);
+ * - the value ends at the first byte that is '"', '\' or (signed) below 32; when that
+ *   byte is no quote, the main module's exact `valueEnd` decides (UTF-8 passes, '\' and
+ *   control bytes: -1);
+ * - a value read is recorded at `rec + 32 + 8 * slot` (start) and `+ 36` (end); an empty
+ *   one as the '-' kept at [100, 101).
+ *
+ * The module imports the scanner's memory and `valueEnd` (`env`), and exports `pair` and
+ * `line` with the types of line-scan.wat's `$pairReader` and `$lineReader`.
+ */
+
+/** Where `pair` leaves line B's end (line-scan.wat's memory layout). */
+const PAIR_B_END_AT = 128;
+/** The '-' an empty value points at, and the byte after it. */
+const DASH_AT = 100;
+
+const I32 = 0x7f;
+const V128 = 0x7b;
+const EMPTY = 0x40;
+
+const op = {
+  block: 0x02,
+  loop: 0x03,
+  if: 0x04,
+  end: 0x0b,
+  br: 0x0c,
+  brIf: 0x0d,
+  return: 0x0f,
+  call: 0x10,
+  select: 0x1b,
+  localGet: 0x20,
+  localSet: 0x21,
+  localTee: 0x22,
+  i32Load: 0x28,
+  i32Load8U: 0x2d,
+  i32Store: 0x36,
+  i32Const: 0x41,
+  i32Eqz: 0x45,
+  i32Eq: 0x46,
+  i32Ne: 0x47,
+  i32LtS: 0x48,
+  i32Ctz: 0x68,
+  i32Add: 0x6a,
+  i32And: 0x71,
+  simd: 0xfd,
+} as const;
+
+/** The SIMD instructions used, after the 0xfd prefix. */
+const simd = { v128Load: 0x00, v128Const: 0x0c, i8x16Eq: 0x23, i8x16LtS: 0x25, v128Or: 0x50, i8x16Bitmask: 0x64 } as const;
+
+function unsigned(value: number): number[] {
+  const out: number[] = [];
+  do {
+    let byte = value & 0x7f;
+    value >>>= 7;
+    if (value !== 0) byte |= 0x80;
+    out.push(byte);
+  } while (value !== 0);
+  return out;
+}
+
+function signed(value: number): number[] {
+  const out: number[] = [];
+  for (;;) {
+    const byte = value & 0x7f;
+    value >>= 7;
+    if ((value === 0 && (byte & 0x40) === 0) || (value === -1 && (byte & 0x40) !== 0)) {
+      out.push(byte);
+      return out;
+    }
+    out.push(byte | 0x80);
+  }
+}
+
+const vector = (items: readonly number[][]): number[] => [...unsigned(items.length), ...items.flat()];
+const section = (id: number, content: number[]): number[] => [id, ...unsigned(content.length), ...content];
+const name = (text: string): number[] => vector([...Buffer.from(text, 'latin1')].map((byte) => [byte]));
+
+/** The instructions of one function body, with the local indices it reads values with. */
+class Body {
+  readonly code: number[] = [];
+
+  emit(...bytes: number[]): this {
+    for (const byte of bytes) this.code.push(byte);
+    return this;
+  }
+
+  get(local: number): this {
+    return this.emit(op.localGet, ...unsigned(local));
+  }
+
+  set(local: number): this {
+    return this.emit(op.localSet, ...unsigned(local));
+  }
+
+  tee(local: number): this {
+    return this.emit(op.localTee, ...unsigned(local));
+  }
+
+  i32(value: number): this {
+    return this.emit(op.i32Const, ...signed(value | 0));
+  }
+
+  simd(instruction: number, ...immediates: number[]): this {
+    return this.emit(op.simd, ...unsigned(instruction), ...immediates);
+  }
+
+  load128(offset: number): this {
+    return this.simd(simd.v128Load, 0, ...unsigned(offset));
+  }
+
+  const128(bytes: ArrayLike<number>): this {
+    const sixteen = new Array<number>(16).fill(0);
+    for (let i = 0; i < 16 && i < bytes.length; i++) sixteen[i] = bytes[i]!;
+    return this.simd(simd.v128Const, ...sixteen);
+  }
+}
+
+interface Line {
+  /** The local holding where the reading is (the line's start, then each value's end). */
+  readonly p: number;
+  readonly rec: number;
+  readonly start: number;
+}
+
+/**
+ * Value k of one line: the glue compared, the value's end found, the slot written.
+ * `fail` is the depth of the block to leave when the line does not fit, from the code
+ * this is emitted into.
+ */
+function readValue(body: Body, line: Line, glue: Uint8Array, slot: number, locals: { v: number; bits: number }, fail: number): void {
+  const { p, rec, start } = line;
+  for (let offset = 0; offset < glue.length; offset += 16) {
+    const length = Math.min(16, glue.length - offset);
+    const mask = length === 16 ? 0xffff : (1 << length) - 1;
+    body.get(p).load128(offset).const128(glue.subarray(offset, offset + length)).simd(simd.i8x16Eq).simd(simd.i8x16Bitmask);
+    if (length < 16) body.i32(mask).emit(op.i32And);
+    body.i32(mask).emit(op.i32Ne, op.brIf, ...unsigned(fail));
+  }
+  body.get(p).i32(glue.length).emit(op.i32Add).tee(start).set(p);
+  // The first '"', '\' or byte below 32 (signed: UTF-8 too), 16 bytes at a time.
+  body.emit(op.loop, EMPTY);
+  body.get(p).load128(0).tee(locals.v).const128(new Array(16).fill(34)).simd(simd.i8x16Eq);
+  body.get(locals.v).const128(new Array(16).fill(92)).simd(simd.i8x16Eq).simd(simd.v128Or);
+  body.get(locals.v).const128(new Array(16).fill(32)).simd(simd.i8x16LtS).simd(simd.v128Or);
+  body.simd(simd.i8x16Bitmask).tee(locals.bits).emit(op.i32Eqz, op.if, EMPTY);
+  body.get(p).i32(16).emit(op.i32Add).set(p).emit(op.br, 1, op.end, op.end);
+  body.get(p).get(locals.bits).emit(op.i32Ctz, op.i32Add).tee(p).emit(op.i32Load8U, 0, 0).i32(34).emit(op.i32Ne, op.if, EMPTY);
+  // (in the `if`: one block deeper)
+  body.get(p).emit(op.call, 0).tee(p).i32(0).emit(op.i32LtS, op.brIf, ...unsigned(fail + 1), op.end);
+  if (slot === 0) return;
+  const at = 32 + 8 * slot;
+  body.get(rec).i32(DASH_AT).get(start).get(p).get(start).emit(op.i32Eq, op.select, op.i32Store, 2, ...unsigned(at));
+  body.get(rec).i32(DASH_AT + 1).get(p).get(p).get(start).emit(op.i32Eq, op.select, op.i32Store, 2, ...unsigned(at + 4));
+}
+
+/** The readers' module for `glues` (key k's `{"key":"` or `","key":"`) and `slots` (0: not read). */
+export function jsonReaderModule(glues: readonly Uint8Array[], slots: readonly number[]): Uint8Array {
+  // line(p, rec): locals v (2), bits (3), start (4).
+  const line = new Body();
+  line.emit(op.block, EMPTY);
+  glues.forEach((glue, k) => readValue(line, { p: 0, rec: 1, start: 4 }, glue, slots[k]!, { v: 2, bits: 3 }, 0));
+  line.get(0).emit(op.return, op.end).i32(-1).emit(op.end);
+  // pair(pA, recA, pB, recB): locals v (4), bits (5), startA (6), startB (7); value by
+  // value, A then B, so that the processor follows both chains.
+  const pair = new Body();
+  pair.emit(op.block, EMPTY);
+  glues.forEach((glue, k) => {
+    readValue(pair, { p: 0, rec: 1, start: 6 }, glue, slots[k]!, { v: 4, bits: 5 }, 0);
+    readValue(pair, { p: 2, rec: 3, start: 7 }, glue, slots[k]!, { v: 4, bits: 5 }, 0);
+  });
+  pair.i32(PAIR_B_END_AT).get(2).emit(op.i32Store, 2, 0).get(0).emit(op.return, op.end).i32(-1).emit(op.end);
+
+  const types = vector([
+    [0x60, ...vector([[I32]]), ...vector([[I32]])],
+    [0x60, ...vector([[I32], [I32]]), ...vector([[I32]])],
+    [0x60, ...vector([[I32], [I32], [I32], [I32]]), ...vector([[I32]])],
+  ]);
+  const imports = vector([
+    [...name('env'), ...name('memory'), 0x02, 0x00, 0x01],
+    [...name('env'), ...name('valueEnd'), 0x00, 0x00],
+  ]);
+  const functions = vector([[1], [2]]);
+  const exports = vector([
+    [...name('line'), 0x00, 1],
+    [...name('pair'), 0x00, 2],
+  ]);
+  const bodies = vector(
+    [
+      { locals: [[1, V128], [2, I32]], code: line.code },
+      { locals: [[1, V128], [3, I32]], code: pair.code },
+    ].map(({ locals, code }) => {
+      const body = [...vector(locals.map(([count, type]) => [...unsigned(count!), type!])), ...code];
+      return [...unsigned(body.length), ...body];
+    }),
+  );
+  return Uint8Array.from([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, types),
+    ...section(2, imports),
+    ...section(3, functions),
+    ...section(7, exports),
+    ...section(10, bodies),
+  ]);
+}
