@@ -16,12 +16,12 @@
  * - a value read is recorded at `rec + 32 + 8 * slot` (start) and `+ 36` (end); an empty
  *   one as the '-' kept at [100, 101).
  *
- * The module imports the scanner's memory and `valueEnd` (`env`), and exports `pair` and
- * `line` with the types of line-scan.wat's `$pairReader` and `$lineReader`.
+ * The module imports the scanner's memory and `valueEnd` (`env`), and exports `quad` and
+ * `line` with the types of line-scan.wat's `$quadReader` and `$lineReader`.
  */
 
-/** Where `pair` leaves line B's end (line-scan.wat's memory layout). */
-const PAIR_B_END_AT = 128;
+/** Where `quad` leaves the end of each line's values (line-scan.wat's memory layout). */
+const LINE_ENDS_AT = 128;
 /** The '-' an empty value points at, and the byte after it. */
 const DASH_AT = 100;
 
@@ -172,20 +172,20 @@ export function jsonReaderModule(glues: readonly Uint8Array[], slots: readonly n
   line.emit(op.block, EMPTY);
   glues.forEach((glue, k) => readValue(line, { p: 0, rec: 1, start: 4 }, glue, slots[k]!, { v: 2, bits: 3 }, 0));
   line.get(0).emit(op.return, op.end).i32(-1).emit(op.end);
-  // pair(pA, recA, pB, recB): locals v (4), bits (5), startA (6), startB (7); value by
-  // value, A then B, so that the processor follows both chains.
-  const pair = new Body();
-  pair.emit(op.block, EMPTY);
+  // quad(p0, rec0, ..., p3, rec3): locals v (8), bits (9), starts (10-13); value by
+  // value, each line's in turn, so that the processor follows the four chains at once.
+  const quad = new Body();
+  quad.emit(op.block, EMPTY);
   glues.forEach((glue, k) => {
-    readValue(pair, { p: 0, rec: 1, start: 6 }, glue, slots[k]!, { v: 4, bits: 5 }, 0);
-    readValue(pair, { p: 2, rec: 3, start: 7 }, glue, slots[k]!, { v: 4, bits: 5 }, 0);
+    for (let i = 0; i < 4; i++) readValue(quad, { p: 2 * i, rec: 2 * i + 1, start: 10 + i }, glue, slots[k]!, { v: 8, bits: 9 }, 0);
   });
-  pair.i32(PAIR_B_END_AT).get(2).emit(op.i32Store, 2, 0).get(0).emit(op.return, op.end).i32(-1).emit(op.end);
+  for (let i = 0; i < 4; i++) quad.i32(LINE_ENDS_AT + 4 * i).get(2 * i).emit(op.i32Store, 2, 0);
+  quad.i32(0).emit(op.return, op.end).i32(-1).emit(op.end);
 
   const types = vector([
     [0x60, ...vector([[I32]]), ...vector([[I32]])],
     [0x60, ...vector([[I32], [I32]]), ...vector([[I32]])],
-    [0x60, ...vector([[I32], [I32], [I32], [I32]]), ...vector([[I32]])],
+    [0x60, ...vector(new Array<number[]>(8).fill([I32])), ...vector([[I32]])],
   ]);
   const imports = vector([
     [...name('env'), ...name('memory'), 0x02, 0x00, 0x01],
@@ -194,12 +194,12 @@ export function jsonReaderModule(glues: readonly Uint8Array[], slots: readonly n
   const functions = vector([[1], [2]]);
   const exports = vector([
     [...name('line'), 0x00, 1],
-    [...name('pair'), 0x00, 2],
+    [...name('quad'), 0x00, 2],
   ]);
   const bodies = vector(
     [
       { locals: [[1, V128], [2, I32]], code: line.code },
-      { locals: [[1, V128], [3, I32]], code: pair.code },
+      { locals: [[1, V128], [5, I32]], code: quad.code },
     ].map(({ locals, code }) => {
       const body = [...vector(locals.map(([count, type]) => [...unsigned(count!), type!])), ...code];
       return [...unsigned(body.length), ...body];

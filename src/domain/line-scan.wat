@@ -24,7 +24,8 @@
 ;;   [100, 108)     the '-' of an empty JSON value, scanJson's status
 ;;   [108, 112)     where scanJson sums the lines of the second half of its text
 ;;   [112, 128)     what $jsonLines leaves for its caller
-;;   [128, 132)     where the pair reader leaves line B's end (see readers)
+;;   [128, 144)     where the quad reader leaves its lines' ends (see readers)
+;;   [256, 448)     scanJson's parts (see there)
 ;;   [4096, 20480)  per key id, the lines summed (Int32)
 ;;   [32768, 65536) per key id, their sc-bytes summed (float64)
 ;;   the text and the records, where the caller says
@@ -47,11 +48,11 @@
 
   ;; The readers of one JSON template's values (see scanJson): the functions of a module
   ;; written for the template (json-reader-wasm.ts), put here by line-scanner.ts.
-  ;; pair(lineA, recA, lineB, recB): reads the values of a line of each half into its
-  ;; record, answering where line A's last value ends (its closing '"') and leaving line
-  ;; B's at [128], or -1 when either line does not fit. line(lineStart, rec): the same for
-  ;; one line.
-  (type $pairReader (func (param i32 i32 i32 i32) (result i32)))
+  ;; quad(line0, rec0, ..., line3, rec3): reads the values of four lines into their
+  ;; records, leaving where each line's last value ends (its closing '"') at [128 + 4 * i]
+  ;; and answering 0, or -1 when a line does not fit. line(lineStart, rec): the values of
+  ;; one line, answering where its last value ends, or -1.
+  (type $quadReader (func (param i32 i32 i32 i32 i32 i32 i32 i32) (result i32)))
   (type $lineReader (func (param i32 i32) (result i32)))
   (table (export "readers") 2 funcref)
 
@@ -219,114 +220,169 @@
   ;; `{"key":"` for k = 0, else `","key":"`); the closing glue `"}` is checked here.
   ;;
   ;; Reading one value is a chain: where it ends decides where the next glue starts.
-  ;; With the lines summed here (no metric rules), the text is cut in two at a line start
-  ;; and a line of each half is read at once, value by value, so that the processor
-  ;; follows two chains instead of waiting on one. The second half's sums go to their
-  ;; own table ([108]) and its records after the first half's share; both are the
-  ;; caller's only once the first half is read to its end: the records are then made one
-  ;; run, in the order of the lines, and the sums added. Should the first half stop
-  ;; early, the second half's work is dropped and read again by a later call.
+  ;; With the lines summed here (no metric rules), the text is cut in four parts at line
+  ;; starts and a line of each part is read at once, value by value (the `quad` reader),
+  ;; so that the processor follows four chains instead of waiting on one. Each part has
+  ;; its own quarter of the records and, but the first, its own sums ([108]); its state
+  ;; is kept at [256 + 48 * part]: +0 the next line, +4 its end, +8 the next record,
+  ;; +12 the records' end, +16 records written, +20 lines summed since the last record,
+  ;; +24 and +28 where its lines and bytes are summed, +32 its first record, +36 why it
+  ;; stopped. When a part runs out, each is read to its end alone, in order; a part that
+  ;; stops early keeps what it read, and the parts after it are dropped, to be read again
+  ;; by a later call. The parts kept are then made one run: records in the order of the
+  ;; lines, sums added.
   (func (export "scanJson")
     (param $pos i32) (param $end i32) (param $rec i32) (param $recEnd i32) (param $stride i32) (param $maxLine i32)
     (result i32)
-    (local $mid i32) (local $recMid i32) (local $pairSums i32) (local $n i32)
-    (local $lineA i32) (local $pA i32) (local $recA i32) (local $writtenA i32) (local $summedA i32)
-    (local $lineB i32) (local $pB i32) (local $recB i32) (local $writtenB i32) (local $summedB i32)
-    (local $statusA i32) (local $i i32)
-    (local.set $pairSums (i32.load (i32.const 108)))
-    ;; The second half starts at the first line start after the middle.
-    (local.set $mid (i32.const 0))
-    (if (i32.and (i32.load (i32.const 64)) (i32.ge_u (i32.sub (local.get $end) (local.get $pos)) (i32.const 1024)))
-      (then
-        (local.set $mid (i32.add (local.get $pos) (i32.shr_u (i32.sub (local.get $end) (local.get $pos)) (i32.const 1))))
-        (block $found
-          (loop $newline
-            (br_if $found (i32.ge_u (local.get $mid) (local.get $end)))
-            (br_if $found (i32.eq (i32.load8_u (i32.sub (local.get $mid) (i32.const 1))) (i32.const 10)))
-            (local.set $mid (i32.add (local.get $mid) (i32.const 1)))
-            (br $newline)))))
-    (local.set $recMid (i32.add (local.get $rec)
-      (i32.mul (local.get $stride) (i32.div_u (i32.shr_u (i32.sub (local.get $recEnd) (local.get $rec)) (i32.const 1)) (local.get $stride)))))
-    (if (i32.or (i32.eqz (local.get $mid)) (i32.ge_u (local.get $mid) (local.get $end)))
-      (then
-        ;; One run: too little text, or every line goes to the caller anyway.
-        (local.set $lineA (call $jsonLines (local.get $pos) (local.get $end) (local.get $rec) (local.get $recEnd) (local.get $stride) (local.get $maxLine) (i32.const 0) (i32.const 4096) (i32.const 32768)))
-        (i32.store (i32.const 0) (i32.load (i32.const 116)))
-        (i32.store (i32.const 80) (i32.load (i32.const 120)))
-        (i32.store (i32.const 104) (i32.load (i32.const 124)))
-        (return (local.get $lineA))))
-    (local.set $i (i32.load (i32.const 56)))
-    (memory.fill (local.get $pairSums) (i32.const 0) (i32.shl (local.get $i) (i32.const 2)))
-    (memory.fill (i32.add (local.get $pairSums) (i32.const 16384)) (i32.const 0) (i32.shl (local.get $i) (i32.const 3)))
-    (local.set $lineA (local.get $pos))
-    (local.set $recA (local.get $rec))
-    (local.set $lineB (local.get $mid))
-    (local.set $recB (local.get $recMid))
-    (block $apart
-      (loop $pairs
-        (br_if $apart (i32.ge_u (local.get $lineA) (local.get $mid)))
-        (br_if $apart (i32.ge_u (local.get $lineB) (local.get $end)))
-        (br_if $apart (i32.gt_u (i32.add (local.get $recA) (local.get $stride)) (local.get $recMid)))
-        (br_if $apart (i32.gt_u (i32.add (local.get $recB) (local.get $stride)) (local.get $recEnd)))
-        ;; The values of both lines, by the template's reader (see readers above).
-        (local.set $pA (call_indirect (type $pairReader) (local.get $lineA) (local.get $recA) (local.get $lineB) (local.get $recB) (i32.const 0)))
-        (br_if $apart (i32.lt_s (local.get $pA) (i32.const 0)))
-        (local.set $pB (i32.load (i32.const 128)))
-        (local.set $pA (call $jsonClose (local.get $lineA) (local.get $pA) (local.get $maxLine)))
-        (local.set $pB (call $jsonClose (local.get $lineB) (local.get $pB) (local.get $maxLine)))
-        (br_if $apart (i32.lt_s (i32.or (local.get $pA) (local.get $pB)) (i32.const 0)))
-        (if (call $jsonLine (local.get $lineA) (local.get $pA) (local.get $recA) (i32.const 4096) (i32.const 32768))
-          (then
-            (i32.store offset=36 (local.get $recA) (local.get $summedA))
-            (local.set $summedA (i32.const 0))
-            (local.set $recA (i32.add (local.get $recA) (local.get $stride)))
-            (local.set $writtenA (i32.add (local.get $writtenA) (i32.const 1))))
-          (else (local.set $summedA (i32.add (local.get $summedA) (i32.const 1)))))
-        (if (call $jsonLine (local.get $lineB) (local.get $pB) (local.get $recB) (local.get $pairSums) (i32.add (local.get $pairSums) (i32.const 16384)))
-          (then
-            (i32.store offset=36 (local.get $recB) (local.get $summedB))
-            (local.set $summedB (i32.const 0))
-            (local.set $recB (i32.add (local.get $recB) (local.get $stride)))
-            (local.set $writtenB (i32.add (local.get $writtenB) (i32.const 1))))
-          (else (local.set $summedB (i32.add (local.get $summedB) (i32.const 1)))))
-        (local.set $lineA (i32.add (local.get $pA) (i32.const 1)))
-        (local.set $lineB (i32.add (local.get $pB) (i32.const 1)))
-        (br $pairs)))
-    ;; The first half to its end, alone.
-    (local.set $lineA (call $jsonLines (local.get $lineA) (local.get $mid) (local.get $recA) (local.get $recMid) (local.get $stride) (local.get $maxLine) (local.get $summedA) (i32.const 4096) (i32.const 32768)))
-    (local.set $recA (i32.load (i32.const 112)))
-    (local.set $writtenA (i32.add (local.get $writtenA) (i32.load (i32.const 116))))
-    (local.set $summedA (i32.load (i32.const 120)))
-    (local.set $statusA (i32.load (i32.const 124)))
-    (i32.store (i32.const 0) (local.get $writtenA))
-    (i32.store (i32.const 80) (local.get $summedA))
-    (i32.store (i32.const 104) (local.get $statusA))
-    (if (i32.lt_u (local.get $lineA) (local.get $mid))
-      (then (return (local.get $lineA))))
-    ;; The second half's lines read so far become the caller's: records after the first
-    ;; half's (the first of them counting the lines summed before it), sums added.
-    (if (local.get $writtenB)
-      (then
-        (i32.store offset=36 (local.get $recMid) (i32.add (i32.load offset=36 (local.get $recMid)) (local.get $summedA)))
-        (memory.copy (local.get $recA) (local.get $recMid) (i32.sub (local.get $recB) (local.get $recMid)))
-        (i32.store (i32.const 80) (local.get $summedB)))
-      (else (i32.store (i32.const 80) (i32.add (local.get $summedA) (local.get $summedB)))))
-    (i32.store (i32.const 0) (i32.add (local.get $writtenA) (local.get $writtenB)))
-    (i32.store (i32.const 104) (i32.const 0))
-    (local.set $i (i32.const 0))
+    (local $parts i32) (local $part i32) (local $i i32) (local $n i32) (local $at i32) (local $next i32)
+    (local $line i32) (local $p i32) (local $r i32) (local $quarter i32) (local $sums i32)
+    (local $written i32) (local $summed i32) (local $status i32) (local $length i32)
+    ;; Four parts when lines are summed here and the text is not small, else one.
+    (local.set $parts (i32.const 1))
+    (if (i32.and (i32.load (i32.const 64)) (i32.ge_u (i32.sub (local.get $end) (local.get $pos)) (i32.const 4096)))
+      (then (local.set $parts (i32.const 4))))
+    (local.set $quarter (i32.mul (local.get $stride)
+      (i32.div_u (i32.div_u (i32.sub (local.get $recEnd) (local.get $rec)) (local.get $parts)) (local.get $stride))))
     (local.set $n (i32.load (i32.const 56)))
-    (block $added
-      (loop $add
-        (br_if $added (i32.ge_u (local.get $i) (local.get $n)))
-        (i32.store offset=4096 (i32.shl (local.get $i) (i32.const 2))
-          (i32.add (i32.load offset=4096 (i32.shl (local.get $i) (i32.const 2)))
-                   (i32.load (i32.add (local.get $pairSums) (i32.shl (local.get $i) (i32.const 2))))))
-        (f64.store offset=32768 (i32.shl (local.get $i) (i32.const 3))
-          (f64.add (f64.load offset=32768 (i32.shl (local.get $i) (i32.const 3)))
-                   (f64.load offset=16384 (i32.add (local.get $pairSums) (i32.shl (local.get $i) (i32.const 3))))))
+    (local.set $i (i32.const 0))
+    (loop $setup
+      (local.set $part (i32.add (i32.const 256) (i32.mul (local.get $i) (i32.const 48))))
+      ;; Part i starts at the first line start at or after its share of the text.
+      (local.set $at (i32.add (local.get $pos)
+        (i32.wrap_i64 (i64.div_u (i64.mul (i64.extend_i32_u (i32.sub (local.get $end) (local.get $pos))) (i64.extend_i32_u (local.get $i)))
+                                 (i64.extend_i32_u (local.get $parts))))))
+      (block $found
+        (loop $newline
+          (br_if $found (i32.or (i32.eq (local.get $at) (local.get $pos)) (i32.ge_u (local.get $at) (local.get $end))))
+          (br_if $found (i32.eq (i32.load8_u (i32.sub (local.get $at) (i32.const 1))) (i32.const 10)))
+          (local.set $at (i32.add (local.get $at) (i32.const 1)))
+          (br $newline)))
+      (i32.store (local.get $part) (select (local.get $end) (local.get $at) (i32.ge_u (local.get $at) (local.get $end))))
+      (if (local.get $i) (then (i32.store offset=4 (i32.sub (local.get $part) (i32.const 48)) (i32.load (local.get $part)))))
+      (i32.store offset=8 (local.get $part) (i32.add (local.get $rec) (i32.mul (local.get $i) (local.get $quarter))))
+      (i32.store offset=12 (local.get $part) (i32.add (local.get $rec) (i32.mul (i32.add (local.get $i) (i32.const 1)) (local.get $quarter))))
+      (i32.store offset=16 (local.get $part) (i32.const 0))
+      (i32.store offset=20 (local.get $part) (i32.const 0))
+      (i32.store offset=32 (local.get $part) (i32.load offset=8 (local.get $part)))
+      (i32.store offset=36 (local.get $part) (i32.const 0))
+      (if (local.get $i)
+        (then
+          ;; Parts after the first sum apart, at [108], 48 KiB each.
+          (local.set $sums (i32.add (i32.load (i32.const 108)) (i32.mul (i32.sub (local.get $i) (i32.const 1)) (i32.const 49152))))
+          (memory.fill (local.get $sums) (i32.const 0) (i32.shl (local.get $n) (i32.const 2)))
+          (memory.fill (i32.add (local.get $sums) (i32.const 16384)) (i32.const 0) (i32.shl (local.get $n) (i32.const 3)))
+          (i32.store offset=24 (local.get $part) (local.get $sums))
+          (i32.store offset=28 (local.get $part) (i32.add (local.get $sums) (i32.const 16384))))
+        (else
+          (i32.store offset=24 (local.get $part) (i32.const 4096))
+          (i32.store offset=28 (local.get $part) (i32.const 32768))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $setup (i32.lt_u (local.get $i) (local.get $parts))))
+    ;; The last part ends at `end`; the first's records end where the second's start.
+    (i32.store offset=4 (i32.add (i32.const 208) (i32.mul (local.get $parts) (i32.const 48))) (local.get $end))
+    (if (i32.eq (local.get $parts) (i32.const 1)) (then (i32.store (i32.const 268) (local.get $recEnd))))
+    (if (i32.eq (local.get $parts) (i32.const 4))
+      (then
+        (block $apart
+          (loop $quads
+            ;; Every part has a line to read and room for its record.
+            (local.set $i (i32.const 0))
+            (loop $room
+              (local.set $part (i32.add (i32.const 256) (i32.mul (local.get $i) (i32.const 48))))
+              (br_if $apart (i32.ge_u (i32.load (local.get $part)) (i32.load offset=4 (local.get $part))))
+              (br_if $apart (i32.gt_u (i32.add (i32.load offset=8 (local.get $part)) (local.get $stride)) (i32.load offset=12 (local.get $part))))
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br_if $room (i32.lt_u (local.get $i) (i32.const 4))))
+            ;; The values of a line of each part; where each line's last value ends at [128 + 4 * part].
+            (br_if $apart (i32.lt_s
+              (call_indirect (type $quadReader)
+                (i32.load (i32.const 256)) (i32.load (i32.const 264)) (i32.load (i32.const 304)) (i32.load (i32.const 312))
+                (i32.load (i32.const 352)) (i32.load (i32.const 360)) (i32.load (i32.const 400)) (i32.load (i32.const 408))
+                (i32.const 0))
+              (i32.const 0)))
+            ;; Each line closed, then checked, keyed and summed or recorded in its part.
+            (local.set $i (i32.const 0))
+            (loop $close
+              (local.set $part (i32.add (i32.const 256) (i32.mul (local.get $i) (i32.const 48))))
+              (local.set $line (i32.load (local.get $part)))
+              (local.set $p (call $jsonClose (local.get $line) (i32.load offset=128 (i32.shl (local.get $i) (i32.const 2))) (local.get $maxLine)))
+              (br_if $apart (i32.lt_s (local.get $p) (i32.const 0)))
+              (call $partLine (local.get $part) (local.get $line) (local.get $p) (local.get $stride))
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br_if $close (i32.lt_u (local.get $i) (i32.const 4))))
+            (br $quads)))))
+    ;; Each part to its end alone, in order, until one stops early.
+    (local.set $i (i32.const 0))
+    (block $stopped
+      (loop $finish
+        (local.set $part (i32.add (i32.const 256) (i32.mul (local.get $i) (i32.const 48))))
+        (local.set $next (call $jsonLines (i32.load (local.get $part)) (i32.load offset=4 (local.get $part))
+          (i32.load offset=8 (local.get $part)) (i32.load offset=12 (local.get $part)) (local.get $stride) (local.get $maxLine)
+          (i32.load offset=20 (local.get $part)) (i32.load offset=24 (local.get $part)) (i32.load offset=28 (local.get $part))))
+        (i32.store (local.get $part) (local.get $next))
+        (i32.store offset=8 (local.get $part) (i32.load (i32.const 112)))
+        (i32.store offset=16 (local.get $part) (i32.add (i32.load offset=16 (local.get $part)) (i32.load (i32.const 116))))
+        (i32.store offset=20 (local.get $part) (i32.load (i32.const 120)))
+        (i32.store offset=36 (local.get $part) (i32.load (i32.const 124)))
+        (br_if $stopped (i32.load (i32.const 124)))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $add)))
-    (local.get $lineB))
+        (br_if $finish (i32.lt_u (local.get $i) (local.get $parts)))
+        ;; Every part read to its end.
+        (local.set $i (i32.sub (local.get $parts) (i32.const 1)))))
+    ;; Parts 0 to $i are kept: their records made one run after the first's, in order (the
+    ;; first record of a part counting the lines summed at the end of the part before), and
+    ;; their sums added to the first's.
+    (local.set $r (i32.load (i32.const 264)))
+    (local.set $written (i32.load (i32.const 272)))
+    (local.set $summed (i32.load (i32.const 276)))
+    (local.set $part (i32.const 256))
+    (block $joined
+      (loop $join
+        (br_if $joined (i32.ge_u (local.get $part) (i32.add (i32.const 256) (i32.mul (local.get $i) (i32.const 48)))))
+        (local.set $part (i32.add (local.get $part) (i32.const 48)))
+        (local.set $length (i32.sub (i32.load offset=8 (local.get $part)) (i32.load offset=32 (local.get $part))))
+        (if (local.get $length)
+          (then
+            (i32.store offset=36 (i32.load offset=32 (local.get $part))
+              (i32.add (i32.load offset=36 (i32.load offset=32 (local.get $part))) (local.get $summed)))
+            (memory.copy (local.get $r) (i32.load offset=32 (local.get $part)) (local.get $length))
+            (local.set $r (i32.add (local.get $r) (local.get $length)))
+            (local.set $summed (i32.load offset=20 (local.get $part))))
+          (else (local.set $summed (i32.add (local.get $summed) (i32.load offset=20 (local.get $part))))))
+        (local.set $written (i32.add (local.get $written) (i32.load offset=16 (local.get $part))))
+        (local.set $sums (i32.load offset=24 (local.get $part)))
+        (local.set $at (i32.const 0))
+        (block $added
+          (loop $add
+            (br_if $added (i32.ge_u (local.get $at) (local.get $n)))
+            (i32.store offset=4096 (i32.shl (local.get $at) (i32.const 2))
+              (i32.add (i32.load offset=4096 (i32.shl (local.get $at) (i32.const 2)))
+                       (i32.load (i32.add (local.get $sums) (i32.shl (local.get $at) (i32.const 2))))))
+            (f64.store offset=32768 (i32.shl (local.get $at) (i32.const 3))
+              (f64.add (f64.load offset=32768 (i32.shl (local.get $at) (i32.const 3)))
+                       (f64.load offset=16384 (i32.add (local.get $sums) (i32.shl (local.get $at) (i32.const 3))))))
+            (local.set $at (i32.add (local.get $at) (i32.const 1)))
+            (br $add)))
+        (br $join)))
+    (local.set $part (i32.add (i32.const 256) (i32.mul (local.get $i) (i32.const 48))))
+    (i32.store (i32.const 0) (local.get $written))
+    (i32.store (i32.const 80) (local.get $summed))
+    (i32.store (i32.const 104) (i32.load offset=36 (local.get $part)))
+    (i32.load (local.get $part)))
+
+  ;; A line of a part that fits, [$line, $newline): checked, keyed, and summed in the
+  ;; part's sums or given the part's next record (see scanJson).
+  (func $partLine (param $part i32) (param $line i32) (param $newline i32) (param $stride i32)
+    (local $rec i32)
+    (local.set $rec (i32.load offset=8 (local.get $part)))
+    (if (call $jsonLine (local.get $line) (local.get $newline) (local.get $rec) (i32.load offset=24 (local.get $part)) (i32.load offset=28 (local.get $part)))
+      (then
+        (i32.store offset=36 (local.get $rec) (i32.load offset=20 (local.get $part)))
+        (i32.store offset=20 (local.get $part) (i32.const 0))
+        (i32.store offset=8 (local.get $part) (i32.add (local.get $rec) (local.get $stride)))
+        (i32.store offset=16 (local.get $part) (i32.add (i32.load offset=16 (local.get $part)) (i32.const 1))))
+      (else (i32.store offset=20 (local.get $part) (i32.add (i32.load offset=20 (local.get $part)) (i32.const 1)))))
+    (i32.store (local.get $part) (i32.add (local.get $newline) (i32.const 1))))
 
   ;; One run of lines from $lineStart to $end (see scanJson), its sums at $linesAt and
   ;; $bytesAt, counting $summed lines summed before it; answers where it stopped, and

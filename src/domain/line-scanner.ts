@@ -208,7 +208,7 @@ export class LineScanner {
     const key = templateKey(glues, slots);
     if (key === this.readersOf) return true;
     const readers = new WebAssembly.Instance(jsonReaders(key, glues, slots), { env: { memory: wasm.memory, valueEnd: wasm.valueEnd } }).exports;
-    wasm.readers.set(0, readers.pair);
+    wasm.readers.set(0, readers.quad);
     wasm.readers.set(1, readers.line);
     this.readersOf = key;
     return true;
@@ -354,8 +354,8 @@ const COLUMN_TABLE_AT_AT = 60;
 const JSON_DASH_AT = 100;
 const JSON_STATUS_AT = 104;
 const PAIR_SUMS_AT_AT = 108;
-/** Per key, lines (Int32) then bytes (float64), for 4,096 keys. */
-const PAIR_SUMS_BYTES = 4096 * 4 + 4096 * 8;
+/** For each of scanJson's parts but the first, per key, lines (Int32) then bytes (float64), for 4,096 keys. */
+const PAIR_SUMS_BYTES = 3 * (4096 * 4 + 4096 * 8);
 const MAX_JSON_KEYS = 480;
 const MAX_JSON_GLUE_BYTES = 40_960;
 const JSON_TEXT_BYTES = 1024 * 1024;
