@@ -44,6 +44,7 @@ const op = {
   localTee: 0x22,
   i32Load: 0x28,
   i32Load8U: 0x2d,
+  i32Load16U: 0x2f,
   i32Store: 0x36,
   i32Const: 0x41,
   i32Eqz: 0x45,
@@ -179,7 +180,14 @@ export function jsonReaderModule(glues: readonly Uint8Array[], slots: readonly n
   glues.forEach((glue, k) => {
     for (let i = 0; i < 4; i++) readValue(quad, { p: 2 * i, rec: 2 * i + 1, start: 10 + i }, glue, slots[k]!, { v: 8, bits: 9 }, 0);
   });
-  for (let i = 0; i < 4; i++) quad.i32(LINE_ENDS_AT + 4 * i).get(2 * i).emit(op.i32Store, 2, 0);
+  // Each line closed: `"}`, a CR or not, its '\n', where it is left.
+  for (let i = 0; i < 4; i++) {
+    const p = 2 * i;
+    quad.get(p).emit(op.i32Load16U, 0, 0).i32(0x7d22).emit(op.i32Ne, op.brIf, 0);
+    quad.get(p).i32(2).emit(op.i32Add).tee(p).get(p).emit(op.i32Load8U, 0, 0).i32(13).emit(op.i32Eq, op.i32Add).tee(p);
+    quad.emit(op.i32Load8U, 0, 0).i32(10).emit(op.i32Ne, op.brIf, 0);
+    quad.i32(LINE_ENDS_AT + 4 * i).get(p).emit(op.i32Store, 2, 0);
+  }
   quad.i32(0).emit(op.return, op.end).i32(-1).emit(op.end);
 
   const types = vector([

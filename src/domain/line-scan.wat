@@ -49,8 +49,8 @@
   ;; The readers of one JSON template's values (see scanJson): the functions of a module
   ;; written for the template (json-reader-wasm.ts), put here by line-scanner.ts.
   ;; quad(line0, rec0, ..., line3, rec3): reads the values of four lines into their
-  ;; records, leaving where each line's last value ends (its closing '"') at [128 + 4 * i]
-  ;; and answering 0, or -1 when a line does not fit. line(lineStart, rec): the values of
+  ;; records and checks that each then closes (`"}`, a CR or not, '\n'), leaving each
+  ;; line's '\n' at [128 + 4 * i] and answering 0, or -1 when a line does not fit. line(lineStart, rec): the values of
   ;; one line, answering where its last value ends, or -1.
   (type $quadReader (func (param i32 i32 i32 i32 i32 i32 i32 i32) (result i32)))
   (type $lineReader (func (param i32 i32) (result i32)))
@@ -293,20 +293,20 @@
               (br_if $apart (i32.gt_u (i32.add (i32.load offset=8 (local.get $part)) (local.get $stride)) (i32.load offset=12 (local.get $part))))
               (local.set $i (i32.add (local.get $i) (i32.const 1)))
               (br_if $room (i32.lt_u (local.get $i) (i32.const 4))))
-            ;; The values of a line of each part; where each line's last value ends at [128 + 4 * part].
+            ;; The values of a line of each part, and its close; each line's '\n' at [128 + 4 * part].
             (br_if $apart (i32.lt_s
               (call_indirect (type $quadReader)
                 (i32.load (i32.const 256)) (i32.load (i32.const 264)) (i32.load (i32.const 304)) (i32.load (i32.const 312))
                 (i32.load (i32.const 352)) (i32.load (i32.const 360)) (i32.load (i32.const 400)) (i32.load (i32.const 408))
                 (i32.const 0))
               (i32.const 0)))
-            ;; Each line closed, then checked, keyed and summed or recorded in its part.
+            ;; Each line checked, keyed and summed or recorded in its part.
             (local.set $i (i32.const 0))
             (loop $close
               (local.set $part (i32.add (i32.const 256) (i32.mul (local.get $i) (i32.const 48))))
               (local.set $line (i32.load (local.get $part)))
-              (local.set $p (call $jsonClose (local.get $line) (i32.load offset=128 (i32.shl (local.get $i) (i32.const 2))) (local.get $maxLine)))
-              (br_if $apart (i32.lt_s (local.get $p) (i32.const 0)))
+              (local.set $p (i32.load offset=128 (i32.shl (local.get $i) (i32.const 2))))
+              (br_if $apart (i32.gt_u (i32.sub (local.get $p) (local.get $line)) (local.get $maxLine)))
               (call $partLine (local.get $part) (local.get $line) (local.get $p) (local.get $stride))
               (local.set $i (i32.add (local.get $i) (i32.const 1)))
               (br_if $close (i32.lt_u (local.get $i) (i32.const 4))))
