@@ -14,7 +14,9 @@ const KEYS = ['date', 'time', 'sc-bytes', 'cs-method', 'cs(Host)', 'cs-uri-stem'
 const VALUES: Record<string, string[]> = {
   date: ['2026-11-21', '2026-11-22', '2026-02-30', '', '-'],
   time: ['12:00:00', '23:59:60', '24:00:00', ''],
-  'sc-bytes': ['0', '1234', '-', '', '12a', '999999999999999'],
+  // Counts up to 15 digits; sums stay below 2^53, under which float64 sums are exact in
+  // any order (the scanner sums each part of its text apart; the general reader, line by line).
+  'sc-bytes': ['0', '1234', '-', '', '12a', '999999999999', '000000000000017'],
   'cs-method': ['GET', 'POST'],
   'cs(Host)': ['d1.cloudfront.net', '-', ''],
   'cs-uri-stem': ['/api/authorization/check', '/v1/items', '/caf\u00e9/\u00fc', '/a%09b'],
@@ -155,6 +157,45 @@ describe('the JSON scanner', () => {
         expect((scanned as FormatCount).malformedSamples[0]?.line).toBe(bad + 1);
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('fills the records of any of the four parts and reads on exactly as the general reader does', async () => {
+    // The scanner reads four parts of what it is given at once, each with a quarter of the
+    // records (line-scan.wat, scanJson): lines it cannot sum (a bad date, here) fill a
+    // part's quarter long before its end, in whichever part they cluster.
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 10, max: 80 }), fc.constantFrom(256 * 1024, 1024 * 1024), async (part, late, size) => {
+        // About 0.95 MB: one load of the scanner's text with 1 MiB chunks, cut in parts of
+        // about 1,000 lines, more than a part's quarter of the records holds (819 here).
+        const total = 4_000;
+        const text = Buffer.from(
+          Array.from({ length: total }, (_, i) => {
+            // Every line of one part has a bad date; the last few of the next part each name
+            // an account not seen before: records too, written after the first part's filled,
+            // which must not land on its records (the count would change).
+            const quarter = Math.floor((i * 4) / total);
+            const bad = quarter === part || i % 97 === 0;
+            const fresh = quarter === part + 1 && (i + 1) % (total / 4) > total / 4 - late;
+            // Otherwise good lines (summed, no record): three accounts, sc-bytes 1234 or
+            // 999999999999, short values elsewhere.
+            const pick = (key: string) =>
+              key === 'date' ? (bad ? 2 : 0) : key === 'x-host-header' ? (fresh ? 0 : i % 3) : key === 'sc-bytes' ? (i % 2 === 0 ? 1 : 5) : key === 'cs(Host)' || key === 'cs-uri-stem' ? 1 : 0;
+            const line = render('compact', KEYS.map(pick));
+            return `${fresh ? line.replace('acme.example.com', `late${i}.example.com`) : line}\n`;
+          }).join(''),
+        );
+        const options: FormatOptions = { resolver: parseResolverSpec('host-label'), metricRules: [], objectKey: 'k' };
+
+        // A first chunk of 8 KiB: its lines' accounts are known to the scanner by the time
+        // it reads the rest (a line of an account it does not know yet is recorded).
+        const scanned = await count(text, [8192, size], options);
+        const general = await count(text, [8192, size], { ...options, scanner: 'js' });
+
+        expect(summary(scanned)).toEqual(summary(general));
+        expect((scanned as FormatCount).lines.malformed).toBeGreaterThan(total / 4 - 1);
+      }),
+      { numRuns: 12 },
     );
   });
 
