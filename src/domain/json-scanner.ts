@@ -32,7 +32,8 @@ export interface JsonLineSink {
  * JSON log as the same flat object: the same keys in the same order, every value a
  * string. The scanner learns those keys from a line the general reader (JsonLines) took
  * apart ({@link JsonTemplate}); the counter's line scanner then reads each line by
- * checking, 16 bytes at a time (`scanJson` in line-scan.wat, WebAssembly SIMD), that the
+ * checking, 16 bytes at a time (`scanJson` in line-scan.wat and a module written for the
+ * template, json-reader-wasm.ts; WebAssembly SIMD), that the
  * bytes between its values are exactly the template's and that no value holds a quote,
  * a backslash or a control byte, and counts its values where they are, as it counts the
  * columns of a tab-separated line. Any line that does not fit (other keys, white space,

@@ -22,7 +22,7 @@
 ;;   [84, 88)       the longest line (bytes) that may be summed: longer ones are recorded
 ;;   [88, 96)       unused
 ;;   [100, 108)     the '-' of an empty JSON value, scanJson's status
-;;   [108, 112)     where scanJson sums the lines of the second half of its text
+;;   [108, 112)     where scanJson sums the lines of its parts after the first (3 × 48 KiB)
 ;;   [112, 128)     what $jsonLines leaves for its caller
 ;;   [128, 144)     where the quad reader leaves its lines' ends (see readers)
 ;;   [256, 448)     scanJson's parts (see there)

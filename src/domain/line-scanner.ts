@@ -70,8 +70,8 @@ export class LineScanner {
   /** Where JSON lines are scanned from (see {@link scanJson}), and how many bytes fit there. */
   readonly jsonTextAt: number;
   readonly jsonTextCapacity = JSON_TEXT_BYTES;
-  /** Where scanJson sums the lines of the second half of its text (see line-scan.wat). */
-  private readonly pairSumsAt: number;
+  /** Where scanJson sums the lines of its parts after the first (see line-scan.wat). */
+  private readonly partSumsAt: number;
   private lastNeeded = -1;
   private strideBytes = RECORD_HEADER_BYTES;
   private readonly engine: 'wasm' | 'js';
@@ -109,8 +109,8 @@ export class LineScanner {
     // A #Fields line that fits in the text names at most one column per two bytes.
     this.maxColumns = Math.floor(textCapacity / 2) + 2;
     this.jsonTextAt = align(this.columnTableAt + 4 * this.maxColumns, 64);
-    this.pairSumsAt = align(this.jsonTextAt + JSON_TEXT_BYTES + TEXT_SLACK, 64);
-    const bytesNeeded = this.pairSumsAt + PAIR_SUMS_BYTES;
+    this.partSumsAt = align(this.jsonTextAt + JSON_TEXT_BYTES + TEXT_SLACK, 64);
+    const bytesNeeded = this.partSumsAt + PART_SUMS_BYTES;
     const module = engine === 'wasm' ? lineScanModule() : undefined;
     if (module !== undefined) {
       const wasm = new WebAssembly.Instance(module, {}).exports as unknown as LineScanExports;
@@ -134,7 +134,7 @@ export class LineScanner {
     this.floats = new Float64Array(this.bytes.buffer, 0, this.bytes.length >> 3);
     this.words[KEY_TABLE_AT_AT >> 2] = this.keyTableAt;
     this.words[COLUMN_TABLE_AT_AT >> 2] = this.columnTableAt;
-    this.words[PAIR_SUMS_AT_AT >> 2] = this.pairSumsAt;
+    this.words[PART_SUMS_AT_AT >> 2] = this.partSumsAt;
     this.bytes[JSON_DASH_AT] = 45; /* - */
     this.setLayout(NO_LAYOUT);
   }
@@ -353,9 +353,9 @@ const COLUMN_TABLE_AT_AT = 60;
 /** A '-', what an empty JSON value is recorded as. */
 const JSON_DASH_AT = 100;
 const JSON_STATUS_AT = 104;
-const PAIR_SUMS_AT_AT = 108;
+const PART_SUMS_AT_AT = 108;
 /** For each of scanJson's parts but the first, per key, lines (Int32) then bytes (float64), for 4,096 keys. */
-const PAIR_SUMS_BYTES = 3 * (4096 * 4 + 4096 * 8);
+const PART_SUMS_BYTES = 3 * (4096 * 4 + 4096 * 8);
 const MAX_JSON_KEYS = 480;
 const MAX_JSON_GLUE_BYTES = 40_960;
 const JSON_TEXT_BYTES = 1024 * 1024;
