@@ -57,36 +57,46 @@ const op = {
   simd: 0xfd,
 } as const;
 
+/** The bytes a value's end is searched for, 16 of each. */
+const QUOTES = new Uint8Array(16).fill(34);
+const BACKSLASHES = new Uint8Array(16).fill(92);
+const SPACES = new Uint8Array(16).fill(32);
+
 /** The SIMD instructions used, after the 0xfd prefix. */
 const simd = { v128Load: 0x00, v128Const: 0x0c, i8x16Eq: 0x23, i8x16LtS: 0x25, v128Or: 0x50, i8x16Bitmask: 0x64 } as const;
 
-function unsigned(value: number): number[] {
-  const out: number[] = [];
+/** Pushes `value` as an unsigned LEB128 number. */
+function pushUnsigned(out: number[], value: number): void {
   do {
     let byte = value & 0x7f;
     value >>>= 7;
     if (value !== 0) byte |= 0x80;
     out.push(byte);
   } while (value !== 0);
-  return out;
 }
 
-function signed(value: number): number[] {
-  const out: number[] = [];
+/** Pushes `value` as a signed LEB128 number. */
+function pushSigned(out: number[], value: number): void {
   for (;;) {
     const byte = value & 0x7f;
     value >>= 7;
     if ((value === 0 && (byte & 0x40) === 0) || (value === -1 && (byte & 0x40) !== 0)) {
       out.push(byte);
-      return out;
+      return;
     }
     out.push(byte | 0x80);
   }
 }
 
+function unsigned(value: number): number[] {
+  const out: number[] = [];
+  pushUnsigned(out, value);
+  return out;
+}
+
+/** A vector of small items (the module's header sections). */
 const vector = (items: readonly number[][]): number[] => [...unsigned(items.length), ...items.flat()];
-const section = (id: number, content: number[]): number[] => [id, ...unsigned(content.length), ...content];
-const name = (text: string): number[] => vector([...Buffer.from(text, 'latin1')].map((byte) => [byte]));
+const name = (text: string): number[] => [...unsigned(text.length), ...Array.from(text, (c) => c.charCodeAt(0))];
 
 /** The instructions of one function body, with the local indices it reads values with. */
 class Body {
@@ -97,24 +107,35 @@ class Body {
     return this;
   }
 
+  private opWith(opcode: number, value: number): this {
+    this.code.push(opcode);
+    pushUnsigned(this.code, value);
+    return this;
+  }
+
   get(local: number): this {
-    return this.emit(op.localGet, ...unsigned(local));
+    return this.opWith(op.localGet, local);
   }
 
   set(local: number): this {
-    return this.emit(op.localSet, ...unsigned(local));
+    return this.opWith(op.localSet, local);
   }
 
   tee(local: number): this {
-    return this.emit(op.localTee, ...unsigned(local));
+    return this.opWith(op.localTee, local);
   }
 
   i32(value: number): this {
-    return this.emit(op.i32Const, ...signed(value | 0));
+    this.code.push(op.i32Const);
+    pushSigned(this.code, value | 0);
+    return this;
   }
 
   simd(instruction: number, ...immediates: number[]): this {
-    return this.emit(op.simd, ...unsigned(instruction), ...immediates);
+    this.code.push(op.simd);
+    pushUnsigned(this.code, instruction);
+    for (const byte of immediates) this.code.push(byte);
+    return this;
   }
 
   load128(offset: number): this {
@@ -122,9 +143,10 @@ class Body {
   }
 
   const128(bytes: ArrayLike<number>): this {
-    const sixteen = new Array<number>(16).fill(0);
-    for (let i = 0; i < 16 && i < bytes.length; i++) sixteen[i] = bytes[i]!;
-    return this.simd(simd.v128Const, ...sixteen);
+    const code = this.code;
+    code.push(op.simd, simd.v128Const);
+    for (let i = 0; i < 16; i++) code.push(i < bytes.length ? bytes[i]! : 0);
+    return this;
   }
 }
 
@@ -152,9 +174,9 @@ function readValue(body: Body, line: Line, glue: Uint8Array, slot: number, local
   body.get(p).i32(glue.length).emit(op.i32Add).tee(start).set(p);
   // The first '"', '\' or byte below 32 (signed: UTF-8 too), 16 bytes at a time.
   body.emit(op.loop, EMPTY);
-  body.get(p).load128(0).tee(locals.v).const128(new Array(16).fill(34)).simd(simd.i8x16Eq);
-  body.get(locals.v).const128(new Array(16).fill(92)).simd(simd.i8x16Eq).simd(simd.v128Or);
-  body.get(locals.v).const128(new Array(16).fill(32)).simd(simd.i8x16LtS).simd(simd.v128Or);
+  body.get(p).load128(0).tee(locals.v).const128(QUOTES).simd(simd.i8x16Eq);
+  body.get(locals.v).const128(BACKSLASHES).simd(simd.i8x16Eq).simd(simd.v128Or);
+  body.get(locals.v).const128(SPACES).simd(simd.i8x16LtS).simd(simd.v128Or);
   body.simd(simd.i8x16Bitmask).tee(locals.bits).emit(op.i32Eqz, op.if, EMPTY);
   body.get(p).i32(16).emit(op.i32Add).set(p).emit(op.br, 1, op.end, op.end);
   body.get(p).get(locals.bits).emit(op.i32Ctz, op.i32Add).tee(p).emit(op.i32Load8U, 0, 0).i32(34).emit(op.i32Ne, op.if, EMPTY);
@@ -204,21 +226,28 @@ export function jsonReaderModule(glues: readonly Uint8Array[], slots: readonly n
     [...name('line'), 0x00, 1],
     [...name('quad'), 0x00, 2],
   ]);
-  const bodies = vector(
-    [
-      { locals: [[1, V128], [2, I32]], code: line.code },
-      { locals: [[1, V128], [5, I32]], code: quad.code },
-    ].map(({ locals, code }) => {
-      const body = [...vector(locals.map(([count, type]) => [...unsigned(count!), type!])), ...code];
-      return [...unsigned(body.length), ...body];
-    }),
-  );
-  return Uint8Array.from([
+  // The code section: each body (its locals, then its code) after its size; the
+  // bodies are large, so they are copied into the module once, not spread.
+  const bodies = [
+    { locals: [[1, V128], [2, I32]], code: line.code },
+    { locals: [[1, V128], [5, I32]], code: quad.code },
+  ].map(({ locals, code }) => ({ head: vector(locals.map(([count, type]) => [...unsigned(count!), type!])), code }));
+  const bodyBytes = bodies.reduce((sum, { head, code }) => sum + unsigned(head.length + code.length).length + head.length + code.length, 0);
+  const count = unsigned(bodies.length);
+  const header = [
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, types),
-    ...section(2, imports),
-    ...section(3, functions),
-    ...section(7, exports),
-    ...section(10, bodies),
-  ]);
+    ...[types, imports, functions, exports].flatMap((content, i) => [[1, 2, 3, 7][i]!, ...unsigned(content.length), ...content]),
+    10, ...unsigned(count.length + bodyBytes), ...count,
+  ];
+  const module = new Uint8Array(header.length + bodyBytes);
+  module.set(header);
+  let at = header.length;
+  for (const { head, code } of bodies) {
+    const size = unsigned(head.length + code.length);
+    module.set(size, at);
+    module.set(head, at + size.length);
+    module.set(code, at + size.length + head.length);
+    at += size.length + head.length + code.length;
+  }
+  return module;
 }
