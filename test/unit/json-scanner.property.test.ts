@@ -10,7 +10,7 @@ import { validateMetricRules } from '../../src/domain/metric-rules';
  * alone (`scanner: 'js'` turns the scanner off): lines, usage and the malformed samples
  * with their line numbers.
  */
-const KEYS = ['date', 'time', 'sc-bytes', 'cs-method', 'cs(Host)', 'cs-uri-stem', 'sc-status', 'x-host-header', 'x-edge-response-result-type', 'DistributionId'];
+const KEYS = ['date', 'time', 'sc-bytes', 'cs-method', 'cs(Host)', 'cs-uri-stem', 'sc-status', 'cs(Cookie)', 'x-host-header', 'x-edge-response-result-type', 'x-custom-field-of-26-chars', 'DistributionId'];
 const VALUES: Record<string, string[]> = {
   date: ['2026-11-21', '2026-11-22', '2026-02-30', '', '-'],
   time: ['12:00:00', '23:59:60', '24:00:00', ''],
@@ -22,8 +22,10 @@ const VALUES: Record<string, string[]> = {
   'cs-uri-stem': ['/api/authorization/check', '/v1/items', '/caf\u00e9/\u00fc', '/a%09b'],
   'sc-status': ['200', '503'],
   'x-host-header': ['acme.example.com', 'Globex.example.com', '10.0.0.1', '-', '', 'a-very-long-host-label-that-goes-on-and-on-past-sixteen-bytes.example.com'],
-  // A key whose glue (`","key":"`) is longer than two 16-byte blocks.
+  // Glues (`","key":"`) of exactly one and two 16-byte blocks, and longer than two.
+  'cs(Cookie)': ['-', 'a=b'],
   'x-edge-response-result-type': ['Hit', 'Miss', ''],
+  'x-custom-field-of-26-chars': ['x', ''],
   DistributionId: ['E3TEST'],
 };
 
@@ -200,7 +202,9 @@ describe('the JSON scanner', () => {
   });
 
   it('reads a large log of CloudFront lines the same way, in chunks of zlib size', async () => {
-    const lines = Array.from({ length: 20_000 }, (_, i) => render(i % 500 === 0 ? 'spaced' : 'compact', [i, i >> 1, i >> 2, i, i >> 3, i, i, i >> 4, 0]));
+    // (A pick per key: a key without one would be written as no JSON at all.)
+    const picks = (i: number) => KEYS.map((_, k) => [i, i >> 1, i >> 2, i, i >> 3, i, i, i >> 4][k] ?? 0);
+    const lines = Array.from({ length: 20_000 }, (_, i) => render(i % 500 === 0 ? 'spaced' : 'compact', picks(i)));
     const text = Buffer.from(lines.map((l) => `${l}\n`).join(''));
     const options: FormatOptions = { resolver: parseResolverSpec('host-label'), metricRules: [], objectKey: 'k' };
 
@@ -209,5 +213,7 @@ describe('the JSON scanner', () => {
 
     expect(summary(scanned)).toEqual(summary(general));
     expect((scanned as FormatCount).lines.read).toBe(20_000);
+    // Lines of accounts, not only malformed ones (a key without a pick made every line no JSON).
+    expect((scanned as FormatCount).lines.counted).toBeGreaterThan(3_000);
   });
 });
