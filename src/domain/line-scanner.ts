@@ -207,7 +207,13 @@ export class LineScanner {
     if (wasm === undefined || glues.length === 0 || glues.length > MAX_JSON_KEYS || glueBytes > MAX_JSON_GLUE_BYTES) return false;
     const key = templateKey(glues, slots);
     if (key === this.readersOf) return true;
-    const readers = new WebAssembly.Instance(jsonReaders(key, glues, slots), { env: { memory: wasm.memory, valueEnd: wasm.valueEnd } }).exports;
+    let readers: Record<string, unknown>;
+    try {
+      readers = new WebAssembly.Instance(jsonReaders(key, glues, slots), { env: { memory: wasm.memory, valueEnd: wasm.valueEnd } }).exports;
+    } catch {
+      // (None is known to fail; should one, its lines are read by the general reader.)
+      return false;
+    }
     wasm.readers.set(0, readers.quad);
     wasm.readers.set(1, readers.line);
     this.readersOf = key;
