@@ -54,7 +54,6 @@ interface PageNode {
   querySelector(selector: string): PageNode | null;
   closest(selector: string): PageNode | null;
   querySelectorAll(selector: string): PageNodeList;
-  querySelector(selector: string): PageNode | null;
   getBoundingClientRect(): { top: number; bottom: number };
 }
 interface PageNodeList {
