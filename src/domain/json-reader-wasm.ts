@@ -42,7 +42,6 @@ const op = {
   localGet: 0x20,
   localSet: 0x21,
   localTee: 0x22,
-  i32Load: 0x28,
   i32Load8U: 0x2d,
   i32Load16U: 0x2f,
   i32Store: 0x36,
