@@ -126,9 +126,14 @@ export function accountFromKey(pattern: RegExp, objectKey: string): string | und
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}(:\d+)?$/;
 
+/** Whether a host is an IP literal (IPv4, with or without a port, or an IPv6 literal in brackets). */
+export function isIpLiteral(host: string): boolean {
+  return host.startsWith('[') || IPV4.test(host);
+}
+
 /** First DNS label of a host name; IP literals have none and attribute to no account. */
 function firstLabel(host: string): string | undefined {
-  if (IPV4.test(host) || host.startsWith('[')) return undefined;
+  if (isIpLiteral(host)) return undefined;
   const dot = host.indexOf('.');
   return (dot === -1 ? host : host.slice(0, dot)).toLowerCase();
 }

@@ -1,3 +1,4 @@
+import { isIpLiteral } from './account-resolver';
 import { jsonReaderModule } from './json-reader-wasm';
 import { LINE_SCAN_WASM_BASE64 } from './line-scan-wasm';
 
@@ -542,8 +543,7 @@ function keyInJs(bytes: Uint8Array, words: Int32Array, keys: Map<string, number>
   const [start, end] = chosen;
   let stop = end;
   if (mode === 1) {
-    const first = bytes[start]!;
-    if (first === 91 || IPV4_LITERAL.test(Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1'))) {
+    if (isIpLiteral(Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1'))) {
       words[at + 7] = start;
       words[at + 8] = end;
       const id = keyIdInJs(bytes, keys, start, end, -1);
@@ -557,9 +557,6 @@ function keyInJs(bytes: Uint8Array, words: Int32Array, keys: Map<string, number>
   words[at + 8] = stop;
   words[at + 6] = keyIdInJs(bytes, keys, start, stop, -1);
 }
-
-/** What the host-label resolver takes for an IPv4 literal (account-resolver.ts). */
-const IPV4_LITERAL = /^\d{1,3}(\.\d{1,3}){3}(:\d+)?$/;
 
 function keyIdInJs(bytes: Uint8Array, keys: Map<string, number>, start: number, end: number, id: number): number {
   if (end - start > MAX_KEY_BYTES) return KEY_NONE;
