@@ -20,10 +20,10 @@
 ;;                  here instead of recorded (no metric rules to run on them)
 ;;   [80, 84)       how many lines were summed after the last record of the last call
 ;;   [84, 88)       the longest line (bytes) that may be summed: longer ones are recorded
-;;   [88, 96)       unused
+;;   [88, 100)      unused
 ;;   [100, 108)     the '-' of an empty JSON value, scanJson's status
 ;;   [108, 112)     where scanJson sums the lines of its parts after the first (3 × 48 KiB)
-;;   [112, 128)     what $jsonLines leaves for its caller
+;;   [112, 128)     unused
 ;;   [128, 144)     where the quad reader leaves its lines' ends (see readers)
 ;;   [256, 448)     scanJson's parts (see there)
 ;;   [4096, 20480)  per key id, the lines summed (Int32)
@@ -50,8 +50,9 @@
   ;; written for the template (json-reader-wasm.ts), put here by line-scanner.ts.
   ;; quad(line0, rec0, ..., line3, rec3): reads the values of four lines into their
   ;; records and checks that each then closes (`"}`, a CR or not, '\n'), leaving each
-  ;; line's '\n' at [128 + 4 * i] and answering 0, or -1 when a line does not fit. line(lineStart, rec): the values of
-  ;; one line, answering where its last value ends, or -1.
+  ;; line's '\n' at [128 + 4 * i] and answering 0, or -1 when a line does not fit.
+  ;; line(lineStart, rec): the values of one line, answering where its last value ends,
+  ;; or -1.
   (type $quadReader (func (param i32 i32 i32 i32 i32 i32 i32 i32) (result i32)))
   (type $lineReader (func (param i32 i32) (result i32)))
   (table (export "readers") 2 funcref)
@@ -234,9 +235,9 @@
   (func (export "scanJson")
     (param $pos i32) (param $end i32) (param $rec i32) (param $recEnd i32) (param $stride i32) (param $maxLine i32)
     (result i32)
-    (local $parts i32) (local $part i32) (local $i i32) (local $n i32) (local $at i32) (local $next i32)
+    (local $parts i32) (local $part i32) (local $i i32) (local $n i32) (local $at i32)
     (local $line i32) (local $p i32) (local $r i32) (local $quarter i32) (local $sums i32)
-    (local $written i32) (local $summed i32) (local $status i32) (local $length i32)
+    (local $written i32) (local $summed i32) (local $length i32)
     ;; Four parts when lines are summed here and the text is not small, else one.
     (local.set $parts (i32.const 1))
     (if (i32.and (i32.load (i32.const 64)) (i32.ge_u (i32.sub (local.get $end) (local.get $pos)) (i32.const 4096)))
@@ -316,15 +317,7 @@
     (block $stopped
       (loop $finish
         (local.set $part (i32.add (i32.const 256) (i32.mul (local.get $i) (i32.const 48))))
-        (local.set $next (call $jsonLines (i32.load (local.get $part)) (i32.load offset=4 (local.get $part))
-          (i32.load offset=8 (local.get $part)) (i32.load offset=12 (local.get $part)) (local.get $stride) (local.get $maxLine)
-          (i32.load offset=20 (local.get $part)) (i32.load offset=24 (local.get $part)) (i32.load offset=28 (local.get $part))))
-        (i32.store (local.get $part) (local.get $next))
-        (i32.store offset=8 (local.get $part) (i32.load (i32.const 112)))
-        (i32.store offset=16 (local.get $part) (i32.add (i32.load offset=16 (local.get $part)) (i32.load (i32.const 116))))
-        (i32.store offset=20 (local.get $part) (i32.load (i32.const 120)))
-        (i32.store offset=36 (local.get $part) (i32.load (i32.const 124)))
-        (br_if $stopped (i32.load (i32.const 124)))
+        (br_if $stopped (call $partLines (local.get $part) (local.get $stride) (local.get $maxLine)))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br_if $finish (i32.lt_u (local.get $i) (local.get $parts)))
         ;; Every part read to its end.
@@ -384,42 +377,28 @@
       (else (i32.store offset=20 (local.get $part) (i32.add (i32.load offset=20 (local.get $part)) (i32.const 1)))))
     (i32.store (local.get $part) (i32.add (local.get $newline) (i32.const 1))))
 
-  ;; One run of lines from $lineStart to $end (see scanJson), its sums at $linesAt and
-  ;; $bytesAt, counting $summed lines summed before it; answers where it stopped, and
-  ;; leaves at [112] the next record, [116] the records written, [120] the lines summed
-  ;; since the last record, [124] the status (0 at $end, 1 a line that does not fit,
-  ;; 2 the records full).
-  (func $jsonLines
-    (param $lineStart i32) (param $end i32) (param $rec i32) (param $recEnd i32) (param $stride i32) (param $maxLine i32)
-    (param $summed i32) (param $linesAt i32) (param $bytesAt i32)
-    (result i32)
-    (local $p i32) (local $written i32) (local $status i32)
+  ;; The lines of a part read one at a time, from its next line to its end (see scanJson);
+  ;; answers, and leaves at +36, why it stopped: 0 at its end, 1 at a line that does not
+  ;; fit (the part's next line), 2 with its records full.
+  (func $partLines (param $part i32) (param $stride i32) (param $maxLine i32) (result i32)
+    (local $line i32) (local $p i32) (local $status i32)
     (block $stop
       (loop $lines
+        (local.set $line (i32.load (local.get $part)))
         (local.set $status (i32.const 0))
-        (br_if $stop (i32.ge_u (local.get $lineStart) (local.get $end)))
+        (br_if $stop (i32.ge_u (local.get $line) (i32.load offset=4 (local.get $part))))
         (local.set $status (i32.const 2))
-        (br_if $stop (i32.gt_u (i32.add (local.get $rec) (local.get $stride)) (local.get $recEnd)))
+        (br_if $stop (i32.gt_u (i32.add (i32.load offset=8 (local.get $part)) (local.get $stride)) (i32.load offset=12 (local.get $part))))
         (local.set $status (i32.const 1))
-        (local.set $p (call_indirect (type $lineReader) (local.get $lineStart) (local.get $rec) (i32.const 1)))
-        (local.set $p (call $jsonClose (local.get $lineStart) (local.get $p) (local.get $maxLine)))
+        (local.set $p (call_indirect (type $lineReader) (local.get $line) (i32.load offset=8 (local.get $part)) (i32.const 1)))
+        (local.set $p (call $jsonClose (local.get $line) (local.get $p) (local.get $maxLine)))
         (br_if $stop (i32.lt_s (local.get $p) (i32.const 0)))
-        (if (call $jsonLine (local.get $lineStart) (local.get $p) (local.get $rec) (local.get $linesAt) (local.get $bytesAt))
-          (then
-            (i32.store offset=36 (local.get $rec) (local.get $summed))
-            (local.set $summed (i32.const 0))
-            (local.set $rec (i32.add (local.get $rec) (local.get $stride)))
-            (local.set $written (i32.add (local.get $written) (i32.const 1))))
-          (else (local.set $summed (i32.add (local.get $summed) (i32.const 1)))))
-        (local.set $lineStart (i32.add (local.get $p) (i32.const 1)))
+        (call $partLine (local.get $part) (local.get $line) (local.get $p) (local.get $stride))
         (br $lines)))
-    (i32.store (i32.const 112) (local.get $rec))
-    (i32.store (i32.const 116) (local.get $written))
-    (i32.store (i32.const 120) (local.get $summed))
-    (i32.store (i32.const 124) (local.get $status))
-    (local.get $lineStart))
+    (i32.store offset=36 (local.get $part) (local.get $status))
+    (local.get $status))
 
-;; Past a byte the search on the way stopped at that is no '"': where the value ends
+  ;; Past a byte the search on the way stopped at that is no '"': where the value ends
   ;; (its '"'), or -1 when a '\' or a control byte comes first. The search on the way
   ;; compares signed, one instruction where unsigned takes three, and so also stops at
   ;; every byte of 128 or more (UTF-8), which this exact test passes over.
