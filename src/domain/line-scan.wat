@@ -458,7 +458,7 @@
     (local $slot i32) (local $start i32) (local $end i32) (local $checks i32) (local $value i64) (local $digit i32)
     (local $mode i32) (local $stop i32) (local $first i32) (local $length i32) (local $dots i32)
     (local $h1 i32) (local $h2 i32) (local $m1 i32) (local $m2 i32) (local $s1 i32) (local $s2 i32)
-    (local $shift i64) (local $mask i64) (local $bytes v128) (local $wide i64)
+    (local $shift i64) (local $mask i64) (local $bytes v128) (local $wide i64) (local $probe i32) (local $id i32)
     ;; The key of the line's account (see +24 above): the host resolvers' account is a
     ;; function of a few bytes, looked up in the key table.
     (block $keyed
@@ -509,9 +509,9 @@
             (then
               (i32.store offset=28 (local.get $rec) (local.get $start))
               (i32.store offset=32 (local.get $rec) (local.get $end))
-              (local.set $first (call $find (local.get $start) (local.get $end) (i32.const -1)))
+              (local.set $id (call $find (local.get $start) (local.get $end) (i32.const -1)))
               (i32.store offset=24 (local.get $rec)
-                (select (i32.const -4) (local.get $first) (i32.eq (local.get $first) (i32.const -1))))
+                (select (i32.const -4) (local.get $id) (i32.eq (local.get $id) (i32.const -1))))
               (br $keyed)))
           ;; the first dot of the 16 bytes from the start (bytes past the host may be
           ;; read: the text has slack), else byte by byte
@@ -543,14 +543,14 @@
           (local.set $wide (i64.add
             (i64.mul (i64x2.extract_lane 0 (local.get $bytes)) (i64.const 0x9e3779b97f4a7c15))
             (i64.mul (i64.xor (i64x2.extract_lane 1 (local.get $bytes)) (i64.extend_i32_u (local.get $length))) (i64.const 0xc2b2ae3d27d4eb4f))))
-          (local.set $dots (i32.wrap_i64 (i64.shr_u (local.get $wide) (i64.const 32))))
-          (local.set $dots (i32.add (i32.load (i32.const 52))
-            (i32.shl (i32.and (i32.xor (local.get $dots) (i32.shr_u (local.get $dots) (i32.const 15))) (i32.const 8191)) (i32.const 5))))
-          (if (i32.and (i32.and (i32.eq (i32.load offset=16 (local.get $dots)) (local.get $length))
-                                (i32.ne (i32.load offset=20 (local.get $dots)) (i32.const 0)))
-                       (i8x16.all_true (i8x16.eq (v128.load (local.get $dots)) (local.get $bytes))))
+          (local.set $probe (i32.wrap_i64 (i64.shr_u (local.get $wide) (i64.const 32))))
+          (local.set $probe (i32.add (i32.load (i32.const 52))
+            (i32.shl (i32.and (i32.xor (local.get $probe) (i32.shr_u (local.get $probe) (i32.const 15))) (i32.const 8191)) (i32.const 5))))
+          (if (i32.and (i32.and (i32.eq (i32.load offset=16 (local.get $probe)) (local.get $length))
+                                (i32.ne (i32.load offset=20 (local.get $probe)) (i32.const 0)))
+                       (i8x16.all_true (i8x16.eq (v128.load (local.get $probe)) (local.get $bytes))))
             (then
-              (i32.store offset=24 (local.get $rec) (i32.sub (i32.load offset=20 (local.get $dots)) (i32.const 1)))
+              (i32.store offset=24 (local.get $rec) (i32.sub (i32.load offset=20 (local.get $probe)) (i32.const 1)))
               (br $keyed)))))
       (i32.store offset=24 (local.get $rec) (call $find (local.get $start) (local.get $stop) (i32.const -1))))
     ;; date: the same 10 bytes as the previous good line's day
