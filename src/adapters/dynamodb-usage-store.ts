@@ -18,6 +18,9 @@ import {
   ATTEMPT_PREFIX,
   attemptKey,
   droppedKeyItem,
+  droppedKeysItem,
+  droppedKeysPartition,
+  DROPPED_KEYS_ATTRIBUTE,
   ledgerDayKey,
   ledgerKey,
   parseAttemptSortKey,
@@ -25,6 +28,7 @@ import {
   UNRESOLVED_PARTITION,
   unresolvedKey,
   usageKey,
+  type ShardRef,
 } from '../domain/keys';
 import type { LogObjectRef } from '../domain/log-object';
 import type {
@@ -44,6 +48,7 @@ import {
   nextForm,
   observeWrite,
   provesAbsence,
+  sameBytes,
   tombstonesCover,
   type HistoryObservation,
   type HistoryState,
@@ -85,7 +90,7 @@ const TOMBSTONES_REMEMBERED = 50_000;
 /**
  * The UsageStore on DynamoDB: one conditional `UpdateItem` per increment (see
  * history-update.ts), one strongly consistent `Query` and one `PutItem` per object.
- * A shard at its cap also pays a tombstone per increment, written 16 at a time.
+ * A shard at its cap also pays for tombstones: one item (1 WCU) per 16 keys it drops.
  */
 export class DynamoUsageStore implements UsageStore {
   private readonly client: DynamoDBClient;
@@ -153,7 +158,7 @@ export class DynamoUsageStore implements UsageStore {
     for (let failures = 0; failures <= MAX_CONDITION_FAILURES; failures++) {
       const form = formFor(state, this.historyCap);
       try {
-        const heads = form === 'roll' ? await this.tombstonedHeads(state.heads) : [];
+        const heads = form === 'roll' ? await this.tombstonedHeads(shardOf(increment), state.heads) : [];
         // The minute a key is dated with is taken as late as possible: histories stay in time order.
         options = { ...options, now: this.clock() };
         const output = await this.client.send(new UpdateItemCommand({ ...historyUpdate(form, increment, options, { size: state.size, heads }), ...this.capacityRequest }));
@@ -198,16 +203,40 @@ export class DynamoUsageStore implements UsageStore {
    * duplicate, as it was, instead of waiting for `tally reconcile --resolve`.
    */
   private async decideByTombstone(increment: Increment, state: HistoryState, since: Date, legacyPin: string | undefined): Promise<IncrementOutcome | undefined> {
-    if (await this.hasTombstone(increment.key)) return 'duplicate';
+    if (await this.hasTombstone(increment)) return 'duplicate';
     if (tombstonesCover(state, increment.day, since)) return undefined;
     if (legacyPin !== undefined && (await this.hasPin(increment, legacyPin))) return 'duplicate';
     this.onUnresolved?.(increment);
     return 'unresolved';
   }
 
-  private async hasTombstone(key: Uint8Array): Promise<boolean> {
-    const item = droppedKeyItem(key);
-    const output = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: { PK: { S: item.PK }, SK: { S: item.SK } }, ConsistentRead: true, ProjectionExpression: 'PK' }));
+  /**
+   * Whether a tombstone of the increment's key was written: one consistent `Query` of its
+   * shard's batches (a few hundred bytes per 16 keys the shard dropped), then, where that
+   * finds none, the one-key item versions before the batches wrote (one consistent read).
+   */
+  private async hasTombstone(increment: Increment): Promise<boolean> {
+    const partition = droppedKeysPartition(shardOf(increment));
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: { ':pk': { S: partition } },
+          ProjectionExpression: '#k',
+          ExpressionAttributeNames: { '#k': DROPPED_KEYS_ATTRIBUTE },
+          ConsistentRead: true,
+          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        if ((item[DROPPED_KEYS_ATTRIBUTE]?.L ?? []).some((entry) => entry.B !== undefined && sameBytes(entry.B, increment.key))) return true;
+      }
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+    const legacy = droppedKeyItem(increment.key);
+    const output = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: { PK: { S: legacy.PK }, SK: { S: legacy.SK } }, ConsistentRead: true, ProjectionExpression: 'PK' }));
     return output.Item !== undefined;
   }
 
@@ -480,33 +509,36 @@ export class DynamoUsageStore implements UsageStore {
   /**
    * The candidates a roll may drop, each with its tombstone written: while the head is
    * one this store already tombstoned, the tombstoned ones at the front (no request);
-   * otherwise every candidate not yet tombstoned, in one `BatchWriteItem`, so a batch
-   * serves the next {@link ROLL_CANDIDATES} rolls of the shard. Tombstones are kept as
-   * long as ledger items. The roll's condition names only keys returned here.
+   * otherwise all the candidates, in one batch item (`PutItem`, 1 WCU), so a batch serves
+   * the next {@link ROLL_CANDIDATES} rolls of the shard. Batches are kept as long as
+   * ledger items. The roll's condition names only keys returned here.
    */
-  private async tombstonedHeads(candidates: readonly Uint8Array[]): Promise<readonly Uint8Array[]> {
+  private async tombstonedHeads(shard: ShardRef, candidates: readonly Uint8Array[]): Promise<readonly Uint8Array[]> {
     const known = (key: Uint8Array) => this.tombstoned.has(Buffer.from(key).toString('hex'));
     const head = candidates[0];
     if (head !== undefined && known(head)) {
       const prefix = candidates.findIndex((key) => !known(key));
       return prefix === -1 ? candidates : candidates.slice(0, prefix);
     }
-    const fresh = candidates.filter((key) => !known(key));
+    if (candidates.length === 0) return candidates;
+    const item = droppedKeysItem(shard, candidates);
     const expires = String(Math.floor(this.clock().getTime() / 1000) + this.ledgerTtlDays * 86_400);
-    let pending: WriteRequest[] | undefined = fresh.map((key) => {
-      const item = droppedKeyItem(key);
-      return { PutRequest: { Item: { PK: { S: item.PK }, SK: { S: item.SK }, ttl: { N: expires } } } };
-    });
-    for (let round = 0; pending !== undefined && pending.length > 0; round++) {
-      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
-      const output: BatchWriteItemCommandOutput = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.tableName]: pending }, ...this.capacityRequest }));
-      for (const consumed of output.ConsumedCapacity ?? []) this.onCapacity?.('tombstone', consumed.CapacityUnits ?? 0);
-      pending = output.UnprocessedItems?.[this.tableName];
-    }
-    if (this.tombstoned.size + fresh.length > TOMBSTONES_REMEMBERED) this.tombstoned.clear();
-    for (const key of fresh) this.tombstoned.add(Buffer.from(key).toString('hex'));
+    const output = await this.client.send(
+      new PutItemCommand({
+        TableName: this.tableName,
+        Item: { PK: { S: item.PK }, SK: { S: item.SK }, [DROPPED_KEYS_ATTRIBUTE]: { L: candidates.map((key) => ({ B: key })) }, ttl: { N: expires } },
+        ...this.capacityRequest,
+      }),
+    );
+    this.onCapacity?.('tombstone', output.ConsumedCapacity?.CapacityUnits ?? 0);
+    if (this.tombstoned.size + candidates.length > TOMBSTONES_REMEMBERED) this.tombstoned.clear();
+    for (const key of candidates) this.tombstoned.add(Buffer.from(key).toString('hex'));
     return candidates;
   }
+}
+
+function shardOf(increment: Increment): ShardRef {
+  return { accountId: increment.account, day: increment.day, shard: increment.shard };
 }
 
 function incrementItem(increment: Increment): AttributeValue {

@@ -13,7 +13,8 @@ const ALWAYS_WRITTEN: ReadonlySet<string> = new Set(BASE_METRICS);
  * ```
  * grow   size(h) < cap:  h = [k1 .. kn] -> [k1 .. kn k]                list_append
  * roll   size(h) >= cap: h = [k1 k2 .. kn] -> [k2 .. kn k], x = x + 1  SET h[big] REMOVE h[0]
- *        and only if k1 is one of the keys whose tombstone (DROPPED#<key>) the writer wrote first
+ *        and only if k1 is one of the keys whose tombstone the writer wrote first (a batch of
+ *        up to 16 keys in one item of the shard's DROPPED# partition)
  * adopt  an item written before every drop was tombstoned (no `x`): grows by one, starts
  *        `x` at 0 and remembers the minute in `a`; every key it holds is dated now
  * any    k already in h -> ConditionalCheckFailed: a duplicate, nothing applied
@@ -321,7 +322,8 @@ function frontKeys(history: readonly AttributeValue[], from: number): Uint8Array
   return history.slice(from, from + ROLL_CANDIDATES).flatMap((entry) => (entry.B === undefined ? [] : [entry.B]));
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+/** Whether two keys are the same bytes. */
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;

@@ -20,7 +20,9 @@ import type { LogObjectRef } from './log-object';
  * PK OBJ#<bucket>/<key>#<etag>  SK #DONE#DAY#2026-11-20  an object's contributions to another day (indexed by that day)
  * PK OBJ#<bucket>/<key>#<etag>  SK #TRY#<id>#<n>  an unfinished attempt's progress (sorts after #DONE)
  * PK UNRESOLVED                 SK OBJ#<bucket>/<key>#<etag>  increments nothing could prove applied or not (tally reconcile --resolve)
- * PK DROPPED#<key hex>          SK #           a key some history dropped (written before the drop)
+ * PK DROPPED#acme#2026-11-21#S#03  SK B#<digest>  keys shard 3 of that day drops next, one item for up to 16
+ *                                               (written before the first of them leaves the history)
+ * PK DROPPED#<key hex>          SK #           one dropped key (versions before the batches; read until they expire)
  * PK HEALTH                    SK RECONCILE          the last tally reconcile over a day range: its result
  * PK DLQ#DROPPED               SK MSG#<messageId>  a dead-lettered message an operator dropped, on record
  * PK QUOTA                     SK acme#requests     acme's monthly allowance of requests (tally quota set)
@@ -319,14 +321,52 @@ export function pinAttribute(ref: LogObjectRef): string {
 }
 
 /**
- * Key of the tombstone of idempotency key `key`: written before any history drops that
- * key, so a retry that may follow an unseen attempt can still learn, until the
- * tombstone's TTL, that the increment was applied. Outside every account partition,
- * so the read API never meets it.
+ * Key of a tombstone as versions before {@link droppedKeysItem} wrote it, one item per
+ * dropped key. Nothing writes it now; a proof still reads it until those expire (the
+ * ledger's TTL after the upgrade).
  */
 export function droppedKeyItem(key: Uint8Array): TableKey {
   return { PK: `${DROPPED_PREFIX}${Buffer.from(key).toString('hex')}`, SK: '#' };
 }
+
+/** The shard a tombstone batch belongs to: the usage shard whose history drops its keys. */
+export interface ShardRef {
+  readonly accountId: string;
+  readonly day: string;
+  readonly shard: number;
+}
+
+/**
+ * Partition of the tombstones of one usage shard: every batch its history wrote before
+ * dropping keys. A proof reads it whole (one consistent `Query`). Outside every account
+ * partition, so the read API never meets it; no account id holds '#', so no two shards
+ * share it, and no legacy tombstone (hex after the prefix) falls in it.
+ */
+export function droppedKeysPartition(shard: ShardRef): string {
+  return `${DROPPED_PREFIX}${shard.accountId}#${shard.day}#S#${String(shard.shard).padStart(2, '0')}`;
+}
+
+/**
+ * Key of a tombstone batch: written before the shard's history drops any of `keys`, so a
+ * retry that may follow an unseen attempt can still learn, until the batch's TTL, that
+ * the increment was applied. One item for a run of keys (up to 16, a few hundred bytes:
+ * 1 WCU) instead of one per key. The sort key is a digest of the keys, so two writers
+ * that tombstone the same run write the same item, and different runs never overwrite
+ * each other.
+ */
+export function droppedKeysItem(shard: ShardRef, keys: readonly Uint8Array[]): TableKey {
+  const joined = new Uint8Array(keys.reduce((sum, key) => sum + key.length + 1, 0));
+  let at = 0;
+  for (const key of keys) {
+    joined[at++] = key.length;
+    joined.set(key, at);
+    at += key.length;
+  }
+  return { PK: droppedKeysPartition(shard), SK: `B#${Buffer.from(hash(joined).subarray(0, 16)).toString('hex')}` };
+}
+
+/** Attribute of a tombstone batch holding its keys (a list of binary values). */
+export const DROPPED_KEYS_ATTRIBUTE = 'k';
 
 /** Partition-key prefix of tombstones; what follows is the key in hex. */
 export const DROPPED_PREFIX = 'DROPPED#';

@@ -25,7 +25,7 @@ export interface ApplyOptions {
   /**
    * Proven mode: an attempt that died unseen may have applied this increment, no earlier
    * than this time. Applied only if the key is in neither its shard's history nor its
-   * tombstone (see `droppedKeyItem`); the tombstone is read only when the history cannot
+   * tombstones (see `droppedKeysItem`); they are read only when the history cannot
    * prove it alone (it dropped keys added since this time).
    */
   readonly since?: Date;

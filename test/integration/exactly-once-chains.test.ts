@@ -5,7 +5,7 @@ import { readConfig } from '../../src/adapters/config';
 import { usageStoreFor } from '../../src/adapters/ingest-deps';
 import { ingestBatch } from '../../src/app/ingest';
 import { incrementKey } from '../../src/domain/idempotency-key';
-import { droppedKeyItem, ledgerKey, usageKey } from '../../src/domain/keys';
+import { droppedKeyItem, droppedKeysPartition, ledgerKey, usageKey } from '../../src/domain/keys';
 import type { LogObjectRef } from '../../src/domain/log-object';
 import { s3EventBody } from '../../src/domain/notifications';
 import { LOCAL_CREDENTIALS } from '../../src/local/local-credentials';
@@ -14,6 +14,7 @@ import { tallyCommand } from '../support/cli';
 import { crashAfterUpdates, dieAfterApplying } from '../support/faults';
 import { captureIo, operatorEnv } from '../support/operator';
 import { putLogObject, readCounters, s3NotificationMessage, sqsRecord, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { tombstoneBatches, tombstoned } from '../support/tombstones';
 
 /**
  * Redelivery chains on the queue's own schedule, driven by the store's clock: receives
@@ -291,6 +292,9 @@ async function forgetUntombstoned(account: string, ref: LogObjectRef, env: Recor
       ExpressionAttributeValues: { ':k': { L: [{ B: new TextEncoder().encode('a-newer-key!') }] }, ':m': { L: [{ N: '481' }] } },
     }),
   );
-  const tombstone = droppedKeyItem(key);
-  await dynamodb.send(new DeleteItemCommand({ TableName: info.table, Key: { PK: { S: tombstone.PK }, SK: { S: tombstone.SK } } }));
+  // A tombstone written for it at the front of a full history, before it was dropped, goes too.
+  const partition = droppedKeysPartition({ accountId: account, day: DAY, shard });
+  for (const batch of await tombstoneBatches(dynamodb, info.table, { accountId: account, day: DAY, shard })) {
+    if (tombstoned([batch], key)) await dynamodb.send(new DeleteItemCommand({ TableName: info.table, Key: { PK: { S: partition }, SK: { S: batch.SK } } }));
+  }
 }

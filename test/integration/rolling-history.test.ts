@@ -1,7 +1,8 @@
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
-import { droppedKeyItem, usageKey } from '../../src/domain/keys';
+import { droppedKeyItem, droppedKeysPartition, usageKey } from '../../src/domain/keys';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
+import { tombstoneBatches, tombstoned } from '../support/tombstones';
 
 const info = testStackInfo();
 const { dynamodb } = testClients(info);
@@ -90,8 +91,11 @@ describe('rolling idempotency history on DynamoDB Local', () => {
     expect(capacity[0]).toBe(2);
     expect(new Set(capacity.slice(1))).toEqual(new Set([1]));
     expect(history(await readItem(account, '2026-11-21', 0))).toHaveLength(48);
-    // The 12 keys rolled out were tombstoned first, 16 in one batch: 1 WCU each.
-    expect(tombstones).toEqual([16]);
+    // The 12 keys rolled out were tombstoned first, with the 4 after them: 16 keys in one item, 1 WCU.
+    expect(tombstones).toEqual([1]);
+    const batches = await tombstoneBatches(dynamodb, info.table, { accountId: account, day: '2026-11-21', shard: 0 });
+    expect(batches).toHaveLength(1);
+    expect(batches[0]!.keys.map((kept) => kept[0])).toEqual(Array.from({ length: 16 }, (_, n) => n));
   });
 
   it('drops no key without its tombstone, and counts the drops', async () => {
@@ -100,17 +104,38 @@ describe('rolling idempotency history on DynamoDB Local', () => {
 
     for (const n of [1, 2, 3, 4, 5]) await usage.applyIncrement({ account, day: '2026-11-21', shard: 3, key: key(n), metrics: { requests: 1, bytes: 1 } });
     const item = await readItem(account, '2026-11-21', 3);
-    const tombstoned = [];
-    for (const n of [1, 2, 3, 4, 5]) {
-      const tombstone = droppedKeyItem(key(n));
-      const found = await dynamodb.send(new GetItemCommand({ TableName: info.table, Key: { PK: { S: tombstone.PK }, SK: { S: tombstone.SK } }, ConsistentRead: true }));
-      tombstoned.push(found.Item !== undefined);
-    }
+    const batches = await tombstoneBatches(dynamodb, info.table, { accountId: account, day: '2026-11-21', shard: 3 });
 
     expect(history(item)).toEqual([3, 4, 5]);
     expect(item.x?.N).toBe('2');
-    // Keys 1 and 2 left the history; the tombstones of the keys still at its front were written with them.
-    expect(tombstoned.slice(0, 2)).toEqual([true, true]);
+    // Keys 1 and 2 left the history; the tombstones of the keys then at its front were written with them.
+    expect([1, 2].map((n) => tombstoned(batches, key(n)))).toEqual([true, true]);
+    // The batches belong to their shard: another shard of the account and day has none.
+    expect(await tombstoneBatches(dynamodb, info.table, { accountId: account, day: '2026-11-21', shard: 2 })).toEqual([]);
+  });
+
+  it("proves a dropped key applied from its shard's tombstone batch, or from a one-key tombstone an earlier version wrote", async () => {
+    const account = uniqueId('proof');
+    const usage = store(3);
+    const shard = { accountId: account, day: '2026-11-21', shard: 4 };
+    const inc = (n: number, since?: Date) =>
+      usage.applyIncrement({ account, day: '2026-11-21', shard: 4, key: key(n), metrics: { requests: 1, bytes: 1 } }, since === undefined ? {} : { since });
+    for (const n of [1, 2, 3, 4, 5]) await inc(n);
+    // An attempt that may have died unseen before any of these keys was added: the history cannot prove absence.
+    const longAgo = new Date('2026-11-20T00:00:00Z');
+
+    const fromBatch = await inc(1, longAgo);
+    for (const batch of await tombstoneBatches(dynamodb, info.table, shard)) {
+      await dynamodb.send(new DeleteItemCommand({ TableName: info.table, Key: { PK: { S: droppedKeysPartition(shard) }, SK: { S: batch.SK } } }));
+    }
+    const legacy = droppedKeyItem(key(2));
+    await dynamodb.send(new PutItemCommand({ TableName: info.table, Item: { PK: { S: legacy.PK }, SK: { S: legacy.SK } } }));
+    const fromLegacy = await inc(2, longAgo);
+    // With its tombstone gone, nothing says key 1 was applied: the retry applies it (what the tombstone prevented).
+    const withNone = await inc(1, longAgo);
+
+    expect([fromBatch, fromLegacy, withNone]).toEqual(['duplicate', 'duplicate', 'applied']);
+    expect((await readItem(account, '2026-11-21', 4)).requests?.N).toBe('6');
   });
 
   it('measures a larger cap as more than 1 WCU, so the 1 WCU figure is real', async () => {
