@@ -153,7 +153,10 @@ export class DynamoUsageStore implements UsageStore {
     if (since !== undefined && !provesAbsence(state, increment.day, this.historyCap, since)) {
       const decided = await this.decideByTombstone(increment, state, since, apply.legacyPin);
       if (decided !== undefined) return decided;
-      options = { ...options, maxDrops: (state.drops ?? 0) + state.size };
+      // A remembered state does not say whether the key was in the history then: had it
+      // been, and left after the tombstones were read, a guard allowing drops would let
+      // the key in again. So no key may have left since (else: the old item decides, below).
+      options = { ...options, maxDrops: state.drops ?? 0 };
     }
     for (let failures = 0; failures <= MAX_CONDITION_FAILURES; failures++) {
       const form = formFor(state, this.historyCap);

@@ -30,11 +30,14 @@ const ALWAYS_WRITTEN: ReadonlySet<string> = new Set(BASE_METRICS);
  * unseen (see `ApplyOptions.since`) adds a proof to its condition: the history never
  * dropped a key (`x = 0`), or its oldest key is older than the earliest the unseen
  * attempt can have started (histories drop from the front, so every younger key is
- * still there). When neither holds, the key's tombstone decides (one consistent read):
- * there, the increment was applied; absent, it was not applied before the item was last
- * seen, and the write is then *guarded*: it also requires that the history dropped at
- * most as many keys since it was seen as it held then (`x <= :xmax`), so no key added
- * after that read can have left it either.
+ * still there). When neither holds, the key's tombstones decide (one consistent read of
+ * the shard's batches): there, the increment was applied; absent, it was not applied
+ * before the item was last seen without the key, and the write is then *guarded*: it
+ * also requires that the history dropped at most as many keys since it was seen as it
+ * held then (`x <= :xmax`), so no key added after that read can have left it either.
+ * Seen without the key means read from the item (`ALL_OLD`); a state the writer only
+ * remembers from its own earlier write may have held the key, which could leave after
+ * the tombstones were read: such a guard allows no drop at all (`x` as remembered).
  *
  * `SET h = list_append(h, :k) REMOVE h[0]` would be simpler, but DynamoDB rejects it
  * ("Two document paths overlap"): setting an index past the end appends instead.

@@ -138,6 +138,47 @@ describe('rolling idempotency history on DynamoDB Local', () => {
     expect((await readItem(account, '2026-11-21', 4)).requests?.N).toBe('6');
   });
 
+  it('does not apply a retried key that leaves the history between its tombstone read and its write, when the store knew the shard only from its own earlier write', async () => {
+    const account = uniqueId('race');
+    const day = '2026-11-21';
+    const shard = 5;
+    // One minute for every write: the history's ages prove nothing, tombstones must.
+    const clock = () => new Date('2026-11-21T12:00:00Z');
+    const other = new DynamoUsageStore({ client: dynamodb, tableName: info.table, historyCap: 48, ledgerTtlDays: 400, clock });
+    const inc = (n: number) => ({ account, day, shard, key: key(n), metrics: { requests: 1, bytes: 1 } });
+    const contested = 200;
+    // The retry's store, on a client of its own: right after it reads the tombstones (none
+    // for the key: it is still in the history, past the front), 47 increments roll the
+    // history on and the key out of it, tombstoned first.
+    const { dynamodb: client } = testClients(info);
+    let interleaved = false;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        const pk = (args.input as { ExpressionAttributeValues?: { ':pk'?: { S?: string } } }).ExpressionAttributeValues?.[':pk']?.S;
+        if (context.commandName === 'QueryCommand' && pk === droppedKeysPartition({ accountId: account, day, shard }) && !interleaved) {
+          interleaved = true;
+          for (let n = 300; n < 347; n++) await other.applyIncrement(inc(n));
+        }
+        return result;
+      },
+      { step: 'initialize', name: 'interleave' },
+    );
+    const retrying = new DynamoUsageStore({ client, tableName: info.table, historyCap: 48, ledgerTtlDays: 400, clock });
+    for (let n = 1; n <= 48; n++) await other.applyIncrement(inc(n));
+    // The attempt that will die unseen applies the contested key, at the back of the history.
+    await other.applyIncrement(inc(contested));
+    // The retrying store writes an increment of its own there and remembers the shard as it
+    // left it (48 keys, 2 dropped), not which keys it holds.
+    await retrying.applyIncrement(inc(100));
+
+    const outcome = await retrying.applyIncrement(inc(contested), { since: clock() });
+
+    expect(interleaved).toBe(true);
+    expect(outcome).toBe('duplicate');
+    expect((await readItem(account, day, shard)).requests?.N).toBe(String(48 + 1 + 1 + 47));
+  });
+
   it('measures a larger cap as more than 1 WCU, so the 1 WCU figure is real', async () => {
     const account = uniqueId('w2').padEnd(64, 'x');
     const capacity: number[] = [];
