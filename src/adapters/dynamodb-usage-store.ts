@@ -43,6 +43,7 @@ import type {
 } from '../domain/usage-store';
 import {
   formFor,
+  hasOneKeyTombstones,
   ROLL_CANDIDATES,
   historyUpdate,
   nextForm,
@@ -206,7 +207,7 @@ export class DynamoUsageStore implements UsageStore {
    * duplicate, as it was, instead of waiting for `tally reconcile --resolve`.
    */
   private async decideByTombstone(increment: Increment, state: HistoryState, since: Date, legacyPin: string | undefined): Promise<IncrementOutcome | undefined> {
-    if (await this.hasTombstone(increment)) return 'duplicate';
+    if (await this.hasTombstone(increment, state)) return 'duplicate';
     if (tombstonesCover(state, increment.day, since)) return undefined;
     if (legacyPin !== undefined && (await this.hasPin(increment, legacyPin))) return 'duplicate';
     this.onUnresolved?.(increment);
@@ -215,10 +216,12 @@ export class DynamoUsageStore implements UsageStore {
 
   /**
    * Whether a tombstone of the increment's key was written: one consistent `Query` of its
-   * shard's batches (a few hundred bytes per 16 keys the shard dropped), then, where that
-   * finds none, the one-key item versions before the batches wrote (one consistent read).
+   * shard's batches (a few hundred bytes per 16 keys the shard dropped), then, only where
+   * that finds none and the shard (as `state` saw it) dropped keys before the batches,
+   * the one-key item those versions wrote (one consistent read). A drop after `state` was
+   * seen is a batch's or is refused by the write's guard (see history-update.ts).
    */
-  private async hasTombstone(increment: Increment): Promise<boolean> {
+  private async hasTombstone(increment: Increment, state: HistoryState): Promise<boolean> {
     const partition = droppedKeysPartition(shardOf(increment));
     let start: Record<string, AttributeValue> | undefined;
     do {
@@ -238,6 +241,7 @@ export class DynamoUsageStore implements UsageStore {
       }
       start = page.LastEvaluatedKey;
     } while (start !== undefined);
+    if (!hasOneKeyTombstones(state)) return false;
     const legacy = droppedKeyItem(increment.key);
     const output = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: { PK: { S: legacy.PK }, SK: { S: legacy.SK } }, ConsistentRead: true, ProjectionExpression: 'PK' }));
     return output.Item !== undefined;

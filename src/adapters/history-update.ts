@@ -118,7 +118,7 @@ const FORM_UPDATES: Record<HistoryForm, { set: string[]; remove: string[]; add: 
     remove: [],
     add: [],
   },
-  roll: { set: [`#h[${APPEND_INDEX}] = :k`, `#t[${APPEND_INDEX}] = :tm`], remove: ['#h[0]', '#t[0]'], add: ['#x :one'] },
+  roll: { set: [`#h[${APPEND_INDEX}] = :k`, `#t[${APPEND_INDEX}] = :tm`], remove: ['#h[0]', '#t[0]'], add: ['#x :one', '#y :one'] },
   // Every key already there is dated now: a proof by age never reaches back past the adoption.
   adopt: { set: ['#h = list_append(#h, :kl)', '#t = :tadopt', '#x = :zero', '#a = :tm'], remove: [], add: [] },
 };
@@ -182,6 +182,7 @@ export function historyUpdate(
     '#h': SHARD_ATTRIBUTES.keys,
     '#t': SHARD_ATTRIBUTES.minutes,
     '#x': SHARD_ATTRIBUTES.drops,
+    '#y': SHARD_ATTRIBUTES.batchedDrops,
     '#a': SHARD_ATTRIBUTES.adoptedAt,
     '#u': SHARD_ATTRIBUTES.updatedAt,
     '#d': SHARD_ATTRIBUTES.day,
@@ -205,6 +206,8 @@ export interface HistoryState {
   readonly size: number;
   /** Keys dropped since every drop was tombstoned (`x`); absent on an item from before. */
   readonly drops?: number;
+  /** Of those, the ones tombstoned in a batch (`y`, absent: none); the others have a one-key tombstone. */
+  readonly batched?: number;
   /** Minute of the day the item was adopted (`a`): drops before it may have no tombstone. */
   readonly adoptedAt?: number;
   /** Minute of the day its oldest key was added. */
@@ -217,15 +220,25 @@ export interface HistoryState {
 export function historyState(item: Record<string, AttributeValue> | undefined): HistoryState {
   const history = item?.[SHARD_ATTRIBUTES.keys]?.L ?? [];
   const drops = item?.[SHARD_ATTRIBUTES.drops]?.N;
+  const batched = item?.[SHARD_ATTRIBUTES.batchedDrops]?.N;
   const adoptedAt = item?.[SHARD_ATTRIBUTES.adoptedAt]?.N;
   const oldest = item?.[SHARD_ATTRIBUTES.minutes]?.L?.[0]?.N;
   return {
     size: history.length,
     ...(drops === undefined ? {} : { drops: Number(drops) }),
+    ...(batched === undefined ? {} : { batched: Number(batched) }),
     ...(adoptedAt === undefined ? {} : { adoptedAt: Number(adoptedAt) }),
     ...(oldest === undefined ? {} : { oldest: Number(oldest) }),
     heads: frontKeys(history, 0),
   };
+}
+
+/**
+ * Whether some of the keys `state` dropped have a one-key tombstone instead of a batch
+ * (dropped by a version before the batches): a proof then reads those too.
+ */
+export function hasOneKeyTombstones(state: Pick<HistoryState, 'drops' | 'batched'>): boolean {
+  return (state.drops ?? 0) > (state.batched ?? 0);
 }
 
 /** The form a history in `state` takes next. */
@@ -310,6 +323,7 @@ export function observeWrite(form: HistoryForm, old: Record<string, AttributeVal
   const after: HistoryState = {
     size: keys,
     drops: form === 'adopt' ? 0 : (before.drops ?? 0) + (dropping ? 1 : 0),
+    batched: (before.batched ?? 0) + (dropping ? 1 : 0),
     ...(form === 'adopt' ? { adoptedAt: minuteNow } : before.adoptedAt === undefined ? {} : { adoptedAt: before.adoptedAt }),
     oldest,
     heads,

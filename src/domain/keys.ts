@@ -278,6 +278,12 @@ export const SHARD_ATTRIBUTES = {
   minutes: 't',
   /** Keys dropped from the history so far, each after its tombstone was written. */
   drops: 'x',
+  /**
+   * Of those, the ones whose tombstone is in a batch of the shard ({@link droppedKeysItem}).
+   * Versions before the batches wrote one item per key and did not count here: while
+   * `x` exceeds it, a proof also reads those ({@link droppedKeyItem}).
+   */
+  batchedDrops: 'y',
   /** Minute of the day an item from before tombstoned drops was adopted; earlier drops may have no tombstone. */
   adoptedAt: 'a',
   updatedAt: 'updatedAt',

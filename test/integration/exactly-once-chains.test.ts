@@ -5,7 +5,7 @@ import { readConfig } from '../../src/adapters/config';
 import { usageStoreFor } from '../../src/adapters/ingest-deps';
 import { ingestBatch } from '../../src/app/ingest';
 import { incrementKey } from '../../src/domain/idempotency-key';
-import { droppedKeyItem, droppedKeysPartition, ledgerKey, usageKey } from '../../src/domain/keys';
+import { droppedKeysPartition, ledgerKey, usageKey } from '../../src/domain/keys';
 import type { LogObjectRef } from '../../src/domain/log-object';
 import { s3EventBody } from '../../src/domain/notifications';
 import { LOCAL_CREDENTIALS } from '../../src/local/local-credentials';
@@ -196,8 +196,8 @@ describe('proving absence against concurrent writers', () => {
     clients.dynamodb.middlewareStack.add(
       (next, context) => async (args) => {
         const result = await next(args);
-        const key = (args.input as { Key?: { PK?: { S?: string } } }).Key?.PK?.S;
-        if (context.commandName === 'GetItemCommand' && key === droppedKeyItem(contested.key).PK && !interleaved) {
+        const pk = (args.input as { ExpressionAttributeValues?: { ':pk'?: { S?: string } } }).ExpressionAttributeValues?.[':pk']?.S;
+        if (context.commandName === 'QueryCommand' && pk === droppedKeysPartition({ accountId: account, day: DAY, shard: 0 }) && !interleaved) {
           interleaved = true;
           await other.applyIncrement(contested);
           for (let i = 100; i < 160; i++) await other.applyIncrement(incrementOf(i));

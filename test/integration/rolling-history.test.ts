@@ -1,4 +1,4 @@
-import { DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
 import { droppedKeyItem, droppedKeysPartition, usageKey } from '../../src/domain/keys';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
@@ -116,26 +116,47 @@ describe('rolling idempotency history on DynamoDB Local', () => {
 
   it("proves a dropped key applied from its shard's tombstone batch, or from a one-key tombstone an earlier version wrote", async () => {
     const account = uniqueId('proof');
-    const usage = store(3);
-    const shard = { accountId: account, day: '2026-11-21', shard: 4 };
-    const inc = (n: number, since?: Date) =>
-      usage.applyIncrement({ account, day: '2026-11-21', shard: 4, key: key(n), metrics: { requests: 1, bytes: 1 } }, since === undefined ? {} : { since });
+    const day = '2026-11-21';
+    const shard = { accountId: account, day, shard: 4 };
+    // The store's reads, counted on a client of its own.
+    const { dynamodb: client } = testClients(info);
+    const reads: string[] = [];
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'QueryCommand' || context.commandName === 'GetItemCommand') reads.push(context.commandName);
+        return next(args);
+      },
+      { step: 'initialize', name: 'count-reads' },
+    );
+    const usage = new DynamoUsageStore({ client, tableName: info.table, historyCap: 3, ledgerTtlDays: 400 });
+    const inc = (n: number, since?: Date) => usage.applyIncrement({ account, day, shard: 4, key: key(n), metrics: { requests: 1, bytes: 1 } }, since === undefined ? {} : { since });
     for (const n of [1, 2, 3, 4, 5]) await inc(n);
     // An attempt that may have died unseen before any of these keys was added: the history cannot prove absence.
     const longAgo = new Date('2026-11-20T00:00:00Z');
 
     const fromBatch = await inc(1, longAgo);
+    reads.length = 0;
+    const neverApplied = await inc(99, longAgo);
+    const readsForAbsent = [...reads];
+    // The shard as a version before the batches left it: its drops uncounted in `y`, each
+    // key's tombstone an item of its own (key 2's here), no batches.
+    const shardKey = usageKey({ accountId: account, day, shard: 4 });
+    await dynamodb.send(new UpdateItemCommand({ TableName: info.table, Key: { PK: { S: shardKey.PK }, SK: { S: shardKey.SK } }, UpdateExpression: 'REMOVE #y', ExpressionAttributeNames: { '#y': 'y' } }));
     for (const batch of await tombstoneBatches(dynamodb, info.table, shard)) {
       await dynamodb.send(new DeleteItemCommand({ TableName: info.table, Key: { PK: { S: droppedKeysPartition(shard) }, SK: { S: batch.SK } } }));
     }
     const legacy = droppedKeyItem(key(2));
     await dynamodb.send(new PutItemCommand({ TableName: info.table, Item: { PK: { S: legacy.PK }, SK: { S: legacy.SK } } }));
-    const fromLegacy = await inc(2, longAgo);
-    // With its tombstone gone, nothing says key 1 was applied: the retry applies it (what the tombstone prevented).
-    const withNone = await inc(1, longAgo);
+    const fresh = new DynamoUsageStore({ client: dynamodb, tableName: info.table, historyCap: 3, ledgerTtlDays: 400 });
+    const retry = (n: number) => fresh.applyIncrement({ account, day, shard: 4, key: key(n), metrics: { requests: 1, bytes: 1 } }, { since: longAgo });
+    const fromLegacy = await retry(2);
+    // With no tombstone at all, nothing says key 1 was applied: the retry applies it (what a tombstone prevents).
+    const withNone = await retry(1);
 
-    expect([fromBatch, fromLegacy, withNone]).toEqual(['duplicate', 'duplicate', 'applied']);
-    expect((await readItem(account, '2026-11-21', 4)).requests?.N).toBe('6');
+    expect([fromBatch, neverApplied, fromLegacy, withNone]).toEqual(['duplicate', 'applied', 'duplicate', 'applied']);
+    // On a shard whose every drop is in a batch, proving a key absent is one Query: no one-key read.
+    expect(readsForAbsent).toEqual(['QueryCommand']);
+    expect((await readItem(account, day, 4)).requests?.N).toBe('7');
   });
 
   it('does not apply a retried key that leaves the history between its tombstone read and its write, when the store knew the shard only from its own earlier write', async () => {

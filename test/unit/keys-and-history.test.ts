@@ -1,4 +1,4 @@
-import { APPEND_INDEX, historyMinute, historyUpdate, nextForm, observeWrite, provesAbsence, tombstonesCover, type HistoryState } from '../../src/adapters/history-update';
+import { APPEND_INDEX, hasOneKeyTombstones, historyMinute, historyUpdate, nextForm, observeWrite, provesAbsence, tombstonesCover, type HistoryState } from '../../src/adapters/history-update';
 import { isValidAccountId } from '../../src/domain/account-id';
 import { ValidationError } from '../../src/domain/errors';
 import { incrementKey, keyHex } from '../../src/domain/idempotency-key';
@@ -91,7 +91,7 @@ describe('rolling-history update expressions', () => {
     const input = historyUpdate('roll', increment, options, { heads });
 
     expect(input.UpdateExpression).toBe(
-      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #d = :day REMOVE #h[0], #t[0] ADD #x :one, #m0 :m0, #m1 :m1`,
+      `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #d = :day REMOVE #h[0], #t[0] ADD #x :one, #y :one, #m0 :m0, #m1 :m1`,
     );
     expect(input.UpdateExpression).not.toMatch(/list_append\(#h, .*REMOVE/);
     expect(input.ConditionExpression).toBe('attribute_exists(#x) AND size(#h) >= :cap AND #h[0] IN (:head0, :head1) AND NOT contains(#h, :k)');
@@ -167,6 +167,15 @@ describe('rolling-history update expressions', () => {
     expect(tombstonesCover(state({}), day, since)).toBe(false);
   });
 
+  it('reads one-key tombstones only for a shard that dropped keys before the batches', () => {
+    const state = (s: Partial<HistoryState>): HistoryState => ({ size: 48, heads: [], ...s });
+
+    expect(hasOneKeyTombstones(state({ drops: 7, batched: 7 }))).toBe(false);
+    expect(hasOneKeyTombstones(state({ drops: 8, batched: 7 }))).toBe(true);
+    expect(hasOneKeyTombstones(state({ drops: 3 }))).toBe(true);
+    expect(hasOneKeyTombstones(state({}))).toBe(false);
+  });
+
   it('learns from a rolling write how long the dropped key was kept and the state after it', () => {
     const second = new Uint8Array([2]);
     const old = (minute: number) => ({
@@ -179,7 +188,7 @@ describe('rolling-history update expressions', () => {
       keys: 2,
       droppedAgeSeconds: 6030,
       dropped: true,
-      after: { size: 2, drops: 5, oldest: 600, heads: [second] },
+      after: { size: 2, drops: 5, batched: 1, oldest: 600, heads: [second] },
     });
     expect(observeWrite('grow', old(590), '2026-11-21', options.now)).toMatchObject({ keys: 3, dropped: false, after: { size: 3, drops: 4, oldest: 590 } });
     expect(observeWrite('adopt', { h: old(590).h }, '2026-11-21', options.now)).toMatchObject({ keys: 3, after: { drops: 0, adoptedAt: 600, oldest: 600 } });
