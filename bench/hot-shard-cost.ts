@@ -9,14 +9,15 @@
  *   creation (S3 event time minus 5 minutes), 2,000 objects an hour on the shard.
  * - `retries`: every tenth object of that run comes back 30 minutes later (a visibility
  *   timeout), half of them applied by an attempt that died unseen, half never applied;
- *   their keys left the history long ago, so each proof reads a tombstone.
+ *   their keys left the history long ago, so each proof reads the shard's tombstones.
  *
- * Prints requests, WCU and reads per increment. Run: npx tsx bench/hot-shard-cost.ts
+ * Prints requests, WCU, and tombstone reads and their RCU, per increment. Run: npx tsx bench/hot-shard-cost.ts
  */
 import { readConfig } from '../src/adapters/config';
 import { createClients } from '../src/adapters/clients';
 import { usageStoreFor } from '../src/adapters/ingest-deps';
 import { incrementKey } from '../src/domain/idempotency-key';
+import { DROPPED_PREFIX } from '../src/domain/keys';
 import type { Increment } from '../src/domain/usage-store';
 import { LOCAL_CREDENTIALS } from '../src/local/local-credentials';
 import { localEnvironment, startLocalStack, type LocalStackInfo } from '../src/local/stack';
@@ -30,12 +31,20 @@ const MARGIN_MS = 300_000;
 function meteredStore(info: LocalStackInfo, clock: { now: number }) {
   const config = readConfig(localEnvironment(info));
   const clients = createClients(config, LOCAL_CREDENTIALS);
-  const meter = { requests: 0, reads: 0, wcu: 0 };
+  const meter = { requests: 0, reads: 0, rcu: 0, wcu: 0 };
   clients.dynamodb.middlewareStack.add(
     (next, context) => async (args) => {
       meter.requests += 1;
-      if (context.commandName === 'GetItemCommand') meter.reads += 1;
-      return next(args);
+      const input = args.input as { Key?: { PK?: { S?: string } }; ExpressionAttributeValues?: { ':pk'?: { S?: string } }; ReturnConsumedCapacity?: string };
+      const partition = input.Key?.PK?.S ?? input.ExpressionAttributeValues?.[':pk']?.S ?? '';
+      // A tombstone read: the shard's batches (Query) or an earlier version's one-key item (GetItem).
+      const tombstoneRead = partition.startsWith(DROPPED_PREFIX) && (context.commandName === 'QueryCommand' || context.commandName === 'GetItemCommand');
+      if (!tombstoneRead) return next(args);
+      meter.reads += 1;
+      input.ReturnConsumedCapacity = 'TOTAL';
+      const result = await next(args);
+      meter.rcu += (result.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity?.CapacityUnits ?? 0;
+      return result;
     },
     { step: 'initialize', name: 'count' },
   );
@@ -53,8 +62,8 @@ function shardZeroIncrements(account: string, count: number, keyScheme: Paramete
   return found;
 }
 
-function line(label: string, n: number, meter: { requests: number; reads: number; wcu: number }, note = ''): string {
-  return `${label.padEnd(44)} ${String(n).padStart(5)} increments: ${(meter.requests / n).toFixed(3)} requests, ${(meter.wcu / n).toFixed(2)} WCU, ${(meter.reads / n).toFixed(3)} tombstone reads per increment${note}`;
+function line(label: string, n: number, meter: { requests: number; reads: number; rcu: number; wcu: number }, note = ''): string {
+  return `${label.padEnd(44)} ${String(n).padStart(5)} increments: ${(meter.requests / n).toFixed(3)} requests, ${(meter.wcu / n).toFixed(2)} WCU, ${(meter.reads / n).toFixed(3)} tombstone reads (${(meter.rcu / n).toFixed(2)} RCU) per increment${note}`;
 }
 
 async function main(): Promise<void> {
@@ -102,7 +111,7 @@ async function main(): Promise<void> {
     out.push(line('retries 30 min later, keys long dropped', retried.length, retries.meter, ` (${applied} applied, ${duplicates} found by their tombstones)`));
     const exact = applied === work.filter((_, i) => i % 10 === 5).length && duplicates === unseen.size;
     out.push(`retries exact: ${exact ? 'yes' : 'NO'}`);
-    const total = { requests: first.meter.requests + retries.meter.requests, reads: first.meter.reads + retries.meter.reads, wcu: first.meter.wcu + retries.meter.wcu };
+    const total = { requests: first.meter.requests + retries.meter.requests, reads: first.meter.reads + retries.meter.reads, rcu: first.meter.rcu + retries.meter.rcu, wcu: first.meter.wcu + retries.meter.wcu };
     out.push(line('hot shard, first receives and retries', firstCount + retried.length, total));
     first.close();
     retries.close();

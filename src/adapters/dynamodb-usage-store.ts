@@ -20,6 +20,7 @@ import {
   droppedKeyItem,
   droppedKeysItem,
   droppedKeysPartition,
+  droppedKeysSince,
   DROPPED_KEYS_ATTRIBUTE,
   ledgerDayKey,
   ledgerKey,
@@ -44,6 +45,7 @@ import type {
 import {
   formFor,
   hasOneKeyTombstones,
+  historyMinute,
   ROLL_CANDIDATES,
   historyUpdate,
   nextForm,
@@ -85,6 +87,12 @@ export interface DynamoUsageStoreOptions {
 const SHAPES_LIMIT = 10_000;
 /** Condition failures allowed per increment; more means the item changes under us faster than we can write. */
 const MAX_CONDITION_FAILURES = 24;
+/**
+ * Minutes a writer's clock may be behind the time a proof starts from: batches written
+ * that much before `since` are read too.
+ */
+const CLOCK_MARGIN_MINUTES = 5;
+
 /** Tombstones remembered as written; past this the memory starts over (a repeat costs 1 WCU). */
 const TOMBSTONES_REMEMBERED = 50_000;
 
@@ -162,7 +170,7 @@ export class DynamoUsageStore implements UsageStore {
     for (let failures = 0; failures <= MAX_CONDITION_FAILURES; failures++) {
       const form = formFor(state, this.historyCap);
       try {
-        const heads = form === 'roll' ? await this.tombstonedHeads(shardOf(increment), state.heads) : [];
+        const heads = form === 'roll' ? await this.tombstonedHeads(shardOf(increment), state.heads, historyMinute(increment.day, this.clock())) : [];
         // The minute a key is dated with is taken as late as possible: histories stay in time order.
         options = { ...options, now: this.clock() };
         const output = await this.client.send(new UpdateItemCommand({ ...historyUpdate(form, increment, options, { size: state.size, heads }), ...this.capacityRequest }));
@@ -207,7 +215,7 @@ export class DynamoUsageStore implements UsageStore {
    * duplicate, as it was, instead of waiting for `tally reconcile --resolve`.
    */
   private async decideByTombstone(increment: Increment, state: HistoryState, since: Date, legacyPin: string | undefined): Promise<IncrementOutcome | undefined> {
-    if (await this.hasTombstone(increment, state)) return 'duplicate';
+    if (await this.hasTombstone(increment, state, since)) return 'duplicate';
     if (tombstonesCover(state, increment.day, since)) return undefined;
     if (legacyPin !== undefined && (await this.hasPin(increment, legacyPin))) return 'duplicate';
     this.onUnresolved?.(increment);
@@ -215,21 +223,25 @@ export class DynamoUsageStore implements UsageStore {
   }
 
   /**
-   * Whether a tombstone of the increment's key was written: one consistent `Query` of its
-   * shard's batches (a few hundred bytes per 16 keys the shard dropped), then, only where
-   * that finds none and the shard (as `state` saw it) dropped keys before the batches,
-   * the one-key item those versions wrote (one consistent read). A drop after `state` was
-   * seen is a batch's or is refused by the write's guard (see history-update.ts).
+   * Whether a tombstone of the increment's key was written: one consistent `Query` of the
+   * batches its shard wrote since the attempt may have started (`since`, less
+   * {@link CLOCK_MARGIN_MINUTES}: a batch is written after its keys were added, and a key
+   * the attempt added was added after `since`), a few hundred bytes per 16 keys dropped;
+   * then, only where that finds none and the shard (as `state` saw it) dropped keys before
+   * the batches, the one-key item those versions wrote (one consistent read). A drop
+   * after `state` was seen is a batch's or is refused by the write's guard (see
+   * history-update.ts).
    */
-  private async hasTombstone(increment: Increment, state: HistoryState): Promise<boolean> {
+  private async hasTombstone(increment: Increment, state: HistoryState, since: Date): Promise<boolean> {
     const partition = droppedKeysPartition(shardOf(increment));
+    const from = droppedKeysSince(historyMinute(increment.day, since) - CLOCK_MARGIN_MINUTES);
     let start: Record<string, AttributeValue> | undefined;
     do {
       const page = await this.client.send(
         new QueryCommand({
           TableName: this.tableName,
-          KeyConditionExpression: 'PK = :pk',
-          ExpressionAttributeValues: { ':pk': { S: partition } },
+          KeyConditionExpression: 'PK = :pk AND SK >= :from',
+          ExpressionAttributeValues: { ':pk': { S: partition }, ':from': { S: from } },
           ProjectionExpression: '#k',
           ExpressionAttributeNames: { '#k': DROPPED_KEYS_ATTRIBUTE },
           ConsistentRead: true,
@@ -520,7 +532,7 @@ export class DynamoUsageStore implements UsageStore {
    * the next {@link ROLL_CANDIDATES} rolls of the shard. Batches are kept as long as
    * ledger items. The roll's condition names only keys returned here.
    */
-  private async tombstonedHeads(shard: ShardRef, candidates: readonly Uint8Array[]): Promise<readonly Uint8Array[]> {
+  private async tombstonedHeads(shard: ShardRef, candidates: readonly Uint8Array[], minute: number): Promise<readonly Uint8Array[]> {
     const known = (key: Uint8Array) => this.tombstoned.has(Buffer.from(key).toString('hex'));
     const head = candidates[0];
     if (head !== undefined && known(head)) {
@@ -528,7 +540,7 @@ export class DynamoUsageStore implements UsageStore {
       return prefix === -1 ? candidates : candidates.slice(0, prefix);
     }
     if (candidates.length === 0) return candidates;
-    const item = droppedKeysItem(shard, candidates);
+    const item = droppedKeysItem(shard, candidates, minute);
     const expires = String(Math.floor(this.clock().getTime() / 1000) + this.ledgerTtlDays * 86_400);
     const output = await this.client.send(
       new PutItemCommand({

@@ -20,8 +20,8 @@ import type { LogObjectRef } from './log-object';
  * PK OBJ#<bucket>/<key>#<etag>  SK #DONE#DAY#2026-11-20  an object's contributions to another day (indexed by that day)
  * PK OBJ#<bucket>/<key>#<etag>  SK #TRY#<id>#<n>  an unfinished attempt's progress (sorts after #DONE)
  * PK UNRESOLVED                 SK OBJ#<bucket>/<key>#<etag>  increments nothing could prove applied or not (tally reconcile --resolve)
- * PK DROPPED#acme#2026-11-21#S#03  SK B#<digest>  keys shard 3 of that day drops next, one item for up to 16
- *                                               (written before the first of them leaves the history)
+ * PK DROPPED#acme#2026-11-21#S#03  SK B#<minute>#<digest>  keys shard 3 of that day drops next, one item for up
+ *                                               to 16, by the minute it was written (before the first of them left)
  * PK DROPPED#<key hex>          SK #           one dropped key (versions before the batches; read until they expire)
  * PK HEALTH                    SK RECONCILE          the last tally reconcile over a day range: its result
  * PK DLQ#DROPPED               SK MSG#<messageId>  a dead-lettered message an operator dropped, on record
@@ -353,14 +353,16 @@ export function droppedKeysPartition(shard: ShardRef): string {
 }
 
 /**
- * Key of a tombstone batch: written before the shard's history drops any of `keys`, so a
- * retry that may follow an unseen attempt can still learn, until the batch's TTL, that
- * the increment was applied. One item for a run of keys (up to 16, a few hundred bytes:
- * 1 WCU) instead of one per key. The sort key is a digest of the keys, so two writers
- * that tombstone the same run write the same item, and different runs never overwrite
- * each other.
+ * Key of a tombstone batch, written at `minute` (of the shard's day, see `historyMinute`)
+ * before the shard's history drops any of `keys`, so that a retry that may follow an
+ * unseen attempt can still learn, until the batch's TTL, that the increment was applied.
+ * One item for a run of keys (up to 16, a few hundred bytes: 1 WCU) instead of one per
+ * key. The sort key orders batches by the minute they were written, so a proof reads
+ * only those written since its attempt may have started ({@link droppedKeysSince}); then
+ * a digest of the keys: two writers that tombstone the same run in the same minute write
+ * the same item, and different runs never overwrite each other.
  */
-export function droppedKeysItem(shard: ShardRef, keys: readonly Uint8Array[]): TableKey {
+export function droppedKeysItem(shard: ShardRef, keys: readonly Uint8Array[], minute: number): TableKey {
   const joined = new Uint8Array(keys.reduce((sum, key) => sum + key.length + 1, 0));
   let at = 0;
   for (const key of keys) {
@@ -368,7 +370,16 @@ export function droppedKeysItem(shard: ShardRef, keys: readonly Uint8Array[]): T
     joined.set(key, at);
     at += key.length;
   }
-  return { PK: droppedKeysPartition(shard), SK: `B#${Buffer.from(hash(joined).subarray(0, 16)).toString('hex')}` };
+  return { PK: droppedKeysPartition(shard), SK: `${droppedKeysSince(minute)}#${Buffer.from(hash(joined).subarray(0, 16)).toString('hex')}` };
+}
+
+/**
+ * The least sort key of a batch written at `minute` or later: minutes as 8 digits after
+ * adding a million (about two years before the day's start stay positive), so that the
+ * sort keys order as the minutes do.
+ */
+export function droppedKeysSince(minute: number): string {
+  return `B#${String(Math.max(0, Math.floor(minute) + 1_000_000)).padStart(8, '0')}`;
 }
 
 /** Attribute of a tombstone batch holding its keys (a list of binary values). */

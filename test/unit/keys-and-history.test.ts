@@ -2,7 +2,7 @@ import { APPEND_INDEX, hasOneKeyTombstones, historyMinute, historyUpdate, nextFo
 import { isValidAccountId } from '../../src/domain/account-id';
 import { ValidationError } from '../../src/domain/errors';
 import { incrementKey, keyHex } from '../../src/domain/idempotency-key';
-import { dayRangeKeys, isShardMetric, ledgerKey, parseAccountSortKey, pinAttribute, usageKey } from '../../src/domain/keys';
+import { dayRangeKeys, droppedKeysItem, droppedKeysSince, isShardMetric, ledgerKey, parseAccountSortKey, pinAttribute, usageKey } from '../../src/domain/keys';
 import { validateMetricRules } from '../../src/domain/metric-rules';
 import { validateAdjustment } from '../../src/domain/adjustment';
 
@@ -165,6 +165,21 @@ describe('rolling-history update expressions', () => {
     expect(tombstonesCover(state({ drops: 9, adoptedAt: 598 }), day, since)).toBe(true);
     expect(tombstonesCover(state({ drops: 9, adoptedAt: 599 }), day, since)).toBe(false);
     expect(tombstonesCover(state({}), day, since)).toBe(false);
+  });
+
+  it('orders tombstone batches by the minute they were written, under their shard', () => {
+    const shard = { accountId: 'acme', day: '2026-11-21', shard: 3 };
+    const keys = [new Uint8Array([1, 2]), new Uint8Array([3])];
+    const at = (minute: number) => droppedKeysItem(shard, keys, minute).SK;
+    const minutes = [-1_500, -1, 0, 59, 600, 1_439, 1_440, 20_000, 600_000];
+
+    expect(droppedKeysItem(shard, keys, 600)).toEqual({ PK: 'DROPPED#acme#2026-11-21#S#03', SK: expect.stringMatching(/^B#01000600#[0-9a-f]{32}$/) });
+    expect(minutes.map(at)).toEqual([...minutes.map(at)].sort());
+    // A proof from minute m reads every batch written at m or later, and none before.
+    for (const m of minutes) expect(minutes.filter((w) => at(w) >= droppedKeysSince(m))).toEqual(minutes.filter((w) => w >= m));
+    // The same run of keys in the same minute is one item; another run, or a split of the same bytes, another.
+    expect(at(600)).toBe(droppedKeysItem(shard, [new Uint8Array([1, 2]), new Uint8Array([3])], 600).SK);
+    expect(at(600)).not.toBe(droppedKeysItem(shard, [new Uint8Array([1]), new Uint8Array([2, 3])], 600).SK);
   });
 
   it('reads one-key tombstones only for a shard that dropped keys before the batches', () => {
