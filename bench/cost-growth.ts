@@ -80,7 +80,7 @@ export async function runCostGrowth(
       await client.send(new PutItemCommand({ TableName: tableName, Item: item }));
 
       const units: number[] = [];
-      // Past its cap a history tombstones each key it drops: 1 WCU more per increment, written 16 at a time.
+      // Past its cap a history tombstones the keys it drops, 16 to a 1 WCU item.
       let tombstoneUnits = 0;
       const store = new DynamoUsageStore({
         client,

@@ -1,7 +1,7 @@
 /**
  * What the writes of one invocation learned about their shards' histories, for the
  * ingest function's metrics: how long dropped keys had been kept (the horizon: a
- * redelivery later than that proves from tombstones, one read per increment), how large
+ * redelivery later than that proves from tombstones, one Query per increment), how large
  * histories grew, how many keys were dropped (each after its tombstone), and how many
  * increments were left unresolved (alarmed: an operator settles them).
  */

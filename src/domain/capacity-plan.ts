@@ -8,7 +8,7 @@ import { ValidationError } from './errors';
  * item bytes   ≈ fixed overhead + cap × (key bytes + 5)       a key (+1) and its minute in t (4 bytes)
  * WCU / write  = ceil(item bytes / 1024)                       DynamoDB bills per started KB
  * writes/s     ≈ 1000 KB/s / item KB  (seed)  → 1000 / WCU     one partition: 1,000 WCU/s
- * horizon      ≈ cap × shards increments of one account-day    older keys live on as tombstones (1 WCU each)
+ * horizon      ≈ cap × shards increments of one account-day    older keys live on as tombstones (1 WCU per 16)
  * ```
  * One object makes one increment per account-day it has lines for. Counts are exact at
  * any horizon (a key leaves a history only after its tombstone is written); the horizon
@@ -28,6 +28,8 @@ export const CONFIG_LIMITS = { maxShards: 64, maxHistoryCap: 25_000, maxHistoryB
 const DEFAULT_CAP = 48;
 /** `updatedAt` holds an ISO timestamp: `2026-11-21T10:00:00.000Z`. */
 const ISO_TIMESTAMP_CHARS = 24;
+/** Digits of a shard's drop counts `x` and `y`: up to a million drops in a day. */
+const DROP_COUNT_DIGITS = 7;
 /** `DAY#2026-11-21#S#03`. */
 const SHARD_SORT_KEY_CHARS = 19;
 
@@ -65,10 +67,12 @@ export function shardItemBytes(shape: ShardItemShape): number {
   const updatedAt = SHARD_ATTRIBUTES.updatedAt.length + ISO_TIMESTAMP_CHARS;
   // The shard's day (`d`: `2026-11-21`), the key of the day index the closer reads.
   const day = SHARD_ATTRIBUTES.day.length + 10;
+  // The drop counts `x` and `y` of a history past its cap (up to a million drops a day).
+  const drops = SHARD_ATTRIBUTES.drops.length + SHARD_ATTRIBUTES.batchedDrops.length + 2 * numberBytes(DROP_COUNT_DIGITS);
   // The h and t lists.
   const history = SHARD_ATTRIBUTES.keys.length + 3 + SHARD_ATTRIBUTES.minutes.length + 3 + shape.keys * historyEntryBytes(shape.keyBytes);
   const counters = shape.metrics.reduce((sum, metric) => sum + metric.name.length + numberBytes(metric.digits), 0);
-  return pk + sk + updatedAt + day + history + counters;
+  return pk + sk + updatedAt + day + drops + history + counters;
 }
 
 /** Write units one write of an item of `bytes` costs. */
@@ -151,8 +155,10 @@ export function keysNeededPerShard(objects: number, shards: number): number {
 
 /**
  * Turns the expected objects per account-day into a shard count and history cap that
- * let the dedup horizon cover the window, with the item size, write cost, throughput
- * and warnings where a limit is broken. Pure: the same input gives the same plan.
+ * let the dedup horizon cover the window in 1 KB items (1 WCU per increment), or come as
+ * close as 64 shards of 1 KB items can (past the horizon, keys leave tombstones: cheaper
+ * than larger items), with the item size, write cost, throughput and warnings where a
+ * limit is broken. Pure: the same input gives the same plan.
  *
  * @example planCapacity({ objectsPerAccountDay: 96 })
  *          // { shards: 2, historyCap: 63, itemBytes: 979, wcuPerIncrement: 1, horizonObjects: 126, ... }
@@ -190,7 +196,11 @@ export function planCapacity(input: CapacityPlanInput): CapacityPlan {
   }
   const needed = keysNeededPerShard(objectsInWindow, shards);
   // Keys up to the 1 WCU size cost nothing more; the default leaves room for more metrics.
-  const historyCap = input.historyCap ?? Math.max(needed, Math.min(DEFAULT_CAP, Math.max(1, maxCapAtOneWcu)));
+  // Never more: a key past the horizon costs 1/16 WCU (its share of a tombstone item) and,
+  // for a late redelivery, a read of the shard's recent tombstones, where a larger item
+  // costs a WCU more per started KB on every increment.
+  const oneWcuCap = Math.max(1, maxCapAtOneWcu);
+  const historyCap = input.historyCap ?? Math.min(oneWcuCap, Math.max(needed, Math.min(DEFAULT_CAP, oneWcuCap)));
 
   const itemBytes = shardItemBytes({ ...shape, keys: historyCap });
   const itemKB = itemBytes / DYNAMODB_LIMITS.writeUnitBytes;
@@ -252,8 +262,8 @@ function planWarnings(plan: Omit<CapacityPlan, 'warnings' | 'breaksLimit'>): str
   if (!plan.coversWindow) {
     warnings.push(
       `the horizon of ${plan.horizonObjects} increments covers about ${plan.horizonHours.toFixed(1)} h of objects, ` +
-        `less than the ${plan.windowHours} h asked for: past it every increment also writes a tombstone (1 WCU more), ` +
-        `and a redelivery of a half-done object later than that reads tombstones; counts stay exact`,
+        `less than the ${plan.windowHours} h asked for: past it increments also write tombstones (1 WCU per 16 increments), ` +
+        `and a redelivery of a half-done object later than that reads the shard's recent tombstones (one Query); counts stay exact`,
     );
   }
   if (plan.accountWcuPerSecond > DYNAMODB_LIMITS.partitionWcuPerSecond) {

@@ -41,8 +41,24 @@ describe('tally plan (capacity arithmetic)', () => {
     expect(sixHours.horizonHours).toBeGreaterThanOrEqual(6);
   });
 
-  it('warns that a fixed shard count too small for the day costs more than 1 WCU per increment', () => {
+  it('keeps items at 1 WCU when a fixed shard count is too small for the window: the horizon is short instead', () => {
     const plan = planCapacity({ objectsPerAccountDay: 2000, shards: 4 });
+
+    expect(plan.wcuPerIncrement).toBe(1);
+    expect(plan.historyCap).toBe(plan.maxCapAtOneWcu);
+    expect(plan.coversWindow).toBe(false);
+    expect(plan.warnings.join('\n')).toMatch(/less than the 24 h asked for: past it increments also write tombstones/);
+    expect(plan.breaksLimit).toBe(false);
+  });
+
+  it('recommends at most 64 shards of 1 KB items for the busiest account-days, never larger items', () => {
+    const plan = planCapacity({ objectsPerAccountDay: 100_000 });
+
+    expect(plan).toMatchObject({ shards: 64, historyCap: plan.maxCapAtOneWcu, wcuPerIncrement: 1, coversWindow: false });
+  });
+
+  it('warns that a given cap too large for 1 KB costs more than 1 WCU per increment', () => {
+    const plan = planCapacity({ objectsPerAccountDay: 2000, shards: 4, historyCap: 600 });
 
     expect(plan.wcuPerIncrement).toBeGreaterThan(1);
     expect(plan.maxWritesPerSecondPerItem).toBe(Math.floor(1000 / plan.wcuPerIncrement));

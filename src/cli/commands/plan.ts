@@ -29,7 +29,7 @@ export const planCommand = defineCommand<PlanOptions>({
     'Sizes the rolling idempotency history: recommends TALLY_SHARDS and TALLY_HISTORY_CAP so the ' +
     "keys of one account-day's last 40 minutes of objects (or the last H hours) stay in 1 KB items, " +
     'where a redelivery after the queue\'s 30-minute visibility timeout finds them without a read; ' +
-    'past that each increment also writes a tombstone (1 WCU more), and counts stay exact. It ' +
+    'past that a history tombstones the keys it drops (one 1 WCU item per 16), and counts stay exact. It ' +
     'prints the shard item size, WCU per increment, writes/s per item and the horizon in objects ' +
     'and hours. Warns where a choice breaks a limit (400 KB item, 1,000 WCU/s per partition); ' +
     'exit code 1 when a hard limit is broken. Needs no AWS.',
