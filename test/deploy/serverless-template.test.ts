@@ -9,7 +9,9 @@ import { redeliveryGaps } from '../../src/domain/redelivery';
 import type { AwsClients } from '../../src/adapters/clients';
 import { ingestBatch } from '../../src/app/ingest';
 import { crashAfterUpdates } from '../support/faults';
-import { putLogObject, s3NotificationMessage, testIngestDeps, uniqueId } from '../support/stack';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { usageKey } from '../../src/domain/keys';
+import { putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 import {
   asList,
   packageStack,
@@ -538,8 +540,8 @@ describe('existing log bucket (dev, --param existingLogBucket=acme-cdn-logs)', (
 /**
  * Every DynamoDB operation the ingest path sends, recorded on DynamoDB Local while an
  * object goes through each path: a first receive that fails where it sees it, shards
- * rolling past their cap (tombstones), the last receive (proven: tombstones
- * read), and usage for a closed day (late markers).
+ * rolling past their cap (tombstones), the last receive (proven: tombstones read, an
+ * earlier version's one-key ones too), and usage for a closed day (late markers).
  */
 async function ingestOperations(): Promise<string[]> {
   const operations = new Set<string>();
@@ -562,6 +564,10 @@ async function ingestOperations(): Promise<string[]> {
     for (let i = 0; i < 60; i++) {
       await busy.store.applyIncrement({ account: `other-${account}`, day, shard, key: new TextEncoder().encode(`iam-${shard}-${i}`.padEnd(12, '.')), metrics: { requests: 1, bytes: 1 } });
     }
+    // A table from before the tombstone batches: drops not counted in `y`, so proofs there
+    // also read an earlier version's one-key tombstone.
+    const shardKey = usageKey({ accountId: `other-${account}`, day, shard });
+    await testClients().dynamodb.send(new UpdateItemCommand({ TableName: testStackInfo().table, Key: { PK: { S: shardKey.PK }, SK: { S: shardKey.SK } }, UpdateExpression: 'REMOVE y' }));
   }
   await ingestBatch({ Records: [s3NotificationMessage(ref, { receiveCount: 3 })] }, testIngestDeps(env, { clients: record }));
   // Usage that reaches a day long closed is marked late.

@@ -16,7 +16,7 @@ describe('a store that fills a shard history itself', () => {
     for (const n of [1, 2, 3, 4, 5]) await inc(n);
     const totals = meter.reset();
 
-    expect(totals.requests).toEqual({ UpdateItem: 5, BatchWriteItem: 1 });
+    expect(totals.requests).toEqual({ UpdateItem: 5, PutItem: 1 });
     expect(totals.failedWrites).toBe(0);
   });
 
@@ -33,6 +33,6 @@ describe('a store that fills a shard history itself', () => {
     const outcome = await inc(new DynamoUsageStore(options), 4);
 
     expect(outcome).toBe('applied');
-    expect(meter.reset()).toMatchObject({ requests: { UpdateItem: 2, BatchWriteItem: 1 }, failedWrites: 1 });
+    expect(meter.reset()).toMatchObject({ requests: { UpdateItem: 2, PutItem: 1 }, failedWrites: 1 });
   });
 });
