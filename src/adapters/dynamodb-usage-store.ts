@@ -163,9 +163,12 @@ export class DynamoUsageStore implements UsageStore {
       const decided = await this.decideByTombstone(increment, state, since, apply.legacyPin);
       if (decided !== undefined) return decided;
       // A remembered state does not say whether the key was in the history then: had it
-      // been, and left after the tombstones were read, a guard allowing drops would let
-      // the key in again. So no key may have left since (else: the old item decides, below).
-      options = { ...options, maxDrops: state.drops ?? 0 };
+      // been, and left after the tombstones were read, a guard allowing that many drops
+      // would let the key in again. It does know the keys at the front: the guard allows
+      // the drops of those before the key (all of them when the key is not among them),
+      // never the key's own (else the old item decides, below).
+      const position = state.heads.findIndex((head) => sameBytes(head, increment.key));
+      options = { ...options, maxDrops: (state.drops ?? 0) + (position === -1 ? state.heads.length : position) };
     }
     for (let failures = 0; failures <= MAX_CONDITION_FAILURES; failures++) {
       const form = formFor(state, this.historyCap);

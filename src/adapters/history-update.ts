@@ -37,7 +37,8 @@ const ALWAYS_WRITTEN: ReadonlySet<string> = new Set(BASE_METRICS);
  * held then (`x <= :xmax`), so no key added after that read can have left it either.
  * Seen without the key means read from the item (`ALL_OLD`); a state the writer only
  * remembers from its own earlier write may have held the key, which could leave after
- * the tombstones were read: such a guard allows no drop at all (`x` as remembered).
+ * the tombstones were read: such a guard allows only the drops of the keys it knows were
+ * at the front (`heads`) before the key, so the key itself cannot leave unnoticed.
  *
  * `SET h = list_append(h, :k) REMOVE h[0]` would be simpler, but DynamoDB rejects it
  * ("Two document paths overlap"): setting an index past the end appends instead.

@@ -200,6 +200,43 @@ describe('rolling idempotency history on DynamoDB Local', () => {
     expect((await readItem(account, day, shard)).requests?.N).toBe(String(48 + 1 + 1 + 47));
   });
 
+  it('does not apply a retried key at the front of the history it remembers when the key leaves after its tombstone read', async () => {
+    const account = uniqueId('front');
+    const day = '2026-11-21';
+    const shard = 6;
+    const clock = () => new Date('2026-11-21T12:00:00Z');
+    const other = new DynamoUsageStore({ client: dynamodb, tableName: info.table, historyCap: 48, ledgerTtlDays: 400, clock });
+    const inc = (n: number) => ({ account, day, shard, key: key(n), metrics: { requests: 1, bytes: 1 } });
+    const contested = 200;
+    const { dynamodb: client } = testClients(info);
+    let interleaved = false;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        const pk = (args.input as { ExpressionAttributeValues?: { ':pk'?: { S?: string } } }).ExpressionAttributeValues?.[':pk']?.S;
+        if (context.commandName === 'QueryCommand' && pk === droppedKeysPartition({ accountId: account, day, shard }) && !interleaved) {
+          interleaved = true;
+          // 16 rolls: the 15 keys before the contested one, then it (tombstoned first).
+          for (let n = 300; n < 316; n++) await other.applyIncrement(inc(n));
+        }
+        return result;
+      },
+      { step: 'initialize', name: 'interleave' },
+    );
+    const retrying = new DynamoUsageStore({ client, tableName: info.table, historyCap: 48, ledgerTtlDays: 400, clock });
+    // The attempt that will die unseen applied the contested key 17th of 48.
+    for (let n = 1; n <= 48; n++) await other.applyIncrement(inc(n === 17 ? contested : n));
+    // The retrying store's own write rolls the history (tombstoning keys 1-16, dropping 1):
+    // it remembers the contested key 16th at the front, untombstoned.
+    await retrying.applyIncrement(inc(100));
+
+    const outcome = await retrying.applyIncrement(inc(contested), { since: clock() });
+
+    expect(interleaved).toBe(true);
+    expect(outcome).toBe('duplicate');
+    expect((await readItem(account, day, shard)).requests?.N).toBe(String(48 + 1 + 16));
+  });
+
   it('measures a larger cap as more than 1 WCU, so the 1 WCU figure is real', async () => {
     const account = uniqueId('w2').padEnd(64, 'x');
     const capacity: number[] = [];
