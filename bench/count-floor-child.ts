@@ -11,6 +11,7 @@
  *   bytes counted and dropped: no program that reads the whole log can do less.
  * - `duckdb`: DuckDB on one thread, `read_csv` of the same file and the same question.
  */
+import { CLOUDFRONT_FIELDS } from '../src/local/log-generator';
 import { duckdbCount, FLOOR_CHUNK_BYTES, FLOOR_READ_BYTES, gunzipFloor, hostLabelQuery, printMeasure, runChild, tallyCount, type Answer, type MeasuredLines } from './child-measure';
 
 export { FLOOR_CHUNK_BYTES, FLOOR_READ_BYTES };
@@ -25,14 +26,6 @@ export interface ChildMeasure extends Answer {
   readonly lines?: MeasuredLines;
 }
 
-const CLOUDFRONT_33 = [
-  'date', 'time', 'x-edge-location', 'sc-bytes', 'c-ip', 'cs-method', 'cs(Host)', 'cs-uri-stem', 'sc-status',
-  'cs(Referer)', 'cs(User-Agent)', 'cs-uri-query', 'cs(Cookie)', 'x-edge-result-type', 'x-edge-request-id',
-  'x-host-header', 'cs-protocol', 'cs-bytes', 'time-taken', 'x-forwarded-for', 'ssl-protocol', 'ssl-cipher',
-  'x-edge-response-result-type', 'cs-protocol-version', 'fle-status', 'fle-encrypted-fields', 'c-port',
-  'time-to-first-byte', 'x-edge-detailed-result-type', 'sc-content-type', 'sc-content-len', 'sc-range-start',
-  'sc-range-end',
-];
 const TYPED: Record<string, string> = { date: 'DATE', time: 'TIME', 'sc-bytes': 'BIGINT' };
 
 /**
@@ -43,7 +36,7 @@ const TYPED: Record<string, string> = { date: 'DATE', time: 'TIME', 'sc-bytes': 
  * (`ignore_errors`), as Tally counts them malformed.
  */
 export function duckdbQuery(path: string): string {
-  const columns = CLOUDFRONT_33.map((name) => `'${name}': '${TYPED[name] ?? 'VARCHAR'}'`).join(', ');
+  const columns = CLOUDFRONT_FIELDS.map((name) => `'${name}': '${TYPED[name] ?? 'VARCHAR'}'`).join(', ');
   const reader = `read_csv('${path.replace(/'/g, "''")}', delim = '\\t', header = false, comment = '#', quote = '', escape = '', auto_detect = false, ignore_errors = true, columns = {${columns}})`;
   return hostLabelQuery(`SELECT "date" AS day, "sc-bytes" AS bytes, "x-host-header" AS xhost, "cs(Host)" AS cshost FROM ${reader}`);
 }

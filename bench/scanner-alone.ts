@@ -14,17 +14,11 @@
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { LineScanner } from '../src/domain/line-scanner';
+import { CLOUDFRONT_FIELDS } from '../src/local/log-generator';
 import { generatedLog } from './cloudfront-log-file';
 import { median } from './stats';
 
-const FIELDS = [
-  'date', 'time', 'x-edge-location', 'sc-bytes', 'c-ip', 'cs-method', 'cs(Host)', 'cs-uri-stem', 'sc-status',
-  'cs(Referer)', 'cs(User-Agent)', 'cs-uri-query', 'cs(Cookie)', 'x-edge-result-type', 'x-edge-request-id',
-  'x-host-header', 'cs-protocol', 'cs-bytes', 'time-taken', 'x-forwarded-for', 'ssl-protocol', 'ssl-cipher',
-  'x-edge-response-result-type', 'cs-protocol-version', 'fle-status', 'fle-encrypted-fields', 'c-port',
-  'time-to-first-byte', 'x-edge-detailed-result-type', 'sc-content-type', 'sc-content-len', 'sc-range-start',
-  'sc-range-end',
-];
+const FIELDS: readonly string[] = CLOUDFRONT_FIELDS;
 const SLICE_BYTES = 256 * 1024;
 /** Record words (line-scan.wat): fields, checks, key, where a new key starts and ends, slot 1 (the date). */
 const FIELDS_WORD = 2;

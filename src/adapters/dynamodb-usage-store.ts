@@ -11,7 +11,7 @@ import {
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import { queryPartition, type TableAccess } from './query-partition';
+import { queryAll, queryPartition, type TableAccess } from './query-partition';
 import { TallyError } from '../domain/errors';
 import { contributionDays, decodeContributions, encodeContributions, SOURCE_DAY_BUCKETS, type Contribution } from '../domain/contributions';
 import {
@@ -238,24 +238,15 @@ export class DynamoUsageStore implements UsageStore {
   private async hasTombstone(increment: Increment, state: HistoryState, since: Date): Promise<boolean> {
     const partition = droppedKeysPartition(shardOf(increment));
     const from = droppedKeysSince(historyMinute(increment.day, since) - CLOCK_MARGIN_MINUTES);
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'PK = :pk AND SK >= :from',
-          ExpressionAttributeValues: { ':pk': { S: partition }, ':from': { S: from } },
-          ProjectionExpression: '#k',
-          ExpressionAttributeNames: { '#k': DROPPED_KEYS_ATTRIBUTE },
-          ConsistentRead: true,
-          ...(start === undefined ? {} : { ExclusiveStartKey: start }),
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        if ((item[DROPPED_KEYS_ATTRIBUTE]?.L ?? []).some((entry) => entry.B !== undefined && sameBytes(entry.B, increment.key))) return true;
-      }
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
+    const batches = await queryAll(this.table, {
+      KeyConditionExpression: 'PK = :pk AND SK >= :from',
+      ExpressionAttributeValues: { ':pk': { S: partition }, ':from': { S: from } },
+      ProjectionExpression: '#k',
+      ExpressionAttributeNames: { '#k': DROPPED_KEYS_ATTRIBUTE },
+      ConsistentRead: true,
+    });
+    const inBatch = batches.some((batch) => (batch[DROPPED_KEYS_ATTRIBUTE]?.L ?? []).some((entry) => entry.B !== undefined && sameBytes(entry.B, increment.key)));
+    if (inBatch) return true;
     if (!hasOneKeyTombstones(state)) return false;
     const legacy = droppedKeyItem(increment.key);
     const output = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: { PK: { S: legacy.PK }, SK: { S: legacy.SK } }, ConsistentRead: true, ProjectionExpression: 'PK' }));

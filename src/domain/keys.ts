@@ -53,7 +53,7 @@ export function parseAccountPartition(pk: string): string | undefined {
 }
 
 /** Key of usage shard `shard` of `accountId` on `day`. */
-export function usageKey({ accountId, day, shard }: { accountId: string; day: string; shard: number }): TableKey {
+export function usageKey({ accountId, day, shard }: ShardRef): TableKey {
   return { PK: accountPartition(accountId), SK: `DAY#${day}#S#${String(shard).padStart(2, '0')}` };
 }
 
@@ -344,7 +344,8 @@ export interface ShardRef {
 
 /**
  * Partition of the tombstones of one usage shard: every batch its history wrote before
- * dropping keys. A proof reads it whole (one consistent `Query`). Outside every account
+ * dropping keys. A proof reads those written since its bound (one consistent `Query`,
+ * see {@link droppedKeysSince}). Outside every account
  * partition, so the read API never meets it; no account id holds '#', so no two shards
  * share it, and no legacy tombstone (hex after the prefix) falls in it.
  */

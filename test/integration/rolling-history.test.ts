@@ -1,6 +1,6 @@
-import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
-import { droppedKeyItem, droppedKeysPartition, usageKey } from '../../src/domain/keys';
+import { droppedKeyItem, droppedKeysPartition, usageKey, type ShardRef } from '../../src/domain/keys';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
 import { tombstoneBatches, tombstoned } from '../support/tombstones';
 
@@ -25,6 +25,29 @@ async function readItem(account: string, day: string, shard: number) {
 }
 
 const history = (item: Record<string, { L?: { B?: Uint8Array }[] }>) => (item.h?.L ?? []).map((entry) => entry.B![0]);
+
+/**
+ * A client for the retrying store: its first read of `shard`'s tombstones is answered
+ * only after `meanwhile` ran (another writer's increments, between the read and the
+ * retry's write).
+ */
+function afterTombstoneRead(shard: ShardRef, meanwhile: () => Promise<void>): { client: DynamoDBClient; happened: () => boolean } {
+  const { dynamodb: client } = testClients(info);
+  let happened = false;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      const pk = (args.input as { ExpressionAttributeValues?: { ':pk'?: { S?: string } } }).ExpressionAttributeValues?.[':pk']?.S;
+      if (context.commandName === 'QueryCommand' && pk === droppedKeysPartition(shard) && !happened) {
+        happened = true;
+        await meanwhile();
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'interleave' },
+  );
+  return { client, happened: () => happened };
+}
 
 describe('rolling idempotency history on DynamoDB Local', () => {
   it('grows to the cap, then rolls keeping the newest keys, and counts each key once', async () => {
@@ -168,24 +191,13 @@ describe('rolling idempotency history on DynamoDB Local', () => {
     const other = new DynamoUsageStore({ client: dynamodb, tableName: info.table, historyCap: 48, ledgerTtlDays: 400, clock });
     const inc = (n: number) => ({ account, day, shard, key: key(n), metrics: { requests: 1, bytes: 1 } });
     const contested = 200;
-    // The retry's store, on a client of its own: right after it reads the tombstones (none
-    // for the key: it is still in the history, past the front), 47 increments roll the
-    // history on and the key out of it, tombstoned first.
-    const { dynamodb: client } = testClients(info);
-    let interleaved = false;
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const result = await next(args);
-        const pk = (args.input as { ExpressionAttributeValues?: { ':pk'?: { S?: string } } }).ExpressionAttributeValues?.[':pk']?.S;
-        if (context.commandName === 'QueryCommand' && pk === droppedKeysPartition({ accountId: account, day, shard }) && !interleaved) {
-          interleaved = true;
-          for (let n = 300; n < 347; n++) await other.applyIncrement(inc(n));
-        }
-        return result;
-      },
-      { step: 'initialize', name: 'interleave' },
-    );
-    const retrying = new DynamoUsageStore({ client, tableName: info.table, historyCap: 48, ledgerTtlDays: 400, clock });
+    // Right after the retry reads the tombstones (none for the key: it is still in the
+    // history, past the front), 47 increments roll the history on and the key out of it,
+    // tombstoned first.
+    const interleaving = afterTombstoneRead({ accountId: account, day, shard }, async () => {
+      for (let n = 300; n < 347; n++) await other.applyIncrement(inc(n));
+    });
+    const retrying = new DynamoUsageStore({ client: interleaving.client, tableName: info.table, historyCap: 48, ledgerTtlDays: 400, clock });
     for (let n = 1; n <= 48; n++) await other.applyIncrement(inc(n));
     // The attempt that will die unseen applies the contested key, at the back of the history.
     await other.applyIncrement(inc(contested));
@@ -195,7 +207,7 @@ describe('rolling idempotency history on DynamoDB Local', () => {
 
     const outcome = await retrying.applyIncrement(inc(contested), { since: clock() });
 
-    expect(interleaved).toBe(true);
+    expect(interleaving.happened()).toBe(true);
     expect(outcome).toBe('duplicate');
     expect((await readItem(account, day, shard)).requests?.N).toBe(String(48 + 1 + 1 + 47));
   });
@@ -208,22 +220,11 @@ describe('rolling idempotency history on DynamoDB Local', () => {
     const other = new DynamoUsageStore({ client: dynamodb, tableName: info.table, historyCap: 48, ledgerTtlDays: 400, clock });
     const inc = (n: number) => ({ account, day, shard, key: key(n), metrics: { requests: 1, bytes: 1 } });
     const contested = 200;
-    const { dynamodb: client } = testClients(info);
-    let interleaved = false;
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const result = await next(args);
-        const pk = (args.input as { ExpressionAttributeValues?: { ':pk'?: { S?: string } } }).ExpressionAttributeValues?.[':pk']?.S;
-        if (context.commandName === 'QueryCommand' && pk === droppedKeysPartition({ accountId: account, day, shard }) && !interleaved) {
-          interleaved = true;
-          // 16 rolls: the 15 keys before the contested one, then it (tombstoned first).
-          for (let n = 300; n < 316; n++) await other.applyIncrement(inc(n));
-        }
-        return result;
-      },
-      { step: 'initialize', name: 'interleave' },
-    );
-    const retrying = new DynamoUsageStore({ client, tableName: info.table, historyCap: 48, ledgerTtlDays: 400, clock });
+    // 16 rolls right after the retry reads the tombstones: the 15 keys before the contested one, then it (tombstoned first).
+    const interleaving = afterTombstoneRead({ accountId: account, day, shard }, async () => {
+      for (let n = 300; n < 316; n++) await other.applyIncrement(inc(n));
+    });
+    const retrying = new DynamoUsageStore({ client: interleaving.client, tableName: info.table, historyCap: 48, ledgerTtlDays: 400, clock });
     // The attempt that will die unseen applied the contested key 17th of 48.
     for (let n = 1; n <= 48; n++) await other.applyIncrement(inc(n === 17 ? contested : n));
     // The retrying store's own write rolls the history (tombstoning keys 1-16, dropping 1):
@@ -232,7 +233,7 @@ describe('rolling idempotency history on DynamoDB Local', () => {
 
     const outcome = await retrying.applyIncrement(inc(contested), { since: clock() });
 
-    expect(interleaved).toBe(true);
+    expect(interleaving.happened()).toBe(true);
     expect(outcome).toBe('duplicate');
     expect((await readItem(account, day, shard)).requests?.N).toBe(String(48 + 1 + 16));
   });
