@@ -199,8 +199,7 @@ export function planCapacity(input: CapacityPlanInput): CapacityPlan {
   // Never more: a key past the horizon costs 1/16 WCU (its share of a tombstone item) and,
   // for a late redelivery, a read of the shard's recent tombstones, where a larger item
   // costs a WCU more per started KB on every increment.
-  const oneWcuCap = Math.max(1, maxCapAtOneWcu);
-  const historyCap = input.historyCap ?? Math.min(oneWcuCap, Math.max(needed, Math.min(DEFAULT_CAP, oneWcuCap)));
+  const historyCap = input.historyCap ?? Math.min(Math.max(1, maxCapAtOneWcu), Math.max(needed, DEFAULT_CAP));
 
   const itemBytes = shardItemBytes({ ...shape, keys: historyCap });
   const itemKB = itemBytes / DYNAMODB_LIMITS.writeUnitBytes;
