@@ -18,12 +18,26 @@
 ;;                  slot (bits 0-7; 0 when it is not)
 ;;   [64, 68)       1 when lines that pass every check and have a known key are summed
 ;;                  here instead of recorded (no metric rules to run on them)
+;;   [68, 72)       1 when scan stops after the record of a line whose date is neither day
+;;                  (the caller may make it one of the days before the lines after it)
+;;   [72, 76)       1 when malformed lines are counted here, not recorded: lines of 1 to
+;;                  [84] bytes, not ending in a CR, that have too few fields or fail the
+;;                  time or sc-bytes check (malformed whatever their date; the caller
+;;                  turns this on once it needs no more of them as samples)
+;;   [76, 80)       how many lines were so counted (the caller reads and clears it)
 ;;   [80, 84)       how many lines were summed after the last record of the last call
 ;;   [84, 88)       the longest line (bytes) that may be summed: longer ones are recorded
-;;   [88, 100)      unused
+;;   [88, 92)       1 when [112, 122) holds a second day (a log near midnight has lines of
+;;                  two days mixed): lines on it pass check 8 instead of check 1
+;;   [92, 96)       where the lines on the second day are summed: its lines (Int32) at +4096
+;;                  and their sc-bytes (float64) at +32768 per key id, as the first day's
+;;                  are at 0 (see [4096, ...) below)
+;;   [96, 100)      the day of the last line the last call summed after its last record:
+;;                  1 the first, 2 the second, 0 none
 ;;   [100, 108)     the '-' of an empty JSON value, scanJson's status
 ;;   [108, 112)     where scanJson sums the lines of its parts after the first (3 × 48 KiB)
-;;   [112, 128)     unused
+;;   [112, 122)     the second day's 10 bytes
+;;   [122, 128)     unused
 ;;   [128, 144)     where the quad reader leaves its lines' ends (see readers)
 ;;   [256, 448)     scanJson's parts (see there)
 ;;   [4096, 20480)  per key id, the lines summed (Int32)
@@ -33,8 +47,9 @@
 ;; A record (stride bytes) per line:
 ;;   +0 line start, +4 line end (its '\n'), +8 number of fields (tabs + 1),
 ;;   +12 checks: 1 the date is the previous good line's day, 2 the time is HH:MM:SS (or
-;;       there is no time column), 4 sc-bytes is a count (or there is none); only for
-;;       lines with at least `width` fields, else 0,
+;;       there is no time column), 4 sc-bytes is a count (or there is none), 8 the date
+;;       is the second day's (and not the first's); only for lines with at least `width`
+;;       fields, else 0,
 ;;   +16 sc-bytes as a float64 (when check 4 passed),
 ;;   +24 the account key's id in the key table; -1 a key not in the table yet (+28 and
 ;;       +32 say where it is), -2 no key (the caller resolves the line itself), -3 no
@@ -68,6 +83,7 @@
     (local $base i32) (local $tabs i64) (local $nls i64) (local $bits i64) (local $i i32) (local $p i32)
     (local $col i32) (local $fieldStart i32) (local $lineStart i32) (local $slot i32) (local $written i32)
     (local $width i32) (local $table i32) (local $entry i32) (local $skip i32) (local $checks i32) (local $key i32) (local $summed i32)
+    (local $second i32) (local $sums i32) (local $lastDay i32) (local $newDay i32) (local $length i32)
     (local $block v128) (local $high v128) (local $low32 i32) (local $high32 i32)
     (local.set $width (i32.load (i32.const 24)))
     (local.set $table (i32.load (i32.const 60)))
@@ -76,6 +92,7 @@
     (local.set $base (local.get $pos))
     (i32.store (i32.const 0) (i32.const 0))
     (i32.store (i32.const 80) (i32.const 0))
+    (i32.store (i32.const 96) (i32.const 0))
     (if (i32.or
           (i32.or (i32.ge_u (local.get $lineStart) (local.get $end))
                   (i32.eq (i32.load8_u (local.get $lineStart)) (i32.const 35)))
@@ -173,17 +190,35 @@
             (then (call $check (local.get $rec) (local.get $p)))
             (else (i32.const 0))))
         (local.set $key (i32.load offset=24 (local.get $rec)))
+        (local.set $second (i32.eq (local.get $checks) (i32.const 14)))
+        ;; A line with every column on neither day (a line summed is on one of them).
+        (local.set $newDay (i32.and (i32.ge_s (i32.add (local.get $col) (i32.const 1)) (local.get $width))
+                                    (i32.eqz (i32.and (local.get $checks) (i32.const 9)))))
+        (local.set $length (i32.sub (local.get $p) (local.get $lineStart)))
         (if (i32.and
-              (i32.and (i32.load (i32.const 64)) (i32.eq (local.get $checks) (i32.const 7)))
+              (i32.and (i32.load (i32.const 64)) (i32.or (i32.eq (local.get $checks) (i32.const 7)) (local.get $second)))
               (i32.and (i32.ge_s (local.get $key) (i32.const 0))
-                       (i32.le_u (i32.sub (local.get $p) (local.get $lineStart)) (i32.load (i32.const 84)))))
+                       (i32.le_u (local.get $length) (i32.load (i32.const 84)))))
           (then
-            ;; A line of a known key on the day, with a good time and byte count: summed
-            ;; here, not recorded.
-            (i32.store offset=4096 (i32.shl (local.get $key) (i32.const 2))
-              (i32.add (i32.load offset=4096 (i32.shl (local.get $key) (i32.const 2))) (i32.const 1)))
-            (f64.store offset=32768 (i32.shl (local.get $key) (i32.const 3))
-              (f64.add (f64.load offset=32768 (i32.shl (local.get $key) (i32.const 3))) (f64.load offset=16 (local.get $rec))))
+            ;; A line of a known key on either day, with a good time and byte count:
+            ;; summed here (in its day's sums), not recorded.
+            (local.set $sums (i32.add (select (i32.load (i32.const 92)) (i32.const 0) (local.get $second))
+                                      (i32.shl (local.get $key) (i32.const 2))))
+            (i32.store offset=4096 (local.get $sums) (i32.add (i32.load offset=4096 (local.get $sums)) (i32.const 1)))
+            (local.set $sums (i32.add (local.get $sums) (i32.shl (local.get $key) (i32.const 2))))
+            (f64.store offset=32768 (local.get $sums)
+              (f64.add (f64.load offset=32768 (local.get $sums)) (f64.load offset=16 (local.get $rec))))
+            (local.set $lastDay (i32.add (local.get $second) (i32.const 1)))
+            (local.set $summed (i32.add (local.get $summed) (i32.const 1))))
+          (else (if (i32.and
+                (i32.and (i32.load (i32.const 72)) (i32.ne (i32.and (local.get $checks) (i32.const 6)) (i32.const 6)))
+                (i32.and (i32.and (i32.ne (local.get $length) (i32.const 0)) (i32.le_u (local.get $length) (i32.load (i32.const 84))))
+                         (i32.ne (i32.load8_u (i32.sub (local.get $p) (i32.const 1))) (i32.const 13))))
+          (then
+            ;; Malformed (too few fields, or a bad time or byte count), and no longer
+            ;; needed as a sample: counted here, not recorded.
+            (i32.store (i32.const 76) (i32.add (i32.load (i32.const 76)) (i32.const 1)))
+            (local.set $newDay (i32.const 0))
             (local.set $summed (i32.add (local.get $summed) (i32.const 1))))
           (else
             (i32.store (local.get $rec) (local.get $lineStart))
@@ -192,18 +227,23 @@
             (i32.store offset=12 (local.get $rec) (local.get $checks))
             (i32.store offset=36 (local.get $rec) (local.get $summed))
             (local.set $summed (i32.const 0))
+            (local.set $lastDay (i32.const 0))
             (local.set $rec (i32.add (local.get $rec) (local.get $stride)))
-            (local.set $written (i32.add (local.get $written) (i32.const 1)))))
+            (local.set $written (i32.add (local.get $written) (i32.const 1)))))))
         (local.set $lineStart (i32.add (local.get $p) (i32.const 1)))
         (local.set $fieldStart (local.get $lineStart))
         (local.set $col (i32.const 0))
         (if (i32.or
-              (i32.or (i32.ge_u (local.get $lineStart) (local.get $end))
-                      (i32.eq (i32.load8_u (local.get $lineStart)) (i32.const 35)))
-              (i32.gt_u (i32.add (local.get $rec) (local.get $stride)) (local.get $recEnd)))
+              (i32.or
+                (i32.or (i32.ge_u (local.get $lineStart) (local.get $end))
+                        (i32.eq (i32.load8_u (local.get $lineStart)) (i32.const 35)))
+                (i32.gt_u (i32.add (local.get $rec) (local.get $stride)) (local.get $recEnd)))
+              ;; a line of a new day, when asked to stop at one
+              (i32.and (i32.load (i32.const 68)) (local.get $newDay)))
           (then
             (i32.store (i32.const 0) (local.get $written))
             (i32.store (i32.const 80) (local.get $summed))
+            (i32.store (i32.const 96) (local.get $lastDay))
             (return (local.get $lineStart))))
         (br $separators)))
     (unreachable))
@@ -360,6 +400,8 @@
     (local.set $part (i32.add (i32.const 256) (i32.mul (local.get $i) (i32.const 48))))
     (i32.store (i32.const 0) (local.get $written))
     (i32.store (i32.const 80) (local.get $summed))
+    ;; Only lines on the first day are summed here (the second day's are recorded).
+    (i32.store (i32.const 96) (i32.ne (local.get $summed) (i32.const 0)))
     (i32.store (i32.const 104) (i32.load offset=36 (local.get $part)))
     (i32.load (local.get $part)))
 
@@ -561,7 +603,14 @@
           (i32.and (i32.load (i32.const 4)) (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 10)))
           (i32.and (i64.eq (i64.load (local.get $start)) (i64.load (i32.const 8)))
                    (i32.eq (i32.load16_u offset=8 (local.get $start)) (i32.load16_u (i32.const 16)))))
-      (then (local.set $checks (i32.const 1))))
+      (then (local.set $checks (i32.const 1)))
+      (else
+        ;; or the second day's
+        (if (i32.and
+              (i32.and (i32.load (i32.const 88)) (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 10)))
+              (i32.and (i64.eq (i64.load (local.get $start)) (i64.load (i32.const 112)))
+                       (i32.eq (i32.load16_u offset=8 (local.get $start)) (i32.load16_u (i32.const 120)))))
+          (then (local.set $checks (i32.const 8))))))
     ;; time: HH:MM:SS, hours < 24, minutes < 60, seconds <= 60 (a leap second)
     (local.set $slot (i32.shl (i32.load (i32.const 32)) (i32.const 3)))
     (if (i32.eqz (local.get $slot))

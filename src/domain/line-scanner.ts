@@ -73,6 +73,8 @@ export class LineScanner {
   readonly jsonTextCapacity = JSON_TEXT_BYTES;
   /** Where scanJson sums the lines of its parts after the first (see line-scan.wat). */
   private readonly partSumsAt: number;
+  /** The base of the second day's sums: its lines at +4096 and bytes at +32768, as the first day's at 0. */
+  private readonly secondSumsBase: number;
   private lastNeeded = -1;
   private strideBytes = RECORD_HEADER_BYTES;
   private readonly engine: 'wasm' | 'js';
@@ -111,7 +113,9 @@ export class LineScanner {
     this.maxColumns = Math.floor(textCapacity / 2) + 2;
     this.jsonTextAt = align(this.columnTableAt + 4 * this.maxColumns, 64);
     this.partSumsAt = align(this.jsonTextAt + JSON_TEXT_BYTES + TEXT_SLACK, 64);
-    const bytesNeeded = this.partSumsAt + PART_SUMS_BYTES;
+    const secondSumsAt = align(this.partSumsAt + PART_SUMS_BYTES, 64);
+    this.secondSumsBase = secondSumsAt - SUMMED_LINES_AT;
+    const bytesNeeded = this.secondSumsBase + SUMMED_BYTES_AT + 8 * MAX_KEYS;
     const module = engine === 'wasm' ? lineScanModule() : undefined;
     if (module !== undefined) {
       const wasm = new WebAssembly.Instance(module, {}).exports as unknown as LineScanExports;
@@ -136,18 +140,21 @@ export class LineScanner {
     this.words[KEY_TABLE_AT_AT >> 2] = this.keyTableAt;
     this.words[COLUMN_TABLE_AT_AT >> 2] = this.columnTableAt;
     this.words[PART_SUMS_AT_AT >> 2] = this.partSumsAt;
+    this.words[SECOND_SUMS_AT >> 2] = this.secondSumsBase;
     this.bytes[JSON_DASH_AT] = 45; /* - */
     this.setLayout(NO_LAYOUT);
   }
 
-  /** As new: no keys, sums, day, layout, template or summing (the text and records are overwritten as they are used). */
+  /** As new: no keys, sums, days, layout, template or summing (the text and records are overwritten as they are used). */
   private clear(): void {
-    const { words, floats } = this;
+    const { words } = this;
     this.bytes.fill(0, this.keyTableAt, this.keyTableAt + KEY_SLOTS_BYTES);
     words[KEY_COUNT_AT >> 2] = 0;
-    words.fill(0, SUMMED_LINES_AT >> 2, (SUMMED_LINES_AT >> 2) + MAX_KEYS);
-    floats.fill(0, SUMMED_BYTES_AT >> 3, (SUMMED_BYTES_AT >> 3) + MAX_KEYS);
-    for (const at of [RECORDS_WRITTEN_AT, DAY_VALID_AT, SUMMING_AT, SUMMED_TAIL_AT, SUMMABLE_BYTES_AT, JSON_STATUS_AT]) words[at >> 2] = 0;
+    this.clearSums(MAX_KEYS, 0);
+    this.clearSums(MAX_KEYS, 1);
+    for (const at of [RECORDS_WRITTEN_AT, DAY_VALID_AT, SECOND_DAY_VALID_AT, LAST_SUMMED_DAY_AT, STOP_AT_NEW_DAY_AT, COUNTING_MALFORMED_AT, MALFORMED_COUNT_AT, SUMMING_AT, SUMMED_TAIL_AT, SUMMABLE_BYTES_AT, JSON_STATUS_AT]) {
+      words[at >> 2] = 0;
+    }
     this.setLayout(NO_LAYOUT);
   }
 
@@ -236,10 +243,15 @@ export class LineScanner {
     return this.words[JSON_STATUS_AT >> 2]!;
   }
 
-  /** The day (10 ASCII bytes) that check 1 compares dates with. */
-  setDay(day: string): void {
-    for (let i = 0; i < 10; i++) this.bytes[DAY_AT + i] = day.charCodeAt(i);
-    this.words[DAY_VALID_AT >> 2] = 1;
+  /**
+   * The day (10 ASCII bytes) that check 1 (`slot` 0) or check 8 (`slot` 1: the second day)
+   * compares dates with. A log written near midnight has lines of two days mixed: both
+   * are checked, and summed apart, in the scanner.
+   */
+  setDay(day: string, slot: DaySlot = 0): void {
+    const at = slot === 0 ? DAY_AT : SECOND_DAY_AT;
+    for (let i = 0; i < 10; i++) this.bytes[at + i] = day.charCodeAt(i);
+    this.words[(slot === 0 ? DAY_VALID_AT : SECOND_DAY_VALID_AT) >> 2] = 1;
   }
 
   /**
@@ -253,25 +265,62 @@ export class LineScanner {
     this.words[SUMMABLE_BYTES_AT >> 2] = Math.min(maxLineBytes, 0x7fffffff);
   }
 
-  /** Lines summed for key `id` since {@link clearSums}. */
-  summedLines(id: number): number {
-    return this.words[(SUMMED_LINES_AT >> 2) + id]!;
+  /**
+   * Whether {@link scan} stops after the record of a line whose date is neither of its
+   * days, so that the caller can make that date one of them before the lines after it
+   * (dates as text only: a timestamp never equals a day, and every line would stop).
+   */
+  setStopAtNewDay(on: boolean): void {
+    this.words[STOP_AT_NEW_DAY_AT >> 2] = on ? 1 : 0;
+  }
+
+  /**
+   * Whether lines of 1 to `maxLineBytes` bytes (see {@link setSumming}), not ending in a
+   * CR, that are malformed whatever their date (too few fields, or a bad time or byte
+   * count) are only counted ({@link takeMalformed}), not recorded: for a caller that needs
+   * no more of them as samples.
+   */
+  setCountingMalformed(on: boolean): void {
+    this.words[COUNTING_MALFORMED_AT >> 2] = on ? 1 : 0;
+  }
+
+  /** The malformed lines counted since the last call (see {@link setCountingMalformed}). */
+  takeMalformed(): number {
+    const count = this.words[MALFORMED_COUNT_AT >> 2]!;
+    this.words[MALFORMED_COUNT_AT >> 2] = 0;
+    return count;
+  }
+
+  /** Lines on the day of `slot` summed for key `id` since {@link clearSums}. */
+  summedLines(id: number, slot: DaySlot = 0): number {
+    return this.words[((this.sumsBase(slot) + SUMMED_LINES_AT) >> 2) + id]!;
   }
 
   /** Their sc-bytes. */
-  summedBytes(id: number): number {
-    return this.floats[(SUMMED_BYTES_AT >> 3) + id]!;
+  summedBytes(id: number, slot: DaySlot = 0): number {
+    return this.floats[((this.sumsBase(slot) + SUMMED_BYTES_AT) >> 3) + id]!;
   }
 
-  /** Forgets the sums of keys `0..keys - 1`. */
-  clearSums(keys: number): void {
-    this.words.fill(0, SUMMED_LINES_AT >> 2, (SUMMED_LINES_AT >> 2) + keys);
-    this.floats.fill(0, SUMMED_BYTES_AT >> 3, (SUMMED_BYTES_AT >> 3) + keys);
+  /** Forgets the sums of keys `0..keys - 1` on the day of `slot`. */
+  clearSums(keys: number, slot: DaySlot = 0): void {
+    const lines = (this.sumsBase(slot) + SUMMED_LINES_AT) >> 2;
+    const bytes = (this.sumsBase(slot) + SUMMED_BYTES_AT) >> 3;
+    this.words.fill(0, lines, lines + keys);
+    this.floats.fill(0, bytes, bytes + keys);
+  }
+
+  private sumsBase(slot: DaySlot): number {
+    return slot === 0 ? 0 : this.secondSumsBase;
   }
 
   /** Lines the last {@link scan} summed after its last record. */
   get summedAfterLastRecord(): number {
     return this.words[SUMMED_TAIL_AT >> 2]!;
+  }
+
+  /** The day slot of the last line the last scan summed after its last record; -1 when none. */
+  get lastSummedSlot(): DaySlot | -1 {
+    return (this.words[LAST_SUMMED_DAY_AT >> 2]! - 1) as DaySlot | -1;
   }
 
   /** Int32 words per record. */
@@ -328,7 +377,14 @@ export const NO_LAYOUT: ScanLayout = { columns: [], width: 0x7fffffff, date: -1,
 export const SAME_DAY = 1;
 export const TIME_OK = 2;
 export const BYTES_OK = 4;
+/** The date is the second day's (see {@link LineScanner.setDay}), not the first's. */
+export const SECOND_DAY = 8;
 export const ALL_CHECKS = SAME_DAY | TIME_OK | BYTES_OK;
+/** Every check passed, on the second day. */
+export const ALL_CHECKS_SECOND_DAY = SECOND_DAY | TIME_OK | BYTES_OK;
+
+/** The scanner's two days: 0 the first (check 1), 1 the second (check 8). */
+export type DaySlot = 0 | 1;
 
 type ScanFunction = (pos: number, end: number, rec: number, recEnd: number, lastNeeded: number, stride: number) => number;
 type KeyIdFunction = (start: number, end: number, id: number) => number;
@@ -369,6 +425,13 @@ const JSON_TEXT_BYTES = 1024 * 1024;
 const SUMMING_AT = 64;
 const SUMMED_TAIL_AT = 80;
 const SUMMABLE_BYTES_AT = 84;
+const STOP_AT_NEW_DAY_AT = 68;
+const COUNTING_MALFORMED_AT = 72;
+const MALFORMED_COUNT_AT = 76;
+const SECOND_DAY_VALID_AT = 88;
+const SECOND_SUMS_AT = 92;
+const LAST_SUMMED_DAY_AT = 96;
+const SECOND_DAY_AT = 112;
 const SUMMED_LINES_AT = 4096;
 const SUMMED_BYTES_AT = 32768;
 const TEXT_AT = PAGE;
@@ -433,9 +496,11 @@ export function scanLinesInJs(
   const width = words[WIDTH_AT >> 2]!;
   let written = 0;
   let summed = 0;
+  let lastDay = 0;
   let lineStart = pos;
   words[0] = 0;
   words[SUMMED_TAIL_AT >> 2] = 0;
+  words[LAST_SUMMED_DAY_AT >> 2] = 0;
   while (lineStart < end && bytes[lineStart] !== 35 && rec + stride <= recEnd) {
     const at = rec >> 2;
     let column = 0;
@@ -458,9 +523,19 @@ export function scanLinesInJs(
     const checks = column + 1 >= width ? checksInJs(bytes, words, floats, at) : 0;
     if (column + 1 >= width) keyInJs(bytes, words, keys, at, p);
     const key = words[at + 6]!;
-    if (words[SUMMING_AT >> 2] === 1 && checks === ALL_CHECKS && key >= 0 && p - lineStart <= words[SUMMABLE_BYTES_AT >> 2]!) {
-      words[(SUMMED_LINES_AT >> 2) + key]!++;
-      floats[(SUMMED_BYTES_AT >> 3) + key] = floats[(SUMMED_BYTES_AT >> 3) + key]! + floats[(at >> 1) + 2]!;
+    const second = checks === ALL_CHECKS_SECOND_DAY;
+    const length = p - lineStart;
+    const summable = length <= words[SUMMABLE_BYTES_AT >> 2]!;
+    let newDay = column + 1 >= width && (checks & (SAME_DAY | SECOND_DAY)) === 0;
+    if (words[SUMMING_AT >> 2] === 1 && (checks === ALL_CHECKS || second) && key >= 0 && summable) {
+      const base = second ? words[SECOND_SUMS_AT >> 2]! : 0;
+      words[((base + SUMMED_LINES_AT) >> 2) + key]!++;
+      floats[((base + SUMMED_BYTES_AT) >> 3) + key] = floats[((base + SUMMED_BYTES_AT) >> 3) + key]! + floats[(at >> 1) + 2]!;
+      lastDay = second ? 2 : 1;
+      summed++;
+    } else if (words[COUNTING_MALFORMED_AT >> 2] === 1 && (checks & (TIME_OK | BYTES_OK)) !== (TIME_OK | BYTES_OK) && length > 0 && summable && bytes[p - 1] !== 13) {
+      words[MALFORMED_COUNT_AT >> 2]!++;
+      newDay = false;
       summed++;
     } else {
       words[at] = lineStart;
@@ -469,13 +544,17 @@ export function scanLinesInJs(
       words[at + 3] = checks;
       words[at + 9] = summed;
       summed = 0;
+      lastDay = 0;
       rec += stride;
       written++;
     }
     lineStart = p + 1;
+    // A line of a new day ends the scan when asked (a line summed is on one of the days).
+    if (words[STOP_AT_NEW_DAY_AT >> 2] === 1 && newDay) break;
   }
   words[0] = written;
   words[SUMMED_TAIL_AT >> 2] = summed;
+  words[LAST_SUMMED_DAY_AT >> 2] = lastDay;
   return lineStart;
 }
 
@@ -486,9 +565,10 @@ function checksInJs(bytes: Uint8Array, words: Int32Array, floats: Float64Array, 
   };
   let checks = 0;
   const [dateStart, dateEnd] = column(DATE_SLOT_AT);
-  if (words[DAY_VALID_AT >> 2] === 1 && dateEnd - dateStart === 10 && bytes.subarray(dateStart, dateEnd).every((b, i) => b === bytes[DAY_AT + i])) {
-    checks |= SAME_DAY;
-  }
+  const isDay = (validAt: number, dayAt: number) =>
+    words[validAt >> 2] === 1 && dateEnd - dateStart === 10 && bytes.subarray(dateStart, dateEnd).every((b, i) => b === bytes[dayAt + i]);
+  if (isDay(DAY_VALID_AT, DAY_AT)) checks |= SAME_DAY;
+  else if (isDay(SECOND_DAY_VALID_AT, SECOND_DAY_AT)) checks |= SECOND_DAY;
   if (words[TIME_SLOT_AT >> 2] === 0) checks |= TIME_OK;
   else {
     const [start, end] = column(TIME_SLOT_AT);

@@ -5,7 +5,21 @@ import { dayOfNumber, epochDayNumber, epochMillisBytes, FieldLayout, isValidTime
 import { isValidDay } from './days';
 import { PoisonObjectError } from './errors';
 import { ColumnCounting } from './column-counting';
-import { ALL_CHECKS, BYTES_OK, KEY_IP_LITERAL, KEY_NO_HOST, KEY_NONE, KEY_UNKNOWN, LineScanner, NO_LAYOUT, SAME_DAY, TIME_OK } from './line-scanner';
+import {
+  ALL_CHECKS,
+  ALL_CHECKS_SECOND_DAY,
+  BYTES_OK,
+  KEY_IP_LITERAL,
+  KEY_NO_HOST,
+  KEY_NONE,
+  KEY_UNKNOWN,
+  LineScanner,
+  NO_LAYOUT,
+  SAME_DAY,
+  SECOND_DAY,
+  TIME_OK,
+  type DaySlot,
+} from './line-scanner';
 import type { JsonTemplate } from './json-scanner';
 import { LogLine } from './log-line';
 import { compileRules, metricNames, type MetricRule, type RuleEvaluator } from './metric-rules';
@@ -68,6 +82,7 @@ export const SCAN_SLICE_BYTES = 256 * 1024;
  * that cannot fit within `maxLineBytes` is skipped to its end and counted as malformed.
  */
 export class LogCounter {
+  /** Complete once {@link finish} has run: lines the scanner sums or counts are added then. */
   readonly lines = emptyLineCounts();
   readonly tally: UsageTally;
   private readonly samples: MalformedSample[] = [];
@@ -114,8 +129,12 @@ export class LogCounter {
   private bytesAt = -1;
   private lastGoodDay = '';
   private readonly lastGoodDayBytes = new Uint8Array(10);
-  /** The day the scanner compares dates with (its SAME_DAY check). */
-  private scanDay = '';
+  /**
+   * The two days the scanner compares dates with (its SAME_DAY and SECOND_DAY checks),
+   * and the one of the last line it summed, which a third day leaves in place.
+   */
+  private readonly scanDays: [string, string] = ['', ''];
+  private recentSlot: DaySlot = 0;
   private physicalLine = 0;
   private sawUsableLayout = false;
   private unusableLayoutReason = 'no #Fields header before this line';
@@ -224,11 +243,7 @@ export class LogCounter {
     let pos = textAt + offset;
     const end = this.jsonEnd;
     while (pos < end) {
-      if (this.scanDay !== this.lastGoodDay) {
-        this.addSums();
-        scanner.setDay(this.lastGoodDay);
-        this.scanDay = this.lastGoodDay;
-      }
+      this.scanOnLastGoodDay();
       const next = scanner.scanJson(pos, end, Math.min(this.maxLineBytes, 0x7fffffff));
       const records = words[0]!;
       const stride = scanner.stride;
@@ -307,7 +322,11 @@ export class LogCounter {
    */
   finish(objectName: string): LogCount {
     if (!this.ended) this.end();
-    this.addSums();
+    this.addSums(0);
+    this.addSums(1);
+    const malformed = this.scanner.takeMalformed();
+    this.lines.read += malformed;
+    this.lines.malformed += malformed;
     // Everything the scanner holds is read: the next count may have it.
     this.scanner.release();
     if (this.lines.read > 0 && !this.sawUsableLayout) {
@@ -366,11 +385,11 @@ export class LogCounter {
       }
       const from = textAt + this.held;
       const count = Math.min(SCAN_SLICE_BYTES, chunk.length - at);
-      bytes.set(at === 0 && count === chunk.length ? chunk : chunk.subarray(at, at + count), from);
+      // A view made here, not chunk.subarray: a Buffer's subarray is a Buffer (more work per call).
+      bytes.set(at === 0 && count === chunk.length ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset + at, count), from);
       at += count;
       const filled = from + count;
-      let last = filled - 1;
-      while (last >= from && bytes[last] !== 10) last--;
+      const last = bytes.lastIndexOf(10, filled - 1);
       if (last >= from) {
         this.countLines(textAt, last + 1);
         bytes.copyWithin(textAt, last + 1, filled);
@@ -405,18 +424,40 @@ export class LogCounter {
   }
 
   /**
-   * After a scan's records: the lines it summed after its last record were good lines on
-   * {@link scanDay}, so that is the day of the latest good line. Without this, a stray
-   * line of the previous day (CloudFront writes a few) would move the scanner to that day
-   * and every line of the next scan would come back as a record.
+   * Before a scan: the day of the latest good line is one of the scanner's two days. A
+   * new one takes the place of the day the scanner summed a line on least recently: a
+   * log near midnight mixes two days, and a log of many hours moves on to the next.
+   */
+  private scanOnLastGoodDay(): void {
+    const day = this.lastGoodDay;
+    const days = this.scanDays;
+    if (day === days[0] || day === days[1]) return;
+    const slot: DaySlot = days[0] === '' ? 0 : days[1] === '' ? 1 : this.recentSlot === 0 ? 1 : 0;
+    // The scanner's sums are of lines on the day it compared with.
+    this.addSums(slot);
+    this.scanner.setDay(day, slot);
+    days[slot] = day;
+    this.recentSlot = slot;
+  }
+
+  /**
+   * After a scan's records: the lines it summed after its last record were good lines,
+   * the last on the day the scanner says, so that is the day of the latest good line.
+   * Without this, a stray line of another day would stay the latest good line's day and
+   * take the place of a day the lines after it are on.
    */
   private afterScan(): void {
-    const tail = this.scanner.summedAfterLastRecord;
+    const { scanner } = this;
+    const tail = scanner.summedAfterLastRecord;
     this.physicalLine += tail;
-    if (tail === 0 || this.lastGoodDay === this.scanDay) return;
-    this.lastGoodDay = this.scanDay;
+    const slot = scanner.lastSummedSlot;
+    if (slot === -1) return;
+    this.recentSlot = slot;
+    const day = this.scanDays[slot];
+    if (tail === 0 || this.lastGoodDay === day) return;
+    this.lastGoodDay = day;
     this.lastGoodDayNumber = Number.NaN;
-    for (let i = 0; i < 10; i++) this.lastGoodDayBytes[i] = this.scanDay.charCodeAt(i);
+    for (let i = 0; i < 10; i++) this.lastGoodDayBytes[i] = day.charCodeAt(i);
   }
 
   /** Counts the whole lines in `[from, end)` of the scanner's text (`end` just past a '\n'). */
@@ -424,12 +465,7 @@ export class LogCounter {
     const { scanner, words, bytes, maxLineBytes } = this;
     let pos = from;
     while (pos < end) {
-      if (this.scanDay !== this.lastGoodDay) {
-        // The scanner's sums are of lines on the day it compared with.
-        this.addSums();
-        scanner.setDay(this.lastGoodDay);
-        this.scanDay = this.lastGoodDay;
-      }
+      this.scanOnLastGoodDay();
       const next = scanner.scan(pos, end);
       const records = words[0]!;
       const stride = scanner.stride;
@@ -492,6 +528,7 @@ export class LogCounter {
       this.unusableLayoutReason = `the field list has no ${DAY_FIELDS.replace(/^an? /, '')}`;
       this.columns = [];
       this.scanner.setLayout(NO_LAYOUT);
+      this.scanner.setCountingMalformed(false);
       return;
     }
     this.layout = layout;
@@ -524,6 +561,11 @@ export class LogCounter {
     });
     // With no metric rules to run, a line of a known host on the day needs no JavaScript.
     this.scanner.setSumming(key !== undefined && this.options.metricRules.length === 0, this.maxLineBytes);
+    // A line of a new day makes it one of the scanner's days before the lines after it
+    // (dates only: the scanner compares text, and a timestamp is never a day).
+    this.scanner.setStopAtNewDay(this.dayUnits === 0);
+    // Malformed lines need JavaScript only while they are sampled.
+    this.scanner.setCountingMalformed(this.samples.length >= MAX_SAMPLES);
   }
 
   /** A data line: `record` is its scanner record, `end` its end without a CR. */
@@ -537,10 +579,10 @@ export class LogCounter {
     const checks = words[record + 3]!;
     let day: string;
     let sent: number;
-    if (checks === ALL_CHECKS) {
-      // The scanner found the previous good line's day, a time and a byte count.
+    if (checks === ALL_CHECKS || checks === ALL_CHECKS_SECOND_DAY) {
+      // The scanner found one of its days, a time and a byte count.
       this.place(record, newline, end, this.ruleSlots);
-      day = this.scanDay;
+      day = this.scanDays[checks === ALL_CHECKS ? 0 : 1];
       sent = this.floats[(record >> 1) + 2]!;
     } else {
       this.place(record, newline, end, undefined);
@@ -573,24 +615,25 @@ export class LogCounter {
   }
 
   /**
-   * Adds what the scanner summed (lines of known keys on {@link scanDay}, see
+   * Adds what the scanner summed on the day of `slot` (lines of known keys, see
    * `LineScanner.setSumming`) to the tally and the line counts.
    */
-  private addSums(): void {
+  private addSums(slot: DaySlot): void {
     const { scanner, keyAccounts, lines } = this;
+    const day = this.scanDays[slot];
     const sums = [0, 0];
     for (let id = 0; id < keyAccounts.length; id++) {
-      const count = scanner.summedLines(id);
+      const count = scanner.summedLines(id, slot);
       if (count === 0) continue;
       const account = keyAccounts[id];
       lines.read += count;
       if (account === undefined) lines.unattributed += count;
       else lines.counted += count;
       sums[0] = count;
-      sums[1] = scanner.summedBytes(id);
-      this.tally.addTo(this.tally.row(account ?? UNATTRIBUTED, this.scanDay), sums);
+      sums[1] = scanner.summedBytes(id, slot);
+      this.tally.addTo(this.tally.row(account ?? UNATTRIBUTED, day), sums);
     }
-    scanner.clearSums(keyAccounts.length);
+    scanner.clearSums(keyAccounts.length, slot);
   }
 
   /** The account of a line whose key the scanner did not know (the host resolvers). */
@@ -674,6 +717,8 @@ export class LogCounter {
         this.lastGoodDayBytes.fill(0);
       }
       day = this.lastGoodDay;
+    } else if ((checks & SECOND_DAY) !== 0) {
+      day = this.scanDays[1];
     } else if ((checks & SAME_DAY) === 0) {
       const dateStart = starts[this.dateAt]!;
       const dateEnd = ends[this.dateAt]!;
@@ -685,7 +730,7 @@ export class LogCounter {
         this.lastGoodDayBytes.set(bytes.subarray(dateStart, dateEnd));
       }
     } else {
-      day = this.scanDay;
+      day = this.scanDays[0];
     }
     const timeAt = this.timeAt;
     if ((checks & TIME_OK) === 0 && timeAt !== -1 && !isValidTimeBytes(bytes, starts[timeAt]!, ends[timeAt]!)) {
@@ -705,7 +750,9 @@ export class LogCounter {
 
   private malformed(reason: string): void {
     this.lines.malformed++;
-    if (this.samples.length < MAX_SAMPLES) this.samples.push({ line: this.physicalLine, reason });
+    if (this.samples.length >= MAX_SAMPLES) return;
+    this.samples.push({ line: this.physicalLine, reason });
+    if (this.samples.length === MAX_SAMPLES && this.layout !== undefined) this.scanner.setCountingMalformed(true);
   }
 }
 

@@ -11,10 +11,29 @@ const FIELD = fc.oneof(
   fc.constantFrom('12345678', '99999999', '123456789', '00000007', '1234567/', '1234567:', '/', ':', '8', '98765432109876', '1\u00b9'),
   fc.string({ maxLength: 70 }).map((text) => text.replace(/[\t\n]/g, 'x')),
 );
+/**
+ * Lines that fit the first two layouts below, mostly good (a day of the three, a time,
+ * a byte count, a known key or not), so that lines are summed on either day, counted
+ * malformed, or stop a scan at a new day.
+ */
+const FITTING = fc
+  .record({
+    day: fc.constantFrom('2026-11-21', '2026-11-20', '2026-11-19'),
+    time: fc.constantFrom('12:34:56', '12:34:56', '24:00:00'),
+    bytes: fc.constantFrom('1234', '-', '98765432109876', 'x1'),
+    host: fc.constantFrom('acme.cdn.test', 'tenant08.api.example.com', 'initech.cdn.test', '10.0.0.1', '-'),
+    cr: fc.boolean(),
+    wide: fc.boolean(),
+  })
+  .map(({ day, time, bytes, host, cr, wide }) =>
+    Buffer.from(`${wide ? [day, time, 'x', bytes, 'x', host, 'x', 'x', host].join('\t') : [day, time, host].join('\t')}${cr ? '\r' : ''}\n`, 'latin1'),
+  );
 /** Lines of 1 to 12 fields, or arbitrary bytes: fields and lines land at every offset of a 32-byte block. */
 const LINE = fc.oneof(
   fc.array(FIELD, { minLength: 1, maxLength: 12 }).map((fields) => Buffer.from(`${fields.join('\t')}\n`, 'latin1')),
   fc.array(BYTE, { maxLength: 90 }).map((bytes) => Buffer.from([...bytes.filter((byte) => byte !== 10), 10])),
+  FITTING,
+  FITTING,
 );
 const LAYOUT = fc.constantFrom<ScanLayout>(
   { columns: [0, 1, 3, 5, 8], width: 9, date: 0, time: 1, bytes: 3, key: { kind: 'label', columns: [8, 5] } },
@@ -23,11 +42,27 @@ const LAYOUT = fc.constantFrom<ScanLayout>(
   { columns: [], width: 4, date: -1, time: -1, bytes: -1 },
 );
 
-/** What a scan leaves: where it stopped, its records, the summed lines per key id and their bytes. */
-function scanned(engine: 'wasm' | 'js', text: Buffer, offset: number, layout: ScanLayout, summing: boolean, ipKey: boolean) {
+/** The scanner's switches a counter sets: a second day, stopping at a new day, counting malformed lines. */
+interface Switches {
+  readonly summing: boolean;
+  readonly ipKey: boolean;
+  readonly secondDay: boolean;
+  readonly stopAtNewDay: boolean;
+  readonly countingMalformed: boolean;
+}
+
+/**
+ * What a scan leaves: where it stopped, its records, the day of the last line summed
+ * after them, the summed lines per day and key id and their bytes, the malformed lines counted.
+ */
+function scanned(engine: 'wasm' | 'js', text: Buffer, offset: number, layout: ScanLayout, switches: Switches) {
+  const { summing, ipKey } = switches;
   const scanner = new LineScanner(4096, engine);
   scanner.setLayout(layout);
   scanner.setDay('2026-11-21');
+  if (switches.secondDay) scanner.setDay('2026-11-20', 1);
+  scanner.setStopAtNewDay(switches.stopAtNewDay);
+  scanner.setCountingMalformed(switches.countingMalformed);
   scanner.setSumming(summing, 200);
   // Keys known before the scan, so that lines of them are summed; IP literals are keyed by the whole host.
   ['acme', 'globex', 'acme.cdn.test', 'tenant08', ...(ipKey ? ['10.0.0.1', '[::1]', '10.0.0.1:443'] : [])].forEach((key, id) => {
@@ -46,23 +81,24 @@ function scanned(engine: 'wasm' | 'js', text: Buffer, offset: number, layout: Sc
       if ((record[3]! & BYTES_OK) === 0) record.splice(4, 2, 0, 0);
       return record;
     });
-    runs.push({ next, records, tail: scanner.summedAfterLastRecord });
+    runs.push({ next, records, tail: scanner.summedAfterLastRecord, lastSummed: scanner.lastSummedSlot });
     // A directive line is the caller's: step past it as the counter does.
     pos = next < end && scanner.bytes[next] === 35 ? scanner.bytes.indexOf(10, next) + 1 : next;
   }
-  const sums = Array.from({ length: 8 }, (_, id) => [scanner.summedLines(id), scanner.summedBytes(id)]);
-  return { runs, sums };
+  const sums = ([0, 1] as const).map((slot) => Array.from({ length: 8 }, (_, id) => [scanner.summedLines(id, slot), scanner.summedBytes(id, slot)]));
+  return { runs, sums, malformed: scanner.takeMalformed() };
 }
 
 describe('the SIMD line scanner against its JavaScript statement', () => {
-  it('finds the same lines, columns, checks, keys and sums in any text at any alignment', () => {
+  it('finds the same lines, columns, checks, keys, sums and malformed lines in any text at any alignment', () => {
+    const switches = fc.record({ summing: fc.boolean(), ipKey: fc.boolean(), secondDay: fc.boolean(), stopAtNewDay: fc.boolean(), countingMalformed: fc.boolean() });
     fc.assert(
-      fc.property(fc.array(LINE, { minLength: 1, maxLength: 30 }), fc.nat(31), LAYOUT, fc.boolean(), fc.boolean(), (lines, offset, layout, summing, ipKey) => {
+      fc.property(fc.array(LINE, { minLength: 1, maxLength: 30 }), fc.nat(31), LAYOUT, switches, (lines, offset, layout, on) => {
         const text = Buffer.concat(lines).subarray(0, 4000);
         const whole = text[text.length - 1] === 10 ? text : Buffer.concat([text.subarray(0, text.length - 1), Buffer.from([10])]);
 
-        const wasm = scanned('wasm', whole, offset, layout, summing, ipKey);
-        const js = scanned('js', whole, offset, layout, summing, ipKey);
+        const wasm = scanned('wasm', whole, offset, layout, on);
+        const js = scanned('js', whole, offset, layout, on);
 
         expect(wasm).toEqual(js);
       }),

@@ -104,8 +104,10 @@ describe('the parser fast path', () => {
     counter.write(Buffer.from(`#Fields: date time sc-bytes x-host-header ${padding.join(' ')}\n`));
     counter.write(Buffer.from(`${good.join('\t')}\n${good.slice(0, -1).join('\t')}\n${[...good, 'extra'].join('\t')}\n`));
 
-    expect(counter.lines).toEqual({ read: 3, counted: 2, unattributed: 0, malformed: 1 });
-    expect(counter.finish('x').malformedSamples[0]?.reason).toBe('23 fields where #Fields names 24');
+    const count = counter.finish('x');
+
+    expect(count.lines).toEqual({ read: 3, counted: 2, unattributed: 0, malformed: 1 });
+    expect(count.malformedSamples[0]?.reason).toBe('23 fields where #Fields names 24');
   });
 
   it('counts a line with an empty date as malformed, even as the first line', () => {
