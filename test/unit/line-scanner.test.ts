@@ -36,6 +36,92 @@ describe('the line scanner', () => {
     }
   });
 
+  /** A scanner of `date time sc-bytes x-host-header` lines with the host labels acme (key 0) and globex (key 1) known. */
+  function hostScanner(engine: 'wasm' | 'js'): LineScanner {
+    const scanner = new LineScanner(4096, engine);
+    scanner.setLayout({ columns: [0, 1, 2, 3], width: 4, date: 0, time: 1, bytes: 2, key: { kind: 'label', columns: [3, -1] } });
+    scanner.setSumming(true, 1000);
+    ['acme', 'globex'].forEach((key, id) => {
+      scanner.bytes.set(Buffer.from(key), scanner.jsonTextAt);
+      scanner.keyId(scanner.jsonTextAt, scanner.jsonTextAt + key.length, id);
+    });
+    return scanner;
+  }
+
+  function scanText(scanner: LineScanner, text: string): { records: string[]; next: number } {
+    const bytes = Buffer.from(text);
+    scanner.bytes.set(bytes, scanner.textAt);
+    scanner.bytes.fill(10, scanner.textAt + bytes.length, scanner.textAt + bytes.length + 64);
+    const next = scanner.scan(scanner.textAt, scanner.textAt + bytes.length) - scanner.textAt;
+    const records = Array.from({ length: scanner.words[0]! }, (_, r) => {
+      const at = scanner.firstRecord + r * scanner.stride;
+      return `${Buffer.from(scanner.bytes.subarray(scanner.words[at]!, scanner.words[at + 1]!)).toString()} checks ${scanner.words[at + 3]}`;
+    });
+    return { records, next };
+  }
+
+  it('sums the lines of its second day apart from the first, and says which day the last line summed was on', () => {
+    for (const engine of ['wasm', 'js'] as const) {
+      const scanner = hostScanner(engine);
+      scanner.setDay('2026-11-21');
+      scanner.setDay('2026-11-20', 1);
+
+      const { records } = scanText(
+        scanner,
+        ['2026-11-21\t23:59:59\t10\tacme.x.com', '2026-11-20\t23:59:58\t20\tacme.x.com', '2026-11-20\t23:59:59\t30\tglobex.x.com', '2026-11-21\t00:00:01\t40\tglobex.x.com', '2026-11-20\t23:59:59\t50\tacme.x.com', ''].join('\n'),
+      );
+
+      expect({ engine, records }).toEqual({ engine, records: [] });
+      expect([0, 1].map((id) => [scanner.summedLines(id), scanner.summedBytes(id), scanner.summedLines(id, 1), scanner.summedBytes(id, 1)])).toEqual([
+        [1, 10, 2, 70],
+        [1, 40, 1, 30],
+      ]);
+      expect(scanner.lastSummedSlot).toBe(1);
+      scanner.clearSums(2, 1);
+      expect([scanner.summedLines(0, 1), scanner.summedLines(0)]).toEqual([0, 1]);
+    }
+  });
+
+  it('stops after the record of a line of a third day when asked, so that the caller can make it a day', () => {
+    for (const engine of ['wasm', 'js'] as const) {
+      const scanner = hostScanner(engine);
+      scanner.setDay('2026-11-21');
+      const text = ['2026-11-21\t00:00:01\t1\tacme.x.com', '2026-11-22\t00:00:02\t2\tacme.x.com', '2026-11-22\t00:00:03\t3\tacme.x.com', ''].join('\n');
+
+      const going = scanText(scanner, text);
+      scanner.setStopAtNewDay(true);
+      const stopped = scanText(scanner, text);
+
+      expect({ engine, records: going.records.length }).toEqual({ engine, records: 2 });
+      expect({ engine, ...stopped }).toEqual({ engine, records: ['2026-11-22\t00:00:02\t2\tacme.x.com checks 6'], next: 66 });
+      expect(scanner.lastSummedSlot).toBe(-1);
+    }
+  });
+
+  it('counts malformed lines instead of recording them when asked: too few fields, a bad time or byte count, not a CR line', () => {
+    for (const engine of ['wasm', 'js'] as const) {
+      const scanner = hostScanner(engine);
+      scanner.setDay('2026-11-21');
+      scanner.setCountingMalformed(true);
+      const lines = [
+        '2026-11-21\t12:00:00\t5',
+        '2026-11-21\t25:00:00\t5\tacme.x.com',
+        '2026-11-19\t12:00:00\t5x\tacme.x.com',
+        '2026-11-21\t12:00:00\t5\tacme.x.com\r',
+        '2026-11-21\t12:00:00\t-\tacme.x.com',
+        '',
+        'x',
+        '',
+      ];
+
+      const { records } = scanText(scanner, lines.join('\n'));
+
+      // The CR line and the empty one are the caller's; the good line is summed.
+      expect({ engine, records }).toEqual({ engine, records: ['2026-11-21\t12:00:00\t5\tacme.x.com\r checks 7', ' checks 0'] });
+      expect([scanner.takeMalformed(), scanner.takeMalformed(), scanner.summedLines(0)]).toEqual([4, 0, 1]);
+    }
+  });
+
   it('records a column as far out as a #Fields line that fits in its text can name', () => {
     const scanner = new LineScanner(1024);
     const last = scanner.maxColumns - 1;

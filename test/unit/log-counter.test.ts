@@ -59,6 +59,31 @@ describe('CloudFront log counting', () => {
     ]);
   });
 
+  it('counts a log of three days mixed (two at a time), with more malformed lines than it samples, line by line', async () => {
+    // Near midnight a log mixes two days; the scanner sums both, and a third takes the place of the older.
+    const days = ['2026-11-20', '2026-11-21', '2026-11-20', '2026-11-21', '2026-11-22', '2026-11-21', '2026-11-22'];
+    const lines = days.flatMap((day, i) => [
+      `${day}\t23:59:5${i}\t${i + 1}\tacme.x.com`,
+      `${day}\t23:59:5${i}\t${10 * (i + 1)}\tglobex.x.com`,
+      `${day}\t23:59:5${i}\t${i}x\tacme.x.com`,
+      `${day}\t23:59:5${i}\tacme.x.com`,
+    ]);
+    const text = `#Fields: date time sc-bytes x-host-header\n${lines.join('\n')}\n`;
+
+    const count = await countLog(bytesOf(text), options({ metricRules: [] }), 'midnight.log');
+
+    expect(count.lines).toEqual({ read: 28, counted: 14, unattributed: 0, malformed: 14 });
+    expect(count.malformedSamples.map((sample) => sample.line)).toEqual([4, 5, 8, 9, 12]);
+    expect(count.tally.usage()).toEqual([
+      { account: 'acme', day: '2026-11-20', metrics: { requests: 2, bytes: 4 } },
+      { account: 'acme', day: '2026-11-21', metrics: { requests: 3, bytes: 12 } },
+      { account: 'acme', day: '2026-11-22', metrics: { requests: 2, bytes: 12 } },
+      { account: 'globex', day: '2026-11-20', metrics: { requests: 2, bytes: 40 } },
+      { account: 'globex', day: '2026-11-21', metrics: { requests: 3, bytes: 120 } },
+      { account: 'globex', day: '2026-11-22', metrics: { requests: 2, bytes: 120 } },
+    ]);
+  });
+
   it('counts every malformed line with its reason and keeps the good ones', async () => {
     const count = await countFile('malformed-mix.log.gz');
 
