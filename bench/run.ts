@@ -33,7 +33,7 @@ interface Settings {
 }
 
 const FULL: Settings = {
-  count: { rounds: 7, mebibytes: 320, memoryMebibytes: 1024 },
+  count: { rounds: 11, mebibytes: 320, memoryMebibytes: 1024 },
   formats: { rounds: 5, rows: 900_000 },
   increments: { rounds: 5, objects: 300, accounts: 5 },
   endToEnd: { rounds: 7, objects: 150, linesPerObject: 2_000 },
