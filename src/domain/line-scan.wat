@@ -35,7 +35,8 @@
 ;;   [96, 100)      the day of the last line the last call summed after its last record:
 ;;                  1 the first, 2 the second, 0 none
 ;;   [100, 108)     the '-' of an empty JSON value, scanJson's status
-;;   [108, 112)     where scanJson sums the lines of its parts after the first (3 × 48 KiB)
+;;   [108, 112)     where scanJson sums the lines of its parts after the first (3 × 48 KiB
+;;                  for the first day, then 3 × 48 KiB for the second)
 ;;   [112, 122)     the second day's 10 bytes
 ;;   [122, 128)     unused
 ;;   [128, 144)     where the quad reader leaves its lines' ends (see readers)
@@ -267,8 +268,9 @@
   ;; its own quarter of the records and, but the first, its own sums ([108]); its state
   ;; is kept at [256 + 48 * part]: +0 the next line, +4 its end, +8 the next record,
   ;; +12 the records' end, +16 records written, +20 lines summed since the last record,
-  ;; +24 and +28 where its lines and bytes are summed, +32 its first record, +36 why it
-  ;; stopped. When a part runs out, each is read to its end alone, in order; a part that
+  ;; +24 and +28 where its lines and bytes on the first day are summed, +32 its first
+  ;; record, +36 why it stopped, +40 and +44 where its lines and bytes on the second day
+  ;; are summed. When a part runs out, each is read to its end alone, in order; a part that
   ;; stops early keeps what it read, and the parts after it are dropped, to be read again
   ;; by a later call. The parts kept are then made one run: records in the order of the
   ;; lines, sums added.
@@ -308,15 +310,26 @@
       (i32.store offset=36 (local.get $part) (i32.const 0))
       (if (local.get $i)
         (then
-          ;; Parts after the first sum apart, at [108], 48 KiB each.
+          ;; Parts after the first sum apart, at [108], 48 KiB each and day: the first
+          ;; day's sums of parts 1 to 3, then the second day's.
           (local.set $sums (i32.add (i32.load (i32.const 108)) (i32.mul (i32.sub (local.get $i) (i32.const 1)) (i32.const 49152))))
           (memory.fill (local.get $sums) (i32.const 0) (i32.shl (local.get $n) (i32.const 2)))
           (memory.fill (i32.add (local.get $sums) (i32.const 16384)) (i32.const 0) (i32.shl (local.get $n) (i32.const 3)))
           (i32.store offset=24 (local.get $part) (local.get $sums))
-          (i32.store offset=28 (local.get $part) (i32.add (local.get $sums) (i32.const 16384))))
+          (i32.store offset=28 (local.get $part) (i32.add (local.get $sums) (i32.const 16384)))
+          (local.set $sums (i32.add (local.get $sums) (i32.const 147456)))
+          ;; (with no second day, nothing is summed there)
+          (if (i32.load (i32.const 88))
+            (then
+              (memory.fill (local.get $sums) (i32.const 0) (i32.shl (local.get $n) (i32.const 2)))
+              (memory.fill (i32.add (local.get $sums) (i32.const 16384)) (i32.const 0) (i32.shl (local.get $n) (i32.const 3)))))
+          (i32.store offset=40 (local.get $part) (local.get $sums))
+          (i32.store offset=44 (local.get $part) (i32.add (local.get $sums) (i32.const 16384))))
         (else
           (i32.store offset=24 (local.get $part) (i32.const 4096))
-          (i32.store offset=28 (local.get $part) (i32.const 32768))))
+          (i32.store offset=28 (local.get $part) (i32.const 32768))
+          (i32.store offset=40 (local.get $part) (i32.add (i32.load (i32.const 92)) (i32.const 4096)))
+          (i32.store offset=44 (local.get $part) (i32.add (i32.load (i32.const 92)) (i32.const 32768)))))
       (local.set $i (i32.add (local.get $i) (i32.const 1)))
       (br_if $setup (i32.lt_u (local.get $i) (local.get $parts))))
     ;; The last part ends at `end`; the first's records end where the second's start.
@@ -383,34 +396,42 @@
             (local.set $summed (i32.load offset=20 (local.get $part))))
           (else (local.set $summed (i32.add (local.get $summed) (i32.load offset=20 (local.get $part))))))
         (local.set $written (i32.add (local.get $written) (i32.load offset=16 (local.get $part))))
-        (local.set $sums (i32.load offset=24 (local.get $part)))
-        (local.set $at (i32.const 0))
-        (block $added
-          (loop $add
-            (br_if $added (i32.ge_u (local.get $at) (local.get $n)))
-            (i32.store offset=4096 (i32.shl (local.get $at) (i32.const 2))
-              (i32.add (i32.load offset=4096 (i32.shl (local.get $at) (i32.const 2)))
-                       (i32.load (i32.add (local.get $sums) (i32.shl (local.get $at) (i32.const 2))))))
-            (f64.store offset=32768 (i32.shl (local.get $at) (i32.const 3))
-              (f64.add (f64.load offset=32768 (i32.shl (local.get $at) (i32.const 3)))
-                       (f64.load offset=16384 (i32.add (local.get $sums) (i32.shl (local.get $at) (i32.const 3))))))
-            (local.set $at (i32.add (local.get $at) (i32.const 1)))
-            (br $add)))
+        (call $addSums (i32.const 0) (i32.load offset=24 (local.get $part)) (local.get $n))
+        (if (i32.load (i32.const 88))
+          (then (call $addSums (i32.load (i32.const 92)) (i32.load offset=40 (local.get $part)) (local.get $n))))
         (br $join)))
     (local.set $part (i32.add (i32.const 256) (i32.mul (local.get $i) (i32.const 48))))
     (i32.store (i32.const 0) (local.get $written))
     (i32.store (i32.const 80) (local.get $summed))
-    ;; Only lines on the first day are summed here (the second day's are recorded).
+    ;; Lines after the last record were summed: said to be on the first day, which may be
+    ;; wrong (the parts do not keep the day of their last line), and costs only a slot
+    ;; choice, never a count.
     (i32.store (i32.const 96) (i32.ne (local.get $summed) (i32.const 0)))
     (i32.store (i32.const 104) (i32.load offset=36 (local.get $part)))
     (i32.load (local.get $part)))
 
+  ;; Adds the sums of keys 0 to $n - 1 at $from (lines, then bytes at +16384) to the sums
+  ;; of base $base (lines at +4096, bytes at +32768: 0 for the first day, [92] the second).
+  (func $addSums (param $base i32) (param $from i32) (param $n i32)
+    (local $at i32)
+    (block $added
+      (loop $add
+        (br_if $added (i32.ge_u (local.get $at) (local.get $n)))
+        (i32.store offset=4096 (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 2)))
+          (i32.add (i32.load offset=4096 (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 2))))
+                   (i32.load (i32.add (local.get $from) (i32.shl (local.get $at) (i32.const 2))))))
+        (f64.store offset=32768 (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 3)))
+          (f64.add (f64.load offset=32768 (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 3))))
+                   (f64.load offset=16384 (i32.add (local.get $from) (i32.shl (local.get $at) (i32.const 3))))))
+        (local.set $at (i32.add (local.get $at) (i32.const 1)))
+        (br $add))))
+
   ;; A line of a part that fits, [$line, $newline): checked, keyed, and summed in the
-  ;; part's sums or given the part's next record (see scanJson).
+  ;; part's sums of its day or given the part's next record (see scanJson).
   (func $partLine (param $part i32) (param $line i32) (param $newline i32) (param $stride i32)
     (local $rec i32)
     (local.set $rec (i32.load offset=8 (local.get $part)))
-    (if (call $jsonLine (local.get $line) (local.get $newline) (local.get $rec) (i32.load offset=24 (local.get $part)) (i32.load offset=28 (local.get $part)))
+    (if (call $jsonLine (local.get $line) (local.get $newline) (local.get $rec) (local.get $part))
       (then
         (i32.store offset=36 (local.get $rec) (i32.load offset=20 (local.get $part)))
         (i32.store offset=20 (local.get $part) (i32.const 0))
@@ -471,17 +492,21 @@
     (if (i32.gt_u (i32.sub (local.get $p) (local.get $lineStart)) (local.get $maxLine)) (then (return (i32.const -1))))
     (local.get $p))
 
-  ;; A line that fits, [$lineStart, $newline): checked, keyed and summed (at $linesAt and
-  ;; $bytesAt) as scan does, answering 0, or given its record at $rec, answering 1.
-  (func $jsonLine (param $lineStart i32) (param $newline i32) (param $rec i32) (param $linesAt i32) (param $bytesAt i32) (result i32)
-    (local $checks i32) (local $key i32)
+  ;; A line that fits, [$lineStart, $newline): checked, keyed and summed (in the sums of
+  ;; part $part on its day) as scan does, answering 0, or given its record at $rec, answering 1.
+  (func $jsonLine (param $lineStart i32) (param $newline i32) (param $rec i32) (param $part i32) (result i32)
+    (local $checks i32) (local $key i32) (local $second i32) (local $linesAt i32) (local $bytesAt i32)
     (local.set $checks (call $check (local.get $rec) (local.get $newline)))
     (local.set $key (i32.load offset=24 (local.get $rec)))
+    (local.set $second (i32.eq (local.get $checks) (i32.const 14)))
     (if (i32.and
-          (i32.and (i32.load (i32.const 64)) (i32.eq (local.get $checks) (i32.const 7)))
+          (i32.and (i32.load (i32.const 64)) (i32.or (i32.eq (local.get $checks) (i32.const 7)) (local.get $second)))
           (i32.and (i32.ge_s (local.get $key) (i32.const 0))
                    (i32.le_u (i32.sub (local.get $newline) (local.get $lineStart)) (i32.load (i32.const 84)))))
       (then
+        ;; the part's sums of the line's day
+        (local.set $linesAt (i32.load (i32.add (local.get $part) (select (i32.const 40) (i32.const 24) (local.get $second)))))
+        (local.set $bytesAt (i32.load (i32.add (local.get $part) (select (i32.const 44) (i32.const 28) (local.get $second)))))
         (i32.store (i32.add (local.get $linesAt) (i32.shl (local.get $key) (i32.const 2)))
           (i32.add (i32.load (i32.add (local.get $linesAt) (i32.shl (local.get $key) (i32.const 2)))) (i32.const 1)))
         (f64.store (i32.add (local.get $bytesAt) (i32.shl (local.get $key) (i32.const 3)))

@@ -417,8 +417,8 @@ const COLUMN_TABLE_AT_AT = 60;
 const JSON_DASH_AT = 100;
 const JSON_STATUS_AT = 104;
 const PART_SUMS_AT_AT = 108;
-/** For each of scanJson's parts but the first, per key, lines (Int32) then bytes (float64), for 4,096 keys. */
-const PART_SUMS_BYTES = 3 * (4096 * 4 + 4096 * 8);
+/** For each of scanJson's parts but the first and each day, per key, lines (Int32) then bytes (float64), for 4,096 keys. */
+const PART_SUMS_BYTES = 6 * (4096 * 4 + 4096 * 8);
 const MAX_JSON_KEYS = 480;
 const MAX_JSON_GLUE_BYTES = 40_960;
 const JSON_TEXT_BYTES = 1024 * 1024;

@@ -12,7 +12,7 @@ import { validateMetricRules } from '../../src/domain/metric-rules';
  */
 const KEYS = ['date', 'time', 'sc-bytes', 'cs-method', 'cs(Host)', 'cs-uri-stem', 'sc-status', 'cs(Cookie)', 'x-host-header', 'x-edge-response-result-type', 'x-custom-field-of-26-chars', 'DistributionId'];
 const VALUES: Record<string, string[]> = {
-  date: ['2026-11-21', '2026-11-22', '2026-02-30', '', '-'],
+  date: ['2026-11-21', '2026-11-22', '2026-02-30', '', '-', '2026-11-20'],
   time: ['12:00:00', '23:59:60', '24:00:00', ''],
   // Counts up to 15 digits; sums stay below 2^53, under which float64 sums are exact in
   // any order (the scanner sums each part of its text apart; the general reader, line by line).
