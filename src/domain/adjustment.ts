@@ -29,6 +29,13 @@ export interface RecordedAdjustment extends Adjustment {
 const ADJUSTMENT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 export const MAX_REASON_LENGTH = 500;
 
+/**
+ * The largest correction, either way: 10^15 (a petabyte in bytes). Far above any real
+ * account-day, far below where sums stop being exact (`Number.MAX_SAFE_INTEGER`, about
+ * 9 * 10^15), so a day's totals stay exact however many corrections it has.
+ */
+export const MAX_ADJUSTMENT_DELTA = 1_000_000_000_000_000;
+
 export const ADJUSTMENT_ID_RULE =
   'an adjustment id is 1-128 characters of letters, digits, ".", "_", ":" or "-", starting with a letter or digit (e.g. INC-2041 or 2026-11-credit-1)';
 
@@ -45,8 +52,10 @@ export function validateAdjustment(input: Adjustment): Adjustment {
   if (!METRIC_NAME.test(input.metric) || !isShardMetric(input.metric)) {
     throw new ValidationError(`metric "${input.metric}" is not a metric name (${METRIC_NAME.source})`);
   }
-  if (!Number.isSafeInteger(input.delta) || input.delta === 0) {
-    throw new ValidationError(`delta must be a non-zero whole number, got ${String(input.delta)}`);
+  if (!Number.isSafeInteger(input.delta) || input.delta === 0 || Math.abs(input.delta) > MAX_ADJUSTMENT_DELTA) {
+    throw new ValidationError(
+      `delta must be a non-zero whole number from -${MAX_ADJUSTMENT_DELTA.toLocaleString('en-US')} to ${MAX_ADJUSTMENT_DELTA.toLocaleString('en-US')}, got ${String(input.delta)}`,
+    );
   }
   const reason = input.reason.trim();
   if (reason.length === 0) throw new ValidationError('a reason is required: say why the count is corrected');
@@ -65,4 +74,21 @@ export function adjustmentDifferences(stored: Adjustment, wanted: Adjustment): s
   if (stored.delta !== wanted.delta) differences.push(`delta ${stored.delta} vs ${wanted.delta}`);
   if (stored.reason !== wanted.reason) differences.push(`reason "${stored.reason}" vs "${wanted.reason}"`);
   return differences;
+}
+
+/**
+ * Why an adjustment may not be recorded as it stands: it would take the day's billable
+ * total of its metric (measured usage plus earlier adjustments, `current`) below zero.
+ * Undefined when it may (a positive delta, or a total that stays at zero or above).
+ * A negative bill is almost always a typo in the delta (a digit too many, a sign).
+ */
+export function negativeTotalProblem(adjustment: Adjustment, current: number): string | undefined {
+  const after = current + adjustment.delta;
+  if (adjustment.delta > 0 || after >= 0) return undefined;
+  const n = (value: number) => value.toLocaleString('en-US');
+  return (
+    `this would take the billable ${adjustment.metric} of ${adjustment.account} on ${adjustment.day} below zero: ` +
+    `${n(current)} ${adjustment.delta < 0 ? '-' : '+'} ${n(Math.abs(adjustment.delta))} = ${n(after)}; ` +
+    'check the delta, or pass --allow-negative to record it anyway'
+  );
 }

@@ -14,12 +14,15 @@ const { dynamodb } = testClients(info);
 const env = operatorEnv(info, {}, { USER: 'ops-tester' });
 const reader = new DynamoUsageReader({ client: dynamodb, tableName: info.table, consistentRead: true });
 
-/** The flags of a correction; `--force`, since most of these accounts were never measured (the guard has its own test). */
+/**
+ * The flags of a correction; `--force --allow-negative`, since most of these accounts were never measured
+ * and their days total zero (the guards have their own tests).
+ */
 const adjustArgs = (account: string, overrides: Record<string, string> = {}, force = true) => [
   ...Object.entries({ account, day: '2026-11-21', metric: 'requests', delta: '-1200', reason: 'synthetic load test', id: 'INC-2041', ...overrides }).flatMap(
     ([name, value]) => [`--${name}`, value],
   ),
-  ...(force ? ['--force'] : []),
+  ...(force ? ['--force', '--allow-negative'] : []),
 ];
 
 async function adjustmentRecords(account: string) {
@@ -113,7 +116,7 @@ describe('tally adjust', () => {
     const refused = captureIo();
     const refusedCode = await runAdjust(adjustArgs(typo, {}, false), refused, env);
     const measured = captureIo();
-    const measuredCode = await runAdjust(adjustArgs(set.accounts[0]!, {}, false), measured, env);
+    const measuredCode = await runAdjust(adjustArgs(set.accounts[0]!, { delta: '-1' }, false), measured, env);
     const forced = await runAdjust(adjustArgs(typo, { id: 'INC-2042' }), captureIo(), env);
 
     expect(refusedCode).toBe(2);
@@ -144,5 +147,57 @@ describe('tally adjust', () => {
     ]);
     expect(all.stdout).toMatch(/3 adjustment\(s\); net requests \+70, bytes \+4096/);
     expect(JSON.parse(some.stdout).adjustments).toEqual([expect.objectContaining({ adjustmentId: 'A-2', delta: -30, actor: 'ops-tester' })]);
+  });
+
+  it('refuses a correction that would take the day\'s billable total below zero, saying what it would be, unless --allow-negative', async () => {
+    const set = await putLogSet({ days: ['2026-11-21'], hours: [12], accounts: 1 });
+    await ingestFully(set.refs[0]!);
+    const account = set.accounts[0]!;
+    const measured = set.expected.usage.get(`${account}|2026-11-21`)!.requests!;
+    const args = adjustArgs(account, { delta: '-99999999', id: 'NEG-1' }, false);
+
+    const refused = captureIo();
+    const refusedCode = await runAdjust(args, refused, env);
+    const recordsAfterRefusal = await adjustmentRecords(account);
+    const allowed = await runAdjust([...args, '--allow-negative'], captureIo(), env);
+    const rerun = captureIo();
+    const rerunCode = await runAdjust(args, rerun, env);
+
+    expect(refusedCode).toBe(2);
+    expect(refused.stderr).toBe(
+      `tally adjust: this would take the billable requests of ${account} on 2026-11-21 below zero: ` +
+        `${measured.toLocaleString('en-US')} - 99,999,999 = ${(measured - 99_999_999).toLocaleString('en-US')}; ` +
+        'check the delta, or pass --allow-negative to record it anyway\n',
+    );
+    expect(recordsAfterRefusal).toEqual([]);
+    expect(allowed).toBe(0);
+    // Recorded once: the same correction again is "already recorded", not refused.
+    expect(rerunCode).toBe(0);
+    expect(rerun.stdout).toMatch(/adjustment NEG-1 was already recorded/);
+    expect(await adjustmentRecords(account)).toEqual([expect.objectContaining({ adjustmentId: 'NEG-1', delta: -99_999_999 })]);
+  });
+
+  it('takes a day down to exactly zero without --allow-negative', async () => {
+    const set = await putLogSet({ days: ['2026-11-21'], hours: [12], accounts: 1 });
+    await ingestFully(set.refs[0]!);
+    const account = set.accounts[0]!;
+    const measured = set.expected.usage.get(`${account}|2026-11-21`)!.requests!;
+
+    const code = await runAdjust(adjustArgs(account, { delta: String(-measured), id: 'ZERO-1' }, false), captureIo(), env);
+    const { records } = await reader.read(account, '2026-11-21', '2026-11-21');
+
+    expect(code).toBe(0);
+    expect(buildUsageReport({ accountId: account, from: '2026-11-21', to: '2026-11-21', granularity: 'day', records }).totals.requests).toBe(0);
+  });
+
+  it.each(['1000000000000001', '-1000000000000001', '99999999999999999999', '0'])('refuses --delta %s (outside ±10^15 or zero) and writes nothing', async (delta) => {
+    const account = uniqueId('adj');
+    const io = captureIo();
+
+    const code = await runAdjust(adjustArgs(account, { delta }), io, env);
+
+    expect(code).toBe(2);
+    expect(io.stderr).toMatch(/^tally adjust: delta must be a non-zero whole number from -1,000,000,000,000,000 to 1,000,000,000,000,000, got /);
+    expect(await adjustmentRecords(account)).toEqual([]);
   });
 });

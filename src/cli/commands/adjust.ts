@@ -1,5 +1,5 @@
 import type { AdjustmentStore } from '../../app/ports';
-import { validateAdjustment, type Adjustment } from '../../domain/adjustment';
+import { MAX_ADJUSTMENT_DELTA, negativeTotalProblem, validateAdjustment, type Adjustment } from '../../domain/adjustment';
 import { dayOf } from '../../domain/days';
 import { monthOf } from '../../domain/quota';
 import { AdjustmentConflictError, ValidationError } from '../../domain/errors';
@@ -17,6 +17,7 @@ interface AdjustOptions {
   id: string;
   actor?: string;
   allowNewMetric?: boolean;
+  allowNegative?: boolean;
   force?: boolean;
   dryRun?: boolean;
   json?: boolean;
@@ -30,18 +31,21 @@ export const adjustCommand = defineCommand<AdjustOptions>({
     'Records an idempotent correction to one metric of one account-day, apart from the measured ' +
     'counters (which never change). The read API adds it into totals and shows it separately. ' +
     'Recording the same --id again changes nothing ("already recorded"); the same --id with ' +
-    'another day, metric, delta or reason fails (exit 1). A future day, or an account with no ' +
+    'another day, metric, delta or reason fails (exit 1). A correction that would take the day\'s ' +
+    'billable total of the metric below zero is refused (exit 2, saying what the total would be) unless ' +
+    '--allow-negative. A future day, or an account with no ' +
     'measured usage (a mistyped id?), is refused (exit 2) unless --force. The day\'s month is marked ' +
     'for the threshold evaluator, so a level the correction reaches fires even in a past month.',
   options: [
     { flags: '--account <id>', help: 'the account to correct', read: accountId, required: true },
     { flags: '--day <day>', help: 'the UTC day to correct (YYYY-MM-DD)', read: day, required: true },
     { flags: '--metric <name>', help: 'the metric to correct (requests, bytes, ...)', required: true },
-    { flags: '--delta <n>', help: 'whole number to add; negative to take away (--delta -1200)', read: signedInteger, required: true },
+    { flags: '--delta <n>', help: `whole number to add; negative to take away (--delta -1200); at most ${MAX_ADJUSTMENT_DELTA.toExponential().replace('e+', 'e')} either way`, read: signedInteger, required: true },
     { flags: '--reason <text>', help: 'why, shown with the correction', required: true },
     { flags: '--id <id>', help: 'your reference for this correction (ticket, credit note)', required: true },
     { flags: '--actor <name>', help: 'who records it (default $USER)' },
     { flags: '--allow-new-metric', help: 'accept a metric the configured TALLY_METRICS does not name' },
+    { flags: '--allow-negative', help: "record it even if it takes the day's billable total below zero" },
     { flags: '--force', help: 'record it for a future day, or for an account with no measured usage' },
     { flags: '--dry-run', help: 'say what would happen; write nothing' },
     JSON_OPTION,
@@ -71,15 +75,21 @@ export const adjustCommand = defineCommand<AdjustOptions>({
     }
     const { DynamoAdjustmentStore, DynamoMonthRechecks, DynamoUsageReader } = await import('../aws-adapters');
     const tableName = target.config.tableName;
+    const reader = new DynamoUsageReader({ client: clients.dynamodb, tableName, consistentRead: true });
     if (options.force !== true) {
-      const presence = new DynamoUsageReader({ client: clients.dynamodb, tableName, consistentRead: true });
-      if (!(await presence.hasMeasuredUsage(adjustment.account))) {
+      if (!(await reader.hasMeasuredUsage(adjustment.account))) {
         throw new ValidationError(
           `account "${adjustment.account}" has no measured usage in ${tableName}: check the id, or pass --force to record it anyway`,
         );
       }
     }
     const store = new DynamoAdjustmentStore({ client: clients.dynamodb, tableName });
+    // A rerun of a recorded id is already in the total: only a new correction is checked.
+    if (options.allowNegative !== true && (await store.find(adjustment.account, adjustment.adjustmentId)) === undefined) {
+      const { billableTotal } = await import('../../app/billable-total');
+      const problem = negativeTotalProblem(adjustment, await billableTotal(reader, adjustment.account, adjustment.day, adjustment.metric));
+      if (problem !== undefined) throw new ValidationError(problem);
+    }
     const rechecks = new DynamoMonthRechecks({ client: clients.dynamodb, tableName });
     try {
       const code = await recordAdjustment(store, adjustment, { ...options, actor: actorOf(options.actor, env), tableName }, io);
