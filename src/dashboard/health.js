@@ -80,7 +80,9 @@ export function renderHealth(health) {
   }
   const keys = $('health-missed-keys');
   keys.hidden = health.missedKeys.length === 0;
-  keys.textContent = 'Hosts the resolver missed: ' + health.missedKeys.map((k) => k.key + ' (' + k.objects + ' object' + (k.objects === 1 ? '' : 's') + ')').join(', ');
+  keys.textContent =
+    'Hosts the resolver missed: ' +
+    health.missedKeys.map((k) => k.key + ' (' + k.objects + ' object' + (k.objects === 1 ? '' : 's') + (k.reason ? ': ' + k.reason : '') + ')').join(', ');
 }
 
 export function hideHealth() {

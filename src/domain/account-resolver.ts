@@ -6,7 +6,8 @@ import { ByteKeyCache, NOT_CACHED, type LogLine } from './log-line';
 
 /**
  * How a log line is attributed to an account.
- * - `host-label`: first DNS label of `x-host-header` (else `cs(Host)`), lowercased: `acme.example.com` -> `acme`
+ * - `host-label`: first DNS label of `x-host-header` (else `cs(Host)`), lowercased: `acme.example.com` -> `acme`;
+ *   an IP literal or a CloudFront default domain (`d111111abcdef8.cloudfront.net`) is of no account
  * - `host-map`: the full host, lowercased, looked up in a map
  * - `path`: a regular expression with a named group `account` run on the decoded `cs-uri-stem`
  * - `key`: a pattern on the S3 object key; every line of the object gets its account
@@ -131,9 +132,55 @@ export function isIpLiteral(host: string): boolean {
   return host.startsWith('[') || IPV4.test(host);
 }
 
-/** First DNS label of a host name; IP literals have none and attribute to no account. */
+/**
+ * The suffix of CloudFront's default domain names (`d111111abcdef8.cloudfront.net`).
+ * Such a host names a distribution, not an account: `cs(Host)` always holds it, and so
+ * does `x-host-header` when a viewer used the default domain
+ * (https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/standard-logs-reference.html).
+ */
+export const CLOUDFRONT_DEFAULT_DOMAIN = '.cloudfront.net';
+const CLOUDFRONT_SUFFIX = /\.cloudfront\.net$/i;
+const CLOUDFRONT_SUFFIX_BYTES = new TextEncoder().encode(CLOUDFRONT_DEFAULT_DOMAIN);
+
+/**
+ * Whether a host is a CloudFront default domain name: it ends with `.cloudfront.net`,
+ * ASCII letters in any case (the regular expression has no `u` flag, so no other
+ * character folds to an ASCII one, as the scanner compares bytes: line-scan.wat).
+ */
+export function isCloudFrontDefaultDomain(host: string): boolean {
+  return CLOUDFRONT_SUFFIX.test(host);
+}
+
+/** {@link isCloudFrontDefaultDomain} for the host bytes `[start, end)`. */
+export function isCloudFrontDefaultDomainBytes(bytes: Uint8Array, start: number, end: number): boolean {
+  const suffix = CLOUDFRONT_SUFFIX_BYTES;
+  const at = end - suffix.length;
+  if (at < start) return false;
+  for (let i = 0; i < suffix.length; i++) {
+    const expected = suffix[i]!;
+    const actual = bytes[at + i]!;
+    // Letters match either case; the dots exactly.
+    if (actual !== expected && !(expected !== 46 && (actual | 0x20) === expected)) return false;
+  }
+  return true;
+}
+
+/**
+ * Why the host resolvers could not attribute a host (a sample of `unattributedSamples`),
+ * for ingestion health and `tally count`.
+ */
+export function missedHostReason(host: string): string {
+  if (isIpLiteral(host)) return 'an IP address, not a host name';
+  if (isCloudFrontDefaultDomain(host)) return 'the CloudFront default domain: it names a distribution, not an account';
+  return 'not an account (no valid account id, or not in the host map)';
+}
+
+/**
+ * First DNS label of a host name. IP literals have none, and a CloudFront default
+ * domain's label names a distribution: both attribute to no account.
+ */
 function firstLabel(host: string): string | undefined {
-  if (isIpLiteral(host)) return undefined;
+  if (isIpLiteral(host) || isCloudFrontDefaultDomain(host)) return undefined;
   const dot = host.indexOf('.');
   return (dot === -1 ? host : host.slice(0, dot)).toLowerCase();
 }
@@ -176,6 +223,8 @@ export function compileResolver(spec: ResolverSpec, layout: FieldLayout, objectK
         if ((first >= 48 && first <= 57) || first === 91) return validOrUndefined(firstLabel(line.field(column)));
         let dot = start;
         while (dot < end && bytes[dot] !== 46 /* . */) dot++;
+        // The label is remembered alone: a default domain is told by the rest of the host.
+        if (end - dot === CLOUDFRONT_SUFFIX_BYTES.length && isCloudFrontDefaultDomainBytes(bytes, start, end)) return undefined;
         const entry = known.find(bytes, start, dot);
         if (entry !== NOT_CACHED) return known.value(entry);
         const account = validOrUndefined(line.decode(start, dot).toLowerCase());
@@ -241,7 +290,7 @@ export interface ResolverKey {
   readonly kind: 'label' | 'host';
   /** The x-host-header and cs(Host) columns, -1 when the layout lacks one. */
   readonly columns: readonly [number, number];
-  /** The account of a key's text (a label, the scanner having set IP literals apart; a host). */
+  /** The account of a key's text (a label, the scanner having set IP literals and CloudFront default domains apart; a host). */
   readonly accountOf: (key: string) => string | undefined;
 }
 
@@ -249,7 +298,8 @@ export interface ResolverKey {
 export function resolverKey(spec: ResolverSpec, layout: FieldLayout): ResolverKey | undefined {
   if (spec.kind !== 'host-label' && spec.kind !== 'host-map') return undefined;
   const columns = [layout.index('x-host-header') ?? -1, layout.index('cs(Host)') ?? -1] as const;
-  if (spec.kind === 'host-label') return { kind: 'label', columns, accountOf: (label) => validOrUndefined(label.toLowerCase()) };
+  // The scanner keys an IP literal and a CloudFront default domain by the whole host: of no account.
+  if (spec.kind === 'host-label') return { kind: 'label', columns, accountOf: (label) => validOrUndefined(firstLabel(label)) };
   return { kind: 'host', columns, accountOf: (host) => spec.hosts.get(host.toLowerCase()) };
 }
 

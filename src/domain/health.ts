@@ -1,3 +1,4 @@
+import { missedHostReason } from './account-resolver';
 import { parseCloudFrontKey } from './cloudfront-key';
 import { ValidationError } from './errors';
 
@@ -90,8 +91,11 @@ export interface HealthReport {
    * the keys (hosts) its resolver missed when it reads one (`samples`).
    */
   readonly missed: { object: string; unattributed: number; malformed: number; read: number; samples: string[] }[];
-  /** The distinct keys (hosts) the resolver missed in the last day, most objects first (at most 10). */
-  readonly missedKeys: { key: string; objects: number }[];
+  /**
+   * The distinct keys (hosts) the resolver missed in the last day, most objects first (at
+   * most 10), each with why it has no account (an IP address, the CloudFront default domain...).
+   */
+  readonly missedKeys: { key: string; objects: number; reason: string }[];
   readonly deadLetters: { depth: number; oldestAgeSeconds: number | null } | null;
   readonly lastReconcile: ReconcileRecord | null;
   readonly history: HistoryHorizon;
@@ -154,7 +158,7 @@ export function buildHealthReport(input: HealthInput): HealthReport {
   const missedKeys = [...keys]
     .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
     .slice(0, MISSED_KEYS)
-    .map(([key, objects]) => ({ key, objects }));
+    .map(([key, objects]) => ({ key, objects, reason: missedHostReason(key) }));
   return {
     generatedAt: input.now.toISOString(),
     days: input.days,

@@ -54,8 +54,9 @@
 ;;   +16 sc-bytes as a float64 (when check 4 passed),
 ;;   +24 the account key's id in the key table; -1 a key not in the table yet (+28 and
 ;;       +32 say where it is), -2 no key (the caller resolves the line itself), -3 no
-;;       host at all, -4 an IP-literal host not in the table yet (+28 and +32 say where
-;;       it is: the whole host is its key); only for lines with at least `width` fields,
+;;       host at all, -4 an IP-literal host or a CloudFront default domain not in the
+;;       table yet (+28 and +32 say where it is: the whole host is its key); only for
+;;       lines with at least `width` fields,
 ;;   +36 how many lines were summed (not recorded) since the previous record,
 ;;   +32 + 8 * slot, +36 + 8 * slot: start and end of the slot's column (only written
 ;;       when the line has that column; slots start at 1).
@@ -597,7 +598,25 @@
                       (br_if $found (i32.ge_u (local.get $stop) (local.get $end)))
                       (br_if $found (i32.eq (i32.load8_u (local.get $stop)) (i32.const 46)))
                       (local.set $stop (i32.add (local.get $stop) (i32.const 1)))
-                      (br $dot)))))))))
+                      (br $dot)))))))
+          ;; A CloudFront default domain (the rest is ".cloudfront.net", letters in either
+          ;; case: or-ing 32 lowers a letter and no other byte gives one) names a
+          ;; distribution, not an account: keyed by the whole host like an IP literal.
+          (if (i32.eq (i32.sub (local.get $end) (local.get $stop)) (i32.const 15))
+            (then
+              (if (i32.eq (i32.and (i8x16.bitmask (i8x16.eq
+                                     (v128.or (v128.load (local.get $stop))
+                                              (v128.const i8x16 0 32 32 32 32 32 32 32 32 32 32 0 32 32 32 0))
+                                     (v128.const i8x16 46 99 108 111 117 100 102 114 111 110 116 46 110 101 116 0)))
+                                   (i32.const 0x7fff))
+                          (i32.const 0x7fff))
+                (then
+                  (i32.store offset=28 (local.get $rec) (local.get $start))
+                  (i32.store offset=32 (local.get $rec) (local.get $end))
+                  (local.set $id (call $find (local.get $start) (local.get $end) (i32.const -1)))
+                  (i32.store offset=24 (local.get $rec)
+                    (select (i32.const -4) (local.get $id) (i32.eq (local.get $id) (i32.const -1))))
+                  (br $keyed)))))))
       (i32.store offset=28 (local.get $rec) (local.get $start))
       (i32.store offset=32 (local.get $rec) (local.get $stop))
       ;; A label of up to 16 bytes found in its first slot here (nearly every line), as

@@ -1,4 +1,4 @@
-import { isIpLiteral } from './account-resolver';
+import { CLOUDFRONT_DEFAULT_DOMAIN, isCloudFrontDefaultDomainBytes, isIpLiteral } from './account-resolver';
 import { jsonReaderModule } from './json-reader-wasm';
 import { LINE_SCAN_WASM_BASE64 } from './line-scan-wasm';
 
@@ -367,7 +367,10 @@ export interface ScanKey {
 export const KEY_UNKNOWN = -1;
 export const KEY_NONE = -2;
 export const KEY_NO_HOST = -3;
-/** An IP-literal host (host label key) not in the key table yet: the whole host is its key. */
+/**
+ * A host of no account (host label key) not in the key table yet: an IP literal or a
+ * CloudFront default domain, whose key is the whole host.
+ */
 export const KEY_IP_LITERAL = -4;
 
 /** No layout yet: nothing recorded, nothing checked. */
@@ -632,6 +635,14 @@ function keyInJs(bytes: Uint8Array, words: Int32Array, keys: Map<string, number>
     }
     stop = start;
     while (stop < end && bytes[stop] !== 46) stop++;
+    // A CloudFront default domain is keyed by the whole host too: its label is no account's.
+    if (end - stop === CLOUDFRONT_DEFAULT_DOMAIN.length && isCloudFrontDefaultDomainBytes(bytes, start, end)) {
+      words[at + 7] = start;
+      words[at + 8] = end;
+      const id = keyIdInJs(bytes, keys, start, end, -1);
+      words[at + 6] = id === KEY_UNKNOWN ? KEY_IP_LITERAL : id;
+      return;
+    }
   }
   words[at + 7] = start;
   words[at + 8] = stop;

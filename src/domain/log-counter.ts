@@ -653,8 +653,8 @@ export class LogCounter {
       return account;
     }
     if (id === KEY_IP_LITERAL) {
-      // An IP literal, of no account: keyed by the whole host from now on (the scanner sums
-      // its lines), sampled once like any host missed.
+      // An IP literal or a CloudFront default domain, of no account: keyed by the whole host
+      // from now on (the scanner sums its lines), sampled once like any host missed.
       const start = this.words[record + 7]!;
       const stop = this.words[record + 8]!;
       if (this.ipKeys < MAX_IP_KEYS) {

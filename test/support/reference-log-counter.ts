@@ -128,6 +128,8 @@ export function parseByteCountAt(text: string, start: number, end: number): numb
 }
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}(:\d+)?$/;
+/** Added with #31: ASCII letters in either case, nothing else folded (no `u` flag). */
+const CLOUDFRONT_DEFAULT_DOMAIN = /\.cloudfront\.net$/i;
 
 /** First DNS label of a host name; IP literals have none and attribute to no account. */
 function firstLabel(host: string): string | undefined {
@@ -171,6 +173,8 @@ export function compileResolver(spec: ResolverSpec, layout: FieldLayout, objectK
       return (fields) => {
         const value = viewerHost(fields);
         if (value === undefined) return undefined;
+        // A CloudFront default domain (d111111abcdef8.cloudfront.net) names a distribution, not an account.
+        if (CLOUDFRONT_DEFAULT_DOMAIN.test(value)) return undefined;
         const first = value.charCodeAt(0);
         if ((first >= 48 && first <= 57) || first === 91) return validOrUndefined(firstLabel(value));
         const dot = value.indexOf('.');

@@ -20,9 +20,10 @@ describe('tally count', () => {
     );
 
     const report = JSON.parse(stdout);
-    expect(report.lines).toEqual({ read: 14, counted: 12, unattributed: 2, malformed: 0 });
+    // Per file, an IP literal and a line of the CloudFront default domain only (cs(Host)): unattributed.
+    expect(report.lines).toEqual({ read: 14, counted: 10, unattributed: 4, malformed: 0 });
     expect(report.usage).toContainEqual({ account: 'acme', day: '2026-11-21', metrics: { requests: 4, bytes: 1500, authorization_requests: 2 } });
-    expect(report.usage).toContainEqual({ account: 'unattributed', day: '2026-11-21', metrics: { requests: 2, bytes: 600, authorization_requests: 0 } });
+    expect(report.usage).toContainEqual({ account: 'unattributed', day: '2026-11-21', metrics: { requests: 4, bytes: 2000, authorization_requests: 0 } });
   });
 
   it('sums a sampled real-time file and a legacy one side by side: estimates apart from exact counts', async () => {

@@ -144,7 +144,7 @@ describe('a health report', () => {
         { day: '2026-11-25', bucket: 'b', key: 'cf/E2A.2026-11-25-11.x1.gz', etag: '1', processedAt: '2026-11-25T12:10:00.000Z', lines: lines(100, 5, 1), unattributedSamples: ['203.0.113.7', 'new.example.com'] },
         // The same object's item of another day: no lines, not a second object.
         { day: '2026-11-24', bucket: 'b', key: 'cf/E2A.2026-11-25-11.x1.gz', etag: '1', processedAt: '2026-11-25T12:10:00.000Z' },
-        { day: '2026-11-25', bucket: 'b', key: 'cf/E2A.2026-11-25-09.x2.gz', etag: '2', processedAt: '2026-11-25T10:00:00.000Z', lines: lines(50, 2, 0), unattributedSamples: ['new.example.com'] },
+        { day: '2026-11-25', bucket: 'b', key: 'cf/E2A.2026-11-25-09.x2.gz', etag: '2', processedAt: '2026-11-25T10:00:00.000Z', lines: lines(50, 2, 0), unattributedSamples: ['new.example.com', 'd111111abcdef8.cloudfront.net'] },
         { day: '2026-11-24', bucket: 'b', key: 'cf/E2B.2026-11-24-02.x3.gz', etag: '3', processedAt: '2026-11-24T03:00:00.000Z', lines: lines(10, 10, 0) },
       ],
       deadLetters: { depth: 0, oldestAgeSeconds: null },
@@ -160,11 +160,12 @@ describe('a health report', () => {
     expect(report.lines).toEqual({ read: 150, counted: 142, unattributed: 7, malformed: 1, unattributedRate: 0.0467, malformedRate: 0.0067 });
     expect(report.missed).toEqual([
       { object: 's3://b/cf/E2A.2026-11-25-11.x1.gz', unattributed: 5, malformed: 1, read: 100, samples: ['203.0.113.7', 'new.example.com'] },
-      { object: 's3://b/cf/E2A.2026-11-25-09.x2.gz', unattributed: 2, malformed: 0, read: 50, samples: ['new.example.com'] },
+      { object: 's3://b/cf/E2A.2026-11-25-09.x2.gz', unattributed: 2, malformed: 0, read: 50, samples: ['new.example.com', 'd111111abcdef8.cloudfront.net'] },
     ]);
     expect(report.missedKeys).toEqual([
-      { key: 'new.example.com', objects: 2 },
-      { key: '203.0.113.7', objects: 1 },
+      { key: 'new.example.com', objects: 2, reason: 'not an account (no valid account id, or not in the host map)' },
+      { key: '203.0.113.7', objects: 1, reason: 'an IP address, not a host name' },
+      { key: 'd111111abcdef8.cloudfront.net', objects: 1, reason: 'the CloudFront default domain: it names a distribution, not an account' },
     ]);
     // Per day of the logs: an object counts on every day it has lines, its lines on its first day only.
     expect(report.perDay).toEqual([

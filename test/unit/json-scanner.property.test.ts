@@ -21,7 +21,7 @@ const VALUES: Record<string, string[]> = {
   'cs(Host)': ['d1.cloudfront.net', '-', ''],
   'cs-uri-stem': ['/api/authorization/check', '/v1/items', '/caf\u00e9/\u00fc', '/a%09b'],
   'sc-status': ['200', '503'],
-  'x-host-header': ['acme.example.com', 'Globex.example.com', '10.0.0.1', '-', '', 'a-very-long-host-label-that-goes-on-and-on-past-sixteen-bytes.example.com'],
+  'x-host-header': ['acme.example.com', 'Globex.example.com', '10.0.0.1', '-', '', 'a-very-long-host-label-that-goes-on-and-on-past-sixteen-bytes.example.com', 'd111111abcdef8.cloudfront.net', 'acme.CloudFront.net'],
   // Glues (`","key":"`) of exactly one and two 16-byte blocks, and longer than two.
   'cs(Cookie)': ['-', 'a=b'],
   'x-edge-response-result-type': ['Hit', 'Miss', ''],

@@ -7,6 +7,8 @@ const FIELD = fc.oneof(
   fc.constantFrom('2026-11-21', '2026-11-20', '12:34:56', '24:00:00', '23:59:60', '23:59:61', '09:60:00', '1a:00:00', '12:34:5/', '12-34-56', 'tenant08.api.example.com', 'TENANT08', '-', '0', '1234', 'acme.cdn.test', 'globex.cdn.test', '10.0.0.1', ''),
   // Hosts that are IP literals, and digit-first hosts that are not.
   fc.constantFrom('10.0.0.1:443', '255.255.255.255', '[::1]', '[2001:db8::1]:80', '1234.5.6.7', '1.2.3', '1.2.3.4.5', '1.2.3.4:', '1.2.3.4:8a', '01.2.3.4', '9tenant.cdn.test', '1.2.3.4:0'),
+  // CloudFront default domains (keyed by the whole host, like an IP literal) and hosts that only look like one.
+  fc.constantFrom('d111111abcdef8.cloudfront.net', 'D2.CLOUDFRONT.NET', 'acme.cloudfront.net', 'a-label-longer-than-sixteen.cloudfront.net', 'acme.cloudfront.net.x', 'acme.cloudfront\u000enet', 'acme.cloudfront.ne', 'cloudfront.net'),
   // Byte counts of every length around the 8 read at once, and the bytes either side of '0'-'9'.
   fc.constantFrom('12345678', '99999999', '123456789', '00000007', '1234567/', '1234567:', '/', ':', '8', '98765432109876', '1\u00b9'),
   fc.string({ maxLength: 70 }).map((text) => text.replace(/[\t\n]/g, 'x')),
@@ -21,7 +23,7 @@ const FITTING = fc
     day: fc.constantFrom('2026-11-21', '2026-11-20', '2026-11-19'),
     time: fc.constantFrom('12:34:56', '12:34:56', '24:00:00'),
     bytes: fc.constantFrom('1234', '-', '98765432109876', 'x1'),
-    host: fc.constantFrom('acme.cdn.test', 'tenant08.api.example.com', 'initech.cdn.test', '10.0.0.1', '-'),
+    host: fc.constantFrom('acme.cdn.test', 'tenant08.api.example.com', 'initech.cdn.test', '10.0.0.1', '-', 'acme.cloudfront.net', 'd1.cloudfront.net'),
     cr: fc.boolean(),
     wide: fc.boolean(),
   })
@@ -65,7 +67,7 @@ function scanned(engine: 'wasm' | 'js', text: Buffer, offset: number, layout: Sc
   scanner.setCountingMalformed(switches.countingMalformed);
   scanner.setSumming(summing, 200);
   // Keys known before the scan, so that lines of them are summed; IP literals are keyed by the whole host.
-  ['acme', 'globex', 'acme.cdn.test', 'tenant08', ...(ipKey ? ['10.0.0.1', '[::1]', '10.0.0.1:443'] : [])].forEach((key, id) => {
+  ['acme', 'globex', 'acme.cdn.test', 'tenant08', ...(ipKey ? ['10.0.0.1', '[::1]', '10.0.0.1:443', 'd1.cloudfront.net'] : [])].forEach((key, id) => {
     scanner.bytes.set(Buffer.from(key, 'latin1'), scanner.jsonTextAt);
     scanner.keyId(scanner.jsonTextAt, scanner.jsonTextAt + key.length, id);
   });

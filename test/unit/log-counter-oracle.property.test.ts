@@ -36,6 +36,9 @@ const VALUES: Record<string, Buffer[]> = {
     ...['acme.api.example.com', 'acme.api.example.com', 'Globex.example.com', 'initech', '10.0.0.1', '10.0.0.1:80', '[::1]', '-', '', 'bad#host.x.com', 'caf\u00e9.x.com', '\u212Acme.x.com', '.x.com', 'x'.repeat(70), 'hooli.x.com\r', '-\r'].map(enc),
     // IP literals, and digit-first hosts that are not (their first label is an account).
     ...['255.255.255.255:65535', '[2001:db8::1]:443', '1234.5.6.7', '1.2.3', '1.2.3.4.5', '1.2.3.4:', '7.8.9.10:8a', '9tenant.x.com', '192.168.0.1', '172.16.0.9:8080'].map(enc),
+    // CloudFront default domains, of no account whatever their case or label length; hosts that only look like one.
+    ...['d111111abcdef8.cloudfront.net', 'D2ABC.CloudFront.NET', 'a-label-longer-than-sixteen-bytes.cloudfront.net', '7abc.cloudfront.net', 'acme.cloudfront.net.example.com', 'cloudfront.net', 'acme.xcloudfront.net', 'acme.cloudfront.net\r'].map(enc),
+    Buffer.from([0x64, 0x31, 0x2e, 0x63, 0x6c, 0x6f, 0x75, 0x64, 0x66, 0x72, 0x6f, 0x6e, 0x74, 0x0e, 0x6e, 0x65, 0x74]),
     Buffer.from([0x61, 0xc3, 0x28, 0x2e, 0x78]),
     Buffer.from([0x61, 0xe2, 0x82]),
     Buffer.from([0xff, 0x2e, 0x78]),

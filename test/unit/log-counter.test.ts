@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
-import { parseResolverSpec } from '../../src/domain/account-resolver';
+import { missedHostReason, parseResolverSpec } from '../../src/domain/account-resolver';
 import { PoisonObjectError } from '../../src/domain/errors';
 import { gunzipChunkBytes, logText } from '../../src/adapters/log-text';
 import { countLog, LogCounter, MAX_IP_KEYS, type CountOptions } from '../../src/domain/log-counter';
@@ -27,11 +27,11 @@ const bytesOf = (text: string) => Readable.from([Buffer.from(text)]);
 const STANDARD_USAGE = [
   { account: 'acme', day: '2026-11-20', metrics: { requests: 1, bytes: 1000, authorization_requests: 0 } },
   { account: 'acme', day: '2026-11-21', metrics: { requests: 2, bytes: 750, authorization_requests: 1 } },
-  { account: 'd111111abcdef8', day: '2026-11-21', metrics: { requests: 1, bytes: 700, authorization_requests: 0 } },
   { account: 'globex', day: '2026-11-21', metrics: { requests: 2, bytes: 2000, authorization_requests: 0 } },
-  { account: 'unattributed', day: '2026-11-21', metrics: { requests: 1, bytes: 300, authorization_requests: 0 } },
+  // The line with no x-host-header has only cs(Host), the default domain d111111abcdef8.cloudfront.net: no account.
+  { account: 'unattributed', day: '2026-11-21', metrics: { requests: 2, bytes: 1000, authorization_requests: 0 } },
 ];
-const STANDARD_LINES = { read: 7, counted: 6, unattributed: 1, malformed: 0 };
+const STANDARD_LINES = { read: 7, counted: 5, unattributed: 2, malformed: 0 };
 
 describe('CloudFront log counting', () => {
   it.each([
@@ -319,6 +319,28 @@ describe('what the resolver missed', () => {
 
     expect(count.lines).toEqual({ read: 9, counted: 1, unattributed: 8, malformed: 0 });
     expect(count.unattributedSamples).toEqual(['203.0.113.7', '198.51.100.1', '203.0.113.8', '203.0.113.9', '203.0.113.10']);
+  });
+
+  it.each(['wasm', 'js'] as const)('counts CloudFront default domains as unattributed under host-label, and samples each whole host (%s scanner)', async (scanner) => {
+    // The default domain in either case, cut small so that the scanner keys it first and sums it after; hosts that only resemble one keep their label's account.
+    const hosts = Array.from({ length: 600 }, (_, i) => ['d111111abcdef8.cloudfront.net', 'acme.example.com', 'E2ABC.CloudFront.NET', 'globex.cloudfront.net.example.com'][i % 4]!);
+    const body = Buffer.from(text(hosts));
+    const pieces = Array.from({ length: Math.ceil(body.length / 1000) }, (_, i) => body.subarray(i * 1000, (i + 1) * 1000));
+    const count = await countLog(Readable.from(pieces), options({ scanner, metricRules: [] }), 'default-domain');
+
+    expect(count.lines).toEqual({ read: 600, counted: 300, unattributed: 300, malformed: 0 });
+    expect(count.tally.usage().map((row) => [row.account, row.metrics.requests])).toEqual([
+      ['acme', 150],
+      ['globex', 150],
+      ['unattributed', 300],
+    ]);
+    expect(count.unattributedSamples).toEqual(['d111111abcdef8.cloudfront.net', 'E2ABC.CloudFront.NET']);
+  });
+
+  it('says why a sampled host has no account', () => {
+    expect(missedHostReason('d111111abcdef8.cloudfront.net')).toMatch(/CloudFront default domain/);
+    expect(missedHostReason('203.0.113.7')).toMatch(/IP address/);
+    expect(missedHostReason('bad#host')).toMatch(/not an account/);
   });
 
   it('samples IP literals the host-label resolver cannot read a label from', async () => {

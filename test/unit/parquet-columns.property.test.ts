@@ -26,7 +26,7 @@ const POOLS: Record<(typeof COLUMNS)[number], readonly string[]> = {
   time: ['12:00:00', '23:59:60', '24:00:00', '7:00'],
   sc_bytes: ['0', '1234', '-', '12a', '999999999999999', '4096'],
   cs_Host: ['d1.cloudfront.net', '-', 'Globex.example.com'],
-  x_host_header: ['acme.example.com', 'acme.example.com', 'initech.example.com', '10.0.0.1', '-', 'tab\there.example.com', 'caf\u00e9.example.com', 'a-very-long-host-label-past-thirty-two-bytes.example.com'],
+  x_host_header: ['acme.example.com', 'acme.example.com', 'initech.example.com', '10.0.0.1', '-', 'tab\there.example.com', 'caf\u00e9.example.com', 'a-very-long-host-label-past-thirty-two-bytes.example.com', 'd111111abcdef8.cloudfront.net', 'acme.CloudFront.net'],
   cs_uri_stem: ['/api/authorization/check', '/v1/items', '/line\nbreak', '/cr\rhere'],
   x_edge_request_id: ['r1', 'r2'],
 };

@@ -54,7 +54,7 @@ export function describeHealth(h: HealthReport): string {
     );
   }
   if (h.missedKeys.length > 0) {
-    lines.push(`hosts the resolver missed (objects): ${h.missedKeys.map((k) => `${k.key} (${k.objects})`).join(', ')}`);
+    lines.push(`hosts the resolver missed (objects; why): ${h.missedKeys.map((k) => `${k.key} (${k.objects}; ${k.reason})`).join(', ')}`);
   }
   if (h.missed.length > 0) {
     lines.push('', formatTable(['what the resolver or parser missed (most first)', 'unattributed', 'malformed', 'read'], h.missed.map((m) => [m.object, String(m.unattributed), String(m.malformed), String(m.read)])).trimEnd());
