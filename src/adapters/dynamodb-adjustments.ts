@@ -19,6 +19,7 @@ const MAX_CONFLICT_RETRIES = 5;
  * ```
  * PK ACCT#acme  SK DAY#2026-11-21#A#INC-2041   adjustment: metric, delta, reason, createdAt, actor
  * PK ACCT#acme  SK ADJID#INC-2041              the id's reservation: same content, any day
+ * PK ACCT#acme  SK ADJID#revert:INC-2041       a revert of it (`revertOf: INC-2041`), at most one
  * ```
  * Both are put in one transaction, each only if absent, so an id is recorded once per
  * account whatever day it names. Recording it again with the same content is a no-op
@@ -148,6 +149,7 @@ function attributesOf(adjustment: RecordedAdjustment): Record<string, AttributeV
     reason: { S: adjustment.reason },
     createdAt: { S: adjustment.createdAt },
     actor: { S: adjustment.actor },
+    ...(adjustment.revertOf === undefined ? {} : { revertOf: { S: adjustment.revertOf } }),
   };
 }
 
@@ -161,5 +163,6 @@ function fromItem(item: Record<string, AttributeValue>, account: string, day: st
     reason: item.reason?.S ?? '',
     createdAt: item.createdAt?.S ?? '',
     actor: item.actor?.S ?? '',
+    ...(item.revertOf?.S === undefined ? {} : { revertOf: item.revertOf.S }),
   };
 }

@@ -81,6 +81,15 @@ function buildProgram(declarations: readonly DeclaredCommand[], context: CliCont
   const parentOf = (group: CommandGroup | undefined): Command => {
     if (group === undefined) return program;
     let parent = groups.get(group.name);
+    // A group under a command of the same word (`tally adjustments revert` under `tally adjustments`):
+    // the command's options stop at the subcommand's name, so the subcommand reads its own (the program's
+    // too: else it hands the command its options apart from the words, and the command takes --account).
+    const command = parent ?? program.commands.find((candidate) => candidate.name() === group.name);
+    if (parent === undefined && command !== undefined) {
+      program.enablePositionalOptions();
+      parent = command.enablePositionalOptions();
+      groups.set(group.name, parent);
+    }
     if (parent === undefined) {
       parent = program
         .command(group.name)

@@ -18,6 +18,8 @@ export interface Adjustment {
   /** Added to the metric's total; negative to take away. */
   readonly delta: number;
   readonly reason: string;
+  /** Set on a revert (`tally adjustments revert`): the id of the adjustment it takes back. */
+  readonly revertOf?: string;
 }
 
 /** An adjustment as stored: who recorded it and when. */
@@ -48,7 +50,14 @@ export const ADJUSTMENT_ID_RULE =
 export function validateAdjustment(input: Adjustment): Adjustment {
   if (!isValidAccountId(input.account)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
   if (!isValidDay(input.day)) throw new ValidationError(`day "${input.day}" is not a calendar day (YYYY-MM-DD)`);
-  if (!ADJUSTMENT_ID.test(input.adjustmentId)) throw new ValidationError(`invalid id "${input.adjustmentId}": ${ADJUSTMENT_ID_RULE}`);
+  if (input.revertOf === undefined) {
+    if (!ADJUSTMENT_ID.test(input.adjustmentId)) throw new ValidationError(`invalid id "${input.adjustmentId}": ${ADJUSTMENT_ID_RULE}`);
+    if (input.adjustmentId.startsWith(REVERT_PREFIX)) {
+      throw new ValidationError(`ids starting with "${REVERT_PREFIX}" are kept for tally adjustments revert: choose another id`);
+    }
+  } else if (input.adjustmentId !== revertIdOf(input.revertOf) || !ADJUSTMENT_ID.test(input.revertOf)) {
+    throw new ValidationError(`a revert of "${input.revertOf}" has the id "${revertIdOf(input.revertOf)}"`);
+  }
   if (!METRIC_NAME.test(input.metric) || !isShardMetric(input.metric)) {
     throw new ValidationError(`metric "${input.metric}" is not a metric name (${METRIC_NAME.source})`);
   }
@@ -91,4 +100,47 @@ export function negativeTotalProblem(adjustment: Adjustment, current: number): s
     `${n(current)} ${adjustment.delta < 0 ? '-' : '+'} ${n(Math.abs(adjustment.delta))} = ${n(after)}; ` +
     'check the delta, or pass --allow-negative to record it anyway'
   );
+}
+
+/** True when `id` is a well-formed adjustment id (see {@link ADJUSTMENT_ID_RULE}). */
+export function isValidAdjustmentId(id: string): boolean {
+  return ADJUSTMENT_ID.test(id);
+}
+
+/** How the id of a revert starts: `revert:INC-2041` takes back `INC-2041`. */
+export const REVERT_PREFIX = 'revert:';
+
+/**
+ * The id of the revert of `adjustmentId`: derived, never chosen, so an account holds at
+ * most one revert of an adjustment (the id's reservation makes a second one "already
+ * recorded", whoever runs it and however often).
+ */
+export function revertIdOf(adjustmentId: string): string {
+  return `${REVERT_PREFIX}${adjustmentId}`;
+}
+
+/**
+ * The compensating adjustment that takes `original` back: same account, day and metric,
+ * the opposite delta, recorded as a revert of it. `why` is added to the reason.
+ * A revert cannot itself be reverted (record a new correction instead).
+ *
+ * @example revertOf({ account: 'acme', day: '2026-11-21', adjustmentId: 'INC-2041', metric: 'requests', delta: -120, reason: 'x' })
+ * // { ..., adjustmentId: 'revert:INC-2041', delta: 120, reason: 'revert of INC-2041', revertOf: 'INC-2041' }
+ */
+export function revertOf(original: Adjustment, why?: string): Adjustment {
+  if (original.revertOf !== undefined || original.adjustmentId.startsWith(REVERT_PREFIX)) {
+    throw new ValidationError(
+      `${original.adjustmentId} is itself a revert${original.revertOf === undefined ? '' : ` of ${original.revertOf}`}: record a new correction with tally adjust instead`,
+    );
+  }
+  const detail = why?.trim() ?? '';
+  return validateAdjustment({
+    account: original.account,
+    day: original.day,
+    adjustmentId: revertIdOf(original.adjustmentId),
+    metric: original.metric,
+    delta: -original.delta,
+    reason: `revert of ${original.adjustmentId}${detail === '' ? '' : `: ${detail}`}`,
+    revertOf: original.adjustmentId,
+  });
 }

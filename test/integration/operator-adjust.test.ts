@@ -8,6 +8,7 @@ import { testClients, testStackInfo, uniqueId } from '../support/stack';
 
 const runAdjust = tallyCommand('adjust');
 const runAdjustments = tallyCommand('adjustments');
+const runRevert = (argv: readonly string[], io: ReturnType<typeof captureIo>) => tallyCommand('adjustments')(['revert', ...argv], io, env);
 
 const info = testStackInfo();
 const { dynamodb } = testClients(info);
@@ -199,5 +200,75 @@ describe('tally adjust', () => {
     expect(code).toBe(2);
     expect(io.stderr).toMatch(/^tally adjust: delta must be a non-zero whole number from -1,000,000,000,000,000 to 1,000,000,000,000,000, got /);
     expect(await adjustmentRecords(account)).toEqual([]);
+  });
+});
+
+describe('tally adjustments revert', () => {
+  it('records one compensating adjustment, as a revert of the id: a second run, or one after a lost answer, changes nothing', async () => {
+    const account = uniqueId('rev');
+    await runAdjust(adjustArgs(account, { delta: '500', id: 'INC-7' }), captureIo(), env);
+
+    const first = captureIo();
+    const firstCode = await runRevert(['INC-7', '--account', account, '--reason', 'billed twice'], first);
+    const again = captureIo();
+    const againCode = await runRevert(['INC-7', '--account', account], again);
+    // As if the first answer had been lost and another operator retried with another reason.
+    const retried = await runRevert(['INC-7', '--account', account, '--reason', 'retry'], captureIo());
+
+    expect([firstCode, againCode, retried]).toEqual([0, 0, 0]);
+    expect(first.stdout).toMatch(new RegExp(`^recorded adjustment revert:INC-7: ${account} 2026-11-21 requests -500 \\(ops-tester, `));
+    expect(again.stdout).toMatch(/^INC-7 was already reverted by revert:INC-7 \(ops-tester, .*\): nothing changed, it applies once/);
+    const stored = await new DynamoAdjustmentStore({ client: dynamodb, tableName: info.table }).list(account);
+    expect(stored).toEqual([
+      expect.objectContaining({ adjustmentId: 'INC-7', delta: 500 }),
+      expect.objectContaining({ adjustmentId: 'revert:INC-7', delta: -500, metric: 'requests', day: '2026-11-21', reason: 'revert of INC-7: billed twice', revertOf: 'INC-7' }),
+    ]);
+    const { records } = await reader.read(account, '2026-11-21', '2026-11-21');
+    expect(buildUsageReport({ accountId: account, from: '2026-11-21', to: '2026-11-21', granularity: 'day', records }).totals.requests).toBe(0);
+  });
+
+  it('records one revert when five are sent at once', async () => {
+    const account = uniqueId('rev');
+    await runAdjust(adjustArgs(account, { delta: '40', id: 'RACE-7' }), captureIo(), env);
+
+    const codes = await Promise.all(Array.from({ length: 5 }, () => runRevert(['RACE-7', '--account', account], captureIo())));
+
+    expect(codes).toEqual([0, 0, 0, 0, 0]);
+    expect((await adjustmentRecords(account)).map((record) => record.kind === 'adjustment' && record.adjustmentId).sort()).toEqual(['RACE-7', 'revert:RACE-7']);
+  });
+
+  it('refuses an unknown id, a revert of a revert, a malformed id, and a revert that would make the total negative', async () => {
+    const set = await putLogSet({ days: ['2026-11-21'], hours: [12], accounts: 1 });
+    await ingestFully(set.refs[0]!);
+    const account = set.accounts[0]!;
+    const measured = set.expected.usage.get(`${account}|2026-11-21`)!.requests!;
+    await runAdjust(adjustArgs(account, { delta: '10', id: 'UP-1' }, false), captureIo(), env);
+    await runAdjust(adjustArgs(account, { delta: String(-measured - 10), id: 'DOWN-1' }, false), captureIo(), env);
+    await runAdjust(adjustArgs(account, { delta: '5', id: 'X-1' }, false), captureIo(), env);
+    await runRevert(['X-1', '--account', account], captureIo());
+
+    const outcomes: Record<string, { code: number; stderr: string }> = {};
+    for (const [name, argv] of Object.entries({
+      unknown: ['NOPE-1', '--account', account],
+      revertOfRevert: ['revert:X-1', '--account', account],
+      malformed: ['../x', '--account', account],
+      negative: ['UP-1', '--account', account, '--dry-run'],
+    })) {
+      const io = captureIo();
+      outcomes[name] = { code: await runRevert(argv, io), stderr: io.stderr };
+    }
+    const forced = captureIo();
+    const forcedCode = await runRevert(['UP-1', '--account', account, '--dry-run', '--allow-negative'], forced);
+
+    expect(outcomes.unknown).toEqual({ code: 2, stderr: `tally adjustments revert: no adjustment "NOPE-1" for account ${account}: tally adjustments --account ${account} lists them\n` });
+    expect(outcomes.revertOfRevert!.code).toBe(2);
+    expect(outcomes.revertOfRevert!.stderr).toMatch(/revert:X-1 is itself a revert of X-1: record a new correction with tally adjust instead/);
+    expect(outcomes.malformed!.code).toBe(2);
+    expect(outcomes.negative).toEqual({
+      code: 2,
+      stderr: `tally adjustments revert: this would take the billable requests of ${account} on 2026-11-21 below zero: 0 - 10 = -10; check the delta, or pass --allow-negative to record it anyway\n`,
+    });
+    expect(forcedCode).toBe(0);
+    expect(forced.stdout).toMatch(/^dry run: would record adjustment revert:UP-1/);
   });
 });

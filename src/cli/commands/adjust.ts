@@ -4,7 +4,8 @@ import { dayOf } from '../../domain/days';
 import { monthOf } from '../../domain/quota';
 import { AdjustmentConflictError, ValidationError } from '../../domain/errors';
 import { metricNames } from '../../domain/metric-rules';
-import { actorOf, defineCommand, JSON_OPTION } from '../command';
+import { actorOf, defineCommand, JSON_OPTION, type CliContext } from '../command';
+import type { OpenTarget } from '../open-target';
 import type { CliIo } from '../io';
 import { accountId, day, signedInteger } from '../values';
 
@@ -52,7 +53,6 @@ export const adjustCommand = defineCommand<AdjustOptions>({
   ],
   target: { settings: ['metrics'] },
   async run({ options, context, target: open }) {
-    const { io, env } = context;
     const adjustment = validateAdjustment({
       account: options.account,
       day: options.day,
@@ -73,43 +73,60 @@ export const adjustCommand = defineCommand<AdjustOptions>({
           'check the name, set TALLY_METRICS as the consumer has it, or pass --allow-new-metric',
       );
     }
-    const { DynamoAdjustmentStore, DynamoMonthRechecks, DynamoUsageReader } = await import('../aws-adapters');
+    const { DynamoUsageReader } = await import('../aws-adapters');
     const tableName = target.config.tableName;
-    const reader = new DynamoUsageReader({ client: clients.dynamodb, tableName, consistentRead: true });
     if (options.force !== true) {
-      if (!(await reader.hasMeasuredUsage(adjustment.account))) {
+      const presence = new DynamoUsageReader({ client: clients.dynamodb, tableName, consistentRead: true });
+      if (!(await presence.hasMeasuredUsage(adjustment.account))) {
         throw new ValidationError(
           `account "${adjustment.account}" has no measured usage in ${tableName}: check the id, or pass --force to record it anyway`,
         );
       }
     }
-    const store = new DynamoAdjustmentStore({ client: clients.dynamodb, tableName });
-    // A rerun of a recorded id is already in the total: only a new correction is checked.
-    if (options.allowNegative !== true && (await store.find(adjustment.account, adjustment.adjustmentId)) === undefined) {
-      const { billableTotal } = await import('../../app/billable-total');
-      const problem = negativeTotalProblem(adjustment, await billableTotal(reader, adjustment.account, adjustment.day, adjustment.metric));
-      if (problem !== undefined) throw new ValidationError(problem);
-    }
-    const rechecks = new DynamoMonthRechecks({ client: clients.dynamodb, tableName });
-    try {
-      const code = await recordAdjustment(store, adjustment, { ...options, actor: actorOf(options.actor, env), tableName }, io);
-      // The threshold evaluator may have stopped looking at a past month: mark it (again, on a rerun: a crash may have come between).
-      if (options.dryRun !== true) await rechecks.mark(monthOf(adjustment.day), context.now().toISOString());
-      // With a Stripe sender (TALLY_STRIPE_QUEUE_URL, or npm start's): it plans the account's closed days again, so an
-      // adjustment to a day already sent reaches the meter as that day's new total. Unlinked accounts: nothing happens.
-      const stripeQueue = env.TALLY_STRIPE_QUEUE_URL ?? target.stripe?.queueUrl;
-      if (options.dryRun !== true && code === 0 && stripeQueue !== undefined && stripeQueue !== '') {
-        const { SqsStripeSendQueue } = await import('../../adapters/sqs-stripe-send-queue');
-        await new SqsStripeSendQueue({ client: clients.sqs, queueUrl: stripeQueue }).enqueue({ account: adjustment.account });
-      }
-      return code;
-    } catch (error) {
-      if (!(error instanceof AdjustmentConflictError)) throw error;
-      io.err(`tally adjust: ${error.message}\n`);
-      return 1;
-    }
+    return storeCorrection(adjustment, { ...options, command: 'adjust' }, { context, opened: { target, clients } });
   },
 });
+
+/**
+ * Records a correction (`tally adjust`, `tally adjustments revert`) after the negative-total
+ * guard, then marks its month for the threshold evaluator and asks the Stripe sender to
+ * plan the account again. Exit 0 recorded (now or before), 1 on a conflicting id, 2 refused.
+ */
+export async function storeCorrection(
+  adjustment: Adjustment,
+  options: { command: string; actor?: string; allowNegative?: boolean; dryRun?: boolean; json?: boolean },
+  { context, opened: { target, clients } }: { context: CliContext; opened: OpenTarget },
+): Promise<number> {
+  const { io, env } = context;
+  const { DynamoAdjustmentStore, DynamoMonthRechecks, DynamoUsageReader } = await import('../aws-adapters');
+  const tableName = target.config.tableName;
+  const store = new DynamoAdjustmentStore({ client: clients.dynamodb, tableName });
+  // A rerun of a recorded id is already in the total: only a new correction is checked.
+  if (options.allowNegative !== true && (await store.find(adjustment.account, adjustment.adjustmentId)) === undefined) {
+    const { billableTotal } = await import('../../app/billable-total');
+    const reader = new DynamoUsageReader({ client: clients.dynamodb, tableName, consistentRead: true });
+    const problem = negativeTotalProblem(adjustment, await billableTotal(reader, adjustment.account, adjustment.day, adjustment.metric));
+    if (problem !== undefined) throw new ValidationError(problem);
+  }
+  const rechecks = new DynamoMonthRechecks({ client: clients.dynamodb, tableName });
+  try {
+    const code = await recordAdjustment(store, adjustment, { ...options, actor: actorOf(options.actor, env), tableName }, io);
+    // The threshold evaluator may have stopped looking at a past month: mark it (again, on a rerun: a crash may have come between).
+    if (options.dryRun !== true) await rechecks.mark(monthOf(adjustment.day), context.now().toISOString());
+    // With a Stripe sender (TALLY_STRIPE_QUEUE_URL, or npm start's): it plans the account's closed days again, so an
+    // adjustment to a day already sent reaches the meter as that day's new total. Unlinked accounts: nothing happens.
+    const stripeQueue = env.TALLY_STRIPE_QUEUE_URL ?? target.stripe?.queueUrl;
+    if (options.dryRun !== true && code === 0 && stripeQueue !== undefined && stripeQueue !== '') {
+      const { SqsStripeSendQueue } = await import('../../adapters/sqs-stripe-send-queue');
+      await new SqsStripeSendQueue({ client: clients.sqs, queueUrl: stripeQueue }).enqueue({ account: adjustment.account });
+    }
+    return code;
+  } catch (error) {
+    if (!(error instanceof AdjustmentConflictError)) throw error;
+    io.err(`tally ${options.command}: ${error.message}\n`);
+    return 1;
+  }
+}
 
 /** Records (or, on a dry run, previews) one adjustment and prints what happened. */
 async function recordAdjustment(

@@ -1,7 +1,9 @@
-import type { RecordedAdjustment } from '../../domain/adjustment';
-import { defineCommand, JSON_OPTION } from '../command';
+import { ADJUSTMENT_ID_RULE, isValidAdjustmentId, revertOf, type RecordedAdjustment } from '../../domain/adjustment';
+import { ValidationError } from '../../domain/errors';
+import { ACTOR_OPTION, defineCommand, JSON_OPTION, type CommandGroup } from '../command';
 import { formatTable } from '../io';
 import { accountId, checkDayRange, day } from '../values';
+import { storeCorrection } from './adjust';
 
 /** `tally adjustments`: lists an account's adjustments. */
 export const adjustmentsCommand = defineCommand<{ account: string; from?: string; to?: string; json?: boolean }>({
@@ -25,6 +27,68 @@ export const adjustmentsCommand = defineCommand<{ account: string; from?: string
       options.json === true ? `${JSON.stringify({ account: options.account, adjustments: listed })}\n` : describeAdjustments(options.account, listed),
     );
     return 0;
+  },
+});
+
+/** `tally adjustments revert`: a subcommand under the listing command of the same word. */
+export const ADJUSTMENTS_GROUP: CommandGroup = {
+  name: 'adjustments',
+  summary: "list an account's adjustments; revert one",
+  description: 'Lists adjustments (tally adjustments --account A) and takes one back (tally adjustments revert ID --account A).',
+};
+
+interface RevertOptions {
+  account: string;
+  reason?: string;
+  actor?: string;
+  allowNegative?: boolean;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+/** `tally adjustments revert ID`: exit 0 reverted (now or before), 1 on a conflicting id, 2 refused or unknown. */
+export const adjustmentsRevertCommand = defineCommand<RevertOptions>({
+  name: 'revert',
+  group: ADJUSTMENTS_GROUP,
+  summary: 'take an adjustment back with one compensating adjustment, once',
+  description:
+    'Records the compensating adjustment of adjustment ID of --account: same day and metric, the opposite ' +
+    'delta, id revert:ID, recorded as a revert of ID. Its id is derived from ID, so running it again, or ' +
+    'after an answer was lost, finds it recorded and changes nothing (exit 0): an adjustment is reverted at ' +
+    'most once. A revert cannot be reverted (record a new correction). Like tally adjust, it is refused ' +
+    "(exit 2) when it would take the day's billable total below zero, unless --allow-negative.",
+  arguments: [{ name: '<id>', help: 'the id of the adjustment to take back' }],
+  options: [
+    { flags: '--account <id>', help: 'the account the adjustment belongs to', read: accountId, required: true },
+    { flags: '--reason <text>', help: 'why, added to the revert\'s reason ("revert of ID: ...")' },
+    ACTOR_OPTION,
+    { flags: '--allow-negative', help: "record it even if it takes the day's billable total below zero" },
+    { flags: '--dry-run', help: 'say what would happen; write nothing' },
+    JSON_OPTION,
+  ],
+  target: { settings: [] },
+  async run({ options, args, context, target: open }) {
+    const id = args[0] ?? '';
+    if (!isValidAdjustmentId(id)) throw new ValidationError(`invalid id "${id.slice(0, 140)}": ${ADJUSTMENT_ID_RULE}`);
+    const opened = await open();
+    const { DynamoAdjustmentStore } = await import('../aws-adapters');
+    const store = new DynamoAdjustmentStore({ client: opened.clients.dynamodb, tableName: opened.target.config.tableName });
+    const original = await store.find(options.account, id);
+    if (original === undefined) {
+      throw new ValidationError(`no adjustment "${id}" for account ${options.account}: tally adjustments --account ${options.account} lists them`);
+    }
+    const revert = revertOf(original, options.reason);
+    const existing = await store.find(options.account, revert.adjustmentId);
+    if (existing !== undefined) {
+      // Reverted before (this run repeated, or its answer lost): whatever reason was given then, it holds.
+      context.io.out(
+        options.json === true
+          ? `${JSON.stringify({ outcome: 'already-recorded', adjustment: existing })}\n`
+          : `${id} was already reverted by ${existing.adjustmentId} (${existing.actor}, ${existing.createdAt}): nothing changed, it applies once\n`,
+      );
+      return 0;
+    }
+    return storeCorrection(revert, { ...options, command: 'adjustments revert' }, { context, opened });
   },
 });
 

@@ -1,6 +1,6 @@
 import type { DeclaredCommand } from '../command';
 import { adjustCommand } from './adjust';
-import { adjustmentsCommand } from './adjustments';
+import { adjustmentsCommand, adjustmentsRevertCommand } from './adjustments';
 import { backfillCommand } from './backfill';
 import { closeCommand } from './close';
 import { countCommand } from './count';
@@ -34,6 +34,7 @@ export const COMMANDS: readonly DeclaredCommand[] = [
   reconcileCommand,
   adjustCommand,
   adjustmentsCommand,
+  adjustmentsRevertCommand,
   explainCommand,
   statusCommand,
   planCommand,
