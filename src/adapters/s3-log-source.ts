@@ -31,7 +31,7 @@ export class S3LogSource implements LogSource {
     this.client = client;
   }
 
-  async open(ref: LogObjectRef): Promise<{ etag: string; content: LogContent }> {
+  async open(ref: LogObjectRef): Promise<{ etag: string; content: LogContent; lastModified?: Date }> {
     try {
       // The version the notification announced, no other: a later one has its own notification.
       const response = await this.client.send(new GetObjectCommand({ Bucket: ref.bucket, Key: ref.key, ...(ref.etag === '' ? {} : { IfMatch: `"${ref.etag}"` }) }));
@@ -43,7 +43,8 @@ export class S3LogSource implements LogSource {
         if (etag === undefined || size === undefined) throw new PoisonObjectError(describeObject(ref), 'GetObject returned no ETag or length to read the Parquet file by ranges');
         return new S3ObjectBytes({ client: this.client, ref, etag, size });
       };
-      return { etag: normaliseEtag(etag ?? ref.etag), content: await logContent(body, describeObject(ref), parquetFile, size) };
+      const lastModified = response.LastModified;
+      return { etag: normaliseEtag(etag ?? ref.etag), content: await logContent(body, describeObject(ref), parquetFile, size), ...(lastModified === undefined ? {} : { lastModified }) };
     } catch (error) {
       if (isMissing(error)) throw new PoisonObjectError(describeObject(ref), 'object does not exist (deleted before it was read?)', { cause: error });
       if (isPreconditionFailed(error)) {

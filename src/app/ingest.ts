@@ -29,10 +29,6 @@ export interface AttemptContext {
   readonly receiveCount?: number;
   /** True once too little Lambda time is left to start another increment. */
   readonly outOfTime?: () => boolean;
-  /** When SQS first delivered the message (`ApproximateFirstReceiveTimestamp`). */
-  readonly firstReceivedAt?: Date;
-  /** When S3 created the object, as its notification says: no attempt at it can be older. */
-  readonly createdAt?: Date;
 }
 
 export interface IngestSettings {
@@ -51,10 +47,7 @@ export interface IngestSettings {
   readonly heartbeatSeconds: number;
   /** A message, or an increment, is not started when less Lambda time than this remains; it comes back later. */
   readonly minRemainingMillis: number;
-  /**
-   * The queue's maxReceiveCount: an attempt on the last receive records that it started,
-   * since its failure would next be seen from the DLQ, as a new message.
-   */
+  /** The queue's maxReceiveCount (checked against the queue at deploy time; every attempt records that it started). */
   readonly maxReceiveCount?: number;
 }
 
@@ -114,8 +107,9 @@ export interface MessageResult {
  * found in neither was never applied, however late the retry comes, until the
  * tombstones' TTL. An increment nothing can prove either way (a shard that dropped
  * keys untombstoned, under an earlier version) is not applied: the ledger lists it as
- * unresolved. The last receive before the DLQ and inline runs record that they started,
- * so their retry, a new message, knows that an attempt came before it and since when.
+ * unresolved. Every attempt records that it started (and since when any attempt can
+ * have begun) before its first increment, so any later one, whatever message brings it,
+ * knows that an attempt came before it and bounds its proof by that record.
  */
 export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, attempt: AttemptContext = {}): Promise<ObjectResult> {
   const { store, source, settings } = deps;
@@ -153,15 +147,16 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   });
   const startedAt = clock().toISOString();
   const attemptId = `${startedAt}-${Math.random().toString(36).slice(2, 8)}`;
-  const lastReceive = attempt.receiveCount === undefined || attempt.receiveCount >= (settings.maxReceiveCount ?? Infinity);
-  const earliest = earliestAttempt(attempt, state.attempts, startedAt);
-  if (lastReceive) await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'started', applied: [], since: earliest });
+  const earliest = new Date(earliestAttempt(state.attempts, opened.lastModified)).toISOString();
+  // Every attempt that may apply something says so first: a later one, whichever message
+  // brings it, learns that it came and since when, on the clock that dated its keys.
+  if (increments.length > 0) await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'started', applied: [], since: earliest });
   // Earlier versions pinned only in attempts that recorded themselves first: no record, no pin to look for.
   const legacyPin = state.attempts.length > 0 ? pinAttribute(ref) : undefined;
 
   await markLateUsage(increments, deps, clock());
-  const since = unseenSince(attempt, state.attempts);
-  const outcomes = await applyAll(increments, recorded, deps, attempt, { ...(since === undefined ? {} : { since }), ...(legacyPin === undefined ? {} : { legacyPin }) });
+  const since = new Date(Math.max(0, Date.parse(earliest) - CLOCK_MARGIN_MS));
+  const outcomes = await applyAll(increments, recorded, deps, attempt, { since, ...(legacyPin === undefined ? {} : { legacyPin }) });
   if (outcomes.failure !== undefined) {
     const known = increments.filter((_, i) => outcomes.results[i] === 'applied' || outcomes.results[i] === 'duplicate').map((inc) => inc.key);
     try {
@@ -237,34 +232,21 @@ type ApplyResult = IncrementOutcome | 'resumed' | 'not-started';
 const CLOCK_MARGIN_MS = 300_000;
 
 /**
- * The earliest any attempt of this object can have started, as far as this one knows:
- * its message's first receive and what earlier records said (an inline run knows no
- * message: the epoch, when no record bounds it either).
+ * The earliest any attempt at this object can have begun, in epoch milliseconds, from
+ * facts nothing later can move: the attempt records (every attempt writes one, with its
+ * start on the clock that dates its keys, before its first increment) and the object's
+ * own `LastModified` (no attempt predates the object; it bounds attempts of versions that
+ * recorded only some of theirs). Never a message's event time: Tally sends some itself
+ * (backfill), and a copy of the object onto itself announces a later one. A record of an
+ * earlier version without a bound, or nothing known at all: the epoch (every proof then
+ * rests on tombstones).
  */
-function earliestAttempt(attempt: AttemptContext, attempts: readonly AttemptRecord[], now: string): string {
+export function earliestAttempt(attempts: readonly AttemptRecord[], lastModified: Date | undefined): number {
   const bounds = [
-    ...attempts.map((a) => Date.parse(a.since ?? a.startedAt)),
-    ...(attempt.firstReceivedAt === undefined ? [] : [attempt.firstReceivedAt.getTime()]),
-    ...(attempt.receiveCount === undefined && attempts.length === 0 ? [0] : []),
+    ...attempts.flatMap((a) => [Date.parse(a.startedAt), a.since === undefined ? 0 : Date.parse(a.since)]),
+    ...(lastModified === undefined ? [] : [lastModified.getTime()]),
   ].filter(Number.isFinite);
-  return new Date(bounds.length === 0 ? Date.parse(now) : Math.min(...bounds)).toISOString();
-}
-
-/**
- * The earliest an attempt of this object that died unseen can have started, with a
- * margin for clocks and whole minutes: the object's creation, as its notification says
- * (no attempt can predate it, whichever message, receive or replay this is). Without
- * one, what the message and earlier records tell; the epoch for an inline run or a
- * record without a bound (every proof then rests on tombstones alone). Undefined only
- * for the first receive of an object with no attempts and no creation time: nothing
- * is known to have come before it.
- */
-function unseenSince(attempt: AttemptContext, attempts: readonly AttemptRecord[]): Date | undefined {
-  if (attempt.createdAt !== undefined) return new Date(attempt.createdAt.getTime() - CLOCK_MARGIN_MS);
-  if (attempt.receiveCount === 1 && attempts.length === 0) return undefined;
-  const earliest = Date.parse(earliestAttempt(attempt, attempts, new Date().toISOString()));
-  const unbounded = attempt.receiveCount === undefined || attempts.some((a) => a.since === undefined);
-  return new Date(unbounded ? 0 : Math.max(0, earliest - CLOCK_MARGIN_MS));
+  return bounds.length === 0 ? 0 : Math.max(0, Math.min(...bounds));
 }
 
 /**
@@ -335,14 +317,11 @@ export async function ingestMessage(
   try {
     const objects: ObjectResult[] = [];
     const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? 1);
-    const firstReceived = Number(record.attributes?.ApproximateFirstReceiveTimestamp);
     const outOfTime = context === undefined ? undefined : () => context.getRemainingTimeInMillis() < deps.settings.minRemainingMillis;
     for (const object of notification.objects) {
       const result = await ingestObject(object, deps, {
         receiveCount,
         ...(outOfTime === undefined ? {} : { outOfTime }),
-        ...(Number.isFinite(firstReceived) && firstReceived > 0 ? { firstReceivedAt: new Date(firstReceived) } : {}),
-        ...(notification.createdAt === undefined ? {} : { createdAt: new Date(notification.createdAt) }),
       });
       objects.push(result);
       deps.log.info(result.status === 'already-done' ? 'object already counted' : 'object counted', {

@@ -68,8 +68,10 @@ export interface LogSource {
    * when stored as gzip) or records (Parquet, read by ranges of the version first seen).
    * Throws PoisonObjectError when it no longer exists (and, while read, when it cannot be
    * gunzipped or decoded); ObjectChangedError when it was overwritten while read by ranges.
+   * `lastModified`: when S3 last wrote the version read (GetObject's `Last-Modified`), a
+   * lower bound of every attempt at it.
    */
-  open(ref: LogObjectRef): Promise<{ etag: string; content: LogContent }>;
+  open(ref: LogObjectRef): Promise<{ etag: string; content: LogContent; lastModified?: Date }>;
   /** The current ETag of an object, for notifications that carry none. */
   etagOf(ref: Pick<LogObjectRef, 'bucket' | 'key'>): Promise<string>;
 }

@@ -1,5 +1,4 @@
 import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import type { SQSEvent } from 'aws-lambda';
 import { createClients } from '../../src/adapters/clients';
 import { readConfig } from '../../src/adapters/config';
 import { usageStoreFor } from '../../src/adapters/ingest-deps';
@@ -13,7 +12,8 @@ import { localEnvironment } from '../../src/local/stack';
 import { tallyCommand } from '../support/cli';
 import { crashAfterUpdates, dieAfterApplying } from '../support/faults';
 import { captureIo, operatorEnv } from '../support/operator';
-import { putLogObject, readCounters, s3NotificationMessage, sqsRecord, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { accountsFor, batch, busyTraffic, DAY, DAYS, depsOn, MINUTE, objectFor, requestsOf, StoreClock } from '../support/clocked';
+import { s3NotificationMessage, sqsRecord, testClients, testStackInfo, uniqueId } from '../support/stack';
 import { tombstoneBatches, tombstoned } from '../support/tombstones';
 
 /**
@@ -24,62 +24,6 @@ import { tombstoneBatches, tombstoned } from '../support/tombstones';
  */
 const info = testStackInfo();
 const { dynamodb } = testClients(info);
-const DAY = '2026-11-21';
-const MINUTE = 60_000;
-const DAYS = 86_400_000;
-
-/** The store's and the flow's clock for one test, moved by the test. */
-class StoreClock {
-  now = Date.parse(`${DAY}T08:00:00Z`);
-  readonly read = (): Date => new Date(this.now);
-  advance(ms: number): Date {
-    this.now += ms;
-    return this.read();
-  }
-}
-
-/** Ingest deps on the clock, one increment at a time (a deterministic order), the deployed maxReceiveCount. */
-function depsOn(clock: StoreClock, fault?: (client: Parameters<typeof dieAfterApplying>[0]) => void, env: Record<string, string> = {}) {
-  return testIngestDeps(
-    { TALLY_INCREMENT_CONCURRENCY: '1', TALLY_MAX_RECEIVE_COUNT: '5', ...env },
-    { clock: clock.read, ...(fault === undefined ? {} : { clients: (c) => fault(c.dynamodb) }) },
-  );
-}
-
-/**
- * A busy account-day: `objects` other log objects, each with one request for every
- * account, spread evenly over `minutes` of the clock, through the consumer's store.
- */
-async function busyTraffic(accounts: readonly string[], objects: number, minutes: number, clock: StoreClock, env: Record<string, string> = {}): Promise<void> {
-  const config = readConfig({ ...localEnvironment(info), ...env });
-  const store = usageStoreFor(config, dynamodb, { clock: clock.read });
-  const run = uniqueId('busy');
-  for (let i = 0; i < objects; i++) {
-    clock.advance((minutes * MINUTE) / objects);
-    await Promise.all(
-      accounts.map((account) => {
-        const { key, shard } = incrementKey({ bucket: info.bucket, key: `${run}/${i}`, etag: 'e' }, account, DAY, config.keyScheme);
-        return store.applyIncrement({ account, day: DAY, shard, key, metrics: { requests: 1, bytes: 0 } });
-      }),
-    );
-  }
-}
-
-/** One log object with `perAccount` requests for each of `accounts` on DAY. */
-async function objectFor(accounts: readonly string[], perAccount = 1, prefix = 'cloudfront') {
-  const text = [
-    '#Version: 1.0',
-    '#Fields: date time x-edge-location sc-bytes c-ip cs-method cs(Host) cs-uri-stem sc-status',
-    ...accounts.flatMap((account) =>
-      Array.from({ length: perAccount }, (_, i) => `${DAY}\t00:00:0${i}\tIAD89-C1\t100\t192.0.2.1\tGET\t${account}.example.com\t/x\t200`),
-    ),
-  ].join('\n');
-  return putLogObject(`${prefix}/${uniqueId('E2CHAIN')}.${DAY}-00.x.gz`, `${text}\n`);
-}
-
-const requestsOf = async (account: string) => (await readCounters(dynamodb, info.table, account, DAY, DAY))[DAY]?.requests ?? 0;
-const batch = (...records: SQSEvent['Records']): SQSEvent => ({ Records: records });
-const accountsFor = (name: string, n: number) => Array.from({ length: n }, (_, i) => uniqueId(`${name}${i}`));
 
 describe('exactly once on the queue schedule: unseen deaths chained 30 minutes apart, by the clock', () => {
   it.each([0, 1])('counts exactly when every receive before the last dies unseen after %i more update(s), on a busy account-day', async (k) => {

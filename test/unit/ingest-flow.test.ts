@@ -16,12 +16,14 @@ import { sqsRecord } from '../support/stack';
 /** Objects held in memory, served like S3LogSource serves them: their text, gunzipped. */
 class MemoryLogSource implements LogSource {
   readonly objects = new Map<string, Buffer>();
+  /** S3's Last-Modified of every object, when a test sets it. */
+  lastModified?: Date;
   opened = 0;
   async open(ref: LogObjectRef) {
     this.opened++;
     const body = this.objects.get(ref.key);
     if (body === undefined) throw new PoisonObjectError(ref.key, 'object does not exist');
-    return { etag: ref.etag, content: { kind: 'text' as const, text: logText(Readable.from([body]), ref.key) } };
+    return { etag: ref.etag, content: { kind: 'text' as const, text: logText(Readable.from([body]), ref.key) }, ...(this.lastModified === undefined ? {} : { lastModified: this.lastModified }) };
   }
   async etagOf() {
     return 'etag-from-head';
@@ -147,13 +149,13 @@ describe('running out of Lambda time mid-object', () => {
   });
 });
 
-describe('the last receive', () => {
-  it('records that it started, bounded by its first receive, so the replay from the DLQ resumes what it saw applied', async () => {
+describe('every attempt', () => {
+  it('records that it started, bounded by the object\'s Last-Modified, before its first write, and a later message resumes what it saw applied', async () => {
     const { store, source, deps } = setup(1);
-    const lastIsThree = { ...deps, settings: { ...deps.settings, incrementConcurrency: 1, maxReceiveCount: 3 } };
-    source.objects.set('last.gz', gzipSync(LOG));
-    const ref = { bucket: 'b', key: 'last.gz', etag: 'e1' };
-    const firstReceivedAt = new Date('2026-11-21T03:00:00Z');
+    const sequential = { ...deps, settings: { ...deps.settings, incrementConcurrency: 1 } };
+    source.objects.set('first.gz', gzipSync(LOG));
+    source.lastModified = new Date('2026-11-21T03:00:00Z');
+    const ref = { bucket: 'b', key: 'first.gz', etag: 'e1' };
     const records = () => [...store.attempts.values()].flatMap((byId) => [...byId.values()]);
     let beforeWrites: AttemptRecord[] | undefined;
     let started = 0;
@@ -162,14 +164,27 @@ describe('the last receive', () => {
       return started++ >= 1;
     };
 
-    await expect(ingestObject(ref, lastIsThree, { receiveCount: 3, firstReceivedAt, outOfTime })).rejects.toThrow(OutOfTimeError);
+    // A first receive, not the last: it records all the same.
+    await expect(ingestObject(ref, sequential, { receiveCount: 1, outOfTime })).rejects.toThrow(OutOfTimeError);
     const failed = (await store.findObject(ref)).attempts;
-    // A replay from the DLQ is a first receive again.
-    const replay = await ingestObject(ref, lastIsThree, { receiveCount: 1 });
+    // Another message for the object (a backfill, a copy of it onto itself): a first receive, its S3 time later.
+    source.lastModified = new Date('2026-11-25T00:00:00Z');
+    const replay = await ingestObject(ref, sequential, { receiveCount: 1 });
 
-    expect(beforeWrites).toEqual([expect.objectContaining({ state: 'started', since: firstReceivedAt.toISOString(), applied: [] })]);
-    expect(failed).toEqual([expect.objectContaining({ state: 'failed', since: firstReceivedAt.toISOString(), applied: [expect.any(Uint8Array)] })]);
+    expect(beforeWrites).toEqual([expect.objectContaining({ state: 'started', since: '2026-11-21T03:00:00.000Z', applied: [] })]);
+    expect(failed).toEqual([expect.objectContaining({ state: 'failed', since: '2026-11-21T03:00:00.000Z', applied: [expect.any(Uint8Array)] })]);
+    expect(records().filter((r) => r.state === 'started').map((r) => r.since)).toContain('2026-11-21T03:00:00.000Z');
     expect(replay).toMatchObject({ status: 'counted', applied: 2, resumed: 1 });
     expect(store.usageOf('acme', '2026-11-21').bytes).toBe(10);
+  });
+
+  it('is bounded by the epoch when neither a record nor the object says when it began', async () => {
+    const { store, source, deps } = setup();
+    source.objects.set('unknown.gz', gzipSync(LOG));
+    const ref = { bucket: 'b', key: 'unknown.gz', etag: 'e1' };
+
+    await ingestObject(ref, deps, { receiveCount: 1 });
+
+    expect([...store.attempts.values()].flatMap((byId) => [...byId.values()]).map((r) => r.since)).toEqual(['1970-01-01T00:00:00.000Z']);
   });
 });
