@@ -4,16 +4,22 @@ import { jsonLog } from '../app/log';
 import { describeError, StackAlreadyRunningError } from '../domain/errors';
 import { setDemoQuota, uploadDemoLogs } from './demo';
 import { prepareLocalHandoff } from './handoff';
-import { IngestSummary } from './ingest-summary';
+import { IngestProgress, IngestSummary } from './ingest-summary';
 import { createLocalIngest } from './local-ingest';
 import { readLocalSettings } from './local-settings';
 import { startLocalUsageApi } from './local-usage-api';
-import { QueuePoller, queueDepth, waitForEmptyQueue } from './poller';
+import { QueuePoller, queueDepth } from './poller';
 import { Shutdown } from './shutdown';
 import { acquireStackLock, STACK_LOCK_FILE } from './stack-lock';
 import { startLocalStack, writeStackInfo } from './stack';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+/**
+ * How long `npm start` waits for the demo's notifications to be counted before it says
+ * that counting goes on (it does: the totals are printed again as they change).
+ */
+const DEMO_DRAIN_MS = 120_000;
 
 /**
  * `npm start`: the whole pipeline on this machine. DynamoDB Local and the SQS/S3
@@ -55,6 +61,7 @@ async function main(shutdown: Shutdown): Promise<void> {
   });
   poller.start();
   shutdown.add(() => poller.stop());
+  const progress = new IngestProgress(summary, () => queueDepth(clients.sqs, info.queueUrl), (text) => console.log(text));
   const api = await startLocalUsageApi({ root, info, log, metrics: settings.metrics });
   shutdown.add(() => api.stop());
   info.api = api.server.url;
@@ -71,11 +78,12 @@ async function main(shutdown: Shutdown): Promise<void> {
   if (settings.demo) {
     const demo = await uploadDemoLogs({ ...clients, bucket: info.bucket, logPrefix: info.logPrefix, queueUrl: info.queueUrl, region: info.region });
     console.log(
-      `tally: demo wrote ${demo.objects.length} CloudFront log objects (last 30 days: ${demo.formats}) and sent ${demo.notificationsSent} notifications`,
+      `tally: demo wrote ${demo.objects.length} CloudFront log objects (last 30 days: ${demo.formats}) and sent ${demo.notificationsSent} notifications ` +
+        `(${demo.notificationsSent - demo.objects.length} objects notified twice, as S3 sometimes does)`,
     );
-    await waitForEmptyQueue(clients.sqs, info.queueUrl, 120_000);
+    summary.expect({ objects: demo.objects.length, notifications: demo.notificationsSent });
+    await progress.awaitDrained(DEMO_DRAIN_MS);
     const dlq = await queueDepth(clients.sqs, info.dlqUrl);
-    console.log(summary.describe());
     console.log(`  dead-letter queue: ${dlq.visible} message(s)`);
     const quota = await setDemoQuota({ dynamodb: clients.dynamodb, tableName: info.table });
     console.log(
@@ -88,13 +96,8 @@ async function main(shutdown: Shutdown): Promise<void> {
   console.log(api.describe());
   console.log('tally: running; put logs under the prefix and send their notifications to the queue. Ctrl-C stops.');
 
-  let last = summary.notifications;
   const ticker = setInterval(() => {
-    const now = summary.notifications;
-    if (now !== last) {
-      last = now;
-      console.log(summary.describe());
-    }
+    progress.tick().catch((error: unknown) => console.error(`tally: could not read the ingest queue: ${describeError(error)}`));
   }, 2_000);
   shutdown.add(() => clearInterval(ticker));
 }
