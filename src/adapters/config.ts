@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { MAP_RESOLVERS, parseResolverSpec, type ResolverSpec } from '../domain/account-resolver';
 import { ConfigError } from '../domain/errors';
 import type { KeyScheme, ShardChange } from '../domain/idempotency-key';
-import { isValidDay } from '../domain/days';
+import { isSupportedDay } from '../domain/days';
 import { validateMetricRules, type MetricRule } from '../domain/metric-rules';
 import { missingFields, parseDelimiter, parseLogFields, type LogFormatSettings } from '../domain/log-fields';
 import { DEFAULT_QUOTA_LEVELS, parseQuotaDefaults, parseQuotaLevels, type QuotaDefaults } from '../domain/quota';
@@ -255,7 +255,7 @@ export function readShards(text: string | undefined, variable = 'TALLY_SHARDS'):
   const [first, ...changes] = raw.split(',').map((part) => part.trim());
   const schedule: ShardChange[] = changes.map((change) => {
     const match = /^(\d+)@(\d{4}-\d{2}-\d{2})$/.exec(change);
-    if (!match || !isValidDay(match[2]!)) {
+    if (!match || !isSupportedDay(match[2]!)) {
       throw new ConfigError(`${variable}: a change is COUNT@YYYY-MM-DD (e.g. 4,16@2027-01-01), got "${change}"`);
     }
     return { from: match[2]!, shards: count(match[1]!) };

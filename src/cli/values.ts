@@ -1,5 +1,5 @@
 import { ACCOUNT_ID_RULE, isValidAccountId } from '../domain/account-id';
-import { isValidDay } from '../domain/days';
+import { supportedDay } from '../domain/days';
 import { ValidationError } from '../domain/errors';
 
 /**
@@ -9,11 +9,8 @@ import { ValidationError } from '../domain/errors';
  */
 export type ValueReader<T> = (text: string, flag: string) => T;
 
-/** A calendar day, `YYYY-MM-DD`. */
-export const day: ValueReader<string> = (text, flag) => {
-  if (!isValidDay(text)) throw new ValidationError(`${flag} "${text}" is not a calendar day (YYYY-MM-DD)`);
-  return text;
-};
+/** A calendar day, `YYYY-MM-DD`, within the days Tally supports (`SUPPORTED_DAYS`). */
+export const day: ValueReader<string> = (text, flag) => supportedDay(text, flag);
 
 /** A whole number from `min` to `max` (no upper bound when absent), e.g. `--concurrency` (1 to 64). */
 export function integerFrom(min: number, max = Number.POSITIVE_INFINITY): ValueReader<number> {

@@ -1,5 +1,5 @@
 import { ACCOUNT_ID_RULE, isValidAccountId } from './account-id';
-import { isValidDay } from './days';
+import { supportedDay } from './days';
 import { ValidationError } from './errors';
 import { isShardMetric } from './keys';
 import { METRIC_NAME } from './metric-rules';
@@ -49,7 +49,7 @@ export const ADJUSTMENT_ID_RULE =
  */
 export function validateAdjustment(input: Adjustment): Adjustment {
   if (!isValidAccountId(input.account)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
-  if (!isValidDay(input.day)) throw new ValidationError(`day "${input.day}" is not a calendar day (YYYY-MM-DD)`);
+  supportedDay(input.day, 'day');
   if (input.revertOf === undefined) {
     if (!ADJUSTMENT_ID.test(input.adjustmentId)) throw new ValidationError(`invalid id "${input.adjustmentId}": ${ADJUSTMENT_ID_RULE}`);
     if (input.adjustmentId.startsWith(REVERT_PREFIX)) {

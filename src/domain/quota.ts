@@ -1,5 +1,5 @@
 import { ACCOUNT_ID_RULE, isValidAccountId } from './account-id';
-import { addDays, dayOf } from './days';
+import { addDays, dayOf, isSupportedDay } from './days';
 import { ValidationError } from './errors';
 import { METRIC_NAME } from './metric-rules';
 
@@ -219,6 +219,11 @@ export function monthDays(month: string): { first: string; last: string } {
 /** True for a `YYYY-MM` month. */
 export function isValidMonth(value: string): boolean {
   return /^\d{4}-(0[1-9]|1[0-2])$/.test(value);
+}
+
+/** True for a `YYYY-MM` month whose days Tally supports (`SUPPORTED_DAYS`). */
+export function isSupportedMonth(value: string): boolean {
+  return isValidMonth(value) && isSupportedDay(`${value}-01`);
 }
 
 /**

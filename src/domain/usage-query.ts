@@ -1,5 +1,5 @@
 import { ACCOUNT_ID_RULE, isValidAccountId } from './account-id';
-import { addDays, daysBetweenInclusive, isValidDay } from './days';
+import { addDays, daysBetweenInclusive, isSupportedDay, isValidDay, SUPPORTED_DAYS_TEXT } from './days';
 import { ValidationError } from './errors';
 
 /** The longest range one request may ask for: a leap year. */
@@ -59,6 +59,7 @@ export interface ExplainQuery {
 export function parseExplainQuery(accountId: string, day: string, params: QueryParameters, accept?: string): ExplainQuery {
   if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
   if (!isValidDay(day)) throw new ValidationError(`the day in the path must be a calendar day YYYY-MM-DD, got "${printable(day)}"`);
+  if (!isSupportedDay(day)) throw new ValidationError(`the day in the path must be within the days Tally supports, ${SUPPORTED_DAYS_TEXT}, got "${day}"`);
   return { accountId, day, format: formatOf(params.format, accept) };
 }
 
@@ -108,6 +109,9 @@ function requiredDay(params: QueryParameters, name: 'from' | 'to'): string {
   }
   if (!isValidDay(value)) {
     throw new ValidationError(`query parameter "${name}" must be a calendar day as YYYY-MM-DD, got "${printable(value)}"`);
+  }
+  if (!isSupportedDay(value)) {
+    throw new ValidationError(`query parameter "${name}" must be within the days Tally supports, ${SUPPORTED_DAYS_TEXT}, got "${value}"`);
   }
   return value;
 }

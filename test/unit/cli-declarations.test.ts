@@ -85,6 +85,16 @@ describe('shared checks of option values', () => {
     ['reconcile', ['--from', '2026-11-21', '--to', '2026-11-21', '--concurrency', '0'], 'tally reconcile: --concurrency must be a whole number from 1 to 64, got "0"\n'],
     ['replay', ['--max', '0'], 'tally replay: --max must be a whole number of at least 1, got "0"\n'],
     ['backfill', ['--from', '2026-11-21', '--to', '2026-11-21', '--rate', '-1'], 'tally backfill: --rate must be a positive number, got "-1"\n'],
+    ['close', ['--day', '9999-12-31'], 'tally close: --day "9999-12-31" is outside the days Tally supports, 2000-01-01..2099-12-31\n'],
+    ['explain', ['--account', 'acme', '--day', '1999-12-31'], 'tally explain: --day "1999-12-31" is outside the days Tally supports, 2000-01-01..2099-12-31\n'],
+    ['reconcile', ['--from', '2026-11-21', '--to', '9999-12-31'], 'tally reconcile: --to "9999-12-31" is outside the days Tally supports, 2000-01-01..2099-12-31\n'],
+    ['backfill', ['--from', '0000-01-01', '--to', '2026-11-21'], 'tally backfill: --from "0000-01-01" is outside the days Tally supports, 2000-01-01..2099-12-31\n'],
+    ['quota', ['check', '--month', '9999-12'], 'tally quota check: --month "9999-12" is outside the months Tally supports, 2000-01..2099-12\n'],
+    [
+      'adjust',
+      ['--account', 'acme', '--day', '9999-12-31', '--metric', 'requests', '--delta', '1', '--reason', 'x', '--id', 'NC-FUT-1', '--force'],
+      'tally adjust: --day "9999-12-31" is outside the days Tally supports, 2000-01-01..2099-12-31\n',
+    ],
   ])('%s %j exits 2: %s', async (name, argv, message) => {
     const io = captureIo();
 

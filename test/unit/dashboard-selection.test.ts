@@ -68,6 +68,7 @@ describe('dashboard selection', () => {
     };
     expect(error({ from: '2023-02-29', to: '2023-03-01' })).toBe('Pick both a start and an end day for the custom range.');
     expect(error({ from: '2026-01-01', to: '' })).toBe('Pick both a start and an end day for the custom range.');
+    expect(error({ from: '9999-12-31', to: '9999-12-31' })).toBe('Pick days from 2000-01-01..2099-12-31.');
     expect(error({ from: '2026-02-01', to: '2026-01-31' })).toBe('The end day is before the start day.');
     expect(error({ from: '2024-01-01', to: '2024-12-31' })).toBeUndefined(); // 366 days
     expect(error({ from: '2025-01-01', to: '2026-01-02' })).toBe(`Pick at most ${MAX_RANGE_DAYS} days (this range has 367).`);

@@ -64,6 +64,13 @@ describe('GET /v1/accounts/{id}/days/{day}/explain', () => {
     expect(JSON.parse(response.body!).message).toContain('calendar day');
   });
 
+  it('refuses a far-future day with the supported range, reading nothing', async () => {
+    const response = await handleUsageApiRequest(usageApiEvent({ path: '/v1/accounts/acme/days/9999-12-31/explain', token: await tenant() }), deps());
+    expect(response.statusCode).toBe(400);
+    expect(JSON.parse(response.body!).message).toBe('the day in the path must be within the days Tally supports, 2000-01-01..2099-12-31, got "9999-12-31"');
+    expect(reads).toEqual([]);
+  });
+
   it('answers CSV when asked, as a download', async () => {
     const response = await explain('acme', await tenant(), deps(), { format: 'csv' });
     expect(response.headers['content-type']).toContain('text/csv');

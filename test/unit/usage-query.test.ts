@@ -31,6 +31,8 @@ describe('parseUsageQuery', () => {
     [{ from: '2026-02-30', to: '2026-03-01' }, 'query parameter "from" must be a calendar day as YYYY-MM-DD, got "2026-02-30"'],
     [{ from: '2026-11-01', to: '21/11/2026' }, 'query parameter "to" must be a calendar day as YYYY-MM-DD, got "21/11/2026"'],
     [{ from: '2026-11-01,2026-11-02', to: '2026-11-03' }, 'query parameter "from" must be a calendar day as YYYY-MM-DD, got "2026-11-01,2026-11-02"'],
+    [{ from: '9999-12-31', to: '9999-12-31' }, 'query parameter "from" must be within the days Tally supports, 2000-01-01..2099-12-31, got "9999-12-31"'],
+    [{ from: '2026-11-01', to: '2100-01-01' }, 'query parameter "to" must be within the days Tally supports, 2000-01-01..2099-12-31, got "2100-01-01"'],
     [{ from: '2026-11-30', to: '2026-11-01' }, '"to" (2026-11-01) is before "from" (2026-11-30); give the earlier day as "from"'],
     [
       { from: '2026-01-01', to: '2027-01-02' },

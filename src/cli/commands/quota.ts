@@ -1,8 +1,10 @@
 import type { ThresholdReport } from '../../app/thresholds';
+import { SUPPORTED_DAYS } from '../../domain/days';
 import { ValidationError } from '../../domain/errors';
 import { metricNames } from '../../domain/metric-rules';
 import {
   effectiveQuotas,
+  isSupportedMonth,
   isValidMonth,
   monthOf,
   parseQuotaLevels,
@@ -46,6 +48,7 @@ const metric: ValueReader<string> = (text, flag) => {
 
 const month: ValueReader<string> = (text, flag) => {
   if (!isValidMonth(text)) throw new ValidationError(`${flag} "${text}" is not a month (YYYY-MM)`);
+  if (!isSupportedMonth(text)) throw new ValidationError(`${flag} "${text}" is outside the months Tally supports, ${SUPPORTED_DAYS.first.slice(0, 7)}..${SUPPORTED_DAYS.last.slice(0, 7)}`);
   return text;
 };
 

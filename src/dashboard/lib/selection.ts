@@ -4,7 +4,7 @@
  * bundled into `lib/` by the build, so the page and the API cannot disagree.
  */
 import { ACCOUNT_ID_RULE, isValidAccountId } from '../../domain/account-id';
-import { addDays, dayOf, daysBetweenInclusive, isValidDay } from '../../domain/days';
+import { addDays, dayOf, daysBetweenInclusive, isSupportedDay, isValidDay, SUPPORTED_DAYS_TEXT } from '../../domain/days';
 import { MAX_RANGE_DAYS } from '../../domain/usage-query';
 
 export { MAX_RANGE_DAYS };
@@ -68,6 +68,7 @@ export function checkSelection(input: SelectionInput): SelectionResult {
   let range: DayRange;
   if (input.preset === 'custom') {
     if (!isValidDay(input.from) || !isValidDay(input.to)) return { ok: false, error: 'Pick both a start and an end day for the custom range.' };
+    if (!isSupportedDay(input.from) || !isSupportedDay(input.to)) return { ok: false, error: `Pick days from ${SUPPORTED_DAYS_TEXT}.` };
     if (input.to < input.from) return { ok: false, error: 'The end day is before the start day.' };
     const days = daysBetweenInclusive(input.from, input.to);
     if (days > MAX_RANGE_DAYS) return { ok: false, error: `Pick at most ${MAX_RANGE_DAYS} days (this range has ${days}).` };
