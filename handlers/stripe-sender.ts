@@ -3,6 +3,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { sendStripeBatch, type StripeSenderDeps } from '../src/app/stripe-sender';
+import { handRunningAccounts } from '../src/app/stripe-sync';
 import { createClients } from '../src/adapters/clients';
 import { readThresholdConfig } from '../src/adapters/handoff-config';
 import { METRICS_NAMESPACE } from '../src/adapters/history-metrics';
@@ -36,8 +37,20 @@ const deps = initOnce<StripeSenderDeps>(() =>
     })),
 );
 
-/** Stripe send queue -> outbox records -> meter events, one request at a time per customer and meter. */
-export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+/**
+ * Stripe send queue -> outbox records -> meter events, one request at a time per customer and
+ * meter. The schedule's `{"runningSweep": true}` (every TALLY_STRIPE_RUNNING_MINUTES) hands every
+ * linked account to the queue for its open days' running totals.
+ */
+export const handler = async (event: SQSEvent | { runningSweep: true }, context: Context): Promise<SQSBatchResponse | { linked: number; handed: number }> => {
   logger.addContext(context);
-  return sendStripeBatch(event, await deps());
+  const ready = await deps();
+  if ('runningSweep' in event) {
+    const { queue, store, runningMinutes } = ready.sync;
+    if (queue === undefined) throw new Error('TALLY_STRIPE_QUEUE_URL is needed for the running sweep');
+    const handed = await handRunningAccounts({ store, queue, ...(runningMinutes === undefined ? {} : { runningMinutes }) });
+    logger.info('stripe running sweep', handed);
+    return handed;
+  }
+  return sendStripeBatch(event, ready);
 };

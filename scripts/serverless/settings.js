@@ -37,8 +37,23 @@ function ingestTimings(timeoutSeconds, heartbeatSeconds) {
   };
 }
 
+/**
+ * The Stripe running sweep's schedule from its interval in minutes (TALLY_STRIPE_RUNNING_MINUTES):
+ * an EventBridge rate (singular for one minute), off at 0.
+ *
+ * @param {number} minutes
+ */
+function stripeRunningSchedule(minutes) {
+  if (!Number.isInteger(minutes) || minutes < 0 || minutes > 1440) throw new Error(`stripeRunningMinutes must be an integer from 0 to 1440, got ${minutes}`);
+  return { minutes: String(minutes), enabled: minutes > 0, rate: minutes <= 1 ? 'rate(1 minute)' : `rate(${minutes} minutes)` };
+}
+
 module.exports = {
   codeDefaults,
+  /** For the Stripe sender's schedule: from `custom.stripe.runningMinutes` (the stage param). */
+  stripeRunning: async ({ resolveConfigurationProperty }) =>
+    stripeRunningSchedule(Number(await resolveConfigurationProperty(['custom', 'stripe', 'runningMinutes']))),
+  stripeRunningSchedule,
   /** For `custom.ingest.timings`: from `custom.ingest.timeout` and the code's heartbeat. */
   ingest: async ({ resolveConfigurationProperty }) => {
     const timeout = Number(await resolveConfigurationProperty(['custom', 'ingest', 'timeout']));

@@ -23,6 +23,8 @@ export const DEFAULTS = {
   maxReceiveCount: 5,
   /** A day closes this many hours after its end (CloudFront delivers some logs up to 24 hours late). */
   closeGraceHours: 48,
+  /** An open day's running totals reach Stripe within this many minutes of being counted (0: closed days only). */
+  stripeRunningMinutes: 60,
 } as const;
 
 export interface Endpoints {

@@ -18,7 +18,7 @@ import { queryAll } from './query-partition';
  *
  * ```
  * STRIPE#LINK / <account>                       customer, linkedAt
- * STRIPE#OUT#<account> / <day>#<metric>#R#<n>[#A#<k>]   identifier, customer, eventName, value, ts, state, attempts,
+ * STRIPE#OUT#<account> / <day>#<metric>#R#<n>[#A#<k>][#P#<p>]   identifier, customer, eventName, value, ts, state, attempts,
  *                                               createdAt, sentAt, deliveredAt, error, notifiedAt
  * STRIPE#LOCK / <customer>#<eventName>          owner, until (epoch ms)     a lease, not a transaction
  * ```
@@ -72,7 +72,7 @@ export class DynamoStripeStore implements StripeStore {
   }
 
   async addRecord(record: StripeOutboxRecord): Promise<boolean> {
-    const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision, adjusted: record.adjusted });
+    const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision, adjusted: record.adjusted, running: record.running });
     const item: Record<string, AttributeValue> = {
       PK: { S: key.PK },
       SK: { S: key.SK },
@@ -80,6 +80,7 @@ export class DynamoStripeStore implements StripeStore {
       metric: { S: record.metric },
       revision: { N: String(record.revision) },
       ...(record.adjusted === undefined || record.adjusted === 0 ? {} : { adjusted: { N: String(record.adjusted) } }),
+      ...(record.running === undefined || record.running === 0 ? {} : { running: { N: String(record.running) } }),
       customer: { S: record.customer },
       eventName: { S: record.eventName },
       identifier: { S: record.identifier },
@@ -96,7 +97,7 @@ export class DynamoStripeStore implements StripeStore {
     record: StripeOutboxRecord,
     changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer'>>,
   ): Promise<void> {
-    const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision, adjusted: record.adjusted });
+    const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision, adjusted: record.adjusted, running: record.running });
     const names: Record<string, string> = {};
     const values: Record<string, AttributeValue> = {};
     const sets: string[] = [];
@@ -166,6 +167,7 @@ function recordOf(account: string, item: Record<string, AttributeValue>): Stripe
     metric: item.metric?.S ?? '',
     revision: Number(item.revision?.N ?? 0),
     ...(item.adjusted?.N === undefined ? {} : { adjusted: Number(item.adjusted.N) }),
+    ...(item.running?.N === undefined ? {} : { running: Number(item.running.N) }),
     customer: item.customer?.S ?? '',
     eventName: item.eventName?.S ?? '',
     identifier: item.identifier?.S ?? '',

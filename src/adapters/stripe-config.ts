@@ -1,6 +1,7 @@
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { ConfigError } from '../domain/errors';
 import { parseStripeMeters, type StripeMeterMap } from '../domain/stripe';
+import { DEFAULTS } from './config';
 import type { Env } from './env';
 import { STRIPE_API_BASE } from './stripe-meter-api';
 
@@ -16,7 +17,12 @@ export interface StripeConfig {
   readonly meters: StripeMeterMap;
   /** `TALLY_STRIPE_QUEUE_URL`: the sender's queue (the closer and `tally stripe link` put work there). */
   readonly queueUrl?: string;
+  /** `TALLY_STRIPE_RUNNING_MINUTES`: how often open days' running totals are sent; 0 turns them off. */
+  readonly runningMinutes: number;
 }
+
+/** The longest running interval: a day. */
+export const STRIPE_RUNNING_MINUTES_MAX = 1_440;
 
 const given = (value: string | undefined): value is string => value !== undefined && value !== '';
 
@@ -28,7 +34,7 @@ export function stripeConfigured(env: Env): boolean {
 /**
  * Reads `TALLY_STRIPE_API_KEY` (or, on AWS, the SSM SecureString named by
  * `TALLY_STRIPE_API_KEY_PARAMETER`), `TALLY_STRIPE_API_BASE`, `TALLY_STRIPE_METERS` and
- * `TALLY_STRIPE_QUEUE_URL`. Errors name the variable, never the key.
+ * `TALLY_STRIPE_QUEUE_URL` and `TALLY_STRIPE_RUNNING_MINUTES`. Errors name the variable, never the key.
  */
 export function readStripeConfig(env: Env): StripeConfig {
   const apiKey = env.TALLY_STRIPE_API_KEY;
@@ -62,11 +68,17 @@ export function readStripeConfig(env: Env): StripeConfig {
       throw new ConfigError(`TALLY_STRIPE_QUEUE_URL must be a URL, got "${queueUrl}"`, { cause: error });
     }
   }
+  const runningText = env.TALLY_STRIPE_RUNNING_MINUTES;
+  const runningMinutes = given(runningText) ? Number(runningText) : DEFAULTS.stripeRunningMinutes;
+  if (!Number.isInteger(runningMinutes) || runningMinutes < 0 || runningMinutes > STRIPE_RUNNING_MINUTES_MAX) {
+    throw new ConfigError(`TALLY_STRIPE_RUNNING_MINUTES must be an integer from 0 (off) to ${STRIPE_RUNNING_MINUTES_MAX}, got "${runningText}"`);
+  }
   return {
     key: given(apiKey) ? { kind: 'key', apiKey } : { kind: 'key-parameter', parameterName: parameter! },
     apiBase: base.origin,
     meters,
     ...(given(queueUrl) ? { queueUrl } : {}),
+    runningMinutes,
   };
 }
 

@@ -34,6 +34,7 @@ export function createStripeSyncDeps(
     ...(config.stripe.queueUrl === undefined ? {} : { queue: new SqsStripeSendQueue({ client: clients.sqs, queueUrl: config.stripe.queueUrl }) }),
     scope: config.tally.tableName,
     graceHours: config.tally.closeGraceHours,
+    runningMinutes: config.stripe.runningMinutes,
     log,
     ...extra,
   };

@@ -370,7 +370,9 @@ export interface StripeSendQueue {
 export type StripeSendMessage =
   | { readonly day: string; readonly revision: number }
   /** An account's closed days planned again (a link, an adjustment), then its pending records sent; with `sendOnly`, only sent (the closer's hand-off). */
-  | { readonly account: string; readonly sendOnly?: true };
+  | { readonly account: string; readonly sendOnly?: true }
+  /** The running sweep: the account's open days' running totals that changed, then its pending records. */
+  | { readonly account: string; readonly running: true };
 
 /** The log objects that contributed to an account-day, each with its whole contribution (explain). */
 export interface SourceReader {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { addDays, dayOf } from '../domain/days';
+import { addDays, dayOf, eachDay } from '../domain/days';
 import { isClosed, lastClosableDay, type ClosedDay } from '../domain/day-close';
 import { TallyError } from '../domain/errors';
 import {
   adjustmentRequiredEvent,
+  compareEvents,
   eventStep,
   isTooOldForStripe,
   latestSendable,
@@ -11,6 +12,7 @@ import {
   meterEventTimestamp,
   meterValue,
   oldestSendableDay,
+  runningTotalsDue,
   type StripeLink,
   type StripeMeterMap,
   type StripeOutboxRecord,
@@ -41,6 +43,11 @@ export interface StripeSyncDeps {
   /** Keeps stages apart in identifiers and event ids (the table name). */
   readonly scope: string;
   readonly graceHours: number;
+  /**
+   * `TALLY_STRIPE_RUNNING_MINUTES`: how often an open day's running totals are sent (0: never,
+   * only closed days). Absent: off (the sync wired without it, as older callers do).
+   */
+  readonly runningMinutes?: number;
   readonly log: Log;
   readonly clock?: () => Date;
   /** Attempts per event within one run (429, 5xx, no answer), with a doubling backoff from `baseMs` to `maxMs`. */
@@ -174,6 +181,63 @@ export async function planRevision(deps: StripeSyncDeps, day: string, revision: 
 }
 
 /**
+ * The days whose running totals a sweep at `at` looks at: from the oldest that may still be
+ * open (the close grace, a day more for the closer) to today, inside Stripe's window. Bounded:
+ * at most the grace in days plus two.
+ */
+export function runningWindow(at: Date, graceHours: number): { from: string; to: string } {
+  const today = dayOf(at);
+  const oldestOpen = addDays(today, -(Math.ceil(graceHours / 24) + 1));
+  const oldestSendable = oldestSendableDay(at);
+  return { from: oldestOpen > oldestSendable ? oldestOpen : oldestSendable, to: today };
+}
+
+/**
+ * Writes the running totals of one linked account's open days: for each day of
+ * {@link runningWindow} not closed yet and each configured metric, the billable total
+ * counted so far (counters plus adjustments), when it changed since the last running
+ * total (see {@link runningTotalsDue}). The records go through the same outbox, lease and
+ * order as closed days: a day's closed revision (a later timestamp, sent later) replaces
+ * its last running total. Reads: the closed days, the account's records and adjustments
+ * of the window, and one account-day per open day. Returns the records written.
+ */
+export async function planRunningTotals(deps: StripeSyncDeps, link: StripeLink): Promise<StripeOutboxRecord[]> {
+  if ((deps.runningMinutes ?? 0) === 0) return [];
+  const at = now(deps);
+  const { from, to } = runningWindow(at, deps.graceHours);
+  const closed = new Set((await deps.closeStore.closedDays(from, to)).filter(isClosed).map((d) => d.day));
+  const open = eachDay(from, to).filter((day) => !closed.has(day));
+  if (open.length === 0) return [];
+  const existing = await deps.store.records(link.account, from, to);
+  const adjustments = await deps.adjustments.list(link.account, from, to);
+  const metrics = Object.keys(deps.meters);
+  const createdAt = at.toISOString();
+  const written: StripeOutboxRecord[] = [];
+  for (const day of open) {
+    const { counters } = await deps.closeStore.accountDay(link.account, day);
+    const totals: Record<string, number> = {};
+    for (const metric of metrics) totals[metric] = counters[metric] ?? 0;
+    for (const adjustment of adjustments) if (adjustment.day === day && adjustment.metric in totals) totals[adjustment.metric]! += adjustment.delta;
+    for (const { metric, running, value } of runningTotalsDue(existing.filter((r) => r.day === day), totals)) {
+      const subject = { account: link.account, metric, day, revision: 0, running };
+      const outbox: StripeOutboxRecord = {
+        ...subject,
+        customer: link.customer,
+        eventName: deps.meters[metric]!,
+        identifier: meterEventIdentifier(deps.scope, subject),
+        timestamp: meterEventTimestamp(day, 0),
+        value,
+        state: 'pending',
+        attempts: 0,
+        createdAt,
+      };
+      if (await deps.store.addRecord(outbox)) written.push(outbox);
+    }
+  }
+  return written;
+}
+
+/**
  * Links `account` to `customer` and writes the outbox records of its closed days still
  * inside Stripe's window; with a sender queue, asks the sender to send them.
  */
@@ -250,7 +314,7 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
     const byDay = new Map<string, StripeOutboxRecord[]>();
     for (const record of records) byDay.set(record.day, [...(byDay.get(record.day) ?? []), record]);
     for (const [, dayRecords] of [...byDay].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      const sorted = dayRecords.sort((a, b) => eventStep(a) - eventStep(b));
+      const sorted = dayRecords.sort(compareEvents);
       const newest = sorted[sorted.length - 1]!;
       for (const older of sorted.slice(0, -1).filter((r) => r.state === 'pending')) {
         await deps.store.updateRecord(older, { state: 'superseded' });
@@ -339,9 +403,14 @@ function outcome(record: StripeOutboxRecord, kind: SendOutcome['outcome']): Send
  */
 export async function handleStripeMessage(deps: StripeSyncDeps, message: StripeSendMessage): Promise<SendReport> {
   let report: SendReport;
-  if ('account' in message) {
+  if ('running' in message) {
+    // The running sweep: the account's open days' totals that changed, then what is pending.
+    const link = await deps.store.linkOf(message.account);
+    if (link !== undefined) await planRunningTotals(deps, link);
+    report = await sendPending(deps, { account: message.account, ...(link === undefined ? {} : { links: [link] }) });
+  } else if ('account' in message) {
     // A link or an adjustment: plan the account's closed days still inside the window (written once), then send.
-    if (message.sendOnly !== true) await planLinked(deps, { account: message.account, ...sendableWindow(now(deps), deps.graceHours) });
+    if (!('sendOnly' in message && message.sendOnly === true)) await planLinked(deps, { account: message.account, ...sendableWindow(now(deps), deps.graceHours) });
     report = await sendPending(deps, { account: message.account });
   } else {
     const links = await planRevision(deps, message.day, message.revision);
@@ -382,9 +451,25 @@ export async function handPendingAccounts(
   return { linked: links.length, handed };
 }
 
+/**
+ * The running sweep (every `TALLY_STRIPE_RUNNING_MINUTES` on AWS): hands the sender every
+ * linked account as `{account, running}`, so each account's open-day totals are read and
+ * sent by one message of its own (one read of the links here, then one message per account).
+ */
+export async function handRunningAccounts(
+  deps: { readonly store: Pick<StripeStore, 'links'>; readonly queue: StripeSendQueue; readonly runningMinutes?: number },
+  concurrency = 8,
+): Promise<{ linked: number; handed: number }> {
+  if ((deps.runningMinutes ?? 0) === 0) return { linked: 0, handed: 0 };
+  const links = await deps.store.links();
+  await mapWithConcurrency(links, concurrency, (link) => deps.queue.enqueue({ account: link.account, running: true }));
+  return { linked: links.length, handed: links.length };
+}
+
 /** Parses a send-queue message body. */
 export function parseStripeMessage(body: string): StripeSendMessage {
-  const parsed = JSON.parse(body) as { day?: unknown; revision?: unknown; account?: unknown; sendOnly?: unknown };
+  const parsed = JSON.parse(body) as { day?: unknown; revision?: unknown; account?: unknown; sendOnly?: unknown; running?: unknown };
+  if (typeof parsed.account === 'string' && parsed.running === true) return { account: parsed.account, running: true };
   if (typeof parsed.account === 'string') return parsed.sendOnly === true ? { account: parsed.account, sendOnly: true } : { account: parsed.account };
   if (typeof parsed.day === 'string' && typeof parsed.revision === 'number') return { day: parsed.day, revision: parsed.revision };
   throw new Error('not a Stripe send message: expected {"day","revision"} or {"account"}');

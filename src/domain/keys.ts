@@ -30,6 +30,7 @@ import type { LogObjectRef } from './log-object';
  * PK THRESHOLD#RECHECK         SK 2026-09           usage of 2026-09 changed late: the evaluator looks at it again
  * PK STRIPE#LINK               SK acme              acme is billed in Stripe as customer cus_... (tally stripe link)
  * PK STRIPE#OUT#acme           SK 2026-11-21#requests#R#0002  outbox record of one meter event (written before it is sent)
+ * PK STRIPE#OUT#acme           SK 2026-11-21#requests#R#0000#P#000003  the 3rd running total of an open day
  * PK STRIPE#LOCK               SK cus_...#cdn_requests  lease: one Stripe request at a time per customer and meter
  * ```
  *
@@ -418,10 +419,26 @@ export function stripeLinkKey(accountId: string): TableKey {
  * Key of the outbox record of one meter event: an account's records share a partition,
  * ordered by day, so one Query reads an account's day range.
  */
-export function stripeOutboxKey({ accountId, day, metric, revision, adjusted }: { accountId: string; day: string; metric: string; revision: number; adjusted?: number }): TableKey {
+export function stripeOutboxKey({
+  accountId,
+  day,
+  metric,
+  revision,
+  adjusted,
+  running,
+}: {
+  accountId: string;
+  day: string;
+  metric: string;
+  revision: number;
+  adjusted?: number;
+  running?: number;
+}): TableKey {
   if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
   const adjustments = adjusted === undefined || adjusted === 0 ? '' : `#A#${revisionPart(adjusted)}`;
-  return { PK: `STRIPE#OUT#${accountId}`, SK: `${day}#${metric}#R#${revisionPart(revision)}${adjustments}` };
+  // A running total of an open day (revision 0): sorts before the day's closed revisions.
+  const runningPart = running === undefined || running === 0 ? '' : `#P#${String(running).padStart(6, '0')}`;
+  return { PK: `STRIPE#OUT#${accountId}`, SK: `${day}#${metric}#R#${revisionPart(revision)}${adjustments}${runningPart}` };
 }
 
 /** Partition and sort-key bounds of `accountId`'s outbox records from `from` to `to`, both included. */

@@ -84,6 +84,11 @@ export interface MeterEventSubject {
   readonly day: string;
   readonly revision: number;
   readonly adjusted?: number;
+  /**
+   * The running total's number (1, 2, ...) while the day is open (revision 0); absent on a
+   * closed day's events. Running totals of a day are sent in this order, all before revision 1.
+   */
+  readonly running?: number;
 }
 
 /**
@@ -95,15 +100,25 @@ export function eventStep(subject: Pick<MeterEventSubject, 'revision' | 'adjuste
 }
 
 /**
+ * The order of a day's events: by step, then (running totals, all at step 0) by running
+ * number. The sender sends a day's newest event by this order and supersedes the others.
+ */
+export function compareEvents(a: Pick<MeterEventSubject, 'revision' | 'adjusted' | 'running'>, b: Pick<MeterEventSubject, 'revision' | 'adjusted' | 'running'>): number {
+  return eventStep(a) - eventStep(b) || (a.running ?? 0) - (b.running ?? 0);
+}
+
+/**
  * The identifier of a meter event: the same for every retry and every rerun, different
  * for every (account, metric, day, revision) and stage (`scope`, the table name).
  * Readable where it helps (day, revision), hashed where lengths vary: 45 characters at most.
  */
 export function meterEventIdentifier(scope: string, subject: MeterEventSubject): string {
   const adjusted = subject.adjusted ?? 0;
-  const name = `${scope}\n${subject.account}\n${subject.metric}\n${subject.day}\n${subject.revision}${adjusted > 0 ? `\n${adjusted}` : ''}`;
+  const running = subject.running ?? 0;
+  const name = `${scope}\n${subject.account}\n${subject.metric}\n${subject.day}\n${subject.revision}${adjusted > 0 ? `\n${adjusted}` : ''}${running > 0 ? `\nP${running}` : ''}`;
   const digest = Buffer.from(hash(encoder.encode(name))).toString('hex').slice(0, 20);
-  return `tally-${subject.day}-r${subject.revision}${adjusted > 0 ? `a${adjusted}` : ''}-${digest}`;
+  const place = running > 0 ? `p${running}` : `r${subject.revision}`;
+  return `tally-${subject.day}-${place}${adjusted > 0 ? `a${adjusted}` : ''}-${digest}`;
 }
 
 const SECONDS_PER_DAY = 86_400;
@@ -111,13 +126,14 @@ const SECONDS_PER_DAY = 86_400;
 /**
  * The timestamp (unix seconds) of the event at `step` ({@link eventStep}) of `day`: inside
  * that UTC day, so the day-windowed meter counts it for that day, and one second later per
- * step, so a later revision or adjustment wins when Stripe orders a day's events by timestamp. Tally also sends
+ * step, so a later revision or adjustment wins when Stripe orders a day's events by timestamp.
+ * Running totals of an open day are step 0 (midnight itself): every closed revision is later. Tally also sends
  * revisions in order (one request at a time per customer and meter, an older revision
  * never after a newer one), so it wins when Stripe orders them by receipt too.
  */
 export function meterEventTimestamp(day: string, step: number): number {
   const start = Date.parse(`${day}T00:00:00Z`) / 1000;
-  return start + Math.min(Math.max(step, 1), SECONDS_PER_DAY - 1);
+  return start + Math.min(Math.max(step, 0), SECONDS_PER_DAY - 1);
 }
 
 /**
@@ -140,6 +156,31 @@ export function isTooOldForStripe(day: string, step: number, now: Date): boolean
 /** A billable total as Stripe's payload value: a whole number, never negative (Stripe meters sum, Tally sends totals). */
 export function meterValue(total: number): string {
   return String(Math.max(0, Math.round(total)));
+}
+
+/**
+ * The running totals an open day's metrics need now: each metric whose billable total
+ * differs from the last running total recorded (a first total only when it is not 0),
+ * numbered one after that one. A metric with a closed-day record (revision 1 or later)
+ * needs none: the closed total replaces the running ones.
+ *
+ * @example runningTotalsDue([{ metric: 'requests', revision: 0, running: 2, value: 10 }], { requests: 12, bytes: 0 })
+ * // [{ metric: 'requests', running: 3, value: 12 }]
+ */
+export function runningTotalsDue(
+  records: readonly Pick<StripeOutboxRecord, 'metric' | 'revision' | 'running' | 'value'>[],
+  totals: Readonly<Record<string, number>>,
+): { metric: string; running: number; value: number }[] {
+  const due: { metric: string; running: number; value: number }[] = [];
+  for (const [metric, total] of Object.entries(totals)) {
+    const own = records.filter((r) => r.metric === metric);
+    if (own.some((r) => r.revision > 0)) continue;
+    const last = own.reduce<(typeof own)[number] | undefined>((held, r) => ((r.running ?? 0) > (held?.running ?? 0) ? r : held), undefined);
+    const value = Number(meterValue(total));
+    if (last === undefined ? value === 0 : last.value === value) continue;
+    due.push({ metric, running: (last?.running ?? 0) + 1, value });
+  }
+  return due;
 }
 
 /** Where an outbox record stands. */

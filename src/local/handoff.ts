@@ -10,7 +10,7 @@ import { SqsMessageVisibility } from '../adapters/sqs-visibility';
 import { readStripeConfig, resolveStripeKey, stripeConfigured } from '../adapters/stripe-config';
 import { createStripeSyncDeps } from '../adapters/stripe-deps';
 import { sendStripeBatch } from '../app/stripe-sender';
-import { planLinked, sendableWindow, sendPending, type StripeSyncDeps } from '../app/stripe-sync';
+import { planLinked, planRunningTotals, sendableWindow, sendPending, type StripeSyncDeps } from '../app/stripe-sync';
 import { describeError } from '../domain/errors';
 import { LOCAL_CREDENTIALS } from './local-credentials';
 import { QueuePoller } from './poller';
@@ -126,6 +126,8 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
   }
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
+  /** When the last running sweep started (ms): one every TALLY_STRIPE_RUNNING_MINUTES, as on AWS. */
+  let lastRunningSweep = Number.NEGATIVE_INFINITY;
 
   const runOnce = async (): Promise<CloseReport> => {
     const report = await closeDays(deps);
@@ -136,7 +138,14 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
       // Adjustments made to closed days since their last event become events of their own; what the
       // queue could not finish (Stripe was down longer than its receives) is sent again each minute.
       // Two attempts each: with Stripe down, the sweep must not hold the closer's minute.
-      await planLinked(stripeSync, sendableWindow((stripeSync.clock ?? (() => new Date()))(), stripeSync.graceHours));
+      const at = (stripeSync.clock ?? (() => new Date()))();
+      await planLinked(stripeSync, sendableWindow(at, stripeSync.graceHours));
+      const interval = (stripeSync.runningMinutes ?? 0) * 60_000;
+      if (interval > 0 && at.getTime() - lastRunningSweep >= interval) {
+        // Open days' running totals that changed since the last sweep (sent below, with the rest).
+        lastRunningSweep = at.getTime();
+        for (const link of await stripeSync.store.links()) await planRunningTotals(stripeSync, link);
+      }
       const sent = await sendPending({ ...stripeSync, retry: { attempts: 2, baseMs: 500, maxMs: 2_000 } });
       for (const line of describeStripeSweep(sent.outcomes)) say(line);
     }

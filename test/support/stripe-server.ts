@@ -15,8 +15,23 @@ import { join } from 'node:path';
  * GET  /v1/billing/meters                       list, status filter, cursor pagination
  * GET  /v1/billing/meters/{id}/event_summaries  per customer; value_grouping_window=day needs UTC-midnight bounds;
  *                                               a meter with event_time_window=day counts the latest event of
- *                                               each UTC day (by timestamp, then receipt; or by receipt alone)
+ *                                               each UTC day (by receipt, as Stripe documents; or by timestamp)
+ * GET  /v1/subscriptions?customer=              subscriptions with periods of a fixed length; each item's
+ *                                               current_period_start/end and its metered price
+ * GET  /v1/invoices?customer=                   one invoice per ended period: draft until period end + the
+ *                                               finalization grace (1 h unless set), then finalized (status open,
+ *                                               status_transitions.finalized_at); a line per metered item whose
+ *                                               quantity is the meter's value over the period from the events
+ *                                               received up to finalization (later ones reach no invoice)
  * ```
+ * Stripe's documents behind the model: a pre-aggregated (day) meter keeps the most recent
+ * event of each window ("Record usage for billing",
+ * https://docs.stripe.com/billing/subscriptions/usage-based/recording-usage); `sum` adds the
+ * kept values over the period, `last` takes the last one; invoices stay draft for the
+ * finalization grace period, 1 hour by default, up to 72 hours
+ * (https://docs.stripe.com/billing/subscriptions/usage-based/configure-grace-period); values
+ * of more than 15 significant digits are refused
+ * (https://docs.stripe.com/changelog/dahlia/2026-04-22/billing-meter-event-values-validation).
  * The parameters accepted are exactly those of `fixtures/stripe/billing-meters.openapi.json`
  * (a subset of Stripe's published OpenAPI description): unknown or missing ones get
  * Stripe's 400. Faults are switched on per test: a 5xx or 429 before or after the event
@@ -40,8 +55,14 @@ export interface StripeTestServer {
   setDelay(ms: number): void;
   /** Stripe's clock (unix seconds); the real one unless set. */
   setClock(now: () => number): void;
-  /** How `event_time_window=day` picks a day's event: by timestamp (then receipt) or by receipt alone. */
+  /** How `event_time_window=day` picks a day's event: by receipt alone (Stripe's documented rule, the default) or by timestamp (then receipt). */
   setOrder(order: 'timestamp' | 'receipt'): void;
+  /** Subscribes `customer` to a metered price on the meter of `eventName`: periods of `periodSeconds` from `start` (unix seconds). */
+  addSubscription(subscription: { customer: string; eventName: string; start: number; periodSeconds: number; billingScheme?: 'per_unit' | 'tiered' }): TestSubscription;
+  /** Seconds from a period's end to its invoice's finalization (Stripe's default: 3600; at most 72 h). */
+  setFinalizationGrace(seconds: number): void;
+  /** The invoices of `customer` at Stripe's clock now (as `GET /v1/invoices` answers). */
+  invoices(customer: string): TestInvoice[];
   /** Every request (method, path, status), in order; headers and bodies are in `rawRequests`. */
   readonly requests: { method: string; path: string; status: number }[];
   /** Raw request headers and bodies, to check that nothing else leaks. */
@@ -67,6 +88,26 @@ export interface StripeMeter {
   livemode: false;
 }
 
+export interface TestSubscription {
+  readonly id: string;
+  readonly customer: string;
+  readonly start: number;
+  readonly periodSeconds: number;
+  readonly item: { readonly id: string; readonly price: { readonly id: string; readonly meter: string; readonly billing_scheme: 'per_unit' | 'tiered' } };
+}
+
+export interface TestInvoice {
+  id: string;
+  object: 'invoice';
+  customer: string;
+  subscription: string;
+  status: 'draft' | 'open';
+  period_start: number;
+  period_end: number;
+  status_transitions: { finalized_at: number | null };
+  lines: { object: 'list'; has_more: false; data: { id: string; object: 'line_item'; quantity: number; period: { start: number; end: number }; pricing: { type: 'price_details'; price_details: { price: string } } }[] };
+}
+
 export interface RecordedMeterEvent {
   readonly identifier: string;
   readonly event_name: string;
@@ -88,7 +129,7 @@ interface OperationSpec {
 const SPEC_FILE = join(__dirname, '../../fixtures/stripe/billing-meters.openapi.json');
 
 /** The parameters each operation takes, read from the vendored OpenAPI subset. */
-export function stripeOperationSpecs(): { createEvent: OperationSpec; listMeters: OperationSpec; eventSummaries: OperationSpec } {
+export function stripeOperationSpecs(): { createEvent: OperationSpec; listMeters: OperationSpec; eventSummaries: OperationSpec; listSubscriptions: OperationSpec; listInvoices: OperationSpec } {
   const spec = JSON.parse(readFileSync(SPEC_FILE, 'utf8')) as {
     paths: Record<string, Record<string, { parameters?: SpecParameter[]; requestBody?: { content: Record<string, { schema: { required?: string[]; properties: Record<string, SpecSchema> } }> } }>>;
   };
@@ -100,6 +141,8 @@ export function stripeOperationSpecs(): { createEvent: OperationSpec; listMeters
     createEvent: { parameters: new Map(Object.entries(body.properties).map(([name, schema]) => [name, { required: (body.required ?? []).includes(name), ...schemaLimits(schema) }])) },
     listMeters: query(spec.paths['/v1/billing/meters']!.get!.parameters),
     eventSummaries: query(spec.paths['/v1/billing/meters/{id}/event_summaries']!.get!.parameters),
+    listSubscriptions: query(spec.paths['/v1/subscriptions']!.get!.parameters),
+    listInvoices: query(spec.paths['/v1/invoices']!.get!.parameters),
   };
 }
 
@@ -122,6 +165,9 @@ const DAY = 86_400;
 const IDENTIFIER_WINDOW = DAY;
 const PAST_LIMIT = 35 * DAY;
 const FUTURE_LIMIT = 300;
+const DEFAULT_FINALIZATION_GRACE = 3600;
+const MAX_FINALIZATION_GRACE = 72 * 3600;
+const MAX_SIGNIFICANT_DIGITS = 15;
 
 class StripeHttpError extends Error {
   constructor(
@@ -144,7 +190,9 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
   const inFlight = new Map<string, number>();
   let concurrencyRefusals = 0;
   let delayMs = 0;
-  let order: 'timestamp' | 'receipt' = 'timestamp';
+  let order: 'timestamp' | 'receipt' = 'receipt';
+  const subscriptions: TestSubscription[] = [];
+  let finalizationGrace = DEFAULT_FINALIZATION_GRACE;
   let clock = () => Math.floor(Date.now() / 1000);
   let seq = 0;
   const requests: StripeTestServer['requests'] = [];
@@ -172,6 +220,9 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
     const valueKey = meter?.value_settings.event_payload_key ?? 'value';
     if (payload[valueKey] !== undefined && !/^-?\d+(\.\d+)?$/.test(payload[valueKey]!)) {
       throw new StripeHttpError(400, 'invalid_request_error', `The payload value for ${valueKey} must be a number.`, 'payload');
+    }
+    if (payload[valueKey] !== undefined && payload[valueKey]!.replace(/^-|\./g, '').replace(/^0+/, '').length > MAX_SIGNIFICANT_DIGITS) {
+      throw new StripeHttpError(400, 'invalid_request_error', `The value in the event payload can have at most ${MAX_SIGNIFICANT_DIGITS} digits.`, 'payload');
     }
 
     const slot = `${customer}\n${eventName}`;
@@ -231,15 +282,109 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
     send(res, 200, page(summaries, fields, path));
   };
 
-  /** What the meter bills for `customer` over [from, to): undefined when no event falls in it. */
-  const aggregate = (meter: StripeMeter, customer: string, from: number, to: number): number | undefined => {
+  /**
+   * What the meter bills for `customer` over [from, to) from the events received by
+   * `receivedBy` (default: all): undefined when no event falls in it. `sum` adds the values
+   * kept, `count` counts them, `last` takes the last one (by the same order a window uses).
+   */
+  const aggregate = (meter: StripeMeter, customer: string, from: number, to: number, receivedBy = Number.POSITIVE_INFINITY): number | undefined => {
     const events = recorded.filter(
-      (event) => event.event_name === meter.event_name && event.payload[meter.customer_mapping.event_payload_key] === customer && event.timestamp >= from && event.timestamp < to,
+      (event) =>
+        event.event_name === meter.event_name &&
+        event.payload[meter.customer_mapping.event_payload_key] === customer &&
+        event.timestamp >= from &&
+        event.timestamp < to &&
+        event.created <= receivedBy,
     );
     if (events.length === 0) return undefined;
     const valueOf = (event: RecordedMeterEvent) => Number(event.payload[meter.value_settings.event_payload_key] ?? 0);
     const counted = meter.event_time_window === 'day' ? latestPerDay(events) : events;
-    return meter.default_aggregation.formula === 'count' ? counted.length : counted.reduce((sum, event) => sum + valueOf(event), 0);
+    if (meter.default_aggregation.formula === 'count') return counted.length;
+    if (meter.default_aggregation.formula === 'last') return valueOf([...counted].sort(laterLast).at(-1)!);
+    return counted.reduce((sum, event) => sum + valueOf(event), 0);
+  };
+
+  /** Sorts events so that the one a window keeps comes last. */
+  const laterLast = (a: RecordedMeterEvent, b: RecordedMeterEvent): number => (order === 'receipt' ? a.seq - b.seq : a.timestamp - b.timestamp || a.seq - b.seq);
+
+  /** The periods of `subscription` ended at `now`, each as its invoice (draft within the grace, then finalized). */
+  const invoicesOf = (subscription: TestSubscription, now: number): TestInvoice[] => {
+    const meter = meters.find((m) => m.id === subscription.item.price.meter)!;
+    const out: TestInvoice[] = [];
+    for (let start = subscription.start, k = 1; start + subscription.periodSeconds <= now; start += subscription.periodSeconds, k++) {
+      const end = start + subscription.periodSeconds;
+      const finalizedAt = end + finalizationGrace <= now ? end + finalizationGrace : null;
+      const quantity = aggregate(meter, subscription.customer, start, end, finalizedAt ?? now) ?? 0;
+      out.push({
+        id: `in_${subscription.id.slice(4)}_${k}`,
+        object: 'invoice',
+        customer: subscription.customer,
+        subscription: subscription.id,
+        status: finalizedAt === null ? 'draft' : 'open',
+        period_start: start,
+        period_end: end,
+        status_transitions: { finalized_at: finalizedAt },
+        lines: {
+          object: 'list',
+          has_more: false,
+          data: [{ id: `il_${subscription.id.slice(4)}_${k}`, object: 'line_item', quantity, period: { start, end }, pricing: { type: 'price_details', price_details: { price: subscription.item.price.id } } }],
+        },
+      });
+    }
+    return out;
+  };
+
+  const subscriptionObject = (subscription: TestSubscription, now: number) => {
+    const elapsed = Math.max(0, now - subscription.start);
+    const currentStart = subscription.start + Math.floor(elapsed / subscription.periodSeconds) * subscription.periodSeconds;
+    const meter = meters.find((m) => m.id === subscription.item.price.meter)!;
+    return {
+      id: subscription.id,
+      object: 'subscription',
+      customer: subscription.customer,
+      status: 'active',
+      start_date: subscription.start,
+      items: {
+        object: 'list',
+        has_more: false,
+        data: [
+          {
+            id: subscription.item.id,
+            object: 'subscription_item',
+            current_period_start: currentStart,
+            current_period_end: currentStart + subscription.periodSeconds,
+            price: {
+              id: subscription.item.price.id,
+              object: 'price',
+              billing_scheme: subscription.item.price.billing_scheme,
+              recurring: { interval: 'day', interval_count: subscription.periodSeconds / DAY, meter: meter.id, usage_type: 'metered' },
+            },
+          },
+        ],
+      },
+    };
+  };
+
+  const listSubscriptions = (params: URLSearchParams, res: ServerResponse, path: string): void => {
+    const fields = checkParams(params, specs.listSubscriptions, false);
+    const customer = fields.get('customer');
+    const now = clock();
+    const all = subscriptions.filter((s) => customer === undefined || s.customer === customer).map((s) => subscriptionObject(s, now));
+    send(res, 200, page(all, fields, path));
+  };
+
+  const listInvoices = (params: URLSearchParams, res: ServerResponse, path: string): void => {
+    const fields = checkParams(params, specs.listInvoices, false);
+    const customer = fields.get('customer');
+    const status = fields.get('status');
+    const now = clock();
+    // Newest first, as Stripe lists them.
+    const all = subscriptions
+      .filter((s) => customer === undefined || s.customer === customer)
+      .flatMap((s) => invoicesOf(s, now))
+      .filter((invoice) => status === undefined || invoice.status === status)
+      .sort((a, b) => b.period_start - a.period_start);
+    send(res, 200, page(all, fields, path));
   };
 
   const latestPerDay = (events: RecordedMeterEvent[]): RecordedMeterEvent[] => {
@@ -277,6 +422,10 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
           await createEvent(new URLSearchParams(body), res);
         } else if (req.method === 'GET' && url.pathname === '/v1/billing/meters') {
           listMeters(url.searchParams, res, url.pathname);
+        } else if (req.method === 'GET' && url.pathname === '/v1/subscriptions') {
+          listSubscriptions(url.searchParams, res, url.pathname);
+        } else if (req.method === 'GET' && url.pathname === '/v1/invoices') {
+          listInvoices(url.searchParams, res, url.pathname);
         } else if (req.method === 'GET' && summaries) {
           eventSummaries(decodeURIComponent(summaries[1]!), url.searchParams, res, url.pathname);
         } else {
@@ -349,6 +498,19 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
     setOrder(next) {
       order = next;
     },
+    addSubscription({ customer, eventName, start, periodSeconds, billingScheme = 'per_unit' }) {
+      const meter = meters.find((m) => m.event_name === eventName);
+      if (meter === undefined) throw new Error(`no meter has event_name ${eventName}`);
+      const n = String(subscriptions.length + 1).padStart(4, '0');
+      const subscription: TestSubscription = { id: `sub_test${n}`, customer, start, periodSeconds, item: { id: `si_test${n}`, price: { id: `price_test${n}`, meter: meter.id, billing_scheme: billingScheme } } };
+      subscriptions.push(subscription);
+      return subscription;
+    },
+    setFinalizationGrace(seconds) {
+      if (seconds < 0 || seconds > MAX_FINALIZATION_GRACE) throw new Error('Stripe allows a finalization grace period of 0 to 72 hours');
+      finalizationGrace = seconds;
+    },
+    invoices: (customer) => subscriptions.filter((s) => s.customer === customer).flatMap((s) => invoicesOf(s, clock())),
     requests,
     rawRequests,
     concurrencyRefusals: () => concurrencyRefusals,

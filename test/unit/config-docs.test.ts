@@ -58,7 +58,8 @@ describe('docs/configuration.md', () => {
     (variable, value) => {
       const base = readStripeConfig(STRIPE);
       expect(readStripeConfig({ ...STRIPE, [variable]: value })).toEqual(base);
-      expect(readStripeConfig({ ...STRIPE, [variable]: 'http://127.0.0.1:12111' })).not.toEqual(base);
+      const other = /^\d+$/.test(value) ? String(Number(value) + 1) : 'http://127.0.0.1:12111';
+      expect(readStripeConfig({ ...STRIPE, [variable]: other })).not.toEqual(base);
     },
   );
 
@@ -106,7 +107,7 @@ describe('README.md and docs/', () => {
 
   it('keeps the README short, linking every docs page', () => {
     const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-    expect(readme.split('\n').length).toBeLessThan(270);
+    expect(readme.trimEnd().split('\n').length).toBeLessThanOrEqual(250);
     expect(readme).toMatch(/^npm start\b/m);
     expect(readme).toMatch(/^npm test\b/m);
     const linked = pages.filter((page) => page.startsWith('docs') && !page.includes('runbooks'));

@@ -3,7 +3,9 @@ import { readStripeConfig } from '../../src/adapters/stripe-config';
 import { outcomeOf } from '../../src/adapters/stripe-meter-api';
 import { meterProblems } from '../../src/app/stripe-reconcile';
 import { ConfigError } from '../../src/domain/errors';
+import fc from 'fast-check';
 import {
+  compareEvents,
   isTooOldForStripe,
   latestSendable,
   meterEventIdentifier,
@@ -12,6 +14,7 @@ import {
   meterValue,
   oldestSendableDay,
   parseStripeMeters,
+  runningTotalsDue,
 } from '../../src/domain/stripe';
 import { stripeOperationSpecs } from '../support/stripe-server';
 
@@ -102,7 +105,8 @@ describe('Stripe settings', () => {
   const base = { TALLY_STRIPE_API_KEY: 'sk_test_abcdefgh12345678', TALLY_STRIPE_METERS: '{"requests":"cdn_requests"}' };
 
   it('reads the key, the base and the meters; defaults to Stripe\'s API', () => {
-    expect(readStripeConfig(base)).toEqual({ key: { kind: 'key', apiKey: base.TALLY_STRIPE_API_KEY }, apiBase: 'https://api.stripe.com', meters: { requests: 'cdn_requests' } });
+    expect(readStripeConfig(base)).toEqual({ key: { kind: 'key', apiKey: base.TALLY_STRIPE_API_KEY }, apiBase: 'https://api.stripe.com', meters: { requests: 'cdn_requests' }, runningMinutes: 60 });
+    expect(readStripeConfig({ ...base, TALLY_STRIPE_RUNNING_MINUTES: '0' }).runningMinutes).toBe(0);
     expect(readStripeConfig({ ...base, TALLY_STRIPE_API_BASE: 'http://127.0.0.1:12111' }).apiBase).toBe('http://127.0.0.1:12111');
   });
 
@@ -112,6 +116,9 @@ describe('Stripe settings', () => {
     [{ ...base, TALLY_STRIPE_API_BASE: 'ftp://x' }, 'TALLY_STRIPE_API_BASE'],
     [{ ...base, TALLY_STRIPE_METERS: '{"requests":"a","bytes":"a"}' }, 'each metric needs its own meter'],
     [{ ...base, TALLY_STRIPE_METERS: '[]' }, 'TALLY_STRIPE_METERS'],
+    [{ ...base, TALLY_STRIPE_RUNNING_MINUTES: '1441' }, 'TALLY_STRIPE_RUNNING_MINUTES'],
+    [{ ...base, TALLY_STRIPE_RUNNING_MINUTES: '-1' }, 'TALLY_STRIPE_RUNNING_MINUTES'],
+    [{ ...base, TALLY_STRIPE_RUNNING_MINUTES: '1.5' }, 'TALLY_STRIPE_RUNNING_MINUTES'],
   ])('refuses a bad setting, naming it and never the key (%#)', (env, message) => {
     expect(() => readStripeConfig(env)).toThrow(ConfigError);
     expect(() => readStripeConfig(env)).toThrow(message);
@@ -169,5 +176,49 @@ describe('exports stay outside the ingested log prefix', () => {
   it('accepts prefixes apart, or another bucket', () => {
     expect(readCloserConfig({ ...env, TALLY_LOG_PREFIX: 'cloudfront/', TALLY_EXPORT_PREFIX: 'exports/' }).exportPrefix).toBe('exports/');
     expect(readCloserConfig({ ...env, TALLY_EXPORT_BUCKET: 'tally-exports', TALLY_LOG_PREFIX: '', TALLY_EXPORT_PREFIX: 'exports/' }).exportBucket).toBe('tally-exports');
+  });
+});
+
+describe('running totals of open days', () => {
+  const subject = { account: 'acme', metric: 'requests', day: '2026-11-20' };
+
+  it('gives every running total its own identifier, before revision 1 in time and in order', () => {
+    const ids = new Set([1, 2, 3].map((running) => meterEventIdentifier('usage', { ...subject, revision: 0, running })));
+    ids.add(meterEventIdentifier('usage', { ...subject, revision: 1 }));
+    expect(ids.size).toBe(4);
+    expect(meterEventIdentifier('usage', { ...subject, revision: 0, running: 7 })).toMatch(/^tally-2026-11-20-p7-[0-9a-f]{20}$/);
+    expect(meterEventTimestamp('2026-11-20', 0)).toBe(Date.parse('2026-11-20T00:00:00Z') / 1000);
+    expect(meterEventTimestamp('2026-11-20', 0)).toBeLessThan(meterEventTimestamp('2026-11-20', eventStep({ revision: 1 })));
+    const shuffled = [{ revision: 1 }, { revision: 0, running: 3 }, { revision: 0, running: 1 }, { revision: 1, adjusted: 1 }, { revision: 0, running: 2 }];
+    expect([...shuffled].sort(compareEvents)).toEqual([{ revision: 0, running: 1 }, { revision: 0, running: 2 }, { revision: 0, running: 3 }, { revision: 1 }, { revision: 1, adjusted: 1 }]);
+  });
+
+  it('is due only when the total changed, never a first 0, never once the day has a closed record', () => {
+    expect(runningTotalsDue([], { requests: 0, bytes: 5 })).toEqual([{ metric: 'bytes', running: 1, value: 5 }]);
+    const sent = [
+      { metric: 'requests', revision: 0, running: 1, value: 10 },
+      { metric: 'requests', revision: 0, running: 2, value: 12 },
+      { metric: 'bytes', revision: 0, running: 1, value: 900 },
+    ];
+    expect(runningTotalsDue(sent, { requests: 12, bytes: 900 })).toEqual([]);
+    expect(runningTotalsDue(sent, { requests: 13, bytes: 900 })).toEqual([{ metric: 'requests', running: 3, value: 13 }]);
+    // A total that fell (a negative adjustment) is a change too; negative totals are sent as 0.
+    expect(runningTotalsDue(sent, { requests: -4, bytes: 900 })).toEqual([{ metric: 'requests', running: 3, value: 0 }]);
+    expect(runningTotalsDue([...sent, { metric: 'requests', revision: 1, value: 12 }], { requests: 99, bytes: 900 })).toEqual([]);
+  });
+
+  it('never sends the same total twice in a row, whatever the sequence of counts (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: -5, max: 5 }), { maxLength: 40 }), (counts) => {
+        const records: { metric: string; revision: number; running: number; value: number }[] = [];
+        for (const count of counts) for (const due of runningTotalsDue(records, { requests: count })) records.push({ ...due, revision: 0 });
+        const values = records.map((r) => r.value);
+        expect(records.map((r) => r.running)).toEqual(values.map((_, i) => i + 1));
+        for (let i = 1; i < values.length; i++) expect(values[i]).not.toBe(values[i - 1]);
+        // The last total sent is the last count (as a meter value), unless nothing but zeros came.
+        const last = counts.length === 0 ? 0 : Math.max(0, counts[counts.length - 1]!);
+        expect(values.length === 0 ? 0 : values[values.length - 1]).toBe(last);
+      }),
+    );
   });
 });

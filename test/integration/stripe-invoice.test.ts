@@ -1,0 +1,192 @@
+import Stripe from 'stripe';
+import { ingestBatch, type IngestDeps } from '../../src/app/ingest';
+import { jsonLog, type Log } from '../../src/app/log';
+import { handleStripeMessage, type StripeSyncDeps } from '../../src/app/stripe-sync';
+import { readConfig } from '../../src/adapters/config';
+import { DynamoCloseStore } from '../../src/adapters/dynamodb-close-store';
+import { readStripeConfig } from '../../src/adapters/stripe-config';
+import { createStripeSyncDeps } from '../../src/adapters/stripe-deps';
+import { stripeConnection } from '../../src/adapters/stripe-meter-api';
+import { meterEventTimestamp } from '../../src/domain/stripe';
+import { generateLog } from '../../src/local/log-generator';
+import { closeOk, handoffTable, testCloser } from '../support/handoff';
+import { startStripeServer, type StripeTestServer } from '../support/stripe-server';
+import { putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+
+const info = testStackInfo();
+const METERS = '{"requests":"cdn_requests","bytes":"cdn_bytes"}';
+const API_KEY = 'sk_test_tally_invoice_key_0123456789';
+const D1 = '2026-06-01';
+const D2 = '2026-06-02';
+const D3 = '2026-06-03';
+const at = (date: Date) => () => date;
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+const servers: StripeTestServer[] = [];
+
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+});
+
+/**
+ * A table, a Stripe server with Tally's two meters whose clock follows the scenario's
+ * (`moveTo`), and the sync wired as the sender wires it, with `TALLY_STRIPE_RUNNING_MINUTES`.
+ */
+async function scenario(runningMinutes: string) {
+  const { env } = await handoffTable(info);
+  const server = await startStripeServer(API_KEY);
+  servers.push(server);
+  let now = new Date(`${D1}T00:00:00Z`);
+  server.setClock(() => seconds(now));
+  server.addMeter('cdn_requests');
+  server.addMeter('cdn_bytes');
+  const log: Log = jsonLog(() => undefined, 'warn');
+  const stripeEnv = { TALLY_STRIPE_API_KEY: API_KEY, TALLY_STRIPE_API_BASE: server.url, TALLY_STRIPE_METERS: METERS, TALLY_STRIPE_RUNNING_MINUTES: runningMinutes };
+  const clients = testClients(info);
+  const sync = (): StripeSyncDeps =>
+    createStripeSyncDeps({ tally: readConfig(env), stripe: readStripeConfig(stripeEnv) }, clients, API_KEY, log, { clock: () => now, retry: { attempts: 4, baseMs: 5, maxMs: 20 } });
+  const ingestDeps = testIngestDeps(env, { log });
+  const closeStore = new DynamoCloseStore({ client: clients.dynamodb, tableName: readConfig(env).tableName });
+  return {
+    env,
+    server,
+    sync,
+    closeStore,
+    moveTo(next: Date) {
+      now = next;
+    },
+    /** The running sweep's message for `account` (AWS: one per linked account every interval). */
+    sweep: (account: string) => handleStripeMessage(sync(), { account, running: true }),
+    ingest: (day: string, hour: number, seed: number, accounts: string[], lines = 40) => ingestLog(ingestDeps, day, hour, seed, accounts, now, lines),
+    /** The hourly closer, then the sender's message for each revision it wrote. */
+    async close() {
+      const report = await closeOk(testCloser(env, () => now));
+      for (const day of report.days) for (const { revision } of day.written ?? []) await handleStripeMessage(sync(), { day: day.day, revision });
+    },
+    async total(account: string, metric: string, days: string[]) {
+      let sum = 0;
+      for (const day of days) sum += (await closeStore.accountDay(account, day)).counters[metric] ?? 0;
+      return sum;
+    },
+  };
+}
+
+async function ingestLog(deps: IngestDeps, day: string, hour: number, seed: number, accounts: string[], when: Date, lines: number): Promise<void> {
+  const log = generateLog({ seed, day, hour, distribution: 'E2INV', accounts: accounts.map((id, i) => ({ id, weight: i + 1 })), lines, previousDayRate: 0, malformedRate: 0, unattributedRate: 0 });
+  const ref = await putLogObject(`cloudfront/${uniqueId('E2INV')}.${day}-${String(hour).padStart(2, '0')}.x.gz`, log.text);
+  const result = await ingestBatch({ Records: [s3NotificationMessage(ref)] }, { ...deps, clock: at(when) });
+  expect(result.batchItemFailures).toEqual([]);
+}
+
+describe('running totals of open days', () => {
+  it.each(['receipt', 'timestamp'] as const)(
+    'sends an open day\'s total when it changed, only then, and the closed revision replaces the last one (Stripe keeping a day\'s event by %s)',
+    async (order) => {
+      const s = await scenario('60');
+      s.server.setOrder(order);
+      const acme = uniqueId('acme');
+      await s.sync().store.link({ account: acme, customer: 'cus_running01', linkedAt: `${D1}T00:00:00Z` });
+
+      s.moveTo(new Date(`${D1}T10:30:00Z`));
+      await s.ingest(D1, 10, 1, [acme]);
+      const first = await s.sweep(acme);
+      const afterFirst = s.server.billedByDay('cdn_requests', 'cus_running01');
+      s.moveTo(new Date(`${D1}T11:30:00Z`));
+      const unchanged = await s.sweep(acme);
+      s.moveTo(new Date(`${D1}T14:00:00Z`));
+      await s.ingest(D1, 13, 2, [acme], 25);
+      const second = await s.sweep(acme);
+      const running = s.server.billedByDay('cdn_requests', 'cus_running01');
+      // D1 closes 48 h after its end.
+      s.moveTo(new Date('2026-06-04T01:00:00Z'));
+      await s.close();
+      const afterClose = await s.sweep(acme);
+
+      const total = await s.total(acme, 'requests', [D1]);
+      expect(first.outcomes.map((o) => o.outcome)).toEqual(['delivered', 'delivered']);
+      expect(unchanged.outcomes).toEqual([]);
+      expect(second.outcomes.map((o) => o.outcome)).toEqual(['delivered', 'delivered']);
+      expect(afterFirst[D1]).toBeLessThan(total);
+      expect(running).toEqual({ [D1]: total });
+      expect(afterClose.outcomes).toEqual([]);
+      expect(s.server.billedByDay('cdn_requests', 'cus_running01')).toEqual({ [D1]: total });
+      // Running totals at midnight in the order counted, then revision 1 a second later (sent last).
+      const requests = s.server.events().filter((e) => e.event_name === 'cdn_requests');
+      expect(requests.map((e) => [e.timestamp, e.payload.value])).toEqual([
+        [meterEventTimestamp(D1, 0), String(afterFirst[D1])],
+        [meterEventTimestamp(D1, 0), String(total)],
+        [meterEventTimestamp(D1, 1), String(total)],
+      ]);
+      expect(new Set(s.server.events().map((e) => e.identifier)).size).toBe(6);
+    },
+  );
+
+  it('sends nothing for open days with TALLY_STRIPE_RUNNING_MINUTES=0', async () => {
+    const s = await scenario('0');
+    const acme = uniqueId('acme');
+    await s.sync().store.link({ account: acme, customer: 'cus_running02', linkedAt: `${D1}T00:00:00Z` });
+    s.moveTo(new Date(`${D1}T10:30:00Z`));
+    await s.ingest(D1, 10, 3, [acme]);
+
+    const report = await s.sweep(acme);
+
+    expect(report.outcomes).toEqual([]);
+    expect(s.server.events()).toEqual([]);
+  });
+});
+
+describe('the whole billing period on the invoice', () => {
+  /**
+   * A three-day period (D1..D3, ends D4 00:00, Stripe's default grace: finalized D4 01:00),
+   * traffic every day and late on the last evening, the closer hourly (48 h grace), and the
+   * running sweep at the times given. Returns the period's invoice after finalization and
+   * Tally's total over the period.
+   */
+  async function billingPeriod(runningMinutes: string, sweeps: string[]) {
+    const s = await scenario(runningMinutes);
+    const acme = uniqueId('acme');
+    const customer = `cus_${acme.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`;
+    await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 3 * 86_400 });
+    const timeline: [string, () => Promise<unknown>][] = [
+      [`${D1}T11:00:00Z`, () => s.ingest(D1, 10, 11, [acme])],
+      [`${D2}T11:00:00Z`, () => s.ingest(D2, 10, 12, [acme])],
+      [`${D3}T11:00:00Z`, () => s.ingest(D3, 10, 13, [acme])],
+      [`${D3}T23:10:00Z`, () => s.ingest(D3, 22, 14, [acme], 30)],
+      ...sweeps.map((time): [string, () => Promise<unknown>] => [time, () => s.sweep(acme)]),
+      // The closer's hourly runs once each day may close (48 h after its end): D1 at D4 00:30, before
+      // finalization (D4 01:00); D2 and D3 after it.
+      ['2026-06-04T00:30:00Z', () => s.close()],
+      ['2026-06-05T00:30:00Z', () => s.close()],
+      ['2026-06-06T00:30:00Z', () => s.close()],
+    ];
+    for (const [time, step] of timeline.sort(([a], [b]) => (a < b ? -1 : 1))) {
+      s.moveTo(new Date(time));
+      await step();
+    }
+    const stripe = new Stripe(API_KEY, { ...stripeConnection(s.server.url), maxNetworkRetries: 0 });
+    const invoices = await stripe.invoices.list({ customer });
+    return { invoices: invoices.data, total: await s.total(acme, 'requests', [D1, D2, D3]), s, customer };
+  }
+
+  it('has every day of a period ending with Stripe\'s default one-hour grace on its invoice, at the closed or running total', async () => {
+    const { invoices, total } = await billingPeriod('60', ['2026-06-01T12:00:00Z', '2026-06-02T12:00:00Z', '2026-06-03T12:00:00Z', '2026-06-03T23:30:00Z']);
+
+    expect(invoices).toHaveLength(1);
+    const [invoice] = invoices;
+    expect(invoice!.status).toBe('open');
+    expect(invoice!.status_transitions.finalized_at).toBe(seconds(new Date('2026-06-04T01:00:00Z')));
+    expect(invoice!.lines.data.map((line) => line.quantity)).toEqual([total]);
+  });
+
+  it('with closed days alone (running totals off), the last two days of the period miss its invoice', async () => {
+    const { invoices, total, s, customer } = await billingPeriod('0', []);
+
+    const [invoice] = invoices;
+    const billed = s.server.billedByDay('cdn_requests', customer);
+    expect(invoice!.status).toBe('open');
+    // D2 and D3 reached the meter after finalization: on the meter, on no invoice.
+    expect(Object.keys(billed)).toEqual([D1, D2, D3]);
+    expect(billed[D1]! + billed[D2]! + billed[D3]!).toBe(total);
+    expect(invoice!.lines.data[0]!.quantity).toBe(billed[D1]);
+  });
+});
