@@ -1,7 +1,7 @@
 import { isClosed } from '../domain/day-close';
 import { eachDay } from '../domain/days';
 import { TallyError } from '../domain/errors';
-import { meterValue, STRIPE_CUSTOMER_KEY, STRIPE_VALUE_KEY } from '../domain/stripe';
+import { STRIPE_CUSTOMER_KEY, STRIPE_VALUE_KEY } from '../domain/stripe';
 import { mapWithConcurrency } from './concurrency';
 import type { StripeMeterInfo } from './ports';
 import type { StripeSyncDeps } from './stripe-sync';
@@ -43,7 +43,8 @@ export interface StripeReconcileReport {
 /**
  * Compares Stripe's day summaries (`value_grouping_window=day`) of every linked customer
  * and configured meter with Tally's billable totals (the API's `totals`: counters plus
- * adjustments) over the closed days of `from..to`.
+ * adjustments) over the closed days of `from..to`. The figures are compared as they are:
+ * a total Stripe cannot bill (below zero) is drift, never rounded or clamped into agreement.
  */
 export async function reconcileStripe(deps: StripeSyncDeps, from: string, to: string): Promise<StripeReconcileReport> {
   const meters = await deps.api.meters();
@@ -70,7 +71,9 @@ export async function reconcileStripe(deps: StripeSyncDeps, from: string, to: st
       for (const day of closedDays) {
         const { counters } = await accountDay(link.account, day);
         const adjustments = (await deps.adjustments.list(link.account, day, day)).filter((a) => a.metric === metric).reduce((sum, a) => sum + a.delta, 0);
-        rows.push({ account: link.account, customer: link.customer, metric, day, tally: Number(meterValue((counters[metric] ?? 0) + adjustments)), stripe: billed[day] ?? 0 });
+        // Tally's own figure, not what the sender could send: meterValue() turns a negative total into 0,
+        // and comparing that would call -99,999,912 and 0 equal.
+        rows.push({ account: link.account, customer: link.customer, metric, day, tally: (counters[metric] ?? 0) + adjustments, stripe: billed[day] ?? 0 });
       }
     }
   });

@@ -204,6 +204,26 @@ describe('closed days reach Stripe meters exactly once', () => {
     expect(io.stdout).toMatch(new RegExp(`${acme}\\s+cus_drift0001\\s+requests\\s+${D1}`));
   });
 
+  it('never calls a negative billable total and Stripe\'s 0 equal: drift, exit 1', async () => {
+    const s = await scenario(CLOSE_AT);
+    const acme = uniqueId('acme');
+    await ingestLog(s.ingestDeps, D1, 10, 5, [acme], ON_TIME);
+    await closeOk(testCloser(s.env, at(CLOSE_AT)));
+    await linkAccount(s.sync(), acme, 'cus_negative01');
+    const measured = (await s.closeStore.accountDay(acme, D1)).counters.requests!;
+    const adjust = ['--account', acme, '--day', D1, '--metric', 'requests', '--delta', '-99999999', '--reason', 'typo', '--id', 'NEG-STRIPE-1', '--allow-negative'];
+    expect(await tallyCommand('adjust')(adjust, captureIo(), s.env, process.cwd(), at(CLOSE_AT))).toBe(0);
+    await planAccountDays(s.sync(), { account: acme, customer: 'cus_negative01', linkedAt: CLOSE_AT.toISOString() }, await s.closeStore.closedDays(D1, D1));
+    await sendPending(s.sync());
+    const io = captureIo();
+
+    const code = await tallyCommand('stripe')(['reconcile', '--from', D1, '--to', D1, '--json'], io, { ...s.env, ...s.stripeEnv }, process.cwd(), at(CLOSE_AT));
+
+    expect(s.server.billedByDay('cdn_requests', 'cus_negative01')).toEqual({ [D1]: 0 });
+    expect(code).toBe(1);
+    expect(JSON.parse(io.stdout).drift).toEqual([{ account: acme, customer: 'cus_negative01', metric: 'requests', day: D1, tally: measured - 99_999_999, stripe: 0 }]);
+  });
+
   it('a lost answer (event recorded, 500 returned) leaves exactly one effective value', async () => {
     const s = await scenario(CLOSE_AT);
     const acme = uniqueId('acme');
