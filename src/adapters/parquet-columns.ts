@@ -94,6 +94,9 @@ class ColumnPages {
     entries: undefined,
     dictionary: undefined,
     dictionarySize: 0,
+    numbers: undefined,
+    numberKind: undefined,
+    numberText: undefined,
   };
   private length = 0;
   private readonly reader: { view: DataView; offset: number };
@@ -103,6 +106,8 @@ class ColumnPages {
   private dictionary: Rendered | undefined;
   /** The dictionary as hyparquet's page reader wants it (for columns it reads). */
   private values: DecodedArray | undefined;
+  /** Typed integer, date and timestamp columns: read as numbers (see {@link numberKind}). */
+  private readonly numeric: NumericColumn | undefined;
 
   constructor(
     private readonly name: string,
@@ -114,6 +119,8 @@ class ColumnPages {
     const { element } = decoder;
     const logical = element.logical_type?.type;
     this.text = decoder.type === 'BYTE_ARRAY' && (element.converted_type === undefined || element.converted_type === 'UTF8') && (logical === undefined || logical === 'STRING');
+    const kind = numberKind(decoder);
+    this.numeric = kind === undefined ? undefined : { kind, decoder: { ...decoder, parsers: NUMBER_PARSERS }, text: numberText(kind, name) };
   }
 
   /** Values of the current page not yet handed over; reads the next page when none are left. */
@@ -130,11 +137,21 @@ class ColumnPages {
       const { data } = readPage(reader, header, this.decoder, undefined, undefined, 0);
       if (data === undefined) return;
       if (this.text) this.dictionary = renderValues(data as ArrayLike<unknown>, this.name);
-      else this.values = convert(data, this.decoder);
+      else this.values = convert(data, this.numeric?.decoder ?? this.decoder);
       return;
     }
     const encoding = header.data_page_header?.encoding ?? header.data_page_header_v2?.encoding;
     const own = this.text && (encoding === 'PLAIN' || encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY');
+    const numeric = this.numeric;
+    if (numeric !== undefined) {
+      const { data } = readPage(reader, header, numeric.decoder, this.values, undefined, 0);
+      if (data === undefined) throw new Error(`column ${this.name}: a page of no data`);
+      const numbers = asNumbers(data as ArrayLike<unknown>, numeric.kind);
+      // An integer past 2^53 is written as its exact text.
+      if (numbers === undefined) this.use(renderValues(data as ArrayLike<unknown>, this.name));
+      else this.useNumbers(numbers, numeric);
+      return;
+    }
     if (!own) {
       const { data } = readPage(reader, header, this.decoder, this.values, undefined, 0);
       if (data === undefined) throw new Error(`column ${this.name}: a page of no data`);
@@ -154,7 +171,26 @@ class ColumnPages {
     run.entries = entries;
     run.dictionary = entries === undefined ? undefined : this.dictionary;
     run.dictionarySize = entries === undefined ? 0 : this.dictionary!.starts.length;
+    run.numbers = undefined;
+    run.numberKind = undefined;
+    run.numberText = undefined;
     this.length = rendered.starts.length;
+  }
+
+  private useNumbers(numbers: Float64Array, numeric: NumericColumn): void {
+    const run = this.run;
+    run.bytes = EMPTY;
+    run.starts = NO_PLACES;
+    run.ends = NO_PLACES;
+    run.longest = 32;
+    run.at = 0;
+    run.entries = undefined;
+    run.dictionary = undefined;
+    run.dictionarySize = 0;
+    run.numbers = numbers;
+    run.numberKind = numeric.kind;
+    run.numberText = numeric.text;
+    this.length = numbers.length;
   }
 
   /** A data page (v1 or v2) of a text column, PLAIN or dictionary-encoded. */
@@ -307,6 +343,72 @@ function renderValues(decoded: ArrayLike<unknown>, name: string): Rendered {
 }
 
 const EMPTY = new Uint8Array(0);
+const NO_PLACES = new Int32Array(0);
+
+/** A typed column read as numbers: its kind, hyparquet's decoder for it and the text of a value. */
+interface NumericColumn {
+  readonly kind: 'integer' | 'instant';
+  readonly decoder: ColumnDecoder;
+  readonly text: (value: number) => string;
+}
+
+/** Dates and timestamps as epoch milliseconds (numbers), in place of hyparquet's Date objects. */
+const NUMBER_PARSERS = {
+  ...BYTES_PARSERS,
+  timestampFromMilliseconds: (millis: bigint | number): unknown => Number(millis),
+  timestampFromMicroseconds: (micros: bigint): unknown => Number(micros / 1000n),
+  timestampFromNanoseconds: (nanos: bigint): unknown => Number(nanos / 1000000n),
+  dateFromDays: (days: number): unknown => days * 86_400_000,
+};
+
+/**
+ * How a column is read as numbers: `integer` (INT32 or INT64, signed, no other meaning),
+ * `instant` (DATE, TIMESTAMP in any unit: epoch milliseconds); undefined for any other
+ * (INT96, unsigned, decimals, times of day, floats: written as text by hyparquet's reader).
+ */
+function numberKind(decoder: ColumnDecoder): 'integer' | 'instant' | undefined {
+  const { type, element } = decoder;
+  if (type !== 'INT32' && type !== 'INT64') return undefined;
+  const converted = element.converted_type;
+  const logical = element.logical_type;
+  if (converted === 'DATE' || converted === 'TIMESTAMP_MILLIS' || converted === 'TIMESTAMP_MICROS') return 'instant';
+  // hyparquet makes Dates of a TIMESTAMP logical type alone, not of a DATE one (left as its integer).
+  if (logical?.type === 'TIMESTAMP') return converted === undefined ? 'instant' : undefined;
+  const signedConverted = converted === undefined || converted === 'INT_8' || converted === 'INT_16' || converted === 'INT_32' || converted === 'INT_64';
+  const signedLogical = logical === undefined || (logical.type === 'INTEGER' && logical.isSigned);
+  return signedConverted && signedLogical ? 'integer' : undefined;
+}
+
+/** The text of a number of the column named `name`, as {@link valueText} and {@link asFieldValues} write the value hyparquet decodes. */
+function numberText(kind: 'integer' | 'instant', name: string): (value: number) => string {
+  if (kind === 'integer') return (value) => String(value);
+  const key = fieldKey(name);
+  if (key === 'date') return (millis) => new Date(millis).toISOString().slice(0, 10);
+  if (key === 'time') return (millis) => new Date(millis).toISOString().slice(11, 19);
+  if (key === 'timestamp') return (millis) => (millis / 1000).toFixed(3);
+  return (millis) => String(millis);
+}
+
+/** Largest time a Date holds (ECMAScript): past it, hyparquet's Date is invalid and written as none. */
+const MAX_DATE_MS = 8.64e15;
+
+/** Decoded values as numbers (null or an invalid date: NaN); undefined when an integer is past 2^53 (no exact double). */
+function asNumbers(values: ArrayLike<unknown>, kind: 'integer' | 'instant'): Float64Array | undefined {
+  const count = values.length;
+  const numbers = new Float64Array(count);
+  for (let i = 0; i < count; i++) {
+    const value = values[i];
+    if (typeof value === 'number') {
+      numbers[i] = kind === 'instant' && !(Math.abs(value) <= MAX_DATE_MS) ? Number.NaN : value;
+    } else if (typeof value === 'bigint') {
+      if (value > 9007199254740991n || value < -9007199254740991n) return undefined;
+      numbers[i] = Number(value);
+    } else {
+      numbers[i] = Number.NaN;
+    }
+  }
+  return numbers;
+}
 
 /** The text of a decoded value that is not UTF-8 bytes already (none: empty). */
 export function valueText(value: unknown): Uint8Array {

@@ -82,6 +82,8 @@ export interface ObjectResult {
   /** Accounts (including `unattributed`) the object had usage for; empty when already done. */
   readonly accounts: readonly string[];
   readonly malformedSamples: readonly MalformedSample[];
+  /** Why a Parquet object's rows were counted as text lines rather than column by column (logged once with the object). */
+  readonly readAsLines?: string;
   /** Already done, counted before contributions were recorded: they were recorded now (nothing counted again). */
   readonly contributionsFilled?: boolean;
 }
@@ -189,6 +191,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
     unresolved: unresolved.length,
     accounts: [...new Set(usage.map((row) => row.account))],
     malformedSamples: count.malformedSamples,
+    ...(count.readAsLines === undefined ? {} : { readAsLines: count.readAsLines }),
   };
   await store.writeLedger({
     object: ref,
@@ -336,6 +339,7 @@ export async function ingestMessage(
         ...(result.resumed > 0 ? { resumed: result.resumed } : {}),
         ...(result.unresolved > 0 ? { unresolved: result.unresolved } : {}),
         ...(result.malformedSamples.length > 0 ? { malformedSamples: result.malformedSamples } : {}),
+        ...(result.readAsLines === undefined ? {} : { readAsLines: result.readAsLines }),
       });
     }
     return { messageId: record.messageId, outcome: 'processed', objects };

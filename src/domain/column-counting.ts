@@ -1,171 +1,285 @@
 import type { LineResolver } from './account-resolver';
 import { dayOfNumber, epochDayNumber, epochMillisBytes, isValidTimeBytes, parseByteCountBytes } from './cloudfront-log';
 import { isValidDay } from './days';
-import type { LogLine } from './log-line';
+import { ByteKeyCache, NOT_CACHED, type LogLine } from './log-line';
 import type { ColumnRun } from './log-records';
+import type { RuleEvaluator } from './metric-rules';
 
 /** What the counter tells {@link ColumnCounting} of its layout and how it counts (see LogCounter.columnCounting). */
 export interface CountingLayout {
   readonly width: number;
-  /** The columns of the day (`date`, or a timestamp), time, sc-bytes and the two host fields; -1 when absent. */
+  /** The columns of the day (`date`, or a timestamp), time and sc-bytes; -1 when absent. */
   readonly dateAt: number;
   /** Units per second of a timestamp day field; 0 for `date`. */
   readonly dayUnits: number;
   readonly timeAt: number;
   readonly bytesAt: number;
-  readonly hostAt: readonly [number, number];
-  /** The counter's resolver, and a line of `width` columns over `scratch` to run it on. */
+  /** The host resolvers' x-host-header and cs(Host) columns (-1: absent); undefined for the other resolvers. */
+  readonly hostAt: readonly [number, number] | undefined;
+  /** The host resolvers' key kind: a missed host is sampled as its label (`label`) or whole. */
+  readonly hostKey: 'label' | 'host' | undefined;
+  /** The columns the other resolvers read (`path`: cs-uri-stem; `distribution`: DistributionId; `key`: none). */
+  readonly resolverColumns: readonly number[];
+  /** The columns the metric rules read; the rules' evaluator (undefined: no rules). */
+  readonly ruleColumns: readonly number[];
+  readonly evaluate: RuleEvaluator | undefined;
+  /** How many metrics a line feeds (requests, bytes, then one per rule). */
+  readonly metrics: number;
+  /** The counter's resolver, and a line of `width` columns over `scratch` to run it and the rules on. */
   readonly resolve: LineResolver;
   readonly line: LogLine;
   readonly scratch: Uint8Array;
   readonly maxLineBytes: number;
-  /** Counts `rows` good lines of one account-day (`undefined`: unattributed) with their sc-bytes, as read in order. */
-  readonly addCounted: (account: string | undefined, day: string, rows: number, bytes: number) => void;
+  /** `rows` more rows were read (and counted with {@link add}): their line numbers pass. */
+  readonly advance: (rows: number) => void;
+  /** Adds `values` (requests first) of good rows of one account-day (`undefined`: unattributed). */
+  readonly add: (account: string | undefined, day: string, values: readonly number[]) => void;
+  /** A host no account was found for (sampled by the counter, as its lines sample them). */
+  readonly missed: (host: string) => void;
 }
+
+/** Hands rows `[from, from + count)` of the runs to the counter as lines, at once. */
+export type RowsAsLines = (runs: readonly ColumnRun[], from: number, count: number) => void;
 
 const UNKNOWN = -2;
 const INVALID = -1;
 const DASH = 45;
-/** Days and accounts a run may have before it is counted line by line instead. */
+const HASH = 35;
+/** Days and accounts one log may have before further rows of new ones are counted as lines. */
 const MAX_DAYS = 64;
 const MAX_ACCOUNTS = 8192;
 const MAX_HOST_PAIRS = 1 << 22;
+/** Distinct hosts (or resolver values) remembered before the memory is cleared. */
+const KEY_CACHE_LIMIT = 4096;
+/** Epoch milliseconds a number may hold to be read as a day here (years 1970–9999, less a second of margin). */
+const MAX_EPOCH_MS = 253_402_300_800_000 - 1000;
+const MS_PER_DAY = 86_400_000;
 
 /**
- * Counts runs of Parquet rows column by column, without writing their lines: when the
- * only fields read are the day, time, sc-bytes and the host fields, and the day, time
- * and host fields of the run are dictionary-encoded, each dictionary entry's day, time
- * check and account (the counter's own checks and resolver, on the entry's text) is
- * found once, and the rows are summed per account-day over the entry indices. A run
- * in which any row would be malformed is left to the counter's lines (its reasons and
- * line numbers are theirs): {@link count} answers false and counts nothing.
+ * Counts runs of Parquet rows column by column, without writing their lines: each row's
+ * day, time and sc-bytes are checked and read where the column's text (or number) is,
+ * its account found once per distinct host (per dictionary entry pair when both host
+ * columns are dictionary-encoded, else per host's bytes) or per distinct value of the
+ * other resolvers' column, the metric rules run on a line of only the columns they read,
+ * and the rows are summed per account-day. The checks are the counter's own
+ * (cloudfront-log.ts); a row they reject, or one whose line would read differently (a
+ * line too long, one starting with `#`), is handed to the counter as its line in its
+ * place ({@link RowsAsLines}), so that its reason and line number are exactly the
+ * text's: the line-shaped fallback is per row, and only for such rows.
  */
 export class ColumnCounting {
   private readonly accounts: (string | undefined)[] = [];
   private readonly accountIds = new Map<string | undefined, number>();
   private readonly days: string[] = [];
   private readonly dayIds = new Map<string, number>();
-  /** Per dictionary (by its text bytes): per entry + 1 (0: null), a day id or time verdict. */
-  private readonly dayOfEntry = new WeakMap<Uint8Array, Int32Array>();
-  private readonly timeOfEntry = new WeakMap<Uint8Array, Int8Array>();
+  private readonly dayNumberIds = new Map<number, number>();
+  private readonly dayValueIds = new Map<number, number>();
+  /** The bytes of the last good `date` text and its day id. */
+  private readonly lastDate = new Uint8Array(10);
+  private lastDateId = INVALID;
+  private lastDayNumber = Number.NaN;
+  private lastDayNumberId = INVALID;
   private hostPairs: { x: Uint8Array | undefined; c: Uint8Array | undefined; accounts: Int32Array } | undefined;
-  private requests = new Float64Array(0);
-  private sent = new Float64Array(0);
+  private readonly keyAccounts = new ByteKeyCache<number>(KEY_CACHE_LIMIT);
+  private constantAccount = UNKNOWN;
+  /** Per cell (account × {@link MAX_DAYS} + day), per metric: the sums of the current run. */
+  private sums = new Float64Array(0);
+  private touched = new Int32Array(64);
+  private touchedCount = 0;
+  private readonly values: number[];
+  private readonly ruleValues: number[];
+  private readonly dash = Uint8Array.of(DASH);
 
-  constructor(private readonly layout: CountingLayout) {}
+  constructor(
+    private readonly layout: CountingLayout,
+    private readonly asLines: RowsAsLines,
+  ) {
+    this.values = new Array<number>(layout.metrics).fill(0);
+    this.ruleValues = new Array<number>(layout.metrics).fill(0);
+  }
 
-  /** Counts the `count` rows of `runs` (one per field, in field order); false when they must be counted as lines. */
+  /**
+   * Counts the `count` rows of `runs` (one per field, in field order), rows that need
+   * their line as lines; false (nothing counted) when the runs are not the layout's.
+   */
   count(runs: readonly ColumnRun[], count: number): boolean {
-    const { dateAt, timeAt, bytesAt, hostAt, width, maxLineBytes } = this.layout;
+    const layout = this.layout;
+    const { dateAt, timeAt, bytesAt, hostAt, width, maxLineBytes, metrics } = layout;
     if (runs.length !== width) return false;
     const date = runs[dateAt]!;
     const time = timeAt === -1 ? undefined : runs[timeAt]!;
     const bytes = bytesAt === -1 ? undefined : runs[bytesAt]!;
-    const x = hostAt[0] === -1 ? undefined : runs[hostAt[0]]!;
-    const c = hostAt[1] === -1 ? undefined : runs[hostAt[1]]!;
-    if (date.entries === undefined || (time !== undefined && time.entries === undefined)) return false;
-    if ((x !== undefined && x.entries === undefined) || (c !== undefined && c.entries === undefined)) return false;
+    const x = hostAt === undefined || hostAt[0] === -1 ? undefined : runs[hostAt[0]]!;
+    const c = hostAt === undefined || hostAt[1] === -1 ? undefined : runs[hostAt[1]]!;
+    // Hosts as numbers are no hosts a resolver reads: such a run is counted as lines.
+    if (x?.numbers !== undefined || c?.numbers !== undefined) return false;
     let longest = width;
-    for (const run of runs) longest += Math.max(run.longest, 1);
-    if (longest > maxLineBytes) return false;
-
-    const dayOf = this.entryDays(date);
-    const timeOf = time === undefined ? undefined : this.entryTimes(time);
-    const pairs = this.pairs(x, c);
-    if (dayOf === undefined || pairs === undefined) return false;
+    for (const run of runs) longest += Math.max(run.numbers === undefined ? run.longest : 32, 1);
+    const checkLength = longest > maxLineBytes;
+    const first = runs[0]!;
+    const pairs = hostAt !== undefined && (x === undefined || x.entries !== undefined) && (c === undefined || c.entries !== undefined) ? this.pairs(x, c) : undefined;
     const cWidth = c === undefined ? 1 : c.dictionarySize + 1;
+    const rules = layout.evaluate !== undefined;
+    const values = this.values;
 
-    let requests = this.requests;
-    let sent = this.sent;
-    requests.fill(0, 0, this.accounts.length * MAX_DAYS);
-    sent.fill(0, 0, this.accounts.length * MAX_DAYS);
-    const dateEntries = date.entries;
-    const dateAt0 = date.at;
+    let pending = 0;
     for (let row = 0; row < count; row++) {
-      const day = dayOf(dateEntries[dateAt0 + row]! + 1);
-      if (day < 0) return false;
-      if (timeOf !== undefined && !timeOf(time!.entries![time!.at + row]! + 1)) return false;
-      let value = 0;
-      if (bytes !== undefined) {
-        const start = bytes.starts[bytes.at + row]!;
-        const end = bytes.ends[bytes.at + row]!;
-        // An empty value is written `-`, which is 0 bytes.
-        value = start === end ? 0 : parseByteCountBytes(bytes.bytes, start, end);
-        if (value < 0) return false;
+      // A row whose line would be too long, or would read as a directive, is its line.
+      let asLine = (checkLength && this.lineBytes(runs, row) > maxLineBytes) || startsWithHash(first, row);
+      let day = INVALID;
+      let sent = 0;
+      if (!asLine) {
+        day = this.dayOf(date, row);
+        if (day < 0 || (time !== undefined && !this.timeOk(time, row))) asLine = true;
+        else if (bytes !== undefined) {
+          sent = this.bytesOf(bytes, row);
+          if (sent < 0) asLine = true;
+        }
       }
-      const pair = (x === undefined ? 0 : (x.entries![x.at + row]! + 1) * cWidth) + (c === undefined ? 0 : c.entries![c.at + row]! + 1);
-      let account = pairs.accounts[pair]!;
-      if (account === UNKNOWN) {
-        account = this.accountOfPair(x, c, pair, cWidth);
-        if (account < 0) return false;
-        pairs.accounts[pair] = account;
-        // A new account may have grown the sums (the sums so far copied).
-        requests = this.requests;
-        sent = this.sent;
+      let account = INVALID;
+      if (!asLine) {
+        if (pairs !== undefined) {
+          const pair = (x === undefined ? 0 : (x.entries![x.at + row]! + 1) * cWidth) + (c === undefined ? 0 : c.entries![c.at + row]! + 1);
+          account = pairs.accounts[pair]!;
+          if (account === UNKNOWN) {
+            account = this.accountOfPair(x, c, pair, cWidth);
+            pairs.accounts[pair] = account;
+          }
+        } else if (hostAt !== undefined) account = this.accountOfHost(x, c, row);
+        else account = this.accountOfRow(runs, row);
+        if (account < 0) asLine = true;
       }
+      if (asLine) {
+        if (pending > 0) layout.advance(pending);
+        pending = 0;
+        this.asLines(runs, row, 1);
+        continue;
+      }
+      pending++;
       const cell = account * MAX_DAYS + day;
-      if (cell >= requests.length) return false;
-      requests[cell]! += 1;
-      sent[cell]! += value;
+      let at = cell * metrics;
+      if (at + metrics > this.sums.length) this.grow(at + metrics);
+      const sums = this.sums;
+      if (sums[at] === 0) this.touch(cell);
+      sums[at]! += 1;
+      sums[at + 1]! += sent;
+      if (rules) {
+        const ruleValues = this.ruleValues;
+        for (let m = 2; m < metrics; m++) ruleValues[m] = 0;
+        this.placeAll(runs, layout.ruleColumns, row);
+        layout.evaluate!(layout.line, sent, ruleValues);
+        at += 2;
+        for (let m = 2; m < metrics; m++, at++) sums[at]! += ruleValues[m]!;
+      }
     }
-    for (let cell = 0, cells = this.accounts.length * MAX_DAYS; cell < cells; cell++) {
-      if (requests[cell] === 0) continue;
-      this.layout.addCounted(this.accounts[Math.floor(cell / MAX_DAYS)], this.days[cell % MAX_DAYS]!, requests[cell]!, sent[cell]!);
+    if (pending > 0) layout.advance(pending);
+    const sums = this.sums;
+    for (let t = 0; t < this.touchedCount; t++) {
+      const cell = this.touched[t]!;
+      const at = cell * metrics;
+      for (let m = 0; m < metrics; m++) {
+        values[m] = sums[at + m]!;
+        sums[at + m] = 0;
+      }
+      layout.add(this.accounts[Math.floor(cell / MAX_DAYS)], this.days[cell % MAX_DAYS]!, values);
     }
+    this.touchedCount = 0;
     return true;
   }
 
-  /** The day id of each entry of the run's dictionary (+1; 0 is null), found when first asked. */
-  private entryDays(run: ColumnRun): ((entry: number) => number) | undefined {
-    const dictionary = run.dictionary!;
-    let ids = this.dayOfEntry.get(dictionary.bytes);
-    if (ids === undefined) {
-      ids = new Int32Array(dictionary.starts.length + 1).fill(UNKNOWN);
-      this.dayOfEntry.set(dictionary.bytes, ids);
+  private grow(size: number): void {
+    const grown = new Float64Array(Math.max(size, this.sums.length * 2, 64 * MAX_DAYS * this.layout.metrics));
+    grown.set(this.sums);
+    this.sums = grown;
+  }
+
+  private touch(cell: number): void {
+    if (this.touchedCount === this.touched.length) {
+      const grown = new Int32Array(this.touched.length * 2);
+      grown.set(this.touched);
+      this.touched = grown;
     }
-    const known = ids;
-    return (entry) => {
-      const id = known[entry]!;
-      if (id !== UNKNOWN) return id;
-      const day = this.dayOfText(...this.text(dictionary, entry));
-      return (known[entry] = day === undefined ? INVALID : this.dayId(day));
-    };
+    this.touched[this.touchedCount++] = cell;
   }
 
-  private entryTimes(run: ColumnRun): (entry: number) => boolean {
-    const dictionary = run.dictionary!;
-    let verdicts = this.timeOfEntry.get(dictionary.bytes);
-    if (verdicts === undefined) {
-      verdicts = new Int8Array(dictionary.starts.length + 1).fill(UNKNOWN);
-      this.timeOfEntry.set(dictionary.bytes, verdicts);
+  /** The bytes of the row's line (its values, `-` for none, and the tabs between them). */
+  private lineBytes(runs: readonly ColumnRun[], row: number): number {
+    let total = runs.length - 1;
+    for (const run of runs) {
+      if (run.numbers !== undefined) {
+        const value = run.numbers[run.at + row]!;
+        total += Number.isNaN(value) ? 1 : run.numberText!(value).length;
+        continue;
+      }
+      const length = run.ends[run.at + row]! - run.starts[run.at + row]!;
+      total += length === 0 ? 1 : length;
     }
-    const known = verdicts;
-    return (entry) => {
-      const verdict = known[entry]!;
-      if (verdict !== UNKNOWN) return verdict === 1;
-      const [bytes, start, end] = this.text(dictionary, entry);
-      const ok = isValidTimeBytes(bytes, start, end);
-      known[entry] = ok ? 1 : 0;
-      return ok;
-    };
+    return total;
   }
 
-  /** The text the counter's line has for entry `entry` (+1; 0: null) of a dictionary: `-` for none. */
-  private text(dictionary: NonNullable<ColumnRun['dictionary']>, entry: number): [Uint8Array, number, number] {
-    const start = entry === 0 ? 0 : dictionary.starts[entry - 1]!;
-    const end = entry === 0 ? 0 : dictionary.ends[entry - 1]!;
-    return start === end ? [DASH_TEXT, 0, 1] : [dictionary.bytes, start, end];
+  /** The day id of the row's day field; -1 when the counter would find no day in it. */
+  private dayOf(run: ColumnRun, row: number): number {
+    const at = run.at + row;
+    if (run.numbers !== undefined) return this.dayOfNumberValue(run, run.numbers[at]!);
+    const bytes = run.bytes;
+    const start = run.starts[at]!;
+    const end = run.ends[at]!;
+    if (this.layout.dayUnits !== 0) {
+      if (start === end) return INVALID;
+      const millis = epochMillisBytes(bytes, start, end, this.layout.dayUnits);
+      return millis < 0 ? INVALID : this.dayOfDayNumber(epochDayNumber(millis));
+    }
+    if (end - start === 10 && this.lastDateId >= 0) {
+      const last = this.lastDate;
+      let same = true;
+      for (let i = 0; i < 10; i++) {
+        if (bytes[start + i] !== last[i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return this.lastDateId;
+    }
+    if (start === end) return INVALID;
+    const day = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8', start, end);
+    if (!isValidDay(day)) return INVALID;
+    const id = this.dayId(day);
+    if (id >= 0 && end - start === 10) {
+      this.lastDate.set(bytes.subarray(start, end));
+      this.lastDateId = id;
+    }
+    return id;
   }
 
-  /** The day of a day field's text, as the counter's checks find it; undefined when it is none. */
-  private dayOfText(bytes: Uint8Array, start: number, end: number): string | undefined {
+  /** The day id of a day field's number (a typed column): as its text reads, found once per value or day. */
+  private dayOfNumberValue(run: ColumnRun, value: number): number {
+    if (Number.isNaN(value)) return INVALID;
     const units = this.layout.dayUnits;
     if (units !== 0) {
-      const millis = epochMillisBytes(bytes, start, end, units);
-      return millis < 0 ? undefined : dayOfNumber(epochDayNumber(millis));
+      // The text is the epoch time (ms, or seconds with three decimals): its day is the number's.
+      const millis = run.numberKind === 'instant' ? value : (value * 1000) / units;
+      if (!(millis >= 0 && millis <= MAX_EPOCH_MS && Number.isInteger(value) && value < 1e15)) return INVALID;
+      return this.dayOfDayNumber(Math.floor(millis / MS_PER_DAY));
     }
-    const day = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8', start, end);
-    return isValidDay(day) ? day : undefined;
+    let id = this.dayValueIds.get(value);
+    if (id === undefined) {
+      const day = run.numberText!(value);
+      id = isValidDay(day) ? this.dayId(day) : INVALID;
+      if (this.dayValueIds.size < 4096) this.dayValueIds.set(value, id);
+    }
+    return id;
+  }
+
+  private dayOfDayNumber(number: number): number {
+    if (number === this.lastDayNumber) return this.lastDayNumberId;
+    let id = this.dayNumberIds.get(number);
+    if (id === undefined) {
+      id = this.dayId(dayOfNumber(number));
+      this.dayNumberIds.set(number, id);
+    }
+    this.lastDayNumber = number;
+    this.lastDayNumberId = id;
+    return id;
   }
 
   private dayId(day: string): number {
@@ -175,6 +289,154 @@ export class ColumnCounting {
       if (id >= MAX_DAYS) return INVALID;
       this.days.push(day);
       this.dayIds.set(day, id);
+    }
+    return id;
+  }
+
+  private timeOk(run: ColumnRun, row: number): boolean {
+    const at = run.at + row;
+    if (run.numbers !== undefined) {
+      const value = run.numbers[at]!;
+      if (Number.isNaN(value)) return false;
+      const text = Buffer.from(run.numberText!(value));
+      return isValidTimeBytes(text, 0, text.length);
+    }
+    return isValidTimeBytes(run.bytes, run.starts[at]!, run.ends[at]!);
+  }
+
+  /** The row's sc-bytes (`-` or none: 0); -1 when it is no byte count. */
+  private bytesOf(run: ColumnRun, row: number): number {
+    const at = run.at + row;
+    if (run.numbers !== undefined) {
+      const value = run.numbers[at]!;
+      if (Number.isNaN(value)) return 0;
+      if (run.numberKind === 'integer') return value >= 0 && value < 1e15 ? value : INVALID;
+      const text = Buffer.from(run.numberText!(value));
+      return parseByteCountBytes(text, 0, text.length);
+    }
+    const start = run.starts[at]!;
+    const end = run.ends[at]!;
+    return start === end ? 0 : parseByteCountBytes(run.bytes, start, end);
+  }
+
+  /** The account of the row's viewer host (x-host-header, else cs(Host)), found once per distinct host. */
+  private accountOfHost(x: ColumnRun | undefined, c: ColumnRun | undefined, row: number): number {
+    let run = x;
+    if (run === undefined || !present(run, row)) run = c !== undefined && present(c, row) ? c : undefined;
+    if (run === undefined) return this.accountOfText(undefined);
+    const at = run.at + row;
+    const bytes = run.bytes;
+    const start = run.starts[at]!;
+    const end = run.ends[at]!;
+    const cache = this.keyAccounts;
+    const entry = cache.find(bytes, start, end);
+    if (entry !== NOT_CACHED) return cache.value(entry);
+    const { hostAt } = this.layout;
+    const line = this.layout.line;
+    line.next();
+    let used = 0;
+    for (let side = 0; side < 2; side++) {
+      const column = hostAt![side]!;
+      if (column === -1) continue;
+      used = this.place(side === 0 ? x! : c!, column, row, used);
+    }
+    const account = this.layout.resolve(line);
+    const id = this.accountIdOf(account);
+    if (account === undefined) this.missedHost(bytes, start, end);
+    if (id >= 0) cache.add(bytes, start, end, id);
+    return id;
+  }
+
+  /** An unattributed host, sampled as the counter's lines sample it: its first label, or the host when it may be an IP literal. */
+  private missedHost(bytes: Uint8Array, start: number, end: number): void {
+    let stop = end;
+    const first = bytes[start]!;
+    if (this.layout.hostKey === 'label' && !((first >= 48 && first <= 57) || first === 91)) {
+      stop = start;
+      while (stop < end && bytes[stop] !== 46 /* . */) stop++;
+    }
+    this.layout.missed(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8', start, stop));
+  }
+
+  private accountOfText(account: string | undefined): number {
+    return this.accountIdOf(account);
+  }
+
+  /** The account of a row for the other resolvers: none read (constant), one column (once per value), or the row's line. */
+  private accountOfRow(runs: readonly ColumnRun[], row: number): number {
+    const columns = this.layout.resolverColumns;
+    if (columns.length === 0) {
+      if (this.constantAccount === UNKNOWN) {
+        this.layout.line.next();
+        this.constantAccount = this.accountIdOf(this.layout.resolve(this.layout.line));
+      }
+      return this.constantAccount;
+    }
+    const run = runs[columns[0]!]!;
+    if (columns.length === 1 && run.numbers === undefined) {
+      const at = run.at + row;
+      let bytes = run.bytes;
+      let start = run.starts[at]!;
+      let end = run.ends[at]!;
+      if (start === end) {
+        bytes = this.dash;
+        start = 0;
+        end = 1;
+      }
+      const entry = this.keyAccounts.find(bytes, start, end);
+      if (entry !== NOT_CACHED) return this.keyAccounts.value(entry);
+      this.placeAll(runs, columns, row);
+      const id = this.accountIdOf(this.layout.resolve(this.layout.line));
+      if (id >= 0) this.keyAccounts.add(bytes, start, end, id);
+      return id;
+    }
+    this.placeAll(runs, columns, row);
+    return this.accountIdOf(this.layout.resolve(this.layout.line));
+  }
+
+  /** The row's values of `columns` on the scratch line (a new line). */
+  private placeAll(runs: readonly ColumnRun[], columns: readonly number[], row: number): void {
+    this.layout.line.next();
+    let used = 0;
+    for (const column of columns) used = this.place(runs[column]!, column, row, used);
+  }
+
+  /** Writes the row's value of `run` (its text; `-` for none) as column `column` of the scratch line at `used`. */
+  private place(run: ColumnRun, column: number, row: number, used: number): number {
+    const { line, scratch } = this.layout;
+    const at = run.at + row;
+    let bytes: Uint8Array;
+    let start: number;
+    let end: number;
+    if (run.numbers !== undefined) {
+      const value = run.numbers[at]!;
+      bytes = Number.isNaN(value) ? this.dash : Buffer.from(run.numberText!(value));
+      start = 0;
+      end = bytes.length;
+    } else {
+      bytes = run.bytes;
+      start = run.starts[at]!;
+      end = run.ends[at]!;
+      if (start === end) {
+        bytes = this.dash;
+        start = 0;
+        end = 1;
+      }
+    }
+    if (used + end - start > scratch.length) throw new RangeError('a value longer than the scratch line');
+    line.starts[column] = used;
+    for (let i = start; i < end; i++) scratch[used++] = bytes[i]!;
+    line.ends[column] = used;
+    return used;
+  }
+
+  private accountIdOf(account: string | undefined): number {
+    let id = this.accountIds.get(account);
+    if (id === undefined) {
+      id = this.accounts.length;
+      if (id >= MAX_ACCOUNTS) return INVALID;
+      this.accounts.push(account);
+      this.accountIds.set(account, id);
     }
     return id;
   }
@@ -191,41 +453,54 @@ export class ColumnCounting {
     return this.hostPairs;
   }
 
-  /** The account of a pair of host entries: the counter's resolver on a line of their texts. */
+  /** The account of a pair of host entries (+1; 0: none): the counter's resolver on a line of their texts. */
   private accountOfPair(x: ColumnRun | undefined, c: ColumnRun | undefined, pair: number, cWidth: number): number {
     const { line, scratch, hostAt, resolve } = this.layout;
     let used = 0;
+    line.next();
+    const texts: [Uint8Array, number, number][] = [];
     const place = (run: ColumnRun | undefined, column: number, entry: number) => {
       if (run === undefined) return;
-      const [bytes, start, end] = this.text(run.dictionary!, entry);
+      const dictionary = run.dictionary!;
+      let bytes = dictionary.bytes;
+      let start = entry === 0 ? 0 : dictionary.starts[entry - 1]!;
+      let end = entry === 0 ? 0 : dictionary.ends[entry - 1]!;
+      if (start === end) {
+        bytes = this.dash;
+        start = 0;
+        end = 1;
+      }
       if (used + end - start > scratch.length) throw new RangeError('host text longer than the scratch line');
       line.starts[column] = used;
       scratch.set(bytes.subarray(start, end), used);
       used += end - start;
       line.ends[column] = used;
+      texts.push([bytes, start, end]);
     };
-    place(x, hostAt[0], Math.floor(pair / cWidth));
-    place(c, hostAt[1], pair % cWidth);
-    line.next();
+    place(x, hostAt![0], Math.floor(pair / cWidth));
+    place(c, hostAt![1], pair % cWidth);
     const account = resolve(line);
-    let id = this.accountIds.get(account);
-    if (id === undefined) {
-      id = this.accounts.length;
-      if (id >= MAX_ACCOUNTS) return INVALID;
-      this.accounts.push(account);
-      this.accountIds.set(account, id);
-      if ((id + 1) * MAX_DAYS > this.requests.length) {
-        const size = Math.min(MAX_ACCOUNTS, Math.max(64, 2 * (id + 1))) * MAX_DAYS;
-        const requests = new Float64Array(size);
-        const sent = new Float64Array(size);
-        requests.set(this.requests);
-        sent.set(this.sent);
-        this.requests = requests;
-        this.sent = sent;
-      }
+    if (account === undefined) {
+      // The viewer host: x-host-header when present, else cs(Host).
+      const host = texts.find(([bytes, start, end]) => end - start > 1 || bytes[start] !== DASH);
+      if (host !== undefined) this.missedHost(...host);
     }
-    return id;
+    return this.accountIdOf(account);
   }
 }
 
-const DASH_TEXT = Uint8Array.of(DASH);
+/** Whether the row's value is there and not `-` (as LogLine.present reads the line). */
+function present(run: ColumnRun, row: number): boolean {
+  const at = run.at + row;
+  const start = run.starts[at]!;
+  const length = run.ends[at]! - start;
+  return length > 1 || (length === 1 && run.bytes[start] !== DASH);
+}
+
+/** Whether the row's first value starts with `#`: its line would be a directive. */
+function startsWithHash(run: ColumnRun, row: number): boolean {
+  if (run.numbers !== undefined) return false;
+  const at = run.at + row;
+  const start = run.starts[at]!;
+  return start !== run.ends[at]! && run.bytes[start] === HASH;
+}

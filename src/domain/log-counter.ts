@@ -4,7 +4,7 @@ import { compileResolver, resolverKey, type LineResolver, type ResolverKey, type
 import { dayOfNumber, epochDayNumber, epochMillisBytes, FieldLayout, isValidTimeBytes, parseByteCountBytes, parseFieldsDirective } from './cloudfront-log';
 import { isValidDay } from './days';
 import { PoisonObjectError } from './errors';
-import { ColumnCounting } from './column-counting';
+import { ColumnCounting, type RowsAsLines } from './column-counting';
 import {
   ALL_CHECKS,
   ALL_CHECKS_SECOND_DAY,
@@ -53,6 +53,11 @@ export interface LogCount {
    * were any: what the resolver missed, for ingestion health.
    */
   readonly unattributedSamples?: readonly string[];
+  /**
+   * Why rows of a columnar log (Parquet) were counted as text lines instead of column by
+   * column (the first reason; at most one per log): the line-shaped fallback, said once.
+   */
+  readonly readAsLines?: string;
 }
 
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024;
@@ -146,6 +151,7 @@ export class LogCounter {
   private jsonLayout: FieldLayout | undefined;
   private jsonOn = false;
   private jsonEnd = 0;
+  private readAsLinesReason: string | undefined;
 
   constructor(private readonly options: CountOptions) {
     const names = metricNames(options.metricRules);
@@ -260,39 +266,61 @@ export class LogCounter {
   }
 
   /**
-   * A way to count rows of the current fields column by column (see ColumnCounting), when
-   * the fields read are only the day, time, sc-bytes and the host fields of the host
-   * resolvers, and no metric rule is configured; undefined otherwise.
+   * A way to count rows of the current fields column by column (see ColumnCounting),
+   * with the counter's resolver, metric rules and checks; rows it cannot count go to
+   * `asLines`, which must write them to this counter as their lines at once. Undefined
+   * when the fields have no day field.
    */
-  columnCounting(): ColumnCounting | undefined {
+  columnCounting(asLines: RowsAsLines): ColumnCounting | undefined {
     const { layout, key } = this;
-    if (layout === undefined || key === undefined || this.options.metricRules.length > 0) return undefined;
-    const roles = new Set([this.dateAt, this.timeAt, this.bytesAt, ...key.columns].filter((column) => column >= 0));
-    if (this.columns.length !== this.width || this.columns.some((column) => !roles.has(column))) return undefined;
+    if (layout === undefined) return undefined;
+    // A record has no byte order mark: nothing written after this is taken for one.
+    if (this.opening !== undefined && this.opening.length === 0) this.opening = undefined;
+    const { options } = this;
+    const probe = (compile: (fields: FieldLayout) => unknown) => {
+      const fields = new FieldLayout(layout.fields);
+      compile(fields);
+      return fields.columnsRead;
+    };
     const scratch = new Uint8Array(2 * this.maxLineBytes + 2);
     const values = this.values;
-    return new ColumnCounting({
-      width: this.width,
-      dateAt: this.dateAt,
-      dayUnits: this.dayUnits,
-      timeAt: this.timeAt,
-      bytesAt: this.bytesAt,
-      hostAt: key.columns,
-      resolve: this.resolve,
-      line: new LogLine(scratch, this.width),
-      scratch,
-      maxLineBytes: this.maxLineBytes,
-      addCounted: (account, day, rows, bytes) => {
-        this.physicalLine += rows;
-        this.lines.read += rows;
-        if (account === undefined) this.lines.unattributed += rows;
-        else this.lines.counted += rows;
-        values.fill(0);
-        values[0] = rows;
-        values[1] = bytes;
-        this.tally.addTo(this.tally.row(account ?? UNATTRIBUTED, day), values);
+    return new ColumnCounting(
+      {
+        width: this.width,
+        dateAt: this.dateAt,
+        dayUnits: this.dayUnits,
+        timeAt: this.timeAt,
+        bytesAt: this.bytesAt,
+        hostAt: key?.columns,
+        hostKey: key?.kind,
+        resolverColumns: key === undefined ? probe((fields) => compileResolver(options.resolver, fields, options.objectKey)) : [],
+        ruleColumns: probe((fields) => compileRules(options.metricRules, fields)),
+        evaluate: options.metricRules.length === 0 ? undefined : this.evaluate,
+        metrics: values.length,
+        resolve: this.resolve,
+        line: new LogLine(scratch, this.width),
+        scratch,
+        maxLineBytes: this.maxLineBytes,
+        advance: (rows) => {
+          this.physicalLine += rows;
+          this.lines.read += rows;
+        },
+        add: (account, day, counts) => {
+          if (account === undefined) this.lines.unattributed += counts[0]!;
+          else this.lines.counted += counts[0]!;
+          this.tally.addTo(this.tally.row(account ?? UNATTRIBUTED, day), counts);
+        },
+        missed: (host) => {
+          if (this.missed.length < MAX_SAMPLES && !this.missed.includes(host)) this.missed.push(host);
+        },
       },
-    });
+      asLines,
+    );
+  }
+
+  /** Rows of a columnar log are being counted as lines, because of `reason` (the first reason is kept). */
+  readAsLines(reason: string): void {
+    this.readAsLinesReason ??= reason;
   }
 
   /**
@@ -335,7 +363,13 @@ export class LogCounter {
         `not a CloudFront log: ${plural(this.lines.read, 'data line')} and ${this.headerNeeded}`,
       );
     }
-    return { lines: this.lines, tally: this.tally, malformedSamples: this.samples, ...(this.missed.length === 0 ? {} : { unattributedSamples: this.missed }) };
+    return {
+      lines: this.lines,
+      tally: this.tally,
+      malformedSamples: this.samples,
+      ...(this.missed.length === 0 ? {} : { unattributedSamples: this.missed }),
+      ...(this.readAsLinesReason === undefined ? {} : { readAsLines: this.readAsLinesReason }),
+    };
   }
 
   /** The text ended: its last line needs no line break. */

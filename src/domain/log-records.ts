@@ -42,6 +42,14 @@ export interface ColumnRun {
   entries: Int32Array | undefined;
   dictionary: { readonly bytes: Uint8Array; readonly starts: Int32Array; readonly ends: Int32Array } | undefined;
   dictionarySize: number;
+  /**
+   * When the values are numbers (a typed column: integers, dates and times): each row's
+   * value (NaN: none) in place of {@link bytes}, {@link starts} and {@link ends}, and the
+   * text a value is written as. `instant` values are epoch milliseconds.
+   */
+  numbers: Float64Array | undefined;
+  numberKind: 'integer' | 'instant' | undefined;
+  numberText: ((value: number) => string) | undefined;
 }
 
 /**
@@ -91,10 +99,15 @@ export class RecordLines implements RecordSink {
     this.flush();
     this.width = names.length;
     this.counter.setFields(names);
-    this.columnar = this.counter.columnCounting();
+    // Rows the columns cannot count go to the counter as their lines, in their place.
+    this.columnar = this.counter.columnCounting((runs, from, count) => {
+      this.linesOf(runs, from, count);
+      this.flush();
+    });
   }
 
   rows(columns: readonly (ArrayLike<unknown> | undefined)[], count: number): void {
+    this.counter.readAsLines('columns that are not flat (a list, map or group): rows read whole');
     for (let row = 0; row < count; row++) {
       // A record of no fields is still a line to count (as malformed): never an empty one.
       if (this.width === 0) this.byte(45 /* - */);
@@ -112,7 +125,15 @@ export class RecordLines implements RecordSink {
       // Lines gathered before are counted first: line numbers stay in order.
       this.flush();
       if (this.columnar.count(runs, count)) return;
+      this.counter.readAsLines('a host column that is not text');
+    } else {
+      this.counter.readAsLines('no date, timestamp(ms) or timestamp column: every row is malformed');
     }
+    this.linesOf(runs, 0, count);
+  }
+
+  /** Rows `[from, from + count)` of the runs as lines (see {@link columnRows}). */
+  private linesOf(runs: readonly ColumnRun[], from: number, count: number): void {
     const width = this.width;
     if (width === 0) {
       for (let row = 0; row < count; row++) this.record([]);
@@ -120,12 +141,13 @@ export class RecordLines implements RecordSink {
     }
     // The longest a row of these runs can be: each longest value, a tab or '-' each, a newline.
     let longest = 2 * width + 1;
-    for (let field = 0; field < width; field++) longest += runs[field]!.longest;
+    for (let field = 0; field < width; field++) longest += runs[field]!.numbers === undefined ? runs[field]!.longest : 32;
     if (longest > this.buffer.length - FLUSH_BYTES) this.buffer = Buffer.allocUnsafe(longest + 2 * FLUSH_BYTES);
     const values = runs.map((run) => run.bytes);
     const starts = runs.map((run) => run.starts);
     const ends = runs.map((run) => run.ends);
-    const firsts = runs.map((run) => run.at);
+    const firsts = runs.map((run) => run.at + from);
+    const numbers = runs.map((run) => run.numbers);
     let buffer = this.buffer;
     let used = this.used;
     const limit = buffer.length - longest;
@@ -138,6 +160,14 @@ export class RecordLines implements RecordSink {
       }
       for (let field = 0; field < width; field++) {
         const at = firsts[field]! + row;
+        const numeric = numbers[field];
+        if (numeric !== undefined) {
+          const value = numeric[at]!;
+          if (Number.isNaN(value)) buffer[used++] = 45; /* - */
+          else used += buffer.write(runs[field]!.numberText!(value), used, 'latin1');
+          buffer[used++] = TAB;
+          continue;
+        }
         const start = starts[field]![at]!;
         const end = ends[field]![at]!;
         if (start === end) buffer[used++] = 45; /* - */

@@ -19,16 +19,25 @@ import { validateMetricRules } from '../../src/domain/metric-rules';
  * metric rules, runs of good rows are counted column by column (ColumnCounting): the
  * same counts again.
  */
-const COLUMNS = ['date', 'time', 'sc_bytes', 'cs_Host', 'x_host_header', 'cs_uri_stem', 'x_edge_request_id'] as const;
-const LEGACY = ['date', 'time', 'sc-bytes', 'cs(Host)', 'x-host-header', 'cs-uri-stem', 'x-edge-request-id'];
+const COLUMNS = ['date', 'time', 'sc_bytes', 'cs_Host', 'x_host_header', 'cs_uri_stem', 'x_edge_request_id', 'cs_method', 'DistributionId'] as const;
+const LEGACY = ['date', 'time', 'sc-bytes', 'cs(Host)', 'x-host-header', 'cs-uri-stem', 'x-edge-request-id', 'cs-method', 'DistributionId'];
 const POOLS: Record<(typeof COLUMNS)[number], readonly string[]> = {
-  date: ['2026-11-21', '2026-11-22', '2026-02-30', '', '-'],
+  // A byte order mark, and a row whose line would start with `#` (a directive in text).
+  date: ['2026-11-21', '2026-11-22', '2026-02-30', '', '-', '\uFEFF2026-11-21', '#2026-11-21'],
   time: ['12:00:00', '23:59:60', '24:00:00', '7:00'],
-  sc_bytes: ['0', '1234', '-', '12a', '999999999999999', '4096'],
+  sc_bytes: ['0', '1234', '-', '12a', '999999999999999', '4096', '-5', '1000000000000000'],
   cs_Host: ['d1.cloudfront.net', '-', 'Globex.example.com'],
   x_host_header: ['acme.example.com', 'acme.example.com', 'initech.example.com', '10.0.0.1', '-', 'tab\there.example.com', 'caf\u00e9.example.com', 'a-very-long-host-label-past-thirty-two-bytes.example.com', 'd111111abcdef8.cloudfront.net', 'acme.CloudFront.net'],
-  cs_uri_stem: ['/api/authorization/check', '/v1/items', '/line\nbreak', '/cr\rhere'],
+  cs_uri_stem: ['/api/authorization/check', '/v1/items', '/line\nbreak', '/cr\rhere', '/t/acme/x', '/t/Initech/api/authorization/y'],
   x_edge_request_id: ['r1', 'r2'],
+  cs_method: ['GET', 'POST', '-'],
+  DistributionId: ['E2ACME', 'e2initech', 'E2NOBODY', '-'],
+};
+
+/** Typed columns: only values the type holds (`-` none); the text of each is what a standard log would say. */
+const TYPED_POOLS: Partial<Record<(typeof COLUMNS)[number], readonly string[]>> = {
+  date: ['2026-11-21', '2026-11-22', '1969-12-31'],
+  sc_bytes: ['0', '1234', '999999999999999', '4096', '-5', '1000000000000000'],
 };
 
 /** Only good days, times and byte counts: runs of rows that can be counted without their lines. */
@@ -38,6 +47,18 @@ const CLEAN: Partial<Record<(typeof COLUMNS)[number], readonly string[]>> = {
   sc_bytes: ['0', '1234', '-', '999999999999999'],
 };
 
+/** Every resolver: the host ones (by x-host-header, else cs(Host)), by path, by the object's key, by DistributionId. */
+const RESOLVERS = [
+  'host-label',
+  'host-map:{"acme.example.com":"acme","d1.cloudfront.net":"globex","caf\u00e9.example.com":"cafe"}',
+  'path:^/t/(?<account>[A-Za-z]+)/',
+  'key:^(?<account>[a-z]+)/',
+  'distribution:{"E2ACME":"acme","E2INITECH":"initech"}',
+] as const;
+const resolverArb = fc.constantFrom(...RESOLVERS);
+/** Columns' types in the DuckDB file: every one VARCHAR (AWS's), or `date` a DATE and `sc_bytes` a BIGINT. */
+type Shape = 'strings' | 'typed';
+
 type Row = (string | null)[];
 type Clean = 'any' | 'clean' | 'bad-time';
 const cleanArb = fc.constantFrom<Clean>('any', 'clean', 'bad-time');
@@ -46,13 +67,14 @@ const cleanArb = fc.constantFrom<Clean>('any', 'clean', 'bad-time');
  * Rows: each column's value picked from its pool, or null (when the column may be null);
  * `clean` rows have good days, times and byte counts, and nulls only where a null is good.
  */
-const rowsArb = (nullable: boolean, clean: Clean = 'any') =>
+const rowsArb = (nullable: boolean, clean: Clean = 'any', shape: Shape = 'strings') =>
   fc.array(
     fc.tuple(
       ...COLUMNS.map((column) => {
         // `bad-time`: rows whose only fault can be the time.
         const strict = clean === 'clean' || (clean === 'bad-time' && column !== 'time');
-        const pool = fc.constantFrom(...((strict ? CLEAN[column] : undefined) ?? POOLS[column]));
+        const typed = shape === 'typed' ? TYPED_POOLS[column] : undefined;
+        const pool = fc.constantFrom(...((strict ? CLEAN[column] : undefined)?.filter((value) => typed === undefined || typed.includes(value)) ?? typed ?? POOLS[column]));
         return nullable && !(strict && (column === 'date' || column === 'time')) ? fc.option(pool, { freq: 6 }) : pool;
       }),
     ),
@@ -62,11 +84,15 @@ const rowsArb = (nullable: boolean, clean: Clean = 'any') =>
 /** With a metric rule, rows are counted as lines; without, column by column where they can be (ColumnCounting). */
 const WITH_RULE: FormatOptions = {
   resolver: parseResolverSpec('host-label'),
-  metricRules: validateMetricRules([{ name: 'authorization_requests', path: '/api/authorization/*' }]),
-  objectKey: 'k',
+  metricRules: validateMetricRules([
+    { name: 'authorization_requests', path: '/api/authorization/*' },
+    { name: 'post_bytes', method: 'POST', value: 'bytes' },
+  ]),
+  objectKey: 'acme/k',
 };
 const NO_RULE: FormatOptions = { ...WITH_RULE, metricRules: [] };
 let options = WITH_RULE;
+const optionsOf = (rule: boolean, resolver: string = RESOLVERS[0]): FormatOptions => ({ ...(rule ? WITH_RULE : NO_RULE), resolver: parseResolverSpec(resolver) });
 
 /** The same rows as a standard log, counted by the counter as text. */
 async function asText(rows: readonly Row[]): Promise<ReturnType<typeof summary>> {
@@ -92,11 +118,11 @@ async function asParquet(bytes: Uint8Array): Promise<ReturnType<typeof summary>>
   return summary(await countLogContent(parquetContent(file, 'k'), options, 'k'));
 }
 
-const summary = (result: FormatCount) => ({ lines: result.lines, usage: result.tally.usage(), samples: result.malformedSamples });
+const summary = (result: FormatCount) => ({ lines: result.lines, usage: result.tally.usage(), samples: result.malformedSamples, unattributed: [...(result.unattributedSamples ?? [])].sort() });
 
 const sql = (value: string | null) => (value === null ? 'NULL' : `'${value.replace(/'/g, "''")}'`);
 
-async function duckdbParquet(rows: readonly Row[], settings: string): Promise<Uint8Array> {
+async function duckdbParquet(rows: readonly Row[], settings: string, shape: Shape = 'strings'): Promise<Uint8Array> {
   const folder = mkdtempSync(join(tmpdir(), 'tally-columns-'));
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
@@ -104,7 +130,8 @@ async function duckdbParquet(rows: readonly Row[], settings: string): Promise<Ui
     const file = join(folder, 'log.parquet');
     await connection.run(`CREATE TABLE t (${COLUMNS.map((c) => `"${c}" VARCHAR`).join(', ')})`);
     await connection.run(`INSERT INTO t VALUES ${rows.map((row) => `(${row.map(sql).join(', ')})`).join(', ')}`);
-    await connection.run(`COPY t TO '${file}' (FORMAT parquet, ${settings})`);
+    const typed = (column: string) => (shape === 'typed' && column === 'date' ? `"date"::DATE AS "date"` : shape === 'typed' && column === 'sc_bytes' ? `sc_bytes::BIGINT AS sc_bytes` : `"${column}"`);
+    await connection.run(`COPY (SELECT ${COLUMNS.map(typed).join(', ')} FROM t) TO '${file}' (FORMAT parquet, ${settings})`);
     return new Uint8Array(readFileSync(file));
   } finally {
     connection.closeSync();
@@ -123,10 +150,33 @@ describe('Parquet read column by column', () => {
         fc.boolean(),
         fc.integer({ min: 1, max: 60 }),
         fc.boolean(),
-        async (rows, codec, version, plain, groupRows, rule) => {
-          options = rule ? WITH_RULE : NO_RULE;
+        resolverArb,
+        async (rows, codec, version, plain, groupRows, rule, resolver) => {
+          options = optionsOf(rule, resolver);
           const settings = `COMPRESSION ${codec}, PARQUET_VERSION ${version}, ROW_GROUP_SIZE ${groupRows}${plain ? ', DICTIONARY_SIZE_LIMIT 1' : ''}`;
           const bytes = await duckdbParquet(rows, settings);
+
+          expect(await asParquet(bytes)).toEqual(await asText(rows));
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('counts typed columns (date a DATE, sc_bytes a BIGINT; nulls) as the same rows in text, with every resolver, with and without rules', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        cleanArb.chain((clean) => rowsArb(true, clean, 'typed')),
+        fc.constantFrom('snappy', 'zstd', 'uncompressed'),
+        fc.constantFrom('V1', 'V2'),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 60 }),
+        fc.boolean(),
+        resolverArb,
+        async (rows, codec, version, plain, groupRows, rule, resolver) => {
+          options = optionsOf(rule, resolver);
+          const settings = `COMPRESSION ${codec}, PARQUET_VERSION ${version}, ROW_GROUP_SIZE ${groupRows}${plain ? ', DICTIONARY_SIZE_LIMIT 1' : ''}`;
+          const bytes = await duckdbParquet(rows, settings, 'typed');
 
           expect(await asParquet(bytes)).toEqual(await asText(rows));
         },
@@ -144,8 +194,9 @@ describe('Parquet read column by column', () => {
         fc.integer({ min: 16, max: 400 }),
         fc.integer({ min: 1, max: 80 }),
         fc.boolean(),
-        async ([nullable, rows], encodings, codec, pageSize, rowGroupSize, rule) => {
-          options = rule ? WITH_RULE : NO_RULE;
+        resolverArb,
+        async ([nullable, rows], encodings, codec, pageSize, rowGroupSize, rule, resolver) => {
+          options = optionsOf(rule, resolver);
           const buffer = parquetWriteBuffer({
             columnData: COLUMNS.map((name, c) => ({ name, data: rows.map((row) => row[c]!), type: 'STRING' as const, nullable, encoding: encodings[c]! })),
             codec,

@@ -1,4 +1,7 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { parquetMetadata, parquetSchema } from 'hyparquet';
@@ -72,7 +75,31 @@ describe('Parquet logs (CloudFront standard logging v2)', () => {
       expect(countedUsage(count.tally.usage())).toEqual(expectedUsage(recount));
       expect(count.lines).toEqual({ ...count.lines, read: recount.rows, unattributed: recount.hostless, malformed: recount.dayless });
       expect(count.lines.counted + count.lines.unattributed + count.lines.malformed).toBe(count.lines.read);
+      // Every row was counted column by column (malformed ones as their lines): no fallback to say.
+      expect(count.readAsLines).toBeUndefined();
     });
+  });
+
+  it.each([
+    ['a host column that is a list', `['acme.example.com']`, /columns that are not flat/],
+    ['a host column of integers', `42`, /a host column that is not text/],
+  ])('counts the rows of a file with %s as lines, and says why once', async (_, host, reason) => {
+    const folder = mkdtempSync(join(tmpdir(), 'tally-parquet-'));
+    try {
+      const path = join(folder, 'odd.parquet');
+      const instance = await DuckDBInstance.create(':memory:');
+      const connection = await instance.connect();
+      await connection.run(`COPY (SELECT '2026-11-21' AS "date", '12:00:00' AS "time", i::VARCHAR AS sc_bytes, ${host} AS x_host_header FROM range(3000) t(i)) TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE 1000)`);
+      connection.closeSync();
+      instance.closeSync();
+
+      const count = await countLogContent(await openLogFile(path), { ...options, metricRules: [] }, path);
+
+      expect(count.lines.read).toBe(3000);
+      expect(count.readAsLines).toMatch(reason);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('reads only the column chunks counting needs', async () => {
