@@ -1,4 +1,4 @@
-import type { LineResolver } from './account-resolver';
+import { isCloudFrontDefaultDomainBytes, type LineResolver } from './account-resolver';
 import { dayOfNumber, epochDayNumber, epochMillisBytes, isValidTimeBytes, parseByteCountBytes } from './cloudfront-log';
 import { isValidDay } from './days';
 import { ByteKeyCache, NOT_CACHED, type LogLine } from './log-line';
@@ -347,11 +347,14 @@ export class ColumnCounting {
     return id;
   }
 
-  /** An unattributed host, sampled as the counter's lines sample it: its first label, or the host when it may be an IP literal. */
+  /**
+   * An unattributed host, sampled as the counter's lines sample it: its first label, or
+   * the whole host when it may be an IP literal or is a CloudFront default domain.
+   */
   private missedHost(bytes: Uint8Array, start: number, end: number): void {
     let stop = end;
     const first = bytes[start]!;
-    if (this.layout.hostKey === 'label' && !((first >= 48 && first <= 57) || first === 91)) {
+    if (this.layout.hostKey === 'label' && !((first >= 48 && first <= 57) || first === 91) && !isCloudFrontDefaultDomainBytes(bytes, start, end)) {
       stop = start;
       while (stop < end && bytes[stop] !== 46 /* . */) stop++;
     }
