@@ -3,6 +3,7 @@ import type { Env } from '../adapters/env';
 import { readUsageApiConfig } from '../adapters/usage-api-config';
 import { ConfigError } from '../domain/errors';
 import { DEMO_METRICS } from './demo';
+import { readDynamoDbStartSeconds } from './dynamodb-local';
 import { LOCAL_REGION } from './local-credentials';
 import { CONSUMER_SETTINGS, localEnvironment, type LocalStackInfo } from './stack';
 
@@ -14,6 +15,8 @@ export interface LocalSettings {
   readonly metrics: string;
   /** Whether to write the demo logs (`TALLY_DEMO=0` starts an empty stack). */
   readonly demo: boolean;
+  /** How long to wait for DynamoDB Local to answer (`TALLY_DYNAMODB_START_SECONDS`). */
+  readonly dynamodbStartSeconds: number;
 }
 
 /**
@@ -48,5 +51,5 @@ export function readLocalSettings(env: Env): LocalSettings {
   readUsageApiConfig({ ...standIn, TALLY_JWT_SECRET: 'a stand-in for .tally/jwt-secret, 32+ bytes', TALLY_JWT_SECRET_PARAMETER: '', TALLY_JWT_PUBLIC_KEY: '' });
   const demo = env.TALLY_DEMO ?? '';
   if (!['', '0', '1'].includes(demo)) throw new ConfigError(`TALLY_DEMO must be 0 (no demo data) or 1 (the default), got "${demo}"`);
-  return { consumer, metrics, demo: demo !== '0' };
+  return { consumer, metrics, demo: demo !== '0', dynamodbStartSeconds: readDynamoDbStartSeconds(env) };
 }

@@ -43,7 +43,12 @@ async function main(shutdown: Shutdown): Promise<void> {
 
   console.log('tally: starting DynamoDB Local and the SQS/S3 emulator...');
   const data = join(root, '.tally', 'data');
-  const stack = await startLocalStack({ dataDir: join(data, 'dynamodb'), objectsDir: join(data, 's3'), visibilityTimeoutSeconds: 20 });
+  const stack = await startLocalStack({
+    dataDir: join(data, 'dynamodb'),
+    objectsDir: join(data, 's3'),
+    visibilityTimeoutSeconds: 20,
+    dynamodbStartSeconds: settings.dynamodbStartSeconds,
+  });
   shutdown.add(() => stack.stop());
   const { info, clients } = stack;
 

@@ -60,6 +60,8 @@ export interface LocalStackOptions {
   readonly maxReceiveCount?: number;
   readonly dynamodbPort?: number;
   readonly emulatorPort?: number;
+  /** Seconds to wait for DynamoDB Local to answer (`TALLY_DYNAMODB_START_SECONDS`, read by the entry point). */
+  readonly dynamodbStartSeconds?: number;
 }
 
 export interface LocalStack {
@@ -135,6 +137,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       startDynamoDbLocal({
         ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
         ...(options.dynamodbPort === undefined ? {} : { port: options.dynamodbPort }),
+        ...(options.dynamodbStartSeconds === undefined ? {} : { startSeconds: options.dynamodbStartSeconds }),
       }),
       startSqsS3Emulator({
         ...(options.objectsDir === undefined ? {} : { objectsDir: options.objectsDir }),

@@ -1,3 +1,4 @@
+import { readDynamoDbStartSeconds } from '../../src/local/dynamodb-local';
 import { startLocalStack } from '../../src/local/stack';
 
 /**
@@ -6,7 +7,7 @@ import { startLocalStack } from '../../src/local/stack';
  */
 export default async function globalSetup(): Promise<void> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  const stack = await startLocalStack({ visibilityTimeoutSeconds: 2, maxReceiveCount: 3 });
+  const stack = await startLocalStack({ visibilityTimeoutSeconds: 2, maxReceiveCount: 3, dynamodbStartSeconds: readDynamoDbStartSeconds(process.env) });
   (globalThis as { __TALLY_STACK__?: unknown }).__TALLY_STACK__ = stack;
   process.env.TALLY_TEST_STACK = JSON.stringify(stack.info);
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { readConfig } from '../../src/adapters/config';
 import { readUsageApiConfig } from '../../src/adapters/usage-api-config';
 import { readStripeConfig } from '../../src/adapters/stripe-config';
+import { readLocalSettings } from '../../src/local/local-settings';
 
 // docs/configuration.md is checked against the code it describes: the code is the
 // source of every default, the page must say the same and name every variable read.
@@ -67,6 +68,24 @@ describe('docs/configuration.md', () => {
     const read = new Set([...readFileSync(path.join(root, 'src/adapters/stripe-config.ts'), 'utf8').matchAll(/\b(TALLY_[A-Z0-9_]+)\b/g)].map((m) => m[1]!));
     const listed = new Set(stripeRows.map((row) => row.variable));
     expect([...read].sort()).toEqual([...listed].sort());
+  });
+
+  const localRows = documented('Local stack');
+
+  it.each(localRows.filter((row) => literal(row.defaultCell) !== undefined).map((row) => [row.variable, literal(row.defaultCell)!]))(
+    'shows the default the local stack applies: %s=%s changes nothing',
+    (variable, value) => {
+      expect(readLocalSettings({ [variable]: value })).toEqual(readLocalSettings({}));
+    },
+  );
+
+  it("lists every variable the local stack's own settings read, in its own section", () => {
+    const read = new Set(
+      ['src/local/local-settings.ts', 'src/local/dynamodb-local.ts'].flatMap((file) => [...readFileSync(path.join(root, file), 'utf8').matchAll(/\b(TALLY_[A-Z0-9_]+)\b/g)].map((m) => m[1]!)),
+    );
+    const elsewhere = new Set([...ingestRows, ...apiRows, ...stripeRows].map((row) => row.variable));
+    const listed = new Set(localRows.map((row) => row.variable));
+    expect([...read].filter((variable) => !elsewhere.has(variable)).sort()).toEqual([...listed].sort());
   });
 
   it('lists every variable the configuration code reads', () => {
