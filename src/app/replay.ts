@@ -1,6 +1,7 @@
 import { describeError, PoisonMessageError, PoisonObjectError } from '../domain/errors';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
 import { parseNotification, type Notification } from '../domain/notifications';
+import { inspectDeadLetter, type InspectionDeps } from './dead-letters';
 import { ingestBatch, type IngestDeps, type MessageResult } from './ingest';
 import type { DeadLetter, ReplayQueues, UsageStore } from './ports';
 import { noProgress, type ProgressReporter } from './progress';
@@ -19,6 +20,12 @@ export interface ReplayOptions {
   /** For dry runs: says which objects are already counted. */
   readonly ledger?: Pick<UsageStore, 'findLedger'>;
   readonly progress?: ProgressReporter;
+  /**
+   * Queue mode and dry runs: checks each notification as `tally dlq list` does (ledger, S3,
+   * the consumer's parser), so a message it calls poison (its object gone, replaced, no log)
+   * stays in the DLQ and is reported, never re-sent to fail again. Absent: bodies alone are checked.
+   */
+  readonly inspection?: InspectionDeps;
   /** How long a received message stays hidden; inline processing also re-arms it by heartbeat. */
   readonly visibilityTimeoutSeconds?: number;
   /** Empty receives in a row that end the run (each waits the queue's poll time). */
@@ -125,7 +132,7 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayR
       const outcomes = options.dryRun
         ? await preview(fresh, options)
         : mode.kind === 'queue'
-          ? await resend(fresh, queues)
+          ? await resend(fresh, queues, options.inspection)
           : await processInline(fresh, mode.deps, queues, options.region, report);
       const done = fresh.filter((message) => !STAYS.has(outcomeOf(outcomes, message)!));
       kept.push(...fresh.filter((message) => !done.includes(message)));
@@ -182,8 +189,19 @@ function objectsOf(notification: Notification): LogObjectRef[] {
   return notification.kind === 'objects' ? [...notification.objects] : [];
 }
 
-/** A message that is not a notification is not re-sent: it would only fail again. */
-async function resend(messages: readonly DeadLetter[], queues: ReplayQueues): Promise<Outcomes> {
+/**
+ * Why `message`, a notification, can never succeed, as `tally dlq list` would say it
+ * (its object gone, replaced by other content, or no log the consumer reads); undefined
+ * when it may, or when there is nothing to inspect with.
+ */
+async function poisonReason(message: DeadLetter, inspection: InspectionDeps | undefined): Promise<string | undefined> {
+  if (inspection === undefined) return undefined;
+  const inspected = await inspectDeadLetter(message, inspection);
+  return inspected.verdict === 'poison' ? inspected.reason : undefined;
+}
+
+/** A message that is not a notification, or whose objects can never be counted, is not re-sent: it would only fail again. */
+async function resend(messages: readonly DeadLetter[], queues: ReplayQueues, inspection: InspectionDeps | undefined): Promise<Outcomes> {
   const outcomes: Outcomes = new Map();
   const sendable: DeadLetter[] = [];
   for (const message of messages) {
@@ -191,6 +209,11 @@ async function resend(messages: readonly DeadLetter[], queues: ReplayQueues): Pr
     const base = { messageId: message.messageId, receiveCount: receiveCountOf(message) };
     if ('error' in read) {
       outcomes.set(message.messageId, poisonOutcome(message, read.error));
+      continue;
+    }
+    const poison = await poisonReason(message, inspection);
+    if (poison !== undefined) {
+      outcomes.set(message.messageId, { ...base, objects: objectsOf(read.notification).map(describeObject), outcome: 'failed', error: poison, poison: true });
       continue;
     }
     outcomes.set(message.messageId, { ...base, objects: objectsOf(read.notification).map(describeObject), outcome: 'resent' });
@@ -253,6 +276,11 @@ async function preview(messages: readonly DeadLetter[], options: ReplayOptions):
       continue;
     }
     const objects = objectsOf(read.notification);
+    const poison = await poisonReason(message, options.inspection);
+    if (poison !== undefined) {
+      outcomes.set(message.messageId, { ...base, objects: objects.map(describeObject), outcome: 'would-keep', error: poison, poison: true });
+      continue;
+    }
     const alreadyCounted: string[] = [];
     if (options.ledger !== undefined) {
       for (const object of objects) {

@@ -127,4 +127,30 @@ describe('tally replay', () => {
     expect((await countersOf(set, DAYS)).got).toEqual((await countersOf(set, DAYS)).want);
     expect(await dlqHolds(queues.dlqUrl)).toBe(0);
   });
+
+  it('keeps in the DLQ, names and exits 1 for notifications tally dlq list calls poison (object gone, replaced, no log): never re-sent', async () => {
+    const queues = await createTestQueues(info);
+    const set = await putLogSet({ days: ['2026-11-21'], hours: [0] });
+    const garbage = await putLogObject(`${set.prefix}E2OPS.2026-11-21-18.garbage.gz`, 'this is not a CloudFront log\nat all\n');
+    const gone = { ...set.refs[0]!, key: `${set.prefix}E2OPS.2026-11-21-19.never-written.gz` };
+    const replaced = { ...set.refs[0]!, etag: '0123456789abcdef0123456789abcdef' };
+    await sendBodies(queues.dlqUrl, [notificationBody(set.refs[0]!), notificationBody(garbage), notificationBody(gone), notificationBody(replaced)]);
+    const env = operatorEnv(info, queues);
+
+    const dry = captureIo();
+    const dryCode = await runReplay(['--dry-run'], dry, env);
+    const io = captureIo();
+    const code = await runReplay([], io, env);
+
+    expect(dryCode).toBe(0);
+    expect(dry.stdout).toMatch(/a replay would take 1 and leave 3 poison message\(s\) in the DLQ/);
+    expect(code).toBe(1);
+    expect(io.stdout).toMatch(/received 4 message\(s\): re-sent 1, skipped 0, failed 3 \(kept in the DLQ\); deleted from the DLQ 1/);
+    expect(io.stdout).toMatch(/poison +.*not a CloudFront log/);
+    expect(io.stdout).toMatch(/poison +object does not exist in S3/);
+    expect(io.stdout).toMatch(/poison +.*another ETag|poison +.*replaced|poison +.*other content/);
+    expect(io.stdout).toMatch(/poison messages stay in the DLQ until dropped/);
+    expect(await dlqHolds(queues.dlqUrl)).toBe(3);
+    expect((await queueDepth(sqs, queues.queueUrl)).visible).toBe(1);
+  });
 });

@@ -24,7 +24,8 @@ export const replayCommand = defineCommand<ReplayOptions>({
     'Moves dead-lettered messages back to the ingest queue (default), or with --inline processes ' +
     "them here with the ingest handler's own code. A message is deleted from the dead-letter queue " +
     'only after it was re-sent or processed; one that fails again stays there and is reported with ' +
-    'its error. A poison message (a body that is no S3 notification) is never re-sent: it stays, and ' +
+    'its error. A poison message (a body that is no S3 notification, or one whose object is gone, ' +
+    'replaced or no log: what tally dlq list calls poison) is never re-sent: it stays, named, and ' +
     'replay exits 1, until tally dlq drop removes it on record (tally dlq list says why each message ' +
     'failed). Safe to run twice, or while the consumer runs: counted objects are skipped by the ' +
     'ledger, half-counted ones complete without counting an increment twice.',
@@ -70,6 +71,8 @@ export const replayCommand = defineCommand<ReplayOptions>({
         queues,
         mode,
         ledger: deps.store,
+        // What tally dlq list calls poison stays in the DLQ (inline, the consumer's own code finds it by failing).
+        inspection: { store: ingest.store, source: ingest.source, settings: ingest.settings },
         region: target.config.region,
         ...(options.max === undefined ? {} : { max: options.max }),
         dryRun: options.dryRun === true,
