@@ -191,3 +191,18 @@ function occursAt(bytes: Uint8Array, at: number, part: Uint8Array): boolean {
   for (let i = 0; i < part.length; i++) if (bytes[at + i] !== part[i]) return false;
   return true;
 }
+
+/**
+ * One rule in words, for the console: what it adds and which lines it matches.
+ *
+ * @example describeMetricRule({ name: 'authorization_requests', path: '/api/authorization/*' })
+ * // 'authorization_requests = requests with path /api/authorization/*'
+ */
+export function describeMetricRule(rule: MetricRule): string {
+  const conditions = [
+    ...(rule.method === undefined ? [] : [`method ${rule.method}`]),
+    ...(rule.path === undefined ? [] : [`path ${rule.path}`]),
+    ...(rule.status === undefined ? [] : [`status ${rule.status}`]),
+  ];
+  return `${rule.name} = ${rule.value === 'bytes' ? 'sc-bytes' : 'requests'} ${conditions.length === 0 ? 'of every line' : `with ${conditions.join(', ')}`}`;
+}

@@ -124,6 +124,15 @@ describe('README.md and docs/', () => {
     expect(broken).toEqual([]);
   });
 
+  it("uses files of the repository in the README's put and count examples, so that a reader can run them", () => {
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    // The files an example names: its words before any comment that are no flag.
+    const files = [...readme.matchAll(/^\$ npx tally (?:put|count) ([^#\n]*)/gm)].flatMap((m) => m[1]!.trim().split(/\s+/).filter((word) => !word.startsWith('-')));
+
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    for (const file of files) expect([file, existsSync(path.join(root, file)) && !path.isAbsolute(file)]).toEqual([file, true]);
+  });
+
   it('keeps the README short, linking every docs page', () => {
     const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
     expect(readme.trimEnd().split('\n').length).toBeLessThanOrEqual(250);

@@ -1,8 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { DEMO_METRICS } from '../../src/local/demo';
+import { acquireStackLock, STACK_LOCK_FILE } from '../../src/local/stack-lock';
+import { captureIo, tallyCommand } from '../support/cli';
 
 const run = promisify(execFile);
 const root = `${__dirname}/../..`;
@@ -85,5 +88,91 @@ describe('tally count', () => {
       code: 1,
       stderr: expect.stringContaining('fixtures/logs/nope.gz: no such file'),
     });
+  });
+
+  it('names the hosts it could not attribute, with the reason', async () => {
+    const { stdout } = await tally('count', 'fixtures/logs/E2FIXTURE.2026-11-21-00.v24.gz');
+
+    expect(stdout).toContain('hosts of no account: d111111abcdef8.cloudfront.net (the CloudFront default domain: it names a distribution, not an account), 203.0.113.7 (an IP address, not a host name)');
+  });
+});
+
+describe('tally count: the metric rules it applies, and where they come from', () => {
+  const count = tallyCommand('count');
+  const fixture = join(root, 'fixtures/logs/E2FIXTURE.2026-11-21-00.v24.gz');
+  let cwd: string;
+  beforeEach(() => {
+    cwd = mkdtempSync(join(tmpdir(), 'tally-count-settings-'));
+  });
+  afterEach(() => rmSync(cwd, { recursive: true, force: true }));
+  /** A stack description as `npm start` writes it, its consumer counting with the demo's rules. */
+  const writeStackInfo = () => {
+    mkdirSync(join(cwd, '.tally'), { recursive: true });
+    writeFileSync(join(cwd, '.tally', 'local.json'), JSON.stringify({ table: 'tally-usage', endpoints: { dynamodb: 'http://127.0.0.1:1' }, consumer: { TALLY_METRICS: DEMO_METRICS } }));
+  };
+
+  it('says that it applies none, and why, when nothing sets any', async () => {
+    const io = captureIo();
+
+    const code = await count([fixture], io, {}, cwd);
+
+    expect(code).toBe(0);
+    expect(io.stdout.split('\n').slice(0, 2)).toEqual([
+      'resolver host-label (from the default)',
+      'metric rules (from the default: no --metrics or TALLY_METRICS, and no local stack running here): none: requests and bytes only',
+    ]);
+  });
+
+  it('counts with the rules of the local stack running here, and says so', async () => {
+    writeStackInfo();
+    // This process holds the folder's lock, as npm start does: the stack runs.
+    const lock = acquireStackLock(join(cwd, STACK_LOCK_FILE));
+    const io = captureIo();
+    try {
+      await count([fixture], io, {}, cwd);
+    } finally {
+      lock.release();
+    }
+
+    expect(io.stdout).toContain('metric rules (from the running local stack (.tally/local.json)): authorization_requests = requests with path /api/authorization/*\n');
+    expect(io.stdout).toMatch(/account\s+day\s+requests\s+bytes\s+authorization_requests/);
+    expect(io.stdout).toMatch(/acme\s+2026-11-21\s+2\s+750\s+1/);
+  });
+
+  it('says when a flag makes it count otherwise than the running stack', async () => {
+    writeStackInfo();
+    const lock = acquireStackLock(join(cwd, STACK_LOCK_FILE));
+    const io = captureIo();
+    try {
+      await count([fixture, '--metrics', '[]', '--json'], io, {}, cwd);
+    } finally {
+      lock.release();
+    }
+
+    // --json keeps stdout for the JSON; the settings go to stderr.
+    expect(JSON.parse(io.stdout).usage[0].metrics).toEqual({ requests: 1, bytes: 1000 });
+    expect(io.stderr).toContain('metric rules (from --metrics): none: requests and bytes only');
+    expect(io.stderr).toContain(
+      'note: the running local stack (.tally/local.json) counts with other metric rules (authorization_requests = requests with path /api/authorization/*): its counts differ from these',
+    );
+  });
+
+  it('does not take the rules of a stack that is not running, and says so', async () => {
+    writeStackInfo();
+    const io = captureIo();
+
+    await count([fixture], io, {}, cwd);
+
+    expect(io.stdout).toContain('metric rules (from the default: no --metrics or TALLY_METRICS, and no local stack running here): none');
+    expect(io.stdout).toContain('note: .tally/local.json was left by a local stack that is not running: its settings are not used');
+  });
+
+  it('takes TALLY_METRICS from the environment before the running stack', async () => {
+    const io = captureIo();
+
+    await count([fixture], io, { TALLY_METRICS: '[{"name":"posts","method":"POST","status":"2xx"}]' }, cwd);
+
+    expect(io.stdout).toContain('metric rules (from TALLY_METRICS): posts = requests with method POST, status 2xx\n');
+    expect(io.stdout).toMatch(/globex\s+2026-11-21\s+2\s+2000\s+1/);
   });
 });

@@ -1,6 +1,6 @@
 import { readLogFormat, readMetricRules, readResolver } from '../../adapters/config';
 import { openLogFile } from '../../adapters/log-opening';
-import { RESOLVER_FORMS } from '../../domain/account-resolver';
+import { missedHostReason, RESOLVER_FORMS } from '../../domain/account-resolver';
 import { ConfigError, PoisonObjectError } from '../../domain/errors';
 import { countObject } from '../../domain/log-formats';
 import { countsEstimates } from '../../domain/log-fields';
@@ -8,6 +8,7 @@ import { metricNames } from '../../domain/metric-rules';
 import { addLineCounts, emptyLineCounts, UsageTally, type AccountDayUsage, type LineCounts } from '../../domain/usage-tally';
 import { defineCommand, JSON_OPTION } from '../command';
 import { formatTable } from '../io';
+import { chooseCountSettings, describeCountSettings } from '../count-settings';
 
 /** The `--json` output of `tally count`; a public contract: fields are added, never renamed. */
 export interface CountReport {
@@ -37,6 +38,11 @@ export interface CountFileOptions {
 
 /** Counts files one after another and sums them (estimates of sampled files under their own metrics). */
 export async function countFiles(files: readonly string[], options: CountFileOptions): Promise<CountReport> {
+  return (await countFilesMissing(files, options)).report;
+}
+
+/** {@link countFiles}, with the hosts the resolver could not attribute (the first few of each file). */
+async function countFilesMissing(files: readonly string[], options: CountFileOptions): Promise<{ report: CountReport; missed: string[] }> {
   const resolver = readResolver(options.resolver, '--resolver');
   const metricRules = readMetricRules(options.metrics, '--metrics');
   if (options.delimiter === '') throw new ConfigError('--delimiter must be 1 to 5 characters (a tab: "\\t")');
@@ -44,6 +50,7 @@ export async function countFiles(files: readonly string[], options: CountFileOpt
   // A sampled real-time file counts under estimated_* metrics: the total carries both.
   const total = new UsageTally(metricNames(metricRules, { estimates: countsEstimates(logFormat) }));
   const lines = emptyLineCounts();
+  const missed: string[] = [];
   for (const file of files) {
     let count;
     try {
@@ -53,12 +60,16 @@ export async function countFiles(files: readonly string[], options: CountFileOpt
     }
     for (const row of count.tally.usage()) total.add(row.account, row.day, total.metricNames.map((name) => row.metrics[name] ?? 0));
     addLineCounts(lines, count.lines);
+    for (const host of count.unattributedSamples ?? []) if (missed.length < MISSED_SHOWN && !missed.includes(host)) missed.push(host);
   }
-  return { usage: total.usage().map((row: AccountDayUsage) => ({ ...row })), lines };
+  return { report: { usage: total.usage().map((row: AccountDayUsage) => ({ ...row })), lines }, missed };
 }
 
+/** Hosts the resolver missed that `tally count` names, over all its files. */
+const MISSED_SHOWN = 5;
+
 /** `tally count FILE...`: no AWS needed; exit 1 when a file cannot be read as a log. */
-export const countCommand = defineCommand<{ resolver: string; metrics?: string; fields?: string; delimiter?: string; samplingRate?: string; json?: boolean }>({
+export const countCommand = defineCommand<{ resolver?: string; metrics?: string; fields?: string; delimiter?: string; samplingRate?: string; json?: boolean }>({
   name: 'count',
   summary: 'count local CloudFront log files, no AWS needed',
   description:
@@ -70,20 +81,24 @@ export const countCommand = defineCommand<{ resolver: string; metrics?: string; 
   options: [
     {
       flags: '--resolver <spec>',
-      help: `account resolver: ${RESOLVER_FORMS}`,
-      default: 'host-label',
+      help: `account resolver: ${RESOLVER_FORMS} (default: TALLY_RESOLVER, else the running local stack's, else host-label)`,
     },
-    { flags: '--metrics <json>', help: 'metric rules as JSON, as TALLY_METRICS' },
+    { flags: '--metrics <json>', help: "metric rules as JSON, as TALLY_METRICS (default: TALLY_METRICS, else the running local stack's, else none)" },
     { flags: '--fields <list>', help: 'fields of files with no header, as TALLY_LOG_FIELDS (a comma list, or realtime:<comma list>)' },
     { flags: '--delimiter <text>', help: 'between the fields of w3c and plain lines, as TALLY_LOG_DELIMITER (default: tab)' },
     { flags: '--sampling-rate <percent>', help: 'of real-time logs, as TALLY_SAMPLING_RATE: counts become estimated_* metrics' },
     JSON_OPTION,
   ],
-  async run({ options, args, context: { io } }) {
-    const { resolver, metrics, fields, delimiter, samplingRate } = options;
-    const report = await countFiles(args, {
-      resolver,
-      ...(metrics === undefined ? {} : { metrics }),
+  async run({ options, args, context: { io, env, cwd } }) {
+    const { fields, delimiter, samplingRate } = options;
+    const choice = chooseCountSettings(options, env, cwd);
+    const settings = describeCountSettings(choice, readMetricRules(choice.metrics, choice.metricsFrom));
+    // The settings come first, so that the counts are read with them; --json keeps stdout for the JSON.
+    if (options.json === true) io.err(`${settings.join('\n')}\n`);
+    else io.out(`${settings.join('\n')}\n\n`);
+    const { report, missed } = await countFilesMissing(args, {
+      resolver: choice.resolver,
+      ...(choice.metrics === undefined ? {} : { metrics: choice.metrics }),
       ...(fields === undefined ? {} : { fields }),
       ...(delimiter === undefined ? {} : { delimiter }),
       ...(samplingRate === undefined ? {} : { samplingRate }),
@@ -101,6 +116,7 @@ export const countCommand = defineCommand<{ resolver: string; metrics?: string; 
     );
     const { read, counted, unattributed, malformed } = report.lines;
     io.out(`\nlines read ${read} = counted ${counted} + unattributed ${unattributed} + malformed ${malformed}\n`);
+    if (missed.length > 0) io.out(`hosts of no account: ${missed.map((host) => `${host} (${missedHostReason(host)})`).join(', ')}\n`);
     return 0;
   },
 });
