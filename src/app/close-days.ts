@@ -9,13 +9,13 @@ import {
   type ClosedDay,
   type MetricFigures,
 } from '../domain/day-close';
-import { eachDay } from '../domain/days';
+import { eachDay, isSupportedDay, skippedRecord } from '../domain/days';
 import { monthOf } from '../domain/quota';
 import { describeError, ValidationError } from '../domain/errors';
 import { revisionExport } from '../domain/revision-export';
 import { webhookEventBody, webhookEventId } from '../domain/webhook';
 import { mapWithConcurrency } from './concurrency';
-import type { Log } from './log';
+import { SKIPPED_RECORD_MESSAGE, type Log } from './log';
 import type { CloseStore, LateMarker, MonthRechecks, RevisionExports, StripeSendQueue, WebhookOutbox } from './ports';
 
 export interface CloserDeps {
@@ -83,6 +83,11 @@ export interface CloseReport {
   readonly markers: { readonly found: number; readonly cleared: number; readonly waiting: number };
   /** Days that failed (their error is in `days`); a rerun finishes them. */
   readonly failed: number;
+  /**
+   * Stored records skipped, each with why: late markers of a day outside the supported
+   * days (an older version could record one). Logged as errors and left in place.
+   */
+  readonly skipped: readonly string[];
 }
 
 interface Published {
@@ -135,7 +140,15 @@ export async function closeDays(deps: CloserDeps, options: CloseOptions = {}): P
 
   const markers = await deps.store.lateMarkers();
   const byDay = new Map<string, LateMarker[]>();
-  for (const marker of markers) byDay.set(marker.day, [...(byDay.get(marker.day) ?? []), marker]);
+  const skipped: string[] = [];
+  for (const marker of markers) {
+    if (!isSupportedDay(marker.day)) {
+      skipped.push(skippedRecord(`the late marker of ${marker.account} on ${marker.day}`, marker.day));
+      deps.log.error(SKIPPED_RECORD_MESSAGE, { record: 'late marker', account: marker.account, day: marker.day, reason: skipped.at(-1) });
+      continue;
+    }
+    byDay.set(marker.day, [...(byDay.get(marker.day) ?? []), marker]);
+  }
   let cleared = 0;
   let waiting = 0;
   for (const [day, dayMarkers] of [...byDay].sort(([a], [b]) => (a < b ? -1 : 1))) {
@@ -168,6 +181,7 @@ export async function closeDays(deps: CloserDeps, options: CloseOptions = {}): P
     days: results.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0)),
     markers: { found: markers.length, cleared, waiting },
     failed: results.filter((result) => result.error !== undefined).length,
+    skipped,
   };
 }
 

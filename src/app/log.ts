@@ -22,3 +22,14 @@ export function jsonLog(write: (line: string) => void, level: Level = 'info', ba
 }
 
 export const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** The message every reader logs when it skips a stored record of an unsupported day (see `skippedRecord`). */
+export const SKIPPED_RECORD_MESSAGE = 'stored record skipped';
+
+/**
+ * `log` without the {@link SKIPPED_RECORD_MESSAGE} errors: for a caller that says each
+ * skipped record itself, once, instead of on every scheduled run (`npm start`).
+ */
+export function withoutSkippedRecords(log: Log): Log {
+  return { ...log, error: (message, fields) => (message === SKIPPED_RECORD_MESSAGE ? undefined : log.error(message, fields)) };
+}

@@ -1,3 +1,4 @@
+import { isSupportedDay, skippedRecord } from '../domain/days';
 import { keyHex } from '../domain/idempotency-key';
 import { describeObject } from '../domain/log-object';
 import type { Increment, UnresolvedObject } from '../domain/usage-store';
@@ -46,6 +47,14 @@ export async function resolveUnresolved(options: ResolveOptions): Promise<Settle
   const outcomes = new Map<string, { increment: Increment; outcome: 'applied' | 'already-counted' }[]>();
   for (const group of byAccountDay.values()) {
     const { account, day } = group[0]!.increment;
+    if (!isSupportedDay(day)) {
+      // No recount can name such a day: left, with why, and the others go on.
+      for (const { object, increment } of group) {
+        const record = `the unresolved increment of ${account} on ${day} (${describeObject(object.object)})`;
+        settlements.push({ object: describeObject(object.object), account, day, metrics: increment.metrics, outcome: 'left', reason: skippedRecord(record, day) });
+      }
+      continue;
+    }
     const report = await reconcileUsage({ ...options, from: day, to: day, account });
     const incomplete = report.objects.failed.length + report.objects.notCounted.length;
     const shortfall = Object.fromEntries(report.rows.filter((row) => row.account === account && row.day === day).map((row) => [row.metric, -row.drift]));

@@ -1,9 +1,10 @@
 import { UNATTRIBUTED } from '../domain/account-id';
 import { lastClosableDay } from '../domain/day-close';
-import { addDays, dayOf, eachDay } from '../domain/days';
+import { addDays, dayOf, eachDay, skippedRecord } from '../domain/days';
 import { describeError } from '../domain/errors';
 import {
   effectiveQuotas,
+  isSupportedMonth,
   monthDays,
   monthOf,
   reachedLevels,
@@ -14,7 +15,7 @@ import {
 } from '../domain/quota';
 import { thresholdEventBody, thresholdEventId } from '../domain/webhook';
 import { mapWithConcurrency } from './concurrency';
-import type { Log } from './log';
+import { SKIPPED_RECORD_MESSAGE, type Log } from './log';
 import { readMonthToDate } from './quota-status';
 import type { ActiveAccounts, MonthRechecks, QuotaStore, RecheckMarker, ThresholdStore, UsageReader, WebhookOutbox } from './ports';
 
@@ -73,6 +74,11 @@ export interface ThresholdReport {
   readonly pending: number;
   /** Accounts that failed (their error is logged); the next run retries them. */
   readonly failed: number;
+  /**
+   * Stored records this run skipped, each with why (a recheck marker of a month outside the
+   * supported days, as an older version could record): logged as errors, left in place.
+   */
+  readonly skipped: readonly string[];
 }
 
 /**
@@ -98,7 +104,13 @@ export interface ThresholdReport {
 export async function evaluateThresholds(deps: ThresholdDeps, options: ThresholdOptions = {}): Promise<ThresholdReport> {
   const now = (deps.clock ?? (() => new Date()))();
   const at = now.toISOString();
-  const markers = options.month === undefined ? await deps.rechecks.marked() : [];
+  const skipped: string[] = [];
+  const markers = (options.month === undefined ? await deps.rechecks.marked() : []).filter((marker) => {
+    if (isSupportedMonth(marker.month)) return true;
+    skipped.push(skippedRecord(`the recheck marker of month ${marker.month} (THRESHOLD#RECHECK)`, marker.month));
+    deps.log.error(SKIPPED_RECORD_MESSAGE, { record: 'THRESHOLD#RECHECK', month: marker.month, reason: skipped.at(-1) });
+    return false;
+  });
   const months = options.month === undefined ? [...new Set([...markers.map((marker) => marker.month), ...monthsToEvaluate(now, deps.graceHours)])].sort() : [options.month];
   const stored = await deps.quotas.list();
   const only = options.accounts === undefined ? undefined : new Set(options.accounts);
@@ -177,7 +189,7 @@ export async function evaluateThresholds(deps: ThresholdDeps, options: Threshold
     }
     await settle();
   }
-  return { now: at, months, evaluated, crossed, sent, pending, failed };
+  return { now: at, months, evaluated, crossed, sent, pending, failed, skipped };
 }
 
 /** Removes a marker once its month was evaluated without failure and the change it announced is surely visible. */

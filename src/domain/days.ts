@@ -109,3 +109,16 @@ export function eachDay(from: string, to: string): string[] {
   for (let i = 0; i < count; i++) days.push(i === 0 ? from : addDays(days[i - 1]!, 1));
   return days;
 }
+
+/**
+ * Why a stored record is skipped: it names a day (or month) outside {@link SUPPORTED_DAYS},
+ * as an older version could record. Every reader of stored days skips such a record with
+ * this message and goes on, so one record can never stop the closer, the threshold
+ * evaluator or `npm start`.
+ *
+ * @example skippedRecord('THRESHOLD#RECHECK month 9999-12', '9999-12')
+ *   // 'skipped THRESHOLD#RECHECK month 9999-12: 9999-12 is outside the days Tally supports, 2000-01-01..2099-12-31 (an older version recorded it)'
+ */
+export function skippedRecord(record: string, day: string): string {
+  return `skipped ${record}: ${printableDay(day)} is outside the days Tally supports, ${SUPPORTED_DAYS_TEXT} (an older version recorded it)`;
+}

@@ -1,7 +1,7 @@
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { closeDays, type CloseReport } from '../app/close-days';
 import { evaluateThresholds, type ThresholdReport } from '../app/thresholds';
-import type { Log } from '../app/log';
+import { withoutSkippedRecords, type Log } from '../app/log';
 import { sendWebhooks } from '../app/webhook-sender';
 import { createClients } from '../adapters/clients';
 import { HANDOFF_DEFAULTS, readCloserConfig, readWebhookSenderConfig } from '../adapters/handoff-config';
@@ -89,9 +89,10 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
     ...(info.stripe === undefined ? {} : { TALLY_STRIPE_QUEUE_URL: info.stripe.queueUrl }),
   });
   const handoffClients = createClients(closerConfig.tally, LOCAL_CREDENTIALS);
-  const deps = createCloserDeps(closerConfig, handoffClients, log);
+  // Skipped stored records are said once by saySkipped below, not logged every minute.
+  const deps = createCloserDeps(closerConfig, handoffClients, withoutSkippedRecords(log));
   // The same table settings (TALLY_QUOTAS and TALLY_QUOTA_LEVELS among them) and webhook queue as the closer.
-  const thresholds = createThresholdDeps({ tally: closerConfig.tally, ...(closerConfig.webhookQueueUrl === undefined ? {} : { webhookQueueUrl: closerConfig.webhookQueueUrl }) }, handoffClients, log);
+  const thresholds = createThresholdDeps({ tally: closerConfig.tally, ...(closerConfig.webhookQueueUrl === undefined ? {} : { webhookQueueUrl: closerConfig.webhookQueueUrl }) }, handoffClients, withoutSkippedRecords(log));
   if (stripeOn && info.stripe !== undefined) {
     const stripe = readStripeConfig({ ...env, TALLY_STRIPE_QUEUE_URL: info.stripe.queueUrl });
     const apiKey = await resolveStripeKey(stripe.key, undefined);
@@ -129,11 +130,21 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
   /** When the last running sweep started (ms): one every TALLY_STRIPE_RUNNING_MINUTES, as on AWS. */
   let lastRunningSweep = Number.NEGATIVE_INFINITY;
 
+  // A skipped stored record is named once per start, not every minute.
+  const skippedSaid = new Set<string>();
+  const saySkipped = (skipped: readonly string[]) => {
+    for (const reason of skipped.filter((reason) => !skippedSaid.has(reason))) {
+      skippedSaid.add(reason);
+      say(`tally: ${reason}`);
+    }
+  };
   const runOnce = async (): Promise<CloseReport> => {
     const report = await closeDays(deps);
     for (const line of describeLocalRun(report, info)) say(line);
+    saySkipped(report.skipped);
     const evaluated = await evaluateThresholds(thresholds);
     for (const line of describeThresholdRun(evaluated, webhooks)) say(line);
+    saySkipped(evaluated.skipped);
     if (stripeSync !== undefined) {
       // Adjustments made to closed days since their last event become events of their own; what the
       // queue could not finish (Stripe was down longer than its receives) is sent again each minute.

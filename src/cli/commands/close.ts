@@ -84,5 +84,6 @@ export function describeClose(report: CloseReport): string {
   for (const result of report.days.filter((r) => r.error !== undefined)) lines.push(`FAILED ${result.day}: ${result.error} (rerun to resume it)`);
   const { found, cleared, waiting } = report.markers;
   lines.push(`late markers: ${found} found, ${cleared} cleared, ${waiting} kept for the next run`);
+  for (const reason of report.skipped) lines.push(reason);
   return `${lines.join('\n')}\n`;
 }

@@ -288,5 +288,6 @@ export function describeCheck(report: ThresholdReport, origin: string, queue: st
     );
   }
   lines.push(`events queued ${report.sent.length}; pending ${report.pending}; failed ${report.failed}`);
+  for (const reason of report.skipped) lines.push(reason);
   return `${lines.join('\n')}\n`;
 }
