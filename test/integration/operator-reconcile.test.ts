@@ -3,8 +3,9 @@ import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb-adjustments';
 import type { ReconcileReport } from '../../src/app/reconcile';
 import { tallyCommand } from '../support/cli';
 import { usageKey } from '../../src/domain/keys';
+import { addDays, dayOf } from '../../src/domain/days';
 import { captureIo, ingestFully, operatorEnv, putLogSet } from '../support/operator';
-import { testClients, testStackInfo } from '../support/stack';
+import { putLogObject, testClients, testStackInfo, uniqueId } from '../support/stack';
 
 const runReconcile = tallyCommand('reconcile');
 
@@ -92,5 +93,59 @@ describe('tally reconcile', () => {
     expect(io.stdout).toMatch(/1 object\(s\) with lines in the range are not \(fully\) counted yet/);
     expect(io.stdout).toContain(set.refs[1]!.key);
     expect(io.stdout).toMatch(/DRIFT on 9 row\(s\)/);
+  });
+});
+
+describe('tally reconcile says what it checked', () => {
+  it('refuses an account with no measured usage unless --force (exit 2, nothing checked)', async () => {
+    const { env } = await ingestedSet();
+    const typo = uniqueId('nosuchacct');
+
+    const io = captureIo();
+    const code = await runReconcile(['--from', '2026-11-21', '--to', '2026-11-21', '--account', typo], io, env);
+    const forced = await runReconcile(['--from', '2026-11-21', '--to', '2026-11-21', '--account', typo, '--force'], captureIo(), env);
+
+    expect(code).toBe(2);
+    expect(io.stderr).toBe(
+      `tally reconcile: nothing was checked: account "${typo}" has no measured usage in ${info.table}: check the id, or pass --force to reconcile it anyway\n`,
+    );
+    expect(io.stdout).toBe('');
+    expect(forced).toBe(0);
+  });
+
+  it('refuses a range that starts after today: nothing was checked (exit 2)', async () => {
+    const { env } = await ingestedSet();
+    const tomorrow = addDays(dayOf(new Date()), 1);
+
+    const io = captureIo();
+    const code = await runReconcile(['--from', tomorrow, '--to', addDays(tomorrow, 30)], io, env);
+
+    expect(code).toBe(2);
+    expect(io.stderr).toMatch(new RegExp(`^tally reconcile: nothing was checked: --from ${tomorrow} is in the future \\(today is `));
+    expect(io.stdout).toBe('');
+  });
+
+  it('says nothing was checked, not "no drift", over a range with no logs and no usage', async () => {
+    const { env } = await ingestedSet();
+
+    const io = captureIo();
+    const code = await runReconcile(['--from', '2026-06-10', '--to', '2026-06-10'], io, env);
+
+    expect(code).toBe(0);
+    expect(io.stdout).toMatch(/nothing was checked: no log object in range was read and no counter holds usage for 2026-06-10\.\.2026-06-10/);
+    expect(io.stdout).not.toMatch(/no drift/);
+  });
+
+  it('names a poison object in range and exits 1', async () => {
+    const { set, env } = await ingestedSet();
+    const garbage = await putLogObject(`${set.prefix}E2OPS.2026-11-21-18.garbage.gz`, 'this is not a CloudFront log\nat all\n');
+
+    const io = captureIo();
+    const code = await runReconcile(['--from', '2026-11-21', '--to', '2026-11-21'], io, env);
+
+    expect(code).toBe(1);
+    expect(io.stdout).toMatch(new RegExp(`poison object \\(the consumer cannot count it either\\): s3://${info.bucket}/${garbage.key.replace(/[.]/g, '\\.')}: `));
+    expect(io.stdout).toMatch(/no drift in what could be counted, but 1 poison object\(s\) in range could not be counted/);
+    expect(io.stdout).not.toMatch(/^no drift: the counters match the logs$/m);
   });
 });

@@ -1,7 +1,7 @@
 import { reconcileUsage, type ReconcileReport } from '../../app/reconcile';
 import { resolveUnresolved, type Settlement } from '../../app/resolve-unresolved';
 import { ValidationError } from '../../domain/errors';
-import { addDays } from '../../domain/days';
+import { addDays, dayOf } from '../../domain/days';
 import type { ReconcileRow } from '../../domain/reconciliation';
 import type { ReconcileRecord } from '../../domain/health';
 import { concurrencyOption, dayRangeOptions, defineCommand, JSON_OPTION } from '../command';
@@ -16,6 +16,7 @@ interface ReconcileOptions {
   to?: string;
   resolve?: boolean;
   account?: string;
+  force?: boolean;
   concurrency: number;
   all?: boolean;
   json?: boolean;
@@ -32,11 +33,14 @@ export const reconcileCommand = defineCommand<ReconcileOptions>({
     'for the late lines they hold. Exit code 1 on any drift. With --resolve (no day range needed): ' +
     'settles the increments ingest left unresolved (it could not prove whether a crashed attempt ' +
     'applied them): each of their account-days is recounted, and exactly the increments that make ' +
-    'up its shortfall are applied; exit code 1 while any is left.',
+    'up its shortfall are applied; exit code 1 while any is left. A range that starts after today, or ' +
+    'an --account with no measured usage (a mistyped id?), is refused (exit 2) unless --force; an ' +
+    'object in range that no one can count (poison) is named and exits 1.',
   options: [
     ...dayRangeOptions('days to compare').map((option) => ({ ...option, required: false })),
     { flags: '--resolve', help: 'settle the unresolved increments ingest recorded (the days they name), then exit' },
     { flags: '--account <id>', help: 'only this account (otherwise every account found in the logs)', read: accountId },
+    { flags: '--force', help: 'reconcile an --account with no measured usage anyway' },
     concurrencyOption('objects'),
     { flags: '--all', help: 'print every row, not only drift and adjusted rows' },
     JSON_OPTION,
@@ -77,6 +81,15 @@ export const reconcileCommand = defineCommand<ReconcileOptions>({
     }
     const from = options.from!;
     const to = options.to!;
+    const today = dayOf(context.now());
+    if (from > today) {
+      throw new ValidationError(`nothing was checked: --from ${from} is in the future (today is ${today} UTC), so no log can hold its usage yet`);
+    }
+    if (account !== undefined && options.force !== true && !(await recount.reader.hasMeasuredUsage(account))) {
+      throw new ValidationError(
+        `nothing was checked: account "${account}" has no measured usage in ${config.tableName}: check the id, or pass --force to reconcile it anyway`,
+      );
+    }
     if (options.json !== true) {
       io.out(`tally reconcile: ${target.origin}\n`);
       io.out(`  recount s3://${bucket}/${target.logPrefix} (objects named ${addDays(from, -1)}..${addDays(to, 1)}): ${describeIngestSettings(config)}\n`);
@@ -92,7 +105,7 @@ export const reconcileCommand = defineCommand<ReconcileOptions>({
     // What health shows as the last reconcile (`tally status`, GET /v1/health).
     await new DynamoReconcileRecords({ client: clients.dynamodb, tableName: config.tableName }).record(reconcileRecord(report, context.now()));
     io.out(options.json === true ? `${JSON.stringify(report)}\n` : describeReconcile(report, options.all === true));
-    return report.drifting.length > 0 || report.objects.failed.length > 0 ? 1 : 0;
+    return report.drifting.length > 0 || report.objects.failed.length > 0 || report.objects.poison.length > 0 ? 1 : 0;
   },
 });
 
@@ -109,7 +122,7 @@ export function reconcileRecord(report: ReconcileReport, at: Date): ReconcileRec
     drifting: report.drifting.length,
     notCounted: report.objects.notCounted.length,
     failed,
-    clean: report.drifting.length === 0 && failed === 0,
+    clean: report.drifting.length === 0 && failed === 0 && report.objects.poison.length === 0,
   };
 }
 
@@ -135,6 +148,19 @@ function table(rows: readonly ReconcileRow[]): string {
   ).trimEnd();
 }
 
+/** The last line of a reconciliation: what was found, never "no drift" for what was not looked at. */
+function verdictOf(report: ReconcileReport): string {
+  if (report.drifting.length > 0) return `DRIFT on ${report.drifting.length} row(s): the counters do not match the logs`;
+  const poison = report.objects.poison.length;
+  if (poison > 0) {
+    return `no drift in what could be counted, but ${poison} poison object(s) in range could not be counted (by the consumer either): see above`;
+  }
+  if (report.objects.read === 0 && report.rows.length === 0) {
+    return `nothing was checked: no log object in range was read and no counter holds usage for ${report.from}..${report.to}`;
+  }
+  return 'no drift: the counters match the logs';
+}
+
 /** The human summary of a reconciliation. */
 export function describeReconcile(report: ReconcileReport, all = false): string {
   const accountDays = new Set(report.rows.map((row) => `${row.account}|${row.day}`)).size;
@@ -158,10 +184,6 @@ export function describeReconcile(report: ReconcileReport, all = false): string 
   if (report.unchecked.length > 0) {
     lines.push(`not checked: ${report.unchecked.join(', ')} (in the table, not computed by this recount: pass --metrics or set TALLY_METRICS as the consumer has it)`);
   }
-  lines.push(
-    report.drifting.length === 0
-      ? 'no drift: the counters match the logs'
-      : `DRIFT on ${report.drifting.length} row(s): the counters do not match the logs`,
-  );
+  lines.push(verdictOf(report));
   return `${lines.join('\n')}\n`;
 }
