@@ -106,6 +106,9 @@ class ColumnPages {
   private dictionary: Rendered | undefined;
   /** The dictionary as hyparquet's page reader wants it (for columns it reads). */
   private values: DecodedArray | undefined;
+  /** A typed column's dictionary, as numbers (when this reader decodes its pages). */
+  private numericEntries: Float64Array | undefined;
+  private readonly buffers = new PageBuffers();
   /** Typed integer, date and timestamp columns: read as numbers (see {@link numberKind}). */
   private readonly numeric: NumericColumn | undefined;
 
@@ -120,7 +123,7 @@ class ColumnPages {
     const logical = element.logical_type?.type;
     this.text = decoder.type === 'BYTE_ARRAY' && (element.converted_type === undefined || element.converted_type === 'UTF8') && (logical === undefined || logical === 'STRING');
     const kind = numberKind(decoder);
-    this.numeric = kind === undefined ? undefined : { kind, decoder: { ...decoder, parsers: NUMBER_PARSERS }, text: numberText(kind, name) };
+    this.numeric = kind === undefined ? undefined : { kind, unit: numberUnit(decoder, kind), decoder: { ...decoder, parsers: NUMBER_PARSERS }, text: numberText(kind, name) };
   }
 
   /** Values of the current page not yet handed over; reads the next page when none are left. */
@@ -134,6 +137,14 @@ class ColumnPages {
     if (reader.offset >= reader.view.byteLength - 1) throw new Error(`column ${this.name} ends before its row group's last row`);
     const header = parquetHeader(reader);
     if (header.type === 'DICTIONARY_PAGE') {
+      if (this.text) {
+        this.dictionary = this.textDictionary(header);
+        return;
+      }
+      const start = reader.offset;
+      if (this.numeric?.unit !== undefined && this.numericDictionary(header)) return;
+      reader.offset = start;
+      this.numericEntries = undefined;
       const { data } = readPage(reader, header, this.decoder, undefined, undefined, 0);
       if (data === undefined) return;
       if (this.text) this.dictionary = renderValues(data as ArrayLike<unknown>, this.name);
@@ -144,6 +155,16 @@ class ColumnPages {
     const own = this.text && (encoding === 'PLAIN' || encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY');
     const numeric = this.numeric;
     if (numeric !== undefined) {
+      const start = reader.offset;
+      if (numeric.unit !== undefined && (encoding === 'PLAIN' || ((encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') && this.numericEntries !== undefined))) {
+        const numbers = this.numericPage(header, encoding, numeric.unit);
+        if (numbers !== undefined) {
+          this.useNumbers(numbers, numeric);
+          return;
+        }
+        // An integer past 2^53: the page is read again by hyparquet and written as its exact text.
+        reader.offset = start;
+      }
       const { data } = readPage(reader, header, numeric.decoder, this.values, undefined, 0);
       if (data === undefined) throw new Error(`column ${this.name}: a page of no data`);
       const numbers = asNumbers(data as ArrayLike<unknown>, numeric.kind);
@@ -174,7 +195,7 @@ class ColumnPages {
     run.numbers = undefined;
     run.numberKind = undefined;
     run.numberText = undefined;
-    this.length = rendered.starts.length;
+    this.length = entries === undefined ? rendered.starts.length : entries.length;
   }
 
   private useNumbers(numbers: Float64Array, numeric: NumericColumn): void {
@@ -193,8 +214,11 @@ class ColumnPages {
     this.length = numbers.length;
   }
 
-  /** A data page (v1 or v2) of a text column, PLAIN or dictionary-encoded. */
-  private textPage(header: PageHeader, encoding: string): void {
+  /**
+   * A data page (v1 or v2), decompressed: its values part from `at`, its rows, how many
+   * are present, and each row's definition level (undefined: a required column).
+   */
+  private dataPage(header: PageHeader): { page: Uint8Array; at: number; rows: number; present: number; definitions: Uint8Array | undefined } {
     const reader = this.reader;
     const compressed = new Uint8Array(reader.view.buffer, reader.view.byteOffset + reader.offset, header.compressed_page_size);
     reader.offset += header.compressed_page_size;
@@ -209,7 +233,7 @@ class ColumnPages {
       rows = v2.num_values;
       const levels = v2.repetition_levels_byte_length + v2.definition_levels_byte_length;
       if (maxDefinition > 0) {
-        definitions = new Uint8Array(rows);
+        definitions = this.buffers.levels(rows);
         const view = new DataView(compressed.buffer, compressed.byteOffset, compressed.byteLength);
         readRleBitPackedHybrid({ view, offset: v2.repetition_levels_byte_length }, bitWidth(maxDefinition), definitions, v2.definition_levels_byte_length);
       }
@@ -221,7 +245,7 @@ class ColumnPages {
       page = decompressPage(compressed, header.uncompressed_page_size, codec, compressors);
       at = 0;
       if (maxDefinition > 0) {
-        definitions = new Uint8Array(rows);
+        definitions = this.buffers.levels(rows);
         const levels = { view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 };
         readRleBitPackedHybrid(levels, bitWidth(maxDefinition), definitions);
         at = levels.offset;
@@ -229,75 +253,198 @@ class ColumnPages {
     }
     let present = rows;
     if (definitions !== undefined) for (let i = 0; i < rows; i++) if (definitions[i] !== maxDefinition) present--;
-    const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
-    const starts = new Int32Array(rows);
-    const ends = new Int32Array(rows);
+    return { page, at, rows, present, definitions };
+  }
+
+  /** A dictionary page of a text column: its entries' text where it is in the page (escaped in a copy when a value holds a tab, LF or CR). */
+  private textDictionary(header: PageHeader): Rendered {
+    const reader = this.reader;
+    const compressed = new Uint8Array(reader.view.buffer, reader.view.byteOffset + reader.offset, header.compressed_page_size);
+    reader.offset += header.compressed_page_size;
+    const { codec, compressors } = this.decoder;
+    const page = decompressPage(compressed, header.uncompressed_page_size, codec, compressors);
+    const count = header.dictionary_page_header?.num_values ?? 0;
+    // The dictionary outlives the data pages: arrays of its own, not the column's reused ones.
+    return plainText(page, 0, count, undefined, 0, new Int32Array(count), new Int32Array(count), this.name);
+  }
+
+  /** A dictionary page of a typed column: its entries as numbers; false when one is an integer past 2^53. */
+  private numericDictionary(header: PageHeader): boolean {
+    const reader = this.reader;
+    const compressed = new Uint8Array(reader.view.buffer, reader.view.byteOffset + reader.offset, header.compressed_page_size);
+    reader.offset += header.compressed_page_size;
+    const { codec, compressors } = this.decoder;
+    const page = decompressPage(compressed, header.uncompressed_page_size, codec, compressors);
+    const count = header.dictionary_page_header?.num_values ?? 0;
+    const entries = new Float64Array(count);
+    if (!readNumbers(page, 0, count, this.decoder.type === 'INT64', this.numeric!.unit!, entries)) return false;
+    this.numericEntries = entries;
+    return true;
+  }
+
+  /** A data page of a typed column as numbers (NaN: none); undefined when one is an integer past 2^53. */
+  private numericPage(header: PageHeader, encoding: string, unit: NumberUnit): Float64Array | undefined {
+    const { page, at, rows, present, definitions } = this.dataPage(header);
+    const maxDefinition = this.maxDefinition;
+    const numbers = this.buffers.floats(rows);
+    const values = present === rows ? numbers : this.buffers.floats2(present);
     if (encoding === 'PLAIN') {
-      // Length-prefixed values, read where they are when none holds a tab, LF or CR (nearly
-      // always), else written escaped into a page of their own.
-      let longest = 0;
-      for (let row = 0; row < rows; row++) {
-        starts[row] = at;
-        if (definitions === undefined || definitions[row] === maxDefinition) {
-          const length = view.getUint32(at, true);
-          at += 4;
-          if (at + length > page.length) throw new Error(`column ${this.name}: a value runs past its page`);
-          starts[row] = at;
-          at += length;
-          if (length > longest) longest = length;
-        }
-        ends[row] = at;
+      if (at + present * (this.decoder.type === 'INT64' ? 8 : 4) > page.length) throw new Error(`column ${this.name}: values run past their page`);
+      if (!readNumbers(page, at, present, this.decoder.type === 'INT64', unit, values)) return undefined;
+    } else {
+      const entries = this.numericEntries!;
+      const indices = this.buffers.ints(2, present);
+      const width = page[at]!;
+      if (width > 0) readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at + 1 }, width, indices, page.length - at - 1);
+      else indices.fill(0);
+      for (let i = 0; i < present; i++) {
+        const index = indices[i]!;
+        if (index >= entries.length) throw new Error(`column ${this.name}: dictionary index ${index} of ${entries.length} entries`);
+        values[i] = entries[index]!;
       }
-      if (!controlInValues(page, starts, ends)) {
-        this.use({ bytes: page, starts, ends, longest });
-        return;
-      }
-      // The same values, escaped (an absent one is empty).
-      const out = new Uint8Array(page.length * 3 + 1);
-      let used = 0;
-      longest = 0;
-      for (let row = 0; row < rows; row++) {
-        const start = used;
-        used = escapeInto(page, starts[row]!, ends[row]!, out, used);
-        starts[row] = start;
-        ends[row] = used;
-        longest = Math.max(longest, used - start);
-      }
-      this.use({ bytes: out, starts, ends, longest });
+    }
+    if (present !== rows) for (let row = 0, value = 0; row < rows; row++) numbers[row] = definitions![row] !== maxDefinition ? Number.NaN : values[value++]!;
+    return numbers;
+  }
+
+  /** A data page (v1 or v2) of a text column, PLAIN or dictionary-encoded. */
+  private textPage(header: PageHeader, encoding: string): void {
+    const { page, at: valuesAt, rows, present, definitions } = this.dataPage(header);
+    let at = valuesAt;
+    const maxDefinition = this.maxDefinition;
+    const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
+    if (encoding === 'PLAIN') {
+      this.use(plainText(page, at, rows, definitions, maxDefinition, this.buffers.ints(3, rows), this.buffers.ints(4, rows), this.name));
       return;
     }
     const dictionary = this.dictionary;
     if (dictionary === undefined) throw new Error(`column ${this.name}: a dictionary-encoded page with no dictionary`);
     const width = page[at++]!;
-    const indices = new Int32Array(present);
-    if (width > 0) readRleBitPackedHybrid({ view, offset: at }, width, indices, page.length - at);
     const entries = dictionary.starts.length;
-    const entryStarts = dictionary.starts;
-    const entryEnds = dictionary.ends;
-    // Each row's entry (-1: none).
-    let rowEntries = indices;
-    if (present === rows) {
-      for (let row = 0; row < rows; row++) {
-        const index = indices[row]!;
-        if (index >= entries) throw new Error(`column ${this.name}: dictionary index ${index} of ${entries} entries`);
-        starts[row] = entryStarts[index]!;
-        ends[row] = entryEnds[index]!;
-      }
-    } else {
-      rowEntries = new Int32Array(rows);
-      for (let row = 0, value = 0; row < rows; row++) {
-        if (definitions![row] !== maxDefinition) {
-          rowEntries[row] = -1;
-          continue;
-        }
-        const index = indices[value++]!;
-        if (index >= entries) throw new Error(`column ${this.name}: dictionary index ${index} of ${entries} entries`);
-        rowEntries[row] = index;
-        starts[row] = entryStarts[index]!;
-        ends[row] = entryEnds[index]!;
-      }
+    // Each row's entry (-1: none); where its text is, only when a line needs it (see spansOf).
+    const rowEntries = this.buffers.ints(1, rows);
+    const indices = present === rows ? rowEntries : this.buffers.ints(2, present);
+    if (width > 0) readRleBitPackedHybrid({ view, offset: at }, width, indices, page.length - at);
+    else indices.fill(0);
+    let largest = -1;
+    for (let i = 0; i < present; i++) if (indices[i]! > largest) largest = indices[i]!;
+    if (largest >= entries) throw new Error(`column ${this.name}: dictionary index ${largest} of ${entries} entries`);
+    if (present !== rows) {
+      for (let row = 0, value = 0; row < rows; row++) rowEntries[row] = definitions![row] !== maxDefinition ? -1 : indices[value++]!;
     }
-    this.use({ bytes: dictionary.bytes, starts, ends, longest: dictionary.longest }, rowEntries);
+    this.use({ bytes: dictionary.bytes, starts: NO_PLACES, ends: NO_PLACES, longest: dictionary.longest }, rowEntries);
+  }
+}
+
+/**
+ * PLAIN BYTE_ARRAY values from `at` (4-byte length, then the bytes), `rows` of them (a
+ * row whose definition level is below `maxDefinition` has none: an empty span), read
+ * where they are when none holds a tab, LF or CR (nearly always), else written escaped
+ * into a buffer of their own. Fills `starts` and `ends`.
+ */
+function plainText(page: Uint8Array, at: number, rows: number, definitions: Uint8Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array, name: string): Rendered {
+  const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
+  let longest = 0;
+  for (let row = 0; row < rows; row++) {
+    starts[row] = at;
+    if (definitions === undefined || definitions[row] === maxDefinition) {
+      if (at + 4 > page.length) throw new Error(`column ${name}: a value runs past its page`);
+      const length = view.getUint32(at, true);
+      at += 4;
+      if (at + length > page.length) throw new Error(`column ${name}: a value runs past its page`);
+      starts[row] = at;
+      at += length;
+      if (length > longest) longest = length;
+    }
+    ends[row] = at;
+  }
+  if (!controlInValues(page, starts, ends)) return { bytes: page, starts, ends, longest };
+  // The same values, escaped (an absent one is empty).
+  const out = new Uint8Array(page.length * 3 + 1);
+  let used = 0;
+  longest = 0;
+  for (let row = 0; row < rows; row++) {
+    const start = used;
+    used = escapeInto(page, starts[row]!, ends[row]!, out, used);
+    starts[row] = start;
+    ends[row] = used;
+    longest = Math.max(longest, used - start);
+  }
+  return { bytes: out, starts, ends, longest };
+}
+
+/** What the integers of a typed column count: themselves, or days, ms or µs since the epoch (read as epoch ms). */
+type NumberUnit = 'integer' | 'days' | 'millis' | 'micros';
+
+/**
+ * `count` PLAIN INT32 or INT64 values from `at` as numbers into `out`, dates and
+ * timestamps as epoch milliseconds (a time no Date holds: NaN, none, as hyparquet's
+ * invalid Date is written); false when an INT64 is past 2^53 (no exact double).
+ */
+function readNumbers(page: Uint8Array, at: number, count: number, int64: boolean, unit: NumberUnit, out: Float64Array): boolean {
+  const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
+  if (at + count * (int64 ? 8 : 4) > page.length) throw new Error('typed values run past their page');
+  for (let i = 0; i < count; i++) {
+    let value: number;
+    if (int64) {
+      const low = view.getUint32(at, true);
+      const high = view.getInt32(at + 4, true);
+      at += 8;
+      if (high > 0x1fffff || high < -0x200000) return false;
+      value = high * 4294967296 + low;
+    } else {
+      value = view.getInt32(at, true);
+      at += 4;
+    }
+    if (unit === 'integer') {
+      out[i] = value;
+      continue;
+    }
+    // µs to ms as hyparquet divides (bigint division: toward zero).
+    const millis = unit === 'days' ? value * 86_400_000 : unit === 'micros' ? Math.trunc(value / 1000) : value;
+    out[i] = Math.abs(millis) <= MAX_DATE_MS ? millis : Number.NaN;
+  }
+  return true;
+}
+
+/**
+ * Typed arrays a column reuses from page to page (one page of a column is read at a
+ * time, and the run of the page before is done with): fewer allocations per page.
+ */
+class PageBuffers {
+  private readonly arrays: Int32Array[] = [];
+  private bytes = new Uint8Array(0);
+
+  /** Int32Array number `slot` of this column, `length` long (its contents are stale). */
+  ints(slot: number, length: number): Int32Array {
+    let array = this.arrays[slot];
+    if (array === undefined || array.length < length) {
+      array = new Int32Array(Math.max(length, 1024));
+      this.arrays[slot] = array;
+    }
+    return array.subarray(0, length);
+  }
+
+  private numbers: Float64Array[] = [];
+
+  /** Float64Array number `slot` of this column, `length` long (its contents are stale). */
+  floats(length: number, slot = 0): Float64Array {
+    let array = this.numbers[slot];
+    if (array === undefined || array.length < length) {
+      array = new Float64Array(Math.max(length, 1024));
+      this.numbers[slot] = array;
+    }
+    return array.subarray(0, length);
+  }
+
+  floats2(length: number): Float64Array {
+    return this.floats(length, 1);
+  }
+
+  /** The column's byte buffer, `length` long (its contents are stale). */
+  levels(length: number): Uint8Array {
+    if (this.bytes.length < length) this.bytes = new Uint8Array(Math.max(length, 1024));
+    return this.bytes.subarray(0, length);
   }
 }
 
@@ -348,6 +495,8 @@ const NO_PLACES = new Int32Array(0);
 /** A typed column read as numbers: its kind, hyparquet's decoder for it and the text of a value. */
 interface NumericColumn {
   readonly kind: 'integer' | 'instant';
+  /** What its integers count, when this reader decodes its pages itself (INT32, INT64 but nanoseconds); else hyparquet does. */
+  readonly unit: NumberUnit | undefined;
   readonly decoder: ColumnDecoder;
   readonly text: (value: number) => string;
 }
@@ -377,6 +526,17 @@ function numberKind(decoder: ColumnDecoder): 'integer' | 'instant' | undefined {
   const signedConverted = converted === undefined || converted === 'INT_8' || converted === 'INT_16' || converted === 'INT_32' || converted === 'INT_64';
   const signedLogical = logical === undefined || (logical.type === 'INTEGER' && logical.isSigned);
   return signedConverted && signedLogical ? 'integer' : undefined;
+}
+
+/** The unit of a typed column's integers, as hyparquet converts them (converted type first, then the logical type). */
+function numberUnit(decoder: ColumnDecoder, kind: 'integer' | 'instant'): NumberUnit | undefined {
+  if (kind === 'integer') return 'integer';
+  const { converted_type: converted, logical_type: logical } = decoder.element;
+  if (converted === 'DATE') return 'days';
+  if (converted === 'TIMESTAMP_MILLIS') return 'millis';
+  if (converted === 'TIMESTAMP_MICROS') return 'micros';
+  if (logical?.type === 'TIMESTAMP') return logical.unit === 'MILLIS' ? 'millis' : logical.unit === 'MICROS' ? 'micros' : undefined;
+  return undefined;
 }
 
 /** The text of a number of the column named `name`, as {@link valueText} and {@link asFieldValues} write the value hyparquet decodes. */

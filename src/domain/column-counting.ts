@@ -2,7 +2,7 @@ import { isCloudFrontDefaultDomainBytes, type LineResolver } from './account-res
 import { dayOfNumber, epochDayNumber, epochMillisBytes, isValidTimeBytes, parseByteCountBytes } from './cloudfront-log';
 import { isValidDay } from './days';
 import { ByteKeyCache, NOT_CACHED, type LogLine } from './log-line';
-import type { ColumnRun } from './log-records';
+import { spansOf, type ColumnRun } from './log-records';
 import type { RuleEvaluator } from './metric-rules';
 
 /** What the counter tells {@link ColumnCounting} of its layout and how it counts (see LogCounter.columnCounting). */
@@ -42,6 +42,8 @@ export interface CountingLayout {
 export type RowsAsLines = (runs: readonly ColumnRun[], from: number, count: number) => void;
 
 const UNKNOWN = -2;
+/** What an entry cache holds for an entry not yet looked at (no day id, time verdict or byte count is -2). */
+const UNKNOWN_ENTRY = -2;
 const INVALID = -1;
 const DASH = 45;
 const HASH = 35;
@@ -118,6 +120,14 @@ export class ColumnCounting {
     const checkLength = longest > maxLineBytes;
     const first = runs[0]!;
     const pairs = hostAt !== undefined && (x === undefined || x.entries !== undefined) && (c === undefined || c.entries !== undefined) ? this.pairs(x, c) : undefined;
+    // Where rows' text is read as text (not through a dictionary entry's cache), it must be placed.
+    if (checkLength) for (const run of runs) spansOf(run);
+    if (hostAt !== undefined && pairs === undefined) for (const run of [x, c]) if (run !== undefined) spansOf(run);
+    for (const column of layout.resolverColumns) spansOf(runs[column]!);
+    if (layout.evaluate !== undefined) for (const column of layout.ruleColumns) spansOf(runs[column]!);
+    const dayOfEntry = date.entries === undefined ? undefined : this.entryCache(this.entryDays, date);
+    const timeOfEntry = time?.entries === undefined ? undefined : this.entryCache(this.entryTimes, time);
+    const bytesOfEntry = bytes?.entries === undefined ? undefined : this.entryCache(this.entryBytes, bytes);
     const cWidth = c === undefined ? 1 : c.dictionarySize + 1;
     const rules = layout.evaluate !== undefined;
     const values = this.values;
@@ -129,10 +139,31 @@ export class ColumnCounting {
       let day = INVALID;
       let sent = 0;
       if (!asLine) {
-        day = this.dayOf(date, row);
-        if (day < 0 || (time !== undefined && !this.timeOk(time, row))) asLine = true;
-        else if (bytes !== undefined) {
-          sent = this.bytesOf(bytes, row);
+        if (dayOfEntry !== undefined) {
+          const entry = date.entries![date.at + row]! + 1;
+          day = dayOfEntry[entry]!;
+          if (day === UNKNOWN_ENTRY) day = dayOfEntry[entry] = entry === 0 ? INVALID : this.dayOfText(date.dictionary!, entry - 1);
+        } else day = this.dayOf(date, row);
+        if (day < 0) asLine = true;
+        else if (time !== undefined) {
+          if (timeOfEntry !== undefined) {
+            const entry = time.entries![time.at + row]! + 1;
+            let verdict = timeOfEntry[entry]!;
+            if (verdict === UNKNOWN_ENTRY) verdict = timeOfEntry[entry] = entry === 0 ? 0 : isValidTimeBytes(time.dictionary!.bytes, time.dictionary!.starts[entry - 1]!, time.dictionary!.ends[entry - 1]!) ? 1 : 0;
+            asLine = verdict === 0;
+          } else asLine = !this.timeOk(time, row);
+        }
+        if (!asLine && bytes !== undefined) {
+          if (bytesOfEntry !== undefined) {
+            const entry = bytes.entries![bytes.at + row]! + 1;
+            sent = bytesOfEntry[entry]!;
+            if (sent === UNKNOWN_ENTRY) {
+              const dictionary = bytes.dictionary!;
+              const start = entry === 0 ? 0 : dictionary.starts[entry - 1]!;
+              const end = entry === 0 ? 0 : dictionary.ends[entry - 1]!;
+              sent = bytesOfEntry[entry] = start === end ? 0 : parseByteCountBytes(dictionary.bytes, start, end);
+            }
+          } else sent = this.bytesOf(bytes, row);
           if (sent < 0) asLine = true;
         }
       }
@@ -185,6 +216,35 @@ export class ColumnCounting {
     }
     this.touchedCount = 0;
     return true;
+  }
+
+  /** Per dictionary (by its text bytes), per entry + 1 (0: none): the day id, time verdict or byte count, found when first asked. */
+  private readonly entryDays = new WeakMap<Uint8Array, Float64Array>();
+  private readonly entryTimes = new WeakMap<Uint8Array, Float64Array>();
+  private readonly entryBytes = new WeakMap<Uint8Array, Float64Array>();
+
+  private entryCache(caches: WeakMap<Uint8Array, Float64Array>, run: ColumnRun): Float64Array {
+    const dictionary = run.dictionary!;
+    let cache = caches.get(dictionary.bytes);
+    if (cache === undefined) {
+      cache = new Float64Array(dictionary.starts.length + 1).fill(UNKNOWN_ENTRY);
+      caches.set(dictionary.bytes, cache);
+    }
+    return cache;
+  }
+
+  /** The day id of a `date` (or timestamp) dictionary entry's text. */
+  private dayOfText(dictionary: NonNullable<ColumnRun['dictionary']>, entry: number): number {
+    const bytes = dictionary.bytes;
+    const start = dictionary.starts[entry]!;
+    const end = dictionary.ends[entry]!;
+    if (start === end) return INVALID;
+    if (this.layout.dayUnits !== 0) {
+      const millis = epochMillisBytes(bytes, start, end, this.layout.dayUnits);
+      return millis < 0 ? INVALID : this.dayOfDayNumber(epochDayNumber(millis));
+    }
+    const day = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8', start, end);
+    return isValidDay(day) ? this.dayId(day) : INVALID;
   }
 
   private grow(size: number): void {
@@ -504,6 +564,11 @@ function present(run: ColumnRun, row: number): boolean {
 function startsWithHash(run: ColumnRun, row: number): boolean {
   if (run.numbers !== undefined) return false;
   const at = run.at + row;
+  if (run.entries !== undefined && run.starts.length === 0) {
+    const entry = run.entries[at]!;
+    const dictionary = run.dictionary!;
+    return entry >= 0 && dictionary.starts[entry]! !== dictionary.ends[entry]! && dictionary.bytes[dictionary.starts[entry]!] === HASH;
+  }
   const start = run.starts[at]!;
   return start !== run.ends[at]! && run.bytes[start] === HASH;
 }

@@ -38,7 +38,11 @@ export interface ColumnRun {
   at: number;
   /** The most bytes any one value of the run has. */
   longest: number;
-  /** When the run's values come from a dictionary: each row's entry (-1: none), and the entries' text. */
+  /**
+   * When the run's values come from a dictionary: each row's entry (-1: none), and the
+   * entries' text. {@link starts} and {@link ends} may then be empty until
+   * {@link spansOf} fills them: a row's text is its entry's.
+   */
   entries: Int32Array | undefined;
   dictionary: { readonly bytes: Uint8Array; readonly starts: Int32Array; readonly ends: Int32Array } | undefined;
   dictionarySize: number;
@@ -50,6 +54,23 @@ export interface ColumnRun {
   numbers: Float64Array | undefined;
   numberKind: 'integer' | 'instant' | undefined;
   numberText: ((value: number) => string) | undefined;
+}
+
+/** Makes sure `run.starts` and `run.ends` say where each row's text is (a dictionary run's are filled from its entries). */
+export function spansOf(run: ColumnRun): void {
+  const entries = run.entries;
+  if (entries === undefined || run.starts.length >= entries.length) return;
+  const dictionary = run.dictionary!;
+  const starts = new Int32Array(entries.length);
+  const ends = new Int32Array(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!;
+    if (entry < 0) continue;
+    starts[i] = dictionary.starts[entry]!;
+    ends[i] = dictionary.ends[entry]!;
+  }
+  run.starts = starts;
+  run.ends = ends;
 }
 
 /**
@@ -143,6 +164,7 @@ export class RecordLines implements RecordSink {
     let longest = 2 * width + 1;
     for (let field = 0; field < width; field++) longest += runs[field]!.numbers === undefined ? runs[field]!.longest : 32;
     if (longest > this.buffer.length - FLUSH_BYTES) this.buffer = Buffer.allocUnsafe(longest + 2 * FLUSH_BYTES);
+    for (const run of runs) spansOf(run);
     const values = runs.map((run) => run.bytes);
     const starts = runs.map((run) => run.starts);
     const ends = runs.map((run) => run.ends);
