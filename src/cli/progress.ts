@@ -23,21 +23,28 @@ function describeCounts(counts: Readonly<Record<string, number>>): string {
  * and rate when stderr is a terminal, a plain line every few seconds otherwise (CI,
  * logs). Nothing is drawn for a capturing `io` (tests) or for short work.
  */
-export function progressDisplay(io: CliIo, label: string, unit: string): ProgressDisplay {
+export function progressDisplay(
+  io: CliIo,
+  label: string,
+  unit: string,
+  /** Tests: draw on a capturing `io`, as on a plain stderr (no terminal), sooner. */
+  drawing: { live?: boolean; terminal?: boolean; showAfterMs?: number } = {},
+): ProgressDisplay {
   const started = Date.now();
   let total = 0;
   let value = 0;
   let counts: Readonly<Record<string, number>> = {};
   const rate = () => (value / Math.max(0.001, (Date.now() - started) / 1000)).toFixed(1);
-  if (io !== processIo) {
+  if (!(drawing.live ?? io === processIo)) {
     return { setTotal: (n) => (total = n), advance: (n, c) => ((value += n), c && (counts = c)), stop() {} };
   }
 
   let bar: SingleBar | undefined;
   let plain: NodeJS.Timeout | undefined;
   const payload = () => ({ rate: rate(), counts: describeCounts(counts), unit });
+  const line = () => io.err(`${label}: ${value}/${total} ${unit}, ${rate()}/s${Object.keys(counts).length > 0 ? `, ${describeCounts(counts)}` : ''}\n`);
   const begin = setTimeout(() => {
-    if (process.stderr.isTTY) {
+    if (drawing.terminal ?? process.stderr.isTTY === true) {
       bar = new SingleBar({
         format: `${label} [{bar}] {value}/{total} {unit} | {rate}/s | {counts} | {duration_formatted}`,
         stream: process.stderr,
@@ -47,12 +54,11 @@ export function progressDisplay(io: CliIo, label: string, unit: string): Progres
       });
       bar.start(Math.max(total, value), value, payload());
     } else {
-      const line = () => io.err(`${label}: ${value}/${total} ${unit}, ${rate()}/s${Object.keys(counts).length > 0 ? `, ${describeCounts(counts)}` : ''}\n`);
       line();
       plain = setInterval(line, PLAIN_EVERY_MS);
       plain.unref();
     }
-  }, SHOW_AFTER_MS);
+  }, drawing.showAfterMs ?? SHOW_AFTER_MS);
   begin.unref();
 
   return {
@@ -69,7 +75,11 @@ export function progressDisplay(io: CliIo, label: string, unit: string): Progres
     },
     stop() {
       clearTimeout(begin);
-      if (plain !== undefined) clearInterval(plain);
+      if (plain !== undefined) {
+        clearInterval(plain);
+        // The last plain line was up to PLAIN_EVERY_MS old: end on the final count ("17/17", not "6/17").
+        line();
+      }
       if (bar !== undefined) {
         bar.update(value, payload());
         bar.stop();
