@@ -4,6 +4,7 @@
 // the adjustments and every log object with its contribution.
 import { exactTitle, longDay, metricLabel, readableValue, signedValue, utcTime } from './lib/format.js';
 import { $, clear, el } from './dom.js';
+import { watchOverflow } from './scroll-cue.js';
 
 function numberCell(value, metric, signed) {
   return el('td', {
@@ -16,11 +17,26 @@ function numberCell(value, metric, signed) {
 }
 
 function table(id, head, rows) {
-  return el('div', { className: 'table-wrap' }, [
+  const wrap = el('div', { className: 'table-wrap' }, [
     el('table', { id }, [
       el('thead', {}, [el('tr', {}, head.map((h) => el('th', { scope: 'col', className: h.num ? 'num' : undefined, text: h.text })))]),
       el('tbody', {}, rows),
     ]),
+  ]);
+  return watchOverflow(wrap);
+}
+
+/**
+ * A log object's key as a cell: its folders, cut with an ellipsis when the table needs
+ * the room, then its file name, so that the format and the numbers stay in view; the
+ * whole key (with bucket and ETag) in the title, shown on hover.
+ */
+function objectCell(source) {
+  const slash = source.key.lastIndexOf('/');
+  const folders = source.key.slice(0, slash + 1);
+  const file = source.key.slice(slash + 1);
+  return el('th', { scope: 'row', className: 'object-name', title: 's3://' + source.bucket + '/' + source.key + ' · ETag ' + source.etag }, [
+    el('span', { className: 'object-key' }, [folders ? el('span', { className: 'key-folders', text: folders }) : null, el('span', { className: 'key-file', text: file })]),
   ]);
 }
 
@@ -106,7 +122,7 @@ export function renderExplanation(explanation) {
           [{ text: 'Object' }, { text: 'Format' }, { text: 'Counted (UTC)' }, ...names.map((n) => ({ text: metricLabel(n), num: true }))],
           explanation.sources.map((s) =>
             el('tr', { 'data-key': s.key }, [
-              el('th', { scope: 'row', className: 'object-name' }, [el('span', { text: s.key, title: 's3://' + s.bucket + '/' + s.key + ' · ETag ' + s.etag })]),
+              objectCell(s),
               el('td', { text: s.format + (s.unresolved ? ' · unresolved' : '') }),
               el('td', { text: utcTime(s.processedAt) }),
               ...names.map((n) => numberCell(s.metrics[n] ?? 0, n)),

@@ -20,6 +20,7 @@ import { renderQuota } from './quota.js';
 import { hideRanking, renderRanking } from './ranking.js';
 import { renderFreshness, renderStats } from './summary.js';
 import { renderAdjustments, renderUsageTable } from './tables.js';
+import { watchAllOverflow } from './scroll-cue.js';
 
 // ---------------------------------------------------------------- sign in and out
 const EXPIRED = {
@@ -417,6 +418,7 @@ function init() {
     if (document.visibilityState === 'visible' && state.report && state.report.updatedAt) renderFreshness(state.report, load);
   });
 
+  watchAllOverflow();
   const stored = storage.storedToken();
   if (stored) signIn(stored);
   else showSignIn();

@@ -45,7 +45,11 @@ function periodLabel(row, byMonth, inProgress, names, onExplain) {
     const cut = isPartialMonth(row) ? el('span', { className: 'muted cell-note', text: ' ' + shortDay(row.from) + '–' + shortDay(row.to) }) : null;
     return el('th', { scope: 'row' }, [el('span', { text: monthName(row.month) }), cut, badge]);
   }
-  const day = el('button', { type: 'button', className: 'link-button day-link', 'data-day': row.day, title: 'Explain ' + row.day + ': its log objects, revisions and adjustments', text: row.day });
+  // On a phone the year is hidden (styles.css): the date's month and day are what a row needs there.
+  const day = el('button', { type: 'button', className: 'link-button day-link', 'data-day': row.day, title: 'Explain ' + row.day + ': its log objects, revisions and adjustments' }, [
+    el('span', { className: 'day-year', text: row.day.slice(0, 5) }),
+    el('span', { text: row.day.slice(5) }),
+  ]);
   if (onExplain) day.addEventListener('click', () => onExplain(row.day));
   return el('th', { scope: 'row' }, [el('span', { className: 'weekday muted', text: weekday(row.day) }), day, badge, ...closeBadges(row, names)]);
 }
@@ -89,7 +93,8 @@ export function renderUsageTable(report, metric, now, onExplain) {
   };
   footRow('Measured total', report.measuredTotals, 'measured-total');
   if (names.some((n) => report.adjustmentTotals[n] !== 0)) {
-    footRow('Adjustments', report.adjustmentTotals, 'adjustment-total');
+    // A soft hyphen: on a phone the word may break, so that the day column stays narrow.
+    footRow('Adjust\u00adments', report.adjustmentTotals, 'adjustment-total');
     footRow('Total', report.totals, 'grand-total');
   }
 }

@@ -35,6 +35,10 @@ const acme = uniqueId('acme');
 const globex = uniqueId('globex');
 const quiet = uniqueId('quiet');
 const initech = uniqueId('initech');
+/** An account whose one log object has a key as long as a v2 delivery's under Hive partitions. */
+const longKeyed = uniqueId('longkey');
+const LONG_KEY_DAY = addDays(today, -2);
+const LONG_KEY = `cloudfront/AWSLogs/123456789012/CloudFront/DistributionId=E2DASHLONG/year=${LONG_KEY_DAY.slice(0, 4)}/month=${LONG_KEY_DAY.slice(5, 7)}/day=${LONG_KEY_DAY.slice(8)}/hour=00/E2DASHLONG.${LONG_KEY_DAY}-00.${uniqueId('k')}.gz`;
 /** A correction on initech's bytes, larger than a quiet day's traffic: it must get a negative axis. */
 const BYTES_CORRECTION = -150_000;
 
@@ -50,11 +54,14 @@ interface PageNode {
   readonly className: string;
   readonly scrollHeight: number;
   readonly clientHeight: number;
+  readonly scrollWidth: number;
+  readonly clientWidth: number;
+  scrollLeft: number;
   getAttribute(name: string): string | null;
   querySelector(selector: string): PageNode | null;
   closest(selector: string): PageNode | null;
   querySelectorAll(selector: string): PageNodeList;
-  getBoundingClientRect(): { top: number; bottom: number };
+  getBoundingClientRect(): { top: number; bottom: number; left: number; right: number };
 }
 interface PageNodeList {
   readonly length: number;
@@ -164,6 +171,8 @@ beforeAll(async () => {
     });
     refs.push(await putLogObject(`cloudfront/${uniqueId('E2DASH')}.${day}-00.x.gz`, log.text));
   }
+  const longLog = generateLog({ seed: 77, day: LONG_KEY_DAY, hour: 0, distribution: 'E2DASHLONG', accounts: [{ id: longKeyed, weight: 1 }], lines: 40 });
+  refs.push(await putLogObject(LONG_KEY, longLog.text));
   const result = await ingestBatch({ Records: refs.map((ref) => s3NotificationMessage(ref)) }, testIngestDeps({ TALLY_METRICS: METRICS }));
   expect(result.batchItemFailures).toEqual([]);
   await putAdjustment(acme, addDays(today, -3), 'INC-7', 'requests', -12, 'synthetic monitoring traffic');
@@ -648,6 +657,49 @@ describe('dashboard in Chromium', () => {
     await context.close();
   });
 
+  it("keeps a log object's format, time and numbers in view at 1400 px however long its key: the key gives way, whole on hover", async () => {
+    const token = await mintToken(TEST_SECRET, { accounts: [longKeyed], ttlSeconds: 600 });
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme: 'light' });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await signIn(page, token);
+    await page.waitForSelector('#days-table tbody tr');
+
+    await page.locator(`#days-table button.day-link[data-day="${LONG_KEY_DAY}"]`).click();
+    await page.waitForSelector(`#explain-card[data-day="${LONG_KEY_DAY}"] #explain-sources tbody tr`);
+    const layout = await page.$eval('#explain-sources', (table: PageNode) => {
+      const wrap = table.closest('.table-wrap')!;
+      const box = wrap.getBoundingClientRect();
+      const columns: { text: string | null; left: number; right: number }[] = [];
+      table.querySelectorAll('thead th').forEach((th) => {
+        const rect = th.getBoundingClientRect();
+        columns.push({ text: th.textContent, left: rect.left, right: rect.right });
+      });
+      const key = table.querySelector('tbody th.object-name')!;
+      const folders = key.querySelector('.key-folders')!;
+      return {
+        box: { left: box.left, right: box.right },
+        scrolls: wrap.scrollWidth > wrap.clientWidth,
+        columns,
+        keyText: key.textContent,
+        keyTitle: key.getAttribute('title'),
+        foldersCut: folders.scrollWidth > folders.clientWidth,
+      };
+    });
+    await page.locator('#explain-card').screenshot({ path: join(OUTPUT, 'dashboard-explain-1400.png') });
+
+    expect(layout.columns.map((column) => column.text)).toEqual(['Object', 'Format', 'Counted (UTC)', 'Requests', 'Bytes', 'Authorization requests']);
+    for (const column of layout.columns) {
+      expect([column.text, column.left >= layout.box.left - 0.5 && column.right <= Math.min(layout.box.right, 1400) + 0.5]).toEqual([column.text, true]);
+    }
+    expect(layout.scrolls).toBe(false);
+    expect(layout.keyText).toBe(LONG_KEY);
+    expect(layout.foldersCut).toBe(true);
+    expect(layout.keyTitle).toMatch(new RegExp(`^s3://${info.bucket}/${LONG_KEY.replace(/[.]/g, '\\.')} · ETag [0-9a-f]{32}$`));
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('lands an admin token on the operator view: ingestion health and every account ranked, no account typed', async () => {
     const admin = await mintToken(TEST_SECRET, { admin: true, ttlSeconds: 600, subject: 'operator' });
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
@@ -703,6 +755,36 @@ describe('dashboard in Chromium', () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: join(OUTPUT, 'dashboard-phone.png'), fullPage: false });
+
+    // The days table: every column in view, every number whole, nothing left to scroll to.
+    const days = await page.$eval('#days-table', (table: PageNode) => {
+      const wrap = table.closest('.table-wrap')!;
+      const box = wrap.getBoundingClientRect();
+      const cells: { text: string | null; left: number; right: number; clipped: boolean }[] = [];
+      table.querySelectorAll('thead th, tbody tr:first-child > *, tfoot tr:first-child > *').forEach((cell) => {
+        const rect = cell.getBoundingClientRect();
+        cells.push({ text: cell.textContent, left: rect.left, right: rect.right, clipped: cell.scrollWidth > cell.clientWidth });
+      });
+      return { box: { left: box.left, right: box.right }, cells, cue: table.closest('.table-frame')!.getAttribute('data-overflow') };
+    });
+    await page.locator('#days-table').scrollIntoViewIfNeeded();
+    await page.locator('#days-table').locator('xpath=ancestor::section[1]').screenshot({ path: join(OUTPUT, 'dashboard-phone-days.png') });
+    expect(days.cells.length).toBe(12);
+    for (const cell of days.cells) {
+      expect([cell.text, cell.left >= days.box.left - 0.5 && cell.right <= Math.min(days.box.right, 390) + 0.5 && !cell.clipped]).toEqual([cell.text, true]);
+    }
+    expect(days.cue).toBe('');
+
+    // A table that is wider than a phone (a day's log objects) says so on the side that hides columns.
+    await page.locator('#days-table button.day-link').last().click();
+    await page.waitForSelector('#explain-sources tbody tr');
+    const frame = page.locator('#explain-sources').locator('xpath=ancestor::div[contains(@class, "table-frame")][1]');
+    await expect(frame.getAttribute('data-overflow')).resolves.toBe('right');
+    await page.locator('#explain-sources').locator('xpath=ancestor::div[contains(@class, "table-wrap")][1]').evaluate((wrap: PageNode) => {
+      wrap.scrollLeft = wrap.scrollWidth;
+    });
+    await page.waitForFunction(() => document.getElementById('explain-sources')!.closest('.table-frame')!.getAttribute('data-overflow') === 'left');
+    await page.locator('#explain-card').screenshot({ path: join(OUTPUT, 'dashboard-phone-explain.png') });
     await context.close();
   });
 
