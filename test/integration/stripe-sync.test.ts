@@ -502,6 +502,23 @@ describe('closed days reach Stripe meters exactly once', () => {
     expect(s.server.requests.filter((r) => r.path === '/v1/billing/meter_events')).toEqual([]);
   });
 
+  it('refuses to link an account with no measured usage unless --force (exit 2, no link stored)', async () => {
+    const s = await scenario(CLOSE_AT);
+    const typo = uniqueId('nosuchacct');
+    const env = { ...s.env, ...s.stripeEnv };
+    const io = captureIo();
+
+    const refused = await tallyCommand('stripe')(['link', '--account', typo, '--customer', 'cus_typo0001'], io, env, process.cwd(), at(CLOSE_AT));
+    const storedAfterRefusal = await s.sync().store.linkOf(typo);
+    const forced = await tallyCommand('stripe')(['link', '--account', typo, '--customer', 'cus_typo0001', '--force'], captureIo(), env, process.cwd(), at(CLOSE_AT));
+
+    expect(refused).toBe(2);
+    expect(io.stderr).toBe(`tally stripe link: account "${typo}" has no measured usage in ${s.table}: check the id, or pass --force to link it anyway\n`);
+    expect(storedAfterRefusal).toBeUndefined();
+    expect(forced).toBe(0);
+    expect(await s.sync().store.linkOf(typo)).toEqual(expect.objectContaining({ account: typo, customer: 'cus_typo0001' }));
+  });
+
   it('sends days never sent to the customer an account is relinked to, and nothing to the old one', async () => {
     const s = await scenario(CLOSE_AT);
     const acme = uniqueId('acme');

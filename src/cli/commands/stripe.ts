@@ -72,18 +72,25 @@ async function stripeDeps(open: OpenTarget, env: Env, needsKey: boolean, now: ()
 }
 
 /** `tally stripe link`: exit 0. */
-export const stripeLinkCommand = defineCommand<{ account: string; customer: string; json?: boolean }>({
+export const stripeLinkCommand = defineCommand<{ account: string; customer: string; force?: boolean; json?: boolean }>({
   name: 'link',
   group: STRIPE_GROUP,
   summary: 'bill an account in Stripe as a customer; queues its closed days still inside Stripe\'s window',
   description:
     'Stores the link in the usage table (replacing an earlier one) and writes the outbox records of the ' +
     'account\'s closed days that Stripe still accepts (35 days less a day of margin). The sender sends ' +
-    'them (AWS: its queue; npm start: in process); tally stripe push sends them now.',
-  options: [ACCOUNT, { flags: '--customer <id>', help: 'the Stripe customer (cus_...)', read: customer, required: true }, JSON_OPTION],
+    'them (AWS: its queue; npm start: in process); tally stripe push sends them now. An account with no ' +
+    'measured usage (a mistyped id?) is refused (exit 2) unless --force, as by tally adjust.',
+  options: [
+    ACCOUNT,
+    { flags: '--customer <id>', help: 'the Stripe customer (cus_...)', read: customer, required: true },
+    { flags: '--force', help: 'link an account with no measured usage (yet)' },
+    JSON_OPTION,
+  ],
   target: { settings: [] },
   async run({ options, context: { io, env, now }, target }) {
     const open = await target();
+    if (options.force !== true) await requireMeasuredAccount(open, options.account);
     const { linkAccount } = await import('../../app/stripe-sync');
     const deps = await stripeDeps(open, env, false, now);
     const result = await linkAccount(deps, options.account, options.customer);
@@ -100,6 +107,16 @@ export const stripeLinkCommand = defineCommand<{ account: string; customer: stri
     return 0;
   },
 });
+
+/** Refuses (exit 2) an account the table never measured, the way `tally adjust` and `tally quota set` do. */
+async function requireMeasuredAccount(open: OpenTarget, account: string): Promise<void> {
+  const { DynamoUsageReader } = await import('../aws-adapters');
+  const tableName = open.target.config.tableName;
+  const reader = new DynamoUsageReader({ client: open.clients.dynamodb, tableName, consistentRead: true });
+  if (!(await reader.hasMeasuredUsage(account))) {
+    throw new ValidationError(`account "${account}" has no measured usage in ${tableName}: check the id, or pass --force to link it anyway`);
+  }
+}
 
 /** `tally stripe unlink`: exit 0 when a link was removed, 1 when there was none. */
 export const stripeUnlinkCommand = defineCommand<{ account: string }>({
