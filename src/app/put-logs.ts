@@ -1,14 +1,17 @@
 import { createHash } from 'node:crypto';
 import { constants, gunzipSync } from 'node:zlib';
-import { PoisonObjectError } from '../domain/errors';
+import { isSupportedDay, SUPPORTED_DAYS_TEXT } from '../domain/days';
+import { PoisonObjectError, ValidationError } from '../domain/errors';
 import type { LogObjectRef } from '../domain/log-object';
-import { firstRequestHour, logObjectKey } from '../domain/log-naming';
+import { firstRequestHour, logObjectKey, type LogHour } from '../domain/log-naming';
 import type { LogSink, LogSource, NotificationSender } from './ports';
 
-/** A log file to put: its name as given and its bytes. */
+/** A log file to put: its name as given, its bytes, and the hour of its first request ({@link firstHourOf}). */
 export interface LogFile {
   readonly name: string;
   readonly bytes: Uint8Array;
+  readonly firstHour: LogHour;
+  readonly hourFrom: 'content' | 'first-day';
 }
 
 export interface PutLogsOptions {
@@ -34,8 +37,11 @@ export interface PutLogResult {
   readonly previousEtag?: string;
   /** The key was made from the content (the file's name is no CloudFront name). */
   readonly named: boolean;
-  /** For a made name: the hour came from the first request line (`content`), or from the clock (no request line found). */
-  readonly hourFrom?: 'content' | 'clock';
+  /**
+   * For a made name: the hour came from the first request line (`content`), or is 00 of
+   * the first day the file has requests of (`first-day`: a Parquet file, a log with no header).
+   */
+  readonly hourFrom?: 'content' | 'first-day';
 }
 
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
@@ -68,6 +74,23 @@ export function s3Sequencer(now: Date, sequence: number): string {
 let sequence = 0;
 
 /**
+ * The hour `tally put` names a file by, from its content alone: its first request's
+ * (the `#Fields` layout's `date` and `time` or timestamp, a JSON line's fields), else 00
+ * of the first day it has requests of. `days` are the days its lines were counted on
+ * (the consumer's counter read the file: every format). A file with no dated line, or
+ * with lines outside the supported days, is refused: there is nothing it could be
+ * counted under.
+ */
+export function firstHourOf(file: string, bytes: Uint8Array, days: readonly string[]): { firstHour: LogHour; from: 'content' | 'first-day' } {
+  if (days.length === 0) throw new ValidationError(`file ${file}: no request line with a day: nothing to count (tally count ${file} shows its lines)`);
+  const outside = days.find((day) => !isSupportedDay(day));
+  if (outside !== undefined) throw new ValidationError(`file ${file}: has requests of ${outside}, outside the days Tally supports, ${SUPPORTED_DAYS_TEXT}`);
+  const first = [...days].sort()[0]!;
+  const hour = firstRequestHour(headText(bytes) ?? '');
+  return hour !== undefined && days.includes(hour.day) ? { firstHour: hour, from: 'content' } : { firstHour: { day: first, hour: 0 }, from: 'first-day' };
+}
+
+/**
  * Puts log files into the bucket under `prefix` and sends each one's S3 notification to
  * the ingest queue, as S3 does after every PutObject: one message per object, with the
  * ETag, size and sequencer of the object it wrote. A file without a CloudFront name is
@@ -78,17 +101,12 @@ export async function putLogs(options: PutLogsOptions): Promise<PutLogResult[]> 
   const clock = options.clock ?? (() => new Date());
   const results: PutLogResult[] = [];
   for (const file of options.files) {
-    const firstHour = firstRequestHour(headText(file.bytes) ?? '');
-    const key = logObjectKey(
-      options.prefix,
-      {
-        fileName: file.name,
-        contentHash: createHash('sha256').update(file.bytes).digest('hex'),
-        gzip: isGzip(file.bytes),
-        ...(firstHour === undefined ? {} : { firstHour }),
-      },
-      clock(),
-    );
+    const key = logObjectKey(options.prefix, {
+      fileName: file.name,
+      contentHash: createHash('sha256').update(file.bytes).digest('hex'),
+      gzip: isGzip(file.bytes),
+      firstHour: file.firstHour,
+    });
     const named = key !== `${options.prefix}${file.name.slice(Math.max(file.name.lastIndexOf('/'), file.name.lastIndexOf('\\')) + 1)}`;
     const previousEtag = await etagBefore(options, key);
     // A dry run foresees the ETag: a single-part PutObject's is the MD5 of the bytes.
@@ -101,7 +119,7 @@ export async function putLogs(options: PutLogsOptions): Promise<PutLogResult[]> 
       before: previousEtag === undefined ? 'new' : previousEtag === etag ? 'same' : 'replaced',
       ...(previousEtag === undefined || previousEtag === etag ? {} : { previousEtag }),
       named,
-      ...(named ? { hourFrom: firstHour === undefined ? ('clock' as const) : ('content' as const) } : {}),
+      ...(named ? { hourFrom: file.hourFrom } : {}),
     });
   }
   return results;

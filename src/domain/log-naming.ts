@@ -16,9 +16,10 @@ export interface LogHour {
 
 /**
  * The day and hour of the first request line of a CloudFront log with a `#Fields`
- * directive (tab-separated), or undefined when the text holds no such line. The hour
- * comes from where the line's day does ({@link FieldLayout.daySource}): `date` and
- * `time`, else `timestamp(ms)` or `timestamp`, read as UTC.
+ * directive (tab-separated), or of JSON lines (standard logging v2 JSON: an object per
+ * line), or undefined when the text holds no such line. The hour comes from where the
+ * line's day does ({@link FieldLayout.daySource}): `date` and `time`, else
+ * `timestamp(ms)` or `timestamp`, read as UTC.
  *
  * @example firstRequestHour('#Version: 1.0\n#Fields: date time\n2026-11-21\t07:12:01\n')
  *          // { day: '2026-11-21', hour: 7 }
@@ -30,6 +31,11 @@ export function firstRequestHour(text: string): LogHour | undefined {
   for (const line of text.split(/\r?\n/)) {
     if (line.startsWith('#')) {
       layout = parseFieldsDirective(line) ?? layout;
+      continue;
+    }
+    if (line.startsWith('{')) {
+      const hour = jsonLineHour(line);
+      if (hour !== undefined) return hour;
       continue;
     }
     if (line.trim() === '' || layout === undefined) continue;
@@ -55,14 +61,31 @@ function lineHour(columns: readonly string[], layout: FieldLayout): LogHour | un
   return { day: dayOf(at), hour: at.getUTCHours() };
 }
 
+/**
+ * The hour of one JSON line: its fields named as in a `#Fields` directive (`date` and
+ * `time`, `timestamp(ms)`, `timestamp`), read as the counter reads them.
+ */
+function jsonLineHour(line: string): LogHour | undefined {
+  let record: unknown;
+  try {
+    record = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) return undefined;
+  const entries = Object.entries(record as Record<string, unknown>).filter(([, value]) => typeof value === 'string' || typeof value === 'number');
+  const layout = parseFieldsDirective(`#Fields: ${entries.map(([name]) => name.replace(/\s/g, '_')).join(' ')}`);
+  return layout === undefined ? undefined : lineHour(entries.map(([, value]) => String(value)), layout);
+}
+
 /** What `tally put` knows of a file when it names its object. */
 export interface LogFileFacts {
   /** The file's own name (its last path segment is used). */
   readonly fileName: string;
   /** Hex content hash of the file's bytes: the same content always gets the same name. */
   readonly contentHash: string;
-  /** The hour its first request line names, when it has one. */
-  readonly firstHour?: LogHour;
+  /** The hour of its first request (else 00 of the first day it has requests of): from the content, never the clock. */
+  readonly firstHour: LogHour;
   readonly gzip: boolean;
 }
 
@@ -71,17 +94,18 @@ export interface LogFileFacts {
  * already names its hour (a CloudFront name, `.parquet` and `.log.gz` ones too, or a
  * Firehose name: see {@link parseCloudFrontKey}), else
  * `<prefix>E2TALLYPUT.<YYYY-MM-DD-HH>.<8 hex of the content hash>[.gz]` with the hour of
- * its first request (else `now`'s). The name depends on the content alone, so putting
- * the same file again writes the same object with the same ETag, and the ledger counts
- * it once.
+ * its first request. The name depends on the content alone, never on the clock, so
+ * putting the same file again, whenever, writes the same object with the same ETag, and
+ * the ledger counts it once; and `reconcile` and `backfill`, which pick objects by the
+ * day in their name, find it under the day of its requests.
  *
- * @example logObjectKey('cloudfront/', { fileName: 'logs/access.log.gz', contentHash: '9f86d081884c7d65', firstHour: { day: '2026-11-21', hour: 7 }, gzip: true }, now)
+ * @example logObjectKey('cloudfront/', { fileName: 'logs/access.log.gz', contentHash: '9f86d081884c7d65', firstHour: { day: '2026-11-21', hour: 7 }, gzip: true })
  *          // 'cloudfront/E2TALLYPUT.2026-11-21-07.9f86d081.gz'
  */
-export function logObjectKey(prefix: string, file: LogFileFacts, now: Date): string {
+export function logObjectKey(prefix: string, file: LogFileFacts): string {
   const name = file.fileName.slice(Math.max(file.fileName.lastIndexOf('/'), file.fileName.lastIndexOf('\\')) + 1);
   if (parseCloudFrontKey(name) !== undefined) return `${prefix}${name}`;
-  const hour = file.firstHour ?? { day: dayOf(now), hour: now.getUTCHours() };
+  const hour = file.firstHour;
   const unique = file.contentHash.slice(0, UNIQUE_ID_CHARS).toLowerCase();
   return `${prefix}${PUT_DISTRIBUTION}.${hour.day}-${String(hour.hour).padStart(2, '0')}.${unique}${file.gzip ? '.gz' : ''}`;
 }

@@ -1,15 +1,17 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { PutLogResult } from '../../src/app/put-logs';
 import { normaliseEtag } from '../../src/domain/log-object';
 import { parseNotification } from '../../src/domain/notifications';
 import { generateLog } from '../../src/local/log-generator';
 import { queueDepth } from '../../src/local/poller';
-import { tallyCommand } from '../support/cli';
+import { REPO_ROOT, tallyCommand } from '../support/cli';
+import { expectedUsage, gzip, jsonLog, traffic } from '../support/log-formats';
+import { parquetFromJsonLines } from '../support/parquet-logs';
 import { captureIo, eventually, operatorEnv, startConsumer } from '../support/operator';
 import { createTestQueues, nonZero, readCounters, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
@@ -84,5 +86,96 @@ describe('tally put', () => {
     expect(code).toBe(2);
     expect(io.stdout).toBe('');
     expect(io.stderr).toMatch(/^tally put: the target is AWS \(flags and environment: tally-prod-usage in eu-west-1\), and put feeds the local stack only/);
+  });
+
+  /** Only Date is faked: the SDK's timers and sockets run as ever, the clock reads `at`. */
+  const clockAt = (at: Date) =>
+    jest.useFakeTimers({ now: at, doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+
+  it('names v2 JSON and Parquet files by their requests, never the clock: put again an hour later, the same object, counted once', async () => {
+    const queues = await createTestQueues(info);
+    const prefix = `cloudfront/${uniqueId('putv2')}/`;
+    const jsonAccounts = [uniqueId('putj'), uniqueId('putk')];
+    const parquetAccounts = [uniqueId('putp'), uniqueId('putq')];
+    const jsonRequests = traffic(60, jsonAccounts, 3);
+    const parquetRequests = traffic(40, parquetAccounts, 5);
+    const dir = mkdtempSync(join(tmpdir(), 'tally-put-v2-'));
+    writeFileSync(join(dir, 'v2.json.gz'), gzip(jsonLog(jsonRequests)));
+    writeFileSync(join(dir, 'v2.parquet'), await parquetFromJsonLines(jsonLog(parquetRequests)));
+    const env = operatorEnv(info, { queueUrl: queues.queueUrl, dlqUrl: queues.dlqUrl, prefix });
+
+    const runs: { code: number; objects: PutLogResult[] }[] = [];
+    try {
+      for (const at of [new Date('2026-11-23T13:45:00Z'), new Date('2026-11-23T14:45:00Z')]) {
+        clockAt(at);
+        const io = captureIo();
+        const code = await put(['--json', 'v2.json.gz', 'v2.parquet'], io, env, dir);
+        runs.push({ code, objects: (JSON.parse(io.stdout) as { objects: PutLogResult[] }).objects });
+      }
+    } finally {
+      jest.useRealTimers();
+    }
+    const consumer = startConsumer(queues, testIngestDeps());
+    try {
+      await eventually(async () => {
+        const depth = await queueDepth(sqs, queues.queueUrl);
+        return depth.visible + depth.inFlight === 0;
+      }, 30_000, 'the ingest queue to drain');
+    } finally {
+      await consumer.stop();
+    }
+
+    expect(runs.map((run) => run.code)).toEqual([0, 0]);
+    const [first, second] = runs.map((run) => run.objects.map((result) => [result.object.key, result.before, result.hourFrom]));
+    expect(first).toEqual([
+      [expect.stringMatching(new RegExp(`^${prefix}E2TALLYPUT\\.2026-11-20-22\\.[0-9a-f]{8}\\.gz$`)), 'new', 'content'],
+      [expect.stringMatching(new RegExp(`^${prefix}E2TALLYPUT\\.2026-11-20-00\\.[0-9a-f]{8}$`)), 'new', 'first-day'],
+    ]);
+    expect(second).toEqual(first!.map(([key, , from]) => [key, 'same', from]));
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: info.bucket, Prefix: prefix }));
+    expect(listed.KeyCount).toBe(2);
+    for (const [requests, accounts] of [[jsonRequests, jsonAccounts], [parquetRequests, parquetAccounts]] as const) {
+      const expected = expectedUsage(requests);
+      for (const account of accounts) {
+        const counters = await readCounters(dynamodb, info.table, account, '2026-11-20', '2026-11-21');
+        for (const day of ['2026-11-20', '2026-11-21']) {
+          const { requests = 0, bytes = 0 } = counters[day] ?? {};
+          expect([account, day, { requests, bytes }]).toEqual([account, day, expected[account]?.[day] ?? { requests: 0, bytes: 0 }]);
+        }
+      }
+    }
+    expect(await queueDepth(sqs, queues.dlqUrl)).toEqual({ visible: 0, inFlight: 0 });
+  });
+
+  it('refuses the files tally count refuses, an empty one and one of no dated request, in its words; puts and sends nothing', async () => {
+    const queues = await createTestQueues(info);
+    const prefix = `cloudfront/${uniqueId('putbad')}/`;
+    const dir = mkdtempSync(join(tmpdir(), 'tally-put-bad-'));
+    writeFileSync(join(dir, 'notes.txt'), 'hello\nnot a log at all\n');
+    writeFileSync(join(dir, 'notes.gz'), 'hello\nnot a log at all\n');
+    writeFileSync(join(dir, 'empty.log'), '');
+    copyFileSync(join(REPO_ROOT, 'fixtures', 'logs', 'truncated.log.gz'), join(dir, 'truncated.log.gz'));
+    copyFileSync(join(REPO_ROOT, 'fixtures', 'logs', 'header-only.log.gz'), join(dir, 'header-only.log.gz'));
+    const env = operatorEnv(info, { queueUrl: queues.queueUrl, dlqUrl: queues.dlqUrl, prefix });
+
+    const outcomes: [string, number, string][] = [];
+    for (const file of ['notes.txt', 'notes.gz', 'empty.log', 'truncated.log.gz', 'header-only.log.gz']) {
+      const io = captureIo();
+      outcomes.push([file, await put([file], io, env, dir), io.stderr]);
+    }
+    const counted = captureIo();
+    for (const file of ['notes.gz', 'truncated.log.gz']) await tallyCommand('count')([file], counted, env, dir);
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: info.bucket, Prefix: prefix }));
+
+    const countSays = (file: string) => counted.stderr.split('\n').find((line) => line.includes(`file ${file}:`)) ?? `(tally count said nothing of ${file})`;
+    expect(outcomes.map(([file, code]) => [file, code])).toEqual(outcomes.map(([file]) => [file, 2]));
+    const said = Object.fromEntries(outcomes.map(([file, , stderr]) => [file, stderr]));
+    expect(said['notes.txt']).toMatch(/^tally put: file notes\.txt: not a CloudFront log: 2 data lines and no #Fields header .*; nothing was put\n$/);
+    expect(said['notes.gz']).toBe(`${countSays('notes.gz').replace('tally count:', 'tally put:')}; nothing was put\n`);
+    expect(said['truncated.log.gz']).toBe(`${countSays('truncated.log.gz').replace('tally count:', 'tally put:')}; nothing was put\n`);
+    expect(said['empty.log']).toBe('tally put: file empty.log: empty: nothing to count; nothing was put\n');
+    expect(said['header-only.log.gz']).toBe('tally put: file header-only.log.gz: no request line with a day: nothing to count (tally count header-only.log.gz shows its lines)\n');
+    expect(listed.KeyCount ?? 0).toBe(0);
+    expect(await queueDepth(sqs, queues.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
   });
 });

@@ -3,19 +3,19 @@ import { firstRequestHour, logObjectKey } from '../../src/domain/log-naming';
 import { parseNotification, s3EventBody } from '../../src/domain/notifications';
 
 describe('naming a log file put into the local stack', () => {
-  const facts = { fileName: 'logs/access.log.gz', contentHash: '9f86d081884c7d659a2feaa0c55ad015', gzip: true };
+  const facts = { fileName: 'logs/access.log.gz', contentHash: '9f86d081884c7d659a2feaa0c55ad015', gzip: true, firstHour: { day: '2026-11-23', hour: 13 } };
   const now = new Date('2026-11-23T13:45:00Z');
 
   it('keeps a CloudFront name, and names any other file from its first request hour and content hash', () => {
-    expect(logObjectKey('cloudfront/', { ...facts, fileName: '/tmp/E2ABC.2026-11-21-07.a1b2c3d4.gz' }, now)).toBe('cloudfront/E2ABC.2026-11-21-07.a1b2c3d4.gz');
-    expect(logObjectKey('cloudfront/', { ...facts, firstHour: { day: '2026-11-21', hour: 7 } }, now)).toBe('cloudfront/E2TALLYPUT.2026-11-21-07.9f86d081.gz');
-    expect(logObjectKey('', { ...facts, gzip: false }, now)).toBe('E2TALLYPUT.2026-11-23-13.9f86d081');
+    expect(logObjectKey('cloudfront/', { ...facts, fileName: '/tmp/E2ABC.2026-11-21-07.a1b2c3d4.gz' })).toBe('cloudfront/E2ABC.2026-11-21-07.a1b2c3d4.gz');
+    expect(logObjectKey('cloudfront/', { ...facts, firstHour: { day: '2026-11-21', hour: 7 } })).toBe('cloudfront/E2TALLYPUT.2026-11-21-07.9f86d081.gz');
+    expect(logObjectKey('', { ...facts, gzip: false })).toBe('E2TALLYPUT.2026-11-23-13.9f86d081');
   });
 
   it('keeps a v2 Parquet name and a Firehose name, which name their hour', () => {
     const firehose = 'cf-logs-1-2026-11-21-07-15-42-0f8fad5b-d9cb-469f-a165-70867728950e';
-    expect(logObjectKey('cf/', { ...facts, fileName: 'E2ABC.2026-11-21-07.a1b2c3d4.parquet' }, now)).toBe('cf/E2ABC.2026-11-21-07.a1b2c3d4.parquet');
-    expect(logObjectKey('cf/', { ...facts, fileName: `/tmp/${firehose}` }, now)).toBe(`cf/${firehose}`);
+    expect(logObjectKey('cf/', { ...facts, fileName: 'E2ABC.2026-11-21-07.a1b2c3d4.parquet' })).toBe('cf/E2ABC.2026-11-21-07.a1b2c3d4.parquet');
+    expect(logObjectKey('cf/', { ...facts, fileName: `/tmp/${firehose}` })).toBe(`cf/${firehose}`);
   });
 
   it('reads the hour from timestamp(ms) or timestamp when the layout has no date', () => {
@@ -24,6 +24,19 @@ describe('naming a log file put into the local stack', () => {
 
     expect(firstRequestHour(millis)).toEqual({ day: '2026-11-21', hour: 7 });
     expect(firstRequestHour(seconds)).toEqual({ day: '2026-11-22', hour: 3 });
+  });
+
+  it('reads the hour of the first request of JSON lines (v2 JSON): date and time, or a timestamp', () => {
+    const dated = '{"date":"2026-11-21","time":"07:12:01","cs(Host)":"acme.example.com","sc-bytes":512}\n';
+    const stamped = '{"timestamp":"1795316400.123","cs(Host)":"acme.example.com"}\n{"timestamp":"1795245121"}\n';
+
+    expect(firstRequestHour(dated)).toEqual({ day: '2026-11-21', hour: 7 });
+    expect(firstRequestHour(stamped)).toEqual({ day: '2026-11-22', hour: 3 });
+    expect(firstRequestHour('{"not":"a log"}\n{broken\n')).toBeUndefined();
+  });
+
+  it('names a file by its content alone, never by the clock', () => {
+    expect(logObjectKey('', { ...facts, firstHour: { day: '2026-11-21', hour: 7 } })).toBe('E2TALLYPUT.2026-11-21-07.9f86d081.gz');
   });
 
   it('reads the hour of the first request line from the #Fields layout', () => {

@@ -1,8 +1,9 @@
+import { resolve } from 'node:path';
 import { readLogFormat, readMetricRules, readResolver } from '../../adapters/config';
 import { openLogFile } from '../../adapters/log-opening';
 import { missedHostReason, RESOLVER_FORMS } from '../../domain/account-resolver';
 import { ConfigError, PoisonObjectError } from '../../domain/errors';
-import { countObject } from '../../domain/log-formats';
+import { countObject, type CountSettings, type FormatCount } from '../../domain/log-formats';
 import { countsEstimates } from '../../domain/log-fields';
 import { metricNames } from '../../domain/metric-rules';
 import { addLineCounts, emptyLineCounts, UsageTally, type AccountDayUsage, type LineCounts } from '../../domain/usage-tally';
@@ -26,6 +27,20 @@ function fileProblem(file: string, error: unknown): string {
   return `file ${file}: ${reason}`;
 }
 
+/**
+ * Counts one local log file as the consumer counts its object, or throws an Error whose
+ * message is the file's problem (no such file, cannot gunzip, not a CloudFront log):
+ * what `tally count` and `tally put` (which refuses such a file before putting anything)
+ * both say.
+ */
+export async function countLogFile(file: string, settings: CountSettings, shownName = file): Promise<FormatCount> {
+  try {
+    return await countObject(await openLogFile(file), settings, shownName, shownName);
+  } catch (error) {
+    throw new Error(fileProblem(shownName, error), { cause: error });
+  }
+}
+
 /** What `tally count` reads files with: the flags, as the consumer's variables. */
 export interface CountFileOptions {
   readonly resolver: string;
@@ -34,6 +49,8 @@ export interface CountFileOptions {
   readonly fields?: string;
   readonly delimiter?: string;
   readonly samplingRate?: string;
+  /** The folder relative file names are read from (default: the process's). */
+  readonly cwd?: string;
 }
 
 /** Counts files one after another and sums them (estimates of sampled files under their own metrics). */
@@ -52,12 +69,7 @@ async function countFilesMissing(files: readonly string[], options: CountFileOpt
   const lines = emptyLineCounts();
   const missed: string[] = [];
   for (const file of files) {
-    let count;
-    try {
-      count = await countObject(await openLogFile(file), { resolver, metricRules, logFormat }, file, file);
-    } catch (error) {
-      throw new Error(fileProblem(file, error), { cause: error });
-    }
+    const count = await countLogFile(resolve(options.cwd ?? '.', file), { resolver, metricRules, logFormat }, file);
     for (const row of count.tally.usage()) total.add(row.account, row.day, total.metricNames.map((name) => row.metrics[name] ?? 0));
     addLineCounts(lines, count.lines);
     for (const host of count.unattributedSamples ?? []) if (missed.length < MISSED_SHOWN && !missed.includes(host)) missed.push(host);
@@ -97,6 +109,7 @@ export const countCommand = defineCommand<{ resolver?: string; metrics?: string;
     if (options.json === true) io.err(`${settings.join('\n')}\n`);
     else io.out(`${settings.join('\n')}\n\n`);
     const { report, missed } = await countFilesMissing(args, {
+      cwd,
       resolver: choice.resolver,
       ...(choice.metrics === undefined ? {} : { metrics: choice.metrics }),
       ...(fields === undefined ? {} : { fields }),

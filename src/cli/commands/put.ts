@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { putLogs, type LogFile, type PutLogResult } from '../../app/put-logs';
-import { ConfigError } from '../../domain/errors';
+import { firstHourOf, putLogs, type LogFile, type PutLogResult } from '../../app/put-logs';
+import { ConfigError, ValidationError } from '../../domain/errors';
+import { countLogFile } from './count';
 import { defineCommand, JSON_OPTION } from '../command';
 import { formatTable } from '../io';
 import { logBucketOf } from '../operator-target';
@@ -15,8 +16,10 @@ export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
     'choose another) and sends each one the S3 notification S3 would send: one message per ' +
     'object with its real ETag, size and sequencer. A file keeps its name when it is a ' +
     'CloudFront standard-log name (<distribution>.YYYY-MM-DD-HH.<id>.gz); any other file is named ' +
-    'E2TALLYPUT.<hour of its first request>.<8 hex of its content hash>[.gz], so putting the same ' +
-    'file again writes the same object and it is counted once. On AWS, CloudFront writes the ' +
+    'E2TALLYPUT.<hour of its first request>.<8 hex of its content hash>[.gz] (from the content ' +
+    'alone, never the clock), so putting the same file again, whenever, writes the same object and it is ' +
+    'counted once. A file tally count refuses (not gzip, truncated, not a log), an empty one or one with ' +
+    'no dated request line is refused and nothing is put. On AWS, CloudFront writes the ' +
     'logs and S3 sends the notifications: use tally backfill for objects already in the bucket.',
   arguments: [{ name: '<file...>', help: 'log files to put (gzip or plain text), sent in this order' }],
   options: [{ flags: '--dry-run', help: 'say which object each file would become; put and send nothing' }, JSON_OPTION],
@@ -32,15 +35,28 @@ export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
     const bucket = logBucketOf(target);
     const queueUrl = target.config.ingestQueueUrl;
     if (queueUrl === undefined) throw new ConfigError('no ingest queue: pass --queue-url or set TALLY_INGEST_QUEUE_URL');
-    // Every file is read before anything is put, so a mistyped name puts nothing.
+    // Every file is read and counted as the consumer counts it before anything is put: a
+    // mistyped name, or a file tally count refuses (with the same words), puts nothing.
     const files: LogFile[] = [];
+    const { config } = target;
     for (const name of args) {
+      let bytes: Buffer;
       try {
-        files.push({ name, bytes: await readFile(resolve(cwd, name)) });
+        bytes = await readFile(resolve(cwd, name));
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`${name}: no such file`, { cause: error });
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ValidationError(`${name}: no such file; nothing was put`, { cause: error });
         throw error;
       }
+      if (bytes.length === 0) throw new ValidationError(`file ${name}: empty: nothing to count; nothing was put`);
+      let days: string[];
+      try {
+        const count = await countLogFile(resolve(cwd, name), { resolver: config.resolver, metricRules: config.metricRules, logFormat: config.logFormat }, name);
+        days = [...new Set(count.tally.usage().map((row) => row.day))];
+      } catch (error) {
+        throw new ValidationError(`${(error as Error).message}; nothing was put`, { cause: error });
+      }
+      const { firstHour, from } = firstHourOf(name, bytes, days);
+      files.push({ name, bytes, firstHour, hourFrom: from });
     }
     const { S3LogSink, S3LogSource, SqsNotificationSender } = await import('../aws-adapters');
     if (options.json !== true) io.out(`tally put: ${target.origin}\n  into s3://${bucket}/${target.logPrefix}, notifications to ${queueUrl}\n`);
@@ -71,7 +87,7 @@ export function describePut(results: readonly PutLogResult[], dryRun = false): s
     result.object.key,
     result.object.etag,
     String(result.object.size ?? 0),
-    result.named ? `named from content${result.hourFrom === 'clock' ? ' (no request line: hour of now)' : ''}` : 'own name',
+    result.named ? `named from content${result.hourFrom === 'first-day' ? ' (first day of its requests, hour 00)' : ''}` : 'own name',
     BEFORE[result.before],
   ]);
   return (
