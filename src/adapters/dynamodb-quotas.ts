@@ -10,7 +10,7 @@ import { conditionally } from './conditional-write';
 import { queryPartition, type TableAccess } from './query-partition';
 import type { MonthRechecks, QuotaStore, RecheckMarker, ThresholdStore } from '../app/ports';
 import { TallyError } from '../domain/errors';
-import { withPeriod, type Quota, type QuotaChange, type QuotaPeriod, type RecordedCrossing, type ThresholdCrossing } from '../domain/quota';
+import { quotaAfter, type Quota, type QuotaChange, type QuotaPeriod, type RecordedCrossing, type ThresholdCrossing } from '../domain/quota';
 import { QUOTA_PARTITION, quotaAccountPrefix, quotaKey, RECHECK_PARTITION, recheckKey, thresholdKey, thresholdMonthPartition } from '../domain/keys';
 
 function keyOf(key: { PK: string; SK: string }): Record<string, AttributeValue> {
@@ -46,13 +46,7 @@ export class DynamoQuotaStore implements QuotaStore {
     for (let attempt = 0; attempt < SET_ATTEMPTS; attempt++) {
       const found = (await this.table.client.send(new GetItemCommand({ TableName: this.table.tableName, Key: key, ConsistentRead: true }))).Item;
       const previous = found === undefined ? undefined : quotaOf(found);
-      const quota: Quota = {
-        account: change.account,
-        metric: change.metric,
-        history: withPeriod(previous?.history ?? [], change.period),
-        updatedAt: change.updatedAt,
-        ...(change.updatedBy === undefined ? {} : { updatedBy: change.updatedBy }),
-      };
+      const quota: Quota = quotaAfter(change, previous);
       const written = await conditionally(
         this.table.client.send(
           new PutItemCommand({

@@ -60,6 +60,17 @@ export function quotaInForce(quota: Pick<Quota, 'history'>, month: string): Quot
   return found;
 }
 
+/** The quota `change` leaves: `previous`'s history with the change's period applied (see {@link withPeriod}). */
+export function quotaAfter(change: QuotaChange, previous: Pick<Quota, 'history'> | undefined): Quota {
+  return {
+    account: change.account,
+    metric: change.metric,
+    history: withPeriod(previous?.history ?? [], change.period),
+    updatedAt: change.updatedAt,
+    ...(change.updatedBy === undefined ? {} : { updatedBy: change.updatedBy }),
+  };
+}
+
 /**
  * The history after setting `period`: it holds from its month on, so it replaces the
  * entries from that month or later; earlier months keep the allowance they had.

@@ -60,6 +60,27 @@ describe('tally quota', () => {
     expect(again.stdout).toBe(`no quota of requests for ${account}: nothing removed\n`);
   });
 
+  it('--dry-run on set and remove says what would change and writes nothing', async () => {
+    const account = uniqueId('quota');
+    const defaults = { TALLY_QUOTAS: '{"requests": 5000}' };
+
+    const drySet = await quota(['set', '--account', account, '--metric', 'requests', '--monthly', '1000', '--force', '--dry-run']);
+    const afterDrySet = await quota(['list', '--account', account, '--json']);
+    await quota(['set', '--account', account, '--metric', 'requests', '--monthly', '1000', '--force']);
+    const dryReplace = await quota(['set', '--account', account, '--metric', 'requests', '--monthly', '3000', '--force', '--dry-run', '--json']);
+    const dryRemove = await quota(['remove', '--account', account, '--metric', 'requests', '--dry-run'], defaults);
+    const afterDryRemove = await quota(['list', '--account', account, '--json']);
+    const dryRemoveNone = await quota(['remove', '--account', account, '--metric', 'bytes', '--dry-run']);
+
+    expect([drySet.code, dryReplace.code, dryRemove.code, dryRemoveNone.code]).toEqual([0, 0, 0, 0]);
+    expect(drySet.stdout).toBe(`dry run: would set quota ${account} requests 1000 a month from 2026-06, alerts at 80%, 100% in ${table}; nothing written\n`);
+    expect(JSON.parse(afterDrySet.stdout).history).toEqual([]);
+    expect(JSON.parse(dryReplace.stdout)).toEqual(expect.objectContaining({ dryRun: true, quota: expect.objectContaining({ history: [{ from: '2026-06', monthly: 3000 }] }) }));
+    expect(dryRemove.stdout).toBe(`dry run: would remove quota ${account} requests (was 1000); then the default 5000 (TALLY_QUOTAS); nothing written\n`);
+    expect(JSON.parse(afterDryRemove.stdout).quotas).toEqual([expect.objectContaining({ metric: 'requests', monthly: 1000, source: 'account' })]);
+    expect(dryRemoveNone.stdout).toBe(`dry run: no quota of bytes for ${account}: nothing to remove\n`);
+  });
+
   it('refuses a bad allowance, level or metric with exit 2 and writes nothing', async () => {
     const account = uniqueId('quota');
 

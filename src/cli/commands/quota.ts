@@ -10,8 +10,10 @@ import {
   parseQuotaLevels,
   quotaInForce,
   validateMetricName,
+  quotaAfter,
   type EffectiveQuota,
   type Quota,
+  type QuotaChange,
   type QuotaDefaults,
   type QuotaPeriod,
 } from '../../domain/quota';
@@ -53,6 +55,7 @@ const month: ValueReader<string> = (text, flag) => {
 };
 
 const ACCOUNT: OptionDeclaration = { flags: '--account <id>', help: 'the account', read: accountId, required: true };
+const DRY_RUN: OptionDeclaration = { flags: '--dry-run', help: 'say what would change; write nothing' };
 const METRIC: OptionDeclaration = { flags: '--metric <name>', help: 'the metric (requests, bytes, ...)', read: metric, required: true };
 
 /** `tally quota set`: exit 0 when stored, 2 when refused (as `tally adjust`). */
@@ -65,6 +68,7 @@ export const quotaSetCommand = defineCommand<{
   actor?: string;
   allowNewMetric?: boolean;
   force?: boolean;
+  dryRun?: boolean;
   json?: boolean;
 }>({
   name: 'set',
@@ -85,6 +89,7 @@ export const quotaSetCommand = defineCommand<{
     ACTOR_OPTION,
     { flags: '--allow-new-metric', help: 'accept a metric the configured TALLY_METRICS does not name' },
     { flags: '--force', help: 'set it for an account with no measured usage' },
+    DRY_RUN,
     JSON_OPTION,
   ],
   target: { settings: ['metrics'] },
@@ -110,18 +115,16 @@ export const quotaSetCommand = defineCommand<{
       ...(options.levels === undefined ? {} : { levels: options.levels }),
     };
     const store = await quotaStore(clients.dynamodb, tableName);
-    const { quota, previous } = await store.set({
-      account: options.account,
-      metric: options.metric,
-      period,
-      updatedAt: now().toISOString(),
-      updatedBy: actorOf(options.actor, env),
-    });
-    if (options.json === true) io.out(`${JSON.stringify({ quota, ...(previous === undefined ? {} : { previous }) })}\n`);
-    else {
+    const change = { account: options.account, metric: options.metric, period, updatedAt: now().toISOString(), updatedBy: actorOf(options.actor, env) };
+    const { quota, previous } =
+      options.dryRun === true ? previewSet(change, await storedQuota(store, options.account, options.metric)) : await store.set(change);
+    if (options.json === true) {
+      io.out(`${JSON.stringify({ quota, ...(previous === undefined ? {} : { previous }), ...(options.dryRun === true ? { dryRun: true } : {}) })}\n`);
+    } else {
       const before = previous === undefined ? undefined : quotaInForce(previous, period.from);
       const was = before === undefined ? '' : ` (was ${before.monthly})`;
-      io.out(`quota set: ${quota.account} ${quota.metric} ${period.monthly} a month from ${period.from}${was}, alerts at ${(period.levels ?? target.config.quotaLevels).join('%, ')}%\n`);
+      const what = `${quota.account} ${quota.metric} ${period.monthly} a month from ${period.from}${was}, alerts at ${(period.levels ?? target.config.quotaLevels).join('%, ')}%`;
+      io.out(options.dryRun === true ? `dry run: would set quota ${what} in ${tableName}; nothing written\n` : `quota set: ${what}\n`);
     }
     return 0;
   },
@@ -168,23 +171,30 @@ export const quotaListCommand = defineCommand<{ account?: string; month?: string
 });
 
 /** `tally quota remove`: exit 0 whether or not there was one (the outcome says which). */
-export const quotaRemoveCommand = defineCommand<{ account: string; metric: string; json?: boolean }>({
+export const quotaRemoveCommand = defineCommand<{ account: string; metric: string; dryRun?: boolean; json?: boolean }>({
   name: 'remove',
   group: QUOTA_GROUP,
   summary: "remove an account's own allowance of a metric",
   description:
     "Removes an account's own allowance of one metric: the TALLY_QUOTAS default applies again, or none. " +
     'Crossings already recorded stay on record.',
-  options: [ACCOUNT, METRIC, JSON_OPTION],
+  options: [ACCOUNT, METRIC, DRY_RUN, JSON_OPTION],
   target: { settings: [] },
   async run({ options, context: { io, now }, target: open }) {
     const { target, clients } = await open();
     const store = await quotaStore(clients.dynamodb, target.config.tableName);
-    const removed = await store.remove(options.account, options.metric);
+    const dryRun = options.dryRun === true;
+    const removed = dryRun ? await storedQuota(store, options.account, options.metric) : await store.remove(options.account, options.metric);
     const fallback = target.config.quotaDefaults[options.metric];
-    if (options.json === true) io.out(`${JSON.stringify({ removed: removed ?? null, default: fallback ?? null })}\n`);
-    else if (removed === undefined) io.out(`no quota of ${options.metric} for ${options.account}: nothing removed\n`);
-    else io.out(`quota removed: ${options.account} ${options.metric} (was ${quotaInForce(removed, monthOf(now()))?.monthly ?? 'not yet in force'}); now ${fallback === undefined ? 'no allowance' : `the default ${fallback} (TALLY_QUOTAS)`}\n`);
+    const prefix = dryRun ? 'dry run: ' : '';
+    if (options.json === true) io.out(`${JSON.stringify({ removed: removed ?? null, default: fallback ?? null, ...(dryRun ? { dryRun: true } : {}) })}\n`);
+    else if (removed === undefined) io.out(`${prefix}no quota of ${options.metric} for ${options.account}: nothing ${dryRun ? 'to remove' : 'removed'}\n`);
+    else {
+      io.out(
+        `${prefix}${dryRun ? 'would remove quota' : 'quota removed:'} ${options.account} ${options.metric} (was ${quotaInForce(removed, monthOf(now()))?.monthly ?? 'not yet in force'}); ` +
+          `${dryRun ? 'then' : 'now'} ${fallback === undefined ? 'no allowance' : `the default ${fallback} (TALLY_QUOTAS)`}${dryRun ? '; nothing written' : ''}\n`,
+      );
+    }
     return 0;
   },
 });
@@ -225,6 +235,16 @@ export const quotaCheckCommand = defineCommand<{ month?: string; account?: strin
     return report.failed > 0 ? 1 : 0;
   },
 });
+
+/** The stored quota of one account and metric, if any (a dry run reads what a change would replace). */
+async function storedQuota(store: Awaited<ReturnType<typeof quotaStore>>, account: string, metric: string): Promise<Quota | undefined> {
+  return (await store.list(account)).find((quota) => quota.account === account && quota.metric === metric);
+}
+
+/** What `store.set(change)` would store (the store's own rule), without writing. */
+function previewSet(change: QuotaChange, previous: Quota | undefined): { quota: Quota; previous?: Quota } {
+  return { quota: quotaAfter(change, previous), ...(previous === undefined ? {} : { previous }) };
+}
 
 async function quotaStore(client: import('@aws-sdk/client-dynamodb').DynamoDBClient, tableName: string) {
   const { DynamoQuotaStore } = await import('../aws-adapters');
