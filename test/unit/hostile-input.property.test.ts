@@ -1,0 +1,296 @@
+import fc from 'fast-check';
+import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/usage-api';
+import { silentLog } from '../../src/app/log';
+import { JoseTokenVerifier, mintToken } from '../../src/adapters/jwt-tokens';
+import { commandPath, type DeclaredCommand, type OptionDeclaration } from '../../src/cli/command';
+import { COMMANDS } from '../../src/cli/commands';
+import { runCli } from '../../src/cli/main';
+import type { HealthReport } from '../../src/domain/health';
+import { usageApiEvent } from '../support/api-events';
+import { captureIo } from '../support/cli';
+import { TEST_SECRET } from '../support/tokens';
+
+/**
+ * "Nothing a user types can crash Tally" (issue 31), as a law: random and hostile values
+ * at every route's parameters and every command's options get a 4xx or exit 2 with a
+ * message, in bounded time, and nothing is read or written. Days are checked against
+ * an oracle of their own (the Date object), not Tally's day code.
+ */
+
+/** The longest one refusal may take: a refusal does no I/O, so this is far above what it needs. */
+const BOUNDED_MS = 2_000;
+
+/** True when `text` is a day from 2000-01-01 to 2099-12-31, told by the Date object alone. */
+function oracleSupportedDay(text: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
+  const date = new Date(`${text}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === text && text >= '2000-01-01' && text <= '2099-12-31';
+}
+
+/** The days the issue names, and their neighbours: far past and future, the edges, leap days that are not. */
+const HOSTILE_DAYS = [
+  '0000-01-01',
+  '0001-01-01',
+  '1970-01-01',
+  '1999-12-31',
+  '2100-01-01',
+  '2100-02-29',
+  '1900-02-29',
+  '2023-02-29',
+  '2026-02-30',
+  '2026-13-01',
+  '2026-00-10',
+  '2026-11-31',
+  '3000-01-01',
+  '9999-12-31',
+  '+275760-09-13',
+  '-000001-01-01',
+  '+010000-01-01',
+  '2026-11-21T00:00:00Z',
+  '2026-1-1',
+  '21/11/2026',
+  '',
+  ' ',
+  '\u0000',
+  '../../etc/passwd',
+  '%00',
+  "'; DROP TABLE usage; --",
+  '🙂',
+  'x'.repeat(10_000),
+];
+
+/** Any text that is no supported day: the list above, calendar days of any year outside 2000-2099, and random strings. */
+const hostileDay: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom(...HOSTILE_DAYS),
+  fc
+    .date({ min: new Date(Date.UTC(-271_821, 3, 20)), max: new Date(Date.UTC(275_760, 8, 13)), noInvalidDate: true })
+    .map((date) => date.toISOString().slice(0, date.toISOString().indexOf('T'))),
+  fc.string({ maxLength: 40 }),
+  fc.tuple(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 99 }), fc.integer({ min: 0, max: 99 })).map(
+    ([y, m, d]) => `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`,
+  ),
+).filter((text) => !oracleSupportedDay(text));
+
+/** Supported days, leap days among them. */
+const goodDay = fc.constantFrom('2000-01-01', '2000-02-29', '2024-02-29', '2026-11-21', '2099-12-31');
+
+/** Hostile values of the other query parameters (sizes, formats, metrics, ids). */
+const hostileText = fc.oneof(
+  fc.constantFrom('', ' ', '\u0000', '-1', '0', '1e309', 'NaN', 'Infinity', '9'.repeat(400), '../..', '%00', '🙂', 'x'.repeat(1_000), 'true,false', 'csv,json'),
+  fc.string({ maxLength: 30 }),
+);
+
+describe('every route refuses hostile parameters with a 4xx and a message, reading nothing', () => {
+  const reads: string[] = [];
+  const health = { generatedAt: 'now' } as HealthReport;
+  const deps: UsageApiDeps = {
+    reader: { read: async (account) => (reads.push(`usage ${account}`), { records: [], requests: 1 }) },
+    sources: { sourcesOf: async (account) => (reads.push(`sources ${account}`), { sources: [], requests: 1 }) },
+    accounts: { accountsOn: async (day) => (reads.push(`accounts ${day}`), []) },
+    health: async (days) => (reads.push(`health ${days}`), health),
+    verifier: new JoseTokenVerifier({ kind: 'secret', secret: TEST_SECRET }, { audience: 'tally-usage-api', issuer: 'tally' }),
+    log: silentLog,
+    metricNames: ['requests', 'bytes'],
+    corsOrigins: [],
+  };
+  let tenant: string;
+  let admin: string;
+  beforeAll(async () => {
+    tenant = await mintToken(TEST_SECRET, { accounts: ['acme'], ttlSeconds: 3600 });
+    admin = await mintToken(TEST_SECRET, { admin: true, ttlSeconds: 3600 });
+  });
+
+  /** Calls the API once; the answer, its message and how long it took. */
+  async function call(event: Parameters<typeof handleUsageApiRequest>[0]) {
+    reads.length = 0;
+    const started = performance.now();
+    const response = await handleUsageApiRequest(event, deps);
+    const ms = performance.now() - started;
+    const body = JSON.parse(response.body ?? '{}') as { message?: string };
+    return { status: response.statusCode, message: body.message ?? '', ms, reads: [...reads] };
+  }
+
+  /** A range where at least one end is hostile. */
+  const hostileRange = fc.oneof(fc.tuple(hostileDay, fc.oneof(goodDay, hostileDay)), fc.tuple(goodDay, hostileDay));
+
+  it('GET /v1/accounts/{id}/usage: from, to, granularity, format, quota', async () => {
+    await fc.assert(
+      fc.asyncProperty(hostileRange, fc.option(hostileText), fc.option(hostileText), fc.option(hostileText), async ([from, to], granularity, format, quota) => {
+        const query: Record<string, string> = { from, to };
+        if (granularity !== null) query.granularity = granularity;
+        if (format !== null) query.format = format;
+        if (quota !== null) query.quota = quota;
+        const answer = await call(usageApiEvent({ token: tenant, query }));
+
+        expect([answer.status >= 400 && answer.status < 500, answer.message.length > 0, answer.reads]).toEqual([true, true, []]);
+        expect(answer.ms).toBeLessThan(BOUNDED_MS);
+        if (answer.status === 400) expect(answer.message).toMatch(/"(from|to|granularity|format|quota)"/);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('GET /v1/accounts (the ranking): from, to, metric, format', async () => {
+    await fc.assert(
+      fc.asyncProperty(hostileRange, fc.option(hostileText), async ([from, to], metric) => {
+        const answer = await call(usageApiEvent({ path: '/v1/accounts', token: admin, query: { from, to, ...(metric === null ? {} : { metric }) } }));
+
+        expect([answer.status >= 400 && answer.status < 500, answer.message.length > 0, answer.reads]).toEqual([true, true, []]);
+        expect(answer.ms).toBeLessThan(BOUNDED_MS);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('GET /v1/accounts/{id}/days/{day}/explain: the day in the path', async () => {
+    await fc.assert(
+      fc.asyncProperty(hostileDay, fc.option(hostileText), async (day, format) => {
+        const path = `/v1/accounts/acme/days/${encodeURIComponent(day)}/explain`;
+        const answer = await call(usageApiEvent({ path, token: tenant, ...(format === null ? {} : { query: { format } }) }));
+
+        // A day with a "/" in it is no route at all (404); every other one is a 400.
+        expect([answer.status >= 400 && answer.status < 500, answer.message.length > 0, answer.reads]).toEqual([true, true, []]);
+        expect(answer.ms).toBeLessThan(BOUNDED_MS);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('the far-future request that froze the service is a 400 that states the supported days', async () => {
+    for (const day of ['9999-12-31', '0000-01-01', '+275760-09-13', '2100-02-29']) {
+      const answer = await call(usageApiEvent({ token: tenant, query: { from: day, to: day } }));
+
+      expect([answer.status, answer.reads]).toEqual([400, []]);
+      expect(answer.message).toMatch(/query parameter "from" must be (within the days Tally supports, 2000-01-01\.\.2099-12-31|a calendar day)/);
+      expect(answer.ms).toBeLessThan(BOUNDED_MS);
+    }
+  });
+
+  it('GET /v1/health: days', async () => {
+    await fc.assert(
+      fc.asyncProperty(hostileText.filter((text) => !/^0*([1-9]|[12][0-9]|3[01])$/.test(text)), async (days) => {
+        const answer = await call(usageApiEvent({ path: '/v1/health', token: admin, query: { days } }));
+
+        expect([answer.status, answer.message.length > 0, answer.reads]).toEqual([400, true, []]);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('any account id in the path: a 4xx for a tenant, reading nothing but its own account', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(hostileText, fc.string({ maxLength: 80 })).filter((id) => id !== 'acme'), fc.constantFrom('usage', 'quota'), async (id, route) => {
+        const answer = await call(usageApiEvent({ path: `/v1/accounts/${encodeURIComponent(id)}/${route}`, token: tenant, query: { from: '2026-11-01', to: '2026-11-02' } }));
+
+        expect([answer.status >= 400 && answer.status < 500, answer.reads]).toEqual([true, []]);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+/** A valid value for every required option, so that only the option under test is hostile. */
+const BASELINE: Readonly<Record<string, string>> = {
+  '--account': 'acme',
+  '--day': '2026-11-21',
+  '--from': '2026-11-01',
+  '--to': '2026-11-02',
+  '--metric': 'requests',
+  '--delta': '5',
+  '--reason': 'property test',
+  '--id': 'INC-1',
+  '--monthly': '1000',
+  '--customer': 'cus_123',
+  '--objects-per-account-day': '10',
+};
+
+/** Positional arguments of the commands that take them. */
+const ARGUMENTS: Readonly<Record<string, string[]>> = {
+  count: ['fixtures/logs/plain-v33.log'],
+  put: ['fixtures/logs/plain-v33.log'],
+  'adjustments revert': ['INC-1'],
+  // Required unless --resolve, which the command checks itself.
+  reconcile: ['--from', '2026-11-01', '--to', '2026-11-02'],
+};
+
+/** What kind of value an option reads, told by what its reader accepts. */
+function kindOf(option: OptionDeclaration): 'day' | 'month' | 'number' | 'text' {
+  const accepts = (text: string) => {
+    try {
+      option.read!(text, option.flags);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (accepts('acme') || accepts('cus_123') || accepts('1h') || accepts('50,80')) return 'text';
+  if (accepts('2026-11-21')) return 'day';
+  if (accepts('2026-11')) return 'month';
+  if (accepts('5')) return 'number';
+  return 'text';
+}
+
+/** Months outside 2000-01..2099-12, or no month at all. */
+const hostileMonth = fc.oneof(
+  fc.constantFrom('0000-01', '1999-12', '2100-01', '9999-12', '+275760-09', '2026-13', '2026-00', '2026-1', '', '🙂', '2026-11-21'),
+  fc.string({ maxLength: 12 }),
+).filter((text) => !(/^\d{4}-(0[1-9]|1[0-2])$/.test(text) && text >= '2000-01' && text <= '2099-12'));
+
+/** Numbers no count, size, rate or amount may be. */
+const hostileNumber = fc.constantFrom('', ' ', 'NaN', 'Infinity', '-Infinity', '1e309', '9'.repeat(400), '0x', 'abc', '🙂', '--1', '1..2', '\u0000');
+
+/** Text no account id, metric, customer, TTL or level list may be. */
+const hostileTextValue = fc.constantFrom('', ' ', '\u0000', '../../etc/passwd', '$(touch /tmp/pwned)', '%00', "'; DROP TABLE usage; --", '🙂', 'A#DAY#2026-11-21', 'a'.repeat(100_000));
+
+const HOSTILE_BY_KIND = { day: hostileDay, month: hostileMonth, number: hostileNumber, text: hostileTextValue } as const;
+
+/** Every (command, option with a reader) pair, with the argv that makes only that option hostile. */
+function optionCases(): { path: string; option: OptionDeclaration; flag: string; argv: (value: string) => string[] }[] {
+  return COMMANDS.flatMap((declaration: DeclaredCommand) => {
+    const path = commandPath(declaration);
+    return declaration.options
+      .filter((option) => option.read !== undefined && option.flags.includes('<'))
+      .map((option) => {
+        const flag = option.flags.split(/[ ,]/).find((part) => part.startsWith('--'))!;
+        const required = declaration.options.filter((other) => other.required === true && other !== option);
+        const missing = required.filter((other) => BASELINE[other.flags.split(' ')[0]!] === undefined).map((other) => other.flags);
+        if (missing.length > 0) throw new Error(`tally ${path}: add a valid value of ${missing.join(', ')} to BASELINE`);
+        const base = required.flatMap((other) => [other.flags.split(' ')[0]!, BASELINE[other.flags.split(' ')[0]!]!]);
+        return { path, option, flag, argv: (value: string) => [...path.split(' '), ...(ARGUMENTS[path] ?? []), ...base, `${flag}=${value}`] };
+      });
+  });
+}
+
+describe('every command refuses hostile option values with exit 2 and a message naming the option', () => {
+  const cases = optionCases();
+
+  it('covers the day options of close, reconcile, backfill, adjust, explain, adjustments, stripe', () => {
+    const dayOptions = cases.filter((c) => kindOf(c.option) === 'day').map((c) => `${c.path} ${c.flag}`);
+    for (const expected of ['close --day', 'reconcile --from', 'reconcile --to', 'backfill --from', 'backfill --to', 'adjust --day', 'explain --day', 'adjustments --from']) {
+      expect(dayOptions).toContain(expected);
+    }
+  });
+
+  it.each(cases.map((c) => [`${c.path} ${c.flag}`, c] as const))('tally %s', async (_name, c) => {
+    const kind = kindOf(c.option);
+    await fc.assert(
+      fc.asyncProperty(HOSTILE_BY_KIND[kind], async (value) => {
+        const io = captureIo();
+        const started = performance.now();
+        // No target anywhere: a command that got past its checks could only fail to find one, never write.
+        const code = await runCli(c.argv(value), { io, env: {}, cwd: process.cwd(), now: () => new Date('2026-11-23T12:00:00Z') });
+        const ms = performance.now() - started;
+
+        expect([code, io.stdout]).toEqual([2, '']);
+        expect(io.stderr.startsWith(`tally ${c.path}: `)).toBe(true);
+        expect(io.stderr).toContain(c.flag);
+        expect(io.stderr).not.toMatch(/^\s+at /m);
+        expect(ms).toBeLessThan(BOUNDED_MS);
+        if (kind === 'day' && /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`))) {
+          expect(io.stderr).toMatch(/outside the days Tally supports, 2000-01-01\.\.2099-12-31|is not a calendar day/);
+        }
+      }),
+      { numRuns: kind === 'text' ? 10 : 25 },
+    );
+  });
+});
