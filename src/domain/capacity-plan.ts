@@ -175,8 +175,16 @@ export function planCapacity(input: CapacityPlanInput): CapacityPlan {
   const accountIdChars = positiveInteger(input.accountIdChars ?? 64, 'account id length', 64);
   const digits = positiveInteger(input.counterDigits ?? 15, 'counter digits', 38);
   const metrics = (input.metricNames ?? ['requests', 'bytes']).map((name) => ({ name, digits }));
-  if (input.shards !== undefined) positiveInteger(input.shards, 'shards');
-  if (input.historyCap !== undefined) positiveInteger(input.historyCap, 'history cap');
+  // Only what the consumer accepts can be evaluated: a plan for 1,000 shards would print a TALLY_SHARDS line nobody can deploy.
+  if (input.shards !== undefined) positiveInteger(input.shards, "shards (TALLY_SHARDS' limit)", CONFIG_LIMITS.maxShards);
+  if (input.historyCap !== undefined) {
+    const byBytes = Math.floor(CONFIG_LIMITS.maxHistoryBytes / (keyBytes + 1));
+    positiveInteger(
+      input.historyCap,
+      `history cap (TALLY_HISTORY_CAP's limit: ${CONFIG_LIMITS.maxHistoryCap}, and cap × (key bytes + 1) ≤ ${CONFIG_LIMITS.maxHistoryBytes})`,
+      Math.min(CONFIG_LIMITS.maxHistoryCap, byBytes),
+    );
+  }
 
   const shape = { keyBytes, accountIdChars, metrics };
   const fixedBytes = shardItemBytes({ ...shape, keys: 0 });
@@ -261,7 +269,7 @@ function planWarnings(plan: Omit<CapacityPlan, 'warnings' | 'breaksLimit'>): str
   if (!plan.coversWindow) {
     warnings.push(
       `the horizon of ${plan.horizonObjects} increments covers about ${plan.horizonHours.toFixed(1)} h of objects, ` +
-        `less than the ${plan.windowHours} h asked for: past it increments also write tombstones (1 WCU per 16 increments), ` +
+        `less than the ${Number(plan.windowHours.toFixed(2))} h asked for: past it increments also write tombstones (1 WCU per 16 increments), ` +
         `and a redelivery of a half-done object later than that reads the shard's recent tombstones (one Query); counts stay exact`,
     );
   }
@@ -273,7 +281,7 @@ function planWarnings(plan: Omit<CapacityPlan, 'warnings' | 'breaksLimit'>): str
   }
   const perItem = plan.objectsPerAccountDay / plan.shards / 86_400;
   if (perItem > plan.maxWritesPerSecondPerItem) {
-    warnings.push(`each shard item takes ${perItem.toFixed(0)} writes/s on average, over its ${plan.maxWritesPerSecondPerItem} writes/s`);
+    warnings.push(`each shard item takes ${perItem.toFixed(perItem < 10 ? 2 : 0)} writes/s on average, over its ${plan.maxWritesPerSecondPerItem} writes/s`);
   }
   return warnings;
 }

@@ -78,7 +78,7 @@ describe('tally plan (capacity arithmetic)', () => {
   });
 
   it('breaks the 400 KB item limit loudly', () => {
-    const plan = planCapacity({ objectsPerAccountDay: 40_000, shards: 1, historyCap: 40_000 });
+    const plan = planCapacity({ objectsPerAccountDay: 40_000, shards: 1, historyCap: 25_000 });
 
     expect(plan.itemBytes).toBeGreaterThan(400 * 1024);
     expect(plan.breaksLimit).toBe(true);
@@ -102,6 +102,21 @@ describe('tally plan (capacity arithmetic)', () => {
     expect(() => planCapacity({ objectsPerAccountDay: 0 })).toThrow(ValidationError);
     expect(() => planCapacity({ objectsPerAccountDay: 10, keyBytes: 8 })).toThrow(ValidationError);
     expect(() => planCapacity({ objectsPerAccountDay: 10, windowHours: 48 })).toThrow(ValidationError);
+  });
+
+  it('refuses a shard count or cap the consumer would refuse, naming the limit, instead of planning it', () => {
+    expect(() => planCapacity({ objectsPerAccountDay: 96, shards: 1000 })).toThrow(/shards \(TALLY_SHARDS' limit\) must be a whole number from 1 to 64, got 1000/);
+    expect(() => planCapacity({ objectsPerAccountDay: 96, historyCap: 434_089_788 })).toThrow(/TALLY_HISTORY_CAP's limit: 25000.*from 1 to 25000, got 434089788/);
+    // 16-byte keys: 350,000 / 17 = 20,588 keys at most.
+    expect(() => planCapacity({ objectsPerAccountDay: 96, keyBytes: 16, historyCap: 20_589 })).toThrow(/from 1 to 20588, got 20589/);
+    expect(planCapacity({ objectsPerAccountDay: 96, shards: 64, keyBytes: 16, historyCap: 20_588 }).historyCap).toBe(20_588);
+  });
+
+  it('rounds the window it names in a warning', () => {
+    const plan = planCapacity({ objectsPerAccountDay: 20_000, shards: 1, historyCap: 48, windowHours: 2400 / 3600 });
+
+    expect(plan.warnings.join('\n')).toMatch(/less than the 0\.67 h asked for/);
+    expect(plan.warnings.join('\n')).not.toMatch(/0\.666/);
   });
 });
 
@@ -137,12 +152,22 @@ describe('tally plan (command)', () => {
     const broken = capture();
     const bad = capture();
 
-    const brokenCode = await runPlan(['--objects-per-account-day', '40000', '--shards', '1', '--history-cap', '40000', '--json'], broken, {});
+    const brokenCode = await runPlan(['--objects-per-account-day', '40000', '--shards', '1', '--history-cap', '25000', '--json'], broken, {});
     const badCode = await runPlan(['--objects-per-account-day', 'many'], bad, {});
 
     expect(brokenCode).toBe(1);
     expect(JSON.parse(broken.stdout)).toMatchObject({ breaksLimit: true });
     expect(badCode).toBe(2);
     expect(bad.stderr).toMatch(/--objects-per-account-day must be a number/);
+  });
+
+  it('refuses --shards 1000 with exit 2 and prints no TALLY_SHARDS line to paste', async () => {
+    const io = capture();
+
+    const code = await runPlan(['--objects-per-account-day', '96', '--shards', '1000'], io, { TALLY_SHARDS: '4' });
+
+    expect(code).toBe(2);
+    expect(io.stderr).toMatch(/^tally plan: shards \(TALLY_SHARDS' limit\) must be a whole number from 1 to 64, got 1000/);
+    expect(io.stdout).toBe('');
   });
 });
