@@ -294,3 +294,33 @@ describe('every command refuses hostile option values with exit 2 and a message 
     );
   });
 });
+
+describe('tally count refuses hostile counting settings with exit 2 and a message naming the flag', () => {
+  /** Values each setting must refuse (an empty one means "not set", as for the variables). */
+  const HOSTILE_SETTINGS: Record<string, fc.Arbitrary<string>> = {
+    '--resolver': fc.oneof(
+      fc.constantFrom('../../x', 'map:', 'path:(', 'host-map:{', 'key:', '🙂', '\u0000', 'x'.repeat(10_000)),
+      fc.string({ minLength: 1, maxLength: 20 }).filter((text) => !/^(host-label|host-map:|path:|key:|distribution:)/.test(text)),
+    ),
+    '--metrics': fc.constantFrom('{', 'null', '1', '"x"', '[{}]', '[{"name":"BAD NAME"}]', '[', 'x'.repeat(10_000), '🙂'),
+    '--sampling-rate': fc.constantFrom('0', '101', '-5', '1.5', '1e309', 'NaN', 'Infinity', 'abc', '9'.repeat(400), '\u0000'),
+    '--delimiter': fc.constantFrom('abcdefgh', 'x'.repeat(10_000)),
+    '--fields': fc.constantFrom(',,,', 'realtime:', ' , '),
+  };
+
+  it.each(Object.keys(HOSTILE_SETTINGS))('tally count %s', async (flag) => {
+    await fc.assert(
+      fc.asyncProperty(HOSTILE_SETTINGS[flag]!, async (value) => {
+        const io = captureIo();
+        const started = performance.now();
+        const code = await runCli(['count', 'fixtures/logs/plain-v33.log', `${flag}=${value}`], { io, env: {}, cwd: process.cwd() });
+
+        expect(code).toBe(2);
+        expect(io.stderr).toContain(`tally count: ${flag}`);
+        expect(io.stderr).not.toMatch(/^\s+at /m);
+        expect(performance.now() - started).toBeLessThan(BOUNDED_MS);
+      }),
+      { numRuns: 15 },
+    );
+  });
+});
