@@ -1,6 +1,9 @@
 import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb-adjustments';
 import { DynamoUsageReader } from '../../src/adapters/dynamodb-usage-reader';
 import { tallyCommand } from '../support/cli';
+import { storeCorrection } from '../../src/cli/commands/adjust';
+import { openTarget } from '../../src/cli/open-target';
+import { revertOf } from '../../src/domain/adjustment';
 import { AdjustmentConflictError } from '../../src/domain/errors';
 import { buildUsageReport } from '../../src/domain/usage-report';
 import { captureIo, ingestFully, operatorEnv, putLogSet } from '../support/operator';
@@ -235,6 +238,34 @@ describe('tally adjustments revert', () => {
 
     expect(codes).toEqual([0, 0, 0, 0, 0]);
     expect((await adjustmentRecords(account)).map((record) => record.kind === 'adjustment' && record.adjustmentId).sort()).toEqual(['RACE-7', 'revert:RACE-7']);
+  });
+
+  it('takes a twin revert recorded while it read the total as a rerun, not as a second correction that goes negative', async () => {
+    const account = uniqueId('rev');
+    await runAdjust(adjustArgs(account, { delta: '40', id: 'TWIN-1' }), captureIo(), env);
+    const store = new DynamoAdjustmentStore({ client: dynamodb, tableName: info.table });
+    const revert = revertOf((await store.find(account, 'TWIN-1'))!);
+    const opened = openTarget({}, env, process.cwd());
+    // The twin lands just before this run's read of the day's total, as two operators' runs can interleave.
+    let twinRecorded = false;
+    opened.clients.dynamodb.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (!twinRecorded && context.commandName === 'QueryCommand') {
+          twinRecorded = true;
+          await store.record(revert, 'twin');
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordTwinRevert' },
+    );
+    const io = captureIo();
+
+    const code = await storeCorrection(revert, { command: 'adjustments revert', actor: 'ops-tester' }, { context: { io, env, cwd: process.cwd(), now: () => new Date() }, opened });
+    opened.close();
+
+    expect(twinRecorded).toBe(true);
+    expect({ code, stderr: io.stderr }).toEqual({ code: 0, stderr: '' });
+    expect((await adjustmentRecords(account)).map((record) => record.kind === 'adjustment' && record.adjustmentId).sort()).toEqual(['TWIN-1', 'revert:TWIN-1']);
   });
 
   it('refuses an unknown id, a revert of a revert, a malformed id, and a revert that would make the total negative', async () => {

@@ -101,12 +101,15 @@ export async function storeCorrection(
   const { DynamoAdjustmentStore, DynamoMonthRechecks, DynamoUsageReader } = await import('../aws-adapters');
   const tableName = target.config.tableName;
   const store = new DynamoAdjustmentStore({ client: clients.dynamodb, tableName });
-  // A rerun of a recorded id is already in the total: only a new correction is checked.
-  if (options.allowNegative !== true && (await store.find(adjustment.account, adjustment.adjustmentId)) === undefined) {
+  // A rerun of a recorded id is already in the total: only a new correction is checked. The total is read
+  // before the id is looked up: a twin run that records the same id in between is then found (a rerun), and
+  // one that records it later is not in the total read, so the twin's own correction is never counted twice.
+  if (options.allowNegative !== true) {
     const { billableTotal } = await import('../../app/billable-total');
     const reader = new DynamoUsageReader({ client: clients.dynamodb, tableName, consistentRead: true });
-    const problem = negativeTotalProblem(adjustment, await billableTotal(reader, adjustment.account, adjustment.day, adjustment.metric));
-    if (problem !== undefined) throw new ValidationError(problem);
+    const total = await billableTotal(reader, adjustment.account, adjustment.day, adjustment.metric);
+    const problem = negativeTotalProblem(adjustment, total);
+    if (problem !== undefined && (await store.find(adjustment.account, adjustment.adjustmentId)) === undefined) throw new ValidationError(problem);
   }
   const rechecks = new DynamoMonthRechecks({ client: clients.dynamodb, tableName });
   try {
