@@ -108,8 +108,11 @@ describe('README.md and docs/', () => {
       .toLowerCase()
       .replace(/[^\p{L}\p{N}\s-]/gu, '')
       .replace(/\s/g, '-');
-  const anchorsOf = (file: string) =>
-    new Set([...readFileSync(path.join(root, file), 'utf8').replace(/```[\s\S]*?```/g, '').matchAll(/^#+ (.*)$/gm)].map((m) => slug(m[1]!)));
+  // A page's anchors: its headings, and the `<a id="...">` it sets by hand on a list item or a paragraph.
+  const anchorsOf = (file: string) => {
+    const text = readFileSync(path.join(root, file), 'utf8').replace(/```[\s\S]*?```/g, '');
+    return new Set([...[...text.matchAll(/^#+ (.*)$/gm)].map((m) => slug(m[1]!)), ...[...text.matchAll(/<a id="([^"]+)"><\/a>/g)].map((m) => m[1]!)]);
+  };
 
   it.each(pages)('%s links only to files and headings that exist', (page) => {
     const text = readFileSync(path.join(root, page), 'utf8').replace(/```[\s\S]*?```/g, '');
