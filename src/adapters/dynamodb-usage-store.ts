@@ -48,6 +48,7 @@ import {
   historyMinute,
   ROLL_CANDIDATES,
   historyUpdate,
+  newestFirst,
   nextForm,
   observeWrite,
   provesAbsence,
@@ -173,9 +174,10 @@ export class DynamoUsageStore implements UsageStore {
     for (let failures = 0; failures <= MAX_CONDITION_FAILURES; failures++) {
       const form = formFor(state, this.historyCap);
       try {
-        const heads = form === 'roll' ? await this.tombstonedHeads(shardOf(increment), state.heads, historyMinute(increment.day, this.clock())) : [];
-        // The minute a key is dated with is taken as late as possible: histories stay in time order.
-        options = { ...options, now: this.clock() };
+        // A batch is filed under the minute of its newest key: every key it holds was added by then, whatever the clock of the writer that rolls.
+        const heads = form === 'roll' ? await this.tombstonedHeads(shardOf(increment), state.heads, state.headsMinute ?? historyMinute(increment.day, this.clock())) : [];
+        // The minute a key is dated with is taken as late as possible, never before the item's last write: histories stay in time order.
+        options = { ...options, now: newestFirst(this.clock(), state.updatedAt) };
         const output = await this.client.send(new UpdateItemCommand({ ...historyUpdate(form, increment, options, { size: state.size, heads }), ...this.capacityRequest }));
         this.onCapacity?.('increment', output.ConsumedCapacity?.CapacityUnits ?? 0);
         const observation = observeWrite(form, output.Attributes, increment.day, options.now, increment.key);

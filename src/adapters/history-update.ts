@@ -149,6 +149,8 @@ export function historyUpdate(
   const minute = historyMinute(increment.day, options.now);
   const conditions = [
     FORM_CONDITIONS[form],
+    // The key's minute is never earlier than one already in the item (see {@link newestFirst}).
+    '(attribute_not_exists(#u) OR #u < :nextMinute)',
     'NOT contains(#h, :k)',
     ...(options.maxDrops !== undefined ? ['#x <= :xmax'] : options.since !== undefined ? [PROOF] : []),
   ];
@@ -164,6 +166,7 @@ export function historyUpdate(
   const values: Record<string, AttributeValue> = {
     ':k': { B: increment.key },
     ':now': { S: options.now.toISOString() },
+    ':nextMinute': { S: new Date((Math.floor(options.now.getTime() / MS_PER_MINUTE) + 1) * MS_PER_MINUTE).toISOString() },
     ':day': { S: increment.day },
     ':cap': { N: String(options.cap) },
     ':tm': { N: String(minute) },
@@ -215,6 +218,10 @@ export interface HistoryState {
   readonly oldest?: number;
   /** The keys at its front: the candidates a roll tombstones. */
   readonly heads: readonly Uint8Array[];
+  /** Minute of the day the newest of `heads` was added: a tombstone batch of them is filed under it. */
+  readonly headsMinute?: number;
+  /** When the item was last written (`updatedAt`): no key it holds is dated in a later minute. */
+  readonly updatedAt?: string;
 }
 
 /** Reads the history state of an item (undefined: no item, or no history yet). */
@@ -224,6 +231,8 @@ export function historyState(item: Record<string, AttributeValue> | undefined): 
   const batched = item?.[SHARD_ATTRIBUTES.batchedDrops]?.N;
   const adoptedAt = item?.[SHARD_ATTRIBUTES.adoptedAt]?.N;
   const oldest = item?.[SHARD_ATTRIBUTES.minutes]?.L?.[0]?.N;
+  const headsMinute = newestMinute(item?.[SHARD_ATTRIBUTES.minutes]?.L ?? [], 0);
+  const updatedAt = item?.[SHARD_ATTRIBUTES.updatedAt]?.S;
   return {
     size: history.length,
     ...(drops === undefined ? {} : { drops: Number(drops) }),
@@ -231,6 +240,8 @@ export function historyState(item: Record<string, AttributeValue> | undefined): 
     ...(adoptedAt === undefined ? {} : { adoptedAt: Number(adoptedAt) }),
     ...(oldest === undefined ? {} : { oldest: Number(oldest) }),
     heads: frontKeys(history, 0),
+    ...(headsMinute === undefined ? {} : { headsMinute }),
+    ...(updatedAt === undefined ? {} : { updatedAt }),
   };
 }
 
@@ -321,6 +332,7 @@ export function observeWrite(form: HistoryForm, old: Record<string, AttributeVal
   // The oldest key after this write: a roll dropped the first one, an adoption dated them all now.
   const oldest = form === 'adopt' ? minuteNow : Number((dropping ? times[1] : times[0])?.N ?? minuteNow);
   const heads = [...frontKeys(history, dropping ? 1 : 0), ...(history.length === 0 && key !== undefined ? [key] : [])];
+  const headsMinute = form === 'adopt' || history.length === 0 ? minuteNow : newestMinute(times, dropping ? 1 : 0);
   const after: HistoryState = {
     size: keys,
     drops: form === 'adopt' ? 0 : (before.drops ?? 0) + (dropping ? 1 : 0),
@@ -328,11 +340,32 @@ export function observeWrite(form: HistoryForm, old: Record<string, AttributeVal
     ...(form === 'adopt' ? { adoptedAt: minuteNow } : before.adoptedAt === undefined ? {} : { adoptedAt: before.adoptedAt }),
     oldest,
     heads,
+    ...(headsMinute === undefined ? {} : { headsMinute }),
+    updatedAt: now.toISOString(),
   };
   const dropped = dropping ? times[0]?.N : undefined;
   if (dropped === undefined) return { keys, dropped: dropping, after };
   const age = Math.max(0, (now.getTime() - minuteTime(day, Number(dropped)).getTime()) / 1000);
   return { keys, droppedAgeSeconds: Math.floor(age), dropped: true, after };
+}
+
+/** The latest minute among the {@link ROLL_CANDIDATES} entries of `times` from position `from` (undefined: none). */
+function newestMinute(times: readonly AttributeValue[], from: number): number | undefined {
+  const minutes = times.slice(from, from + ROLL_CANDIDATES).map((entry) => Number(entry.N)).filter(Number.isFinite);
+  return minutes.length === 0 ? undefined : Math.max(...minutes);
+}
+
+/**
+ * The time a write to an item last written at `updatedAt` dates its key with: the
+ * writer's clock, or the item's last write when that is later (a clock behind another
+ * writer's). Every write also requires the item's `updatedAt` to fall before the minute
+ * after it: so no key is dated earlier than a key before it in the history, whatever the
+ * writers' clocks, and "the oldest key is older than X" means every key added since X is
+ * still there.
+ */
+export function newestFirst(clock: Date, updatedAt: string | undefined): Date {
+  const last = updatedAt === undefined ? Number.NaN : Date.parse(updatedAt);
+  return Number.isFinite(last) && last > clock.getTime() ? new Date(last) : clock;
 }
 
 /** Up to {@link ROLL_CANDIDATES} keys of `history` from position `from`. */

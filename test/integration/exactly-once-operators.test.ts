@@ -85,3 +85,22 @@ describe('the proof bound comes only from facts nothing later can move', () => {
     for (const account of accounts) expect(await requestsOf(account)).toBe(401);
   }, 240_000);
 });
+
+describe('clocks cannot reorder history', () => {
+  it('keys rolled out by a writer whose clock is 20 minutes behind are found by the retry (its keys dated no earlier than the item, its tombstones filed by their keys)', async () => {
+    const accounts = accountsFor('behind', 3);
+    const object = await objectFor(accounts);
+    const clock = new StoreClock();
+    const createdAt = clock.read();
+    const died = await ingestBatch(batch(s3NotificationMessage(object, { createdAt, receiveCount: 1 })), depsOn(clock, (c) => dieAfterApplying(c, 1)));
+    // An inline run on an operator's machine 20 minutes behind writes 400 other objects to the same account-day.
+    const behind = new StoreClock(clock.now - 20 * MINUTE);
+    await busyTraffic(accounts, 400, 2, behind);
+    clock.advance(30 * MINUTE);
+    const retry = await ingestBatch(batch(s3NotificationMessage(object, { createdAt, receiveCount: 2 })), depsOn(clock));
+
+    expect(died.batchItemFailures).toHaveLength(1);
+    expect(retry.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 3, applied: 2, duplicates: 1, unresolved: 0 });
+    for (const account of accounts) expect(await requestsOf(account)).toBe(401);
+  }, 240_000);
+});
