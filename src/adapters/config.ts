@@ -3,6 +3,7 @@ import { MAP_RESOLVERS, parseResolverSpec, type ResolverSpec } from '../domain/a
 import { ConfigError } from '../domain/errors';
 import type { KeyScheme, ShardChange } from '../domain/idempotency-key';
 import { isSupportedDay } from '../domain/days';
+import { MAX_REDELIVERY_HORIZON_DAYS, REPLAY_WINDOW_DAYS } from '../domain/redelivery';
 import { validateMetricRules, type MetricRule } from '../domain/metric-rules';
 import { missingFields, parseDelimiter, parseLogFields, type LogFormatSettings } from '../domain/log-fields';
 import { DEFAULT_QUOTA_LEVELS, parseQuotaDefaults, parseQuotaLevels, type QuotaDefaults } from '../domain/quota';
@@ -169,7 +170,7 @@ export function readConfig(env: Env): TallyConfig {
     keyScheme: { keyBytes, ...readShards(env.TALLY_SHARDS) },
     historyCap,
     maxReceiveCount: integer(env, 'TALLY_MAX_RECEIVE_COUNT', DEFAULTS.maxReceiveCount, 1, 1000),
-    ledgerTtlDays: integer(env, 'TALLY_LEDGER_TTL_DAYS', DEFAULTS.ledgerTtlDays, 1, 3650),
+    ledgerTtlDays: ledgerTtlDays(env),
     closeGraceHours: integer(env, 'TALLY_CLOSE_GRACE_HOURS', DEFAULTS.closeGraceHours, 0, 8760),
     ...(ingestQueueUrl === undefined ? {} : { ingestQueueUrl }),
     visibilityTimeoutSeconds: integer(env, 'TALLY_VISIBILITY_TIMEOUT', DEFAULTS.visibilityTimeoutSeconds, 1, 43_200),
@@ -182,6 +183,21 @@ export function readConfig(env: Env): TallyConfig {
     quotaDefaults: readQuotaDefaults(env.TALLY_QUOTAS),
     quotaLevels: readQuotaLevels(env.TALLY_QUOTA_LEVELS),
   };
+}
+
+/**
+ * `TALLY_LEDGER_TTL_DAYS`: records that prove an increment applied (ledger items, attempt
+ * records, tombstones) must outlive every redelivery the queues allow, or a late retry
+ * finds them expired and counts again. Refused here, at cold start and in the CLI.
+ */
+function ledgerTtlDays(env: Env): number {
+  const days = integer(env, 'TALLY_LEDGER_TTL_DAYS', DEFAULTS.ledgerTtlDays, 1, 3650);
+  if (days < MAX_REDELIVERY_HORIZON_DAYS) {
+    throw new ConfigError(
+      `TALLY_LEDGER_TTL_DAYS (${days}) is shorter than the redelivery horizon of ${MAX_REDELIVERY_HORIZON_DAYS} days (14 days in the ingest queue, 14 in the DLQ, ${REPLAY_WINDOW_DAYS} to replay): a late retry could find its records expired and count again`,
+    );
+  }
+  return days;
 }
 
 /** Parses `TALLY_QUOTAS` (a JSON object of monthly allowances per metric). */

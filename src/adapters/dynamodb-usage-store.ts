@@ -107,6 +107,8 @@ export class DynamoUsageStore implements UsageStore {
   private readonly tableName: string;
   private readonly table: TableAccess;
   private readonly historyCap: number;
+  /** The least cap any writer used on the table (see `TableSettings`): an item of an earlier version under it never dropped a key. */
+  private legacyCap: number;
   private readonly ledgerTtlDays: number;
   private readonly clock: () => Date;
   /** Per shard: the history's state when this store last saw it (a hint: a stale one costs a retry). */
@@ -122,11 +124,21 @@ export class DynamoUsageStore implements UsageStore {
     this.tableName = options.tableName;
     this.table = { client: options.client, tableName: options.tableName };
     this.historyCap = options.historyCap;
+    this.legacyCap = options.historyCap;
     this.ledgerTtlDays = options.ledgerTtlDays;
     this.clock = options.clock ?? (() => new Date());
     this.onCapacity = options.onCapacity;
     this.onHistory = options.onHistory;
     this.onUnresolved = options.onUnresolved;
+  }
+
+  /**
+   * The least history cap ever used on the table, as the table records it: an item from
+   * an earlier version (no drop count) proves it never dropped a key only with fewer keys
+   * than that, since it may have rolled at that cap before a larger one was set.
+   */
+  useLeastCap(cap: number): void {
+    this.legacyCap = Math.min(cap, this.historyCap);
   }
 
   private get capacityRequest(): { ReturnConsumedCapacity?: 'TOTAL' } {
@@ -156,11 +168,12 @@ export class DynamoUsageStore implements UsageStore {
     let options: HistoryUpdateOptions = {
       tableName: this.tableName,
       cap: this.historyCap,
+      legacyCap: this.legacyCap,
       now: this.clock(),
       ...(since === undefined ? {} : { since }),
     };
     let state: HistoryState = this.shapes.get(shardId) ?? { size: 0, drops: 0, heads: [] };
-    if (since !== undefined && !provesAbsence(state, increment.day, this.historyCap, since)) {
+    if (since !== undefined && !provesAbsence(state, increment.day, this.legacyCap, since)) {
       const decided = await this.decideByTombstone(increment, state, since, apply.legacyPin);
       if (decided !== undefined) return decided;
       // A remembered state does not say whether the key was in the history then: had it

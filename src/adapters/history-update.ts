@@ -50,6 +50,8 @@ export interface HistoryUpdateOptions {
   readonly tableName: string;
   /** Keys a shard's history holds; past it, each increment drops the oldest (tombstoned first). */
   readonly cap: number;
+  /** The least cap any writer used on the table: an item of an earlier version below it never dropped a key (default `cap`). */
+  readonly legacyCap?: number;
   readonly now: Date;
   /**
    * Proven mode, for an attempt that may follow one that died unseen, which started no
@@ -130,7 +132,7 @@ const FORM_UPDATES: Record<HistoryForm, { set: string[]; remove: string[]; add: 
  * it had dropped one), or its oldest key is older than `:since`.
  */
 const PROOF =
-  '(attribute_not_exists(#h) OR (#x = :zero AND attribute_not_exists(#a)) OR ((attribute_not_exists(#x) OR attribute_exists(#a)) AND size(#h) < :cap) OR #t[0] < :since)';
+  '(attribute_not_exists(#h) OR (#x = :zero AND attribute_not_exists(#a)) OR ((attribute_not_exists(#x) OR attribute_exists(#a)) AND size(#h) < :legacyCap) OR #t[0] < :since)';
 
 /**
  * The `UpdateItem` input that applies `increment` in `form`. The old item comes back
@@ -169,6 +171,7 @@ export function historyUpdate(
     ':nextMinute': { S: new Date((Math.floor(options.now.getTime() / MS_PER_MINUTE) + 1) * MS_PER_MINUTE).toISOString() },
     ':day': { S: increment.day },
     ':cap': { N: String(options.cap) },
+    ':legacyCap': { N: String(options.legacyCap ?? options.cap) },
     ':tm': { N: String(minute) },
     ':n': { N: String(size) },
     ':zero': { N: '0' },
@@ -264,10 +267,10 @@ export function formFor(state: Pick<HistoryState, 'size' | 'drops'>, cap: number
  * Whether `state` proves that a key absent from its history was never applied by an
  * attempt that started no earlier than `since`: the same test as the write's proof.
  */
-export function provesAbsence(state: HistoryState, day: string, cap: number, since: Date): boolean {
+export function provesAbsence(state: HistoryState, day: string, legacyCap: number, since: Date): boolean {
   if (state.size === 0) return true;
   if (state.drops === 0 && state.adoptedAt === undefined) return true;
-  if ((state.drops === undefined || state.adoptedAt !== undefined) && state.size < cap) return true;
+  if ((state.drops === undefined || state.adoptedAt !== undefined) && state.size < legacyCap) return true;
   return state.oldest !== undefined && state.oldest < historyMinute(day, since);
 }
 
@@ -295,7 +298,7 @@ export type HistoryVerdict =
 export function nextForm(
   item: Record<string, AttributeValue> | undefined,
   key: Uint8Array,
-  options: Pick<HistoryUpdateOptions, 'cap' | 'since' | 'maxDrops'> & { day: string },
+  options: Pick<HistoryUpdateOptions, 'cap' | 'legacyCap' | 'since' | 'maxDrops'> & { day: string },
 ): HistoryVerdict {
   for (const entry of item?.[SHARD_ATTRIBUTES.keys]?.L ?? []) {
     if (entry.B !== undefined && sameBytes(entry.B, key)) return { kind: 'duplicate' };
@@ -305,7 +308,7 @@ export function nextForm(
   const holds =
     options.maxDrops !== undefined
       ? state.size === 0 || (state.drops ?? 0) <= options.maxDrops
-      : options.since === undefined || provesAbsence(state, options.day, options.cap, options.since);
+      : options.since === undefined || provesAbsence(state, options.day, options.legacyCap ?? options.cap, options.since);
   return { kind: holds ? 'retry' : 'unproven', form, state };
 }
 

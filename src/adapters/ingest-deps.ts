@@ -7,6 +7,7 @@ import { DynamoLateUsageMarks } from './dynamodb-close-store';
 import { DynamoUsageStore, type DynamoUsageStoreOptions } from './dynamodb-usage-store';
 import { S3LogSource } from './s3-log-source';
 import { SqsMessageVisibility } from './sqs-visibility';
+import { checkSettingsAgainstTable, TableSettings } from './table-settings';
 
 /** The ingest settings a configuration implies. */
 export function ingestSettings(config: TallyConfig): IngestSettings {
@@ -43,10 +44,18 @@ export function usageStoreFor(
  * Wires the ingest flow to DynamoDB, S3 and SQS. Built once per cold start. `clock`
  * (tests and the chaos suite) drives the store's and the flow's time.
  */
-export function createIngestDeps(config: TallyConfig, clients: AwsClients, log: Log, clock?: () => Date): IngestDeps & { historyGauge: HistoryGauge } {
+export function createIngestDeps(
+  config: TallyConfig,
+  clients: AwsClients,
+  log: Log,
+  clock?: () => Date,
+): IngestDeps & { historyGauge: HistoryGauge; store: DynamoUsageStore; tableSettings: TableSettings } {
   const historyGauge = new HistoryGauge();
+  const tableSettings = new TableSettings({ client: clients.dynamodb, tableName: config.tableName, keyScheme: config.keyScheme });
   return {
     historyGauge,
+    tableSettings,
+    shardCounts: tableSettings,
     store: usageStoreFor(config, clients.dynamodb, {
       onHistory: (observation) => historyGauge.observe(observation),
       onUnresolved: () => historyGauge.unresolvedIncrement(),
@@ -63,4 +72,17 @@ export function createIngestDeps(config: TallyConfig, clients: AwsClients, log: 
     log,
     ...(clock === undefined ? {} : { clock }),
   };
+}
+
+/**
+ * What a writer does once before it writes (the consumer's cold start, an inline
+ * `tally replay` or `tally backfill`, a chaos consumer): checks its settings against what
+ * the table records (a shard schedule that would change the count of a day with data is
+ * refused, naming the day; see `shardScheduleConflicts`), records its history cap, and
+ * hands the store the least cap ever used, which its proof takes for items of earlier
+ * versions. One consistent `Query` (and one `UpdateItem` the first time a cap is used).
+ */
+export async function prepareToWrite(deps: { tableSettings: TableSettings; store: DynamoUsageStore }, config: TallyConfig, now: Date): Promise<void> {
+  const { leastCap } = await checkSettingsAgainstTable(deps.tableSettings, config.keyScheme, config.historyCap, now.toISOString().slice(0, 10));
+  deps.store.useLeastCap(leastCap);
 }

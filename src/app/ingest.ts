@@ -1,7 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { ResolverSpec } from '../domain/account-resolver';
 import { describeError, PoisonMessageError, PoisonObjectError, TallyError } from '../domain/errors';
-import { incrementKey, keyHex, type KeyScheme } from '../domain/idempotency-key';
+import { incrementKey, keyHex, shardsOn, type KeyScheme } from '../domain/idempotency-key';
 import { countObject } from '../domain/log-formats';
 import type { LogFormatSettings } from '../domain/log-fields';
 import { describeObject, type LogObjectRef } from '../domain/log-object';
@@ -51,8 +51,19 @@ export interface IngestSettings {
   readonly maxReceiveCount?: number;
 }
 
+/** Each day's shard count as the table records it (fixed by the day's first increment). */
+export interface ShardCounts {
+  shardsOn(day: string): Promise<number>;
+}
+
 export interface IngestDeps {
   readonly store: UsageStore;
+  /**
+   * Where a day's shard count comes from: the table's record of it, never this writer's
+   * own schedule alone (which only fixes a day nothing recorded yet). Without it (tests on
+   * the in-memory store), the settings' key scheme.
+   */
+  readonly shardCounts?: ShardCounts;
   /**
    * Late usage: increments for a day that is (about to be) closed are announced to the
    * closer with a marker first, so they become a revision of that day. Only such
@@ -143,8 +154,9 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const count = await countObject(opened.content, settings, ref.key, describeObject(ref));
 
   const usage = count.tally.usage();
+  const shardsByDay = await recordedShards(usage.map((row) => row.day), deps);
   const increments: Increment[] = usage.map((row) => {
-    const { key, shard } = incrementKey(ref, row.account, row.day, settings.keyScheme);
+    const { key, shard } = incrementKey(ref, row.account, row.day, { keyBytes: settings.keyScheme.keyBytes, shards: shardsByDay.get(row.day)! });
     return { account: row.account, day: row.day, shard, key, metrics: row.metrics };
   });
   const startedAt = clock().toISOString();
@@ -227,6 +239,13 @@ async function fillContributions(done: LedgerEntry, deps: IngestDeps): Promise<b
   const contributions = count.tally.usage().map(({ account, day, metrics }) => ({ account, day, metrics }));
   await deps.store.recordContributions({ ...done, contributions, format: count.format });
   return true;
+}
+
+/** The shard count of each of `days`, as the table records it (or the settings say, without a record keeper). */
+async function recordedShards(days: readonly string[], deps: IngestDeps): Promise<Map<string, number>> {
+  const unique = [...new Set(days)];
+  const counts = await Promise.all(unique.map((day) => deps.shardCounts?.shardsOn(day) ?? Promise.resolve(shardsOn(deps.settings.keyScheme, day))));
+  return new Map(unique.map((day, i) => [day, counts[i]!]));
 }
 
 type ApplyResult = IncrementOutcome | 'resumed' | 'not-started';

@@ -21,10 +21,12 @@ import type { LogObjectRef } from './log-object';
  * PK OBJ#<bucket>/<key>#<etag>  SK #TRY#<id>#<n>  an unfinished attempt's progress (sorts after #DONE)
  * PK UNRESOLVED                 SK OBJ#<bucket>/<key>#<etag>  increments nothing could prove applied or not (tally reconcile --resolve)
  * PK DROPPED#acme#2026-11-21#S#03  SK B#<minute>#<digest>  keys shard 3 of that day drops next, one item for up
- *                                               to 16, by the minute it was written (before the first of them left)
+ *                                               to 16, by the minute of its newest key (written before the first of them left)
  * PK DROPPED#<key hex>          SK #           one dropped key (versions before the batches; read until they expire)
  * PK HEALTH                    SK RECONCILE          the last tally reconcile over a day range: its result
  * PK DLQ#DROPPED               SK MSG#<messageId>  a dead-lettered message an operator dropped, on record
+ * PK SETTINGS                  SK SHARDS#2026-11-21  that day's shard count, fixed by its first increment
+ * PK SETTINGS                  SK CAP                the least history cap any writer used
  * PK QUOTA                     SK acme#requests     acme's monthly allowance of requests (tally quota set)
  * PK THRESHOLD#2026-11         SK acme#requests#080 acme crossed 80% of its requests allowance in 2026-11 (once)
  * PK THRESHOLD#RECHECK         SK 2026-09           usage of 2026-09 changed late: the evaluator looks at it again
@@ -359,8 +361,10 @@ export function droppedKeysPartition(shard: ShardRef): string {
  * before the shard's history drops any of `keys`, so that a retry that may follow an
  * unseen attempt can still learn, until the batch's TTL, that the increment was applied.
  * One item for a run of keys (up to 16, a few hundred bytes: 1 WCU) instead of one per
- * key. The sort key orders batches by the minute they were written, so a proof reads
- * only those written since its attempt may have started ({@link droppedKeysSince}); then
+ * key. The sort key orders batches by the minute of the newest key they hold (its `t`:
+ * no writer dates a key before one already in the history, so this is never earlier than
+ * any key in the batch, whatever the clock of the writer that rolls), so a proof reads
+ * only those holding keys added since its attempt may have started ({@link droppedKeysSince}); then
  * a digest of the keys: two writers that tombstone the same run in the same minute write
  * the same item, and different runs never overwrite each other.
  */
@@ -456,3 +460,23 @@ export function stripeLockKey(customer: string, eventName: string): TableKey {
 export function lastReconcileKey(): TableKey {
   return { PK: 'HEALTH', SK: 'RECONCILE' };
 }
+
+/**
+ * The partition of the settings every writer of the table must share (see
+ * `TableSettings`): one item per day that has data, with its shard count, and the
+ * least history cap used. Outside every account, object and tombstone partition.
+ */
+export const SETTINGS_PARTITION = 'SETTINGS';
+
+/** Key of the record of `day`'s shard count, put before the day's first increment and never changed. */
+export function dayShardsKey(day: string): TableKey {
+  return { PK: SETTINGS_PARTITION, SK: `SHARDS#${day}` };
+}
+
+/** The day a shard-count record's sort key names. */
+export function parseDayShardsSortKey(sk: string): string | undefined {
+  return /^SHARDS#(\d{4}-\d{2}-\d{2})$/.exec(sk)?.[1];
+}
+
+/** Key of the record of the least history cap any writer used on the table. */
+export const HISTORY_CAP_KEY: TableKey = { PK: SETTINGS_PARTITION, SK: 'CAP' };

@@ -25,6 +25,14 @@ export const REPLAY_WINDOW_DAYS = 30;
 
 const DAY_SECONDS = 86_400;
 
+/**
+ * SQS keeps a message at most 14 days (`MessageRetentionPeriod`, 60 to 1,209,600 seconds:
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html),
+ * so no queue settings allow a redelivery later than both queues' longest retention and
+ * the replay window: the least `TALLY_LEDGER_TTL_DAYS` that cold starts and CLI runs accept.
+ */
+export const MAX_REDELIVERY_HORIZON_DAYS = 2 * 14 + REPLAY_WINDOW_DAYS;
+
 /** The latest, in seconds after an object's first attempt, that any attempt at it can come. */
 export function redeliveryHorizonSeconds(settings: RedeliverySettings): number {
   const receives = settings.visibilityTimeoutSeconds * settings.maxReceiveCount;

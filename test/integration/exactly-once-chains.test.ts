@@ -1,5 +1,6 @@
 import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { createClients } from '../../src/adapters/clients';
+import { ensureUsageTable } from '../../src/adapters/usage-table';
 import { readConfig } from '../../src/adapters/config';
 import { usageStoreFor } from '../../src/adapters/ingest-deps';
 import { ingestBatch } from '../../src/app/ingest';
@@ -165,7 +166,10 @@ describe('never guessing: shards from before tombstoned drops', () => {
   it('leaves what nothing can prove unapplied and recorded, and tally reconcile --resolve settles it exactly from the raw logs', async () => {
     const account = uniqueId('legacy');
     const prefix = uniqueId('legacy-logs');
-    const env = { TALLY_SHARDS: '1' };
+    // A table of its own: its day has one shard, which the shared table records otherwise.
+    const table = uniqueId('legacy');
+    await ensureUsageTable(dynamodb, table);
+    const env = { TALLY_SHARDS: '1', TALLY_TABLE: table };
     const clock = new StoreClock();
     const createdAt = clock.read();
     // Sixty objects fill the account-day's one shard past its 48 keys.
@@ -181,7 +185,7 @@ describe('never guessing: shards from before tombstoned drops', () => {
 
     const retries = [];
     for (const ref of [x1, x2]) retries.push(await ingestBatch(batch(s3NotificationMessage(ref, { createdAt, receiveCount: 2 })), depsOn(clock, undefined, env)));
-    const before = await requestsOf(account);
+    const before = await requestsOf(account, table);
     const io = captureIo();
     const code = await tallyCommand('reconcile')(['--resolve', '--json'], io, operatorEnv(info, { prefix: `${prefix}/` }, env));
     const settlements = (JSON.parse(io.stdout) as { settlements: { account: string; outcome: string; metrics: { requests: number } }[] }).settlements;
@@ -197,11 +201,11 @@ describe('never guessing: shards from before tombstoned drops', () => {
       [1, 'already-counted'],
       [2, 'applied'],
     ]);
-    expect(await requestsOf(account)).toBe(63);
+    expect(await requestsOf(account, table)).toBe(63);
     expect(secondCode).toBe(0);
     expect(again.stdout).toMatch(/no unresolved increments/);
     expect(reconcileCode).toBe(0);
-    const ledger = await dynamodb.send(new GetItemCommand({ TableName: info.table, Key: { PK: { S: ledgerKey(x1).PK }, SK: { S: '#DONE' } }, ConsistentRead: true }));
+    const ledger = await dynamodb.send(new GetItemCommand({ TableName: table, Key: { PK: { S: ledgerKey(x1).PK }, SK: { S: '#DONE' } }, ConsistentRead: true }));
     expect(ledger.Item?.unresolved).toBeUndefined();
     expect(ledger.Item?.settled?.L?.[0]?.M?.outcome?.S).toBe('applied');
   }, 240_000);
@@ -214,14 +218,15 @@ describe('never guessing: shards from before tombstoned drops', () => {
  */
 async function forgetUntombstoned(account: string, ref: LogObjectRef, env: Record<string, string>): Promise<void> {
   const config = readConfig({ ...localEnvironment(info), ...env });
+  const table = config.tableName;
   const { key, shard } = incrementKey(ref, account, DAY, config.keyScheme);
   const shardKey = usageKey({ accountId: account, day: DAY, shard });
-  const item = await dynamodb.send(new GetItemCommand({ TableName: info.table, Key: { PK: { S: shardKey.PK }, SK: { S: shardKey.SK } }, ConsistentRead: true }));
+  const item = await dynamodb.send(new GetItemCommand({ TableName: table, Key: { PK: { S: shardKey.PK }, SK: { S: shardKey.SK } }, ConsistentRead: true }));
   const at = (item.Item?.h?.L ?? []).findIndex((entry) => Buffer.from(entry.B ?? []).equals(Buffer.from(key)));
   expect(at).toBeGreaterThanOrEqual(0);
   await dynamodb.send(
     new UpdateItemCommand({
-      TableName: info.table,
+      TableName: table,
       Key: { PK: { S: shardKey.PK }, SK: { S: shardKey.SK } },
       UpdateExpression: `REMOVE #h[${at}], #t[${at}], #x`,
       ExpressionAttributeNames: { '#h': 'h', '#t': 't', '#x': 'x' },
@@ -229,7 +234,7 @@ async function forgetUntombstoned(account: string, ref: LogObjectRef, env: Recor
   );
   await dynamodb.send(
     new UpdateItemCommand({
-      TableName: info.table,
+      TableName: table,
       Key: { PK: { S: shardKey.PK }, SK: { S: shardKey.SK } },
       UpdateExpression: 'SET #h = list_append(#h, :k), #t = list_append(#t, :m)',
       ExpressionAttributeNames: { '#h': 'h', '#t': 't' },
@@ -238,7 +243,7 @@ async function forgetUntombstoned(account: string, ref: LogObjectRef, env: Recor
   );
   // A tombstone written for it at the front of a full history, before it was dropped, goes too.
   const partition = droppedKeysPartition({ accountId: account, day: DAY, shard });
-  for (const batch of await tombstoneBatches(dynamodb, info.table, { accountId: account, day: DAY, shard })) {
-    if (tombstoned([batch], key)) await dynamodb.send(new DeleteItemCommand({ TableName: info.table, Key: { PK: { S: partition }, SK: { S: batch.SK } } }));
+  for (const batch of await tombstoneBatches(dynamodb, table, { accountId: account, day: DAY, shard })) {
+    if (tombstoned([batch], key)) await dynamodb.send(new DeleteItemCommand({ TableName: table, Key: { PK: { S: partition }, SK: { S: batch.SK } } }));
   }
 }

@@ -1,13 +1,24 @@
+import { randomBytes } from 'node:crypto';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { backfill } from '../../src/app/backfill';
 import { ingestBatch } from '../../src/app/ingest';
 import { S3LogListing } from '../../src/adapters/s3-log-listing';
 import { SqsNotificationSender } from '../../src/adapters/sqs-notification-sender';
 import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
+import { readConfig } from '../../src/adapters/config';
+import { prepareToWrite } from '../../src/adapters/ingest-deps';
+import { ensureUsageTable } from '../../src/adapters/usage-table';
+import { localEnvironment } from '../../src/local/stack';
+import { tallyCommand } from '../support/cli';
+import { captureIo, operatorEnv } from '../support/operator';
+import { historyMinute } from '../../src/adapters/history-update';
+import { incrementKey } from '../../src/domain/idempotency-key';
+import { attemptKey, usageKey } from '../../src/domain/keys';
 import { s3EventBody } from '../../src/domain/notifications';
 import { dieAfterApplying } from '../support/faults';
 import { accountsFor, batch, busyTraffic, DAY, DAYS, depsOn, MINUTE, objectFor, requestsOf, StoreClock } from '../support/clocked';
-import { createTestQueues, s3NotificationMessage, sqsRecord, testClients, testStackInfo, uniqueId } from '../support/stack';
+import { createTestQueues, s3NotificationMessage, sqsRecord, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 /**
  * Exactly once on the paths an operator takes, and under clocks writers do not share:
@@ -103,4 +114,102 @@ describe('clocks cannot reorder history', () => {
     expect(retry.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 3, applied: 2, duplicates: 1, unresolved: 0 });
     for (const account of accounts) expect(await requestsOf(account)).toBe(401);
   }, 240_000);
+});
+
+describe('settings every writer shares live in the table', () => {
+  it('a day\'s shard count is fixed by its first increment: a retry under a schedule that changes it uses the recorded one, and the schedule is refused at cold start naming the day', async () => {
+    const accounts = accountsFor('moved', 8);
+    const object = await objectFor(accounts);
+    const clock = new StoreClock();
+    const createdAt = clock.read();
+    const died = await ingestBatch(batch(s3NotificationMessage(object, { createdAt, receiveCount: 1 })), depsOn(clock, (c) => dieAfterApplying(c, 4)));
+    // The operator now sets 16 shards from DAY on, a day that has data.
+    const moved = depsOn(clock, undefined, { TALLY_SHARDS: `4,16@${DAY}` });
+    const coldStart = await prepareToWrite(moved, readConfig({ ...localEnvironment(info), TALLY_SHARDS: `4,16@${DAY}` }), clock.read()).then(
+      () => 'started',
+      (error: Error) => error.message,
+    );
+    const retry = await ingestBatch(batch(s3NotificationMessage(object, { createdAt, receiveCount: 2 })), moved);
+
+    expect(died.batchItemFailures).toHaveLength(1);
+    expect(coldStart).toMatch(new RegExp(`gives ${DAY} 16 shard\\(s\\), but the table records 4 for it`));
+    expect(retry.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 8, applied: 4, duplicates: 4, unresolved: 0 });
+    for (const account of accounts) expect(await requestsOf(account)).toBe(1);
+  }, 120_000);
+
+  it('an inline replay or backfill whose TALLY_SHARDS disagrees with the table is refused, naming the day; one on a clock 20 minutes behind DynamoDB\'s is refused, saying by how much', async () => {
+    const table = uniqueId('settings');
+    await ensureUsageTable(dynamodb, table);
+    const accounts = accountsFor('cli', 2);
+    const prefix = uniqueId('cli-logs');
+    const object = await objectFor(accounts, 1, prefix);
+    // The consumer runs with 16 shards: the day's first increment (another object's) fixes 16.
+    const counted = await ingestBatch(batch(s3NotificationMessage(await objectFor(accounts))), testIngestDeps({ TALLY_TABLE: table, TALLY_SHARDS: '16' }));
+    const env = operatorEnv(info, { prefix: `${prefix}/` }, { TALLY_TABLE: table });
+
+    const unshared = captureIo();
+    const unsharedCode = await tallyCommand('backfill')(['--from', DAY, '--to', DAY, '--inline'], unshared, env);
+    const skewed = captureIo();
+    const skewedCode = await tallyCommand('backfill')(['--from', DAY, '--to', DAY, '--inline'], skewed, { ...env, TALLY_SHARDS: '16' }, process.cwd(), () => new Date(Date.now() - 20 * MINUTE));
+    const right = captureIo();
+    const rightCode = await tallyCommand('backfill')(['--from', DAY, '--to', DAY, '--inline'], right, { ...env, TALLY_SHARDS: '16' });
+
+    expect(counted.batchItemFailures).toEqual([]);
+    expect(unsharedCode).not.toBe(0);
+    expect(unshared.stderr).toMatch(new RegExp(`TALLY_SHARDS=4 gives ${DAY} 4 shard\\(s\\), but the table records 16 for it`));
+    expect(skewedCode).not.toBe(0);
+    expect(skewed.stderr).toMatch(/clock is (19 min 5[0-9]|20 min [0-9]+) s behind DynamoDB's/);
+    expect(rightCode).toBe(0);
+    for (const account of accounts) expect(await requestsOf(account, table)).toBe(2);
+  }, 120_000);
+});
+
+describe('a raised history cap', () => {
+  it('does not take an item of an earlier version below the new cap for one that never dropped a key: the increment is left unresolved, not applied twice', async () => {
+    const table = uniqueId('cap');
+    await ensureUsageTable(dynamodb, table);
+    const env48 = { TALLY_TABLE: table, TALLY_HISTORY_CAP: '48' };
+    // This version ran with cap 48 on the table (the consumer's cold start recorded it).
+    const before = testIngestDeps(env48);
+    await prepareToWrite(before, readConfig({ ...localEnvironment(info), ...env48 }), new Date());
+    const [old, fresh] = accountsFor('capped', 2) as [string, string];
+    const object = await objectFor([old, fresh]);
+    const startedAt = new Date(Date.now() - 3_600_000);
+    // An earlier version's attempt applied `old`'s increment and died unseen; its history, at 48 keys with no
+    // drop count, then dropped the key by age, leaving no tombstone.
+    const config48 = readConfig({ ...localEnvironment(info), ...env48 });
+    const { shard } = incrementKey(object, old, DAY, config48.keyScheme);
+    const key = usageKey({ accountId: old, day: DAY, shard });
+    await dynamodb.send(
+      new PutItemCommand({
+        TableName: table,
+        Item: {
+          PK: { S: key.PK },
+          SK: { S: key.SK },
+          requests: { N: '49' },
+          bytes: { N: '4900' },
+          h: { L: Array.from({ length: 48 }, () => ({ B: randomBytes(12) })) },
+          t: { L: Array.from({ length: 48 }, () => ({ N: String(historyMinute(DAY, new Date())) })) },
+          updatedAt: { S: new Date().toISOString() },
+          d: { S: DAY },
+        },
+      }),
+    );
+    const record = attemptKey(object, `${startedAt.toISOString()}-old`, 0);
+    await dynamodb.send(
+      new PutItemCommand({
+        TableName: table,
+        Item: { PK: { S: record.PK }, SK: { S: record.SK }, startedAt: { S: startedAt.toISOString() }, state: { S: 'started' }, since: { S: startedAt.toISOString() }, ttl: { N: String(Math.floor(Date.now() / 1000) + 86_400) } },
+      }),
+    );
+    // The operator raises the cap to 64; the retry comes from the DLQ.
+    const env64 = { TALLY_TABLE: table, TALLY_HISTORY_CAP: '64' };
+    const after = testIngestDeps(env64);
+    await prepareToWrite(after, readConfig({ ...localEnvironment(info), ...env64 }), new Date());
+    const retry = await ingestBatch(batch(s3NotificationMessage(object)), after);
+
+    expect(retry.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 2, applied: 1, duplicates: 0, unresolved: 1 });
+    expect(await requestsOf(old, table)).toBe(49);
+    expect(await requestsOf(fresh, table)).toBe(1);
+  }, 120_000);
 });

@@ -3,7 +3,6 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import type { IngestDeps } from '../../src/app/ingest';
 import { lambdaSqsRecord } from '../../src/app/sqs-record';
 import { silentLog, type Log } from '../../src/app/log';
 import { createClients, type AwsClients } from '../../src/adapters/clients';
@@ -136,7 +135,7 @@ export function s3NotificationMessage(
 export function testIngestDeps(
   overrides: Record<string, string> = {},
   options: { log?: Log; info?: LocalStackInfo; clients?: (clients: AwsClients) => void; clock?: () => Date } = {},
-): IngestDeps & { clients: AwsClients } {
+): ReturnType<typeof createIngestDeps> & { clients: AwsClients } {
   const info = options.info ?? testStackInfo();
   const config = readConfig({
     ...localEnvironment(info),

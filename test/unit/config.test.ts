@@ -24,6 +24,8 @@ describe('readConfig', () => {
     [{ TALLY_TABLE: 'usage', TALLY_METRICS: '{' }, /TALLY_METRICS/],
     [{ TALLY_TABLE: 'usage', AWS_ENDPOINT_URL_DYNAMODB: 'not a url' }, /AWS_ENDPOINT_URL_DYNAMODB must be a URL/],
     [{ TALLY_TABLE: 'usage', TALLY_HISTORY_CAP: '25000', TALLY_KEY_BYTES: '16' }, /400 KB/],
+    [{ TALLY_TABLE: 'usage', TALLY_LEDGER_TTL_DAYS: '1' }, /TALLY_LEDGER_TTL_DAYS \(1\) is shorter than the redelivery horizon of 58 days/],
+    [{ TALLY_TABLE: 'usage', TALLY_LEDGER_TTL_DAYS: '57' }, /TALLY_LEDGER_TTL_DAYS \(57\)/],
   ])('fails fast naming the variable at fault (%j)', (env, message) => {
     expect(() => readConfig(env)).toThrow(ConfigError);
     expect(() => readConfig(env)).toThrow(message);

@@ -1,4 +1,4 @@
-import { APPEND_INDEX, hasOneKeyTombstones, historyMinute, historyUpdate, nextForm, observeWrite, provesAbsence, tombstonesCover, type HistoryState } from '../../src/adapters/history-update';
+import { APPEND_INDEX, hasOneKeyTombstones, historyMinute, historyUpdate, newestFirst, nextForm, observeWrite, provesAbsence, tombstonesCover, type HistoryState } from '../../src/adapters/history-update';
 import { isValidAccountId } from '../../src/domain/account-id';
 import { ValidationError } from '../../src/domain/errors';
 import { incrementKey, keyHex } from '../../src/domain/idempotency-key';
@@ -81,7 +81,7 @@ describe('rolling-history update expressions', () => {
     expect(input.UpdateExpression).toBe(
       'SET #h = list_append(if_not_exists(#h, :empty), :kl), #t = list_append(if_not_exists(#t, :empty), :tml), #x = if_not_exists(#x, :zero), #u = :now, #d = :day ADD #m0 :m0, #m1 :m1',
     );
-    expect(input.ConditionExpression).toBe('(attribute_not_exists(#h) OR (attribute_exists(#x) AND size(#h) < :cap)) AND NOT contains(#h, :k)');
+    expect(input.ConditionExpression).toBe('(attribute_not_exists(#h) OR (attribute_exists(#x) AND size(#h) < :cap)) AND (attribute_not_exists(#u) OR #u < :nextMinute) AND NOT contains(#h, :k)');
     expect(input.ExpressionAttributeValues?.[':tml']).toEqual({ L: [{ N: '600' }] });
     expect(input.ReturnValuesOnConditionCheckFailure).toBe('ALL_OLD');
     expect(input.Key).toEqual({ PK: { S: 'ACCT#acme' }, SK: { S: 'DAY#2026-11-21#S#01' } });
@@ -94,7 +94,7 @@ describe('rolling-history update expressions', () => {
       `SET #h[${APPEND_INDEX}] = :k, #t[${APPEND_INDEX}] = :tm, #u = :now, #d = :day REMOVE #h[0], #t[0] ADD #x :one, #y :one, #m0 :m0, #m1 :m1`,
     );
     expect(input.UpdateExpression).not.toMatch(/list_append\(#h, .*REMOVE/);
-    expect(input.ConditionExpression).toBe('attribute_exists(#x) AND size(#h) >= :cap AND #h[0] IN (:head0, :head1) AND NOT contains(#h, :k)');
+    expect(input.ConditionExpression).toBe('attribute_exists(#x) AND size(#h) >= :cap AND #h[0] IN (:head0, :head1) AND (attribute_not_exists(#u) OR #u < :nextMinute) AND NOT contains(#h, :k)');
     expect(input.ExpressionAttributeValues?.[':head1']).toEqual({ B: new Uint8Array([8]) });
   });
 
@@ -102,7 +102,7 @@ describe('rolling-history update expressions', () => {
     const input = historyUpdate('adopt', increment, options, { size: 3 });
 
     expect(input.UpdateExpression).toBe('SET #h = list_append(#h, :kl), #t = :tadopt, #x = :zero, #a = :tm, #u = :now, #d = :day ADD #m0 :m0, #m1 :m1');
-    expect(input.ConditionExpression).toBe('attribute_exists(#h) AND attribute_not_exists(#x) AND size(#h) = :n AND NOT contains(#h, :k)');
+    expect(input.ConditionExpression).toBe('attribute_exists(#h) AND attribute_not_exists(#x) AND size(#h) = :n AND (attribute_not_exists(#u) OR #u < :nextMinute) AND NOT contains(#h, :k)');
     expect(input.ExpressionAttributeValues?.[':tadopt']).toEqual({ L: [{ N: '600' }, { N: '600' }, { N: '600' }, { N: '600' }] });
     expect(input.ExpressionAttributeValues?.[':n']).toEqual({ N: '3' });
   });
@@ -111,7 +111,7 @@ describe('rolling-history update expressions', () => {
     const input = historyUpdate('grow', increment, { ...options, since: new Date('2026-11-21T09:00:00Z') });
 
     expect(input.ConditionExpression).toMatch(
-      / AND NOT contains\(#h, :k\) AND \(attribute_not_exists\(#h\) OR \(#x = :zero AND attribute_not_exists\(#a\)\) OR \(\(attribute_not_exists\(#x\) OR attribute_exists\(#a\)\) AND size\(#h\) < :cap\) OR #t\[0\] < :since\)$/,
+      / AND NOT contains\(#h, :k\) AND \(attribute_not_exists\(#h\) OR \(#x = :zero AND attribute_not_exists\(#a\)\) OR \(\(attribute_not_exists\(#x\) OR attribute_exists\(#a\)\) AND size\(#h\) < :legacyCap\) OR #t\[0\] < :since\)$/,
     );
     expect(input.ExpressionAttributeValues?.[':since']).toEqual({ N: '540' });
   });
@@ -203,10 +203,19 @@ describe('rolling-history update expressions', () => {
       keys: 2,
       droppedAgeSeconds: 6030,
       dropped: true,
-      after: { size: 2, drops: 5, batched: 1, oldest: 600, heads: [second] },
+      after: { size: 2, drops: 5, batched: 1, oldest: 600, heads: [second], headsMinute: 600, updatedAt: options.now.toISOString() },
     });
     expect(observeWrite('grow', old(590), '2026-11-21', options.now)).toMatchObject({ keys: 3, dropped: false, after: { size: 3, drops: 4, oldest: 590 } });
     expect(observeWrite('adopt', { h: old(590).h }, '2026-11-21', options.now)).toMatchObject({ keys: 3, after: { drops: 0, adoptedAt: 600, oldest: 600 } });
+  });
+
+  it('dates a key no earlier than the item\'s last write, and asks that no write be dated past the minute after', () => {
+    const clock = new Date('2026-11-21T10:00:30Z');
+    expect(newestFirst(clock, '2026-11-21T10:20:00.000Z')).toEqual(new Date('2026-11-21T10:20:00Z'));
+    expect(newestFirst(clock, '2026-11-21T09:00:00.000Z')).toBe(clock);
+    expect(newestFirst(clock, undefined)).toBe(clock);
+    const input = historyUpdate('grow', { account: 'acme', day: '2026-11-21', shard: 0, key: new Uint8Array([1]), metrics: { requests: 1 } }, { tableName: 't', cap: 4, now: clock });
+    expect(input.ExpressionAttributeValues?.[':nextMinute']).toEqual({ S: '2026-11-21T10:01:00.000Z' });
   });
 
   it('counts history minutes from the start of the shard day', () => {

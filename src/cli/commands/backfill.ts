@@ -42,15 +42,20 @@ export const backfillCommand = defineCommand<BackfillOptions>({
   ],
   target: { settings: ['resolver', 'metrics'] },
   check: checkDayRange,
-  async run({ options, context: { io }, target: open }) {
+  async run({ options, context: { io, now }, target: open }) {
     const { from, to } = options;
     const { target, clients } = await open();
     const bucket = logBucketOf(target);
-    const { createIngestDeps, S3LogListing, SqsNotificationSender } = await import('../aws-adapters');
+    const { checkClock, createIngestDeps, prepareToWrite, S3LogListing, SqsNotificationSender } = await import('../aws-adapters');
     const inline = options.inline === true;
     const log = options.verbose === true ? jsonLog((line) => io.err(line), 'info', { source: 'tally backfill' }) : silentLog;
-    const deps = createIngestDeps(target.config, clients, log);
+    const deps = createIngestDeps(target.config, clients, log, now);
     let mode: BackfillMode;
+    if (inline && options.dryRun !== true) {
+      // An inline run writes like the consumer: on a clock DynamoDB agrees with, and on the table's shard counts.
+      await checkClock(clients.dynamodb, target.config.tableName, now);
+      await prepareToWrite(deps, target.config, now());
+    }
     if (inline) mode = { kind: 'inline', deps };
     else {
       const queueUrl = target.config.ingestQueueUrl;

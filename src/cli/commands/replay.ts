@@ -33,7 +33,7 @@ export const replayCommand = defineCommand<ReplayOptions>({
     { flags: '--queue <url>', help: 'the dead-letter queue to drain (same as --dlq-url)' },
     {
       flags: '--inline',
-      help: "count here instead of re-sending (with TALLY_SHARDS, TALLY_KEY_BYTES, TALLY_HISTORY_CAP: they must be the consumer's)",
+      help: "count here instead of re-sending (with TALLY_KEY_BYTES and TALLY_HISTORY_CAP: they must be the consumer's; a TALLY_SHARDS that disagrees with the table's shard counts is refused)",
     },
     { flags: '--max <n>', help: 'stop after N messages', read: integerFrom(1) },
     { flags: '--dry-run', help: 'list what would be replayed or kept; attempts nothing, every message stays in the DLQ' },
@@ -41,9 +41,9 @@ export const replayCommand = defineCommand<ReplayOptions>({
     { flags: '--verbose', help: 'the ingest log (JSON lines) on stderr, with --inline' },
   ],
   target: { settings: ['resolver', 'metrics'] },
-  async run({ options, context: { io }, target: open }) {
+  async run({ options, context: { io, now }, target: open }) {
     const { target, clients } = await open(options.queue === undefined ? {} : { dlqUrl: options.queue });
-    const { createIngestDeps, SqsMessageVisibility, SqsReplayQueues, sourceQueueOf } = await import('../aws-adapters');
+    const { checkClock, createIngestDeps, prepareToWrite, SqsMessageVisibility, SqsReplayQueues, sourceQueueOf } = await import('../aws-adapters');
     const dlqUrl = target.dlqUrl;
     if (dlqUrl === undefined) throw new ConfigError('no dead-letter queue: pass --queue (or --dlq-url) or set TALLY_DLQ_URL');
     const inline = options.inline === true;
@@ -54,7 +54,12 @@ export const replayCommand = defineCommand<ReplayOptions>({
     }
     const queues = new SqsReplayQueues({ client: clients.sqs, dlqUrl, ...(ingestQueueUrl === undefined ? {} : { ingestQueueUrl }) });
     const log = options.verbose === true ? jsonLog((line) => io.err(line), 'info', { source: 'tally replay' }) : silentLog;
-    const ingest = createIngestDeps(target.config, clients, log);
+    const ingest = createIngestDeps(target.config, clients, log, now);
+    if (inline && options.dryRun !== true) {
+      // An inline run writes like the consumer: on a clock DynamoDB agrees with, and on the table's shard counts.
+      await checkClock(clients.dynamodb, target.config.tableName, now);
+      await prepareToWrite(ingest, target.config, now());
+    }
     // The heartbeat keeps the message hidden in the queue it was received from: the DLQ.
     const deps = { ...ingest, visibility: new SqsMessageVisibility({ client: clients.sqs, queueUrl: dlqUrl }) };
     const mode: ReplayMode = inline ? { kind: 'inline', deps } : { kind: 'queue' };
