@@ -34,6 +34,11 @@ const deps = initOnce<StripeSenderDeps>(() =>
         metrics.addMetric('StripeEventsFailed', MetricUnit.Count, count);
         metrics.publishStoredMetrics();
       },
+      // Totals after their invoice was finalized: the stripe-late-usage alarm.
+      onLateUsage: (count: number) => {
+        metrics.addMetric('StripeLateUsage', MetricUnit.Count, count);
+        metrics.publishStoredMetrics();
+      },
     })),
 );
 

@@ -216,6 +216,15 @@ const ALARMS = {
     period: 300,
     above: 0,
   },
+  StripeLateUsageAlarm: {
+    name: 'stripe-late-usage',
+    description:
+      'A day\'s total reached Stripe after the invoice holding it was finalized with another total: the customer was billed a different figure. A signed stripe.late_usage webhook carries it; `tally stripe status` shows the record invoice-finalized (docs/stripe.md#late-usage).',
+    metric: tallyMetric('StripeLateUsage', 'StripeSenderLambdaFunction'),
+    statistic: 'Sum',
+    period: 300,
+    above: 0,
+  },
   StripeDeadLetterQueueDepthAlarm: {
     name: 'stripe-dlq-not-empty',
     description:

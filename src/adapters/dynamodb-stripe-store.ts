@@ -17,9 +17,9 @@ import { queryAll } from './query-partition';
  * The Stripe sync's items in the usage table (see keys.ts):
  *
  * ```
- * STRIPE#LINK / <account>                       customer, linkedAt
+ * STRIPE#LINK / <account>                       customer, linkedAt, sendFrom (first day sent)
  * STRIPE#OUT#<account> / <day>#<metric>#R#<n>[#A#<k>][#P#<p>]   identifier, customer, eventName, value, ts, state, attempts,
- *                                               createdAt, sentAt, deliveredAt, error, notifiedAt
+ *                                               createdAt, sentAt, deliveredAt, error, notifiedAt, invoice, billed
  * STRIPE#LOCK / <customer>#<eventName>          owner, until (epoch ms)     a lease, not a transaction
  * ```
  */
@@ -37,7 +37,7 @@ export class DynamoStripeStore implements StripeStore {
     const output = await this.client.send(
       new PutItemCommand({
         TableName: this.tableName,
-        Item: { PK: { S: key.PK }, SK: { S: key.SK }, customer: { S: link.customer }, linkedAt: { S: link.linkedAt } },
+        Item: { PK: { S: key.PK }, SK: { S: key.SK }, customer: { S: link.customer }, linkedAt: { S: link.linkedAt }, ...(link.from === undefined ? {} : { sendFrom: { S: link.from } }) },
         ReturnValues: 'ALL_OLD',
       }),
     );
@@ -95,7 +95,7 @@ export class DynamoStripeStore implements StripeStore {
 
   async updateRecord(
     record: StripeOutboxRecord,
-    changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer'>>,
+    changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer' | 'invoice' | 'billed'>>,
   ): Promise<void> {
     const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision, adjusted: record.adjusted, running: record.running });
     const names: Record<string, string> = {};
@@ -156,11 +156,11 @@ export class DynamoStripeStore implements StripeStore {
 }
 
 function linkOf(item: Record<string, AttributeValue>): StripeLink {
-  return { account: item.SK?.S ?? '', customer: item.customer?.S ?? '', linkedAt: item.linkedAt?.S ?? '' };
+  return { account: item.SK?.S ?? '', customer: item.customer?.S ?? '', linkedAt: item.linkedAt?.S ?? '', ...(item.sendFrom?.S === undefined ? {} : { from: item.sendFrom.S }) };
 }
 
 function recordOf(account: string, item: Record<string, AttributeValue>): StripeOutboxRecord {
-  const optional = (name: 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt') => (item[name]?.S === undefined ? {} : { [name]: item[name]!.S });
+  const optional = (name: 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'invoice') => (item[name]?.S === undefined ? {} : { [name]: item[name]!.S });
   return {
     account,
     day: item.day?.S ?? '',
@@ -180,5 +180,7 @@ function recordOf(account: string, item: Record<string, AttributeValue>): Stripe
     ...optional('deliveredAt'),
     ...optional('error'),
     ...optional('notifiedAt'),
+    ...optional('invoice'),
+    ...(item.billed?.N === undefined ? {} : { billed: Number(item.billed.N) }),
   };
 }

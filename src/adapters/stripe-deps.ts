@@ -1,7 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Log } from '../app/log';
-import type { StripeSyncDeps } from '../app/stripe-sync';
+import { SubscriptionCache, type StripeSyncDeps } from '../app/stripe-sync';
 import type { TallyConfig } from './config';
 import { DynamoAdjustmentStore } from './dynamodb-adjustments';
 import { DynamoCloseStore } from './dynamodb-close-store';
@@ -35,6 +35,7 @@ export function createStripeSyncDeps(
     scope: config.tally.tableName,
     graceHours: config.tally.closeGraceHours,
     runningMinutes: config.stripe.runningMinutes,
+    subscriptions: new SubscriptionCache(),
     log,
     ...extra,
   };

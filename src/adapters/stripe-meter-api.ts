@@ -1,5 +1,5 @@
 import Stripe from 'stripe';
-import type { MeterEventOutcome, StripeMeterApi, StripeMeterInfo } from '../app/ports';
+import type { MeterEventOutcome, StripeInvoiceInfo, StripeMeterApi, StripeMeterInfo, StripeSubscriptionItemInfo } from '../app/ports';
 import { addDays } from '../domain/days';
 import { STRIPE_CUSTOMER_KEY, STRIPE_VALUE_KEY } from '../domain/stripe';
 
@@ -64,6 +64,46 @@ export class SdkStripeMeterApi implements StripeMeterApi {
     for (const summary of summaries) byDay[new Date(summary.start_time * 1000).toISOString().slice(0, 10)] = summary.aggregated_value;
     return byDay;
   }
+
+  /**
+   * Each item of the customer's subscriptions with its current period (on the item since API
+   * version 2025-03-31.basil) and price: https://docs.stripe.com/api/subscriptions/list.
+   */
+  async subscriptionItems(customer: string): Promise<StripeSubscriptionItemInfo[]> {
+    const subscriptions = await this.stripe.subscriptions.list({ customer, limit: 100 }).autoPagingToArray({ limit: 1_000 });
+    return subscriptions.flatMap((subscription) =>
+      subscription.items.data.map((item) => ({
+        subscription: subscription.id,
+        priceId: item.price.id,
+        meterId: item.price.recurring?.meter ?? null,
+        billingScheme: item.price.billing_scheme,
+        currentPeriodStart: item.current_period_start,
+        currentPeriodEnd: item.current_period_end,
+      })),
+    );
+  }
+
+  /**
+   * The customer's latest 100 invoices: period, status and `status_transitions.finalized_at`
+   * (https://docs.stripe.com/api/invoices/list; a draft becomes `open` when finalized,
+   * https://docs.stripe.com/invoicing/overview#invoice-lifecycle).
+   */
+  async invoices(customer: string): Promise<StripeInvoiceInfo[]> {
+    const page = await this.stripe.invoices.list({ customer, limit: 100 });
+    return page.data.map((invoice) => ({
+      id: invoice.id ?? '',
+      periodStart: invoice.period_start,
+      periodEnd: invoice.period_end,
+      status: invoice.status ?? 'draft',
+      finalizedAt: invoice.status_transitions.finalized_at ?? null,
+      lines: invoice.lines.data.map((line) => ({ priceId: idOf(line.pricing?.price_details?.price), quantity: line.quantity ?? 0 })),
+    }));
+  }
+}
+
+/** The id of an expandable field (an id or the object). */
+function idOf(field: string | { id: string } | null | undefined): string | null {
+  return field === null || field === undefined ? null : typeof field === 'string' ? field : field.id;
 }
 
 /** What an SDK error means for the sender. */

@@ -326,7 +326,7 @@ export interface StripeStore {
   /** Writes a new record unless one exists for its (account, metric, day, revision): true when written. */
   addRecord(record: StripeOutboxRecord): Promise<boolean>;
   /** Changes a record's state and bookkeeping. */
-  updateRecord(record: StripeOutboxRecord, changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer'>>): Promise<void>;
+  updateRecord(record: StripeOutboxRecord, changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer' | 'invoice' | 'billed'>>): Promise<void>;
   /** Takes the lease of (customer, event name) for `owner` until `until`, if free or expired at `now`: true when held. */
   acquireLease(customer: string, eventName: string, owner: string, now: Date, until: Date): Promise<boolean>;
   releaseLease(customer: string, eventName: string, owner: string): Promise<void>;
@@ -353,12 +353,40 @@ export interface StripeMeterInfo {
   readonly valueKey: string;
 }
 
+/** A metered item of a customer's subscription: its price, the price's meter and the current period. */
+export interface StripeSubscriptionItemInfo {
+  readonly subscription: string;
+  readonly priceId: string;
+  /** The meter of a metered price (`price.recurring.meter`); null for a licensed price. */
+  readonly meterId: string | null;
+  readonly billingScheme: string;
+  /** Unix seconds. */
+  readonly currentPeriodStart: number;
+  readonly currentPeriodEnd: number;
+}
+
+/** An invoice of a customer as Tally reads it: its period, its state and its metered lines. */
+export interface StripeInvoiceInfo {
+  readonly id: string;
+  /** Unix seconds; a subscription invoice bills usage of [periodStart, periodEnd). */
+  readonly periodStart: number;
+  readonly periodEnd: number;
+  readonly status: string;
+  /** When it was finalized (unix seconds); null while a draft. */
+  readonly finalizedAt: number | null;
+  readonly lines: readonly { readonly priceId: string | null; readonly quantity: number }[];
+}
+
 /** Stripe Billing's meter API (the official SDK). */
 export interface StripeMeterApi {
   sendMeterEvent(event: { eventName: string; customer: string; value: string; identifier: string; timestamp: number }): Promise<MeterEventOutcome>;
   meters(): Promise<StripeMeterInfo[]>;
   /** The meter's billed value for `customer` per UTC day of `from..to` (days without events are absent). */
   daySummaries(meterId: string, customer: string, from: string, to: string): Promise<Record<string, number>>;
+  /** The customer's subscription items (`GET /v1/subscriptions?customer=`); absent: the invoice is not known. */
+  subscriptionItems?(customer: string): Promise<StripeSubscriptionItemInfo[]>;
+  /** The customer's invoices, newest first (`GET /v1/invoices?customer=`, the first 100). */
+  invoices?(customer: string): Promise<StripeInvoiceInfo[]>;
 }
 
 /** Hands the sender what to send: a revision of a day, or an account's pending records. */

@@ -12,6 +12,8 @@ export interface StripeSenderDeps {
   readonly maxBackoffSeconds: number;
   /** Told how many events Stripe refused in a batch (the Lambda publishes `StripeEventsFailed`, which alarms). */
   readonly onRefused?: (count: number) => void;
+  /** Told how many totals reached a day whose invoice was already finalized (the Lambda publishes `StripeLateUsage`, which alarms). */
+  readonly onLateUsage?: (count: number) => void;
   /** Told what each message's work did (npm start prints it). */
   readonly onReport?: (outcomes: readonly SendOutcome[]) => void;
 }
@@ -27,10 +29,12 @@ export interface StripeSenderDeps {
 export async function sendStripeBatch(event: SQSEvent, deps: StripeSenderDeps): Promise<SQSBatchResponse> {
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   let refused = 0;
+  let late = 0;
   for (const record of event.Records) {
     try {
       const report = await handleStripeMessage(deps.sync, parseStripeMessage(record.body));
       refused += report.outcomes.filter((o) => o.outcome === 'failed').length;
+      late += report.outcomes.filter((o) => o.outcome === 'invoice-finalized').length;
       deps.onReport?.(report.outcomes);
       if (report.left > 0) throw new StripeRetryLaterError(`${report.left} meter event(s) not acknowledged yet; retried later`);
     } catch (error) {
@@ -44,5 +48,6 @@ export async function sendStripeBatch(event: SQSEvent, deps: StripeSenderDeps): 
     }
   }
   if (refused > 0) deps.onRefused?.(refused);
+  if (late > 0) deps.onLateUsage?.(late);
   return { batchItemFailures: failures };
 }

@@ -3,8 +3,11 @@ import { addDays, dayOf, eachDay } from '../domain/days';
 import { isClosed, lastClosableDay, type ClosedDay } from '../domain/day-close';
 import { TallyError } from '../domain/errors';
 import {
-  adjustmentRequiredEvent,
+  billedAtFinalization,
   compareEvents,
+  finalizedInvoiceHolding,
+  firstDayOfPeriod,
+  lateUsageEvent,
   eventStep,
   isTooOldForStripe,
   latestSendable,
@@ -19,7 +22,7 @@ import {
 } from '../domain/stripe';
 import { mapWithConcurrency } from './concurrency';
 import type { Log } from './log';
-import type { AdjustmentStore, CloseStore, StripeMeterApi, StripeSendMessage, StripeSendQueue, StripeStore, WebhookOutbox } from './ports';
+import type { AdjustmentStore, CloseStore, StripeInvoiceInfo, StripeMeterApi, StripeSendMessage, StripeSendQueue, StripeStore, StripeSubscriptionItemInfo, WebhookOutbox } from './ports';
 
 /** Something is left to send (Stripe busy or unreachable, or another sender holds the lease): try again later. */
 export class StripeRetryLaterError extends TallyError {
@@ -36,7 +39,7 @@ export interface StripeSyncDeps {
   readonly adjustments: Pick<AdjustmentStore, 'list'>;
   /** Metric -> Stripe event name (`TALLY_STRIPE_METERS`). */
   readonly meters: StripeMeterMap;
-  /** Where `stripe.adjustment_required` events go (the webhook queue); absent: only logged and shown by status. */
+  /** Where `stripe.late_usage` events go (the webhook queue); absent: only logged and shown by status. */
   readonly outbox?: WebhookOutbox;
   /** Queue of the sender (link queues an account's days here); absent: `tally stripe push` sends them. */
   readonly queue?: StripeSendQueue;
@@ -57,6 +60,40 @@ export interface StripeSyncDeps {
   /** (account, metric) groups worked on at once; one request at a time in each. */
   readonly concurrency?: number;
   readonly sleep?: (ms: number) => Promise<void>;
+  /** Customers' subscription periods, kept {@link SUBSCRIPTION_CACHE_SECONDS} (absent: read every time). */
+  readonly subscriptions?: SubscriptionCache;
+}
+
+/** How long a customer's subscription items (its current period) are kept: an hour, and never past the period's end. */
+export const SUBSCRIPTION_CACHE_SECONDS = 3_600;
+
+/**
+ * Customers' subscription items per customer, each kept an hour and never past the end of
+ * the current period it names: enough to know that a day is in the current period (no
+ * invoice holds it yet). A day before that period always has its invoices read fresh.
+ */
+export class SubscriptionCache {
+  private readonly held = new Map<string, { items: StripeSubscriptionItemInfo[]; until: number }>();
+  private meters: { ids: Map<string, string>; until: number } | undefined;
+
+  /** The id of the active meter of `eventName` (meters kept as long as subscriptions). */
+  async meterId(api: StripeMeterApi, eventName: string, nowSeconds: number): Promise<string | undefined> {
+    if (this.meters === undefined || nowSeconds >= this.meters.until || !this.meters.ids.has(eventName)) {
+      const ids = new Map((await api.meters()).filter((m) => m.status === 'active').map((m) => [m.eventName, m.id]));
+      this.meters = { ids, until: nowSeconds + SUBSCRIPTION_CACHE_SECONDS };
+    }
+    return this.meters.ids.get(eventName);
+  }
+
+  async items(api: StripeMeterApi, customer: string, nowSeconds: number): Promise<StripeSubscriptionItemInfo[]> {
+    const cached = this.held.get(customer);
+    if (cached !== undefined && nowSeconds < cached.until) return cached.items;
+    const items = (await api.subscriptionItems?.(customer)) ?? [];
+    const periodEnd = Math.min(...items.map((item) => item.currentPeriodEnd), Number.POSITIVE_INFINITY);
+    // Bounded: one entry per customer the sender sends to.
+    this.held.set(customer, { items, until: Math.min(nowSeconds + SUBSCRIPTION_CACHE_SECONDS, periodEnd) });
+    return items;
+  }
 }
 
 /** How far back the sender (and the closer's hand-off) looks for pending records: past Stripe's 35 days, nothing is sent anyway. */
@@ -74,7 +111,7 @@ export interface SendOutcome {
   /** Adjustments of the day's metric the value holds (absent: none). */
   readonly adjusted?: number;
   readonly value: number;
-  readonly outcome: 'delivered' | 'already-existed' | 'failed' | 'too-old' | 'superseded' | 'retry-later' | 'busy';
+  readonly outcome: 'delivered' | 'already-existed' | 'failed' | 'too-old' | 'superseded' | 'retry-later' | 'busy' | 'invoice-finalized';
   readonly error?: string;
 }
 
@@ -101,7 +138,7 @@ export function sendableWindow(at: Date, graceHours: number): { from: string; to
  * it). Returns the records written now.
  */
 export async function planAccountDays(deps: StripeSyncDeps, link: StripeLink, days: readonly ClosedDay[]): Promise<StripeOutboxRecord[]> {
-  const closed = days.filter(isClosed);
+  const closed = days.filter(isClosed).filter((d) => link.from === undefined || d.day >= link.from);
   if (closed.length === 0) return [];
   const sorted = [...closed].sort((a, b) => (a.day < b.day ? -1 : 1));
   const existing = await deps.store.records(link.account, sorted[0]!.day, sorted[sorted.length - 1]!.day);
@@ -206,7 +243,7 @@ export async function planRunningTotals(deps: StripeSyncDeps, link: StripeLink):
   const at = now(deps);
   const { from, to } = runningWindow(at, deps.graceHours);
   const closed = new Set((await deps.closeStore.closedDays(from, to)).filter(isClosed).map((d) => d.day));
-  const open = eachDay(from, to).filter((day) => !closed.has(day));
+  const open = eachDay(from, to).filter((day) => !closed.has(day) && (link.from === undefined || day >= link.from));
   if (open.length === 0) return [];
   const existing = await deps.store.records(link.account, from, to);
   const adjustments = await deps.adjustments.list(link.account, from, to);
@@ -238,14 +275,37 @@ export async function planRunningTotals(deps: StripeSyncDeps, link: StripeLink):
 }
 
 /**
- * Links `account` to `customer` and writes the outbox records of its closed days still
- * inside Stripe's window; with a sender queue, asks the sender to send them.
+ * The first day a new link sends: `from` when given, else the first whole day of the
+ * customer's current billing period (read through the SDK), else nothing earlier than
+ * Stripe's window; never before that window.
  */
-export async function linkAccount(deps: StripeSyncDeps, account: string, customer: string): Promise<{ previous?: StripeLink; planned: number; window: { from: string; to: string } }> {
+async function linkStartDay(deps: StripeSyncDeps, customer: string, at: Date, from: string | undefined): Promise<string> {
+  const oldest = oldestSendableDay(at);
+  let start = from;
+  if (start === undefined) {
+    const items = (await deps.api.subscriptionItems?.(customer)) ?? [];
+    if (items.length > 0) start = firstDayOfPeriod(Math.min(...items.map((item) => item.currentPeriodStart)));
+  }
+  return start === undefined || start < oldest ? oldest : start;
+}
+
+/**
+ * Links `account` to `customer` and writes the outbox records of its closed days from the
+ * customer's current period start (or `from`), inside Stripe's window; with a sender
+ * queue, asks the sender to send them. Days of earlier periods, whose invoices may be
+ * finalized, are never sent for this link and never reported late.
+ */
+export async function linkAccount(
+  deps: StripeSyncDeps,
+  account: string,
+  customer: string,
+  options: { from?: string } = {},
+): Promise<{ previous?: StripeLink; planned: number; window: { from: string; to: string } }> {
   const at = now(deps);
-  const link: StripeLink = { account, customer, linkedAt: at.toISOString() };
+  const from = await linkStartDay(deps, customer, at, options.from);
+  const link: StripeLink = { account, customer, linkedAt: at.toISOString(), from };
   const previous = await deps.store.link(link);
-  const window = sendableWindow(at, deps.graceHours);
+  const window = { from, to: sendableWindow(at, deps.graceHours).to };
   const days = window.from <= window.to ? await deps.closeStore.closedDays(window.from, window.to) : [];
   const planned = await planAccountDays(deps, link, days);
   if (planned.length > 0) await deps.queue?.enqueue({ account });
@@ -259,7 +319,8 @@ export async function linkAccount(deps: StripeSyncDeps, account: string, custome
  * ```
  * per (account, metric): take the lease (customer, event name) or skip (busy)
  *   per day: older pending revisions -> superseded (never sent after a newer one)
- *            newest pending: too old -> too-old + stripe.adjustment_required webhook
+ *            newest pending: too old -> too-old + stripe.late_usage webhook (reason too-old)
+ *                            its invoice finalized with another total -> stripe.late_usage webhook, then sent; state invoice-finalized
  *                            else POST with its identifier; 200 or "already exists" -> delivered
  *                                 429 / 5xx / no answer -> backoff, same identifier; still failing -> left pending
  *                                 other 4xx -> failed (logged as an error: alarm)
@@ -335,8 +396,8 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
         await deps.store.updateRecord(newest, { customer: link.customer });
         record = { ...newest, customer: link.customer };
       }
-      const delivered = sorted.filter((r) => r.state === 'delivered');
-      outcomes.push(await deliver(deps, record, delivered.length === 0 ? null : delivered[delivered.length - 1]!.value, renew));
+      const delivered = sorted.filter((r) => r.state === 'delivered' || r.state === 'invoice-finalized');
+      outcomes.push(await deliver(deps, record, delivered.length === 0 ? null : delivered[delivered.length - 1]!.value, renew, sorted));
     }
   } finally {
     await deps.store.releaseLease(customer, eventName, owner);
@@ -344,19 +405,92 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
   return outcomes;
 }
 
-async function deliver(deps: StripeSyncDeps, record: StripeOutboxRecord, sentValue: number | null, renewLease: () => Promise<boolean>): Promise<SendOutcome> {
+/**
+ * The finalized invoice that holds `record`'s day, read before its send: a day of the
+ * customer's current period (from the cached subscription items) has none; a day before it
+ * has the customer's invoices read fresh, never from a cache. Undefined: no invoice was
+ * finalized over the day (or the customer has no subscription: no invoice to miss).
+ */
+export async function finalizedInvoiceOf(deps: StripeSyncDeps, record: StripeOutboxRecord): Promise<StripeInvoiceInfo | undefined> {
+  if (deps.api.subscriptionItems === undefined || deps.api.invoices === undefined) return undefined;
+  const nowSeconds = Math.floor(now(deps).getTime() / 1000);
+  const cache = deps.subscriptions ?? new SubscriptionCache();
+  const meterId = await cache.meterId(deps.api, record.eventName, nowSeconds);
+  // Only items priced on this metric's meter bill it: without one, no invoice can miss it.
+  const items = (await cache.items(deps.api, record.customer, nowSeconds)).filter((item) => meterId !== undefined && item.meterId === meterId);
+  if (items.length === 0) return undefined;
+  const currentStart = Math.min(...items.map((item) => item.currentPeriodStart));
+  if (record.timestamp >= currentStart) return undefined;
+  const prices = new Set(items.map((item) => item.priceId));
+  const invoices = (await deps.api.invoices(record.customer)).filter((invoice) => invoice.lines.some((line) => line.priceId !== null && prices.has(line.priceId)));
+  return finalizedInvoiceHolding(invoices, record.timestamp);
+}
+
+/**
+ * Notes a total that reaches a day after its invoice was finalized with another total:
+ * the `stripe.late_usage` webhook first (a failure in between sends it again with the same
+ * id, never not at all), then the record's invoice, billed total and notification time, and
+ * a warning log line (the `stripe-late-usage` alarm counts what the sender reports).
+ */
+async function noteLateUsage(deps: StripeSyncDeps, record: StripeOutboxRecord, invoice: StripeInvoiceInfo, billed: number): Promise<StripeOutboxRecord> {
+  const at = now(deps).toISOString();
+  if (deps.outbox !== undefined && record.notifiedAt === undefined) {
+    await deps.outbox.enqueue(lateUsageEvent(deps.scope, record, { reason: 'invoice-finalized', invoice: invoice.id, billed }, at));
+  }
+  const noted = { invoice: invoice.id, billed, ...(deps.outbox !== undefined && record.notifiedAt === undefined ? { notifiedAt: at } : {}) };
+  await deps.store.updateRecord(record, noted);
+  deps.log.warn('stripe late usage: the day\'s invoice was finalized with another total', {
+    account: record.account,
+    metric: record.metric,
+    day: record.day,
+    revision: record.revision,
+    invoice: invoice.id,
+    billed,
+    total: record.value,
+    difference: record.value - billed,
+  });
+  return { ...record, ...noted };
+}
+
+async function deliver(
+  deps: StripeSyncDeps,
+  record: StripeOutboxRecord,
+  sentValue: number | null,
+  renewLease: () => Promise<boolean>,
+  dayRecords: readonly StripeOutboxRecord[] = [],
+): Promise<SendOutcome> {
   const log = { account: record.account, metric: record.metric, day: record.day, revision: record.revision, identifier: record.identifier, eventName: record.eventName };
   if (isTooOldForStripe(record.day, eventStep(record), now(deps))) {
     const at = now(deps).toISOString();
     // The event before the state: a failure in between sends it again (same id), never not at all.
     if (deps.outbox !== undefined && record.notifiedAt === undefined) {
-      await deps.outbox.enqueue(adjustmentRequiredEvent(deps.scope, record, sentValue, at));
+      await deps.outbox.enqueue(lateUsageEvent(deps.scope, record, { reason: 'too-old', invoice: null, billed: sentValue }, at));
       await deps.store.updateRecord(record, { state: 'too-old', notifiedAt: at });
     } else {
       await deps.store.updateRecord(record, { state: 'too-old' });
     }
     deps.log.warn('stripe adjustment required: the day is past Stripe\'s window', { ...log, sentValue, currentValue: record.value });
     return outcome(record, 'too-old');
+  }
+  // Sent all the same (the meter keeps Tally's total), but never silently.
+  let late = false;
+  let invoice: StripeInvoiceInfo | undefined;
+  try {
+    invoice = record.invoice === undefined ? await finalizedInvoiceOf(deps, record) : undefined;
+  } catch (error) {
+    // A key without read access to subscriptions and invoices, or Stripe failing: the total still goes to the meter.
+    deps.log.error('stripe invoice state unknown: sent without checking the invoice', { ...log, error: (error as Error).message });
+  }
+  if (record.invoice !== undefined) late = true;
+  else if (invoice !== undefined) {
+    const others = dayRecords.filter((r) => r !== record);
+    const billed = billedAtFinalization(others, invoice.finalizedAt!);
+    // A total already reported late (a running total, then the same closed total) is not reported again.
+    const reported = others.filter((r) => r.invoice !== undefined).sort(compareEvents).at(-1);
+    if (billed !== record.value && reported?.value !== record.value) {
+      record = await noteLateUsage(deps, record, invoice, billed);
+      late = true;
+    }
   }
   const retry = deps.retry ?? STRIPE_RETRY_DEFAULTS;
   let attempts = record.attempts;
@@ -375,8 +509,9 @@ async function deliver(deps: StripeSyncDeps, record: StripeOutboxRecord, sentVal
       timestamp: record.timestamp,
     });
     if (answer.kind === 'accepted' || answer.kind === 'already-exists') {
-      await deps.store.updateRecord(record, { state: 'delivered', deliveredAt: now(deps).toISOString() });
+      await deps.store.updateRecord(record, { state: late ? 'invoice-finalized' : 'delivered', deliveredAt: now(deps).toISOString() });
       deps.log.info('stripe meter event delivered', { ...log, value: record.value, attempts, ...(answer.kind === 'already-exists' ? { alreadyExisted: true } : {}) });
+      if (late) return outcome(record, 'invoice-finalized');
       return outcome(record, answer.kind === 'accepted' ? 'delivered' : 'already-existed');
     }
     if (answer.kind === 'refused') {

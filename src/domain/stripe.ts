@@ -191,10 +191,15 @@ export type OutboxState =
   | 'delivered'
   /** Stripe refused it (a 4xx other than "already exists"); an operator looks (alarm). */
   | 'failed'
-  /** Past Stripe's window: not sent; a `stripe.adjustment_required` webhook says so. */
+  /** Past Stripe's window: not sent; a `stripe.late_usage` webhook (reason `too-old`) says so. */
   | 'too-old'
   /** A later revision of the same account, metric and day was written first: this one is never sent. */
-  | 'superseded';
+  | 'superseded'
+  /**
+   * Sent, but the day's invoice was finalized before and billed another total: a signed
+   * `stripe.late_usage` webhook and the `stripe-late-usage` alarm say so (`invoice`, `billed`).
+   */
+  | 'invoice-finalized';
 
 /** The outbox record of one meter event, written before it is sent. */
 export interface StripeOutboxRecord extends MeterEventSubject {
@@ -213,8 +218,12 @@ export interface StripeOutboxRecord extends MeterEventSubject {
   readonly deliveredAt?: string;
   /** The last error (status and Stripe's message). */
   readonly error?: string;
-  /** When the adjustment-required webhook event was queued (too-old records). */
+  /** When the `stripe.late_usage` webhook event was queued (too-old and invoice-finalized records). */
   readonly notifiedAt?: string;
+  /** The finalized invoice that holds the day (invoice-finalized records). */
+  readonly invoice?: string;
+  /** What that invoice billed for the day: the total delivered before it was finalized. */
+  readonly billed?: number;
 }
 
 /** A link from a Tally account to a Stripe customer. */
@@ -222,23 +231,48 @@ export interface StripeLink {
   readonly account: string;
   readonly customer: string;
   readonly linkedAt: string;
+  /**
+   * The first day sent (the customer's current period's first whole day at the link, or
+   * `--from`): earlier days belong to invoices that may be finalized already, so they are
+   * never sent and never reported late. Absent (links made before): Stripe's window alone.
+   */
+  readonly from?: string;
 }
 
 /**
- * The `stripe.adjustment_required` webhook event: a day's total changed after Stripe's
- * window closed, so the invoice needs a manual adjustment. Its id is stable per outbox
- * record, so a resend is recognised.
+ * The first day whose events fall in a period starting at `periodStart` (unix seconds): a
+ * day's events are stamped at its UTC midnight (plus a few seconds), so a period starting
+ * after midnight holds its first day's events in the period before.
  */
-export function adjustmentRequiredEvent(
+export function firstDayOfPeriod(periodStart: number): string {
+  const day = dayOf(new Date(periodStart * 1000));
+  return Date.parse(`${day}T00:00:00Z`) / 1000 >= periodStart ? day : addDays(day, 1);
+}
+
+/** Why a day's new total reaches no invoice. */
+export type LateUsageReason = 'invoice-finalized' | 'too-old';
+
+/**
+ * The `stripe.late_usage` webhook event: a day's total changed after the invoice that holds
+ * it was finalized (or after Stripe's 35-day window), so the customer was billed `billed`
+ * and Tally counts `total`. Its id is stable per outbox record, so it is sent once per
+ * (account, metric, day, revision) however often the record is retried. It replaces
+ * `stripe.adjustment_required` (the too-old case's former type, now an alias): `sentValue`
+ * and `currentValue` are still in its data.
+ */
+export function lateUsageEvent(
   scope: string,
   record: StripeOutboxRecord,
-  sentValue: number | null,
+  late: { reason: LateUsageReason; invoice: string | null; billed: number | null },
   createdAt: string,
 ): { id: string; body: string } {
-  const id = `evt_${Buffer.from(hash(encoder.encode(`${scope}\nstripe.adjustment_required\n${record.identifier}`))).toString('hex').slice(0, 32)}`;
+  // The too-old case keeps the id its stripe.adjustment_required event had: a resend is recognised.
+  const kind = late.reason === 'too-old' ? 'stripe.adjustment_required' : 'stripe.late_usage';
+  const id = `evt_${Buffer.from(hash(encoder.encode(`${scope}\n${kind}\n${record.identifier}`))).toString('hex').slice(0, 32)}`;
+  const billed = late.billed ?? 0;
   const body = JSON.stringify({
     id,
-    type: 'stripe.adjustment_required',
+    type: 'stripe.late_usage',
     createdAt,
     data: {
       account: record.account,
@@ -247,12 +281,39 @@ export function adjustmentRequiredEvent(
       eventName: record.eventName,
       day: record.day,
       revision: record.revision,
-      sentValue,
+      reason: late.reason,
+      invoice: late.invoice,
+      billed,
+      total: record.value,
+      difference: record.value - billed,
+      sentValue: late.billed,
       currentValue: record.value,
-      reason: `Stripe accepts meter events at most ${STRIPE_PAST_LIMIT_DAYS} days old; Tally stops ${STRIPE_SAFETY_MARGIN_HOURS} h earlier`,
+      explanation:
+        late.reason === 'too-old'
+          ? `Stripe accepts meter events at most ${STRIPE_PAST_LIMIT_DAYS} days old; Tally stops ${STRIPE_SAFETY_MARGIN_HOURS} h earlier`
+          : `invoice ${late.invoice} was finalized before this total reached Stripe`,
     },
   });
   return { id, body };
+}
+
+/**
+ * The finalized invoice whose period holds `timestamp` (unix seconds), if any: a
+ * subscription invoice bills the usage of [period_start, period_end) and takes none once
+ * finalized (https://docs.stripe.com/billing/subscriptions/usage-based/configure-grace-period).
+ */
+export function finalizedInvoiceHolding<T extends { periodStart: number; periodEnd: number; finalizedAt: number | null }>(invoices: readonly T[], timestamp: number): T | undefined {
+  return invoices.find((invoice) => invoice.finalizedAt !== null && invoice.periodStart <= timestamp && timestamp < invoice.periodEnd);
+}
+
+/**
+ * What a finalized invoice billed for one day and metric: the value of the newest of the
+ * day's records (by {@link compareEvents}) acknowledged at or before `finalizedAt` (unix
+ * seconds), 0 when none was.
+ */
+export function billedAtFinalization(records: readonly StripeOutboxRecord[], finalizedAt: number): number {
+  const before = records.filter((r) => r.deliveredAt !== undefined && Date.parse(r.deliveredAt) / 1000 <= finalizedAt).sort(compareEvents);
+  return before.length === 0 ? 0 : before[before.length - 1]!.value;
 }
 
 /**

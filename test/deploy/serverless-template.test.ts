@@ -189,6 +189,9 @@ describe('serverless package (offline)', () => {
       StripeSenderEventSourceMappingSQSStripeQueue: 'AWS::Lambda::EventSourceMapping',
       StripeSenderErrorsAlarm: 'AWS::CloudWatch::Alarm',
       StripeEventsRefusedAlarm: 'AWS::CloudWatch::Alarm',
+      StripeLateUsageAlarm: 'AWS::CloudWatch::Alarm',
+      StripeSenderEventsRuleSchedule1: 'AWS::Events::Rule',
+      StripeSenderLambdaPermissionEventsRuleSchedule1: 'AWS::Lambda::Permission',
       StripeQueue: 'AWS::SQS::Queue',
       StripeDeadLetterQueue: 'AWS::SQS::Queue',
       StripeDeadLetterQueueDepthAlarm: 'AWS::CloudWatch::Alarm',
@@ -742,6 +745,7 @@ describe('least privilege', () => {
         Action: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility'],
         Resource: getAtt('StripeQueue'),
       },
+      { Sid: 'QueueRunningSweep', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: getAtt('StripeQueue') },
       {
         Sid: 'ReadStripeKey',
         Effect: 'Allow',
@@ -751,7 +755,7 @@ describe('least privilege', () => {
       {
         Sid: 'ReadLinksAndClosedDays',
         Effect: 'Allow',
-        Action: 'dynamodb:Query',
+        Action: ['dynamodb:Query', 'dynamodb:GetItem'],
         Resource: getAtt('UsageTable'),
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['STRIPE#*', 'CLOSED', 'CLOSED#*', 'ACCT#*'] } },
       },
@@ -772,6 +776,11 @@ describe('least privilege', () => {
     expect(sender).toMatchObject({ Handler: 'handlers/stripe-sender.handler', Role: getAtt('StripeSenderRole') });
     const mapping = resource(template(prod), 'StripeSenderEventSourceMappingSQSStripeQueue', 'AWS::Lambda::EventSourceMapping').Properties;
     expect(mapping).toMatchObject({ EventSourceArn: getAtt('StripeQueue'), FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    // The running sweep: every TALLY_STRIPE_RUNNING_MINUTES (default 60), its input the sweep's marker.
+    const sweep = resource(template(prod), 'StripeSenderEventsRuleSchedule1', 'AWS::Events::Rule').Properties;
+    expect(sweep).toMatchObject({ ScheduleExpression: 'rate(60 minutes)', State: 'ENABLED' });
+    expect(JSON.stringify(sweep.Targets)).toContain('runningSweep');
+    expect(sender.Environment.Variables).toMatchObject({ TALLY_STRIPE_RUNNING_MINUTES: '60', TALLY_STRIPE_QUEUE_URL: ref('StripeQueue') });
   });
 
   it('queues closed days for Stripe only when meters are configured; the key comes from SSM, never the template', () => {
@@ -787,7 +796,7 @@ describe('least privilege', () => {
     });
     expect(senderEnv.TALLY_STRIPE_API_KEY).toBeUndefined();
     // The settings the sender reads are valid as deployed.
-    expect(readStripeConfig(senderEnv)).toMatchObject({ key: { kind: 'key-parameter', parameterName: '/tally/dev/stripe-api-key' }, meters: { requests: 'cdn_requests', bytes: 'cdn_bytes' } });
+    expect(readStripeConfig({ ...senderEnv, TALLY_STRIPE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/1/tally-dev-stripe' })).toMatchObject({ key: { kind: 'key-parameter', parameterName: '/tally/dev/stripe-api-key' }, meters: { requests: 'cdn_requests', bytes: 'cdn_bytes' } });
   });
 
   it('grants usage-api no SSM access when tokens are verified with a public key', () => {
@@ -1084,7 +1093,7 @@ describe('alarms', () => {
 
   it('are exactly these, each named under the stack, notifying the topic on alarm and on OK', () => {
     const alarms = resourcesOfType(template(prod), 'AWS::CloudWatch::Alarm');
-    expect(Object.keys(alarms).sort()).toEqual([...Object.keys(expected), 'UsageTableThrottlesAlarm', 'UnresolvedIncrementsAlarm', 'StripeEventsRefusedAlarm'].sort());
+    expect(Object.keys(alarms).sort()).toEqual([...Object.keys(expected), 'UsageTableThrottlesAlarm', 'UnresolvedIncrementsAlarm', 'StripeEventsRefusedAlarm', 'StripeLateUsageAlarm'].sort());
     const names = Object.values(alarms).map((alarm) => alarm.Properties.AlarmName as string);
     expect(new Set(names).size).toBe(names.length);
     for (const alarm of Object.values(alarms)) {
@@ -1107,6 +1116,18 @@ describe('alarms', () => {
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
       AlarmActions: [ref('AlarmTopic')],
+    });
+  });
+
+  it('StripeLateUsageAlarm fires as soon as one total reaches a day whose invoice was finalized with another (the metric the sender publishes)', () => {
+    const alarm = resource(template(prod), 'StripeLateUsageAlarm', 'AWS::CloudWatch::Alarm').Properties;
+    expect(alarm).toMatchObject({
+      AlarmName: 'tally-prod-stripe-late-usage',
+      Namespace: 'Tally',
+      MetricName: 'StripeLateUsage',
+      Dimensions: expect.arrayContaining([{ Name: 'service', Value: STRIPE_SERVICE }]),
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
     });
   });
 

@@ -1,7 +1,9 @@
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import Stripe from 'stripe';
 import { ingestBatch, type IngestDeps } from '../../src/app/ingest';
 import { jsonLog, type Log } from '../../src/app/log';
-import { handleStripeMessage, type StripeSyncDeps } from '../../src/app/stripe-sync';
+import { sendStripeBatch } from '../../src/app/stripe-sender';
+import { handleStripeMessage, linkAccount, type StripeSyncDeps } from '../../src/app/stripe-sync';
 import { readConfig } from '../../src/adapters/config';
 import { DynamoCloseStore } from '../../src/adapters/dynamodb-close-store';
 import { readStripeConfig } from '../../src/adapters/stripe-config';
@@ -11,7 +13,8 @@ import { meterEventTimestamp } from '../../src/domain/stripe';
 import { generateLog } from '../../src/local/log-generator';
 import { closeOk, handoffTable, testCloser } from '../support/handoff';
 import { startStripeServer, type StripeTestServer } from '../support/stripe-server';
-import { putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { captureIo, tallyCommand } from '../support/cli';
+import { createTestQueues, putLogObject, s3NotificationMessage, sqsRecord, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 const info = testStackInfo();
 const METERS = '{"requests":"cdn_requests","bytes":"cdn_bytes"}';
@@ -31,7 +34,7 @@ afterAll(async () => {
  * A table, a Stripe server with Tally's two meters whose clock follows the scenario's
  * (`moveTo`), and the sync wired as the sender wires it, with `TALLY_STRIPE_RUNNING_MINUTES`.
  */
-async function scenario(runningMinutes: string) {
+async function scenario(runningMinutes: string, options: { webhookQueueUrl?: string } = {}) {
   const { env } = await handoffTable(info);
   const server = await startStripeServer(API_KEY);
   servers.push(server);
@@ -43,11 +46,13 @@ async function scenario(runningMinutes: string) {
   const stripeEnv = { TALLY_STRIPE_API_KEY: API_KEY, TALLY_STRIPE_API_BASE: server.url, TALLY_STRIPE_METERS: METERS, TALLY_STRIPE_RUNNING_MINUTES: runningMinutes };
   const clients = testClients(info);
   const sync = (): StripeSyncDeps =>
-    createStripeSyncDeps({ tally: readConfig(env), stripe: readStripeConfig(stripeEnv) }, clients, API_KEY, log, { clock: () => now, retry: { attempts: 4, baseMs: 5, maxMs: 20 } });
+    createStripeSyncDeps({ tally: readConfig(env), stripe: readStripeConfig(stripeEnv), ...options }, clients, API_KEY, log, { clock: () => now, retry: { attempts: 4, baseMs: 5, maxMs: 20 } });
   const ingestDeps = testIngestDeps(env, { log });
   const closeStore = new DynamoCloseStore({ client: clients.dynamodb, tableName: readConfig(env).tableName });
   return {
     env,
+    stripeEnv,
+    now: () => now,
     server,
     sync,
     closeStore,
@@ -188,5 +193,86 @@ describe('the whole billing period on the invoice', () => {
     expect(Object.keys(billed)).toEqual([D1, D2, D3]);
     expect(billed[D1]! + billed[D2]! + billed[D3]!).toBe(total);
     expect(invoice!.lines.data[0]!.quantity).toBe(billed[D1]);
+  });
+});
+
+describe('a total after its invoice was finalized', () => {
+  it('is never silent: one signed stripe.late_usage per record through a lost answer and a retry, the record invoice-finalized, the alarm\'s count', async () => {
+    const webhooks = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
+    const s = await scenario('60', { webhookQueueUrl: webhooks.queueUrl });
+    const acme = uniqueId('acme');
+    const customer = 'cus_lateusage01';
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 3 * 86_400 });
+    s.moveTo(new Date(`${D1}T01:00:00Z`));
+    const linked = await linkAccount(s.sync(), acme, customer);
+    s.moveTo(new Date(`${D1}T11:00:00Z`));
+    await s.ingest(D1, 10, 21, [acme]);
+    await s.sweep(acme);
+    // D1 closes before the period's invoice is finalized (D4 01:00), at its running total.
+    s.moveTo(new Date('2026-06-04T00:30:00Z'));
+    await s.close();
+    const billed = s.server.invoices(customer)[0]!;
+    // Then a log of D1 arrives late: revision 2, sent after finalization, its answer lost once.
+    s.moveTo(new Date('2026-06-05T10:00:00Z'));
+    await s.ingest(D1, 20, 22, [acme], 15);
+    s.server.fail({ status: 500, afterRecording: true });
+    const late: number[] = [];
+    const report = await closeOk(testCloser(s.env, s.now));
+    const revision = report.days.find((d) => d.day === D1)!.written![0]!.revision;
+    const batch = await sendStripeBatch({ Records: [sqsRecord(JSON.stringify({ day: D1, revision }))] }, { sync: s.sync(), backoffSeconds: 1, maxBackoffSeconds: 1, onLateUsage: (n) => late.push(n) });
+    // The same record handled again (a redelivered message): nothing new is sent or reported.
+    const [record] = (await s.sync().store.records(acme, D1, D1)).filter((r) => r.metric === 'requests' && r.revision === revision);
+    await s.sync().store.updateRecord(record!, { state: 'pending' });
+    await handleStripeMessage(s.sync(), { day: D1, revision });
+    const status = captureIo();
+    await tallyCommand('stripe')(['status', '--json', '--from', D1, '--to', D1], status, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+
+    const total = await s.total(acme, 'requests', [D1]);
+    const { sqs } = testClients(info);
+    const received = await sqs.send(new ReceiveMessageCommand({ QueueUrl: webhooks.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const events = (received.Messages ?? []).map((m) => JSON.parse(m.Body!) as { id: string; type: string; data: Record<string, unknown> });
+    expect(linked.window.from).toBe(D1);
+    expect(billed.status).toBe('draft');
+    expect(batch.batchItemFailures).toEqual([]);
+    expect(late).toEqual([1]);
+    const invoice = s.server.invoices(customer)[0]!;
+    expect(invoice.status).toBe('open');
+    const billedQuantity = invoice.lines.data[0]!.quantity;
+    expect(billedQuantity).toBeLessThan(total);
+    // Only requests changed (the late log's bytes too, but bytes have no subscription: no invoice to miss).
+    const requestEvents = events.filter((e) => e.data.metric === 'requests');
+    expect(requestEvents).toHaveLength(1);
+    expect(requestEvents[0]).toMatchObject({
+      type: 'stripe.late_usage',
+      data: { account: acme, metric: 'requests', day: D1, invoice: invoice.id, billed: billedQuantity, total, difference: total - billedQuantity, reason: 'invoice-finalized' },
+    });
+    const rows = (JSON.parse(status.stdout) as { records: { metric: string; revision: number; state: string; invoice?: string; billed?: number }[] }).records;
+    expect(rows.find((r) => r.metric === 'requests' && r.revision === revision)).toMatchObject({ state: 'invoice-finalized', invoice: invoice.id, billed: billedQuantity });
+    // On the meter all the same: the meter keeps Tally's total.
+    expect(s.server.billedByDay('cdn_requests', customer)).toEqual({ [D1]: total });
+  });
+
+  it('linking sends from the start of the customer\'s current period: days of a finalized period are never sent nor reported', async () => {
+    const s = await scenario('0');
+    const acme = uniqueId('acme');
+    const customer = 'cus_linkperiod1';
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 2 * 86_400 });
+    s.moveTo(new Date(`${D1}T11:00:00Z`));
+    await s.ingest(D1, 10, 31, [acme]);
+    s.moveTo(new Date(`${D3}T11:00:00Z`));
+    await s.ingest(D3, 10, 32, [acme]);
+    s.moveTo(new Date('2026-06-06T00:30:00Z'));
+    await closeOk(testCloser(s.env, s.now));
+
+    // The current period began D5; with --from D3 the operator asks for D3 onwards.
+    const linked = await linkAccount(s.sync(), acme, customer);
+    const other = uniqueId('globex');
+    const fromD3 = await linkAccount(s.sync(), other, 'cus_linkperiod2', { from: D3 });
+    await handleStripeMessage(s.sync(), { account: acme, sendOnly: true });
+
+    expect(linked).toMatchObject({ window: { from: '2026-06-05' }, planned: 0 });
+    expect(fromD3.window.from).toBe(D3);
+    expect(s.server.events()).toEqual([]);
+    expect(await s.sync().store.records(acme, D1, D3)).toEqual([]);
   });
 });

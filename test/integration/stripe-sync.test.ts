@@ -444,7 +444,7 @@ describe('closed days reach Stripe meters exactly once', () => {
     ]);
   });
 
-  it('sends the oldest day inside the window, not the day before: that one gets a signed stripe.adjustment_required webhook', async () => {
+  it('sends the oldest day inside the window, not the day before: that one gets a signed stripe.late_usage webhook (formerly stripe.adjustment_required)', async () => {
     const now = new Date('2026-07-06T00:00:00Z');
     const webhookQueues = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
     const s = await scenario(now, { webhookQueueUrl: webhookQueues.queueUrl });
@@ -471,9 +471,9 @@ describe('closed days reach Stripe meters exactly once', () => {
       const bodies = (received.Messages ?? []).map((m) => m.Body!);
       await sendWebhooks({ Records: bodies.map((body) => sqsRecord(body)) }, { url: receiver.url, secret: WEBHOOK_SECRET, transport: new FetchWebhookTransport(), backoffSeconds: 1, maxBackoffSeconds: 1, log: s.log });
       const events = receiver.received.map((r) => ({ verified: verifySignature(WEBHOOK_SECRET, r.signature, r.body, Math.floor(Date.now() / 1000)), ...(JSON.parse(r.body) as { type: string; data: Record<string, unknown> }) }));
-      expect(events.map((e) => [e.type, e.verified, e.data.day, e.data.metric, e.data.sentValue]).sort()).toEqual([
-        ['stripe.adjustment_required', true, D1, 'bytes', null],
-        ['stripe.adjustment_required', true, D1, 'requests', null],
+      expect(events.map((e) => [e.type, e.verified, e.data.day, e.data.metric, e.data.reason, e.data.sentValue, e.data.billed]).sort()).toEqual([
+        ['stripe.late_usage', true, D1, 'bytes', 'too-old', null, 0],
+        ['stripe.late_usage', true, D1, 'requests', 'too-old', null, 0],
       ]);
       const requests = events.find((e) => e.data.metric === 'requests')!;
       expect(requests.data.currentValue).toBe((await tallyTotals(s.closeStore, acme, 'requests', [D1]))[D1]);

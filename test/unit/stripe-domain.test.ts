@@ -5,7 +5,12 @@ import { meterProblems } from '../../src/app/stripe-reconcile';
 import { ConfigError } from '../../src/domain/errors';
 import fc from 'fast-check';
 import {
+  billedAtFinalization,
   compareEvents,
+  finalizedInvoiceHolding,
+  firstDayOfPeriod,
+  lateUsageEvent,
+  type StripeOutboxRecord,
   isTooOldForStripe,
   latestSendable,
   meterEventIdentifier,
@@ -220,5 +225,60 @@ describe('running totals of open days', () => {
         expect(values.length === 0 ? 0 : values[values.length - 1]).toBe(last);
       }),
     );
+  });
+});
+
+describe('invoices and late usage', () => {
+  const midnight = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
+  const record = (over: Partial<StripeOutboxRecord>): StripeOutboxRecord => ({
+    account: 'acme',
+    metric: 'requests',
+    day: '2026-06-01',
+    revision: 1,
+    customer: 'cus_1',
+    eventName: 'cdn_requests',
+    identifier: 'tally-2026-06-01-r1-x',
+    timestamp: midnight('2026-06-01') + 1,
+    value: 10,
+    state: 'delivered',
+    attempts: 1,
+    createdAt: '2026-06-03T00:00:00Z',
+    ...over,
+  });
+
+  it('finds the finalized invoice whose period holds a timestamp, never a draft', () => {
+    const invoices = [
+      { id: 'in_2', periodStart: midnight('2026-06-04'), periodEnd: midnight('2026-06-07'), finalizedAt: null },
+      { id: 'in_1', periodStart: midnight('2026-06-01'), periodEnd: midnight('2026-06-04'), finalizedAt: midnight('2026-06-04') + 3600 },
+    ];
+    expect(finalizedInvoiceHolding(invoices, midnight('2026-06-03') + 2)?.id).toBe('in_1');
+    expect(finalizedInvoiceHolding(invoices, midnight('2026-06-04'))).toBeUndefined();
+    expect(finalizedInvoiceHolding(invoices, midnight('2026-05-31'))).toBeUndefined();
+  });
+
+  it('takes what the invoice billed from what Stripe acknowledged by finalization', () => {
+    const finalizedAt = Date.parse('2026-06-04T01:00:00Z') / 1000;
+    const records = [
+      record({ revision: 0, running: 1, value: 4, deliveredAt: '2026-06-01T12:00:00Z' }),
+      record({ revision: 0, running: 2, value: 9, deliveredAt: '2026-06-02T00:00:00Z' }),
+      record({ revision: 1, value: 10, deliveredAt: '2026-06-04T02:00:00Z' }),
+    ];
+    expect(billedAtFinalization(records, finalizedAt)).toBe(9);
+    expect(billedAtFinalization([], finalizedAt)).toBe(0);
+  });
+
+  it('starts a link on the first day whose midnight is in the period', () => {
+    expect(firstDayOfPeriod(midnight('2026-06-05'))).toBe('2026-06-05');
+    expect(firstDayOfPeriod(midnight('2026-06-05') + 10 * 3600)).toBe('2026-06-06');
+  });
+
+  it('gives a late-usage event one id per record, whatever its time; the too-old case keeps its former id', () => {
+    const late = { reason: 'invoice-finalized' as const, invoice: 'in_1', billed: 9 };
+    const a = JSON.parse(lateUsageEvent('usage', record({}), late, '2026-06-05T00:00:00Z').body);
+    const b = JSON.parse(lateUsageEvent('usage', record({}), late, '2026-06-06T00:00:00Z').body);
+    expect(a.id).toBe(b.id);
+    expect(a).toMatchObject({ type: 'stripe.late_usage', data: { invoice: 'in_1', billed: 9, total: 10, difference: 1 } });
+    expect(lateUsageEvent('usage', record({ revision: 2, identifier: 'tally-2026-06-01-r2-y' }), late, 'x').id).not.toBe(a.id);
+    expect(lateUsageEvent('usage', record({}), { reason: 'too-old', invoice: null, billed: null }, 'x').id).not.toBe(a.id);
   });
 });

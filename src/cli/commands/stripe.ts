@@ -72,18 +72,21 @@ async function stripeDeps(open: OpenTarget, env: Env, needsKey: boolean, now: ()
 }
 
 /** `tally stripe link`: exit 0. */
-export const stripeLinkCommand = defineCommand<{ account: string; customer: string; force?: boolean; json?: boolean }>({
+export const stripeLinkCommand = defineCommand<{ account: string; customer: string; from?: string; force?: boolean; json?: boolean }>({
   name: 'link',
   group: STRIPE_GROUP,
-  summary: 'bill an account in Stripe as a customer; queues its closed days still inside Stripe\'s window',
+  summary: 'bill an account in Stripe as a customer; queues its closed days from the current billing period',
   description:
     'Stores the link in the usage table (replacing an earlier one) and writes the outbox records of the ' +
-    'account\'s closed days that Stripe still accepts (35 days less a day of margin). The sender sends ' +
-    'them (AWS: its queue; npm start: in process); tally stripe push sends them now. An account with no ' +
-    'measured usage (a mistyped id?) is refused (exit 2) unless --force, as by tally adjust.',
+    'account\'s closed days from the customer\'s current billing period start (read from its subscriptions ' +
+    'when TALLY_STRIPE_API_KEY is set; --from DAY instead), never older than Stripe accepts (35 days less a ' +
+    'day of margin). Earlier days are never sent. The sender sends them (AWS: its queue; npm start: in ' +
+    'process); tally stripe push sends them now. An account with no measured usage (a mistyped id?) is ' +
+    'refused (exit 2) unless --force, as by tally adjust.',
   options: [
     ACCOUNT,
     { flags: '--customer <id>', help: 'the Stripe customer (cus_...)', read: customer, required: true },
+    { flags: '--from <day>', help: 'first day to send (default: the first day of the customer\'s current billing period, read with the key)', read: day },
     { flags: '--force', help: 'link an account with no measured usage (yet)' },
     JSON_OPTION,
   ],
@@ -93,7 +96,7 @@ export const stripeLinkCommand = defineCommand<{ account: string; customer: stri
     if (options.force !== true) await requireMeasuredAccount(open, options.account);
     const { linkAccount } = await import('../../app/stripe-sync');
     const deps = await stripeDeps(open, env, false, now);
-    const result = await linkAccount(deps, options.account, options.customer);
+    const result = await linkAccount(deps, options.account, options.customer, options.from === undefined ? {} : { from: options.from });
     if (options.json === true) {
       io.out(`${JSON.stringify({ account: options.account, customer: options.customer, ...result })}\n`);
       return 0;
@@ -244,7 +247,7 @@ function describePush(from: string, to: string, planned: number, outcomes: reado
 export const stripeStatusCommand = defineCommand<{ account?: string; from?: string; to?: string; json?: boolean }>({
   name: 'status',
   group: STRIPE_GROUP,
-  summary: 'what was sent, acknowledged, refused, and what is too old to send',
+  summary: 'what was sent, acknowledged, refused, reached a finalized invoice, and what is too old to send',
   description: 'Every outbox record of linked accounts (default: the last 40 days), per account-day and metric.',
   options: [{ flags: '--account <id>', help: 'only this account', read: accountId }, ...RANGE, JSON_OPTION],
   target: { settings: [] },
@@ -264,8 +267,21 @@ export const stripeStatusCommand = defineCommand<{ account?: string; from?: stri
     if (rows.length > 0) {
       io.out(
         formatTable(
-          ['account', 'metric', 'day', 'rev', 'value', 'state', 'attempts', 'sent at', 'acknowledged at', 'too old', 'error'],
-          rows.map((r) => [r.account, r.metric, r.day, `${r.revision}${r.adjusted === undefined ? '' : `+${r.adjusted} adj`}`, String(r.value), r.state, String(r.attempts), r.sentAt ?? '-', r.deliveredAt ?? '-', r.tooOld ? 'yes' : '', r.error ?? '']),
+          ['account', 'metric', 'day', 'rev', 'value', 'state', 'attempts', 'sent at', 'acknowledged at', 'invoice (billed)', 'too old', 'error'],
+          rows.map((r) => [
+            r.account,
+            r.metric,
+            r.day,
+            r.running === undefined ? `${r.revision}${r.adjusted === undefined ? '' : `+${r.adjusted} adj`}` : `open #${r.running}`,
+            String(r.value),
+            r.state,
+            String(r.attempts),
+            r.sentAt ?? '-',
+            r.deliveredAt ?? '-',
+            r.invoice === undefined ? '' : `${r.invoice} (${r.billed ?? 0})`,
+            r.tooOld ? 'yes' : '',
+            r.error ?? '',
+          ]),
         ),
       );
     }
