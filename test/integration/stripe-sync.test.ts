@@ -1,4 +1,7 @@
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Stripe from 'stripe';
 import { ingestBatch, type IngestDeps } from '../../src/app/ingest';
 import { jsonLog, type Log } from '../../src/app/log';
@@ -534,6 +537,19 @@ describe('closed days reach Stripe meters exactly once', () => {
     expect(report.outcomes.map((o) => o.outcome)).toEqual(['delivered', 'delivered']);
     expect(new Set(s.server.events().map((e) => e.payload.stripe_customer_id))).toEqual(new Set(['cus_after0001']));
     expect(s.server.billedByDay('cdn_requests', 'cus_after0001')).toEqual(await tallyTotals(s.closeStore, acme, 'requests', [D1]));
+  });
+
+  it('check needs Stripe alone: it runs with no table, no stack, in a folder where npm start never ran', async () => {
+    const s = await scenario(CLOSE_AT);
+    const empty = mkdtempSync(join(tmpdir(), 'tally-stripe-check-'));
+    const io = captureIo();
+
+    const code = await tallyCommand('stripe')(['check'], io, s.stripeEnv, empty, at(CLOSE_AT));
+
+    expect(io.stderr).toBe('');
+    expect(code).toBe(0);
+    expect(io.stdout).toMatch(/^ok  requests -> cdn_requests \(/m);
+    expect(io.stdout).toMatch(/^ok  bytes -> cdn_bytes \(/m);
   });
 
   it('refuses an unsuitable meter in check (exit 2) and records a refused event as failed, without retrying it', async () => {

@@ -2,7 +2,7 @@ import type { Env } from '../../adapters/env';
 import type { StripeMeterApi } from '../../app/ports';
 import type { SendOutcome, StripeSyncDeps } from '../../app/stripe-sync';
 import { addDays, dayOf } from '../../domain/days';
-import { ConfigError, ValidationError } from '../../domain/errors';
+import { ConfigError, LocalStackNotRunningError, ValidationError } from '../../domain/errors';
 import { eventStep, isTooOldForStripe, validateCustomerId } from '../../domain/stripe';
 import { defineCommand, JSON_OPTION, type CommandGroup, type OptionDeclaration } from '../command';
 import { formatTable } from '../io';
@@ -164,12 +164,12 @@ export const stripeCheckCommand = defineCommand<Record<string, never>>({
     'sum, customer key stripe_customer_id and value key value. Exit 2 with how to create it otherwise.',
   options: [],
   target: { settings: [] },
-  async run({ context: { io, env, now }, target }) {
-    const deps = await stripeDeps(await target(), env, true, now);
+  async run({ context: { io, env }, target }) {
+    const { api, meters: configured } = await stripeOnly(env, target);
     const { meterProblems } = await import('../../app/stripe-reconcile');
-    const meters = await deps.api.meters();
+    const meters = await api.meters();
     let bad = 0;
-    for (const [metric, eventName] of Object.entries(deps.meters)) {
+    for (const [metric, eventName] of Object.entries(configured)) {
       const problems = meterProblems(eventName, meters);
       if (problems.length === 0) {
         io.out(`ok  ${metric} -> ${eventName} (${meters.find((m) => m.eventName === eventName && m.status === 'active')!.id})\n`);
@@ -183,6 +183,31 @@ export const stripeCheckCommand = defineCommand<Record<string, never>>({
     return bad > 0 ? 2 : 0;
   },
 });
+
+/**
+ * Stripe's API and the configured meters, for a command that needs Stripe alone (`check`):
+ * the environment's `TALLY_STRIPE_*`, completed by the local stack's Stripe settings when
+ * a target can be opened, but never requiring one (no table, no stack).
+ */
+async function stripeOnly(env: Env, target: () => Promise<OpenTarget>): Promise<{ api: StripeMeterApi; meters: Record<string, string> }> {
+  const fromEnv = Object.fromEntries(Object.entries(env).filter(([name, value]) => name.startsWith('TALLY_STRIPE_') && value !== undefined && value !== ''));
+  let fromTarget: Env = {};
+  if (fromEnv.TALLY_STRIPE_METERS === undefined || fromEnv.TALLY_STRIPE_API_BASE === undefined) {
+    try {
+      const { stripe } = (await target()).target;
+      fromTarget = { TALLY_STRIPE_API_BASE: stripe?.apiBase, TALLY_STRIPE_METERS: stripe?.meters };
+    } catch (error) {
+      // No table and no running stack: the environment alone says where Stripe is.
+      if (!(error instanceof ConfigError) && !(error instanceof LocalStackNotRunningError)) throw error;
+    }
+  }
+  const settings: Env = { ...fromTarget, ...fromEnv };
+  if (settings.TALLY_STRIPE_API_KEY === undefined) throw new ConfigError('set TALLY_STRIPE_API_KEY (the Stripe secret key; it is never printed)');
+  const { readStripeConfig } = await import('../../adapters/stripe-config');
+  const { SdkStripeMeterApi } = await import('../../adapters/stripe-meter-api');
+  const config = readStripeConfig(settings);
+  return { api: new SdkStripeMeterApi({ apiKey: settings.TALLY_STRIPE_API_KEY, apiBase: config.apiBase }), meters: config.meters };
+}
 
 /** The Stripe CLI line that creates the meter Tally needs for `eventName`. */
 export function createMeterCommand(metric: string, eventName: string): string {
