@@ -4,8 +4,21 @@ export interface CliIo {
   err(text: string): void;
 }
 
+/**
+ * A reader that closed early (`tally dlq list | head`) leaves stdout broken: what is left to
+ * print goes nowhere and the command still finishes its work, rather than dying of an
+ * unhandled EPIPE half way through a replay or a backfill.
+ */
+let stdoutClosed = false;
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  stdoutClosed = true;
+});
+
 export const processIo: CliIo = {
-  out: (text) => process.stdout.write(text),
+  out: (text) => {
+    if (!stdoutClosed) process.stdout.write(text);
+  },
   err: (text) => process.stderr.write(text),
 };
 
