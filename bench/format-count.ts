@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writ
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { bundleChild, measureChild } from './child-process';
-import { legacyHeader, requestFields, requestsSelect } from './generated-requests';
+import { awsParquetFields, legacyHeader, requestFields, requestsSelect } from './generated-requests';
 import { BENCH_CACHE_DIR } from './cloudfront-log-file';
 import type { FormatMeasure, FormatWay } from './format-count-child';
 import { median, rotate } from './stats';
@@ -21,6 +21,66 @@ export const FORMAT_NAMES = ['legacy', 'json', 'parquet'] as const;
 export type FormatName = (typeof FORMAT_NAMES)[number];
 
 const FIELDS = requestFields({ unattributed: true });
+
+/**
+ * The Parquet shapes CloudFront can write, beyond the 19-field file above: every one of
+ * the 33 columns a string (AWS's Athena DDL), and the same typed (`date` DATE, `sc_bytes`
+ * BIGINT). 900,000 requests of 200 hosts over two UTC days, about 50,000 distinct sizes.
+ */
+export const PARQUET_SHAPES = ['aws-strings', 'aws-typed'] as const;
+export type ParquetShape = (typeof PARQUET_SHAPES)[number];
+const SHAPE_SPREAD = { accounts: 200, hours: 48 };
+
+interface ShapeFiles {
+  readonly paths: Record<ParquetShape, string>;
+  readonly bytes: Record<ParquetShape, number>;
+  /** The same requests as a gzipped legacy log: its count is the answer every shape must give. */
+  readonly legacy: string;
+}
+
+/** Writes the shapes' files once (DuckDB, Snappy, default row groups), into the bench cache. */
+async function shapeFiles(rows: number, progress: (line: string) => void): Promise<ShapeFiles> {
+  mkdirSync(BENCH_CACHE_DIR, { recursive: true });
+  const base = join(BENCH_CACHE_DIR, `shapes-${rows}-v1`);
+  const paths: Record<ParquetShape, string> = { 'aws-strings': `${base}-aws-strings.parquet`, 'aws-typed': `${base}-aws-typed.parquet` };
+  const legacy = `${base}-aws.log.gz`;
+  if (![...Object.values(paths), legacy].every((path) => existsSync(path))) {
+    progress(`formats: writing ${rows} requests as the Parquet shapes AWS documents and a legacy log (once) under ${BENCH_CACHE_DIR}`);
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    try {
+      for (const shape of PARQUET_SHAPES) {
+        const select = requestsSelect(awsParquetFields({ typed: shape === 'aws-typed' }), rows, 'parquet', SHAPE_SPREAD);
+        await connection.run(`COPY (${select}) TO '${paths[shape]}.partial' (FORMAT parquet, COMPRESSION snappy)`);
+      }
+      const fields = awsParquetFields({ typed: false });
+      const body = `${legacy}.body.gz`;
+      await connection.run(`COPY (${requestsSelect(fields, rows, 'legacy', SHAPE_SPREAD)}) TO '${body}' (FORMAT csv, DELIMITER '\t', HEADER false, QUOTE '', ESCAPE '', COMPRESSION gzip)`);
+      writeFileSync(`${legacy}.partial`, Buffer.concat([gzipSync(legacyHeader(fields)), readFileSync(body)]));
+      rmSync(body);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+    for (const path of [...Object.values(paths), legacy]) renameSync(`${path}.partial`, path);
+  }
+  const bytes = Object.fromEntries(PARQUET_SHAPES.map((shape) => [shape, statSync(paths[shape]).size])) as Record<ParquetShape, number>;
+  return { paths, bytes, legacy };
+}
+
+export interface ShapeResult {
+  readonly shape: ParquetShape;
+  readonly fileBytes: number;
+  readonly tally: WayRuns;
+  readonly duckdb: WayRuns;
+  /** Tally warm, the file in memory (what a Lambda counting object after object does): see the `parse` way. */
+  readonly parse: WayRuns;
+  /** Tally and DuckDB, every run, gave the answer Tally gives for the same requests as a legacy log. */
+  readonly sameAnswer: boolean;
+  readonly wallToDuckdb: readonly number[];
+  readonly cpuToDuckdb: readonly number[];
+}
 
 export interface FormatFiles {
   readonly rows: number;
@@ -90,6 +150,7 @@ export interface FormatCountResult {
   /** Parsing CPU per line of each format ÷ legacy's (medians; text already in memory). */
   readonly parseToLegacy: Record<FormatName, number>;
   readonly bigGroups: { readonly maxRssBytes: number; readonly wallSeconds: number; readonly rowGroupRows: number };
+  readonly shapes: Record<ParquetShape, ShapeResult>;
 }
 
 function summary(runs: FormatMeasure[]): WayRuns {
@@ -134,6 +195,7 @@ export async function runFormatCountBench(options: { rounds: number; rows: numbe
       wallToDuckdb: results.tally.map((t, i) => t.wallSeconds / results.duckdb[i]!.wallSeconds),
     };
   }
+  const shapes = await runShapes(options, child, progress);
   const big = await measure(child, 'tally', files.bigGroups);
   progress(`formats: Parquet with 1M-row groups: ${big.wallSeconds.toFixed(2)} s, peak RSS ${(big.maxRssBytes / 2 ** 20).toFixed(0)} MiB`);
   const legacyParse = formats.legacy.parse.cpuSeconds;
@@ -143,7 +205,38 @@ export async function runFormatCountBench(options: { rounds: number; rows: numbe
     formats,
     parseToLegacy: Object.fromEntries(FORMAT_NAMES.map((name) => [name, formats[name].parse.cpuSeconds / legacyParse])) as Record<FormatName, number>,
     bigGroups: { maxRssBytes: big.maxRssBytes, wallSeconds: big.wallSeconds, rowGroupRows: Math.min(1_000_000, files.rows) },
+    shapes,
   };
+}
+
+/** Each Parquet shape: Tally and DuckDB alternating, after a warm-up of each; medians. */
+export async function runShapes(options: { rounds: number; rows: number }, child: string, progress: (line: string) => void): Promise<Record<ParquetShape, ShapeResult>> {
+  const files = await shapeFiles(options.rows, progress);
+  const reference = await measure(child, 'tally', files.legacy);
+  const shapes = {} as Record<ParquetShape, ShapeResult>;
+  for (const shape of PARQUET_SHAPES) {
+    const path = files.paths[shape];
+    const ways: FormatWay[] = ['tally', 'duckdb', 'parse'];
+    for (const way of ways) await measure(child, way, path);
+    const results = await rotate({
+      rounds: options.rounds,
+      ways,
+      run: (way) => measure(child, way, path),
+      onRound: (round, r) => progress(`formats ${shape} round ${round + 1}/${options.rounds}: ${ways.map((way) => `${way} ${r[way].wallSeconds.toFixed(2)} s wall ${r[way].cpuSeconds.toFixed(2)} s CPU ${(r[way].maxRssBytes / 2 ** 20).toFixed(0)} MiB`).join(', ')}`),
+    });
+    const answers = new Set([...results.tally, ...results.duckdb, ...results.parse].map((r) => r.answer));
+    shapes[shape] = {
+      shape,
+      fileBytes: files.bytes[shape],
+      tally: summary(results.tally),
+      duckdb: summary(results.duckdb),
+      parse: summary(results.parse),
+      sameAnswer: answers.size === 1 && answers.has(reference.answer),
+      wallToDuckdb: results.tally.map((t, i) => t.wallSeconds / results.duckdb[i]!.wallSeconds),
+      cpuToDuckdb: results.tally.map((t, i) => t.cpuSeconds / results.duckdb[i]!.cpuSeconds),
+    };
+  }
+  return shapes;
 }
 
 /** `npx tsx bench/format-count.ts [--rows N] [--rounds R]`: item 6 alone, printed as JSON lines of medians. */
@@ -152,16 +245,28 @@ if (require.main === module) {
     const at = process.argv.indexOf(name);
     return at === -1 ? fallback : Number(process.argv[at + 1]);
   };
-  runFormatCountBench({ rows: flag('--rows', 900_000), rounds: flag('--rounds', 5) }, (line) => process.stderr.write(`${line}\n`))
+  const progress = (line: string) => process.stderr.write(`${line}\n`);
+  const settings = { rows: flag('--rows', 900_000), rounds: flag('--rounds', 5) };
+  // `--shapes`: the Parquet shapes only.
+  const running: Promise<Pick<FormatCountResult, 'shapes'> & Partial<FormatCountResult>> = process.argv.includes('--shapes')
+    ? bundledChild().then(async (child) => ({ shapes: await runShapes(settings, child, progress) }))
+    : runFormatCountBench(settings, progress);
+  running
     .then((result) => {
-      for (const name of FORMAT_NAMES) {
-        const f = result.formats[name];
+      for (const name of result.formats === undefined ? [] : FORMAT_NAMES) {
+        const f = result.formats![name];
         const w = (r: WayRuns | undefined) => (r === undefined ? '—' : `${r.wallSeconds.toFixed(3)} s wall, ${r.cpuSeconds.toFixed(3)} s CPU, ${(r.maxRssBytes / 2 ** 20).toFixed(0)} MiB`);
         process.stdout.write(
-          `${name} (${(f.fileBytes / 1e6).toFixed(1)} MB): tally ${w(f.tally)} | duckdb ${w(f.duckdb)} | floor ${w(f.floor)} | parse CPU ${f.parse.cpuSeconds.toFixed(3)} s (${result.parseToLegacy[name].toFixed(2)}x legacy) | wall/duckdb ${(f.tally.wallSeconds / f.duckdb.wallSeconds).toFixed(2)}x, same answer ${f.sameAnswer}\n`,
+          `${name} (${(f.fileBytes / 1e6).toFixed(1)} MB): tally ${w(f.tally)} | duckdb ${w(f.duckdb)} | floor ${w(f.floor)} | parse CPU ${f.parse.cpuSeconds.toFixed(3)} s (${result.parseToLegacy![name].toFixed(2)}x legacy) | wall/duckdb ${(f.tally.wallSeconds / f.duckdb.wallSeconds).toFixed(2)}x, same answer ${f.sameAnswer}\n`,
         );
       }
-      process.stdout.write(`parquet 1M-row groups: peak RSS ${(result.bigGroups.maxRssBytes / 2 ** 20).toFixed(0)} MiB\n`);
+      if (result.bigGroups !== undefined) process.stdout.write(`parquet 1M-row groups: peak RSS ${(result.bigGroups.maxRssBytes / 2 ** 20).toFixed(0)} MiB\n`);
+      for (const shape of PARQUET_SHAPES) {
+        const f = result.shapes[shape];
+        process.stdout.write(
+          `${shape} (${(f.fileBytes / 1e6).toFixed(1)} MB): tally ${f.tally.wallSeconds.toFixed(3)} s wall, ${f.tally.cpuSeconds.toFixed(3)} s CPU, ${(f.tally.maxRssBytes / 2 ** 20).toFixed(0)} MiB | duckdb ${f.duckdb.wallSeconds.toFixed(3)} s wall, ${f.duckdb.cpuSeconds.toFixed(3)} s CPU | warm parse CPU ${f.parse.cpuSeconds.toFixed(3)} s | wall/duckdb ${(f.tally.wallSeconds / f.duckdb.wallSeconds).toFixed(2)}x (per round ${f.wallToDuckdb.map((r) => r.toFixed(2)).join(', ')}), CPU/duckdb ${(f.tally.cpuSeconds / f.duckdb.cpuSeconds).toFixed(2)}x, same answer ${f.sameAnswer}\n`,
+        );
+      }
     })
     .catch((error: unknown) => {
       process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
