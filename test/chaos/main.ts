@@ -9,21 +9,40 @@ import { runChaos } from './run-chaos';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
+const USAGE = 'usage: npm run chaos -- --objects N --seed S [--consumers C] [--profile default|hot] [--hold HOT_INCREMENTS] [--duplicates RATE]';
+
+const CHAOS_OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  objects: { type: 'string', default: '1000' },
+  seed: { type: 'string', default: String(Math.floor(Math.random() * 1_000_000)) },
+  consumers: { type: 'string', default: '3' },
+  profile: { type: 'string', default: 'default' },
+  hold: { type: 'string', default: '1000' },
+  duplicates: { type: 'string', default: '0.15' },
+} as const;
+
+/** The options, or the exit code when there is nothing to run: 0 after `--help`, 2 (with the usage) for a flag it does not know. */
+function readArgs() {
+  try {
+    const { values } = parseArgs({ options: CHAOS_OPTIONS });
+    if (values.help === true) {
+      console.log(USAGE);
+      return 0;
+    }
+    return values;
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+}
+
 async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      objects: { type: 'string', default: '1000' },
-      seed: { type: 'string', default: String(Math.floor(Math.random() * 1_000_000)) },
-      consumers: { type: 'string', default: '3' },
-      profile: { type: 'string', default: 'default' },
-      hold: { type: 'string', default: '1000' },
-      duplicates: { type: 'string', default: '0.15' },
-    },
-  });
+  const values = readArgs();
+  if (typeof values === 'number') return values;
   const seed = Number(values.seed);
   const objects = Number(values.objects);
   if (!Number.isInteger(seed) || !Number.isInteger(objects) || objects < 1 || (values.profile !== 'default' && values.profile !== 'hot')) {
-    console.error('usage: npm run chaos -- --objects N --seed S [--consumers C] [--profile default|hot] [--hold HOT_INCREMENTS] [--duplicates RATE]');
+    console.error(USAGE);
     return 2;
   }
   console.log(`chaos: seed ${seed} (rerun with --seed ${seed})`);
