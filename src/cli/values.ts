@@ -41,11 +41,9 @@ export const positiveNumber: ValueReader<number> = (text, flag) => {
   return value;
 };
 
-/** A whole number with an optional sign (`-1200`, `+5`), exact in a double (at most 2^53 - 1 either way). */
+/** A whole number with an optional sign (`-1200`, `+5`); the command bounds it (`tally adjust`: ±10^15). */
 export const signedInteger: ValueReader<number> = (text, flag) => {
-  if (!/^[+-]?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new ValidationError(`${flag} must be a whole number from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}, got "${text.length > 40 ? `${text.slice(0, 40)}...` : text}"`);
-  }
+  if (!/^[+-]?\d+$/.test(text)) throw new ValidationError(`${flag} must be a whole number, got "${text}"`);
   return Number(text);
 };
 

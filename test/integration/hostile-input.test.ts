@@ -14,7 +14,7 @@ const NOW = () => new Date('2026-11-23T12:00:00Z');
 
 const CASES: [string[], RegExp][] = [
   [['adjust', '--account', 'acme', '--day', '9999-12-31', '--metric', 'requests', '--delta', '1', '--reason', 'x', '--id', 'NC-FUT-1', '--force'], /--day "9999-12-31" is outside the days Tally supports, 2000-01-01\.\.2099-12-31/],
-  [['adjust', '--account', 'acme', '--day', '2026-11-21', '--metric', 'requests', '--delta', '9'.repeat(400), '--reason', 'x', '--id', 'NC-BIG-1', '--force'], /--delta must be a whole number/],
+  [['adjust', '--account', 'acme', '--day', '2026-11-21', '--metric', 'requests', '--delta', '9'.repeat(400), '--reason', 'x', '--id', 'NC-BIG-1', '--force'], /delta must be a non-zero whole number from -1,000,000,000,000,000 to 1,000,000,000,000,000/],
   [['adjust', '--account', 'acme', '--day', '+275760-09-13', '--metric', 'requests', '--delta', '1', '--reason', 'x', '--id', 'NC-FUT-2', '--force'], /--day "\+275760-09-13" is not a calendar day/],
   [['quota', 'set', '--account', 'acme', '--metric', 'requests', '--monthly', '1e309', '--force'], /--monthly must be a whole number/],
   [['quota', 'set', '--account', 'acme', '--metric', 'requests', '--monthly', '10', '--from', '9999-12', '--force'], /--from "9999-12" is outside the months Tally supports, 2000-01\.\.2099-12/],

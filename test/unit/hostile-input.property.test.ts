@@ -283,7 +283,8 @@ describe('every command refuses hostile option values with exit 2 and a message 
 
         expect([code, io.stdout]).toEqual([2, '']);
         expect(io.stderr.startsWith(`tally ${c.path}: `)).toBe(true);
-        expect(io.stderr).toContain(c.flag);
+        // The option by name: "--day ..." from its reader, or "delta must be ..." from the command's own check.
+        expect(io.stderr).toContain(c.flag.slice(2));
         expect(io.stderr).not.toMatch(/^\s+at /m);
         expect(ms).toBeLessThan(BOUNDED_MS);
         if (kind === 'day' && /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`))) {
