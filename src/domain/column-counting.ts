@@ -125,9 +125,9 @@ export class ColumnCounting {
     if (hostAt !== undefined && pairs === undefined) for (const run of [x, c]) if (run !== undefined) spansOf(run);
     for (const column of layout.resolverColumns) spansOf(runs[column]!);
     if (layout.evaluate !== undefined) for (const column of layout.ruleColumns) spansOf(runs[column]!);
-    const dayOfEntry = date.entries === undefined ? undefined : this.entryCache(this.entryDays, date);
-    const timeOfEntry = time?.entries === undefined ? undefined : this.entryCache(this.entryTimes, time);
-    const bytesOfEntry = bytes?.entries === undefined ? undefined : this.entryCache(this.entryBytes, bytes);
+    const dayOfEntry = date.entries === undefined ? undefined : this.entryCache(this.entryDays, date, Int32Array);
+    const timeOfEntry = time?.entries === undefined ? undefined : this.entryCache(this.entryTimes, time, Int32Array);
+    const bytesOfEntry = bytes?.entries === undefined ? undefined : this.entryCache(this.entryBytes, bytes, Float64Array);
     const cWidth = c === undefined ? 1 : c.dictionarySize + 1;
     const rules = layout.evaluate !== undefined;
     const values = this.values;
@@ -219,15 +219,18 @@ export class ColumnCounting {
   }
 
   /** Per dictionary (by its text bytes), per entry + 1 (0: none): the day id, time verdict or byte count, found when first asked. */
-  private readonly entryDays = new WeakMap<Uint8Array, Float64Array>();
-  private readonly entryTimes = new WeakMap<Uint8Array, Float64Array>();
+  // Day ids and verdicts are small integers: an Int32Array keeps them so (no number is boxed
+  // while the reader's code is not yet optimized); byte counts may pass 2^31.
+  private readonly entryDays = new WeakMap<Uint8Array, Int32Array>();
+  private readonly entryTimes = new WeakMap<Uint8Array, Int32Array>();
   private readonly entryBytes = new WeakMap<Uint8Array, Float64Array>();
 
-  private entryCache(caches: WeakMap<Uint8Array, Float64Array>, run: ColumnRun): Float64Array {
+  private entryCache<T extends Int32Array | Float64Array>(caches: WeakMap<Uint8Array, T>, run: ColumnRun, kind: new (length: number) => T): T {
     const dictionary = run.dictionary!;
     let cache = caches.get(dictionary.bytes);
     if (cache === undefined) {
-      cache = new Float64Array(dictionary.starts.length + 1).fill(UNKNOWN_ENTRY);
+      cache = new kind(dictionary.starts.length + 1);
+      cache.fill(UNKNOWN_ENTRY);
       caches.set(dictionary.bytes, cache);
     }
     return cache;
