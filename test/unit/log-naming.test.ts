@@ -1,4 +1,4 @@
-import { s3Sequencer } from '../../src/app/put-logs';
+import { firstHourOf, s3Sequencer } from '../../src/app/put-logs';
 import { firstRequestHour, logObjectKey } from '../../src/domain/log-naming';
 import { parseNotification, s3EventBody } from '../../src/domain/notifications';
 
@@ -57,5 +57,22 @@ describe('naming a log file put into the local stack', () => {
     expect(body.Records[0]).toMatchObject({ userIdentity: expect.any(Object), requestParameters: expect.any(Object), responseElements: expect.any(Object) });
     expect(body.Records[0].s3.object).toEqual({ key: 'cf/a+b.gz', size: 12, eTag: 'abc', sequencer: first });
     expect(parseNotification(JSON.stringify(body), 'm')).toMatchObject({ kind: 'objects', objects: [{ bucket: 'logs', key: 'cf/a b.gz', etag: 'abc', size: 12, sequencer: first }] });
+  });
+});
+
+describe('the hour tally put names a file by', () => {
+  const text = (body: string) => Buffer.from(body);
+
+  it('is its first request when the content names it, else 00 of the first day it was counted on', () => {
+    const w3c = text('#Version: 1.0\n#Fields: date time cs(Host)\n2026-11-21\t10:59:01\tacme.example.com\n');
+    expect(firstHourOf('a.log', w3c, ['2026-11-21'])).toEqual({ firstHour: { day: '2026-11-21', hour: 10 }, from: 'content' });
+    expect(firstHourOf('a.parquet', text('PAR1...'), ['2026-11-22', '2026-11-21'])).toEqual({ firstHour: { day: '2026-11-21', hour: 0 }, from: 'first-day' });
+  });
+
+  it('refuses a file with no dated request, or with requests outside the supported days', () => {
+    expect(() => firstHourOf('h.log.gz', text('#Fields: date time\n'), [])).toThrow('file h.log.gz: no request line with a day: nothing to count (tally count h.log.gz shows its lines)');
+    expect(() => firstHourOf('f.json', text('{"date":"9999-12-31","time":"00:00:00"}\n'), ['9999-12-31'])).toThrow(
+      'file f.json: has requests of 9999-12-31, outside the days Tally supports, 2000-01-01..2099-12-31',
+    );
   });
 });

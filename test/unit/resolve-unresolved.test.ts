@@ -1,4 +1,4 @@
-import { uniqueSubset } from '../../src/app/resolve-unresolved';
+import { resolveUnresolved, uniqueSubset, type ResolveOptions } from '../../src/app/resolve-unresolved';
 import type { Increment } from '../../src/domain/usage-store';
 
 const increment = (requests: number, bytes: number): Increment => ({ account: 'acme', day: '2026-11-21', shard: 0, key: new Uint8Array(12), metrics: { requests, bytes } });
@@ -28,5 +28,37 @@ describe('settling unresolved increments from a recount', () => {
     expect(uniqueSubset(many, all)?.size).toBe(20);
     expect(uniqueSubset(many, { requests: 0, bytes: 0 })?.size).toBe(0);
     expect(uniqueSubset(many, { requests: 1, bytes: 0 })).toBeUndefined();
+  });
+});
+
+describe('an unresolved increment of a day outside the supported days (an older version could record one)', () => {
+  it('is left with a reason that names it; nothing is recounted, applied or settled', async () => {
+    const far: Increment = { ...increment(1, 100), day: '9999-12-31' };
+    const object = { bucket: 'logs', key: 'cloudfront/E2X.9999-12-31-00.a.gz', etag: 'e1' };
+    const calls: string[] = [];
+    const options = {
+      unresolved: {
+        listUnresolved: async () => [{ object, increments: [far], recordedAt: '2026-11-21T00:00:00.000Z' }],
+        settleUnresolved: async () => void calls.push('settle'),
+      },
+      store: { applyIncrement: async () => void calls.push('apply') },
+      // A recount would read these: the far day must never get that far.
+      source: new Proxy({}, { get: () => () => Promise.reject(new Error('recounted')) }),
+    } as unknown as ResolveOptions;
+
+    const settlements = await resolveUnresolved(options);
+
+    expect(settlements).toEqual([
+      {
+        object: 's3://logs/cloudfront/E2X.9999-12-31-00.a.gz',
+        account: 'acme',
+        day: '9999-12-31',
+        metrics: { requests: 1, bytes: 100 },
+        outcome: 'left',
+        reason:
+          'skipped the unresolved increment of acme on 9999-12-31 (s3://logs/cloudfront/E2X.9999-12-31-00.a.gz): 9999-12-31 is outside the days Tally supports, 2000-01-01..2099-12-31 (an older version recorded it)',
+      },
+    ]);
+    expect(calls).toEqual([]);
   });
 });
