@@ -44,6 +44,8 @@ export interface OperatorTarget {
   readonly localStack?: string;
   /** Every endpoint (DynamoDB, SQS, S3) is the local stack or an emulator on loopback: not AWS. */
   readonly emulated: boolean;
+  /** The flags and environment variables that named the target (empty for the local stack). */
+  readonly namedBy: readonly string[];
 }
 
 /** Environment variables that name a target; any of them means "not the local stack". */
@@ -89,8 +91,13 @@ function isLoopback(url: string | undefined): boolean {
  * for `--inline` work and reconciliation they must be the consumer's own.
  */
 export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): OperatorTarget {
-  const namesTarget =
-    [flags.table, flags.queueUrl, flags.dlqUrl, flags.endpoint].some(given) || TARGET_VARIABLES.some((name) => given(env[name]));
+  const namedBy = [
+    ...(Object.entries({ '--table': flags.table, '--queue-url': flags.queueUrl, '--dlq-url': flags.dlqUrl, '--endpoint': flags.endpoint }) as [string, string | undefined][])
+      .filter(([, value]) => given(value))
+      .map(([flag]) => flag),
+    ...TARGET_VARIABLES.filter((name) => given(env[name])),
+  ];
+  const namesTarget = namedBy.length > 0;
   const stackPath = flags.stack ?? env.TALLY_LOCAL_STACK ?? join(cwd, '.tally', 'local.json');
   const useStack = given(flags.stack) || !namesTarget;
 
@@ -188,7 +195,39 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
     origin,
     ...(local === undefined ? {} : { localStack: local }),
     emulated: local !== undefined || [config.endpoints.dynamodb, config.endpoints.sqs, config.endpoints.s3].every((url) => given(url) && isLoopback(url)),
+    namedBy: local === undefined ? namedBy : [],
   };
+}
+
+/**
+ * The first line of a command's output: where it works, and for a target the flags or
+ * environment named, which of them did (a `TALLY_TABLE` left set switches every command
+ * from the local stack to AWS).
+ *
+ * @example describeTarget(target)  // "AWS us-east-1, table nope (named by TALLY_TABLE; not the local stack)"
+ */
+export function describeTarget(target: OperatorTarget): string {
+  if (target.localStack !== undefined) return target.origin;
+  const where = target.emulated ? 'an emulator' : `AWS ${target.config.region}`;
+  return `${where}, table ${target.config.tableName} (named by ${target.namedBy.join(', ') || 'flags and environment'}; not the local stack)`;
+}
+
+/**
+ * What to do when the SDK found no credentials for a target (its message alone, "Could
+ * not load credentials from any providers", names neither the target nor a way out).
+ */
+export function missingCredentialsMessage(target: OperatorTarget, error: Error): string {
+  const variables = target.namedBy.filter((name) => !name.startsWith('--'));
+  return (
+    `no AWS credentials for ${describeTarget(target)}: ${error.message}. ` +
+    'Give credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or aws sso login)' +
+    (variables.length > 0 ? `, or unset ${variables.join(', ')} to work on the local stack started by npm start` : '')
+  );
+}
+
+/** True for the SDK's "no credentials found" error (`CredentialsProviderError`, whatever its provider). */
+export function isMissingCredentials(error: unknown): error is Error {
+  return error instanceof Error && error.name === 'CredentialsProviderError';
 }
 
 function readStackInfo(path: string): LocalStackInfo {

@@ -150,6 +150,14 @@ async function execute(
     };
     return await declaration.run(run);
   } catch (error) {
+    if (opened !== undefined) {
+      // Loaded with the target already: a command without one never pays for it.
+      const { isMissingCredentials, missingCredentialsMessage } = await import('./operator-target');
+      if (isMissingCredentials(error)) {
+        context.io.err(`tally ${commandPath(declaration)}: ${missingCredentialsMessage(opened.target, error)}\n`);
+        return EXIT.usage;
+      }
+    }
     context.io.err(`tally ${commandPath(declaration)}: ${messageOf(error)}\n`);
     return isUsageError(error) ? EXIT.usage : EXIT.failed;
   } finally {

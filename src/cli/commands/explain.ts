@@ -1,6 +1,7 @@
 import type { DayExplanation } from '../../domain/explanation';
 import { defineCommand, JSON_OPTION } from '../command';
 import { formatTable } from '../io';
+import { describeTarget } from '../operator-target';
 import { accountId, day } from '../values';
 
 /** `tally explain`: one account-day down to its log objects; exit 0 when the sources add up, 1 when something is missing. */
@@ -20,6 +21,8 @@ export const explainCommand = defineCommand<{ account: string; day: string; json
   target: { settings: ['metrics'] },
   async run({ options, context: { io }, target: open }) {
     const { target, clients } = await open();
+    // Before any request: a credentials lookup on AWS can take seconds, and the target is what the reader must know.
+    if (options.json !== true) io.out(`tally explain: ${describeTarget(target)}\n`);
     const { DynamoUsageReader, DynamoSourceReader, explainDay, metricNamesOf } = await import('../aws-adapters');
     const table = { client: clients.dynamodb, tableName: target.config.tableName };
     const explanation = await explainDay(
