@@ -28,7 +28,14 @@ module.exports = {
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
   ],
-  testTimeout: 60_000,
+  // DEFAULT_LIMIT_MS in test/support/time-limits.ts, which says where it comes from
+  // (test-projects.test.ts checks they agree): ten times what a test without a limit of its
+  // own takes, so a busy machine slows it down without failing it. The slow hooks and tests
+  // take their limits from there too.
+  testTimeout: 120_000,
+  // The 2 cores: most stack tests wait on DynamoDB Local, queues and child processes, so two
+  // workers overlap those waits (the files take about 1,200 s one after another, 618 s on
+  // two workers in the lead's run); more would only add CPU-bound work to a full machine.
   maxWorkers: 2,
   verbose: false,
 };

@@ -23,6 +23,7 @@ import { readMonthToDate } from '../../src/app/quota-status';
 import { DynamoUsageReader } from '../../src/adapters/dynamodb-usage-reader';
 import { monthOf } from '../../src/domain/quota';
 import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { TIME_LIMITS } from '../support/time-limits';
 import { TEST_SECRET } from '../support/tokens';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -191,7 +192,7 @@ beforeAll(async () => {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   mkdirSync(OUTPUT, { recursive: true });
-});
+}, TIME_LIMITS.browserSetup);
 
 afterAll(async () => {
   await browser?.close();

@@ -1,4 +1,5 @@
 import { createTestQueues, testStackInfo } from '../support/stack';
+import { TIME_LIMITS } from '../support/time-limits';
 import { runChaos } from './run-chaos';
 
 describe('chaos (fixed seed)', () => {
@@ -17,7 +18,7 @@ describe('chaos (fixed seed)', () => {
     expect(report.faults.deadLettered).toBeGreaterThan(0);
     expect(report.faults.partlyApplied).toBeGreaterThan(0);
     expect(report.faults.backfilledObjects).toBeGreaterThan(0);
-  }, 300_000);
+  }, TIME_LIMITS.chaosRun);
 });
 
 describe('chaos, hot profile (fixed seed)', () => {
@@ -40,5 +41,5 @@ describe('chaos, hot profile (fixed seed)', () => {
     // The next day's usage spread over the scheduled 16 shards, the hot day's stayed on its 4.
     expect(report.shardChange?.shardsByDay['2026-09-01']).toBe(4);
     expect(report.shardChange?.shardsByDay['2026-09-02']).toBeGreaterThan(4);
-  }, 300_000);
+  }, TIME_LIMITS.chaosRun);
 });

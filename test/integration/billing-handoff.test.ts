@@ -19,6 +19,7 @@ import { QueuePoller } from '../../src/local/poller';
 import { usageApiEvent } from '../support/api-events';
 import { closeOk, handoffTable, readExports, testCloser, webhookReceiver } from '../support/handoff';
 import { createTestQueues, nonZero, putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { SHORT_WAIT_MS } from '../support/time-limits';
 import { TEST_SECRET } from '../support/tokens';
 
 const info = testStackInfo();
@@ -296,7 +297,7 @@ describe('signed webhooks through their own queue', () => {
       await ingest(ingestDeps, [lateObject.message], LATE_AT);
       await closeOk(testCloser({ ...env, TALLY_WEBHOOK_QUEUE_URL: queues.queueUrl }, at(later(LATE_AT, 60))), { day: D1 });
       poller.start();
-      const deadline = Date.now() + 30_000;
+      const deadline = Date.now() + SHORT_WAIT_MS;
       while (receiver.received.filter((r) => r.status === 200).length < 4 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
     } finally {
       await poller.stop();

@@ -18,6 +18,7 @@ import { tallyCommand } from '../support/cli';
 import { closeOk, handoffTable, testCloser } from '../support/handoff';
 import { captureIo, eventually, halfIngest, operatorEnv, startConsumer } from '../support/operator';
 import { createTestQueues, putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { SHORT_WAIT_MS, TIME_LIMITS } from '../support/time-limits';
 import { TEST_SECRET } from '../support/tokens';
 
 /**
@@ -150,7 +151,7 @@ beforeAll(async () => {
   const io = captureIo();
   const code = await adjust(['--account', accounts[0]!, '--day', D1, '--metric', 'requests', '--delta', '-3', '--reason', 'refund: health checks', '--id', 'ADJ-EXPLAIN-1'], io, operatorEnv(info, {}, { TALLY_TABLE: table }));
   expect({ code, err: io.stderr }).toEqual({ code: 0, err: '' });
-}, 120_000);
+}, TIME_LIMITS.explainSetup);
 
 describe('explain (DynamoDB Local, S3 emulator)', () => {
   it('wrote the objects the way the cases need: resumed, and resumed by the last receive', () => {
@@ -198,7 +199,7 @@ describe('explain (DynamoDB Local, S3 emulator)', () => {
     const code = await tallyCommand('backfill')(['--from', D3, '--to', D3, '--json'], io, operatorEnv(info, { ...queues, prefix: PREFIX }, { TALLY_TABLE: table }));
     const consumer = startConsumer(queues, testIngestDeps(env));
     try {
-      await eventually(async () => (await Promise.all(accounts.map((account) => explainOf(account, D3)))).every((e) => e.complete), 30_000, 'the consumer to record the contributions');
+      await eventually(async () => (await Promise.all(accounts.map((account) => explainOf(account, D3)))).every((e) => e.complete), SHORT_WAIT_MS, 'the consumer to record the contributions');
     } finally {
       await consumer.stop();
     }
@@ -334,7 +335,7 @@ describe('health (DynamoDB Local, SQS emulator)', () => {
     lines = result!.lines;
     const io = captureIo();
     expect(await tallyCommand('reconcile')(['--from', D1, '--to', D1, '--json'], io, healthEnv)).toBe(0);
-  }, 60_000);
+  }, TIME_LIMITS.explainHealthSetup);
 
   const health = async (token: string) => handleUsageApiRequest(usageApiEvent({ path: '/v1/health', token }), healthApi);
 

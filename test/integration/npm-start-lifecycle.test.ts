@@ -21,6 +21,7 @@ import {
 } from '../support/npm-start';
 import { notificationBody, putLogSet, sendBodies } from '../support/operator';
 import { putLogObject, testClients } from '../support/stack';
+import { SHORT_WAIT_MS, TIME_LIMITS } from '../support/time-limits';
 
 // `npm start` as a user meets it, in temporary folders: real processes, real signals.
 
@@ -62,7 +63,7 @@ describe('npm start, when it cannot start', () => {
 
     const run = launchLocal(cwd, { [variable]: value });
     const code = await run.exited;
-    const left = await waitUntilNoProcessNames(cwd, 3_000);
+    const left = await waitUntilNoProcessNames(cwd, SHORT_WAIT_MS);
 
     expect(code).toBe(1);
     expect(run.output()).toMatch(message);
@@ -77,14 +78,14 @@ describe('npm start, when it cannot start', () => {
 
     const run = launchLocal(cwd, { TALLY_DEMO: '0' });
     const code = await run.exited;
-    const left = await waitUntilNoProcessNames(cwd, 3_000);
+    const left = await waitUntilNoProcessNames(cwd, SHORT_WAIT_MS);
 
     expect(code).toBe(1);
     expect(run.output()).toContain('tally: could not start');
     expect(left).toEqual([]);
     expect(existsSync(join(cwd, '.tally', 'local.json'))).toBe(false);
     expect(existsSync(join(cwd, '.tally', 'lock.json'))).toBe(false);
-  }, 120_000);
+  }, TIME_LIMITS.npmStartLifecycleTest);
 });
 
 describe('npm start, running', () => {
@@ -94,12 +95,10 @@ describe('npm start, running', () => {
     const info = stackInfoIn(cwd);
     const described = readFileSync(join(cwd, '.tally', 'local.json'), 'utf8');
 
-    const startedAt = Date.now();
     const second = launchLocal(cwd, { TALLY_DEMO: '0' });
     let timer: NodeJS.Timeout | undefined;
-    const secondCode = await Promise.race([second.exited, new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), 20_000)))]);
+    const secondCode = await Promise.race([second.exited, new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), TIME_LIMITS.npmStartReady)))]);
     clearTimeout(timer);
-    const secondTook = Date.now() - startedAt;
     if (secondCode === 'still running') await stopLocal(second, 'SIGKILL');
 
     const { dynamodb } = localClients(info);
@@ -107,14 +106,14 @@ describe('npm start, running', () => {
     dynamodb.destroy();
     const api = await fetch(`${info.api}/v1/accounts/acme/usage?from=${today}&to=${today}`);
     expect(secondCode).toBe(1);
-    // "At once": before it would have started anything (a stack takes seconds to come up, and never exits by itself).
-    expect(secondTook).toBeLessThan(15_000);
+    // "At once": before it started anything (no clock here: a busy machine can take seconds just to start Node).
+    expect(second.output()).not.toContain('starting DynamoDB Local');
     expect(second.output()).toContain(`tally: already running (pid ${first.child.pid}, dashboard ${info.api}/)`);
     expect(first.child.exitCode).toBeNull();
     expect(readFileSync(join(cwd, '.tally', 'local.json'), 'utf8')).toBe(described);
     expect(tables.TableNames).toContain(info.table);
     expect(api.status).toBe(401);
-  }, 120_000);
+  }, TIME_LIMITS.npmStartLifecycleTest);
 
   it('stops DynamoDB Local and removes local.json on SIGHUP; commands then say the stack is not running', async () => {
     const cwd = projectFolder();
@@ -122,7 +121,7 @@ describe('npm start, running', () => {
     expect(processesNaming(cwd)).not.toEqual([]);
 
     const code = await stopLocal(run, 'SIGHUP');
-    const left = await waitUntilNoProcessNames(cwd, 10_000);
+    const left = await waitUntilNoProcessNames(cwd, SHORT_WAIT_MS);
     const command = await tally(cwd, ...reconcileArgs);
 
     expect(code).toBe(0);
@@ -132,7 +131,7 @@ describe('npm start, running', () => {
     expect(command.code).not.toBe(0);
     expect(command.stderr).toContain('the local stack is not running; start it with npm start');
     expect(command.stderr).not.toMatch(/^\s+at /m);
-  }, 120_000);
+  }, TIME_LIMITS.npmStartLifecycleTest);
 
   it('stops its webhook poller before the emulator on Ctrl-C, so no poller error is printed', async () => {
     const cwd = projectFolder();
@@ -144,7 +143,7 @@ describe('npm start, running', () => {
     expect(code).toBe(0);
     expect(run.output()).toContain('tally: stopping...');
     expect(run.output()).not.toMatch(/poller error|while stopping/);
-  });
+  }, TIME_LIMITS.npmStartLifecycleTest);
 
   it('takes DynamoDB Local with it when killed with SIGKILL; commands on the stale local.json say the stack is not running', async () => {
     const cwd = projectFolder();
@@ -152,7 +151,7 @@ describe('npm start, running', () => {
     expect(processesNaming(cwd)).not.toEqual([]);
 
     await stopLocal(run, 'SIGKILL');
-    const left = await waitUntilNoProcessNames(cwd, 10_000);
+    const left = await waitUntilNoProcessNames(cwd, SHORT_WAIT_MS);
     const command = await tally(cwd, ...reconcileArgs);
 
     expect(left).toEqual([]);
@@ -160,7 +159,7 @@ describe('npm start, running', () => {
     expect(command.code).not.toBe(0);
     expect(command.stderr).toContain('the local stack is not running; start it with npm start');
     expect(command.stderr).not.toMatch(/^\s+at /m);
-  }, 120_000);
+  }, TIME_LIMITS.npmStartLifecycleTest);
 
   it('keeps the logs a user fed in across a kill and a restart: reconcile is clean', async () => {
     const cwd = projectFolder();
@@ -169,14 +168,14 @@ describe('npm start, running', () => {
     const set = await putLogSet({ days: [addDays(today, -3), addDays(today, -2)], info: before });
     await sendBodies(before.queueUrl, set.refs.map(notificationBody), before);
     const { sqs } = localClients(before);
-    const drained = await waitForEmptyQueue(sqs, before.queueUrl, 60_000);
+    const drained = await waitForEmptyQueue(sqs, before.queueUrl, SHORT_WAIT_MS);
     sqs.destroy();
     const beforeRestart = await tally(cwd, ...reconcileArgs);
     const removed = await putLogObject(`${set.prefix}removed.gz`, 'a log deleted before the restart', { info: before });
     await testClients(before).s3.send(new DeleteObjectCommand({ Bucket: before.bucket, Key: removed.key }));
 
     await stopLocal(runs[runs.length - 1]!, 'SIGKILL');
-    await waitUntilNoProcessNames(cwd, 10_000);
+    await waitUntilNoProcessNames(cwd, SHORT_WAIT_MS);
     const restarted = await start(cwd);
     const afterRestart = await tally(cwd, ...reconcileArgs);
     const after = stackInfoIn(cwd);
@@ -193,5 +192,5 @@ describe('npm start, running', () => {
     expect((listed.Contents ?? []).map((object) => [object.Key, normaliseEtag(object.ETag ?? '')]).sort()).toEqual(
       set.refs.map((ref) => [ref.key, ref.etag]).sort(),
     );
-  }, 180_000);
+  }, TIME_LIMITS.npmStartLifecycleTest);
 });

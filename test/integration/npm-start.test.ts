@@ -11,6 +11,7 @@ import { mintToken } from '../../src/adapters/jwt-tokens';
 import { LOCAL_JWT_SECRET_FILE } from '../../src/local/jwt-secret';
 import { monthOf } from '../../src/domain/quota';
 import { nonZero, readCounters } from '../support/stack';
+import { TIME_LIMITS } from '../support/time-limits';
 
 const root = join(__dirname, '..', '..');
 
@@ -21,7 +22,8 @@ function startLocal(cwd: string): Promise<{ child: ChildProcess; output: () => s
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not get ready:\n${output}`)), 150_000);
+    // Both starts must fit in the test's limit; the first also counts the demo's 30 days.
+    const timer = setTimeout(() => reject(new Error(`npm start did not get ready:\n${output}`)), TIME_LIMITS.npmStartDemoTest / 2);
     child.stdout!.on('data', () => {
       if (output.includes('tally: running')) {
         clearTimeout(timer);
@@ -110,5 +112,5 @@ describe('npm start', () => {
     expect(first.output()).toContain(`tally: usage.threshold acme requests ${monthOf(now)}: 80% reached`);
     expect(quota.thresholds.map((t) => [t.metric, t.level])).toEqual([['requests', 80]]);
     expect(second.output()).not.toContain('tally: usage.threshold acme');
-  }, 360_000);
+  }, TIME_LIMITS.npmStartDemoTest);
 });

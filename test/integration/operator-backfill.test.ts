@@ -2,6 +2,7 @@ import { tallyCommand } from '../support/cli';
 import { queueDepth } from '../../src/local/poller';
 import { captureIo, countersOf, eventually, expectedOf, halfIngest, ingestFully, operatorEnv, putLogSet, startConsumer } from '../support/operator';
 import { createTestQueues, putLogObject, testClients, testStackInfo } from '../support/stack';
+import { SHORT_WAIT_MS } from '../support/time-limits';
 
 const runBackfill = tallyCommand('backfill');
 
@@ -73,7 +74,7 @@ describe('tally backfill', () => {
     const queued = (await queueDepth(sqs, queues.queueUrl)).visible;
     const consumer = startConsumer(queues);
     try {
-      await eventually(async () => (await waiting(queues.queueUrl)) === 0, 30_000, 'the consumer to drain the queue');
+      await eventually(async () => (await waiting(queues.queueUrl)) === 0, SHORT_WAIT_MS, 'the consumer to drain the queue');
     } finally {
       await consumer.stop();
     }

@@ -7,6 +7,7 @@ import { queueDepth } from '../../src/local/poller';
 import { tallyCommand } from '../support/cli';
 import { captureIo, countersOf, eventually, halfIngest, notificationBody, operatorEnv, putLogSet, sendBodies, startConsumer } from '../support/operator';
 import { createTestQueues, testClients, testStackInfo } from '../support/stack';
+import { SHORT_WAIT_MS } from '../support/time-limits';
 
 const dlq = tallyCommand('dlq');
 const replay = tallyCommand('replay');
@@ -52,7 +53,7 @@ describe('tally dlq', () => {
       await eventually(async () => {
         const { got, want } = await countersOf(set, DAYS);
         return isDeepStrictEqual(got, want);
-      }, 30_000, 'exact counts');
+      }, SHORT_WAIT_MS, 'exact counts');
     } finally {
       await consumer.stop();
     }

@@ -14,6 +14,7 @@ import { expectedUsage, gzip, jsonLog, traffic } from '../support/log-formats';
 import { parquetFromJsonLines } from '../support/parquet-logs';
 import { captureIo, eventually, operatorEnv, startConsumer } from '../support/operator';
 import { createTestQueues, nonZero, readCounters, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { SHORT_WAIT_MS } from '../support/time-limits';
 
 const put = tallyCommand('put');
 const info = testStackInfo();
@@ -42,7 +43,7 @@ describe('tally put', () => {
       await eventually(async () => {
         const depth = await queueDepth(sqs, queues.queueUrl);
         return depth.visible + depth.inFlight === 0;
-      }, 30_000, 'the ingest queue to drain');
+      }, SHORT_WAIT_MS, 'the ingest queue to drain');
     } finally {
       await consumer.stop();
     }

@@ -15,6 +15,7 @@ import {
   startConsumer,
 } from '../support/operator';
 import { createTestQueues, putLogObject, testClients, testIngestDeps, testStackInfo } from '../support/stack';
+import { SHORT_WAIT_MS } from '../support/time-limits';
 
 const runReplay = tallyCommand('replay');
 
@@ -75,11 +76,11 @@ describe('tally replay', () => {
         runReplay([], captureIo(), env),
         runReplay(['--inline'], captureIo(), env),
       ]);
-      await eventually(async () => (await dlqHolds(queues.dlqUrl)) === 0, 30_000, 'the DLQ to empty');
+      await eventually(async () => (await dlqHolds(queues.dlqUrl)) === 0, SHORT_WAIT_MS, 'the DLQ to empty');
       await eventually(async () => {
         const depth = await queueDepth(sqs, queues.queueUrl);
         return depth.visible + depth.inFlight === 0;
-      }, 30_000, 'the ingest queue to drain');
+      }, SHORT_WAIT_MS, 'the ingest queue to drain');
       const again = captureIo();
       const lastCode = await runReplay([], again, env);
 
@@ -104,7 +105,7 @@ describe('tally replay', () => {
       );
     const dying = startConsumer(queues, testIngestDeps({ TALLY_INCREMENT_CONCURRENCY: '1' }, { clients: (clients) => crashAfterUpdates(clients.dynamodb, 2) }));
     await sendBodies(queues.queueUrl, set.refs.map(notificationBody));
-    await eventually(async () => (await queueDepth(sqs, queues.dlqUrl)).visible === 2, 40_000, 'both messages to be dead-lettered');
+    await eventually(async () => (await queueDepth(sqs, queues.dlqUrl)).visible === 2, SHORT_WAIT_MS, 'both messages to be dead-lettered');
     await dying.stop();
 
     const dryRun = await tally('replay', '--dry-run');
@@ -114,7 +115,7 @@ describe('tally replay', () => {
       await eventually(async () => {
         const { got, want } = await countersOf(set, DAYS);
         return isDeepStrictEqual(got, want);
-      }, 30_000, 'exact counts');
+      }, SHORT_WAIT_MS, 'exact counts');
     } finally {
       await consumer.stop();
     }

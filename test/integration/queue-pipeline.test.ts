@@ -7,6 +7,7 @@ import { s3EventBody } from '../../src/domain/notifications';
 import { emptyExpected, generateLog, mergeExpected } from '../../src/local/log-generator';
 import { QueuePoller, queueDepth, waitForEmptyQueue } from '../../src/local/poller';
 import { createTestQueues, nonZero, putLogObject, readCounters, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { SHORT_WAIT_MS } from '../support/time-limits';
 
 const info = testStackInfo();
 const { sqs, dynamodb } = testClients(info);
@@ -36,7 +37,7 @@ describe('the ingest queue end to end (SQS emulator, S3 emulator, DynamoDB Local
     await sqs.send(new SendMessageCommand({ QueueUrl: queues.queueUrl, MessageBody: s3EventBody([good]) }));
 
     poller.start();
-    const emptied = await waitForEmptyQueue(sqs, queues.queueUrl, 30_000);
+    const emptied = await waitForEmptyQueue(sqs, queues.queueUrl, SHORT_WAIT_MS);
     await poller.stop();
     const dead = await drainDlq(queues.dlqUrl);
 
@@ -107,7 +108,7 @@ describe('the ingest queue end to end (SQS emulator, S3 emulator, DynamoDB Local
     }
 
     poller.start();
-    await waitForEmptyQueue(sqs, queues.queueUrl, 30_000);
+    await waitForEmptyQueue(sqs, queues.queueUrl, SHORT_WAIT_MS);
     await poller.stop();
 
     for (const { id } of accounts) {

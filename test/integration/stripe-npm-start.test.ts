@@ -9,6 +9,7 @@ import { DynamoCloseStore } from '../../src/adapters/dynamodb-close-store';
 import { runTallyBin } from '../support/cli';
 import { stackEnv, stackInfoIn, startLocal, stopLocal, type LocalRun } from '../support/npm-start';
 import { startStripeServer, type StripeTestServer } from '../support/stripe-server';
+import { TIME_LIMITS } from '../support/time-limits';
 
 const API_KEY = 'sk_test_tally_npm_start_key_0123456789';
 const METERS = '{"requests":"cdn_requests","bytes":"cdn_bytes"}';
@@ -80,5 +81,5 @@ describe('npm start with the Stripe variables', () => {
     expect(`${run.output()}${link.stdout}${push.stdout}${reconcile.stdout}${push.stderr}${reconcile.stderr}`).not.toContain(API_KEY);
     // eslint-disable-next-line no-console
     console.log(`stripe npm start: first late log in Stripe after ${first} ms, second after ${second} ms`);
-  }, 360_000);
+  }, TIME_LIMITS.stripeNpmStartTest);
 });

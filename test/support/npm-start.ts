@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LocalStackInfo } from '../../src/local/stack';
 import { REPO_ROOT } from './cli';
+import { TIME_LIMITS } from './time-limits';
 
 /** `npm start` as a child process: what it printed so far and how it ended. */
 export interface LocalRun {
@@ -35,7 +36,7 @@ export function launchLocal(cwd: string, env: Record<string, string> = {}): Loca
 export async function startLocal(cwd: string, env: Record<string, string> = {}): Promise<LocalRun> {
   const run = launchLocal(cwd, { TALLY_DEMO: '0', ...env });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not get ready:\n${run.output()}`)), 90_000);
+    const timer = setTimeout(() => reject(new Error(`npm start did not get ready within ${TIME_LIMITS.npmStartReady / 1000} s:\n${run.output()}`)), TIME_LIMITS.npmStartReady);
     const check = () => {
       if (!run.output().includes('tally: running')) return;
       clearTimeout(timer);

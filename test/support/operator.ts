@@ -8,6 +8,7 @@ import { QueuePoller } from '../../src/local/poller';
 import { localEnvironment, type LocalStackInfo } from '../../src/local/stack';
 import { crashAfterUpdates } from './faults';
 import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from './stack';
+import { SHORT_WAIT_MS } from './time-limits';
 import { DEMO_METRICS } from '../../src/local/demo';
 
 /** The metric rule the local stack's consumer counts with. */
@@ -152,7 +153,7 @@ export function startConsumer(queue: { queueUrl: string; queueArn: string }, dep
 }
 
 /** Waits until `check` holds (or fails the test after `timeoutMs`). */
-export async function eventually(check: () => Promise<boolean>, timeoutMs = 30_000, what = 'condition'): Promise<void> {
+export async function eventually(check: () => Promise<boolean>, timeoutMs = SHORT_WAIT_MS, what = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DEFAULT_LIMIT_MS } from '../support/time-limits';
 
 const ROOT = join(__dirname, '..', '..');
 // jest.config.js is CommonJS: it is read as data here, the way jest reads it.
@@ -22,6 +23,11 @@ describe('tests you can pick', () => {
 
     expect(config.projects.flatMap((project) => project.roots).sort()).toEqual(folders.sort());
     expect(packageJson.scripts.test).toMatch(/&& jest$/);
+  });
+
+  it('limits every test and hook not named in time-limits.ts to its default', () => {
+    const { testTimeout } = require(join(ROOT, 'jest.config.js')) as { testTimeout: number };
+    expect(testTimeout).toBe(DEFAULT_LIMIT_MS);
   });
 
   it('uses nothing from the running stack in a unit test', () => {
