@@ -7,12 +7,13 @@ import { ingestBatch } from '../../src/app/ingest';
 import { silentLog } from '../../src/app/log';
 import { replayDeadLetters } from '../../src/app/replay';
 import { createClients } from '../../src/adapters/clients';
-import { readConfig } from '../../src/adapters/config';
-import { createIngestDeps } from '../../src/adapters/ingest-deps';
+import { DEFAULTS, readConfig } from '../../src/adapters/config';
+import { createIngestDeps, prepareToWrite } from '../../src/adapters/ingest-deps';
 import { S3LogListing } from '../../src/adapters/s3-log-listing';
 import { SqsNotificationSender } from '../../src/adapters/sqs-notification-sender';
 import { SqsReplayQueues } from '../../src/adapters/sqs-replay-queues';
 import { addDays } from '../../src/domain/days';
+import { ConfigError } from '../../src/domain/errors';
 import { dayRangeKeys, parseAccountSortKey } from '../../src/domain/keys';
 import { normaliseEtag, type LogObjectRef } from '../../src/domain/log-object';
 import { s3EventBody } from '../../src/domain/notifications';
@@ -35,9 +36,12 @@ export interface ChaosOptions {
    * `hot`: two accounts carry most of the traffic on one day, as the busiest customer
    * does, and a crashed batch is held back (invisible until `holdIncrements` other
    * increments reached the hot account-days, or the queue has nothing else) so that many
-   * other increments reach that account-day before its redelivery. Midway, the
-   * consumers switch to a shard schedule that gives the next day 16 shards, and that
-   * day's logs arrive after the switch.
+   * other increments reach that account-day before its redelivery. At a moment the seed
+   * picks, an operator tries a schedule that moves the hot day (refused), then the
+   * consumers switch to one that gives the next day 16 shards and a cap 8 keys larger,
+   * that day's logs arrive after the switch, and a queue-mode backfill of the hot day runs
+   * while crashed batches are held back half applied. The DLQ is replayed twice at once:
+   * through the queue and inline on an operator's clock up to 4.5 minutes off.
    */
   readonly profile?: 'default' | 'hot';
   /** Hot profile: increments to the hot accounts a crashed batch waits for (default 1,000: 500 per hot account-day). */
@@ -95,7 +99,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const doomedAccount = { id: `${runId}-zdoomed`, weight: 30 };
   // The hot profile: one hot day, and the next day's logs (1 in 8) arriving after the shard switch.
   const days = hot ? 2 : Math.max(5, Math.ceil(options.objects / 100));
-  const firstDay = '2026-09-01';
+  // The hot profile's days are its own: a day's shard count is the table's, and the default profile's days have 4.
+  const firstDay = hot ? '2026-08-01' : '2026-09-01';
   const dayOf = (i: number) => (hot ? addDays(firstDay, i % 8 === 7 ? 1 : 0) : addDays(firstDay, i % days));
   const doomed = (i: number) => i % DOOMED_EVERY === DOOMED_EVERY - 3;
 
@@ -149,14 +154,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const holding = new Map<string, { receiptHandle: string; at: number }>();
   let cursesOn = true;
   const cursed = new Set(refs.filter((ref) => schedule.chance('curse', ref.key) < 0.02).map((ref) => ref.key));
-  const consumerEnv = (shards?: string) =>
+  const consumerEnv = (shards?: string, historyCap = options.historyCap) =>
     readConfig({
       ...localEnvironment(info),
       TALLY_MAX_RECEIVE_COUNT: String(info.maxReceiveCount),
       TALLY_HEARTBEAT_SECONDS: '0',
       TALLY_MAX_ATTEMPTS: '4',
       TALLY_METRICS: '[{"name":"authorization_requests","path":"/api/authorization/*"}]',
-      ...(options.historyCap === undefined ? {} : { TALLY_HISTORY_CAP: String(options.historyCap) }),
+      ...(historyCap === undefined ? {} : { TALLY_HISTORY_CAP: String(historyCap) }),
       ...(shards === undefined ? {} : { TALLY_SHARDS: shards }),
     });
   const consumers = Array.from({ length: options.consumers ?? 3 }, () => {
@@ -205,6 +210,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     consumer.poller = new QueuePoller({ sqs: clients.sqs, queueUrl: info.queueUrl, queueArn: info.queueArn, region: info.region, handler, waitSeconds: 1 });
     return consumer;
   });
+  // Each consumer's cold start: its settings checked against what the table records. A crash
+  // the schedule injects into it is retried, as Lambda starts another sandbox; a refusal is not.
+  const coldStart = async (deps: Parameters<typeof prepareToWrite>[0], config: ReturnType<typeof consumerEnv>): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await prepareToWrite(deps, config, virtualNow());
+      } catch (error) {
+        if (error instanceof ConfigError || attempt >= 20) throw error;
+      }
+    }
+  };
+  for (const consumer of consumers) await coldStart(consumer.deps, consumerEnv());
+  // What the operators' runs found wrong (a refusal that did not come): reported as drift.
+  const operatorFaults: string[] = [];
 
   // 3. Notifications, some duplicated; in the hot profile the next day's only after the shard switch.
   const bodiesOf = (selected: readonly LogObjectRef[]) =>
@@ -244,15 +263,44 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   say(`seed ${seed}: ${first.length} objects notified to ${consumers.length} consumers`);
   let shardChange: ChaosReport['shardChange'];
   if (hot) {
-    // Midway through the hot day the operator follows `tally plan`: more shards from the next day on.
-    const midway = first.length * hotAccounts.length * 0.5;
+    // At a moment the seed picks, the operator follows `tally plan`: more shards from the next day on, and a larger cap.
+    const moment = 0.3 + 0.4 * schedule.chance('scheduleMoment');
+    const switchAt = first.length * hotAccounts.length * moment;
     const deadline = Date.now() + 600_000;
-    while (hotIncrements < midway && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    while (hotIncrements < switchAt && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    // A first try moves the hot day itself, which has data: refused at cold start, naming the day.
+    const wrong = consumerEnv(`4,16@${firstDay}`);
+    const refusal = await prepareToWrite(createIngestDeps(wrong, clients, silentLog, virtualNow), wrong, virtualNow()).then(
+      () => undefined,
+      (error: Error) => error.message,
+    );
+    if (refusal === undefined || !refusal.includes(firstDay)) operatorFaults.push(`TALLY_SHARDS=4,16@${firstDay} was not refused naming ${firstDay}: ${refusal ?? 'accepted'}`);
+    else schedule.record('scheduleRefused');
     const scheduleSpec = `4,16@${nextDay}`;
-    for (const consumer of consumers) consumer.deps = createIngestDeps(consumerEnv(scheduleSpec), consumer.clients, silentLog, virtualNow);
+    const raisedCap = (options.historyCap ?? DEFAULTS.historyCap) + 8;
+    for (const consumer of consumers) {
+      const config = consumerEnv(scheduleSpec, raisedCap);
+      const deps = createIngestDeps(config, consumer.clients, silentLog, virtualNow);
+      await coldStart(deps, config);
+      consumer.deps = deps;
+    }
+    schedule.record('capRaised');
     shardChange = { schedule: scheduleSpec, shardsByDay: {} };
     await send(bodiesOf(later));
-    say(`seed ${seed}: consumers switched to TALLY_SHARDS=${scheduleSpec} after ${hotIncrements} hot increments; ${later.length} objects of ${nextDay} notified`);
+    say(`seed ${seed}: consumers switched to TALLY_SHARDS=${scheduleSpec} and cap ${raisedCap} after ${hotIncrements} hot increments (${(moment * 100).toFixed(0)}% of the hot day); ${later.length} objects of ${nextDay} notified`);
+    // A queue-mode backfill of the hot day while crashed batches are held back, half applied: its notifications are dated now.
+    const heldNow = holding.size;
+    const early = await backfill({
+      listing: new S3LogListing({ client: clients.s3 }),
+      ledger: new DynamoUsageStore({ client: clients.dynamodb, tableName: info.table, historyCap: options.historyCap ?? 48, ledgerTtlDays: 400 }),
+      mode: { kind: 'queue', sender: new SqsNotificationSender({ client: clients.sqs, queueUrl: info.queueUrl, region: info.region }) },
+      bucket: info.bucket,
+      prefix: `${runId}/`,
+      from: firstDay,
+      to: firstDay,
+    });
+    schedule.record('backfillOverHalfApplied', early.sent);
+    say(`seed ${seed}: queue-mode backfill of ${firstDay} sent ${early.sent} notifications while ${heldNow} crashed messages were held back`);
   }
   await waitForEmptyQueue(clients.sqs, info.queueUrl, 600_000);
 
@@ -261,8 +309,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const dead = await queueDepth(clients.sqs, info.dlqUrl);
   const replayQueues = () => new SqsReplayQueues({ client: clients.sqs, dlqUrl: info.dlqUrl, ingestQueueUrl: info.queueUrl, waitSeconds: 1 });
   jumpedMs += 2 * 86_400_000;
-  const replay = await replayDeadLetters({ queues: replayQueues(), mode: { kind: 'queue' } });
-  say(`seed ${seed}: DLQ held ${dead.visible}; replay re-sent ${replay.resent}`);
+  // Two copies of the replay at once, one through the queue and one inline on an operator's clock a few minutes off (within the margin the CLI allows).
+  const skewMs = Math.round((schedule.chance('operatorSkew') - 0.5) * 9 * 60_000);
+  const inlineConfig = consumerEnv(shardChange?.schedule);
+  const inlineClients = createClients(inlineConfig, LOCAL_CREDENTIALS);
+  const inlineDeps = createIngestDeps(inlineConfig, inlineClients, silentLog, () => new Date(virtualNow().getTime() + skewMs));
+  await prepareToWrite(inlineDeps, inlineConfig, virtualNow());
+  const [replay, inline] = await Promise.all([
+    replayDeadLetters({ queues: replayQueues(), mode: { kind: 'queue' } }),
+    replayDeadLetters({ queues: replayQueues(), mode: { kind: 'inline', deps: inlineDeps }, visibilityTimeoutSeconds: 30 }),
+  ]);
+  inlineClients.dynamodb.destroy();
+  schedule.record('inlineReplayed', inline.processed);
+  say(`seed ${seed}: DLQ held ${dead.visible}; replay re-sent ${replay.resent}, a copy inline on a clock ${(skewMs / 60_000).toFixed(1)} min off processed ${inline.processed}`);
   await waitForEmptyQueue(clients.sqs, info.queueUrl, 600_000);
 
   // 5. Backfill two days that are already ingested, through the queue, faults still on.
@@ -294,7 +353,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   await Promise.all(consumers.map((consumer) => consumer.poller.stop()));
 
   // 7. Compare with the independent recount.
-  const drift: ChaosReport['drift'] = [];
+  const drift: ChaosReport['drift'] = operatorFaults.map((fault) => ({ account: '-', day: '-', metric: fault, expected: 0, actual: 1 }));
   // The unattributed pseudo-account is shared by every run on this table: its lines are checked through the ledger.
   for (const { id } of [...accounts, doomedAccount]) {
     const counters = await readCounters(clients.dynamodb, info.table, id, addDays(firstDay, -1), addDays(firstDay, days));
