@@ -142,10 +142,13 @@ export class TableSettings {
 export function shardScheduleConflicts(scheme: KeyScheme, recorded: RecordedSettings, today: string): string[] {
   const conflicts: string[] = [];
   const spelled = formatShards(scheme);
-  for (const [day, n] of [...recorded.shardsByDay].sort(([a], [b]) => a.localeCompare(b))) {
+  const days = [...recorded.shardsByDay].sort(([a], [b]) => a.localeCompare(b));
+  // The first day a change can still be dated: after today and after every day with data.
+  const free = addDays([today, ...days.map(([day]) => day)].reduce((a, b) => (a > b ? a : b)), 1);
+  for (const [day, n] of days) {
     const wanted = shardsOn(scheme, day);
     if (wanted !== n) {
-      conflicts.push(`TALLY_SHARDS=${spelled} gives ${day} ${wanted} shard(s), but the table records ${n} for it (fixed by its first increment): change the count only for days still to come (e.g. ${n},${wanted}@${addDays(today, 1)})`);
+      conflicts.push(`TALLY_SHARDS=${spelled} gives ${day} ${wanted} shard(s), but the table records ${n} for it (fixed by its first increment): change the count only for days still to come (e.g. ${n},${wanted}@${free})`);
       break;
     }
   }
