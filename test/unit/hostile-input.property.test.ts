@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/usage-api';
 import { silentLog } from '../../src/app/log';
@@ -7,7 +10,7 @@ import { COMMANDS } from '../../src/cli/commands';
 import { runCli } from '../../src/cli/main';
 import type { HealthReport } from '../../src/domain/health';
 import { usageApiEvent } from '../support/api-events';
-import { captureIo } from '../support/cli';
+import { captureIo, REPO_ROOT } from '../support/cli';
 import { TEST_SECRET } from '../support/tokens';
 
 /**
@@ -16,6 +19,11 @@ import { TEST_SECRET } from '../support/tokens';
  * message, in bounded time, and nothing is read or written. Days are checked against
  * an oracle of their own (the Date object), not Tally's day code.
  */
+
+/** A folder with no `.tally/local.json`: no command run here can find a stack to write to. */
+const NO_STACK = mkdtempSync(join(tmpdir(), 'tally-hostile-'));
+const PLAIN_LOG = join(REPO_ROOT, 'fixtures', 'logs', 'plain-v33.log');
+afterAll(() => rmSync(NO_STACK, { recursive: true, force: true }));
 
 /** The longest one refusal may take: a refusal does no I/O, so this is far above what it needs. */
 const BOUNDED_MS = 2_000;
@@ -206,8 +214,8 @@ const BASELINE: Readonly<Record<string, string>> = {
 
 /** Positional arguments of the commands that take them. */
 const ARGUMENTS: Readonly<Record<string, string[]>> = {
-  count: ['fixtures/logs/plain-v33.log'],
-  put: ['fixtures/logs/plain-v33.log'],
+  count: [PLAIN_LOG],
+  put: [PLAIN_LOG],
   'adjustments revert': ['INC-1'],
   // Required unless --resolve, which the command checks itself.
   reconcile: ['--from', '2026-11-01', '--to', '2026-11-02'],
@@ -278,7 +286,7 @@ describe('every command refuses hostile option values with exit 2 and a message 
         const io = captureIo();
         const started = performance.now();
         // No target anywhere: a command that got past its checks could only fail to find one, never write.
-        const code = await runCli(c.argv(value), { io, env: {}, cwd: process.cwd(), now: () => new Date('2026-11-23T12:00:00Z') });
+        const code = await runCli(c.argv(value), { io, env: {}, cwd: NO_STACK, now: () => new Date('2026-11-23T12:00:00Z') });
         const ms = performance.now() - started;
 
         expect([code, io.stdout]).toEqual([2, '']);
@@ -314,7 +322,7 @@ describe('tally count refuses hostile counting settings with exit 2 and a messag
       fc.asyncProperty(HOSTILE_SETTINGS[flag]!, async (value) => {
         const io = captureIo();
         const started = performance.now();
-        const code = await runCli(['count', 'fixtures/logs/plain-v33.log', `${flag}=${value}`], { io, env: {}, cwd: process.cwd() });
+        const code = await runCli(['count', PLAIN_LOG, `${flag}=${value}`], { io, env: {}, cwd: NO_STACK });
 
         expect(code).toBe(2);
         expect(io.stderr).toContain(`tally count: ${flag}`);
