@@ -72,6 +72,7 @@ export async function createUsageApiDeps(config: UsageApiConfig, clients: UsageA
   });
   return {
     health: (days) => readHealth(healthDeps, days),
+    closeGraceHours: config.tally.closeGraceHours,
     reader: new DynamoUsageReader(table),
     quotas: { quotas: new DynamoQuotaStore(table), thresholds: new DynamoThresholdStore(table), defaults: config.tally.quotaDefaults, levels: config.tally.quotaLevels },
     accounts: new DynamoCloseStore(table),

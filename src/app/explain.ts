@@ -6,6 +6,8 @@ export interface ExplainDeps {
   readonly sources: SourceReader;
   /** Metrics every explanation carries (base plus configured). */
   readonly metricNames: readonly string[];
+  /** The clock and close grace that settle an empty day's status (see DayStatus). */
+  readonly closing?: { readonly now: Date; readonly graceHours: number };
 }
 
 /**
@@ -15,5 +17,5 @@ export interface ExplainDeps {
  */
 export async function explainDay(deps: ExplainDeps, accountId: string, day: string): Promise<DayExplanation> {
   const [{ records }, { sources }] = await Promise.all([deps.reader.read(accountId, day, day), deps.sources.sourcesOf(accountId, day)]);
-  return buildExplanation({ accountId, day, records, sources, metricNames: deps.metricNames });
+  return buildExplanation({ accountId, day, records, sources, metricNames: deps.metricNames, ...(deps.closing === undefined ? {} : { closing: deps.closing }) });
 }

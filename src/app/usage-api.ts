@@ -34,6 +34,8 @@ export interface UsageApiDeps {
   readonly sources?: SourceReader;
   /** Ingestion health of the last `days` days: `GET /v1/health[?days=N]`, admin tokens only (404 when absent). */
   readonly health?: (days: number) => Promise<HealthReport>;
+  /** `TALLY_CLOSE_GRACE_HOURS`: an empty day past it is `closed`, not `open` (see DayStatus); absent: close records alone. */
+  readonly closeGraceHours?: number;
   readonly clock?: () => Date;
 }
 
@@ -140,10 +142,15 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
     return (deps.clock ?? (() => new Date()))();
   }
 
+  /** What settles an empty day's status: the clock and the grace (nothing when the grace is not configured). */
+  function closing(): { closing?: { now: Date; graceHours: number } } {
+    return deps.closeGraceHours === undefined ? {} : { closing: { now: now(), graceHours: deps.closeGraceHours } };
+  }
+
   async function usageResponse(query: UsageQuery, ifNoneMatch: string | undefined): Promise<Response> {
     const { records, requests } = await deps.reader.read(query.accountId, query.from, query.to);
     Object.assign(fields, { queryRequests: requests, records: records.length });
-    const report = buildUsageReport({ ...query, records, metricNames: deps.metricNames });
+    const report = buildUsageReport({ ...query, records, metricNames: deps.metricNames, ...closing() });
     const withQuota =
       query.quota && query.format === 'json' && deps.quotas !== undefined
         ? { ...report, quota: await quotaBlock({ ...deps.quotas, reader: deps.reader, metricNames: report.metricNames }, query.accountId, now()) }
@@ -171,7 +178,7 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
 
   /** `GET /v1/accounts/{id}/days/{day}/explain`: the day's figures tied to its log objects (see explanation.ts). */
   async function explainResponse(query: ExplainQuery, ifNoneMatch: string | undefined): Promise<Response> {
-    const explanation = await explainDay({ reader: deps.reader, sources: deps.sources!, metricNames: deps.metricNames }, query.accountId, query.day);
+    const explanation = await explainDay({ reader: deps.reader, sources: deps.sources!, metricNames: deps.metricNames, ...closing() }, query.accountId, query.day);
     Object.assign(fields, { sources: explanation.sources.length, complete: explanation.complete });
     const csv = query.format === 'csv';
     return cachedResponse(csv ? explanationCsv(explanation) : JSON.stringify(explanation), { to: query.day }, ifNoneMatch, csv ? explanationCsvFileName(explanation) : undefined);

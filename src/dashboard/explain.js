@@ -58,7 +58,8 @@ export function renderExplanation(explanation) {
   card.setAttribute('data-day', explanation.day);
   card.setAttribute('data-complete', String(explanation.complete));
   $('explain-title').textContent = 'Where ' + longDay(explanation.day) + ' comes from';
-  const status = explanation.status === 'closed' ? 'closed ' + utcTime(explanation.closedAt) : 'open';
+  const status =
+    explanation.status !== 'closed' ? 'open' : explanation.closedAt === undefined ? 'closed (nothing measured; its zeros are final)' : 'closed ' + utcTime(explanation.closedAt);
   $('explain-summary').textContent =
     explanation.accountId + ' · ' + explanation.day + ' (UTC) · ' + status + ' · ' + explanation.sources.length + ' log object' + (explanation.sources.length === 1 ? '' : 's');
   const body = $('explain-body');

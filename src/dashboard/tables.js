@@ -32,7 +32,10 @@ function closeBadges(row, names) {
   if (row.status !== 'closed') return [];
   const closed = el('span', {
     className: 'badge badge-closed',
-    title: 'Closed ' + (row.closedAt ?? '') + ' (UTC): these numbers are final; usage that arrives later is shown apart as late.',
+    title:
+      row.closedAt === undefined
+        ? 'Closed: nothing was measured on this day and its close grace is over, so its zeros are final.'
+        : 'Closed ' + row.closedAt + ' (UTC): these numbers are final; usage that arrives later is shown apart as late.',
     text: 'closed',
   });
   const late = lateSummary(row, names);

@@ -58,6 +58,8 @@ export interface ExplanationInput {
   readonly records: readonly UsageRecord[];
   readonly sources: readonly ExplainedSource[];
   readonly metricNames: readonly string[];
+  /** The clock and close grace that settle an empty day's status (see DayStatus). */
+  readonly closing?: { readonly now: Date; readonly graceHours: number };
 }
 
 /**
@@ -73,6 +75,7 @@ export function buildExplanation(input: ExplanationInput): DayExplanation {
     granularity: 'day',
     records: input.records,
     metricNames: [...input.metricNames, ...input.sources.flatMap((source) => Object.keys(source.metrics))],
+    ...(input.closing === undefined ? {} : { closing: input.closing }),
   });
   const names = report.metricNames;
   const row = report.days[0]!;

@@ -1,3 +1,4 @@
+import { isClosable } from './day-close';
 import { BASE_METRICS, ESTIMATED_PREFIX } from './metric-rules';
 import { daysBetweenInclusive, eachDay } from './days';
 import type { UsageRecord } from './usage-records';
@@ -17,7 +18,12 @@ export interface PeriodUsage {
   readonly totals: MetricValues;
 }
 
-/** Whether a day's numbers can still move: `closed` once its snapshot is recorded (see day-close.ts). */
+/**
+ * Whether a day's numbers can still move: `closed` once its snapshot is recorded (see
+ * day-close.ts), or, for an account with nothing on the day (no usage, no adjustment),
+ * once the day is past its end plus the close grace: nothing is left to close, and its
+ * zeros are final (a year-old empty day is not `open`). Such a day has no `closedAt`.
+ */
 export type DayStatus = 'open' | 'closed';
 
 /** A row of `days`. */
@@ -93,6 +99,11 @@ export interface UsageReportInput {
   readonly records: readonly UsageRecord[];
   /** Metrics every row carries even when no record has them (the configured ones). */
   readonly metricNames?: readonly string[];
+  /**
+   * The clock and `TALLY_CLOSE_GRACE_HOURS`: a day past its grace on which the account has
+   * nothing is `closed` (see {@link DayStatus}). Absent: only close records close a day.
+   */
+  readonly closing?: { readonly now: Date; readonly graceHours: number };
 }
 
 /**
@@ -155,7 +166,10 @@ export function buildUsageReport(input: UsageReportInput): UsageReport {
   const days: DayUsage[] = eachDay(from, to).map((day) => {
     const row = period({ day }, names, measured.get(day), adjusted.get(day));
     const closed = closedAt.get(day);
-    if (closed === undefined) return { day, status: 'open' as const, metrics: row.metrics, adjustments: row.adjustments, totals: row.totals };
+    if (closed === undefined) {
+      const settled = input.closing !== undefined && !measured.has(day) && !adjusted.has(day) && isClosable(day, input.closing.now, input.closing.graceHours);
+      return { day, status: settled ? ('closed' as const) : ('open' as const), metrics: row.metrics, adjustments: row.adjustments, totals: row.totals };
+    }
     const snapshot = valuesOf(names, snapshots.get(day));
     const late = Object.fromEntries(names.map((name) => [name, (row.metrics[name] ?? 0) - (snapshot[name] ?? 0)]));
     return {

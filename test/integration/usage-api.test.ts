@@ -4,7 +4,7 @@ import { ingestBatch } from '../../src/app/ingest';
 import { jsonLog } from '../../src/app/log';
 import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/usage-api';
 import { mintToken } from '../../src/adapters/jwt-tokens';
-import { eachDay } from '../../src/domain/days';
+import { addDays, dayOf, eachDay } from '../../src/domain/days';
 import { adjustmentItemKey, usageKey } from '../../src/domain/keys';
 import { startApiServer, type ApiServer } from '../../src/local/api-server';
 import { createLocalUsageApiDeps, dashboardMounts } from '../../src/local/local-usage-api';
@@ -161,7 +161,9 @@ describe('usage API against DynamoDB Local, with data ingested through the real 
 
     const lines = eachDay(RANGE.from, RANGE.to).map((day) => {
       const m = measured(globex, day);
-      return `${globex},${day},${m.requests},${m.bytes},${m.authorization_requests},0,0,0,${m.requests},${m.bytes},${m.authorization_requests},open,,0,0,0`;
+      // Past their close grace, never closed here: open where globex has usage, closed (no closedAt) where it has none.
+      const status = expected.usage.has(expectedKey(globex, day)) ? 'open' : 'closed';
+      return `${globex},${day},${m.requests},${m.bytes},${m.authorization_requests},0,0,0,${m.requests},${m.bytes},${m.authorization_requests},${status},,0,0,0`;
     });
     expect(response.headers?.['content-type']).toBe('text/csv; charset=utf-8');
     expect(response.body).toBe(
@@ -172,6 +174,18 @@ describe('usage API against DynamoDB Local, with data ingested through the real 
         .map((line) => `${line}\r\n`)
         .join(''),
     );
+  });
+
+  it('calls a year-old day with no usage closed (its zeros are final), alike in JSON and CSV', async () => {
+    const day = addDays(dayOf(new Date()), -365);
+    const token = await tokenFor([acme]);
+
+    const body = json(await call(usageApiEvent({ accountId: acme, query: { from: day, to: day }, token })));
+    const csv = await call(usageApiEvent({ accountId: acme, query: { from: day, to: day, format: 'csv' }, token }));
+
+    expect(body.days).toEqual([expect.objectContaining({ day, status: 'closed', totals: { requests: 0, bytes: 0, authorization_requests: 0 } })]);
+    expect(body.days[0].closedAt).toBeUndefined();
+    expect(csv.body!.split('\r\n')[1]).toBe(`${acme},${day},0,0,0,0,0,0,0,0,0,closed,,0,0,0`);
   });
 
   it('reads a 366-day range with one Query request when the items fit one page (and one of the close records)', async () => {

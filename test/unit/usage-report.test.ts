@@ -22,6 +22,25 @@ const adjustment = (day: string, id: string, metric: string, delta: number, crea
 });
 
 describe('buildUsageReport', () => {
+  it('calls a day past its close grace on which the account has nothing closed (no closedAt); a day with usage stays open until closed', () => {
+    const closing = { now: new Date('2026-11-27T12:00:00Z'), graceHours: 48 };
+    const records: UsageRecord[] = [shard('2025-11-21', 0, { requests: 4, bytes: 40 }), adjustment('2025-11-23', 'A-1', 'requests', 3)];
+
+    const report = buildUsageReport({ accountId: 'acme', from: '2025-11-20', to: '2025-11-23', granularity: 'day', records, closing });
+    const recent = buildUsageReport({ accountId: 'acme', from: '2026-11-24', to: '2026-11-26', granularity: 'day', records: [], closing });
+    const withoutClock = buildUsageReport({ accountId: 'acme', from: '2025-11-20', to: '2025-11-20', granularity: 'day', records: [] });
+
+    expect(report.days.map(({ day, status, closedAt }) => ({ day, status, closedAt }))).toEqual([
+      { day: '2025-11-20', status: 'closed', closedAt: undefined },
+      { day: '2025-11-21', status: 'open', closedAt: undefined },
+      { day: '2025-11-22', status: 'closed', closedAt: undefined },
+      { day: '2025-11-23', status: 'open', closedAt: undefined },
+    ]);
+    // 2026-11-24 closes at 2026-11-27T00:00Z (end + 48 h); the two days after are still in their grace.
+    expect(recent.days.map((day) => day.status)).toEqual(['closed', 'open', 'open']);
+    expect(withoutClock.days[0]!.status).toBe('open');
+  });
+
   it('says which days are closed, when, and what reached them after the close', () => {
     const records: UsageRecord[] = [
       shard('2026-11-20', 0, { requests: 7, bytes: 700 }),

@@ -19,14 +19,19 @@ export const explainCommand = defineCommand<{ account: string; day: string; json
     JSON_OPTION,
   ],
   target: { settings: ['metrics'] },
-  async run({ options, context: { io }, target: open }) {
+  async run({ options, context: { io, now }, target: open }) {
     const { target, clients } = await open();
     // Before any request: a credentials lookup on AWS can take seconds, and the target is what the reader must know.
     if (options.json !== true) io.out(`tally explain: ${describeTarget(target)}\n`);
     const { DynamoUsageReader, DynamoSourceReader, explainDay, metricNamesOf } = await import('../aws-adapters');
     const table = { client: clients.dynamodb, tableName: target.config.tableName };
     const explanation = await explainDay(
-      { reader: new DynamoUsageReader(table), sources: new DynamoSourceReader(table), metricNames: metricNamesOf(target.config) },
+      {
+        reader: new DynamoUsageReader(table),
+        sources: new DynamoSourceReader(table),
+        metricNames: metricNamesOf(target.config),
+        closing: { now: now(), graceHours: target.config.closeGraceHours },
+      },
       options.account,
       options.day,
     );
@@ -39,7 +44,7 @@ export const explainCommand = defineCommand<{ account: string; day: string; json
 export function describeExplanation(e: DayExplanation): string {
   const names = e.metricNames;
   const values = (metrics: Readonly<Record<string, number>>) => names.map((name) => String(metrics[name] ?? 0));
-  const status = e.status === 'closed' ? `closed ${e.closedAt ?? ''}` : 'open';
+  const status = e.status !== 'closed' ? 'open' : e.closedAt === undefined ? 'closed (nothing measured; its zeros are final)' : `closed ${e.closedAt}`;
   const figures = formatTable(
     ['', ...names],
     [
