@@ -146,7 +146,7 @@ describe('the whole billing period on the invoice', () => {
    * running sweep at the times given. Returns the period's invoice after finalization and
    * Tally's total over the period.
    */
-  async function billingPeriod(runningMinutes: string, sweeps: string[]) {
+  async function billingPeriod(runningMinutes: string, sweeps: string[], extra: [string, (customer: string, server: StripeTestServer) => Promise<unknown>][] = []) {
     const s = await scenario(runningMinutes);
     const acme = uniqueId('acme');
     const customer = `cus_${acme.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`;
@@ -158,6 +158,7 @@ describe('the whole billing period on the invoice', () => {
       [`${D3}T11:00:00Z`, () => s.ingest(D3, 10, 13, [acme])],
       [`${D3}T23:10:00Z`, () => s.ingest(D3, 22, 14, [acme], 30)],
       ...sweeps.map((time): [string, () => Promise<unknown>] => [time, () => s.sweep(acme)]),
+      ...extra.map(([time, step]): [string, () => Promise<unknown>] => [time, () => step(customer, s.server)]),
       // The closer's hourly runs once each day may close (48 h after its end): D1 at D4 00:30, before
       // finalization (D4 01:00); D2 and D3 after it.
       ['2026-06-04T00:30:00Z', () => s.close()],
@@ -174,13 +175,17 @@ describe('the whole billing period on the invoice', () => {
   }
 
   it('has every day of a period ending with Stripe\'s default one-hour grace on its invoice, at the closed or running total', async () => {
-    const { invoices, total } = await billingPeriod('60', ['2026-06-01T12:00:00Z', '2026-06-02T12:00:00Z', '2026-06-03T12:00:00Z', '2026-06-03T23:30:00Z']);
+    const { invoices, total, s } = await billingPeriod('60', ['2026-06-01T12:00:00Z', '2026-06-02T12:00:00Z', '2026-06-03T12:00:00Z', '2026-06-03T23:30:00Z']);
+    const reconcile = captureIo();
+    const reconciled = await tallyCommand('stripe')(['reconcile', '--invoices', '--from', D1, '--to', D3], reconcile, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
 
     expect(invoices).toHaveLength(1);
     const [invoice] = invoices;
     expect(invoice!.status).toBe('open');
     expect(invoice!.status_transitions.finalized_at).toBe(seconds(new Date('2026-06-04T01:00:00Z')));
     expect(invoice!.lines.data.map((line) => line.quantity)).toEqual([total]);
+    expect(reconciled).toBe(0);
+    expect(reconcile.stdout).toContain('1 invoice line(s) compared, 0 differ');
   });
 
   it('with closed days alone (running totals off), the last two days of the period miss its invoice', async () => {
@@ -193,6 +198,30 @@ describe('the whole billing period on the invoice', () => {
     expect(Object.keys(billed)).toEqual([D1, D2, D3]);
     expect(billed[D1]! + billed[D2]! + billed[D3]!).toBe(total);
     expect(invoice!.lines.data[0]!.quantity).toBe(billed[D1]);
+    // Sent after finalization, D2 and D3 were reported late: reconcile --invoices shows the difference, recorded (exit 0).
+    const reconcile = captureIo();
+    const reconciled = await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D3], reconcile, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+    expect(reconciled).toBe(0);
+    const report = JSON.parse(reconcile.stdout) as { rows: { invoice: string; from: string; to: string; tally: number; meter: number; invoiced: number; difference: number; recordedLate: number }[] };
+    expect(report.rows).toEqual([
+      expect.objectContaining({ invoice: invoice!.id, from: D1, to: D3, tally: total, meter: total, invoiced: billed[D1], difference: total - billed[D1]!, recordedLate: total - billed[D1]! }),
+    ]);
+  });
+
+  it('exits 1 on a difference no late usage explains (another sender added to a day before finalization)', async () => {
+    const foreign = async (customer: string, server: StripeTestServer) => {
+      const other = new Stripe(API_KEY, { ...stripeConnection(server.url), maxNetworkRetries: 0 });
+      await other.billing.meterEvents.create({ event_name: 'cdn_requests', payload: { stripe_customer_id: customer, value: '7' }, timestamp: meterEventTimestamp(D2, 600) });
+    };
+    const { invoices, total, s } = await billingPeriod('60', ['2026-06-01T12:00:00Z', '2026-06-02T12:00:00Z', '2026-06-03T12:00:00Z', '2026-06-03T23:30:00Z'], [['2026-06-03T23:45:00Z', foreign]]);
+    const reconcile = captureIo();
+
+    const code = await tallyCommand('stripe')(['reconcile', '--invoices', '--from', D1, '--to', D3], reconcile, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+
+    expect(code).toBe(1);
+    expect(reconcile.stdout).toContain('1 invoice line(s) compared, 1 differ without a recorded late usage');
+    expect(invoices[0]!.lines.data[0]!.quantity).not.toBe(total);
+    expect(reconcile.stdout).toMatch(new RegExp(`${invoices[0]!.id}\\s+${D1}\\.\\.${D3}\\s+requests\\s+${total}\\s+`));
   });
 });
 
@@ -250,6 +279,10 @@ describe('a total after its invoice was finalized', () => {
     expect(rows.find((r) => r.metric === 'requests' && r.revision === revision)).toMatchObject({ state: 'invoice-finalized', invoice: invoice.id, billed: billedQuantity });
     // On the meter all the same: the meter keeps Tally's total.
     expect(s.server.billedByDay('cdn_requests', customer)).toEqual({ [D1]: total });
+    // The invoice differs from Tally by exactly the late usage recorded: reconcile --invoices exits 0.
+    const reconcile = captureIo();
+    expect(await tallyCommand('stripe')(['reconcile', '--invoices', '--from', D1, '--to', D1], reconcile, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now)).toBe(0);
+    expect(reconcile.stdout).toMatch(new RegExp(`${invoice.id}\\s+${D1}\\.\\.${D3}\\s+requests\\s+${total}\\s+${total}\\s+${billedQuantity}\\s+${total - billedQuantity}\\s+${total - billedQuantity}`));
   });
 
   it('linking sends from the start of the customer\'s current period: days of a finalized period are never sent nor reported', async () => {
@@ -274,5 +307,38 @@ describe('a total after its invoice was finalized', () => {
     expect(fromD3.window.from).toBe(D3);
     expect(s.server.events()).toEqual([]);
     expect(await s.sync().store.records(acme, D1, D3)).toEqual([]);
+  });
+});
+
+describe('tally stripe check', () => {
+  it('fails (exit 1) on a raw meter, a customer with no item on a meter\'s price and a finalization delay shorter than running totals need; prints the delay', async () => {
+    const s = await scenario('60');
+    const acme = uniqueId('acme');
+    const customer = 'cus_checkdelay1';
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 86_400 });
+    s.moveTo(new Date(`${D1}T11:00:00Z`));
+    await s.ingest(D1, 10, 41, [acme]);
+    await linkAccount(s.sync(), acme, customer);
+    s.moveTo(new Date(`${D3}T12:00:00Z`));
+    const env = { ...s.env, ...s.stripeEnv };
+
+    const withDefaults = captureIo();
+    const failed = await tallyCommand('stripe')(['check'], withDefaults, env, process.cwd(), s.now);
+    s.server.setFinalizationGrace(3 * 3600);
+    s.moveTo(new Date('2026-06-05T12:00:00Z'));
+    const longer = captureIo();
+    const stillNoBytes = await tallyCommand('stripe')(['check'], longer, env, process.cwd(), s.now);
+    s.server.addMeter('cdn_raw', { event_time_window: null });
+    const raw = captureIo();
+    const rawCode = await tallyCommand('stripe')(['check'], raw, { ...env, TALLY_STRIPE_METERS: '{"requests":"cdn_raw"}' }, process.cwd(), s.now);
+
+    expect(failed).toBe(1);
+    expect(withDefaults.stdout).toMatch(/BAD .* no subscription item on a price of meter mtr_test_0002 \(bytes\)/);
+    expect(withDefaults.stdout).toContain('was finalized 1.0 h after its period ended; running totals need 2.0 h');
+    expect(stillNoBytes).toBe(1);
+    expect(longer.stdout).not.toContain('was finalized');
+    expect(longer.stdout).toContain('no subscription item on a price of meter mtr_test_0002 (bytes)');
+    expect(rawCode).toBe(1);
+    expect(raw.stdout).toContain('event_time_window is unset, needs day');
   });
 });

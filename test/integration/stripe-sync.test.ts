@@ -552,12 +552,12 @@ describe('closed days reach Stripe meters exactly once', () => {
     expect(io.stdout).toMatch(/^ok  bytes -> cdn_bytes \(/m);
   });
 
-  it('refuses an unsuitable meter in check (exit 2) and records a refused event as failed, without retrying it', async () => {
+  it('refuses an unsuitable meter in check (exit 1) and records a refused event as failed, without retrying it', async () => {
     const s = await scenario(CLOSE_AT);
     s.server.addMeter('cdn_hits', { event_time_window: null });
     const io = captureIo();
     const code = await tallyCommand('stripe')(['check'], io, { ...s.env, ...s.stripeEnv, TALLY_STRIPE_METERS: '{"requests":"cdn_hits","bytes":"cdn_missing"}' }, process.cwd(), at(CLOSE_AT));
-    expect(code).toBe(2);
+    expect(code).toBe(1);
     expect(io.stdout).toContain('event_time_window is unset, needs day');
     expect(io.stdout).toContain('no meter has event_name cdn_missing');
     expect(io.stdout).toContain('stripe billing meters create');

@@ -1,7 +1,7 @@
 import { readCloserConfig } from '../../src/adapters/handoff-config';
 import { readStripeConfig } from '../../src/adapters/stripe-config';
 import { outcomeOf } from '../../src/adapters/stripe-meter-api';
-import { meterProblems } from '../../src/app/stripe-reconcile';
+import { daysOfPeriod, meterProblems, neededFinalizationDelay } from '../../src/app/stripe-reconcile';
 import { ConfigError } from '../../src/domain/errors';
 import fc from 'fast-check';
 import {
@@ -280,5 +280,36 @@ describe('invoices and late usage', () => {
     expect(a).toMatchObject({ type: 'stripe.late_usage', data: { invoice: 'in_1', billed: 9, total: 10, difference: 1 } });
     expect(lateUsageEvent('usage', record({ revision: 2, identifier: 'tally-2026-06-01-r2-y' }), late, 'x').id).not.toBe(a.id);
     expect(lateUsageEvent('usage', record({}), { reason: 'too-old', invoice: null, billed: null }, 'x').id).not.toBe(a.id);
+  });
+});
+
+describe('the days of a billing period', () => {
+  const at = (iso: string) => Date.parse(iso) / 1000;
+
+  it('holds the days whose midnight is in [start, end): a period from 10:00 UTC leaves its first calendar day to the period before', () => {
+    expect(daysOfPeriod(at('2026-06-01T00:00:00Z'), at('2026-07-01T00:00:00Z'))).toHaveLength(30);
+    expect(daysOfPeriod(at('2026-06-01T10:00:00Z'), at('2026-06-04T10:00:00Z'))).toEqual(['2026-06-02', '2026-06-03', '2026-06-04']);
+    expect(daysOfPeriod(at('2026-06-01T10:00:00Z'), at('2026-06-01T20:00:00Z'))).toEqual([]);
+  });
+
+  it('partitions time: consecutive periods share no day and miss none (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: at('2026-01-01T00:00:00Z'), max: at('2027-01-01T00:00:00Z') }), fc.array(fc.integer({ min: 3600, max: 40 * 86_400 }), { minLength: 1, maxLength: 6 }), (start, lengths) => {
+        const days: string[] = [];
+        let from = start;
+        for (const length of lengths) {
+          days.push(...daysOfPeriod(from, from + length));
+          from += length;
+        }
+        expect(new Set(days).size).toBe(days.length);
+        expect(days).toEqual([...days].sort());
+        if (days.length > 1) expect(Date.parse(`${days.at(-1)}T00:00:00Z`) - Date.parse(`${days[0]}T00:00:00Z`)).toBe((days.length - 1) * 86_400_000);
+      }),
+    );
+  });
+
+  it('needs the interval plus an hour of log delivery with running totals, the close grace and an hour without', () => {
+    expect(neededFinalizationDelay(60, 48)).toBe(2 * 3600);
+    expect(neededFinalizationDelay(0, 48)).toBe(49 * 3600);
   });
 });

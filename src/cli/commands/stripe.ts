@@ -3,7 +3,7 @@ import type { StripeMeterApi } from '../../app/ports';
 import type { SendOutcome, StripeSyncDeps } from '../../app/stripe-sync';
 import { addDays, dayOf } from '../../domain/days';
 import { ConfigError, LocalStackNotRunningError, ValidationError } from '../../domain/errors';
-import { eventStep, isTooOldForStripe, validateCustomerId } from '../../domain/stripe';
+import { eventStep, isTooOldForStripe, validateCustomerId, type StripeLink } from '../../domain/stripe';
 import { defineCommand, JSON_OPTION, type CommandGroup, type OptionDeclaration } from '../command';
 import { formatTable } from '../io';
 import type { OpenTarget } from '../open-target';
@@ -154,33 +154,48 @@ export const stripeLinksCommand = defineCommand<{ json?: boolean }>({
   },
 });
 
-/** `tally stripe check`: exit 0 when every configured event name has a suitable meter, 2 otherwise. */
+/** `tally stripe check`: exit 0 when the meters, the linked customers' subscriptions and their finalization delays suit Tally, 1 otherwise. */
 export const stripeCheckCommand = defineCommand<Record<string, never>>({
   name: 'check',
   group: STRIPE_GROUP,
-  summary: 'check that every configured event name has a suitable Stripe meter',
+  summary: 'check the meters, each linked customer\'s subscription and its invoices\' finalization delay',
   description:
     'Each event name of TALLY_STRIPE_METERS needs an active meter with event_time_window day, formula ' +
-    'sum, customer key stripe_customer_id and value key value. Exit 2 with how to create it otherwise.',
+    'sum, customer key stripe_customer_id and value key value (else the line that creates it). Each ' +
+    'linked customer needs a subscription item priced on each meter, and its latest finalized invoice ' +
+    'a finalization delay at least the running interval plus an hour of log delivery (printed). Exit 1 ' +
+    'with a BAD line for each failure.',
   options: [],
   target: { settings: [] },
   async run({ context: { io, env }, target }) {
-    const { api, meters: configured } = await stripeOnly(env, target);
-    const { meterProblems } = await import('../../app/stripe-reconcile');
+    const { api, meters: configured, runningMinutes } = await stripeOnly(env, target);
+    const { checkCustomer, meterProblems } = await import('../../app/stripe-reconcile');
     const meters = await api.meters();
     let bad = 0;
+    const meterIds: Record<string, string> = {};
     for (const [metric, eventName] of Object.entries(configured)) {
       const problems = meterProblems(eventName, meters);
+      const active = meters.find((m) => m.eventName === eventName && m.status === 'active');
+      if (active !== undefined) meterIds[metric] = active.id;
       if (problems.length === 0) {
-        io.out(`ok  ${metric} -> ${eventName} (${meters.find((m) => m.eventName === eventName && m.status === 'active')!.id})\n`);
+        io.out(`ok  ${metric} -> ${eventName} (${active!.id})\n`);
         continue;
       }
       bad++;
       io.out(`BAD ${metric} -> ${eventName}: ${problems.join('; ')}\n`);
       io.out(`    create it: ${createMeterCommand(metric, eventName)}\n`);
     }
-    if (bad > 0) io.err('tally stripe check: some meters are missing or unsuitable (see docs/stripe.md#creating-the-meters)\n');
-    return bad > 0 ? 2 : 0;
+    const linked = await linksIfTable(target);
+    if (linked === undefined) io.out('    (no table or running stack: linked customers not checked)\n');
+    for (const link of linked?.links ?? []) {
+      const check = await checkCustomer(api, link, meterIds, runningMinutes, linked!.graceHours);
+      const delay = check.finalization === undefined ? 'no finalized invoice yet' : `finalization delay ${(check.finalization.delaySeconds / 3600).toFixed(1)} h (${check.finalization.invoice}; needs ${(check.finalization.neededSeconds / 3600).toFixed(1)} h)`;
+      if (check.problems.length === 0) io.out(`ok  ${link.account} -> ${link.customer}: ${delay}\n`);
+      for (const problem of check.problems) io.out(`BAD ${link.account} -> ${link.customer}: ${problem}\n`);
+      bad += check.problems.length;
+    }
+    if (bad > 0) io.err('tally stripe check: Stripe is not set up to bill what Tally counts (see docs/stripe.md#creating-the-meters and docs/stripe.md#late-usage)\n');
+    return bad > 0 ? 1 : 0;
   },
 });
 
@@ -189,7 +204,7 @@ export const stripeCheckCommand = defineCommand<Record<string, never>>({
  * the environment's `TALLY_STRIPE_*`, completed by the local stack's Stripe settings when
  * a target can be opened, but never requiring one (no table, no stack).
  */
-async function stripeOnly(env: Env, target: () => Promise<OpenTarget>): Promise<{ api: StripeMeterApi; meters: Record<string, string> }> {
+async function stripeOnly(env: Env, target: () => Promise<OpenTarget>): Promise<{ api: StripeMeterApi; meters: Record<string, string>; runningMinutes: number }> {
   const fromEnv = Object.fromEntries(Object.entries(env).filter(([name, value]) => name.startsWith('TALLY_STRIPE_') && value !== undefined && value !== ''));
   let fromTarget: Env = {};
   if (fromEnv.TALLY_STRIPE_METERS === undefined || fromEnv.TALLY_STRIPE_API_BASE === undefined) {
@@ -206,7 +221,21 @@ async function stripeOnly(env: Env, target: () => Promise<OpenTarget>): Promise<
   const { readStripeConfig } = await import('../../adapters/stripe-config');
   const { SdkStripeMeterApi } = await import('../../adapters/stripe-meter-api');
   const config = readStripeConfig(settings);
-  return { api: new SdkStripeMeterApi({ apiKey: settings.TALLY_STRIPE_API_KEY, apiBase: config.apiBase }), meters: config.meters };
+  return { api: new SdkStripeMeterApi({ apiKey: settings.TALLY_STRIPE_API_KEY, apiBase: config.apiBase }), meters: config.meters, runningMinutes: config.runningMinutes };
+}
+
+/** The links and the close grace of the target's table, when one can be opened (else undefined: `check` needs no table). */
+async function linksIfTable(target: () => Promise<OpenTarget>): Promise<{ links: StripeLink[]; graceHours: number } | undefined> {
+  let open: OpenTarget;
+  try {
+    open = await target();
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof LocalStackNotRunningError) return undefined;
+    throw error;
+  }
+  const { DynamoStripeStore } = await import('../../adapters/dynamodb-stripe-store');
+  const links = await new DynamoStripeStore({ client: open.clients.dynamodb, tableName: open.target.config.tableName }).links();
+  return { links, graceHours: open.target.config.closeGraceHours };
 }
 
 /** The Stripe CLI line that creates the meter Tally needs for `eventName`. */
@@ -315,17 +344,20 @@ export const stripeStatusCommand = defineCommand<{ account?: string; from?: stri
 });
 
 /** `tally stripe reconcile`: exit 0 when Stripe bills what Tally counted, 1 with the drift. */
-export const stripeReconcileCommand = defineCommand<{ from: string; to: string; json?: boolean }>({
+export const stripeReconcileCommand = defineCommand<{ from: string; to: string; invoices?: boolean; json?: boolean }>({
   name: 'reconcile',
   group: STRIPE_GROUP,
   summary: 'compare Stripe\'s day summaries with Tally\'s billable totals',
   description:
     'Reads event_summaries (value_grouping_window=day) of every linked customer and configured meter and ' +
     'compares each closed day with the API\'s totals (counters plus adjustments). Exit 0 when equal, 1 ' +
-    'with a drift table.',
+    'with a drift table. With --invoices: each finalized invoice whose period meets the range, its line ' +
+    'quantity per metered price against Tally\'s total over the period\'s days and the meter\'s; exit 1 on a ' +
+    'difference not already recorded as late usage.',
   options: [
     { flags: '--from <day>', help: 'first day (YYYY-MM-DD)', read: day, required: true },
     { flags: '--to <day>', help: 'last day, included (YYYY-MM-DD)', read: day, required: true },
+    { flags: '--invoices', help: 'compare finalized invoices (per customer, period and metric) instead of days' },
     JSON_OPTION,
   ],
   target: { settings: [] },
@@ -334,7 +366,23 @@ export const stripeReconcileCommand = defineCommand<{ from: string; to: string; 
   },
   async run({ options, context: { io, env, now }, target }) {
     const deps = await stripeDeps(await target(), env, true, now);
-    const { reconcileStripe } = await import('../../app/stripe-reconcile');
+    const { reconcileInvoices, reconcileStripe } = await import('../../app/stripe-reconcile');
+    if (options.invoices === true) {
+      const invoices = await reconcileInvoices(deps, options.from, options.to);
+      if (options.json === true) io.out(`${JSON.stringify({ from: options.from, to: options.to, ...invoices })}\n`);
+      else {
+        io.out(`tally stripe reconcile --invoices ${options.from}..${options.to}: ${invoices.compared} invoice line(s) compared, ${invoices.unexplained.length} differ without a recorded late usage\n`);
+        if (invoices.rows.length > 0) {
+          io.out(
+            formatTable(
+              ['account', 'customer', 'invoice', 'period days', 'metric', 'tally', 'meter', 'invoice qty', 'difference', 'late usage recorded'],
+              invoices.rows.map((r) => [r.account, r.customer, r.invoice, `${r.from}..${r.to}`, r.metric, String(r.tally), String(r.meter), String(r.invoiced), String(r.difference), String(r.recordedLate)]),
+            ),
+          );
+        }
+      }
+      return invoices.unexplained.length > 0 ? 1 : 0;
+    }
     const report = await reconcileStripe(deps, options.from, options.to);
     if (options.json === true) {
       io.out(`${JSON.stringify(report)}\n`);
