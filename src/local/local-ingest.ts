@@ -3,7 +3,8 @@ import { ingestBatch, type IngestDeps, type MessageResult } from '../app/ingest'
 import type { Log } from '../app/log';
 import { createClients } from '../adapters/clients';
 import { readConfig, type TallyConfig } from '../adapters/config';
-import { createIngestDeps } from '../adapters/ingest-deps';
+import { createIngestDeps, prepareToWrite } from '../adapters/ingest-deps';
+import { initOnce } from '../adapters/init-once';
 import { LOCAL_CREDENTIALS } from './local-credentials';
 import { localEnvironment, type LocalStackInfo } from './stack';
 import type { BatchHandler } from './poller';
@@ -20,7 +21,10 @@ export function createLocalIngest(
 ): { handler: BatchHandler; deps: IngestDeps; config: TallyConfig } {
   const config = readConfig({ ...process.env, ...localEnvironment(info), ...overrides });
   const deps = createIngestDeps(config, createClients(config, LOCAL_CREDENTIALS), log);
+  // As the Lambda: the settings checked against what the table records before the first write.
+  const prepared = initOnce(() => prepareToWrite(deps, config, new Date()));
   const handler = async (event: SQSEvent) => {
+    await prepared();
     const response = await ingestBatch(event, deps);
     onResults?.(response.results);
     return { batchItemFailures: response.batchItemFailures };

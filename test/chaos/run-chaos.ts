@@ -217,7 +217,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       try {
         return await prepareToWrite(deps, config, virtualNow());
       } catch (error) {
-        if (error instanceof ConfigError || attempt >= 20) throw error;
+        // A consumer that just died stays dead until its batch is handed back: wait for the next sandbox.
+        if (error instanceof ConfigError || attempt >= 600) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
   };
