@@ -416,7 +416,7 @@ describe('dashboard in Chromium', () => {
     const page = await context.newPage();
     const errors = watchErrors(page);
     const token = await mintToken(TEST_SECRET, { accounts: [acme], ttlSeconds: 600 });
-    const report = (await apiReport(token, acme, 30)) as unknown as { days: { day: string; status: string; late?: Record<string, number> }[] };
+    const report = (await apiReport(token, acme, 30)) as unknown as { days: { day: string; status: string; closedAt?: string; late?: Record<string, number> }[] };
 
     await signIn(page, token);
     await page.waitForSelector('#days-table tbody tr');
@@ -432,7 +432,11 @@ describe('dashboard in Chromium', () => {
     expect(await closed.locator('.badge-late').count()).toBe(0);
     await expect(late.getAttribute('class')).resolves.toContain('late');
     await expect(late.locator('.badge-late').getAttribute('title')).resolves.toContain(`requests +${LATE_REQUESTS}`);
-    expect(await page.locator('#days-table tbody tr.closed').count()).toBe(2);
+    // Closed by the closer: the two days. Closed too, without closedAt: the days before the logs (nothing of acme's, past their grace).
+    expect(report.days.filter((d) => d.closedAt !== undefined).map((d) => d.day)).toEqual([CLOSED_DAY, LATE_DAY]);
+    expect(report.days.filter((d) => d.status === 'closed' && d.closedAt === undefined).every((d) => d.day < addDays(today, -8))).toBe(true);
+    const closedRows = await page.locator('#days-table tbody tr.closed').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-period')));
+    expect(closedRows.sort()).toEqual(report.days.filter((d) => d.status === 'closed').map((d) => d.day));
     await expect(page.locator('#chart-note').textContent()).resolves.toContain('arrived after that day closed');
     expect(errors).toEqual([]);
     await context.close();
