@@ -3,7 +3,8 @@ import Stripe from 'stripe';
 import { ingestBatch, type IngestDeps } from '../../src/app/ingest';
 import { jsonLog, type Log } from '../../src/app/log';
 import { sendStripeBatch } from '../../src/app/stripe-sender';
-import { handleStripeMessage, linkAccount, type StripeSyncDeps } from '../../src/app/stripe-sync';
+import { handleStripeMessage, handRunningAccounts, linkAccount, type StripeSyncDeps } from '../../src/app/stripe-sync';
+import { SqsStripeSendQueue } from '../../src/adapters/sqs-stripe-send-queue';
 import { readConfig } from '../../src/adapters/config';
 import { DynamoCloseStore } from '../../src/adapters/dynamodb-close-store';
 import { readStripeConfig } from '../../src/adapters/stripe-config';
@@ -124,6 +125,31 @@ describe('running totals of open days', () => {
       expect(new Set(s.server.events().map((e) => e.identifier)).size).toBe(6);
     },
   );
+
+  it('on AWS, the scheduled sweep hands each linked account to the sender queue, whose messages send the running totals', async () => {
+    const queues = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
+    const s = await scenario('60');
+    const [acme, globex] = [uniqueId('acme'), uniqueId('globex')];
+    for (const [account, customer] of [[acme, 'cus_sweep0001'], [globex, 'cus_sweep0002']] as const) await s.sync().store.link({ account, customer, linkedAt: `${D1}T00:00:00Z` });
+    s.moveTo(new Date(`${D1}T10:30:00Z`));
+    await s.ingest(D1, 10, 51, [acme, globex]);
+    const queue = new SqsStripeSendQueue({ client: testClients(info).sqs, queueUrl: queues.queueUrl });
+
+    const handed = await handRunningAccounts({ store: s.sync().store, queue, runningMinutes: 60 });
+    const off = await handRunningAccounts({ store: s.sync().store, queue, runningMinutes: 0 });
+    const received = await testClients(info).sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const batch = await sendStripeBatch({ Records: (received.Messages ?? []).map((m) => sqsRecord(m.Body!, { messageId: m.MessageId! })) }, { sync: s.sync(), backoffSeconds: 1, maxBackoffSeconds: 1 });
+
+    // This test's table holds these two links only.
+    expect(handed).toEqual({ linked: 2, handed: 2 });
+    expect(off).toEqual({ linked: 0, handed: 0 });
+    expect((received.Messages ?? []).map((m) => JSON.parse(m.Body!)).sort((a, b) => (a.account < b.account ? -1 : 1))).toEqual(
+      [acme, globex].sort().map((account) => ({ account, running: true })),
+    );
+    expect(batch.batchItemFailures).toEqual([]);
+    expect(s.server.billedByDay('cdn_requests', 'cus_sweep0001')).toEqual({ [D1]: await s.total(acme, 'requests', [D1]) });
+    expect(s.server.billedByDay('cdn_bytes', 'cus_sweep0002')).toEqual({ [D1]: await s.total(globex, 'bytes', [D1]) });
+  });
 
   it('sends nothing for open days with TALLY_STRIPE_RUNNING_MINUTES=0', async () => {
     const s = await scenario('0');
