@@ -251,8 +251,7 @@ class ColumnPages {
         at = levels.offset;
       }
     }
-    let present = rows;
-    if (definitions !== undefined) for (let i = 0; i < rows; i++) if (definitions[i] !== maxDefinition) present--;
+    const present = definitions === undefined ? rows : presentCount(definitions, rows, maxDefinition);
     return { page, at, rows, present, definitions };
   }
 
@@ -297,13 +296,11 @@ class ColumnPages {
       const width = page[at]!;
       if (width > 0) readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at + 1 }, width, indices, page.length - at - 1);
       else indices.fill(0);
-      for (let i = 0; i < present; i++) {
-        const index = indices[i]!;
-        if (index >= entries.length) throw new Error(`column ${this.name}: dictionary index ${index} of ${entries.length} entries`);
-        values[i] = entries[index]!;
-      }
+      const largest = largestIndex(indices, present);
+      if (largest >= entries.length) throw new Error(`column ${this.name}: dictionary index ${largest} of ${entries.length} entries`);
+      entryNumbers(indices, present, entries, values);
     }
-    if (present !== rows) for (let row = 0, value = 0; row < rows; row++) numbers[row] = definitions![row] !== maxDefinition ? Number.NaN : values[value++]!;
+    if (present !== rows) spreadNumbers(values, definitions!, maxDefinition, rows, numbers);
     return numbers;
   }
 
@@ -326,23 +323,49 @@ class ColumnPages {
     const indices = present === rows ? rowEntries : this.buffers.ints(2, present);
     if (width > 0) readRleBitPackedHybrid({ view, offset: at }, width, indices, page.length - at);
     else indices.fill(0);
-    let largest = -1;
-    for (let i = 0; i < present; i++) if (indices[i]! > largest) largest = indices[i]!;
+    const largest = largestIndex(indices, present);
     if (largest >= entries) throw new Error(`column ${this.name}: dictionary index ${largest} of ${entries} entries`);
-    if (present !== rows) {
-      for (let row = 0, value = 0; row < rows; row++) rowEntries[row] = definitions![row] !== maxDefinition ? -1 : indices[value++]!;
-    }
+    if (present !== rows) spreadEntries(indices, definitions!, maxDefinition, rows, rowEntries);
     this.use({ bytes: dictionary.bytes, starts: NO_PLACES, ends: NO_PLACES, longest: dictionary.longest }, rowEntries);
   }
 }
 
-/**
- * PLAIN BYTE_ARRAY values from `at` (4-byte length, then the bytes), `rows` of them (a
- * row whose definition level is below `maxDefinition` has none: an empty span), read
- * where they are when none holds a tab, LF or CR (nearly always), else written escaped
- * into a buffer of their own. Fills `starts` and `ends`.
- */
-function plainText(page: Uint8Array, at: number, rows: number, definitions: Uint8Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array, name: string): Rendered {
+// The page loops below are functions of their own, not loops inside the page methods: V8
+// compiles a loop that runs long in a fresh process on the spot (OSR), before the rest of
+// its function ever ran, and that code is thrown away where it reaches the untried rest, again
+// for every page (issue 34: dataPage's count of present rows deoptimized 12 times a file).
+
+/** How many of `rows` definition levels are `maxDefinition` (a value is present). */
+function presentCount(definitions: Uint8Array, rows: number, maxDefinition: number): number {
+  let present = rows;
+  for (let i = 0; i < rows; i++) if (definitions[i] !== maxDefinition) present--;
+  return present;
+}
+
+/** The largest of the first `count` dictionary indices (-1: none). */
+function largestIndex(indices: Int32Array, count: number): number {
+  let largest = -1;
+  for (let i = 0; i < count; i++) if (indices[i]! > largest) largest = indices[i]!;
+  return largest;
+}
+
+/** The first `count` values: the dictionary's `entries` at `indices`. */
+function entryNumbers(indices: Int32Array, count: number, entries: Float64Array, values: Float64Array): void {
+  for (let i = 0; i < count; i++) values[i] = entries[indices[i]!]!;
+}
+
+/** Each row's number from the present `values`, NaN for a row with none. */
+function spreadNumbers(values: Float64Array, definitions: Uint8Array, maxDefinition: number, rows: number, numbers: Float64Array): void {
+  for (let row = 0, value = 0; row < rows; row++) numbers[row] = definitions[row] !== maxDefinition ? Number.NaN : values[value++]!;
+}
+
+/** Each row's dictionary entry from the present values' `indices`, -1 for a row with none. */
+function spreadEntries(indices: Int32Array, definitions: Uint8Array, maxDefinition: number, rows: number, rowEntries: Int32Array): void {
+  for (let row = 0, value = 0; row < rows; row++) rowEntries[row] = definitions[row] !== maxDefinition ? -1 : indices[value++]!;
+}
+
+/** Where each of `rows` PLAIN BYTE_ARRAY values from `at` is in the page (`starts`, `ends`); answers the longest's length. */
+function placePlain(page: Uint8Array, at: number, rows: number, definitions: Uint8Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array, name: string): number {
   const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
   let longest = 0;
   for (let row = 0; row < rows; row++) {
@@ -358,6 +381,17 @@ function plainText(page: Uint8Array, at: number, rows: number, definitions: Uint
     }
     ends[row] = at;
   }
+  return longest;
+}
+
+/**
+ * PLAIN BYTE_ARRAY values from `at` (4-byte length, then the bytes), `rows` of them (a
+ * row whose definition level is below `maxDefinition` has none: an empty span), read
+ * where they are when none holds a tab, LF or CR (nearly always), else written escaped
+ * into a buffer of their own. Fills `starts` and `ends`.
+ */
+function plainText(page: Uint8Array, at: number, rows: number, definitions: Uint8Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array, name: string): Rendered {
+  let longest = placePlain(page, at, rows, definitions, maxDefinition, starts, ends, name);
   if (!controlInValues(page, starts, ends)) return { bytes: page, starts, ends, longest };
   // The same values, escaped (an absent one is empty).
   const out = new Uint8Array(page.length * 3 + 1);

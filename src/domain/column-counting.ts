@@ -130,7 +130,6 @@ export class ColumnCounting {
     const bytesOfEntry = bytes?.entries === undefined ? undefined : this.entryCache(this.entryBytes, bytes, Float64Array);
     const cWidth = c === undefined ? 1 : c.dictionarySize + 1;
     const rules = layout.evaluate !== undefined;
-    const values = this.values;
 
     let pending = 0;
     for (let row = 0; row < count; row++) {
@@ -204,18 +203,26 @@ export class ColumnCounting {
       }
     }
     if (pending > 0) layout.advance(pending);
-    const sums = this.sums;
+    this.addTouched();
+    return true;
+  }
+
+  /** Hands the run's sums, per account-day touched, to the counter, and clears them. */
+  private addTouched(): void {
+    const { sums, values, layout } = this;
+    const metrics = layout.metrics;
     for (let t = 0; t < this.touchedCount; t++) {
       const cell = this.touched[t]!;
+      const day = cell % MAX_DAYS;
       const at = cell * metrics;
       for (let m = 0; m < metrics; m++) {
         values[m] = sums[at + m]!;
         sums[at + m] = 0;
       }
-      layout.add(this.accounts[Math.floor(cell / MAX_DAYS)], this.days[cell % MAX_DAYS]!, values);
+      // An exact quotient: V8 keeps it an integer (Math.floor of a fraction made it throw the counting code away, issue 34).
+      layout.add(this.accounts[(cell - day) / MAX_DAYS], this.days[day]!, values);
     }
     this.touchedCount = 0;
-    return true;
   }
 
   /** Per dictionary (by its text bytes), per entry + 1 (0: none): the day id, time verdict or byte count, found when first asked. */
