@@ -392,6 +392,8 @@ export interface StripeMeterApi {
 /** Hands the sender what to send: a revision of a day, or an account's pending records. */
 export interface StripeSendQueue {
   enqueue(message: StripeSendMessage): Promise<void>;
+  /** Many messages in few calls (the running sweep); throws if any could not be queued. */
+  enqueueAll(messages: readonly StripeSendMessage[]): Promise<void>;
 }
 
 /** A message of the Stripe send queue. */

@@ -589,15 +589,17 @@ export async function handPendingAccounts(
 /**
  * The running sweep (every `TALLY_STRIPE_RUNNING_MINUTES` on AWS): hands the sender every
  * linked account as `{account, running}`, so each account's open-day totals are read and
- * sent by one message of its own (one read of the links here, then one message per account).
+ * sent by one message of its own (one read of the links here, then the messages ten to a
+ * call). It throws if any account could not be queued, so a lost one is never silent.
  */
-export async function handRunningAccounts(
-  deps: { readonly store: Pick<StripeStore, 'links'>; readonly queue: StripeSendQueue; readonly runningMinutes?: number },
-  concurrency = 8,
-): Promise<{ linked: number; handed: number }> {
+export async function handRunningAccounts(deps: {
+  readonly store: Pick<StripeStore, 'links'>;
+  readonly queue: StripeSendQueue;
+  readonly runningMinutes?: number;
+}): Promise<{ linked: number; handed: number }> {
   if ((deps.runningMinutes ?? 0) === 0) return { linked: 0, handed: 0 };
   const links = await deps.store.links();
-  await mapWithConcurrency(links, concurrency, (link) => deps.queue.enqueue({ account: link.account, running: true }));
+  await deps.queue.enqueueAll(links.map((link) => ({ account: link.account, running: true as const })));
   return { linked: links.length, handed: links.length };
 }
 

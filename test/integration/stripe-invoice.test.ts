@@ -1,4 +1,4 @@
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import Stripe from 'stripe';
 import { ingestBatch, type IngestDeps } from '../../src/app/ingest';
 import { jsonLog, type Log } from '../../src/app/log';
@@ -149,6 +149,35 @@ describe('running totals of open days', () => {
     expect(batch.batchItemFailures).toEqual([]);
     expect(s.server.billedByDay('cdn_requests', 'cus_sweep0001')).toEqual({ [D1]: await s.total(acme, 'requests', [D1]) });
     expect(s.server.billedByDay('cdn_bytes', 'cus_sweep0002')).toEqual({ [D1]: await s.total(globex, 'bytes', [D1]) });
+  });
+
+  it('queues the sweep ten accounts to a SendMessageBatch call; entries SQS reports Failed are sent again, and one that keeps failing fails the sweep naming it', async () => {
+    const queues = await createTestQueues(info, { visibilityTimeoutSeconds: 60, maxReceiveCount: 10 });
+    const s = await scenario('60');
+    const accounts = Array.from({ length: 23 }, (_, i) => uniqueId(`sweep${String(i).padStart(2, '0')}`));
+    for (const [i, account] of accounts.entries()) await s.sync().store.link({ account, customer: `cus_batch${String(i).padStart(4, '0')}`, linkedAt: `${D1}T00:00:00Z` });
+    const sqs = testClients(info).sqs;
+    // Entries of accounts 3, 14 and 22 fail on their first call; `poisoned` ones fail on every call.
+    const flaky = new Set([accounts[3]!, accounts[14]!, accounts[22]!]);
+    const poisoned = new Set<string>();
+    const calls = failBatchEntries(sqs, (account, seen) => poisoned.has(account) || (flaky.has(account) && seen === 1));
+    const queue = new SqsStripeSendQueue({ client: sqs, queueUrl: queues.queueUrl });
+
+    const handed = await handRunningAccounts({ store: s.sync().store, queue, runningMinutes: 60 });
+    const queued = await drain(sqs, queues.queueUrl, accounts.length);
+    poisoned.add(accounts[7]!);
+    const refused = await handRunningAccounts({ store: s.sync().store, queue, runningMinutes: 60 }).catch((error: Error) => error.message);
+    const requeued = await drain(sqs, queues.queueUrl, accounts.length - 1);
+
+    expect(handed).toEqual({ linked: 23, handed: 23 });
+    // 3 batches of 10, 10 and 3 entries, then one call each for the failed entries of the first two and the third.
+    expect(calls.slice(0, 6).map((c) => c.entries).sort((a, b) => a - b)).toEqual([1, 1, 1, 3, 10, 10]);
+    expect(queued.map((m) => m.account).sort()).toEqual([...accounts].sort());
+    expect(queued.every((m) => m.running === true)).toBe(true);
+    expect(refused).toMatch(new RegExp(`could not queue 1 of 23 Stripe send message\\(s\\) .* after 3 attempts: InternalError .*${accounts[7]}`));
+    // The poisoned entry was tried three times; every other account was still queued, once.
+    expect(calls.slice(6).filter((c) => c.accounts.includes(accounts[7]!))).toHaveLength(3);
+    expect(requeued.map((m) => m.account).sort()).toEqual(accounts.filter((a) => a !== accounts[7]).sort());
   });
 
   it('sends nothing for open days with TALLY_STRIPE_RUNNING_MINUTES=0', async () => {
@@ -368,3 +397,50 @@ describe('tally stripe check', () => {
     expect(raw.stdout).toContain('event_time_window is unset, needs day');
   });
 });
+
+/**
+ * SDK middleware on the real SQS client: each `SendMessageBatch` entry for which `fails(account,
+ * seen)` holds (seen: how many calls have carried that account so far) is taken out of the request
+ * before it reaches the queue and answered as SQS answers a failed entry (HTTP 200, in `Failed`,
+ * `InternalError`, not the sender's fault). Returns each call's entry count and accounts.
+ */
+function failBatchEntries(client: SQSClient, fails: (account: string, seen: number) => boolean): { entries: number; accounts: string[] }[] {
+  const calls: { entries: number; accounts: string[] }[] = [];
+  const seen = new Map<string, number>();
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'SendMessageBatchCommand') return next(args);
+      const input = (args as unknown as { input: { Entries: { Id: string; MessageBody: string }[] } }).input;
+      const accountOf = (entry: { MessageBody: string }) => (JSON.parse(entry.MessageBody) as { account: string }).account;
+      calls.push({ entries: input.Entries.length, accounts: input.Entries.map(accountOf) });
+      const failing = input.Entries.filter((entry) => {
+        const account = accountOf(entry);
+        seen.set(account, (seen.get(account) ?? 0) + 1);
+        return fails(account, seen.get(account)!);
+      });
+      input.Entries = input.Entries.filter((entry) => !failing.includes(entry));
+      const failed = failing.map((entry) => ({ Id: entry.Id, SenderFault: false, Code: 'InternalError', Message: 'injected: entry not queued' }));
+      if (input.Entries.length === 0) return { output: { Successful: [], Failed: failed, $metadata: {} }, response: {} } as never;
+      const result = await next(args);
+      const output = result.output as { Failed?: unknown[] };
+      output.Failed = [...(output.Failed ?? []), ...failed];
+      return result;
+    },
+    { step: 'initialize', name: 'failBatchEntries' },
+  );
+  return calls;
+}
+
+/** Receives and deletes `expected` messages of the queue (then one more empty wait), parsed. */
+async function drain(client: SQSClient, queueUrl: string, expected: number): Promise<{ account: string; running?: boolean }[]> {
+  const messages: { account: string; running?: boolean }[] = [];
+  for (let empty = 0; empty < 2 && messages.length <= expected; ) {
+    const { Messages = [] } = await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: messages.length >= expected ? 1 : 2 }));
+    if (Messages.length === 0) empty++;
+    for (const message of Messages) {
+      messages.push(JSON.parse(message.Body!) as { account: string; running?: boolean });
+      await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle! }));
+    }
+  }
+  return messages;
+}
