@@ -61,6 +61,9 @@ export function spawnWatched(command: string, args: readonly string[]): ChildPro
   return spawn(process.execPath, ['-e', WATCHDOG_SOURCE, JSON.stringify([command, ...args])], {
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
+    // This module's own view of the environment, named: without it the spawn takes the host process's,
+    // which differs where a test runner gives each file an environment of its own (a `java` on its PATH).
+    env: process.env,
   });
 }
 
