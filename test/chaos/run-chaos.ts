@@ -13,7 +13,6 @@ import { S3LogListing } from '../../src/adapters/s3-log-listing';
 import { SqsNotificationSender } from '../../src/adapters/sqs-notification-sender';
 import { SqsReplayQueues } from '../../src/adapters/sqs-replay-queues';
 import { addDays } from '../../src/domain/days';
-import { ConfigError } from '../../src/domain/errors';
 import { dayRangeKeys, parseAccountSortKey } from '../../src/domain/keys';
 import { normaliseEtag, type LogObjectRef } from '../../src/domain/log-object';
 import { s3EventBody } from '../../src/domain/notifications';
@@ -210,18 +209,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     consumer.poller = new QueuePoller({ sqs: clients.sqs, queueUrl: info.queueUrl, queueArn: info.queueArn, region: info.region, handler, waitSeconds: 1 });
     return consumer;
   });
-  // Each consumer's cold start: its settings checked against what the table records. A crash
-  // the schedule injects into it is retried, as Lambda starts another sandbox; a refusal is not.
+  // Each consumer's cold start: its settings checked against what the table records, through
+  // the harness's own client (the faults strike the consumers' work, not this check); the
+  // least cap it learns goes to the consumer's store.
   const coldStart = async (deps: Parameters<typeof prepareToWrite>[0], config: ReturnType<typeof consumerEnv>): Promise<void> => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await prepareToWrite(deps, config, virtualNow());
-      } catch (error) {
-        // A consumer that just died stays dead until its batch is handed back: wait for the next sandbox.
-        if (error instanceof ConfigError || attempt >= 600) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    const check = createIngestDeps(config, clients, silentLog, virtualNow);
+    await prepareToWrite({ tableSettings: check.tableSettings, store: deps.store }, config, virtualNow());
   };
   for (const consumer of consumers) await coldStart(consumer.deps, consumerEnv());
   // What the operators' runs found wrong (a refusal that did not come): reported as drift.
