@@ -98,8 +98,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const doomedAccount = { id: `${runId}-zdoomed`, weight: 30 };
   // The hot profile: one hot day, and the next day's logs (1 in 8) arriving after the shard switch.
   const days = hot ? 2 : Math.max(5, Math.ceil(options.objects / 100));
-  // The hot profile's days are its own: a day's shard count is the table's, and the default profile's days have 4.
-  const firstDay = hot ? '2026-08-01' : '2026-09-01';
+  const firstDay = '2026-09-01';
   const dayOf = (i: number) => (hot ? addDays(firstDay, i % 8 === 7 ? 1 : 0) : addDays(firstDay, i % days));
   const doomed = (i: number) => i % DOOMED_EVERY === DOOMED_EVERY - 3;
 
