@@ -53,7 +53,7 @@ export function redeliveryGaps(settings: RedeliverySettings & { readonly ledgerT
     );
   }
   if (settings.consumerMaxReceiveCount !== settings.maxReceiveCount) {
-    gaps.push(`TALLY_MAX_RECEIVE_COUNT (${settings.consumerMaxReceiveCount}) must equal the queue's maxReceiveCount (${settings.maxReceiveCount}): the last receive records that it started, for its replay from the DLQ`);
+    gaps.push(`TALLY_MAX_RECEIVE_COUNT (${settings.consumerMaxReceiveCount}) must equal the queue's maxReceiveCount (${settings.maxReceiveCount}): the consumer's settings describe the queue it reads`);
   }
   return gaps;
 }
