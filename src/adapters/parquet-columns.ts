@@ -255,13 +255,18 @@ class ColumnPages {
     return { page, at, rows, present, definitions };
   }
 
-  /** A dictionary page of a text column: its entries' text where it is in the page (escaped in a copy when a value holds a tab, LF or CR). */
-  private textDictionary(header: PageHeader): Rendered {
+  /** The bytes of the dictionary page at the reader, decompressed; the reader moves past it. */
+  private dictionaryPage(header: PageHeader): Uint8Array {
     const reader = this.reader;
     const compressed = new Uint8Array(reader.view.buffer, reader.view.byteOffset + reader.offset, header.compressed_page_size);
     reader.offset += header.compressed_page_size;
     const { codec, compressors } = this.decoder;
-    const page = decompressPage(compressed, header.uncompressed_page_size, codec, compressors);
+    return decompressPage(compressed, header.uncompressed_page_size, codec, compressors);
+  }
+
+  /** A dictionary page of a text column: its entries' text where it is in the page (escaped in a copy when a value holds a tab, LF or CR). */
+  private textDictionary(header: PageHeader): Rendered {
+    const page = this.dictionaryPage(header);
     const count = header.dictionary_page_header?.num_values ?? 0;
     // The dictionary outlives the data pages: arrays of its own, not the column's reused ones.
     return plainText(page, 0, count, undefined, 0, new Int32Array(count), new Int32Array(count), this.name);
@@ -269,11 +274,7 @@ class ColumnPages {
 
   /** A dictionary page of a typed column: its entries as numbers; false when one is an integer past 2^53. */
   private numericDictionary(header: PageHeader): boolean {
-    const reader = this.reader;
-    const compressed = new Uint8Array(reader.view.buffer, reader.view.byteOffset + reader.offset, header.compressed_page_size);
-    reader.offset += header.compressed_page_size;
-    const { codec, compressors } = this.decoder;
-    const page = decompressPage(compressed, header.uncompressed_page_size, codec, compressors);
+    const page = this.dictionaryPage(header);
     const count = header.dictionary_page_header?.num_values ?? 0;
     const entries = new Float64Array(count);
     if (!readNumbers(page, 0, count, this.decoder.type === 'INT64', this.numeric!.unit!, entries)) return false;

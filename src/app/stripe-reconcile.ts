@@ -47,13 +47,7 @@ export interface StripeReconcileReport {
  * a total Stripe cannot bill (below zero) is drift, never rounded or clamped into agreement.
  */
 export async function reconcileStripe(deps: StripeSyncDeps, from: string, to: string): Promise<StripeReconcileReport> {
-  const meters = await deps.api.meters();
-  const meterIds: Record<string, string> = {};
-  for (const [metric, eventName] of Object.entries(deps.meters)) {
-    const meter = meters.find((m) => m.eventName === eventName && m.status === 'active');
-    if (meter === undefined) throw new TallyError(`no active Stripe meter has event_name ${eventName}: run tally stripe check`);
-    meterIds[metric] = meter.id;
-  }
+  const meterIds = await activeMeterIds(deps);
   const closedDays = new Set((await deps.closeStore.closedDays(from, to)).filter(isClosed).map((d) => d.day));
   const openDays = eachDay(from, to).filter((day) => !closedDays.has(day));
   const links = await deps.store.links();
@@ -169,13 +163,7 @@ export interface InvoiceComparison {
  * for that invoice is explained; any other is not.
  */
 export async function reconcileInvoices(deps: StripeSyncDeps, from: string, to: string): Promise<{ compared: number; rows: InvoiceComparison[]; unexplained: InvoiceComparison[] }> {
-  const meters = await deps.api.meters();
-  const meterIds: Record<string, string> = {};
-  for (const [metric, eventName] of Object.entries(deps.meters)) {
-    const meter = meters.find((m) => m.eventName === eventName && m.status === 'active');
-    if (meter === undefined) throw new TallyError(`no active Stripe meter has event_name ${eventName}: run tally stripe check`);
-    meterIds[metric] = meter.id;
-  }
+  const meterIds = await activeMeterIds(deps);
   const rangeStart = Date.parse(`${from}T00:00:00Z`) / 1000;
   const rangeEnd = Date.parse(`${addDays(to, 1)}T00:00:00Z`) / 1000;
   const rows: InvoiceComparison[] = [];
@@ -223,4 +211,16 @@ function recordedLate(records: readonly StripeOutboxRecord[], metric: string, in
   const newest = new Map<string, StripeOutboxRecord>();
   for (const record of records.filter((r) => r.metric === metric && r.invoice === invoice).sort(compareEvents)) newest.set(record.day, record);
   return [...newest.values()].reduce((sum, r) => sum + (r.value - (r.billed ?? 0)), 0);
+}
+
+/** The id of the active Stripe meter of each configured metric; a clear error naming the first one missing. */
+async function activeMeterIds(deps: StripeSyncDeps): Promise<Record<string, string>> {
+  const meters = await deps.api.meters();
+  const meterIds: Record<string, string> = {};
+  for (const [metric, eventName] of Object.entries(deps.meters)) {
+    const meter = meters.find((m) => m.eventName === eventName && m.status === 'active');
+    if (meter === undefined) throw new TallyError(`no active Stripe meter has event_name ${eventName}: run tally stripe check`);
+    meterIds[metric] = meter.id;
+  }
+  return meterIds;
 }
