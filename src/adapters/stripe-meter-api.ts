@@ -1,5 +1,5 @@
 import Stripe from 'stripe';
-import type { MeterEventOutcome, StripeInvoiceInfo, StripeMeterApi, StripeMeterInfo, StripeSubscriptionItemInfo } from '../app/ports';
+import type { MeterEventOutcome, StripeInvoiceInfo, StripeMeterApi, StripeMeterErrorReport, StripeMeterInfo, StripeSubscriptionItemInfo } from '../app/ports';
 import { addDays } from '../domain/days';
 import { STRIPE_CUSTOMER_KEY, STRIPE_VALUE_KEY } from '../domain/stripe';
 
@@ -8,6 +8,12 @@ export const STRIPE_API_BASE = 'https://api.stripe.com';
 
 /** One request's time limit: the sender's lease outlasts many of them. */
 export const STRIPE_REQUEST_TIMEOUT_MS = 20_000;
+
+/** Stripe's thin events for meter events dropped after their 200 (https://docs.stripe.com/api/v2/core/events/event-types). */
+export const METER_ERROR_EVENT_TYPES = ['v1.billing.meter.error_report_triggered', 'v1.billing.meter.no_meter_found'] as const;
+
+/** At most this many meter error reports are read (30 days of them, one per meter and validation window at worst). */
+export const METER_ERROR_REPORTS_READ = 1_000;
 
 /** The SDK's connection settings for an API base URL (`host`, `port`, `protocol`). */
 export function stripeConnection(apiBase: string): { host: string; port: number; protocol: 'http' | 'https' } {
@@ -63,6 +69,33 @@ export class SdkStripeMeterApi implements StripeMeterApi {
     const byDay: Record<string, number> = {};
     for (const summary of summaries) byDay[new Date(summary.start_time * 1000).toISOString().slice(0, 10)] = summary.aggregated_value;
     return byDay;
+  }
+
+  /**
+   * Stripe's meter error reports of the last 30 days (as far back as `GET /v2/core/events` lists,
+   * https://docs.stripe.com/api/v2/core/events/list), newest first, at most
+   * {@link METER_ERROR_REPORTS_READ}: the events Stripe accepted and dropped later.
+   */
+  async meterErrorReports(): Promise<StripeMeterErrorReport[]> {
+    const events = await this.stripe.v2.core.events.list({ types: [...METER_ERROR_EVENT_TYPES], limit: 100 }).autoPagingToArray({ limit: METER_ERROR_REPORTS_READ });
+    const reports: StripeMeterErrorReport[] = [];
+    for (const event of events) {
+      if (event.type !== 'v1.billing.meter.error_report_triggered' && event.type !== 'v1.billing.meter.no_meter_found') continue;
+      const meter = event.type === 'v1.billing.meter.error_report_triggered' ? event.related_object.id : null;
+      reports.push({
+        id: event.id,
+        type: event.type,
+        created: event.created,
+        meter,
+        summary: event.data.developer_message_summary,
+        errors: event.data.reason.error_types.map((type) => ({
+          code: type.code,
+          count: type.error_count,
+          samples: type.sample_errors.map((sample) => ({ identifier: sample.request.identifier, message: sample.error_message })),
+        })),
+      });
+    }
+    return reports.sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : 0));
   }
 
   /**

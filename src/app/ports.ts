@@ -387,6 +387,25 @@ export interface StripeMeterApi {
   subscriptionItems?(customer: string): Promise<StripeSubscriptionItemInfo[]>;
   /** The customer's invoices, newest first (`GET /v1/invoices?customer=`, the first 100). */
   invoices?(customer: string): Promise<StripeInvoiceInfo[]>;
+  /** Stripe's meter error reports of the last 30 days, newest first (`GET /v2/core/events`); absent: not read. */
+  meterErrorReports?(): Promise<StripeMeterErrorReport[]>;
+}
+
+/**
+ * One of Stripe's meter error reports: meter events it accepted (200) and then dropped, summed
+ * over a validation window (thin events `v1.billing.meter.error_report_triggered` and
+ * `v1.billing.meter.no_meter_found`, https://docs.stripe.com/api/v2/core/events/event-types).
+ */
+export interface StripeMeterErrorReport {
+  readonly id: string;
+  readonly type: string;
+  /** RFC 3339, as Stripe's v2 API gives it. */
+  readonly created: string;
+  /** The meter's id; null for no_meter_found. */
+  readonly meter: string | null;
+  readonly summary: string;
+  /** Per error code (`meter_event_customer_not_found`, `meter_event_invalid_value`, `timestamp_too_far_in_past`, ...): how many, and Stripe's samples. */
+  readonly errors: readonly { readonly code: string; readonly count: number; readonly samples: readonly { readonly identifier: string; readonly message: string }[] }[];
 }
 
 /** Hands the sender what to send: a revision of a day, or an account's pending records. */

@@ -365,6 +365,41 @@ describe('a total after its invoice was finalized', () => {
   });
 });
 
+describe("Stripe's later refusals", () => {
+  it('a meter event Stripe answered 200 and then dropped (a customer it does not know) reaches tally stripe status from its meter error reports', async () => {
+    const s = await scenario('60');
+    const [acme, globex] = [uniqueId('acme'), uniqueId('globex')];
+    await s.sync().store.link({ account: acme, customer: 'cus_dropped01', linkedAt: `${D1}T00:00:00Z` });
+    await s.sync().store.link({ account: globex, customer: 'cus_kept0001', linkedAt: `${D1}T00:00:00Z` });
+    s.server.forgetCustomer('cus_dropped01');
+    s.moveTo(new Date(`${D1}T10:30:00Z`));
+    await s.ingest(D1, 10, 61, [acme, globex]);
+
+    const sent = [await s.sweep(acme), await s.sweep(globex)];
+    const status = captureIo();
+    const code = await tallyCommand('stripe')(['status', '--from', D1, '--to', D1], status, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+    const json = captureIo();
+    await tallyCommand('stripe')(['status', '--json', '--from', D1, '--to', D1], json, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+    const noKey = captureIo();
+    const { TALLY_STRIPE_API_KEY: _key, ...withoutKey } = s.stripeEnv;
+    await tallyCommand('stripe')(['status', '--from', D1, '--to', D1], noKey, { ...s.env, ...withoutKey }, process.cwd(), s.now);
+
+    // Stripe answered 200 to all four (both metrics of both accounts), so Tally recorded them delivered.
+    expect(sent.flatMap((r) => r.outcomes.map((o) => o.outcome))).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+    expect(s.server.billedByDay('cdn_requests', 'cus_dropped01')).toEqual({});
+    expect(s.server.coreEvents()).toHaveLength(2);
+    expect(code).toBe(0);
+    expect(status.stdout).toContain("meter events Stripe dropped after accepting them (its meter error reports, last 30 days): 2");
+    const dropped = (JSON.parse(json.stdout) as { meterErrors: { code: string; count: number; record: { account: string; metric: string; day: string } | null }[] }).meterErrors;
+    expect(dropped.map((d) => [d.code, d.count, d.record?.account, d.record?.metric, d.record?.day]).sort()).toEqual([
+      ['meter_event_customer_not_found', 1, acme, 'bytes', D1],
+      ['meter_event_customer_not_found', 1, acme, 'requests', D1],
+    ]);
+    expect(status.stdout).toMatch(new RegExp(`meter_event_customer_not_found\\s+1\\s+${acme}\\s+requests\\s+${D1}\\s+tally-${D1}-p1-`));
+    expect(noKey.stdout).toContain('meter events Stripe dropped after accepting them: not read (set TALLY_STRIPE_API_KEY)');
+  });
+});
+
 describe('tally stripe check', () => {
   it('fails (exit 1) on a raw meter, a customer with no item on a meter\'s price and a finalization delay shorter than running totals need; prints the delay', async () => {
     const s = await scenario('60');

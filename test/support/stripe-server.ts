@@ -23,6 +23,12 @@ import { join } from 'node:path';
  *                                               status_transitions.finalized_at); a line per metered item whose
  *                                               quantity is the meter's value over the period from the events
  *                                               received up to finalization (later ones reach no invoice)
+ * GET  /v2/core/events                          thin events of the last 30 days, newest first (types[], object_id,
+ *                                               created[gt|gte|lt|lte], limit <= 100, next_page_url): a meter event
+ *                                               for a customer Stripe does not know (`forgetCustomer`) is answered
+ *                                               200, billed nowhere, and reported by a
+ *                                               v1.billing.meter.error_report_triggered event (code
+ *                                               meter_event_customer_not_found, the event's identifier as sample)
  * ```
  * Stripe's documents behind the model: a pre-aggregated (day) meter keeps the most recent
  * event of each window ("Record usage for billing",
@@ -43,8 +49,16 @@ export interface StripeTestServer {
   readonly apiKey: string;
   /** Adds a meter (an active, day-windowed sum meter keyed like Tally's unless overridden). */
   addMeter(eventName: string, overrides?: Partial<StripeMeter>): StripeMeter;
-  /** Every accepted event, in receipt order. */
+  /** Every accepted event Stripe kept (not those dropped later, see `forgetCustomer`), in receipt order. */
   events(): readonly RecordedMeterEvent[];
+  /**
+   * `customer` is not a customer of this account (never created, or deleted): its meter events
+   * are answered 200, then dropped and reported as Stripe's meter error reports do
+   * (https://docs.stripe.com/api/v2/core/events/list).
+   */
+  forgetCustomer(customer: string): void;
+  /** The thin events `GET /v2/core/events` lists (every one, oldest first). */
+  coreEvents(): readonly TestCoreEvent[];
   /** The value Stripe would bill for `customer`'s `eventName` on each UTC day with events (`YYYY-MM-DD` -> value). */
   billedByDay(eventName: string, customer: string): Record<string, number>;
   /** The next `count` meter-event calls fail this way. */
@@ -108,6 +122,23 @@ export interface TestInvoice {
   lines: { object: 'list'; has_more: false; data: { id: string; object: 'line_item'; quantity: number; period: { start: number; end: number }; pricing: { type: 'price_details'; price_details: { price: string } } }[] };
 }
 
+export interface TestCoreEvent {
+  id: string;
+  object: 'v2.core.event';
+  type: 'v1.billing.meter.error_report_triggered';
+  created: string;
+  livemode: false;
+  context: null;
+  reason: null;
+  related_object: { id: string; type: 'billing.meter'; url: string };
+  data: {
+    developer_message_summary: string;
+    reason: { error_count: number; error_types: { code: string; error_count: number; sample_errors: { error_message: string; request: { identifier: string } }[] }[] };
+    validation_start: string;
+    validation_end: string;
+  };
+}
+
 export interface RecordedMeterEvent {
   readonly identifier: string;
   readonly event_name: string;
@@ -168,6 +199,9 @@ const FUTURE_LIMIT = 300;
 const DEFAULT_FINALIZATION_GRACE = 3600;
 const MAX_FINALIZATION_GRACE = 72 * 3600;
 const MAX_SIGNIFICANT_DIGITS = 15;
+/** `GET /v2/core/events` lists events of the last 30 days. */
+const CORE_EVENTS_DAYS = 30;
+const CORE_EVENT_PARAMS = new Set(['types', 'object_id', 'created', 'limit', 'page']);
 
 class StripeHttpError extends Error {
   constructor(
@@ -197,6 +231,8 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
   let seq = 0;
   const requests: StripeTestServer['requests'] = [];
   const rawRequests: StripeTestServer['rawRequests'] = [];
+  const unknownCustomers = new Set<string>();
+  const coreEvents: TestCoreEvent[] = [];
 
   const createEvent = async (params: URLSearchParams, res: ServerResponse): Promise<void> => {
     const fields = checkParams(params, specs.createEvent, true);
@@ -242,7 +278,9 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
       }
       identifiers.set(identifier, now);
       const event: RecordedMeterEvent = { identifier, event_name: eventName, payload, timestamp, seq: ++seq, created: now };
-      recorded.push(event);
+      // Stripe checks the customer after answering: an unknown one's event is dropped and reported.
+      if (unknownCustomers.has(customer) && meter !== undefined) reportDropped(meter, identifier, customer, now);
+      else recorded.push(event);
       if (fault !== undefined) throwFault(fault, res);
       send(res, 200, { object: 'billing.meter_event', created: now, event_name: eventName, identifier, livemode: false, payload, timestamp });
     } finally {
@@ -387,6 +425,56 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
     send(res, 200, page(all, fields, path));
   };
 
+  /** One meter error report per dropped event: its validation window is the second it was received. */
+  const reportDropped = (meter: StripeMeter, identifier: string, customer: string, now: number): void => {
+    const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+    coreEvents.push({
+      id: `evt_test_${String(coreEvents.length + 1).padStart(6, '0')}`,
+      object: 'v2.core.event',
+      type: 'v1.billing.meter.error_report_triggered',
+      created: iso(now + 1),
+      livemode: false,
+      context: null,
+      reason: null,
+      related_object: { id: meter.id, type: 'billing.meter', url: `/v1/billing/meters/${meter.id}` },
+      data: {
+        developer_message_summary: 'There is 1 invalid event',
+        reason: {
+          error_count: 1,
+          error_types: [{ code: 'meter_event_customer_not_found', error_count: 1, sample_errors: [{ error_message: `No customer found with id ${customer}.`, request: { identifier } }] }],
+        },
+        validation_start: iso(now),
+        validation_end: iso(now + 1),
+      },
+    });
+  };
+
+  /** `GET /v2/core/events`: newest first, `page` is the offset of the next page (opaque to the SDK, which follows next_page_url). */
+  const listCoreEvents = (params: URLSearchParams, res: ServerResponse, path: string): void => {
+    for (const key of params.keys()) {
+      const name = key.replace(/\[.*$/, '');
+      if (!CORE_EVENT_PARAMS.has(name)) throw new StripeHttpError(400, 'invalid_request_error', `Received unknown parameter: ${name}`, name);
+    }
+    const types = [...params].filter(([key]) => /^types(\[\d*\])?$/.test(key)).map(([, value]) => value);
+    if (types.length > 20) throw new StripeHttpError(400, 'invalid_request_error', 'types: at most 20 event names', 'types');
+    const limit = Math.min(100, Math.max(1, Number(params.get('limit') ?? 20)));
+    const offset = Number(params.get('page') ?? 0);
+    const objectId = params.get('object_id');
+    const created = (op: string) => params.get(`created[${op}]`);
+    const oldest = new Date((clock() - CORE_EVENTS_DAYS * DAY) * 1000).toISOString();
+    const all = coreEvents
+      .filter((e) => e.created >= oldest)
+      .filter((e) => types.length === 0 || types.includes(e.type))
+      .filter((e) => objectId === null || e.related_object.id === objectId)
+      .filter((e) => (created('gt') ?? '') < e.created && (created('gte') ?? '') <= e.created)
+      .filter((e) => (created('lt') === null || e.created < created('lt')!) && (created('lte') === null || e.created <= created('lte')!))
+      .reverse();
+    const data = all.slice(offset, offset + limit);
+    const next = new URLSearchParams(params);
+    next.set('page', String(offset + limit));
+    send(res, 200, { data, next_page_url: offset + limit < all.length ? `${path}?${next.toString()}` : null, previous_page_url: null });
+  };
+
   const latestPerDay = (events: RecordedMeterEvent[]): RecordedMeterEvent[] => {
     const byDay = new Map<number, RecordedMeterEvent>();
     for (const event of events) {
@@ -426,6 +514,8 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
           listSubscriptions(url.searchParams, res, url.pathname);
         } else if (req.method === 'GET' && url.pathname === '/v1/invoices') {
           listInvoices(url.searchParams, res, url.pathname);
+        } else if (req.method === 'GET' && url.pathname === '/v2/core/events') {
+          listCoreEvents(url.searchParams, res, url.pathname);
         } else if (req.method === 'GET' && summaries) {
           eventSummaries(decodeURIComponent(summaries[1]!), url.searchParams, res, url.pathname);
         } else {
@@ -472,6 +562,10 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
       return meter;
     },
     events: () => [...recorded],
+    forgetCustomer(customer) {
+      unknownCustomers.add(customer);
+    },
+    coreEvents: () => [...coreEvents],
     billedByDay(eventName, customer) {
       const meter = meters.find((m) => m.event_name === eventName);
       if (meter === undefined) return {};

@@ -1,5 +1,5 @@
 import type { Env } from '../../adapters/env';
-import type { StripeMeterApi } from '../../app/ports';
+import type { StripeMeterApi, StripeMeterErrorReport } from '../../app/ports';
 import type { SendOutcome, StripeSyncDeps } from '../../app/stripe-sync';
 import { addDays, dayOf } from '../../domain/days';
 import { ConfigError, LocalStackNotRunningError, ValidationError } from '../../domain/errors';
@@ -302,7 +302,8 @@ export const stripeStatusCommand = defineCommand<{ account?: string; from?: stri
   name: 'status',
   group: STRIPE_GROUP,
   summary: 'what was sent, acknowledged, refused, reached a finalized invoice, and what is too old to send',
-  description: 'Every outbox record of linked accounts (default: the last 40 days), per account-day and metric.',
+  description:
+    'Every outbox record of linked accounts (default: the last 40 days), per account-day and metric; with TALLY_STRIPE_API_KEY, also the meter events Stripe dropped after accepting them (its meter error reports of the last 30 days).',
   options: [{ flags: '--account <id>', help: 'only this account', read: accountId }, ...RANGE, JSON_OPTION],
   target: { settings: [] },
   async run({ options, context: { io, env, now }, target }) {
@@ -313,8 +314,10 @@ export const stripeStatusCommand = defineCommand<{ account?: string; from?: stri
     const links = (await deps.store.links()).filter((link) => options.account === undefined || link.account === options.account);
     const records = (await Promise.all(links.map((link) => deps.store.records(link.account, from, to)))).flat();
     const rows = records.map((r) => ({ ...r, tooOld: r.state === 'too-old' || (r.state === 'pending' && isTooOldForStripe(r.day, eventStep(r), at)) }));
+    const reports = deps.api.meterErrorReports === undefined ? undefined : await deps.api.meterErrorReports();
+    const dropped = reports === undefined ? undefined : droppedEvents(reports, rows);
     if (options.json === true) {
-      io.out(`${JSON.stringify({ from, to, links, records: rows })}\n`);
+      io.out(`${JSON.stringify({ from, to, links, records: rows, ...(dropped === undefined ? {} : { meterErrors: dropped }) })}\n`);
       return 0;
     }
     io.out(`tally stripe status ${from}..${to}: ${links.length} linked account(s), ${rows.length} outbox record(s)\n`);
@@ -339,9 +342,75 @@ export const stripeStatusCommand = defineCommand<{ account?: string; from?: stri
         ),
       );
     }
+    printDropped(io, dropped);
     return 0;
   },
 });
+
+/** A meter error of Stripe's, with the outbox record its sample identifier names (when it is one of Tally's). */
+interface DroppedEvent {
+  readonly report: string;
+  readonly created: string;
+  readonly type: string;
+  readonly meter: string | null;
+  readonly code: string;
+  readonly count: number;
+  readonly identifier: string | null;
+  readonly message: string;
+  readonly record: { readonly account: string; readonly metric: string; readonly day: string; readonly revision: number } | null;
+}
+
+/** One row per error code of each report (its first sample), matched to the outbox record of that identifier. */
+function droppedEvents(
+  reports: readonly StripeMeterErrorReport[],
+  records: readonly { identifier: string; account: string; metric: string; day: string; revision: number }[],
+): DroppedEvent[] {
+  const byIdentifier = new Map(records.map((record) => [record.identifier, record]));
+  return reports.flatMap((report) =>
+    report.errors.map((error) => {
+      const sample = error.samples[0];
+      const record = sample === undefined ? undefined : byIdentifier.get(sample.identifier);
+      return {
+        report: report.id,
+        created: report.created,
+        type: report.type,
+        meter: report.meter,
+        code: error.code,
+        count: error.count,
+        identifier: sample?.identifier ?? null,
+        message: sample?.message ?? report.summary,
+        record: record === undefined ? null : { account: record.account, metric: record.metric, day: record.day, revision: record.revision },
+      };
+    }),
+  );
+}
+
+/** The meter events Stripe dropped after its 200, or why they were not read. */
+function printDropped(io: { out(text: string): void }, dropped: readonly DroppedEvent[] | undefined): void {
+  if (dropped === undefined) {
+    io.out('meter events Stripe dropped after accepting them: not read (set TALLY_STRIPE_API_KEY)\n');
+    return;
+  }
+  const total = dropped.reduce((sum, row) => sum + row.count, 0);
+  io.out(`meter events Stripe dropped after accepting them (its meter error reports, last 30 days): ${total}\n`);
+  if (dropped.length === 0) return;
+  io.out(
+    formatTable(
+      ['reported at', 'meter', 'code', 'events', 'account', 'metric', 'day', 'sample identifier', 'message'],
+      dropped.map((row) => [
+        row.created,
+        row.meter ?? '(no meter)',
+        row.code,
+        String(row.count),
+        row.record?.account ?? '',
+        row.record?.metric ?? '',
+        row.record?.day ?? '',
+        row.identifier ?? '',
+        row.message,
+      ]),
+    ),
+  );
+}
 
 /** `tally stripe reconcile`: exit 0 when Stripe bills what Tally counted, 1 with the drift. */
 export const stripeReconcileCommand = defineCommand<{ from: string; to: string; invoices?: boolean; json?: boolean }>({
