@@ -3,7 +3,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { sendStripeBatch, type StripeSenderDeps } from '../src/app/stripe-sender';
-import { handRunningAccounts } from '../src/app/stripe-sync';
+import { handRunningAccounts, pullMeterErrors } from '../src/app/stripe-sync';
 import { createClients } from '../src/adapters/clients';
 import { readThresholdConfig } from '../src/adapters/handoff-config';
 import { METRICS_NAMESPACE } from '../src/adapters/history-metrics';
@@ -45,9 +45,13 @@ const deps = initOnce<StripeSenderDeps>(() =>
 /**
  * Stripe send queue -> outbox records -> meter events, one request at a time per customer and
  * meter. The schedule's `{"runningSweep": true}` (every TALLY_STRIPE_RUNNING_MINUTES) hands every
- * linked account to the queue for its open days' running totals.
+ * linked account to the queue for its open days' running totals, then records Stripe's new meter
+ * error reports (events dropped after their 200) and publishes how many events they drop.
  */
-export const handler = async (event: SQSEvent | { runningSweep: true }, context: Context): Promise<SQSBatchResponse | { linked: number; handed: number }> => {
+export const handler = async (
+  event: SQSEvent | { runningSweep: true },
+  context: Context,
+): Promise<SQSBatchResponse | { linked: number; handed: number; meterErrors: { read: number; reports: number; dropped: number } }> => {
   logger.addContext(context);
   const ready = await deps();
   if ('runningSweep' in event) {
@@ -55,7 +59,12 @@ export const handler = async (event: SQSEvent | { runningSweep: true }, context:
     if (queue === undefined) throw new Error('TALLY_STRIPE_QUEUE_URL is needed for the running sweep');
     const handed = await handRunningAccounts({ store, queue, ...(runningMinutes === undefined ? {} : { runningMinutes }) });
     logger.info('stripe running sweep', handed);
-    return handed;
+    // Meter events Stripe answered 200 and dropped later: the stripe-meter-errors alarm.
+    const meterErrors = await pullMeterErrors(ready.sync);
+    if (meterErrors.reports > 0) logger.warn('stripe meter error reports', meterErrors);
+    metrics.addMetric('StripeMeterErrors', MetricUnit.Count, meterErrors.dropped);
+    metrics.publishStoredMetrics();
+    return { ...handed, meterErrors };
   }
   return sendStripeBatch(event, ready);
 };

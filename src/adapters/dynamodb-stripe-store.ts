@@ -7,8 +7,8 @@ import {
   type DynamoDBClient,
   type QueryCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import type { StripeStore } from '../app/ports';
-import { STRIPE_LINK_PARTITION, stripeLinkKey, stripeLockKey, stripeOutboxKey, stripeOutboxRange } from '../domain/keys';
+import type { StripeMeterErrorReport, StripeStore } from '../app/ports';
+import { STRIPE_LINK_PARTITION, STRIPE_METER_ERROR_PARTITION, stripeLinkKey, stripeLockKey, stripeMeterErrorKey, stripeOutboxKey, stripeOutboxRange } from '../domain/keys';
 import type { OutboxState, StripeLink, StripeOutboxRecord } from '../domain/stripe';
 import { conditionally } from './conditional-write';
 import { queryAll } from './query-partition';
@@ -21,6 +21,7 @@ import { queryAll } from './query-partition';
  * STRIPE#OUT#<account> / <day>#<metric>#R#<n>[#A#<k>][#P#<p>]   identifier, customer, eventName, value, ts, state, attempts,
  *                                               createdAt, sentAt, deliveredAt, error, notifiedAt, invoice, billed
  * STRIPE#LOCK / <customer>#<eventName>          owner, until (epoch ms)     a lease, not a transaction
+ * STRIPE#METERERR / <created>#<event id>        report (JSON of the meter error report), recordedAt
  * ```
  */
 export class DynamoStripeStore implements StripeStore {
@@ -48,6 +49,33 @@ export class DynamoStripeStore implements StripeStore {
     const key = stripeLinkKey(account);
     const output = await this.client.send(new DeleteItemCommand({ TableName: this.tableName, Key: { PK: { S: key.PK }, SK: { S: key.SK } }, ReturnValues: 'ALL_OLD' }));
     return output.Attributes === undefined ? undefined : linkOf(output.Attributes);
+  }
+
+  async recordMeterErrors(reports: readonly StripeMeterErrorReport[]): Promise<StripeMeterErrorReport[]> {
+    if (reports.length === 0) return [];
+    const oldest = reports.reduce((min, report) => (report.created < min ? report.created : min), reports[0]!.created);
+    const known = await this.queryAll({
+      KeyConditionExpression: 'PK = :pk AND SK >= :from',
+      ExpressionAttributeValues: { ':pk': { S: STRIPE_METER_ERROR_PARTITION }, ':from': { S: oldest } },
+      ProjectionExpression: 'SK',
+      ConsistentRead: true,
+    });
+    const seen = new Set(known.map((item) => item.SK?.S));
+    const recorded: StripeMeterErrorReport[] = [];
+    const recordedAt = new Date().toISOString();
+    for (const report of reports) {
+      const key = stripeMeterErrorKey(report.created, report.id);
+      if (seen.has(key.SK)) continue;
+      const put = this.client.send(
+        new PutItemCommand({
+          TableName: this.tableName,
+          Item: { PK: { S: key.PK }, SK: { S: key.SK }, report: { S: JSON.stringify(report) }, recordedAt: { S: recordedAt } },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        }),
+      );
+      if (await conditionally(put)) recorded.push(report);
+    }
+    return recorded;
   }
 
   async links(): Promise<StripeLink[]> {

@@ -313,6 +313,12 @@ export interface ActiveAccounts {
 
 /** Links, outbox records and per-customer-meter leases of the Stripe sync (usage table). */
 export interface StripeStore {
+  /**
+   * Records Stripe's meter error reports, each once (by event id); answers those not recorded
+   * before. Reads the recorded ones created since the oldest given (one Query), then one
+   * conditional put per new report.
+   */
+  recordMeterErrors?(reports: readonly StripeMeterErrorReport[]): Promise<StripeMeterErrorReport[]>;
   /** Links `account` to `customer` (replacing an earlier link); answers the link before, if any. */
   link(link: StripeLink): Promise<StripeLink | undefined>;
   /** Removes the link; answers the link removed. */

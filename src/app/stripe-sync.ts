@@ -603,6 +603,21 @@ export async function handRunningAccounts(deps: {
   return { linked: links.length, handed: links.length };
 }
 
+/**
+ * Reads Stripe's meter error reports (the meter events it answered 200 and dropped later: an
+ * unknown customer, an invalid value, a timestamp too old) and records each once. Answers how
+ * many reports and dropped events are new: the sender publishes the events as the
+ * `StripeMeterErrors` metric, on which the `stripe-meter-errors` alarm fires. Run by the
+ * sender's schedule with the running sweep. Without the reader or the store: nothing read.
+ */
+export async function pullMeterErrors(deps: Pick<StripeSyncDeps, 'api' | 'store'>): Promise<{ read: number; reports: number; dropped: number }> {
+  if (deps.api.meterErrorReports === undefined || deps.store.recordMeterErrors === undefined) return { read: 0, reports: 0, dropped: 0 };
+  const reports = await deps.api.meterErrorReports();
+  const fresh = await deps.store.recordMeterErrors(reports);
+  const dropped = fresh.reduce((sum, report) => sum + report.errors.reduce((n, error) => n + error.count, 0), 0);
+  return { read: reports.length, reports: fresh.length, dropped };
+}
+
 /** Parses a send-queue message body. */
 export function parseStripeMessage(body: string): StripeSendMessage {
   const parsed = JSON.parse(body) as { day?: unknown; revision?: unknown; account?: unknown; sendOnly?: unknown; running?: unknown };

@@ -34,6 +34,7 @@ import type { LogObjectRef } from './log-object';
  * PK STRIPE#OUT#acme           SK 2026-11-21#requests#R#0002  outbox record of one meter event (written before it is sent)
  * PK STRIPE#OUT#acme           SK 2026-11-21#requests#R#0000#P#000003  the 3rd running total of an open day
  * PK STRIPE#LOCK               SK cus_...#cdn_requests  lease: one Stripe request at a time per customer and meter
+ * PK STRIPE#METERERR           SK 2026-11-21T10:30:01.000Z#evt_...  a meter error report of Stripe's, recorded once
  * ```
  *
  * A usage shard holds its metrics (numbers added with `ADD`) beside the attributes in
@@ -480,3 +481,11 @@ export function parseDayShardsSortKey(sk: string): string | undefined {
 
 /** Key of the record of the least history cap any writer used on the table. */
 export const HISTORY_CAP_KEY: TableKey = { PK: SETTINGS_PARTITION, SK: 'CAP' };
+
+/** Stripe's meter error reports (events it dropped after its 200), one item each, by creation time then id. */
+export const STRIPE_METER_ERROR_PARTITION = 'STRIPE#METERERR';
+
+/** The key of one meter error report: ordered by when Stripe created it. */
+export function stripeMeterErrorKey(created: string, eventId: string): TableKey {
+  return { PK: STRIPE_METER_ERROR_PARTITION, SK: `${created}#${eventId}` };
+}

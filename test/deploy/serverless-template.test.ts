@@ -204,6 +204,7 @@ describe('serverless package (offline)', () => {
       StripeSenderErrorsAlarm: 'AWS::CloudWatch::Alarm',
       StripeEventsRefusedAlarm: 'AWS::CloudWatch::Alarm',
       StripeLateUsageAlarm: 'AWS::CloudWatch::Alarm',
+      StripeMeterErrorsAlarm: 'AWS::CloudWatch::Alarm',
       StripeSenderEventsRuleSchedule1: 'AWS::Events::Rule',
       StripeSenderLambdaPermissionEventsRuleSchedule1: 'AWS::Lambda::Permission',
       StripeQueue: 'AWS::SQS::Queue',
@@ -778,7 +779,7 @@ describe('least privilege', () => {
         Effect: 'Allow',
         Action: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
         Resource: getAtt('UsageTable'),
-        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['STRIPE#OUT#*', 'STRIPE#LOCK'] } },
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['STRIPE#OUT#*', 'STRIPE#LOCK', 'STRIPE#METERERR'] } },
       },
       { Sid: 'QueueWebhookEvents', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: getAtt('WebhookQueue') },
     ]);
@@ -1107,7 +1108,7 @@ describe('alarms', () => {
 
   it('are exactly these, each named under the stack, notifying the topic on alarm and on OK', () => {
     const alarms = resourcesOfType(template(prod), 'AWS::CloudWatch::Alarm');
-    expect(Object.keys(alarms).sort()).toEqual([...Object.keys(expected), 'UsageTableThrottlesAlarm', 'UnresolvedIncrementsAlarm', 'StripeEventsRefusedAlarm', 'StripeLateUsageAlarm'].sort());
+    expect(Object.keys(alarms).sort()).toEqual([...Object.keys(expected), 'UsageTableThrottlesAlarm', 'UnresolvedIncrementsAlarm', 'StripeEventsRefusedAlarm', 'StripeLateUsageAlarm', 'StripeMeterErrorsAlarm'].sort());
     const names = Object.values(alarms).map((alarm) => alarm.Properties.AlarmName as string);
     expect(new Set(names).size).toBe(names.length);
     for (const alarm of Object.values(alarms)) {
@@ -1142,6 +1143,23 @@ describe('alarms', () => {
       Dimensions: expect.arrayContaining([{ Name: 'service', Value: STRIPE_SERVICE }]),
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it('StripeMeterErrorsAlarm fires as soon as Stripe reports one meter event dropped after its 200 (the metric the running sweep publishes)', () => {
+    const alarm = resource(template(prod), 'StripeMeterErrorsAlarm', 'AWS::CloudWatch::Alarm').Properties;
+    expect(alarm).toMatchObject({
+      AlarmName: 'tally-prod-stripe-meter-errors',
+      Namespace: 'Tally',
+      MetricName: 'StripeMeterErrors',
+      Dimensions: expect.arrayContaining([
+        { Name: 'service', Value: STRIPE_SERVICE },
+        { Name: 'FunctionName', Value: ref('StripeSenderLambdaFunction') },
+      ]),
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      AlarmActions: [ref('AlarmTopic')],
     });
   });
 

@@ -3,7 +3,7 @@ import Stripe from 'stripe';
 import { ingestBatch, type IngestDeps } from '../../src/app/ingest';
 import { jsonLog, type Log } from '../../src/app/log';
 import { sendStripeBatch } from '../../src/app/stripe-sender';
-import { handleStripeMessage, handRunningAccounts, linkAccount, type StripeSyncDeps } from '../../src/app/stripe-sync';
+import { handleStripeMessage, handRunningAccounts, linkAccount, pullMeterErrors, type StripeSyncDeps } from '../../src/app/stripe-sync';
 import { SqsStripeSendQueue } from '../../src/adapters/sqs-stripe-send-queue';
 import { readConfig } from '../../src/adapters/config';
 import { DynamoCloseStore } from '../../src/adapters/dynamodb-close-store';
@@ -366,7 +366,7 @@ describe('a total after its invoice was finalized', () => {
 });
 
 describe("Stripe's later refusals", () => {
-  it('a meter event Stripe answered 200 and then dropped (a customer it does not know) reaches tally stripe status from its meter error reports', async () => {
+  it('a meter event Stripe answered 200 and then dropped (a customer it does not know) reaches tally stripe status and, once, the alarm\'s count', async () => {
     const s = await scenario('60');
     const [acme, globex] = [uniqueId('acme'), uniqueId('globex')];
     await s.sync().store.link({ account: acme, customer: 'cus_dropped01', linkedAt: `${D1}T00:00:00Z` });
@@ -376,6 +376,13 @@ describe("Stripe's later refusals", () => {
     await s.ingest(D1, 10, 61, [acme, globex]);
 
     const sent = [await s.sweep(acme), await s.sweep(globex)];
+    // The sender's schedule: the count it publishes as StripeMeterErrors (the stripe-meter-errors alarm).
+    const pulled = await pullMeterErrors(s.sync());
+    const again = await pullMeterErrors(s.sync());
+    s.moveTo(new Date(`${D1}T11:30:00Z`));
+    await s.ingest(D1, 11, 62, [acme]);
+    await s.sweep(acme);
+    const later = await pullMeterErrors(s.sync());
     const status = captureIo();
     const code = await tallyCommand('stripe')(['status', '--from', D1, '--to', D1], status, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
     const json = captureIo();
@@ -387,12 +394,17 @@ describe("Stripe's later refusals", () => {
     // Stripe answered 200 to all four (both metrics of both accounts), so Tally recorded them delivered.
     expect(sent.flatMap((r) => r.outcomes.map((o) => o.outcome))).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
     expect(s.server.billedByDay('cdn_requests', 'cus_dropped01')).toEqual({});
-    expect(s.server.coreEvents()).toHaveLength(2);
+    expect(s.server.coreEvents()).toHaveLength(4);
+    expect(pulled).toEqual({ read: 2, reports: 2, dropped: 2 });
+    expect(again).toEqual({ read: 2, reports: 0, dropped: 0 });
+    expect(later).toEqual({ read: 4, reports: 2, dropped: 2 });
     expect(code).toBe(0);
-    expect(status.stdout).toContain("meter events Stripe dropped after accepting them (its meter error reports, last 30 days): 2");
+    expect(status.stdout).toContain("meter events Stripe dropped after accepting them (its meter error reports, last 30 days): 4");
     const dropped = (JSON.parse(json.stdout) as { meterErrors: { code: string; count: number; record: { account: string; metric: string; day: string } | null }[] }).meterErrors;
     expect(dropped.map((d) => [d.code, d.count, d.record?.account, d.record?.metric, d.record?.day]).sort()).toEqual([
       ['meter_event_customer_not_found', 1, acme, 'bytes', D1],
+      ['meter_event_customer_not_found', 1, acme, 'bytes', D1],
+      ['meter_event_customer_not_found', 1, acme, 'requests', D1],
       ['meter_event_customer_not_found', 1, acme, 'requests', D1],
     ]);
     expect(status.stdout).toMatch(new RegExp(`meter_event_customer_not_found\\s+1\\s+${acme}\\s+requests\\s+${D1}\\s+tally-${D1}-p1-`));
