@@ -10,7 +10,7 @@ import { SqsMessageVisibility } from '../adapters/sqs-visibility';
 import { readStripeConfig, resolveStripeKey, stripeConfigured } from '../adapters/stripe-config';
 import { createStripeSyncDeps } from '../adapters/stripe-deps';
 import { sendStripeBatch } from '../app/stripe-sender';
-import { planLinked, planRunningTotals, sendableWindow, sendPending, type StripeSyncDeps } from '../app/stripe-sync';
+import { planLinked, planRunningTotals, pullMeterErrors, sendableWindow, sendPending, type StripeSyncDeps } from '../app/stripe-sync';
 import { describeError } from '../domain/errors';
 import { LOCAL_CREDENTIALS } from './local-credentials';
 import { QueuePoller } from './poller';
@@ -159,6 +159,9 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
       }
       const sent = await sendPending({ ...stripeSync, retry: { attempts: 2, baseMs: 500, maxMs: 2_000 } });
       for (const line of describeStripeSweep(sent.outcomes)) say(line);
+      // Events Stripe answered 200 and dropped later (its meter error reports), each report said once.
+      const meterErrors = await pullMeterErrors(stripeSync);
+      if (meterErrors.reports > 0) say(`tally: Stripe dropped ${meterErrors.dropped} meter event(s) after accepting them (its meter error reports): npx tally stripe status`);
     }
     return report;
   };

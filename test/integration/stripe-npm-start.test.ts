@@ -70,9 +70,19 @@ describe('npm start with the Stripe variables', () => {
     }, 'second late log in Stripe', () => `${run!.output()}\nstripe: ${JSON.stringify(server.requests)}`);
     const push = await cli(['stripe', 'push'], stripe);
     const reconcile = await cli(['stripe', 'reconcile', '--from', addDays(day, -1), '--to', day], stripe);
+    // Then a customer Stripe does not know (after reconcile, which shows such days as drift): its events are answered 200, dropped, and reported later.
+    server.forgetCustomer('cus_npmghost01');
+    expect((await cli(['stripe', 'link', '--account', 'stripeghost', '--customer', 'cus_npmghost01', '--force'])).code).toBe(0);
+    const ghostLog = generateLog({ seed: 3, day, hour: 10, distribution: 'E2STRIPE', accounts: [{ id: 'stripeghost', weight: 1 }], lines: 5, previousDayRate: 0, malformedRate: 0, unattributedRate: 0 });
+    writeFileSync(join(cwd, 'ghost.log.gz'), gzipSync(ghostLog.text));
+    expect((await cli(['put', join(cwd, 'ghost.log.gz')])).code).toBe(0);
+    await within(120_000, async () => run!.output().includes('tally: Stripe dropped 2 meter event(s) after accepting them'), 'the meter error reports said', () => run!.output());
+    const status = await cli(['stripe', 'status', '--account', 'stripeghost', '--from', day, '--to', day], stripe);
 
     expect(first).toBeLessThan(120_000);
     expect(second).toBeLessThan(120_000);
+    expect(status.stdout).toContain('meter events Stripe dropped after accepting them (its meter error reports, last 30 days): 2');
+    expect(status.stdout).toMatch(new RegExp(`meter_event_customer_not_found\\s+1\\s+stripeghost\\s+requests\\s+${day}`));
     expect(push.code).toBe(0);
     expect(reconcile.code).toBe(0);
     expect(reconcile.stdout).toContain('0 differ');
