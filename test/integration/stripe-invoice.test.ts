@@ -390,6 +390,8 @@ describe("Stripe's later refusals", () => {
     const noKey = captureIo();
     const { TALLY_STRIPE_API_KEY: _key, ...withoutKey } = s.stripeEnv;
     await tallyCommand('stripe')(['status', '--from', D1, '--to', D1], noKey, { ...s.env, ...withoutKey }, process.cwd(), s.now);
+    const unreachable = captureIo();
+    const unreachableCode = await tallyCommand('stripe')(['status', '--from', D1, '--to', D1], unreachable, { ...s.env, ...s.stripeEnv, TALLY_STRIPE_API_BASE: 'http://127.0.0.1:1' }, process.cwd(), s.now);
 
     // Stripe answered 200 to all four (both metrics of both accounts), so Tally recorded them delivered.
     expect(sent.flatMap((r) => r.outcomes.map((o) => o.outcome))).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
@@ -409,6 +411,11 @@ describe("Stripe's later refusals", () => {
     ]);
     expect(status.stdout).toMatch(new RegExp(`meter_event_customer_not_found\\s+1\\s+${acme}\\s+requests\\s+${D1}\\s+tally-${D1}-p1-`));
     expect(noKey.stdout).toContain('meter events Stripe dropped after accepting them: not read (set TALLY_STRIPE_API_KEY)');
+    // Stripe unreachable: the outbox is still shown, and the reports are said to be unread.
+    expect(unreachableCode).toBe(0);
+    expect(unreachable.stdout).toContain('outbox record(s)');
+    expect(unreachable.stdout).toMatch(/meter events Stripe dropped after accepting them: not read \(Stripe: .+\)/);
+    expect(unreachable.stdout).not.toContain(API_KEY);
   });
 });
 

@@ -314,8 +314,9 @@ export const stripeStatusCommand = defineCommand<{ account?: string; from?: stri
     const links = (await deps.store.links()).filter((link) => options.account === undefined || link.account === options.account);
     const records = (await Promise.all(links.map((link) => deps.store.records(link.account, from, to)))).flat();
     const rows = records.map((r) => ({ ...r, tooOld: r.state === 'too-old' || (r.state === 'pending' && isTooOldForStripe(r.day, eventStep(r), at)) }));
-    const reports = deps.api.meterErrorReports === undefined ? undefined : await deps.api.meterErrorReports();
-    const dropped = reports === undefined ? undefined : droppedEvents(reports, rows);
+    // Stripe unreachable must not hide the outbox: the reports are then said to be unread, and why.
+    const reports = deps.api.meterErrorReports === undefined ? undefined : await deps.api.meterErrorReports().catch((error: unknown) => ({ unread: describeReadError(error) }));
+    const dropped = reports === undefined || 'unread' in reports ? undefined : droppedEvents(reports, rows);
     if (options.json === true) {
       io.out(`${JSON.stringify({ from, to, links, records: rows, ...(dropped === undefined ? {} : { meterErrors: dropped }) })}\n`);
       return 0;
@@ -342,10 +343,15 @@ export const stripeStatusCommand = defineCommand<{ account?: string; from?: stri
         ),
       );
     }
-    printDropped(io, dropped);
+    printDropped(io, dropped, reports !== undefined && 'unread' in reports ? reports.unread : 'set TALLY_STRIPE_API_KEY');
     return 0;
   },
 });
+
+/** Why Stripe's meter error reports could not be read, in one line (never the key: the SDK's message names none). */
+function describeReadError(error: unknown): string {
+  return `Stripe: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 200)}`;
+}
 
 /** A meter error of Stripe's, with the outbox record its sample identifier names (when it is one of Tally's). */
 interface DroppedEvent {
@@ -386,9 +392,9 @@ function droppedEvents(
 }
 
 /** The meter events Stripe dropped after its 200, or why they were not read. */
-function printDropped(io: { out(text: string): void }, dropped: readonly DroppedEvent[] | undefined): void {
+function printDropped(io: { out(text: string): void }, dropped: readonly DroppedEvent[] | undefined, unread: string): void {
   if (dropped === undefined) {
-    io.out('meter events Stripe dropped after accepting them: not read (set TALLY_STRIPE_API_KEY)\n');
+    io.out(`meter events Stripe dropped after accepting them: not read (${unread})\n`);
     return;
   }
   const total = dropped.reduce((sum, row) => sum + row.count, 0);
