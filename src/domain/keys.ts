@@ -1,6 +1,7 @@
 import { hash } from 'fast-sha256';
 import { ValidationError } from './errors';
 import { ACCOUNT_ID_RULE, isValidAccountId } from './account-id';
+import { isHourAttribute } from './hours';
 import type { LogObjectRef } from './log-object';
 
 /**
@@ -12,6 +13,7 @@ import type { LogObjectRef } from './log-object';
  * PK ACCT#acme   SK DAY#2026-11-21#S#03        usage shard 3 of that day
  * PK ACCT#acme   SK DAY#2026-11-21#A#<id>      an adjustment on that day
  * PK ACCT#acme   SK DAY#2026-11-21#R#0001      revision 1 (the closed snapshot) of that day: its figures
+ * PK ACCT#acme   SK DAY#2026-11-21#H#00        that day's hours, recomputed by tally backfill --hours (hours.ts)
  * PK ACCT#acme   SK ADJID#<id>                 reserves an adjustment id (any day)
  * PK CLOSED      SK DAY#2026-11-21             the day's close record: closedAt, its revisions
  * PK CLOSED#2026-11-21  SK R#0001#acme         revision 1's row of acme, for exports and webhooks
@@ -37,8 +39,8 @@ import type { LogObjectRef } from './log-object';
  * PK STRIPE#METERERR           SK 2026-11-21T10:30:01.000Z#evt_...  a meter error report of Stripe's, recorded once
  * ```
  *
- * A usage shard holds its metrics (numbers added with `ADD`) beside the attributes in
- * {@link SHARD_ATTRIBUTES}; one written by an earlier version may also hold pins
+ * A usage shard holds its metrics (numbers added with `ADD`) and their sums by UTC hour
+ * (`05R`, see `hours.ts`) beside the attributes in {@link SHARD_ATTRIBUTES}; one written by an earlier version may also hold pins
  * ({@link pinAttribute}).
  */
 export interface TableKey {
@@ -313,7 +315,7 @@ const NOT_METRICS: ReadonlySet<string> = new Set(['PK', 'SK', 'ttl', ...Object.v
  * pin): pins that earlier versions left on shards are never read as usage.
  */
 export function isShardMetric(attribute: string): boolean {
-  return !NOT_METRICS.has(attribute) && !attribute.startsWith(PIN_PREFIX);
+  return !NOT_METRICS.has(attribute) && !attribute.startsWith(PIN_PREFIX) && !isHourAttribute(attribute);
 }
 
 /**

@@ -1,0 +1,88 @@
+/**
+ * Usage by the hour. Every increment also adds its metrics to the UTC hours its
+ * requests fall in, in the same conditional `UpdateItem` that adds them to the day, so
+ * hours are exactly once whenever the day is. A usage shard keeps them as flat
+ * attributes beside its day totals (`ADD` reaches only top-level attributes):
+ *
+ * ```
+ * requests 1520   bytes 88143211        the shard's day totals (unchanged)
+ * 05R 311   05B 17733020                hour 05 UTC: requests and bytes
+ * 06R 1209  06B 70410191
+ * 06authorization_requests 44           a configured metric in hour 06 UTC
+ * ```
+ *
+ * An hour attribute is the two-digit UTC hour followed by the metric's short name: `R`
+ * for requests, `B` for bytes, the metric's own name for configured metrics. Metric
+ * names are lower case and start with a letter (`METRIC_NAME`), so an hour attribute
+ * is never read as a metric, and `R`/`B` never clash with a configured metric.
+ *
+ * **Hours sum to the day.** For a day whose every increment carried hours, the hours of
+ * each metric add up to its day total. A day counted before hours existed has fewer:
+ * readers check the sum ({@link hoursCoverDay}) and say the hours are unknown rather
+ * than show a partial split. `tally backfill --hours` recomputes such a day's hours
+ * from its log objects into one item ({@link hoursBackfillSortKey}), written whole.
+ */
+
+export const HOURS_PER_DAY = 24;
+
+/** Metric sums by UTC hour (0..23) of one day; an hour with nothing counted is absent. */
+export type HourSums = Readonly<Record<number, Readonly<Record<string, number>>>>;
+
+/** Short names of the base metrics (`BASE_METRICS`; test/unit/hours.test.ts checks that each has one). */
+const SHORT_NAMES: Readonly<Record<string, string>> = { requests: 'R', bytes: 'B' };
+const LONG_NAMES: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(SHORT_NAMES).map(([long, short]) => [short, long]));
+const HOUR_ATTRIBUTE = /^([01]\d|2[0-3])([RB]|[a-z][a-z0-9_]*)$/;
+
+/** The shard attribute that holds `metric`'s sum in UTC hour `hour` (`5, 'requests'` -> `05R`). */
+export function hourAttribute(hour: number, metric: string): string {
+  if (!Number.isInteger(hour) || hour < 0 || hour >= HOURS_PER_DAY) throw new RangeError(`hour ${hour} is not 0..23`);
+  return `${String(hour).padStart(2, '0')}${SHORT_NAMES[metric] ?? metric}`;
+}
+
+/** The hour and metric an hour attribute names, or undefined for any other attribute. */
+export function parseHourAttribute(attribute: string): { hour: number; metric: string } | undefined {
+  const match = HOUR_ATTRIBUTE.exec(attribute);
+  if (match === null) return undefined;
+  const [, hour = '', name = ''] = match;
+  return { hour: Number(hour), metric: LONG_NAMES[name] ?? name };
+}
+
+/** True when `attribute` is an hour attribute (never a metric, never a key). */
+export function isHourAttribute(attribute: string): boolean {
+  return HOUR_ATTRIBUTE.test(attribute);
+}
+
+/** Adds `from` into `into` (both by hour, then metric), returning `into`. */
+export function addHourSums(into: Record<number, Record<string, number>>, from: HourSums): Record<number, Record<string, number>> {
+  for (const [hour, metrics] of Object.entries(from)) {
+    const sums = (into[Number(hour)] ??= {});
+    for (const [metric, amount] of Object.entries(metrics)) sums[metric] = (sums[metric] ?? 0) + amount;
+  }
+  return into;
+}
+
+/** Each metric's total over all hours. */
+export function hourTotals(hours: HourSums): Record<string, number> {
+  const totals: Record<string, number> = {};
+  for (const metrics of Object.values(hours)) {
+    for (const [metric, amount] of Object.entries(metrics)) totals[metric] = (totals[metric] ?? 0) + amount;
+  }
+  return totals;
+}
+
+/**
+ * True when the hours account for the whole day: every metric of `day` (a counted
+ * total) equals the sum of its hours, and no hour holds a metric the day lacks. False
+ * for a day counted (in part) before hours existed.
+ */
+export function hoursCoverDay(day: Readonly<Record<string, number>>, hours: HourSums): boolean {
+  const totals = hourTotals(hours);
+  const names = new Set([...Object.keys(day), ...Object.keys(totals)]);
+  for (const name of names) if ((day[name] ?? 0) !== (totals[name] ?? 0)) return false;
+  return true;
+}
+
+/** The sort key, in the account's day range, of the hours `tally backfill --hours` recomputed for `day`. */
+export function hoursBackfillSortKey(day: string): string {
+  return `DAY#${day}#H#00`;
+}
