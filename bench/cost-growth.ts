@@ -52,6 +52,11 @@ export interface GrowthRow {
   readonly sample: number;
 }
 
+/** The cost-growth bench's result, as bench/report.ts prints it. */
+export interface CostGrowthResult {
+  readonly rows: readonly GrowthRow[];
+}
+
 function planFor(objects: number, setting: 'default' | 'plan'): CapacityPlan {
   return planCapacity({
     objectsPerAccountDay: objects,

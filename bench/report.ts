@@ -2,7 +2,7 @@
  * Turns the measurements into one summary table (printed, and at the top of
  * bench/results.md) plus the detail tables and the method, in markdown.
  */
-import type { CostGrowthResult } from './run';
+import type { CostGrowthResult } from './cost-growth';
 import type { EndToEndResult } from './end-to-end';
 import type { HistoryReadResult } from './history-reads';
 import { STRATEGIES, STRATEGY_LABELS } from './increment-strategies';

@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startLocalStack, type LocalStack } from '../src/local/stack';
-import { runCostGrowth, type GrowthRow } from './cost-growth';
+import { runCostGrowth } from './cost-growth';
 import { runEndToEnd } from './end-to-end';
 import { runHistoryReads } from './history-reads';
 import { runIncrementCost } from './increment-cost';
@@ -18,10 +18,6 @@ import { runFormatCountBench } from './format-count';
 import { resultsMarkdown, summaryTable, type BenchResults } from './report';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-
-export interface CostGrowthResult {
-  readonly rows: readonly GrowthRow[];
-}
 
 interface Settings {
   readonly count: { rounds: number; mebibytes: number; memoryMebibytes: number };

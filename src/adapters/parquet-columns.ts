@@ -7,7 +7,7 @@ import { decompressPage } from 'hyparquet/src/datapage.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { getMaxDefinitionLevel, getTreePath, isFlatColumn } from 'hyparquet/src/schema.js';
 import { fieldKey } from '../domain/cloudfront-log';
-import type { ColumnRun } from '../domain/log-records';
+import type { ColumnRun } from '../domain/column-run';
 
 /**
  * Parquet read column by column, page by page, straight into the bytes of the counter's

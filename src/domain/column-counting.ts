@@ -2,7 +2,7 @@ import { isCloudFrontDefaultDomainBytes, type LineResolver } from './account-res
 import { dayOfNumber, epochDayNumber, epochMillisBytes, isValidTimeBytes, parseByteCountBytes } from './cloudfront-log';
 import { isValidDay } from './days';
 import { ByteKeyCache, NOT_CACHED, type LogLine } from './log-line';
-import { spansOf, type ColumnRun } from './log-records';
+import { spansOf, type ColumnRun } from './column-run';
 import type { RuleEvaluator } from './metric-rules';
 
 /** What the counter tells {@link ColumnCounting} of its layout and how it counts (see LogCounter.columnCounting). */

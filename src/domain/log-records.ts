@@ -1,4 +1,5 @@
 import type { ColumnCounting } from './column-counting';
+import { spansOf, type ColumnRun } from './column-run';
 import type { JsonTemplate } from './json-scanner';
 import type { LogCounter } from './log-counter';
 
@@ -27,50 +28,6 @@ export interface RecordSink {
   columnRows(runs: readonly ColumnRun[], count: number): void;
   /** A row (or a run of rows) that could not be read, counted as malformed. */
   malformed(reason: string, rows?: number): void;
-}
-
-/** Consecutive values of one column as text (see {@link RecordSink.columnRows}). */
-export interface ColumnRun {
-  bytes: Uint8Array;
-  starts: Int32Array;
-  ends: Int32Array;
-  /** The index in {@link starts} and {@link ends} of the first row not yet handed over. */
-  at: number;
-  /** The most bytes any one value of the run has. */
-  longest: number;
-  /**
-   * When the run's values come from a dictionary: each row's entry (-1: none), and the
-   * entries' text. {@link starts} and {@link ends} may then be empty until
-   * {@link spansOf} fills them: a row's text is its entry's.
-   */
-  entries: Int32Array | undefined;
-  dictionary: { readonly bytes: Uint8Array; readonly starts: Int32Array; readonly ends: Int32Array } | undefined;
-  dictionarySize: number;
-  /**
-   * When the values are numbers (a typed column: integers, dates and times): each row's
-   * value (NaN: none) in place of {@link bytes}, {@link starts} and {@link ends}, and the
-   * text a value is written as. `instant` values are epoch milliseconds.
-   */
-  numbers: Float64Array | undefined;
-  numberKind: 'integer' | 'instant' | undefined;
-  numberText: ((value: number) => string) | undefined;
-}
-
-/** Makes sure `run.starts` and `run.ends` say where each row's text is (a dictionary run's are filled from its entries). */
-export function spansOf(run: ColumnRun): void {
-  const entries = run.entries;
-  if (entries === undefined || run.starts.length >= entries.length) return;
-  const dictionary = run.dictionary!;
-  const starts = new Int32Array(entries.length);
-  const ends = new Int32Array(entries.length);
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i]!;
-    if (entry < 0) continue;
-    starts[i] = dictionary.starts[entry]!;
-    ends[i] = dictionary.ends[entry]!;
-  }
-  run.starts = starts;
-  run.ends = ends;
 }
 
 /**

@@ -23,6 +23,33 @@ function violations(dir: string, forbidden: (module: string) => boolean): string
   return sourceFiles(dir).flatMap((file) => importsOf(file).filter(forbidden).map((module) => `${file} -> ${module}`));
 }
 
+/** Drops a `.ts`/`.js`/`.mjs` ending, so a file and the specifiers that name it compare equal. */
+function moduleOf(path: string): string {
+  return path.replace(/\.(ts|js|mjs)$/, '');
+}
+
+/**
+ * The import circles among the files of `dirs`, each as `a -> b -> ... -> a` (type-only
+ * imports count: a circle of types still ties the modules into one that cannot be read,
+ * moved or tested alone). Depth-first: each group of modules tied by circles shows at least one.
+ */
+function importCircles(dirs: readonly string[]): string[] {
+  const files = new Map(dirs.flatMap(sourceFiles).map((file) => [moduleOf(file), file]));
+  const state = new Map<string, 'open' | 'done'>();
+  const circles: string[] = [];
+  const visit = (module: string, path: string[]): void => {
+    state.set(module, 'open');
+    for (const next of new Set(importsOf(files.get(module)!).map(moduleOf))) {
+      if (!files.has(next)) continue;
+      if (state.get(next) === 'open') circles.push([...path.slice(path.indexOf(next)), module, next].join(' -> '));
+      else if (!state.has(next)) visit(next, [...path, module]);
+    }
+    state.set(module, 'done');
+  };
+  for (const module of files.keys()) if (!state.has(module)) visit(module, []);
+  return circles;
+}
+
 /**
  * Known exceptions, each with the work that removes it. When that work lands the test
  * says so (the exception no longer matches anything), so the list cannot go stale.
@@ -50,6 +77,10 @@ describe('layers', () => {
 
   it('keeps src/domain from importing src/app (ports point inwards)', () => {
     expect(violations('src/domain', (module) => /^src\/app(\/|$)/.test(module))).toEqual([]);
+  });
+
+  it('has no import circles in src or bench', () => {
+    expect(importCircles(['src', 'bench'])).toEqual([]);
   });
 
   it('keeps test-only code out of src (nothing in src imports test/)', () => {
