@@ -20,7 +20,9 @@
  * each metric add up to its day total. A day counted before hours existed has fewer:
  * readers check the sum ({@link hoursCoverDay}) and say the hours are unknown rather
  * than show a partial split. `tally backfill --hours` recomputes such a day's hours
- * from its log objects into one item ({@link hoursBackfillSortKey}), written whole.
+ * from its log objects into one item ({@link hoursBackfillSortKey}), written whole: the
+ * hours of the whole day (every object, also those counted with hours), never a
+ * remainder to add to the shards' hours. {@link dayHours} chooses which to show.
  */
 
 export const HOURS_PER_DAY = 24;
@@ -85,4 +87,48 @@ export function hoursCoverDay(day: Readonly<Record<string, number>>, hours: Hour
 /** The sort key, in the account's day range, of the hours `tally backfill --hours` recomputed for `day`. */
 export function hoursBackfillSortKey(day: string): string {
   return `DAY#${day}#H#00`;
+}
+
+/** `hours` as attributes named like a shard's ({@link hourAttribute}); zero amounts are left out. */
+export function hourSumsToAttributes(hours: HourSums): Record<string, number> {
+  const attributes: Record<string, number> = {};
+  for (const [hour, metrics] of Object.entries(hours)) {
+    for (const [metric, amount] of Object.entries(metrics)) if (amount !== 0) attributes[hourAttribute(Number(hour), metric)] = amount;
+  }
+  return attributes;
+}
+
+/** The hour sums held by an item's hour attributes (any other attribute is ignored). */
+export function hourSumsOfAttributes(attributes: Readonly<Record<string, number>>): Record<number, Record<string, number>> {
+  const hours: Record<number, Record<string, number>> = {};
+  for (const [attribute, amount] of Object.entries(attributes)) {
+    const parsed = parseHourAttribute(attribute);
+    if (parsed !== undefined) (hours[parsed.hour] ??= {})[parsed.metric] = amount;
+  }
+  return hours;
+}
+
+/** A day's hours as a reader shows them: known (and where from), or unknown and why. */
+export type DayHours =
+  | { readonly hours: HourSums; readonly source: 'shards' | 'backfill' }
+  | { readonly hours: null; readonly reason: string };
+
+/**
+ * Which hours of a day to show, given its counted totals (every shard summed), the
+ * shards' hour sums and the hours `tally backfill --hours` recomputed (when it ran):
+ * the shards' when they cover the day (every increment carried hours); else the
+ * recomputed ones when they cover it (they are the whole day's, never added to the
+ * shards'); else none. Recomputed hours stop covering when usage reaches the day after
+ * they were computed: they are then unknown until the backfill runs again.
+ */
+export function dayHours(totals: Readonly<Record<string, number>>, shards: HourSums, backfilled?: HourSums): DayHours {
+  if (hoursCoverDay(totals, shards)) return { hours: shards, source: 'shards' };
+  if (backfilled !== undefined && hoursCoverDay(totals, backfilled)) return { hours: backfilled, source: 'backfill' };
+  return {
+    hours: null,
+    reason:
+      backfilled === undefined
+        ? 'counted (in part) before hours were kept; tally backfill --hours recomputes them'
+        : 'usage counted since tally backfill --hours recomputed them; run it again',
+  };
 }

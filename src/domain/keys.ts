@@ -1,7 +1,7 @@
 import { hash } from 'fast-sha256';
 import { ValidationError } from './errors';
 import { ACCOUNT_ID_RULE, isValidAccountId } from './account-id';
-import { isHourAttribute } from './hours';
+import { hoursBackfillSortKey, isHourAttribute } from './hours';
 import type { LogObjectRef } from './log-object';
 
 /**
@@ -117,6 +117,16 @@ function revisionPart(revision: number): string {
  */
 export function revisionKey({ accountId, day, revision }: { accountId: string; day: string; revision: number }): TableKey {
   return { PK: accountPartition(accountId), SK: `DAY#${day}#R#${revisionPart(revision)}` };
+}
+
+/**
+ * Key of the hours `tally backfill --hours` recomputed for `accountId`'s `day` (see
+ * hours.ts). It sits in the account's day range, so the read API's one Query reads it
+ * with the shards; {@link parseAccountSortKey} does not name it, so readers that do not
+ * look for it pass it by.
+ */
+export function hoursBackfillKey({ accountId, day }: { accountId: string; day: string }): TableKey {
+  return { PK: accountPartition(accountId), SK: hoursBackfillSortKey(day) };
 }
 
 /** Partition of the close records, one item per closed (or closing) day, in day order. */

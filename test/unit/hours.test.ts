@@ -1,5 +1,15 @@
 import fc from 'fast-check';
-import { addHourSums, hourAttribute, hoursCoverDay, hourTotals, isHourAttribute, parseHourAttribute } from '../../src/domain/hours';
+import {
+  addHourSums,
+  dayHours,
+  hourAttribute,
+  hoursCoverDay,
+  hourSumsOfAttributes,
+  hourSumsToAttributes,
+  hourTotals,
+  isHourAttribute,
+  parseHourAttribute,
+} from '../../src/domain/hours';
 import { isShardMetric, SHARD_ATTRIBUTES } from '../../src/domain/keys';
 import { BASE_METRICS, METRIC_NAME } from '../../src/domain/metric-rules';
 
@@ -58,5 +68,34 @@ describe('hour sums', () => {
         expect(hourTotals(sum)).toEqual(expected);
       }),
     );
+  });
+});
+
+describe('hours as item attributes, and which hours a day shows', () => {
+  const hourSums = fc.dictionary(
+    fc.integer({ min: 0, max: 23 }).map(String),
+    fc.dictionary(fc.constantFrom('requests', 'bytes', 'images'), fc.integer({ min: 1, max: 1e9 })),
+  );
+  const nonEmpty = (hours: Record<string, Record<string, number>>) => Object.fromEntries(Object.entries(hours).filter(([, metrics]) => Object.keys(metrics).length > 0));
+
+  it('read back from the attributes they were written to, other attributes ignored', () => {
+    fc.assert(
+      fc.property(hourSums, (hours) => {
+        const attributes = hourSumsToAttributes(hours);
+        expect(hourSumsOfAttributes({ ...attributes, objects: 7, requests: 5 })).toEqual(nonEmpty(hours));
+      }),
+    );
+    expect(hourSumsToAttributes({ 5: { requests: 3, bytes: 0 } })).toEqual({ '05R': 3 });
+  });
+
+  it("are the shards' when they cover the day, else the backfilled ones when they do, else unknown with a reason", () => {
+    const day = { requests: 10, bytes: 100 };
+    const whole = { 3: { requests: 4, bytes: 40 }, 4: { requests: 6, bytes: 60 } };
+    const part = { 4: { requests: 6, bytes: 60 } };
+    expect(dayHours(day, whole, { 1: day })).toEqual({ hours: whole, source: 'shards' });
+    expect(dayHours(day, part, whole)).toEqual({ hours: whole, source: 'backfill' });
+    expect(dayHours(day, part)).toMatchObject({ hours: null, reason: expect.stringContaining('tally backfill --hours') });
+    expect(dayHours({ ...day, requests: 11 }, part, whole)).toMatchObject({ hours: null, reason: expect.stringContaining('run it again') });
+    expect(dayHours({}, {})).toEqual({ hours: {}, source: 'shards' });
   });
 });
