@@ -87,7 +87,7 @@ export async function reconcileUsage(options: ReconcileOptions): Promise<Reconci
       const relevant = count.tally
         .usage()
         .filter((row) => row.day >= from && row.day <= to && (options.account === undefined || row.account === options.account));
-      for (const row of relevant) recount.add(row.account, row.day, names.map((name) => row.metrics[name] ?? 0));
+      for (const row of relevant) recount.addUsage(row);
       if (relevant.length > 0 && options.ledger !== undefined && (await options.ledger.findLedger({ ...object, etag: opened.etag })) === undefined) {
         objects.notCounted.push(describeObject(object));
       }

@@ -636,7 +636,7 @@ export class LogCounter {
     if (account === undefined) this.lines.unattributed++;
     else this.lines.counted++;
     if (id < 0) {
-      this.tally.add(account ?? UNATTRIBUTED, day, values);
+      this.tally.addTo(this.tally.row(account ?? UNATTRIBUTED, day), values);
       return;
     }
     // Lines of a key on one day go to one row: found once, not per line.

@@ -6,6 +6,7 @@ import { JsonScanner, type JsonLineSink, type JsonTemplate } from './json-scanne
 import { DEFAULT_MAX_LINE_BYTES, LogCounter, type CountOptions, type LogCount } from './log-counter';
 import { RecordLines, resumed, type LogContent } from './log-records';
 import { UsageTally } from './usage-tally';
+import { HOURS_PER_DAY } from './hours';
 
 /** The formats a log's content can be in (the key never decides). */
 export type LogFormat = 'standard' | 'json' | 'headerless' | 'parquet';
@@ -119,15 +120,34 @@ async function countText(text: AsyncIterable<Uint8Array>, options: FormatOptions
   return { ...count, format };
 }
 
-/** The tally of a sampled log as estimates: each metric scaled by 100/rate, under its estimated name. */
+/**
+ * The tally of a sampled log as estimates: each metric scaled by 100/rate, under its
+ * estimated name. A day's total is its scaled total rounded, as before hours; its hours
+ * are rounded cumulatively (each hour is the rounded running sum to its end less the
+ * one before it), so they still sum exactly to the day and each is within 1 of its
+ * scaled amount. What the day holds in no hour comes last, in the day only.
+ */
 function estimates(tally: UsageTally, rate: number): UsageTally {
-  const scaled = new UsageTally(tally.metricNames.map(estimatedMetric));
-  for (const row of tally.usage()) {
-    scaled.add(
-      row.account,
-      row.day,
-      tally.metricNames.map((name) => Math.round(((row.metrics[name] ?? 0) * 100) / rate)),
-    );
+  const names = tally.metricNames;
+  const scaled = new UsageTally(names.map(estimatedMetric));
+  const scale = (amount: number) => (amount * 100) / rate;
+  for (const usage of tally.usage()) {
+    const row = scaled.row(usage.account, usage.day);
+    const running = new Array<number>(names.length).fill(0);
+    const rounded = new Array<number>(names.length).fill(0);
+    const step = (amounts: readonly number[]) =>
+      amounts.map((amount, i) => {
+        running[i]! += amount;
+        const next = Math.round(scale(running[i]!));
+        const added = next - rounded[i]!;
+        rounded[i] = next;
+        return added;
+      });
+    for (let hour = 0; hour < HOURS_PER_DAY; hour++) {
+      const metrics = usage.hours[hour];
+      if (metrics !== undefined) scaled.addAt(row, hour, step(names.map((name) => metrics[name] ?? 0)));
+    }
+    scaled.addTo(row, step(names.map((name, i) => (usage.metrics[name] ?? 0) - running[i]!)));
   }
   return scaled;
 }

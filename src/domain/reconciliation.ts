@@ -39,14 +39,15 @@ export function accountDayKey(account: string, day: string): string {
  * figure is zero are dropped; a row drifts when `served !== logs`.
  */
 export function reconcile(input: {
-  readonly recounted: readonly AccountDayUsage[];
+  /** Recounted days (their hours are not compared: revisions and drift are per day). */
+  readonly recounted: readonly Pick<AccountDayUsage, 'account' | 'day' | 'metrics'>[];
   readonly served: ReadonlyMap<string, ServedDay>;
   readonly metrics: readonly string[];
   readonly from: string;
   readonly to: string;
 }): Reconciliation {
   const { from, to } = input;
-  const recounted = new Map<string, AccountDayUsage>();
+  const recounted = new Map<string, Pick<AccountDayUsage, 'account' | 'day' | 'metrics'>>();
   for (const row of input.recounted) {
     if (row.day >= from && row.day <= to) recounted.set(accountDayKey(row.account, row.day), row);
   }

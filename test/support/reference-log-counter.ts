@@ -436,10 +436,10 @@ export class LogCounter {
     const account = this.resolve(fields);
     if (account === undefined) {
       this.lines.unattributed++;
-      this.tally.add(UNATTRIBUTED, day, values);
+      this.tally.addTo(this.tally.row(UNATTRIBUTED, day), values);
     } else {
       this.lines.counted++;
-      this.tally.add(account, day, values);
+      this.tally.addTo(this.tally.row(account, day), values);
     }
   }
 

@@ -205,7 +205,7 @@ describe('Parquet logs (CloudFront standard logging v2)', () => {
 
       expect(parquet.kind).toBe('records');
       expect(gzipped.kind).toBe('text');
-      expect(fromFile.tally.usage()).toEqual([{ account: 'acme', day: '2026-11-21', metrics: { requests: 1, bytes: 10, authorization_requests: 0 } }]);
+      expect(fromFile.tally.usage()).toMatchObject([{ account: 'acme', day: '2026-11-21', metrics: { requests: 1, bytes: 10, authorization_requests: 0 } }]);
       expect(readFileSync(named).subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
       expect(parquetSchema(parquetMetadata(new Uint8Array(bytes).buffer)).children.map((c) => c.element.name)).toContain('cs_Host');
     });

@@ -66,7 +66,7 @@ function reference(layoutFields: string[], lines: string[]) {
     const account = resolve(fields);
     if (account === undefined) counts.unattributed++;
     else counts.counted++;
-    tally.add(account ?? UNATTRIBUTED, day, values);
+    tally.addTo(tally.row(account ?? UNATTRIBUTED, day), values);
   }
   return { counts, usage: tally.usage() };
 }

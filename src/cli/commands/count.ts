@@ -70,11 +70,12 @@ async function countFilesMissing(files: readonly string[], options: CountFileOpt
   const missed: string[] = [];
   for (const file of files) {
     const count = await countLogFile(resolve(options.cwd ?? '.', file), { resolver, metricRules, logFormat }, file);
-    for (const row of count.tally.usage()) total.add(row.account, row.day, total.metricNames.map((name) => row.metrics[name] ?? 0));
+    for (const row of count.tally.usage()) total.addUsage(row);
     addLineCounts(lines, count.lines);
     for (const host of count.unattributedSamples ?? []) if (missed.length < MISSED_SHOWN && !missed.includes(host)) missed.push(host);
   }
-  return { report: { usage: total.usage().map((row: AccountDayUsage) => ({ ...row })), lines }, missed };
+  // The days only, as before hours (`--granularity hour` is #35's CLI part).
+  return { report: { usage: total.usage().map(({ account, day, metrics }: AccountDayUsage) => ({ account, day, metrics })), lines }, missed };
 }
 
 /** Hosts the resolver missed that `tally count` names, over all its files. */
