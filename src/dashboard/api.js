@@ -16,9 +16,11 @@ export class ApiError extends Error {
 
 function usageUrl(query, format) {
   const params = new URLSearchParams({ from: query.from, to: query.to });
-  if (query.granularity === 'month') params.set('granularity', 'month');
+  if (query.granularity === 'month' || query.granularity === 'hour') params.set('granularity', query.granularity);
+  // Days in another zone are the API's sums of whole UTC hours; UTC needs no parameter.
+  if (query.tz && query.tz !== 'UTC') params.set('tz', query.tz);
   if (format === 'csv') params.set('format', 'csv');
-  else params.set('quota', 'true');
+  else if (format === 'json') params.set('quota', 'true');
   return apiBase() + '/v1/accounts/' + encodeURIComponent(query.account) + '/usage?' + params.toString();
 }
 
@@ -53,6 +55,15 @@ async function request(token, url, format, signal) {
 /** The JSON usage report of `query`. */
 export async function fetchReport(token, query, signal) {
   return (await requestUsage(token, query, 'json', signal)).json();
+}
+
+/**
+ * The hours of `query`'s range in its zone: the report with `granularity=hour`
+ * (`hours[]` rows `{start, metrics, totals}`, and `days[]` whose `hours` is null, with a
+ * reason, when they were counted before hours existed).
+ */
+export async function fetchHours(token, query, signal) {
+  return (await requestUsage(token, { ...query, granularity: 'hour' }, 'hours', signal)).json();
 }
 
 /** The CSV of `query` and the file name the API suggests for it. */

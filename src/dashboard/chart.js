@@ -45,8 +45,8 @@ export function destroyChart() {
   chart = null;
 }
 
-/** Draws `metric` per day of `report`; `now` decides which day is still in progress. */
-export function renderChart(report, metric, now) {
+/** Draws `metric` per day of `report`; `now` decides which day (of `zone`) is still in progress. */
+export function renderChart(report, metric, now, zone = 'UTC') {
   const container = $('chart');
   destroyChart();
   clear(container);
@@ -65,7 +65,7 @@ export function renderChart(report, metric, now) {
   // Closed days with usage after the close: that part of the bar is drawn apart.
   const lateParts = report.days.map((d) => (d.late && d.late[metric] > 0 ? d.late[metric] : null));
   const anyLate = lateParts.some((v) => v !== null);
-  const live = days.findIndex((day) => isDayInProgress(day, now));
+  const live = days.findIndex((day) => isDayInProgress(day, now, zone));
   const latest = days.length - 1;
   // With no bar hovered uPlot asks for the legend of no index: show the latest day.
   const at = (idx) => (idx == null ? latest : idx);
@@ -177,7 +177,7 @@ export function renderChart(report, metric, now) {
   );
   const notes = [adjustments.length > 0 ? 'Bars: measured. Dots: adjustments on that day.' : 'Hover a bar for the exact value.'];
   if (anyLate) notes.push('Striped teal at the foot of a bar: usage that arrived after that day closed.');
-  if (live >= 0) notes.push('The hatched bar is today (UTC), still in progress.');
+  if (live >= 0) notes.push('The hatched bar is today (' + zone + '), still in progress.');
   $('chart-note').textContent = notes.join(' ');
 
   if (!resizeObserver && window.ResizeObserver) {

@@ -1,19 +1,23 @@
 // Tally usage dashboard: a static page over the read API
 // (GET /v1/accounts/{accountId}/usage, .../days/{day}/explain; admins: /v1/health, /v1/accounts). Native ES modules, no framework; uPlot draws the
 // chart. The token lives in sessionStorage only (this tab), is sent as a bearer token and
-// never appears in a URL. Days are UTC calendar days, like the counters.
+// never appears in a URL. Days are calendar days of the chosen time zone (the account's,
+// this browser's or UTC; the choice is kept in localStorage): the API sums whole UTC
+// hours into them. Each day opens its hours (hours-card below).
 //
 // This module wires the page: sign-in and sign-out, the controls, loading and errors.
 // The views are chart.js, summary.js and tables.js; the rules they share with the API
 // are in lib/ (TypeScript, compiled with src/domain by the build).
-import { ApiError, fetchCsv, fetchExplanation, fetchHealth, fetchRanking, fetchReport } from './api.js';
+import { ApiError, fetchCsv, fetchExplanation, fetchHealth, fetchHours, fetchRanking, fetchReport } from './api.js';
 import { explainFailed, hideExplanation, renderExplanation, showExplainLoading } from './explain.js';
 import { hideHealth, renderHealth } from './health.js';
 import { destroyChart, renderChart } from './chart.js';
+import { destroyHourChart, renderHourChart } from './hour-chart.js';
 import { $, clear, el, fillNotice, setStatus } from './dom.js';
 import { decodeClaims, isExpired } from './lib/claims.js';
-import { longDay, metricLabel, utcTime } from './lib/format.js';
-import { checkSelection, rangeFor, rangeLength, utcToday } from './lib/selection.js';
+import { longDay, metricLabel, readableValue, shortDay, utcTime } from './lib/format.js';
+import { checkSelection, rangeFor, rangeLength } from './lib/selection.js';
+import { accountZoneOf, browserZone, hoursNote, hoursOfDay, MAX_HOURLY_CHART_DAYS, missingHoursReason, parseHourStart, pickZone, todayIn, zoneOptions } from './lib/time-zone.js';
 import { state } from './state.js';
 import * as storage from './storage.js';
 import { renderQuota } from './quota.js';
@@ -104,6 +108,8 @@ function showDashboard() {
   if (p.from) $('from-input').value = p.from;
   if (p.to) $('to-input').value = p.to;
   if (p.granularity) $('granularity-select').value = p.granularity;
+  if (p.chart) $('chart-select').value = p.chart;
+  setUpZonePicker(state.accountZones.get(currentAccount()));
   toggleCustom();
   if (claims.admin) loadHealth();
   else hideHealth();
@@ -129,7 +135,7 @@ async function loadHealth() {
 async function loadOperatorView() {
   clearResults();
   const preset = $('range-select').value === 'custom' ? '30d' : $('range-select').value;
-  const range = rangeFor(preset, utcToday(new Date()));
+  const range = rangeFor(preset, todayIn(new Date(), 'UTC'));
   $('title-account').textContent = 'all accounts';
   $('range-caption').textContent = longDay(range.from) + ' – ' + longDay(range.to) + ' (UTC)';
   setStatus('info', 'Operator view: how ingestion is doing, and every account ranked.', 'Pick an account in the ranking, or type one in the Account field and press Show.');
@@ -195,7 +201,7 @@ function toggleCustom() {
   $('custom-range-to').hidden = !custom;
   $('custom-help').hidden = !custom;
   if (custom && !$('from-input').value) {
-    const range = rangeFor('30d', utcToday(new Date()));
+    const range = rangeFor('30d', todayIn(new Date(), state.zone));
     $('from-input').value = range.from;
     $('to-input').value = range.to;
   }
@@ -215,33 +221,48 @@ async function load() {
     from: $('from-input').value,
     to: $('to-input').value,
     granularity: $('granularity-select').value,
-    today: utcToday(new Date()),
+    today: todayIn(new Date(), state.zone),
   });
   if (!checked.ok) {
     setStatus('error', 'Check the selection.', checked.error);
     return;
   }
-  const query = checked.query;
+  const query = { ...checked.query, tz: state.zone };
   if (isExpired(state.claims, Date.now())) {
     signOut(EXPIRED);
     return;
   }
   hideExplanation();
+  hideHours();
   storage.savePrefs({ account: query.account, range: $('range-select').value, from: $('from-input').value, to: $('to-input').value, granularity: query.granularity });
   if (state.inflight) state.inflight.abort();
   const controller = new AbortController();
   state.inflight = controller;
   $('title-account').textContent = query.account;
   const days = rangeLength(query);
-  $('range-caption').textContent = longDay(query.from) + ' – ' + longDay(query.to) + ' · ' + days + ' day' + (days === 1 ? '' : 's') + ' (UTC)';
+  $('range-caption').textContent = longDay(query.from) + ' – ' + longDay(query.to) + ' · ' + days + ' day' + (days === 1 ? '' : 's') + ' (' + query.tz + ')';
   $('results').setAttribute('aria-busy', 'true');
   $('results').classList.add('is-loading');
   setStatus('loading', 'Loading usage for ' + query.account + '…');
   try {
-    const report = await fetchReport(state.token, query, controller.signal);
+    const hourly = $('chart-select').value === 'hour' && days <= MAX_HOURLY_CHART_DAYS;
+    const [report, hours] = await Promise.all([
+      fetchReport(state.token, query, controller.signal),
+      hourly ? fetchHours(state.token, query, controller.signal) : Promise.resolve(null),
+    ]);
     if (state.inflight !== controller) return;
     state.inflight = null;
+    if (query.tz !== 'UTC' && typeof report.timeZone !== 'string') {
+      // An API from before time zones ignores tz: its UTC days must not be shown as the zone's.
+      throw new ApiError(400, 'no_time_zones', 'This usage API answers UTC days only (it ignored tz=' + query.tz + '): choose UTC, or update the API');
+    }
+    if (learnAccountZone(query.account, report)) {
+      // The account's zone was not known when asked: ask again in it.
+      load();
+      return;
+    }
     state.report = report;
+    state.rangeHours = hours;
     state.loaded = query;
     if (state.claims.admin) storage.rememberAccount(query.account);
     render();
@@ -286,7 +307,9 @@ function showError(caught, query) {
 
 function clearResults() {
   destroyChart();
+  destroyHourChart($('chart'));
   hideExplanation();
+  hideHours();
   $('results').hidden = true;
   $('freshness').textContent = '';
   $('csv-button').disabled = true;
@@ -325,10 +348,158 @@ function render() {
   $('csv-button').disabled = false;
   renderStats(report, metric);
   renderQuota(report);
-  renderChart(report, metric, now);
+  renderRangeChart(report, metric, now);
   renderAdjustments(report);
-  renderUsageTable(report, metric, now, explainDay);
+  renderUsageTable(report, metric, now, openDay, state.loaded.tz);
+  if (state.hoursShown) renderHours(state.hoursShown, metric);
   loadRanking(metric);
+}
+
+/**
+ * The range chart: bars per hour when asked and the range has at most
+ * MAX_HOURLY_CHART_DAYS days, else per day (saying why, when hours were asked).
+ */
+function renderRangeChart(report, metric, now) {
+  const zone = state.loaded.tz;
+  const container = $('chart');
+  const asked = $('chart-select').value === 'hour';
+  if (!asked || !state.rangeHours) {
+    destroyHourChart(container);
+    renderChart(report, metric, now, zone);
+    if (asked) $('chart-note').textContent = 'Bars per hour are drawn for ranges of up to ' + MAX_HOURLY_CHART_DAYS + ' days: pick a shorter range. ' + $('chart-note').textContent;
+    return;
+  }
+  destroyChart();
+  const hours = state.rangeHours;
+  const drawn = renderHourChart(container, hours.hours, metric, now);
+  $('chart-title').textContent = metricLabel(metric) + ' per hour (' + zone + ')';
+  const notes = [];
+  const missing = hours.days.filter((d) => missingHoursReason(d) !== null);
+  if (missing.length > 0) {
+    notes.push('No hours for ' + missing.map((d) => shortDay(d.day)).join(', ') + ': ' + missingHoursReason(missing[0]) + '.');
+  }
+  for (const day of hours.days) {
+    const note = missingHoursReason(day) === null ? hoursNote(hoursOfDay(hours.hours, day.day).length) : '';
+    if (note) notes.push(shortDay(day.day) + ': ' + note);
+  }
+  notes.push(drawn + ' hours; hover a bar for the exact value.');
+  $('chart-note').textContent = notes.join(' ');
+}
+
+// ---------------------------------------------------------------- the hours of a day
+/** A day was clicked: its hours in the chosen zone and, on UTC days, where it comes from. */
+function openDay(day) {
+  openHours(day);
+  if (state.loaded && state.loaded.tz === 'UTC') explainDay(day);
+  else hideExplanation();
+}
+
+async function openHours(day) {
+  const query = state.loaded;
+  if (!query) return;
+  if (state.hoursLoading) state.hoursLoading.abort();
+  const controller = new AbortController();
+  state.hoursLoading = controller;
+  state.hoursShown = null;
+  const card = $('hours-card');
+  card.hidden = false;
+  card.setAttribute('data-day', day);
+  card.removeAttribute('data-ready');
+  $('hours-title').textContent = 'Hours of ' + longDay(day);
+  $('hours-summary').textContent = 'Loading…';
+  $('hours-missing').hidden = true;
+  $('hours-note').textContent = '';
+  clear($('hours-explain'));
+  destroyHourChart($('hours-chart'));
+  card.scrollIntoView({ block: 'nearest' });
+  try {
+    const report = await fetchHours(state.token, { ...query, from: day, to: day }, controller.signal);
+    if (state.hoursLoading !== controller) return;
+    state.hoursShown = { day, zone: query.tz, report };
+    renderHours(state.hoursShown, $('metric-select').value);
+  } catch (error) {
+    if (error && error.name === 'AbortError') return;
+    $('hours-summary').textContent = 'The hours could not be loaded: ' + ((error && error.message) || 'the API failed') + '.';
+    card.setAttribute('data-ready', 'error');
+  }
+}
+
+/** Draws the hours card for `shown` ({ day, zone, report }) and `metric`. */
+function renderHours(shown, metric) {
+  const { day, zone, report } = shown;
+  const card = $('hours-card');
+  const row = report.days.find((d) => d.day === day);
+  const reason = row ? missingHoursReason(row) : 'the API returned no such day';
+  $('hours-title').textContent = 'Hours of ' + longDay(day) + ' (' + zone + ')';
+  const chart = $('hours-chart');
+  if (reason !== null) {
+    destroyHourChart(chart);
+    chart.hidden = true;
+    const box = $('hours-missing');
+    box.hidden = false;
+    box.textContent = 'No hours for this day: ' + reason + '.';
+    $('hours-summary').textContent = 'Only the day’s totals are known.';
+    $('hours-note').textContent = '';
+  } else {
+    $('hours-missing').hidden = true;
+    chart.hidden = false;
+    const rows = hoursOfDay(report.hours, day);
+    renderHourChart(chart, rows, metric, new Date());
+    $('hours-summary').textContent = rows.length + ' hours · ' + metricLabel(metric).toLowerCase() + ' ' + readableValue(row.metrics[metric] ?? 0, metric);
+    $('hours-note').textContent = [hoursNote(rows.length), 'Hover a bar for the exact value.'].filter(Boolean).join(' ');
+  }
+  renderUtcExplainLinks(day, zone, report);
+  card.setAttribute('data-ready', reason === null ? 'hours' : 'missing');
+}
+
+/** In a zone other than UTC, a local day touches one or two UTC days: each can be explained. */
+function renderUtcExplainLinks(day, zone, report) {
+  const box = $('hours-explain');
+  clear(box);
+  if (zone === 'UTC') return;
+  const rows = hoursOfDay(report.hours || [], day);
+  const utcDays = new Set(rows.map((r) => new Date(parseHourStart(r.start).epochSeconds * 1000).toISOString().slice(0, 10)));
+  if (utcDays.size === 0) return;
+  box.appendChild(el('span', { className: 'muted', text: 'Log objects are kept per UTC day: ' }));
+  for (const utcDay of utcDays) {
+    const button = el('button', { type: 'button', className: 'button button-small', 'data-utc-day': utcDay, text: 'Explain ' + utcDay + ' (UTC)' });
+    button.addEventListener('click', () => explainDay(utcDay));
+    box.appendChild(button);
+  }
+}
+
+function hideHours() {
+  if (state.hoursLoading) state.hoursLoading.abort();
+  state.hoursLoading = null;
+  state.hoursShown = null;
+  destroyHourChart($('hours-chart'));
+  $('hours-card').hidden = true;
+}
+
+// ---------------------------------------------------------------- time zone
+/** Fills the time-zone selector (the account's zone when known, this browser's, UTC) and picks the kept choice. */
+function setUpZonePicker(accountZone) {
+  const select = $('tz-select');
+  const options = zoneOptions(accountZone, browserZone());
+  clear(select);
+  for (const option of options) select.appendChild(el('option', { value: option.choice, text: option.label }));
+  const picked = pickZone(options, storage.storedZoneChoice(), browserZone());
+  select.value = picked.choice;
+  state.zoneOptions = options;
+  state.zone = picked.zone;
+}
+
+/**
+ * Notes the account's zone a report names; true when the zone to show changed with it
+ * (the account's zone is the choice), so the range must be asked for again.
+ */
+function learnAccountZone(account, report) {
+  const zone = accountZoneOf(report);
+  if ((state.accountZones.get(account) ?? null) === zone) return false;
+  state.accountZones.set(account, zone);
+  const before = state.zone;
+  setUpZonePicker(zone);
+  return state.zone !== before;
 }
 
 /** Admin tokens: the ranking of every account over the loaded range, by the selected metric. */
@@ -348,6 +519,12 @@ async function loadRanking(metric) {
 
 function pickAccount(account) {
   $('account-input').value = account;
+  accountChanged();
+}
+
+/** Another account: its zone (when known) among the choices, then its usage. */
+function accountChanged() {
+  setUpZonePicker(state.accountZones.get(currentAccount()));
   load();
 }
 
@@ -404,8 +581,19 @@ function init() {
     else $('from-input').focus();
   });
   $('granularity-select').addEventListener('change', load);
-  $('account-select').addEventListener('change', load);
-  $('account-input').addEventListener('change', load);
+  $('tz-select').addEventListener('change', () => {
+    const option = state.zoneOptions.find((o) => o.choice === $('tz-select').value);
+    storage.storeZoneChoice(option.choice);
+    state.zone = option.zone;
+    load();
+  });
+  $('chart-select').addEventListener('change', () => {
+    storage.savePrefs({ chart: $('chart-select').value });
+    load();
+  });
+  $('hours-close').addEventListener('click', hideHours);
+  $('account-select').addEventListener('change', accountChanged);
+  $('account-input').addEventListener('change', accountChanged);
   $('metric-select').addEventListener('change', () => {
     storage.savePrefs({ metric: $('metric-select').value });
     if (state.report) render();

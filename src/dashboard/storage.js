@@ -1,5 +1,6 @@
 // What the page keeps between loads, in this tab's session storage only: the token,
-// the API base URL, the last selection and the accounts an admin looked at.
+// the API base URL, the last selection and the accounts an admin looked at. One choice
+// outlives the tab, in local storage: the time zone (a kind: account, browser or UTC).
 
 const KEYS = { token: 'tally.token', apiBase: 'tally.apiBase', prefs: 'tally.prefs', accounts: 'tally.recentAccounts' };
 
@@ -47,4 +48,24 @@ export function rememberAccount(account) {
   const list = recentAccounts().filter((a) => a !== account);
   list.unshift(account);
   session(KEYS.accounts, JSON.stringify(list.slice(0, 10)));
+}
+
+const ZONE_KEY = 'tally.timeZone';
+
+/** The time-zone choice kept in local storage (it outlives the tab), or null. */
+export function storedZoneChoice() {
+  try {
+    return window.localStorage.getItem(ZONE_KEY);
+  } catch {
+    return null;
+  }
+}
+
+/** Keeps the time-zone choice (`account`, `browser` or `utc`) for later visits. */
+export function storeZoneChoice(choice) {
+  try {
+    window.localStorage.setItem(ZONE_KEY, choice);
+  } catch {
+    // Storage disabled: the choice holds for this page only.
+  }
 }

@@ -2,10 +2,11 @@
 // Cells show readable values (bytes in units) with the exact value as their title and
 // in data-value; the CSV download keeps every digit.
 import { exactTitle, metricLabel, monthName, readableValue, shortDay, signedValue, weekday } from './lib/format.js';
-import { isDayInProgress, isPartialMonth, utcToday } from './lib/selection.js';
+import { isDayInProgress, isPartialMonth } from './lib/selection.js';
+import { todayIn } from './lib/time-zone.js';
 import { $, clear, el } from './dom.js';
 
-const IN_PROGRESS_HINT = 'Still in progress: counts for today (UTC) grow as CloudFront delivers its logs.';
+const inProgressHint = (zone) => 'Still in progress: counts for today (' + zone + ') grow as CloudFront delivers its logs.';
 
 /** A number cell: readable text; the exact value in the title when the text rounds it. */
 function valueCell(value, metric, selected, text) {
@@ -42,14 +43,15 @@ function closeBadges(row, names) {
   return late === '' ? [closed] : [closed, el('span', { className: 'badge badge-late', title: 'Arrived after the day closed: ' + late, text: 'late +' })];
 }
 
-function periodLabel(row, byMonth, inProgress, names, onExplain) {
-  const badge = inProgress ? el('span', { className: 'badge badge-progress', title: IN_PROGRESS_HINT, text: 'in progress' }) : null;
+function periodLabel(row, byMonth, inProgress, names, onExplain, zone) {
+  const badge = inProgress ? el('span', { className: 'badge badge-progress', title: inProgressHint(zone), text: 'in progress' }) : null;
   if (byMonth) {
     const cut = isPartialMonth(row) ? el('span', { className: 'muted cell-note', text: ' ' + shortDay(row.from) + '–' + shortDay(row.to) }) : null;
     return el('th', { scope: 'row' }, [el('span', { text: monthName(row.month) }), cut, badge]);
   }
   // On a phone the year is hidden (styles.css): the date's month and day are what a row needs there.
-  const day = el('button', { type: 'button', className: 'link-button day-link', 'data-day': row.day, title: 'Explain ' + row.day + ': its log objects, revisions and adjustments' }, [
+  const title = zone === 'UTC' ? 'Open ' + row.day + ': its hours, log objects, revisions and adjustments' : 'Open ' + row.day + ' (' + zone + '): its hours';
+  const day = el('button', { type: 'button', className: 'link-button day-link', 'data-day': row.day, title }, [
     el('span', { className: 'day-year', text: row.day.slice(0, 5) }),
     el('span', { text: row.day.slice(5) }),
   ]);
@@ -58,10 +60,10 @@ function periodLabel(row, byMonth, inProgress, names, onExplain) {
 }
 
 /**
- * Days or months of `report`, `metric`'s column highlighted; `now` marks the period still
- * in progress. Clicking a day calls `onExplain(day)`.
+ * Days or months of `report` (in `zone`), `metric`'s column highlighted; `now` marks the
+ * period still in progress. Clicking a day calls `onExplain(day)`.
  */
-export function renderUsageTable(report, metric, now, onExplain) {
+export function renderUsageTable(report, metric, now, onExplain, zone = 'UTC') {
   const table = $('days-table');
   const names = report.metricNames;
   const [thead, tbody, tfoot] = ['thead', 'tbody', 'tfoot'].map((tag) => table.querySelector(tag));
@@ -69,8 +71,10 @@ export function renderUsageTable(report, metric, now, onExplain) {
   const byMonth = report.granularity === 'month' && Array.isArray(report.months);
   $('table-title').textContent = byMonth ? 'Months' : 'Days';
   $('table-note').textContent = byMonth
-    ? 'Measured usage per calendar month (UTC), cut to the range.'
-    : 'Measured usage per UTC day; click a day to see the log objects it comes from. "closed": the day is final; "late +": usage arrived after it closed (hover for how much).';
+    ? 'Measured usage per calendar month (' + zone + '), cut to the range.'
+    : zone === 'UTC'
+      ? 'Measured usage per UTC day; click a day to see its hours and the log objects it comes from. "closed": the day is final; "late +": usage arrived after it closed (hover for how much).'
+      : 'Measured usage per day in ' + zone + ' (sums of whole UTC hours); click a day to see its hours. "closed": every UTC day it touches is final.';
 
   const head = el('tr', {}, [el('th', { scope: 'col', text: byMonth ? 'Month' : 'Day' })]);
   for (const name of names) {
@@ -78,13 +82,13 @@ export function renderUsageTable(report, metric, now, onExplain) {
   }
   thead.appendChild(head);
 
-  const today = utcToday(now);
+  const today = todayIn(now, zone);
   for (const row of byMonth ? report.months : report.days) {
-    const inProgress = byMonth ? row.from <= today && today <= row.to : isDayInProgress(row.day, now);
+    const inProgress = byMonth ? row.from <= today && today <= row.to : isDayInProgress(row.day, now, zone);
     const closed = !byMonth && row.status === 'closed';
     const late = closed && row.late !== undefined;
     const classes = [names.every((n) => row.metrics[n] === 0) ? 'zero' : '', inProgress ? 'in-progress' : '', closed ? 'closed' : '', late ? 'late' : ''].filter(Boolean).join(' ');
-    const tr = el('tr', { className: classes, 'data-period': byMonth ? row.month : row.day }, [periodLabel(row, byMonth, inProgress, names, onExplain)]);
+    const tr = el('tr', { className: classes, 'data-period': byMonth ? row.month : row.day }, [periodLabel(row, byMonth, inProgress, names, onExplain, zone)]);
     for (const name of names) tr.appendChild(valueCell(row.metrics[name], name, name === metric));
     tbody.appendChild(tr);
   }

@@ -268,7 +268,7 @@ describe('dashboard in Chromium', () => {
     await page.waitForSelector('#days-table tbody tr');
     expect(await page.locator('#days-table tbody tr').count()).toBe(30);
     await page.screenshot({ path: join(OUTPUT, 'dashboard-30-days.png'), fullPage: false });
-    await page.getByLabel('Date range (UTC)').selectOption('7d');
+    await page.getByLabel('Date range').selectOption('7d');
     await page.waitForFunction(() => document.querySelectorAll('#days-table tbody tr').length === 7 && document.getElementById('status')!.hidden);
 
     // The chart: a uPlot canvas with bars drawn in it.

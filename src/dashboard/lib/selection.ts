@@ -6,6 +6,7 @@
 import { ACCOUNT_ID_RULE, isValidAccountId } from '../../domain/account-id';
 import { addDays, dayOf, daysBetweenInclusive, isSupportedDay, isValidDay, SUPPORTED_DAYS_TEXT } from '../../domain/days';
 import { MAX_RANGE_DAYS } from '../../domain/usage-query';
+import { todayIn } from './time-zone';
 
 export { MAX_RANGE_DAYS };
 
@@ -85,9 +86,12 @@ export function utcToday(now: Date): string {
   return dayOf(now);
 }
 
-/** Counts of the current UTC day still grow: CloudFront delivers its logs through the day and after. */
-export function isDayInProgress(day: string, now: Date): boolean {
-  return day === dayOf(now);
+/**
+ * Counts of the current day still grow: CloudFront delivers its logs through the day and
+ * after. The day is `zone`'s (UTC unless told).
+ */
+export function isDayInProgress(day: string, now: Date, zone = 'UTC'): boolean {
+  return day === (zone === 'UTC' ? dayOf(now) : todayIn(now, zone));
 }
 
 /** Number of days in a range, both ends included. */
