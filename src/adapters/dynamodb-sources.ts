@@ -1,5 +1,5 @@
 import { QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { LedgerActivityReader, SourceReader } from '../app/ports';
+import type { DayLedger, LedgerActivityReader, LedgerObjectOfDay, SourceReader } from '../app/ports';
 import type { LedgerActivity } from '../domain/health';
 import { contributionRowPrefix, decodeContributions, SOURCE_DAY_BUCKETS } from '../domain/contributions';
 import type { ExplainedSource } from '../domain/explanation';
@@ -13,7 +13,7 @@ import { mapWithConcurrency } from '../app/concurrency';
  * account's objects come back. Reading costs the day's ledger entries of every
  * account (eventually consistent, 0.5 RCU per 4 KB), not only the ones returned.
  */
-export class DynamoSourceReader implements SourceReader, LedgerActivityReader {
+export class DynamoSourceReader implements SourceReader, LedgerActivityReader, DayLedger {
   private readonly client: DynamoDBClient;
   private readonly tableName: string;
 
@@ -51,6 +51,34 @@ export class DynamoSourceReader implements SourceReader, LedgerActivityReader {
       },
     );
     return { sources: perBucket.flat(), requests };
+  }
+
+  /**
+   * The objects indexed under `day` with their rows of that day (every account's, or
+   * `accountId`'s only: then filtered like {@link sourcesOf}), one per object.
+   */
+  async objectsOn(day: string, accountId?: string): Promise<LedgerObjectOfDay[]> {
+    const perBucket = await mapWithConcurrency(
+      Array.from({ length: SOURCE_DAY_BUCKETS }, (_, bucket) => bucket),
+      SOURCE_DAY_BUCKETS,
+      async (bucket) => {
+        const found: LedgerObjectOfDay[] = [];
+        for await (const page of this.pages(sourceDayBucket(day, bucket), accountId === undefined ? undefined : contributionRowPrefix(day, accountId))) {
+          for (const item of page) {
+            const contributions = decodeContributions({ metrics: item.cm?.S ?? '', rows: item.c?.S ?? '' }).filter(
+              (row) => row.day === day && (accountId === undefined || row.account === accountId),
+            );
+            const unresolved = (item.u?.SS ?? []).flatMap((entry) => {
+              const [onDay = '', account = ''] = entry.split('\t');
+              return onDay === day ? [account] : [];
+            });
+            found.push({ object: { bucket: item.bucket?.S ?? '', key: item.key?.S ?? '', etag: item.etag?.S ?? '' }, contributions, unresolved });
+          }
+        }
+        return found;
+      },
+    );
+    return perBucket.flat();
   }
 
   /** Every ledger entry indexed under `day` (all accounts): what health reads of the day. */

@@ -20,7 +20,8 @@
  * | {@link QuotaStore}, {@link ThresholdStore}, {@link MonthRechecks} | `DynamoQuotaStore`, `DynamoThresholdStore`, `DynamoMonthRechecks` |
  * | {@link ActiveAccounts} | `DynamoCloseStore` (the day index) |
  * | {@link StripeStore}, {@link StripeMeterApi}, {@link StripeSendQueue} | `DynamoStripeStore`, `SdkStripeMeterApi`, `SqsStripeSendQueue` |
- * | {@link SourceReader}, {@link LedgerActivityReader} | `DynamoSourceReader` (the source-day index of the ledger) |
+ * | {@link SourceReader}, {@link LedgerActivityReader}, {@link DayLedger} | `DynamoSourceReader` (the source-day index of the ledger) |
+ * | {@link BackfilledHoursStore} | `DynamoBackfilledHours` |
  * | {@link ReconcileRecords} | `DynamoReconcileRecords` |
  * | {@link DeadLetterProbe} | `SqsDeadLetterProbe` |
  */
@@ -28,7 +29,9 @@ import type { StripeLink, StripeOutboxRecord } from '../domain/stripe';
 import type { AccessGrant } from '../domain/access';
 import type { Adjustment, RecordedAdjustment } from '../domain/adjustment';
 import type { DeadLetterDrop } from '../domain/dead-letter';
+import type { Contribution } from '../domain/contributions';
 import type { ExplainedSource } from '../domain/explanation';
+import type { BackfilledHours } from '../domain/hours-backfill';
 import type { LedgerActivity, ReconcileRecord } from '../domain/health';
 import type { ClosedDay, MetricFigures, RevisionRow } from '../domain/day-close';
 import type { RevisionExport } from '../domain/revision-export';
@@ -432,6 +435,30 @@ export type StripeSendMessage =
 /** The log objects that contributed to an account-day, each with its whole contribution (explain). */
 export interface SourceReader {
   sourcesOf(accountId: string, day: string): Promise<{ sources: ExplainedSource[]; requests: number }>;
+}
+
+/** A log object the ledger indexes under a day, with its contributions to that day. */
+export interface LedgerObjectOfDay {
+  readonly object: LogObjectRef;
+  /** Its rows of the day (one per account; only the asked account's when one was named). */
+  readonly contributions: readonly Contribution[];
+  /** Accounts whose increments of the day it left unresolved. */
+  readonly unresolved: readonly string[];
+}
+
+/** The log objects that contributed to a day, from the ledger's source-day index: what `tally backfill --hours` recounts. */
+export interface DayLedger {
+  objectsOn(day: string, accountId?: string): Promise<LedgerObjectOfDay[]>;
+}
+
+/** The hours `tally backfill --hours` recomputed, one item per account-day (`DAY#<day>#H#00`). */
+export interface BackfilledHoursStore {
+  read(accountId: string, day: string): Promise<BackfilledHours | undefined>;
+  /**
+   * Writes the item whole (a put, never an addition); `superseded` when the item holds
+   * hours recomputed from more objects (a later run's), which are kept.
+   */
+  write(accountId: string, day: string, item: BackfilledHours): Promise<'written' | 'superseded'>;
 }
 
 /** The ledger entries indexed under a day (every account): what health reads of recent ingestion. */

@@ -1,13 +1,17 @@
 import { backfill, type BackfillMode, type BackfillReport } from '../../app/backfill';
+import { hoursBackfillDays, type HoursBackfillReport } from '../../app/backfill-hours';
 import { jsonLog, silentLog } from '../../app/log';
 import { addDays } from '../../domain/days';
-import { ConfigError } from '../../domain/errors';
+import { ConfigError, ValidationError } from '../../domain/errors';
+import { MAX_HOURS_BACKFILL_DAYS } from '../../domain/hours-backfill';
 import { concurrencyOption, dayRangeOptions, defineCommand, JSON_OPTION } from '../command';
 import { describeIngestSettings } from '../describe-settings';
 import { formatTable } from '../io';
 import { logBucketOf } from '../operator-target';
 import { progressDisplay } from '../progress';
-import { checkDayRange, positiveNumber } from '../values';
+import { accountId, checkDayRange, positiveNumber } from '../values';
+import type { OpenTarget } from '../open-target';
+import type { CliIo } from '../io';
 
 interface BackfillOptions {
   from: string;
@@ -18,9 +22,14 @@ interface BackfillOptions {
   dryRun?: boolean;
   json?: boolean;
   verbose?: boolean;
+  hours?: boolean;
+  account?: string;
 }
 
-/** `tally backfill`: exit 0 when every selected object was sent or counted, 1 otherwise. */
+/**
+ * `tally backfill`: exit 0 when every selected object was sent or counted, 1 otherwise.
+ * With `--hours`: exit 0 when every account-day's hours were written (or already were), 1 when any was reported.
+ */
 export const backfillCommand = defineCommand<BackfillOptions>({
   name: 'backfill',
   summary: 'feed the log objects of a day range into ingestion again',
@@ -30,7 +39,10 @@ export const backfillCommand = defineCommand<BackfillOptions>({
     '.../year=YYYY/month=MM/day=DD/, or a Firehose name <stream>-<version>-YYYY-MM-DD-HH-MM-SS-<uuid>), skips those the ' +
     'ledger knows as counted, and sends an S3 notification for each other one to the ingest queue ' +
     "(or, with --inline, counts it here with the handler's code). Half-counted objects complete " +
-    'without counting an increment twice.',
+    'without counting an increment twice. ' +
+    "With --hours, recomputes the hours of days counted before hours were kept: reads each day's log objects (listed by " +
+    "the ledger) again with the consumer's counting code and writes each account-day's hours whole, only when they sum to " +
+    'its counters exactly; no counter moves, and a rerun writes the same.',
   options: [
     ...dayRangeOptions('days named in the object keys'),
     { flags: '--inline', help: 'count here instead of notifying the consumer' },
@@ -39,10 +51,13 @@ export const backfillCommand = defineCommand<BackfillOptions>({
     { flags: '--dry-run', help: 'list and check the ledger only; nothing is sent or counted' },
     JSON_OPTION,
     { flags: '--verbose', help: 'the ingest log (JSON lines) on stderr, with --inline' },
+    { flags: '--hours', help: `recompute the hours of days counted before hours were kept (UTC days, at most ${MAX_HOURS_BACKFILL_DAYS} a run)` },
+    { flags: '--account <id>', help: "with --hours: only this account's days", read: accountId },
   ],
   target: { settings: ['resolver', 'metrics'] },
-  check: checkDayRange,
+  check: checkBackfillOptions,
   async run({ options, context: { io, now }, target: open }) {
+    if (options.hours === true) return runHoursBackfill(options, io, now, await open());
     const { from, to } = options;
     const { target, clients } = await open();
     const bucket = logBucketOf(target);
@@ -94,6 +109,83 @@ export const backfillCommand = defineCommand<BackfillOptions>({
     return report.failed.length > 0 ? 1 : 0;
   },
 });
+
+/** Refuses a backwards range, and flags that do not go together with `--hours` (or need it). */
+function checkBackfillOptions(options: BackfillOptions): void {
+  checkDayRange(options);
+  if (options.hours === true) {
+    for (const [flag, given] of [['--inline', options.inline], ['--rate', options.rate], ['--verbose', options.verbose]] as const) {
+      if (given !== undefined) throw new ValidationError(`${flag} does not go with --hours (it reads the objects here, and counts nothing)`);
+    }
+    hoursBackfillDays(options.from, options.to);
+  } else if (options.account !== undefined) {
+    throw new ValidationError('--account goes with --hours only (a backfill of objects counts every account they hold)');
+  }
+}
+
+/** `tally backfill --hours`: recomputes the hours of the days, reports the ones it could not write. */
+async function runHoursBackfill(options: BackfillOptions, io: CliIo, now: () => Date, { target, clients }: OpenTarget): Promise<number> {
+  const { from, to } = options;
+  const { backfillHours, createIngestDeps, DynamoBackfilledHours, DynamoCloseStore, DynamoSourceReader, DynamoUsageReader } = await import('../aws-adapters');
+  const table = { client: clients.dynamodb, tableName: target.config.tableName };
+  const { source, settings } = createIngestDeps(target.config, clients, silentLog, now);
+  if (options.json !== true) {
+    io.out(`tally backfill --hours: ${target.origin}\n`);
+    io.out(`  ${options.account === undefined ? 'every account' : `account ${options.account}`}, days ${from}..${to}, table ${target.config.tableName}: ${describeIngestSettings(target.config)}\n`);
+  }
+  const progress = progressDisplay(io, 'backfill --hours', 'objects');
+  let report: HoursBackfillReport;
+  try {
+    report = await backfillHours(
+      {
+        ledger: new DynamoSourceReader(table),
+        reader: new DynamoUsageReader({ ...table, consistentRead: true }),
+        store: new DynamoBackfilledHours(table),
+        accounts: new DynamoCloseStore(table),
+        source,
+        settings,
+        clock: now,
+      },
+      { from, to, concurrency: options.concurrency, dryRun: options.dryRun === true, progress, ...(options.account === undefined ? {} : { account: options.account }) },
+    );
+  } finally {
+    progress.stop();
+  }
+  io.out(options.json === true ? `${JSON.stringify(report)}\n` : describeHoursBackfill(report));
+  return report.reported.length > 0 ? 1 : 0;
+}
+
+/** The human summary of a backfill of hours. */
+export function describeHoursBackfill(report: HoursBackfillReport): string {
+  const lines = [
+    `${report.days} day(s), ${report.objects} log object(s) in the ledger (${report.objectsRead} read again), ${report.accountDays} account-day(s)`,
+    report.dryRun
+      ? `dry run: would write ${report.written}; already written ${report.unchanged}; not covered ${report.reported.length}; nothing changed`
+      : `hours written ${report.written}; already written ${report.unchanged} (unchanged)` +
+        (report.superseded > 0 ? `; kept another run's, from more objects, ${report.superseded}` : '') +
+        `; not written ${report.reported.length}`,
+  ];
+  if (report.reported.length > 0) {
+    lines.push(
+      '',
+      formatTable(
+        ['day', 'account', 'objects', 'counters - hours', 'why not written'],
+        report.reported.map((r) => [
+          r.day,
+          r.account,
+          String(r.objects),
+          Object.entries(r.gap)
+            .filter(([, value]) => value !== 0)
+            .map(([name, value]) => `${name} ${value}`)
+            .join(', ') || '0',
+          r.reason,
+        ]),
+      ).trimEnd(),
+    );
+  }
+  lines.push('no counter was changed; the hours of a day are shown only where they sum to its counters.');
+  return `${lines.join('\n')}\n`;
+}
 
 /** The human summary of a backfill. */
 export function describeBackfill(report: BackfillReport, from: string, to: string): string {
