@@ -31,6 +31,7 @@ import {
   usageKey,
   type ShardRef,
 } from '../domain/keys';
+import { HOURS_PER_DAY, type HourSums } from '../domain/hours';
 import type { LogObjectRef } from '../domain/log-object';
 import type {
   ApplyOptions,
@@ -577,6 +578,16 @@ function incrementItem(increment: Increment): AttributeValue {
       shard: { N: String(increment.shard) },
       key: { B: increment.key },
       metrics: { M: Object.fromEntries(Object.entries(increment.metrics).map(([metric, amount]) => [metric, { N: String(amount) }])) },
+      // Its hours go with it, so settling it later (`tally reconcile --resolve`) adds them too.
+      ...(increment.hours === undefined
+        ? {}
+        : {
+            hours: {
+              M: Object.fromEntries(
+                Object.entries(increment.hours).map(([hour, sums]) => [hour, { M: Object.fromEntries(Object.entries(sums).map(([metric, amount]) => [metric, { N: String(amount) }])) }]),
+              ),
+            },
+          }),
     },
   };
 }
@@ -588,7 +599,20 @@ function incrementFromItem(item: Record<string, AttributeValue>): Increment {
     shard: numberOf(item.shard),
     key: item.key?.B ?? new Uint8Array(),
     metrics: Object.fromEntries(Object.entries(item.metrics?.M ?? {}).map(([metric, value]) => [metric, numberOf(value)])),
+    // Recorded before hours existed: none (applying it adds to the day only, see `Increment.hours`).
+    ...(item.hours?.M === undefined ? {} : { hours: hoursFromItem(item.hours.M) }),
   };
+}
+
+/** The hours of a recorded increment; entries that are not an hour 0..23 are skipped. */
+function hoursFromItem(item: Record<string, AttributeValue>): HourSums {
+  const hours: Record<number, Record<string, number>> = {};
+  for (const [hour, sums] of Object.entries(item)) {
+    const at = Number(hour);
+    if (!Number.isInteger(at) || at < 0 || at >= HOURS_PER_DAY) continue;
+    hours[at] = Object.fromEntries(Object.entries(sums.M ?? {}).map(([metric, value]) => [metric, numberOf(value)]));
+  }
+  return hours;
 }
 
 function numberOf(value: AttributeValue | undefined): number {

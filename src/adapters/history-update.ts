@@ -1,5 +1,6 @@
 import type { AttributeValue, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { SHARD_ATTRIBUTES, usageKey } from '../domain/keys';
+import { hourAttribute, type HourSums } from '../domain/hours';
 import { BASE_METRICS } from '../domain/metric-rules';
 import type { Increment } from '../domain/usage-store';
 
@@ -81,7 +82,17 @@ export function minuteTime(day: string, minute: number): Date {
   return new Date(Date.parse(`${day}T00:00:00Z`) + minute * MS_PER_MINUTE);
 }
 
-function metricUpdate(metrics: Readonly<Record<string, number>>): {
+/**
+ * The `ADD` clauses of an increment: its day totals (`#m<i>`) and its sums by UTC hour
+ * (`#o<i>`, the flat attributes of hours.ts, `05R`). An hour attribute starts with a
+ * digit, so it is always named through a placeholder. Hours with nothing in a metric
+ * add nothing (an absent hour attribute reads as 0); the base metrics' day totals are
+ * always written, so a day with usage has both.
+ */
+function metricUpdate(
+  metrics: Readonly<Record<string, number>>,
+  hours: HourSums | undefined,
+): {
   add: string[];
   names: Record<string, string>;
   values: Record<string, AttributeValue>;
@@ -95,6 +106,16 @@ function metricUpdate(metrics: Readonly<Record<string, number>>): {
     values[`:m${i}`] = { N: String(amount) };
     parts.push(`#m${i} :m${i}`);
   });
+  let i = 0;
+  for (const [hour, sums] of Object.entries(hours ?? {})) {
+    for (const [metric, amount] of Object.entries(sums)) {
+      if (amount === 0) continue;
+      names[`#o${i}`] = hourAttribute(Number(hour), metric);
+      values[`:o${i}`] = { N: String(amount) };
+      parts.push(`#o${i} :o${i}`);
+      i++;
+    }
+  }
   return { add: parts, names, values };
 }
 
@@ -127,6 +148,26 @@ const FORM_UPDATES: Record<HistoryForm, { set: string[]; remove: string[]; add: 
 };
 
 /**
+ * The longest expression DynamoDB accepts, in bytes ("Expression parameters" in
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Constraints.html).
+ * Placeholders and ASCII names only, so characters are bytes.
+ */
+export const MAX_EXPRESSION_BYTES = 4096;
+
+/** The update expression of `form` adding `metrics`. */
+function updateExpression(form: HistoryForm, metrics: { add: readonly string[] }): string {
+  // `d` (the same value on every write) puts a new shard in the day index; rewriting it unchanged costs the index nothing.
+  const set = [...FORM_UPDATES[form].set, '#u = :now', '#d = :day'];
+  const remove = FORM_UPDATES[form].remove;
+  const add = [...FORM_UPDATES[form].add, ...metrics.add];
+  return `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}${add.length > 0 ? ` ADD ${add.join(', ')}` : ''}`;
+}
+
+function updateLength(form: HistoryForm, metrics: { add: readonly string[] }): number {
+  return updateExpression(form, metrics).length;
+}
+
+/**
  * The history never dropped a key (new since every drop is tombstoned and `x = 0`, or
  * from before and below the cap, which a history written then never fell under once
  * it had dropped one), or its oldest key is older than `:since`.
@@ -147,7 +188,11 @@ export function historyUpdate(
 ): UpdateItemCommandInput {
   const size = seen.size ?? 0;
   const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
-  const metrics = metricUpdate(increment.metrics);
+  const withHours = metricUpdate(increment.metrics, increment.hours);
+  // An increment over many hours with many metrics could pass DynamoDB's 4 KB expression
+  // limit: it then adds to the day alone, whose hours readers then call unknown (never a
+  // failing write: the same increment always takes the same path).
+  const metrics = updateLength(form, withHours) <= MAX_EXPRESSION_BYTES ? withHours : metricUpdate(increment.metrics, undefined);
   const minute = historyMinute(increment.day, options.now);
   const conditions = [
     FORM_CONDITIONS[form],
@@ -156,11 +201,7 @@ export function historyUpdate(
     'NOT contains(#h, :k)',
     ...(options.maxDrops !== undefined ? ['#x <= :xmax'] : options.since !== undefined ? [PROOF] : []),
   ];
-  // `d` (the same value on every write) puts a new shard in the day index; rewriting it unchanged costs the index nothing.
-  const set = [...FORM_UPDATES[form].set, '#u = :now', '#d = :day'];
-  const remove = FORM_UPDATES[form].remove;
-  const add = [...FORM_UPDATES[form].add, ...metrics.add];
-  const update = `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}${add.length > 0 ? ` ADD ${add.join(', ')}` : ''}`;
+  const update = updateExpression(form, metrics);
   const heads = (seen.heads ?? []).map((_, i) => `:head${i}`).join(', ');
   const condition = conditions.join(' AND ').replace(':heads', heads);
   const expression = `${update} ${condition}`;

@@ -1,3 +1,5 @@
+import { HOURS_PER_DAY, type HourSums } from './hours';
+
 /**
  * What each log object contributed to each account-day, as the ledger records it when
  * the object completes: the whole increment of every (account, day) the object holds,
@@ -14,12 +16,25 @@
  *
  * Every row starts with a newline, so `contains(c, "\n<day>\t<account>\t")` finds an
  * account-day's row in a DynamoDB filter without decoding anything.
+ *
+ * A row of an object counted with hours ends with one more field: its sums by UTC hour
+ * (hours.ts), each hour as `<hh>:<value>,<value>...` in the order of `cm`, hours joined
+ * by `;`, hours with nothing counted left out:
+ *
+ * ```
+ * c   "\n2026-11-21\tacme\t155\t4331584\t47\t05:100,3000000,40;06:55,1331584,7\n"
+ * ```
+ *
+ * A row without it (counted before hours existed) decodes without `hours`; a reader of
+ * the older format reads the values it knows and ignores the field.
  */
 
 export interface Contribution {
   readonly account: string;
   readonly day: string;
   readonly metrics: Readonly<Record<string, number>>;
+  /** The same usage by UTC hour of `day`; absent on a row recorded before hours were kept. */
+  readonly hours?: HourSums;
 }
 
 /** Contributions as two strings (see the module comment). */
@@ -32,9 +47,35 @@ export interface EncodedContributions {
 
 /** Encodes `rows` (one per account-day); metrics absent from a row are written as 0. */
 export function encodeContributions(rows: readonly Contribution[]): EncodedContributions {
-  const names = [...new Set(rows.flatMap((row) => Object.keys(row.metrics)))];
-  const lines = rows.map((row) => `${row.day}\t${row.account}\t${names.map((name) => String(row.metrics[name] ?? 0)).join('\t')}`);
+  const names = [...new Set(rows.flatMap((row) => [...Object.keys(row.metrics), ...Object.values(row.hours ?? {}).flatMap((sums) => Object.keys(sums))]))];
+  const lines = rows.map((row) => {
+    const values = `${row.day}\t${row.account}\t${names.map((name) => String(row.metrics[name] ?? 0)).join('\t')}`;
+    return row.hours === undefined ? values : `${values}\t${encodeHours(row.hours, names)}`;
+  });
   return { metrics: names.join(','), rows: lines.length === 0 ? '' : `\n${lines.join('\n')}\n` };
+}
+
+/** `05:100,3000000;06:55,1331584`: each hour with something counted, its values in the order of `names`. */
+function encodeHours(hours: HourSums, names: readonly string[]): string {
+  return Object.keys(hours)
+    .map(Number)
+    .sort((a, b) => a - b)
+    .filter((hour) => names.some((name) => (hours[hour]?.[name] ?? 0) !== 0))
+    .map((hour) => `${String(hour).padStart(2, '0')}:${names.map((name) => String(hours[hour]?.[name] ?? 0)).join(',')}`)
+    .join(';');
+}
+
+/** Reads what {@link encodeHours} wrote; a part that is not an hour of values is skipped. */
+function decodeHours(field: string, names: readonly string[]): HourSums {
+  const hours: Record<number, Record<string, number>> = {};
+  for (const part of field === '' ? [] : field.split(';')) {
+    const [hour = '', values = ''] = part.split(':');
+    const at = Number(hour);
+    if (!/^\d\d$/.test(hour) || at >= HOURS_PER_DAY) continue;
+    const amounts = values.split(',');
+    hours[at] = Object.fromEntries(names.map((name, i) => [name, Number(amounts[i] ?? 0)]).filter(([, amount]) => amount !== 0));
+  }
+  return hours;
 }
 
 /** Decodes what {@link encodeContributions} wrote; rows of other days or accounts are kept unless `only` says otherwise. */
@@ -45,7 +86,13 @@ export function decodeContributions(encoded: EncodedContributions, only?: { day:
     if (line === '') continue;
     const [day = '', account = '', ...values] = line.split('\t');
     if (only !== undefined && (day !== only.day || account !== only.account)) continue;
-    found.push({ day, account, metrics: Object.fromEntries(names.map((name, i) => [name, Number(values[i] ?? 0)])) });
+    const hours = values[names.length];
+    found.push({
+      day,
+      account,
+      metrics: Object.fromEntries(names.map((name, i) => [name, Number(values[i] ?? 0)])),
+      ...(hours === undefined ? {} : { hours: decodeHours(hours, names) }),
+    });
   }
   return found;
 }

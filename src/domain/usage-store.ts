@@ -1,4 +1,5 @@
 import type { Contribution } from './contributions';
+import type { HourSums } from './hours';
 import type { LogObjectRef } from './log-object';
 import type { LineCounts } from './usage-tally';
 
@@ -10,6 +11,14 @@ export interface Increment {
   /** Idempotency key: the same key is applied at most once per shard history. */
   readonly key: Uint8Array;
   readonly metrics: Readonly<Record<string, number>>;
+  /**
+   * The same usage by UTC hour of `day` (hours.ts), added in the same conditional write:
+   * each metric's hours sum to its amount in `metrics`. Absent on an increment recorded
+   * before hours existed (an unresolved increment in an older ledger): it then adds to
+   * the day only, and that day's hours no longer cover it (`hoursCoverDay`), so readers
+   * say its hours are unknown until `tally backfill --hours` recomputes them.
+   */
+  readonly hours?: HourSums;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { addHourSums, type HourSums } from '../../src/domain/hours';
 import { ledgerKey, usageKey } from '../../src/domain/keys';
 import type { LogObjectRef } from '../../src/domain/log-object';
 import type { AttemptRecord, Increment, IncrementOutcome, LedgerEntry, ObjectState, UsageStore } from '../../src/app/ports';
@@ -5,6 +6,7 @@ import type { AttemptRecord, Increment, IncrementOutcome, LedgerEntry, ObjectSta
 interface ShardItem {
   history: Uint8Array[];
   metrics: Record<string, number>;
+  hours: Record<number, Record<string, number>>;
 }
 
 /**
@@ -29,13 +31,14 @@ export class MemoryUsageStore implements UsageStore {
     for (const [metric, amount] of Object.entries(increment.metrics)) {
       item.metrics[metric] = (item.metrics[metric] ?? 0) + amount;
     }
+    addHourSums(item.hours, increment.hours ?? {});
     return 'applied';
   }
 
   private shardOf(increment: Increment): ShardItem {
     const key = usageKey({ accountId: increment.account, day: increment.day, shard: increment.shard });
     const id = `${key.PK}|${key.SK}`;
-    const item = this.shards.get(id) ?? { history: [], metrics: {} };
+    const item = this.shards.get(id) ?? { history: [], metrics: {}, hours: {} };
     this.shards.set(id, item);
     return item;
   }
@@ -74,6 +77,14 @@ export class MemoryUsageStore implements UsageStore {
       if (!id.startsWith(prefix)) continue;
       for (const [metric, amount] of Object.entries(item.metrics)) total[metric] = (total[metric] ?? 0) + amount;
     }
+    return total;
+  }
+
+  /** Sums by UTC hour of every shard of `account` on `day`. */
+  hoursOf(account: string, day: string): HourSums {
+    const prefix = `${usageKey({ accountId: account, day, shard: 0 }).PK}|DAY#${day}#`;
+    const total: Record<number, Record<string, number>> = {};
+    for (const [id, item] of this.shards) if (id.startsWith(prefix)) addHourSums(total, item.hours);
     return total;
   }
 }
