@@ -1,6 +1,7 @@
 import { QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ReadOptions, UsagePresence, UsageReader } from '../app/ports';
 import { closedDayRange, isShardMetric, parseAccountSortKey, parseClosedDaySortKey } from '../domain/keys';
+import { parseHourAttribute, type HourSums } from '../domain/hours';
 import type { UsageRecord } from '../domain/usage-records';
 import { FIRST_DAY, LAST_DAY, queryDayRange } from './day-range-query';
 
@@ -111,6 +112,7 @@ function toRecord(item: Record<string, AttributeValue>): UsageRecord | undefined
       ...(item.createdAt?.S === undefined ? {} : { createdAt: item.createdAt.S }),
     };
   }
+  if (parsed.kind === 'hours') return { kind: 'hours', day: parsed.day, hours: hoursOf(item) };
   const metrics: Record<string, number> = {};
   for (const [name, value] of Object.entries(item)) {
     if (isShardMetric(name) && value.N !== undefined) metrics[name] = Number(value.N);
@@ -120,8 +122,22 @@ function toRecord(item: Record<string, AttributeValue>): UsageRecord | undefined
     day: parsed.day,
     shard: parsed.shard,
     metrics,
+    hours: hoursOf(item),
     ...(item.updatedAt?.S === undefined ? {} : { updatedAt: item.updatedAt.S }),
   };
+}
+
+/**
+ * The sums by UTC hour of a usage shard or a backfilled-hours item: its hour
+ * attributes (`05R`, `05B`, `06authorization_requests`; hours.ts), the same names on both.
+ */
+export function hoursOf(item: Record<string, AttributeValue>): HourSums {
+  const hours: Record<number, Record<string, number>> = {};
+  for (const [name, value] of Object.entries(item)) {
+    const hour = value.N === undefined ? undefined : parseHourAttribute(name);
+    if (hour !== undefined) (hours[hour.hour] ??= {})[hour.metric] = Number(value.N);
+  }
+  return hours;
 }
 
 /** The metric map (`m`) of a revision item. */

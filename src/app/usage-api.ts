@@ -13,6 +13,7 @@ import { explanationCsv, explanationCsvFileName } from '../domain/explanation';
 import { explainDay } from './explain';
 import { parseHealthDays, type HealthReport } from '../domain/health';
 import { buildUsageReport } from '../domain/usage-report';
+import { buildZonedUsageReport, utcReadRange } from '../domain/usage-hours';
 import { mapWithConcurrency } from './concurrency';
 import type { Log } from './log';
 import type { ActiveAccounts, SourceReader, TokenVerifier, UsageReader } from './ports';
@@ -65,7 +66,7 @@ const BEARER = /^Bearer[ ]+([A-Za-z0-9\-_.~+/]+=*)[ ]*$/i;
  * Every answer is logged once as a structured line (never the token); a 5xx body
  * carries only a generic message and the request id, the log carries the details.
  */
-/** Longer query strings are refused (414) before any work: the route takes four short parameters. */
+/** Longer query strings are refused (414) before any work: the routes take a few short parameters. */
 export const MAX_QUERY_STRING_LENGTH = 1024;
 
 export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps: UsageApiDeps): Promise<Response> {
@@ -133,7 +134,7 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
       return quotaResponse(accountId);
     }
     const query = parseUsageQuery(accountId, event.queryStringParameters ?? {}, headers.accept);
-    Object.assign(fields, { from: query.from, to: query.to, granularity: query.granularity, format: query.format });
+    Object.assign(fields, { from: query.from, to: query.to, granularity: query.granularity, timeZone: query.timeZone, format: query.format });
     authorizeAccount(grant, query.accountId);
     return usageResponse(query, headers['if-none-match']);
   }
@@ -148,15 +149,16 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
   }
 
   async function usageResponse(query: UsageQuery, ifNoneMatch: string | undefined): Promise<Response> {
-    const { records, requests } = await deps.reader.read(query.accountId, query.from, query.to);
+    const range = utcReadRange(query);
+    const { records, requests } = await deps.reader.read(query.accountId, range.from, range.to);
     Object.assign(fields, { queryRequests: requests, records: records.length });
-    const report = buildUsageReport({ ...query, records, metricNames: deps.metricNames, ...closing() });
+    const report = buildZonedUsageReport({ ...query, records, metricNames: deps.metricNames, ...closing() });
     const withQuota =
       query.quota && query.format === 'json' && deps.quotas !== undefined
         ? { ...report, quota: await quotaBlock({ ...deps.quotas, reader: deps.reader, metricNames: report.metricNames }, query.accountId, now()) }
         : report;
     const body = query.format === 'csv' ? usageReportCsv(report) : JSON.stringify(withQuota);
-    return cachedResponse(body, query, ifNoneMatch, query.format === 'csv' ? usageCsvFileName(report) : undefined);
+    return cachedResponse(body, range, ifNoneMatch, query.format === 'csv' ? usageCsvFileName(report) : undefined);
   }
 
   function cachedResponse(body: string, range: Pick<UsageQuery, 'to'>, ifNoneMatch: string | undefined, csvFile?: string): Response {

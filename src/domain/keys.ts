@@ -94,14 +94,19 @@ export function dayRangeKeys(accountId: string, from: string, to: string): { PK:
 export type AccountItem =
   | { readonly kind: 'usage'; readonly day: string; readonly shard: number }
   | { readonly kind: 'adjustment'; readonly day: string; readonly adjustmentId: string }
-  | { readonly kind: 'revision'; readonly day: string; readonly revision: number };
+  | { readonly kind: 'revision'; readonly day: string; readonly revision: number }
+  | { readonly kind: 'hours'; readonly day: string };
 
-/** Reads a sort key written by {@link usageKey}, {@link adjustmentItemKey} or {@link revisionKey}. */
+/**
+ * Reads a sort key written by {@link usageKey}, {@link adjustmentItemKey},
+ * {@link revisionKey} or `hoursBackfillSortKey` (hours.ts: `DAY#<day>#H#00`).
+ */
 export function parseAccountSortKey(sk: string): AccountItem | undefined {
-  const match = /^DAY#(\d{4}-\d{2}-\d{2})#([SAR])#(.+)$/.exec(sk);
+  const match = /^DAY#(\d{4}-\d{2}-\d{2})#([SARH])#(.+)$/.exec(sk);
   if (!match) return undefined;
   const [, day, kind, rest] = match as unknown as [string, string, string, string];
   if (kind === 'S') return { kind: 'usage', day, shard: Number(rest) };
+  if (kind === 'H') return rest === '00' ? { kind: 'hours', day } : undefined;
   if (kind === 'R') return /^\d+$/.test(rest) ? { kind: 'revision', day, revision: Number(rest) } : undefined;
   return { kind: 'adjustment', day, adjustmentId: rest };
 }

@@ -1,4 +1,5 @@
-import type { PeriodUsage, UsageReport } from './usage-report';
+import { UTC_ZONE } from './time-zones';
+import type { ZonedUsageReport } from './usage-hours';
 
 /**
  * Characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection"):
@@ -28,57 +29,81 @@ export function csvNumberCell(value: number): string {
   return String(value);
 }
 
+/** The report the CSV is written from: the read API's, or the UTC report of usage-report.ts. */
+export type CsvReport = Omit<ZonedUsageReport, 'timeZone'> & { readonly timeZone?: string };
+
 /**
- * The report as CSV, one row per day (or per month with granularity `month`), with a
- * header line. Columns are stable for a given set of metrics:
+ * The report as CSV, one row per day (or per month with granularity `month`, per hour
+ * with granularity `hour`), with a header line. Columns are stable for a given set of
+ * metrics and parameters:
  *
  * ```
  * account,day,requests,bytes,requests_adjustment,bytes_adjustment,requests_total,bytes_total,status,closed_at,requests_late,bytes_late
  * account,month,from,to,days,requests,...            (granularity=month)
+ * account,start,requests,...,hours_unknown            (granularity=hour: one row per hour)
+ * account,day,requests,...,status,closed_at,hours_unknown     (a zone other than UTC: no late columns)
+ * account,month,from,to,days,requests,...,hours_unknown       (granularity=month in such a zone)
  * ```
  *
  * `<metric>` is measured usage, `<metric>_adjustment` the adjustments of the row and
  * `<metric>_total` their sum, the billable figure. Day rows then say whether the day
  * is `open` or `closed`, when it closed (empty while open) and `<metric>_late`, the
- * usage that reached it after the close (0 when none). Lines end with CRLF (RFC 4180).
+ * usage that reached it after the close (0 when none; UTC days only: late usage is
+ * counted per UTC day). A row whose hours are unknown (usage-hours.ts) has empty
+ * figures and the reason in `hours_unknown`, never zeros. Lines end with CRLF (RFC 4180).
  */
-export function usageReportCsv(report: UsageReport): string {
+export function usageReportCsv(report: CsvReport): string {
   const names = report.metricNames;
   const usageHeader = [...names, ...names.map((n) => `${n}_adjustment`), ...names.map((n) => `${n}_total`)];
-  const usageCells = (row: PeriodUsage) => [
-    ...names.map((n) => csvNumberCell(row.metrics[n] ?? 0)),
-    ...names.map((n) => csvNumberCell(row.adjustments[n] ?? 0)),
-    ...names.map((n) => csvNumberCell(row.totals[n] ?? 0)),
+  const figures = (values: Readonly<Record<string, number>> | null) => names.map((n) => (values === null ? '' : csvNumberCell(values[n] ?? 0)));
+  const usageCells = (row: { metrics: Figures; adjustments: Figures; totals: Figures }) => [
+    ...figures(row.metrics),
+    ...figures(row.adjustments),
+    ...figures(row.totals),
   ];
+  const zoned = report.timeZone !== undefined && report.timeZone !== UTC_ZONE;
+  const unknown = (row: { hoursUnknown?: string }) => csvTextCell(row.hoursUnknown ?? '');
   const account = csvTextCell(report.accountId);
   const lines =
-    report.months === undefined
+    report.granularity === 'hour'
       ? [
-          ['account', 'day', ...usageHeader, 'status', 'closed_at', ...names.map((n) => `${n}_late`)].map(csvTextCell),
-          ...report.days.map((row) => [
-            account,
-            csvTextCell(row.day),
-            ...usageCells(row),
-            csvTextCell(row.status),
-            csvTextCell(row.closedAt ?? ''),
-            ...names.map((n) => csvNumberCell(row.late?.[n] ?? 0)),
-          ]),
+          ['account', 'start', ...usageHeader, 'hours_unknown'].map(csvTextCell),
+          ...(report.hours ?? []).map((row) => [account, csvTextCell(row.start), ...usageCells(row), unknown(row)]),
         ]
-      : [
-          ['account', 'month', 'from', 'to', 'days', ...usageHeader].map(csvTextCell),
-          ...report.months.map((row) => [
-            account,
-            csvTextCell(row.month),
-            csvTextCell(row.from),
-            csvTextCell(row.to),
-            csvNumberCell(row.days),
-            ...usageCells(row),
-          ]),
-        ];
+      : report.months !== undefined
+        ? [
+            ['account', 'month', 'from', 'to', 'days', ...usageHeader, ...(zoned ? ['hours_unknown'] : [])].map(csvTextCell),
+            ...report.months.map((row) => [
+              account,
+              csvTextCell(row.month),
+              csvTextCell(row.from),
+              csvTextCell(row.to),
+              csvNumberCell(row.days),
+              ...usageCells(row),
+              ...(zoned ? [unknown(row)] : []),
+            ]),
+          ]
+        : [
+            ['account', 'day', ...usageHeader, 'status', 'closed_at', ...(zoned ? ['hours_unknown'] : names.map((n) => `${n}_late`))].map(csvTextCell),
+            ...report.days.map((row) => [
+              account,
+              csvTextCell(row.day),
+              ...usageCells(row),
+              csvTextCell(row.status),
+              csvTextCell(row.closedAt ?? ''),
+              ...(zoned ? [unknown(row)] : names.map((n) => csvNumberCell(row.late?.[n] ?? 0))),
+            ]),
+          ];
   return lines.map((cells) => `${cells.join(',')}\r\n`).join('');
 }
 
-/** A download name such as `tally-acme-2026-11-01-2026-11-30-day.csv`. */
-export function usageCsvFileName(report: Pick<UsageReport, 'accountId' | 'from' | 'to' | 'granularity'>): string {
-  return `tally-${report.accountId}-${report.from}-${report.to}-${report.granularity}.csv`;
+type Figures = Readonly<Record<string, number>> | null;
+
+/**
+ * A download name such as `tally-acme-2026-11-01-2026-11-30-day.csv`, with the zone
+ * (`/` as `-`) when it is not UTC: `tally-acme-2026-11-01-2026-11-07-hour-America-New_York.csv`.
+ */
+export function usageCsvFileName(report: Pick<CsvReport, 'accountId' | 'from' | 'to' | 'granularity' | 'timeZone'>): string {
+  const zone = report.timeZone === undefined || report.timeZone === UTC_ZONE ? '' : `-${report.timeZone.replace(/\//g, '-')}`;
+  return `tally-${report.accountId}-${report.from}-${report.to}-${report.granularity}${zone}.csv`;
 }

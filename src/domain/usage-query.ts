@@ -1,12 +1,19 @@
 import { ACCOUNT_ID_RULE, isValidAccountId } from './account-id';
 import { addDays, daysBetweenInclusive, isSupportedDay, isValidDay, SUPPORTED_DAYS_TEXT } from './days';
 import { ValidationError } from './errors';
+import { parseTimeZone, UTC_ZONE, zonedHours } from './time-zones';
 
 /** The longest range one request may ask for: a leap year. */
 export const MAX_RANGE_DAYS = 366;
 
-/** Rows per calendar day or per calendar month. */
-export type Granularity = 'day' | 'month';
+/**
+ * The longest range `granularity=hour` answers: a month of days, up to 745 hour rows
+ * (31 x 24, plus a fall-back hour). Longer ranges are a 400 naming the bound.
+ */
+export const MAX_HOUR_RANGE_DAYS = 31;
+
+/** Rows per hour (with the day rows), per calendar day, or per calendar month (with the day rows). */
+export type Granularity = 'hour' | 'day' | 'month';
 
 /** How the report is written. */
 export type ReportFormat = 'json' | 'csv';
@@ -19,6 +26,8 @@ export interface UsageQuery {
   /** Last day, included. */
   readonly to: string;
   readonly granularity: Granularity;
+  /** The IANA zone whose days (and hours' labels) the report is in, canonical; `UTC` by default. */
+  readonly timeZone: string;
   readonly format: ReportFormat;
   /** Add the `quota` block (this month's usage against its allowances): with granularity month, or `quota=true`. */
   readonly quota: boolean;
@@ -29,20 +38,39 @@ export type QueryParameters = Readonly<Record<string, string | undefined>>;
 
 /**
  * Validates the account id and query string of
- * `GET /v1/accounts/{accountId}/usage?from=&to=[&granularity=][&format=]`, throwing a
+ * `GET /v1/accounts/{accountId}/usage?from=&to=[&granularity=][&tz=][&format=]`, throwing a
  * {@link ValidationError} whose message tells the caller what to change.
  *
  * `accept` is the request's `Accept` header: `text/csv` asks for CSV like `format=csv`;
  * an explicit `format` wins.
  *
  * @example parseUsageQuery('acme', { from: '2026-11-01', to: '2026-11-30' })
- *          // { accountId: 'acme', from: '2026-11-01', to: '2026-11-30', granularity: 'day', format: 'json' }
+ *          // { accountId: 'acme', from: '2026-11-01', to: '2026-11-30', granularity: 'day', timeZone: 'UTC', format: 'json', quota: false }
  */
 export function parseUsageQuery(accountId: string, params: QueryParameters, accept?: string): UsageQuery {
   if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
   const { from, to } = parseDayRange(params);
   const granularity = granularityOf(params.granularity);
-  return { accountId, from, to, granularity, format: formatOf(params.format, accept), quota: quotaOf(params.quota, granularity) };
+  if (granularity === 'hour') boundHourRange(from, to);
+  const timeZone = parseTimeZone(params.tz);
+  // A zone whose offset is not a whole hour somewhere in the range is refused here, before any read.
+  if (timeZone !== UTC_ZONE) zonedHours(timeZone, from, to);
+  return { accountId, from, to, granularity, timeZone, format: formatOf(params.format, accept), quota: quotaOf(params.quota, granularity) };
+}
+
+/** `granularity=hour` answers at most {@link MAX_HOUR_RANGE_DAYS} days. */
+function boundHourRange(from: string, to: string): void {
+  const days = daysBetweenInclusive(from, to);
+  if (days > MAX_HOUR_RANGE_DAYS) {
+    throw new ValidationError(
+      `granularity=hour answers at most ${MAX_HOUR_RANGE_DAYS} days per request; the range ${from}..${to} spans ${days} days (e.g. to=${addDays(from, MAX_HOUR_RANGE_DAYS - 1)})`,
+    );
+  }
+}
+
+/** True when the report's days are not UTC days. */
+export function isZoned(query: Pick<UsageQuery, 'timeZone'>): boolean {
+  return query.timeZone !== UTC_ZONE;
 }
 
 /** A validated explanation request: one account-day. */
@@ -119,7 +147,8 @@ function requiredDay(params: QueryParameters, name: 'from' | 'to'): string {
 function granularityOf(value: string | undefined): Granularity {
   if (value === undefined || value === '' || value === 'day') return 'day';
   if (value === 'month') return 'month';
-  throw new ValidationError(`query parameter "granularity" must be "day" or "month", got "${printable(value)}"`);
+  if (value === 'hour') return 'hour';
+  throw new ValidationError(`query parameter "granularity" must be "hour", "day" or "month", got "${printable(value)}"`);
 }
 
 function formatOf(value: string | undefined, accept: string | undefined): ReportFormat {

@@ -1,3 +1,5 @@
+import type { HourSums } from './hours';
+
 /**
  * What the table holds for an account on a day, as the read side sees it: measured
  * usage (one record per shard), operator adjustments (one record each), the recorded
@@ -10,7 +12,15 @@ export type UsageRecord =
       readonly day: string;
       readonly shard: number;
       readonly metrics: Readonly<Record<string, number>>;
+      /** The shard's sums by UTC hour (its `05R`-style attributes, hours.ts); empty on a shard written before hours. */
+      readonly hours?: HourSums;
       readonly updatedAt?: string;
+    }
+  | {
+      /** The day's hours as `tally backfill --hours` recomputed them from its log objects (`DAY#<day>#H#00`), whole. */
+      readonly kind: 'hours';
+      readonly day: string;
+      readonly hours: HourSums;
     }
   | {
       readonly kind: 'adjustment';

@@ -148,6 +148,8 @@ export function buildUsageReport(input: UsageReportInput): UsageReport {
       if (record.revision === 1) addInto(snapshots, record.day, Object.entries(record.metrics));
     } else if (record.kind === 'closed-day') {
       closedAt.set(record.day, record.closedAt);
+    } else if (record.kind === 'hours') {
+      continue; // a day's hours: read by usage-hours.ts, never figures of the day
     } else {
       addInto(adjusted, record.day, [[record.metric, record.delta]]);
       adjustments.push({

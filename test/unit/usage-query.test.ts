@@ -8,9 +8,17 @@ describe('parseUsageQuery', () => {
       from: '2026-11-01',
       to: '2026-11-30',
       granularity: 'day',
+      timeZone: 'UTC',
       format: 'json',
       quota: false,
     });
+  });
+
+  it('reads granularity=hour and an IANA zone in its canonical spelling', () => {
+    const query = parseUsageQuery('acme', { from: '2026-11-01', to: '2026-11-07', granularity: 'hour', tz: 'america/new_york' });
+    expect([query.granularity, query.timeZone]).toEqual(['hour', 'America/New_York']);
+    expect(parseUsageQuery('acme', { from: '2026-11-01', to: '2026-11-01', tz: 'Etc/UTC' }).timeZone).toBe('UTC');
+    expect(parseUsageQuery('acme', { from: '2026-10-01', to: '2026-10-31', granularity: 'hour' }).to).toBe('2026-10-31');
   });
 
   it('adds the quota block for month grouping, or when asked with quota=true', () => {
@@ -38,7 +46,16 @@ describe('parseUsageQuery', () => {
       { from: '2026-01-01', to: '2027-01-02' },
       'the range 2026-01-01..2027-01-02 spans 367 days; ask for at most 366 days per request (e.g. to=2027-01-01)',
     ],
-    [{ from: '2026-11-01', to: '2026-11-02', granularity: 'week' }, 'query parameter "granularity" must be "day" or "month", got "week"'],
+    [{ from: '2026-11-01', to: '2026-11-02', granularity: 'week' }, 'query parameter "granularity" must be "hour", "day" or "month", got "week"'],
+    [
+      { from: '2026-10-01', to: '2026-11-01', granularity: 'hour' },
+      'granularity=hour answers at most 31 days per request; the range 2026-10-01..2026-11-01 spans 32 days (e.g. to=2026-10-31)',
+    ],
+    [{ from: '2026-11-01', to: '2026-11-02', tz: 'Mars/Olympus_Mons' }, 'query parameter "tz": unknown time zone "Mars/Olympus_Mons"; give an IANA zone such as Europe/Berlin or UTC'],
+    [{ from: '2026-11-01', to: '2026-11-02', tz: '+05:00' }, 'query parameter "tz" must be an IANA time zone such as America/New_York or UTC, got "+05:00"'],
+    [{ from: '2026-11-01', to: '2026-11-02', tz: '../../etc/passwd' }, 'query parameter "tz" must be an IANA time zone'],
+    [{ from: '2026-11-01', to: '2026-11-02', tz: 'Asia/Kolkata' }, 'time zone Asia/Kolkata is +05:30 from UTC on 2026-11-01: Tally keeps usage by whole UTC hours'],
+    [{ from: '2026-11-01', to: '2026-11-02', tz: 'Asia/Kathmandu' }, 'time zone Asia/Kathmandu is +05:45 from UTC on 2026-11-01'],
     [{ from: '2026-11-01', to: '2026-11-02', format: 'xml' }, 'query parameter "format" must be "json" or "csv", got "xml"'],
   ])('refuses %j with a message that says what is wrong', (params, message) => {
     expect(() => parseUsageQuery('acme', params)).toThrow(ValidationError);

@@ -1,0 +1,257 @@
+import { addDays } from './days';
+import { addHourSums, hoursCoverDay, type HourSums } from './hours';
+import { UTC_ZONE, zonedHours, type ZonedHour } from './time-zones';
+import type { Granularity } from './usage-query';
+import { buildUsageReport, type AdjustmentEntry, type DayStatus, type DayUsage, type MetricValues, type UsageReport, type UsageReportInput } from './usage-report';
+import type { UsageRecord } from './usage-records';
+
+/**
+ * The read API's report by hour and in a time zone (`granularity=hour`, `tz=`), built
+ * on the UTC report of usage-report.ts.
+ *
+ * - **Hours.** One row per UTC hour of the range, labelled in the zone
+ *   (`2026-11-01T01:00:00-05:00`); 23 or 25 of them on daylight-saving days.
+ * - **A day's hours are known** when its shards' hour sums cover the day (`hoursCoverDay`),
+ *   or else when the hours `tally backfill --hours` recomputed (`DAY#<day>#H#00`) do. A day
+ *   counted (in part) before Tally kept hours has neither: its hour rows and the zone's
+ *   days and months that need them carry `null` figures and `hoursUnknown`, never zeros.
+ * - **Adjustments** are dated by UTC day, not hour: a day's adjustments count in its
+ *   first UTC hour (00:00 UTC), so a day's hours still sum to its totals, and a zone's
+ *   day holds the adjustments of the UTC days whose midnight falls in it.
+ * - **Days in a zone** are sums of whole UTC hours, so they touch two UTC days (one for
+ *   UTC): a zone's day is `closed` only when every UTC day it touches is. Closing,
+ *   revisions, late usage and Stripe stay on UTC days: `late` is given on UTC days only.
+ */
+
+/** One hour row: the UTC hour's sums, labelled by its start in the zone. */
+export interface HourUsage {
+  /** ISO 8601 with the zone's offset in force: `2026-11-01T01:00:00-05:00`. */
+  readonly start: string;
+  /** `null` when the hour's UTC day has no known hours (see `hoursUnknown`). */
+  readonly metrics: MetricValues | null;
+  /** The UTC day's adjustments in its 00:00 UTC hour, zeros in the others. */
+  readonly adjustments: MetricValues | null;
+  readonly totals: MetricValues | null;
+  /** Why the hour's figures are unknown; absent when known. */
+  readonly hoursUnknown?: string;
+}
+
+/** A row of `days` in a zone (UTC: the UTC day row of usage-report.ts, plus the hours marks). */
+export interface ZonedDayUsage {
+  readonly day: string;
+  readonly status: DayStatus;
+  readonly closedAt?: string;
+  /** UTC days only (late usage is counted per UTC day). */
+  readonly late?: MetricValues;
+  /** `null` when the zone's day needs hours that are unknown (zones other than UTC). */
+  readonly metrics: MetricValues | null;
+  readonly adjustments: MetricValues | null;
+  readonly totals: MetricValues | null;
+  /** `null` when some hour of the day is unknown, with the reason in `hoursUnknown`; absent otherwise. */
+  readonly hours?: null;
+  readonly hoursUnknown?: string;
+}
+
+/** A row of `months` in a zone. */
+export interface ZonedMonthUsage {
+  readonly month: string;
+  readonly from: string;
+  readonly to: string;
+  readonly days: number;
+  readonly metrics: MetricValues | null;
+  readonly adjustments: MetricValues | null;
+  readonly totals: MetricValues | null;
+  readonly hoursUnknown?: string;
+}
+
+/** The JSON body of the read API: the UTC report's fields, in the zone, plus `timeZone` and `hours`. */
+export interface ZonedUsageReport {
+  readonly accountId: string;
+  readonly from: string;
+  readonly to: string;
+  readonly granularity: Granularity;
+  readonly timeZone: string;
+  readonly metricNames: string[];
+  readonly estimatedMetrics: string[];
+  readonly days: ZonedDayUsage[];
+  readonly hours?: HourUsage[];
+  readonly months?: ZonedMonthUsage[];
+  readonly totals: MetricValues | null;
+  readonly measuredTotals: MetricValues | null;
+  readonly adjustmentTotals: MetricValues | null;
+  readonly adjustments: AdjustmentEntry[];
+  readonly updatedAt: string | null;
+}
+
+/** What a day's hours are: sums by UTC hour, or unknown and why. */
+export type DayHours = { readonly hours: HourSums } | { readonly unknown: string };
+
+/**
+ * The UTC days to read for the zone's days `from`..`to`: the same days for UTC, one
+ * more on each side otherwise (a zone's day lies within UTC days D-1..D+1).
+ */
+export function utcReadRange(query: { from: string; to: string; timeZone: string }): { from: string; to: string } {
+  return query.timeZone === UTC_ZONE ? { from: query.from, to: query.to } : { from: addDays(query.from, -1), to: addDays(query.to, 1) };
+}
+
+/**
+ * The report of the zone's days `from`..`to` at `granularity`, from the records of
+ * {@link utcReadRange}. With `tz=UTC` and granularity `day` or `month` it is the UTC
+ * report (plus `timeZone`), so existing answers keep their figures.
+ */
+export function buildZonedUsageReport(input: UsageReportInput & { readonly timeZone: string }): ZonedUsageReport {
+  const zoned = input.timeZone !== UTC_ZONE;
+  if (!zoned && input.granularity !== 'hour') return withZone(buildUsageReport(input), input.timeZone);
+  const utc = buildUsageReport({ ...input, ...utcReadRange(input), granularity: 'day' });
+  const names = utc.metricNames;
+  const known = hoursOfDays(input.records, utc.days);
+  const utcDays = new Map(utc.days.map((day) => [day.day, day]));
+  const slots = zonedHours(input.timeZone, input.from, input.to);
+  const hours = slots.map((slot) => hourRow(names, utcDays.get(slot.utcDay)!, known.get(slot.utcDay)!, slot));
+  const days = zoned ? zonedDays(names, slots, hours, utcDays) : utc.days.map((day) => markHours(day, known.get(day.day)!));
+  const measuredTotals = sumOrNull(names, days.map((row) => row.metrics));
+  const adjustmentTotals = sumOrNull(names, days.map((row) => row.adjustments));
+  const midnights = new Set(slots.flatMap((slot) => (slot.utcHour === 0 ? [slot.utcDay] : [])));
+  return {
+    accountId: input.accountId,
+    from: input.from,
+    to: input.to,
+    granularity: input.granularity,
+    timeZone: input.timeZone,
+    metricNames: names,
+    estimatedMetrics: utc.estimatedMetrics,
+    days,
+    ...(input.granularity === 'hour' ? { hours } : {}),
+    ...(input.granularity === 'month' ? { months: zonedMonths(names, days) } : {}),
+    totals: measuredTotals === null || adjustmentTotals === null ? null : add(names, measuredTotals, adjustmentTotals),
+    measuredTotals,
+    adjustmentTotals,
+    adjustments: utc.adjustments.filter((entry) => midnights.has(entry.day)),
+    updatedAt: utc.updatedAt,
+  };
+}
+
+/** The UTC report with its zone named after the granularity (fields are added, never renamed). */
+function withZone(report: UsageReport, timeZone: string): ZonedUsageReport {
+  const { accountId, from, to, granularity, ...rest } = report;
+  return { accountId, from, to, granularity, timeZone, ...rest };
+}
+
+/**
+ * Each UTC day's hours: its shards' sums when they cover the day, else the backfilled
+ * hours when those do, else unknown with the reason and the command that fills them.
+ */
+export function hoursOfDays(records: readonly UsageRecord[], days: readonly DayUsage[]): Map<string, DayHours> {
+  const shards = new Map<string, Record<number, Record<string, number>>>();
+  const backfilled = new Map<string, HourSums>();
+  for (const record of records) {
+    if (record.kind === 'usage' && record.hours !== undefined) {
+      let sums = shards.get(record.day);
+      if (sums === undefined) shards.set(record.day, (sums = {}));
+      addHourSums(sums, record.hours);
+    } else if (record.kind === 'hours') {
+      backfilled.set(record.day, record.hours);
+    }
+  }
+  const known = new Map<string, DayHours>();
+  for (const { day, metrics } of days) {
+    const fromShards = shards.get(day) ?? {};
+    const fromBackfill = backfilled.get(day);
+    if (hoursCoverDay(metrics, fromShards)) known.set(day, { hours: fromShards });
+    else if (fromBackfill !== undefined && hoursCoverDay(metrics, fromBackfill)) known.set(day, { hours: fromBackfill });
+    else known.set(day, { unknown: unknownReason(day, fromBackfill !== undefined) });
+  }
+  return known;
+}
+
+function unknownReason(day: string, backfilled: boolean): string {
+  const command = `tally backfill --hours --from ${day} --to ${day}`;
+  return backfilled
+    ? `the hours of ${day} (UTC) no longer sum to the day: usage reached it after its hours were recomputed; run \`${command}\` again`
+    : `${day} (UTC) was counted, at least in part, before Tally kept hours: its hours do not sum to the day; \`${command}\` recomputes them`;
+}
+
+function hourRow(names: readonly string[], day: DayUsage, hours: DayHours, slot: ZonedHour): HourUsage {
+  if ('unknown' in hours) return { start: slot.start, metrics: null, adjustments: null, totals: null, hoursUnknown: hours.unknown };
+  const metrics = values(names, hours.hours[slot.utcHour]);
+  const adjustments = slot.utcHour === 0 ? { ...day.adjustments } : values(names, undefined);
+  return { start: slot.start, metrics, adjustments, totals: add(names, metrics, adjustments) };
+}
+
+/** A UTC day row, marked `hours: null` when its hours are unknown. */
+function markHours(day: DayUsage, hours: DayHours): ZonedDayUsage {
+  return 'unknown' in hours ? { ...day, hours: null, hoursUnknown: hours.unknown } : day;
+}
+
+/** The zone's days: each the sum of its hour rows; closed when every UTC day it touches is. */
+function zonedDays(names: readonly string[], slots: readonly ZonedHour[], hours: readonly HourUsage[], utcDays: ReadonlyMap<string, DayUsage>): ZonedDayUsage[] {
+  const days: ZonedDayUsage[] = [];
+  let start = 0;
+  while (start < slots.length) {
+    const day = slots[start]!.day;
+    let end = start;
+    while (end + 1 < slots.length && slots[end + 1]!.day === day) end++;
+    const rows = hours.slice(start, end + 1);
+    const touched = [...new Set(slots.slice(start, end + 1).map((slot) => slot.utcDay))].map((utcDay) => utcDays.get(utcDay)!);
+    const closed = touched.every((utcDay) => utcDay.status === 'closed');
+    const closedAts = touched.flatMap((utcDay) => (utcDay.closedAt === undefined ? [] : [utcDay.closedAt]));
+    const head = {
+      day,
+      status: closed ? ('closed' as const) : ('open' as const),
+      ...(closed && closedAts.length === touched.length ? { closedAt: closedAts.sort()[closedAts.length - 1]! } : {}),
+    };
+    const unknown = rows.find((row) => row.hoursUnknown !== undefined)?.hoursUnknown;
+    days.push(
+      unknown !== undefined
+        ? { ...head, metrics: null, adjustments: null, totals: null, hours: null, hoursUnknown: unknown }
+        : {
+            ...head,
+            metrics: sumOrNull(names, rows.map((row) => row.metrics))!,
+            adjustments: sumOrNull(names, rows.map((row) => row.adjustments))!,
+            totals: sumOrNull(names, rows.map((row) => row.totals))!,
+          },
+    );
+    start = end + 1;
+  }
+  return days;
+}
+
+/** The zone's calendar months, each cut to the range; `null` figures when a day of it is unknown. */
+function zonedMonths(names: readonly string[], days: readonly ZonedDayUsage[]): ZonedMonthUsage[] {
+  const months: ZonedMonthUsage[] = [];
+  let start = 0;
+  while (start < days.length) {
+    const month = days[start]!.day.slice(0, 7);
+    let end = start;
+    while (end + 1 < days.length && days[end + 1]!.day.slice(0, 7) === month) end++;
+    const slice = days.slice(start, end + 1);
+    const unknown = slice.find((row) => row.metrics === null)?.hoursUnknown;
+    const head = { month, from: slice[0]!.day, to: slice[slice.length - 1]!.day, days: slice.length };
+    months.push(
+      unknown !== undefined
+        ? { ...head, metrics: null, adjustments: null, totals: null, hoursUnknown: unknown }
+        : {
+            ...head,
+            metrics: sumOrNull(names, slice.map((row) => row.metrics)),
+            adjustments: sumOrNull(names, slice.map((row) => row.adjustments)),
+            totals: sumOrNull(names, slice.map((row) => row.totals)),
+          },
+    );
+    start = end + 1;
+  }
+  return months;
+}
+
+function values(names: readonly string[], source: Readonly<Record<string, number>> | undefined): MetricValues {
+  return Object.fromEntries(names.map((name) => [name, source?.[name] ?? 0]));
+}
+
+function add(names: readonly string[], a: MetricValues, b: MetricValues): MetricValues {
+  return Object.fromEntries(names.map((name) => [name, (a[name] ?? 0) + (b[name] ?? 0)]));
+}
+
+/** Each metric summed over the rows; `null` when any row is unknown. */
+function sumOrNull(names: readonly string[], rows: readonly (MetricValues | null)[]): MetricValues | null {
+  if (rows.some((row) => row === null)) return null;
+  return Object.fromEntries(names.map((name) => [name, rows.reduce((sum, row) => sum + (row![name] ?? 0), 0)]));
+}
