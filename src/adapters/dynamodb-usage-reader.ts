@@ -1,7 +1,7 @@
 import { QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ReadOptions, UsagePresence, UsageReader } from '../app/ports';
 import { closedDayRange, isShardMetric, parseAccountSortKey, parseClosedDaySortKey } from '../domain/keys';
-import { parseHourAttribute, type HourSums } from '../domain/hours';
+import { hourSumsOfAttributes, type HourSums } from '../domain/hours';
 import type { UsageRecord } from '../domain/usage-records';
 import { FIRST_DAY, LAST_DAY, queryDayRange } from './day-range-query';
 
@@ -132,12 +132,8 @@ function toRecord(item: Record<string, AttributeValue>): UsageRecord | undefined
  * attributes (`05R`, `05B`, `06authorization_requests`; hours.ts), the same names on both.
  */
 export function hoursOf(item: Record<string, AttributeValue>): HourSums {
-  const hours: Record<number, Record<string, number>> = {};
-  for (const [name, value] of Object.entries(item)) {
-    const hour = value.N === undefined ? undefined : parseHourAttribute(name);
-    if (hour !== undefined) (hours[hour.hour] ??= {})[hour.metric] = Number(value.N);
-  }
-  return hours;
+  const numbers = Object.entries(item).flatMap(([name, value]) => (value.N === undefined ? [] : [[name, Number(value.N)] as const]));
+  return hourSumsOfAttributes(Object.fromEntries(numbers));
 }
 
 /** The metric map (`m`) of a revision item. */

@@ -127,8 +127,8 @@ export function revisionKey({ accountId, day, revision }: { accountId: string; d
 /**
  * Key of the hours `tally backfill --hours` recomputed for `accountId`'s `day` (see
  * hours.ts). It sits in the account's day range, so the read API's one Query reads it
- * with the shards; {@link parseAccountSortKey} does not name it, so readers that do not
- * look for it pass it by.
+ * with the shards; {@link parseAccountSortKey} names it `hours`, which readers of
+ * usage or adjustments pass by.
  */
 export function hoursBackfillKey({ accountId, day }: { accountId: string; day: string }): TableKey {
   return { PK: accountPartition(accountId), SK: hoursBackfillSortKey(day) };

@@ -1,5 +1,5 @@
 import { addDays } from './days';
-import { addHourSums, hoursCoverDay, type HourSums } from './hours';
+import { addHourSums, dayHours, type HourSums } from './hours';
 import { UTC_ZONE, zonedHours, type ZonedHour } from './time-zones';
 import type { Granularity } from './usage-query';
 import { buildUsageReport, type AdjustmentEntry, type DayStatus, type DayUsage, type MetricValues, type UsageReport, type UsageReportInput } from './usage-report';
@@ -83,9 +83,6 @@ export interface ZonedUsageReport {
   readonly updatedAt: string | null;
 }
 
-/** What a day's hours are: sums by UTC hour, or unknown and why. */
-export type DayHours = { readonly hours: HourSums } | { readonly unknown: string };
-
 /**
  * The UTC days to read for the zone's days `from`..`to`: the same days for UTC, one
  * more on each side otherwise (a zone's day lies within UTC days D-1..D+1).
@@ -137,11 +134,15 @@ function withZone(report: UsageReport, timeZone: string): ZonedUsageReport {
   return { accountId, from, to, granularity, timeZone, ...rest };
 }
 
+/** What a UTC day's hours are: sums by UTC hour, or unknown and why. */
+export type KnownHours = { readonly hours: HourSums } | { readonly unknown: string };
+
 /**
- * Each UTC day's hours: its shards' sums when they cover the day, else the backfilled
- * hours when those do, else unknown with the reason and the command that fills them.
+ * Each UTC day's hours, as `dayHours` (hours.ts) chooses them: its shards' sums when
+ * they cover the day, else the backfilled hours when those do, else unknown, with the
+ * reason, the day and the command that fills them.
  */
-export function hoursOfDays(records: readonly UsageRecord[], days: readonly DayUsage[]): Map<string, DayHours> {
+export function hoursOfDays(records: readonly UsageRecord[], days: readonly DayUsage[]): Map<string, KnownHours> {
   const shards = new Map<string, Record<number, Record<string, number>>>();
   const backfilled = new Map<string, HourSums>();
   for (const record of records) {
@@ -153,25 +154,18 @@ export function hoursOfDays(records: readonly UsageRecord[], days: readonly DayU
       backfilled.set(record.day, record.hours);
     }
   }
-  const known = new Map<string, DayHours>();
+  const known = new Map<string, KnownHours>();
   for (const { day, metrics } of days) {
-    const fromShards = shards.get(day) ?? {};
-    const fromBackfill = backfilled.get(day);
-    if (hoursCoverDay(metrics, fromShards)) known.set(day, { hours: fromShards });
-    else if (fromBackfill !== undefined && hoursCoverDay(metrics, fromBackfill)) known.set(day, { hours: fromBackfill });
-    else known.set(day, { unknown: unknownReason(day, fromBackfill !== undefined) });
+    const chosen = dayHours(metrics, shards.get(day) ?? {}, backfilled.get(day));
+    known.set(
+      day,
+      chosen.hours !== null ? { hours: chosen.hours } : { unknown: `${day} (UTC): ${chosen.reason} (\`tally backfill --hours --from ${day} --to ${day}\`)` },
+    );
   }
   return known;
 }
 
-function unknownReason(day: string, backfilled: boolean): string {
-  const command = `tally backfill --hours --from ${day} --to ${day}`;
-  return backfilled
-    ? `the hours of ${day} (UTC) no longer sum to the day: usage reached it after its hours were recomputed; run \`${command}\` again`
-    : `${day} (UTC) was counted, at least in part, before Tally kept hours: its hours do not sum to the day; \`${command}\` recomputes them`;
-}
-
-function hourRow(names: readonly string[], day: DayUsage, hours: DayHours, slot: ZonedHour): HourUsage {
+function hourRow(names: readonly string[], day: DayUsage, hours: KnownHours, slot: ZonedHour): HourUsage {
   if ('unknown' in hours) return { start: slot.start, metrics: null, adjustments: null, totals: null, hoursUnknown: hours.unknown };
   const metrics = values(names, hours.hours[slot.utcHour]);
   const adjustments = slot.utcHour === 0 ? { ...day.adjustments } : values(names, undefined);
@@ -179,7 +173,7 @@ function hourRow(names: readonly string[], day: DayUsage, hours: DayHours, slot:
 }
 
 /** A UTC day row, marked `hours: null` when its hours are unknown. */
-function markHours(day: DayUsage, hours: DayHours): ZonedDayUsage {
+function markHours(day: DayUsage, hours: KnownHours): ZonedDayUsage {
   return 'unknown' in hours ? { ...day, hours: null, hoursUnknown: hours.unknown } : day;
 }
 
