@@ -40,9 +40,9 @@ export type CsvReport = Omit<ZonedUsageReport, 'timeZone'> & { readonly timeZone
  * ```
  * account,day,requests,bytes,requests_adjustment,bytes_adjustment,requests_total,bytes_total,status,closed_at,requests_late,bytes_late
  * account,month,from,to,days,requests,...            (granularity=month)
- * account,start,requests,...,hours_unknown            (granularity=hour: one row per hour)
- * account,day,requests,...,status,closed_at,hours_unknown     (a zone other than UTC: no late columns)
- * account,month,from,to,days,requests,...,hours_unknown       (granularity=month in such a zone)
+ * account,start,requests,...,hours_reason            (granularity=hour: one row per hour)
+ * account,day,requests,...,status,closed_at,hours_reason     (a zone other than UTC: no late columns)
+ * account,month,from,to,days,requests,...,hours_reason       (granularity=month in such a zone)
  * ```
  *
  * `<metric>` is measured usage, `<metric>_adjustment` the adjustments of the row and
@@ -50,7 +50,7 @@ export type CsvReport = Omit<ZonedUsageReport, 'timeZone'> & { readonly timeZone
  * is `open` or `closed`, when it closed (empty while open) and `<metric>_late`, the
  * usage that reached it after the close (0 when none; UTC days only: late usage is
  * counted per UTC day). A row whose hours are unknown (usage-hours.ts) has empty
- * figures and the reason in `hours_unknown`, never zeros. Lines end with CRLF (RFC 4180).
+ * figures and the reason in `hours_reason`, never zeros. Lines end with CRLF (RFC 4180).
  */
 export function usageReportCsv(report: CsvReport): string {
   const names = report.metricNames;
@@ -62,17 +62,17 @@ export function usageReportCsv(report: CsvReport): string {
     ...figures(row.totals),
   ];
   const zoned = report.timeZone !== undefined && report.timeZone !== UTC_ZONE;
-  const unknown = (row: { hoursUnknown?: string }) => csvTextCell(row.hoursUnknown ?? '');
+  const unknown = (row: { hoursReason?: string }) => csvTextCell(row.hoursReason ?? '');
   const account = csvTextCell(report.accountId);
   const lines =
     report.granularity === 'hour'
       ? [
-          ['account', 'start', ...usageHeader, 'hours_unknown'].map(csvTextCell),
+          ['account', 'start', ...usageHeader, 'hours_reason'].map(csvTextCell),
           ...(report.hours ?? []).map((row) => [account, csvTextCell(row.start), ...usageCells(row), unknown(row)]),
         ]
       : report.months !== undefined
         ? [
-            ['account', 'month', 'from', 'to', 'days', ...usageHeader, ...(zoned ? ['hours_unknown'] : [])].map(csvTextCell),
+            ['account', 'month', 'from', 'to', 'days', ...usageHeader, ...(zoned ? ['hours_reason'] : [])].map(csvTextCell),
             ...report.months.map((row) => [
               account,
               csvTextCell(row.month),
@@ -84,7 +84,7 @@ export function usageReportCsv(report: CsvReport): string {
             ]),
           ]
         : [
-            ['account', 'day', ...usageHeader, 'status', 'closed_at', ...(zoned ? ['hours_unknown'] : names.map((n) => `${n}_late`))].map(csvTextCell),
+            ['account', 'day', ...usageHeader, 'status', 'closed_at', ...(zoned ? ['hours_reason'] : names.map((n) => `${n}_late`))].map(csvTextCell),
             ...report.days.map((row) => [
               account,
               csvTextCell(row.day),

@@ -14,7 +14,7 @@ import type { UsageRecord } from './usage-records';
  * - **A day's hours are known** when its shards' hour sums cover the day (`hoursCoverDay`),
  *   or else when the hours `tally backfill --hours` recomputed (`DAY#<day>#H#00`) do. A day
  *   counted (in part) before Tally kept hours has neither: its hour rows and the zone's
- *   days and months that need them carry `null` figures and `hoursUnknown`, never zeros.
+ *   days and months that need them carry `null` figures and `hoursReason`, never zeros.
  * - **Adjustments** are dated by UTC day, not hour: a day's adjustments count in its
  *   first UTC hour (00:00 UTC), so a day's hours still sum to its totals, and a zone's
  *   day holds the adjustments of the UTC days whose midnight falls in it.
@@ -27,13 +27,13 @@ import type { UsageRecord } from './usage-records';
 export interface HourUsage {
   /** ISO 8601 with the zone's offset in force: `2026-11-01T01:00:00-05:00`. */
   readonly start: string;
-  /** `null` when the hour's UTC day has no known hours (see `hoursUnknown`). */
+  /** `null` when the hour's UTC day has no known hours (see `hoursReason`). */
   readonly metrics: MetricValues | null;
   /** The UTC day's adjustments in its 00:00 UTC hour, zeros in the others. */
   readonly adjustments: MetricValues | null;
   readonly totals: MetricValues | null;
   /** Why the hour's figures are unknown; absent when known. */
-  readonly hoursUnknown?: string;
+  readonly hoursReason?: string;
 }
 
 /** A row of `days` in a zone (UTC: the UTC day row of usage-report.ts, plus the hours marks). */
@@ -47,9 +47,9 @@ export interface ZonedDayUsage {
   readonly metrics: MetricValues | null;
   readonly adjustments: MetricValues | null;
   readonly totals: MetricValues | null;
-  /** `null` when some hour of the day is unknown, with the reason in `hoursUnknown`; absent otherwise. */
+  /** `null` when some hour of the day is unknown, with the reason in `hoursReason`; absent otherwise. */
   readonly hours?: null;
-  readonly hoursUnknown?: string;
+  readonly hoursReason?: string;
 }
 
 /** A row of `months` in a zone. */
@@ -61,7 +61,7 @@ export interface ZonedMonthUsage {
   readonly metrics: MetricValues | null;
   readonly adjustments: MetricValues | null;
   readonly totals: MetricValues | null;
-  readonly hoursUnknown?: string;
+  readonly hoursReason?: string;
 }
 
 /** The JSON body of the read API: the UTC report's fields, in the zone, plus `timeZone` and `hours`. */
@@ -166,7 +166,7 @@ export function hoursOfDays(records: readonly UsageRecord[], days: readonly DayU
 }
 
 function hourRow(names: readonly string[], day: DayUsage, hours: KnownHours, slot: ZonedHour): HourUsage {
-  if ('unknown' in hours) return { start: slot.start, metrics: null, adjustments: null, totals: null, hoursUnknown: hours.unknown };
+  if ('unknown' in hours) return { start: slot.start, metrics: null, adjustments: null, totals: null, hoursReason: hours.unknown };
   const metrics = values(names, hours.hours[slot.utcHour]);
   const adjustments = slot.utcHour === 0 ? { ...day.adjustments } : values(names, undefined);
   return { start: slot.start, metrics, adjustments, totals: add(names, metrics, adjustments) };
@@ -174,7 +174,7 @@ function hourRow(names: readonly string[], day: DayUsage, hours: KnownHours, slo
 
 /** A UTC day row, marked `hours: null` when its hours are unknown. */
 function markHours(day: DayUsage, hours: KnownHours): ZonedDayUsage {
-  return 'unknown' in hours ? { ...day, hours: null, hoursUnknown: hours.unknown } : day;
+  return 'unknown' in hours ? { ...day, hours: null, hoursReason: hours.unknown } : day;
 }
 
 /** The zone's days: each the sum of its hour rows; closed when every UTC day it touches is. */
@@ -194,10 +194,10 @@ function zonedDays(names: readonly string[], slots: readonly ZonedHour[], hours:
       status: closed ? ('closed' as const) : ('open' as const),
       ...(closed && closedAts.length === touched.length ? { closedAt: closedAts.sort()[closedAts.length - 1]! } : {}),
     };
-    const unknown = rows.find((row) => row.hoursUnknown !== undefined)?.hoursUnknown;
+    const unknown = rows.find((row) => row.hoursReason !== undefined)?.hoursReason;
     days.push(
       unknown !== undefined
-        ? { ...head, metrics: null, adjustments: null, totals: null, hours: null, hoursUnknown: unknown }
+        ? { ...head, metrics: null, adjustments: null, totals: null, hours: null, hoursReason: unknown }
         : {
             ...head,
             metrics: sumOrNull(names, rows.map((row) => row.metrics))!,
@@ -219,11 +219,11 @@ function zonedMonths(names: readonly string[], days: readonly ZonedDayUsage[]): 
     let end = start;
     while (end + 1 < days.length && days[end + 1]!.day.slice(0, 7) === month) end++;
     const slice = days.slice(start, end + 1);
-    const unknown = slice.find((row) => row.metrics === null)?.hoursUnknown;
+    const unknown = slice.find((row) => row.metrics === null)?.hoursReason;
     const head = { month, from: slice[0]!.day, to: slice[slice.length - 1]!.day, days: slice.length };
     months.push(
       unknown !== undefined
-        ? { ...head, metrics: null, adjustments: null, totals: null, hoursUnknown: unknown }
+        ? { ...head, metrics: null, adjustments: null, totals: null, hoursReason: unknown }
         : {
             ...head,
             metrics: sumOrNull(names, slice.map((row) => row.metrics)),

@@ -67,11 +67,11 @@ describe('buildZonedUsageReport', () => {
     const before: UsageRecord = { kind: 'usage', day: '2026-11-20', shard: 0, metrics: { requests: 7, bytes: 70 }, hours: {} };
     const got = report('UTC', '2026-11-20', '2026-11-21', [before]);
     expect(got.days[0]).toMatchObject({ day: '2026-11-20', metrics: { requests: 7, bytes: 70 }, hours: null });
-    expect(got.days[0]!.hoursUnknown).toBe(
+    expect(got.days[0]!.hoursReason).toBe(
       '2026-11-20 (UTC): counted (in part) before hours were kept; tally backfill --hours recomputes them (`tally backfill --hours --from 2026-11-20 --to 2026-11-20`)',
     );
     expect(got.days[1]).not.toHaveProperty('hours');
-    expect(got.hours!.slice(0, 24).every((hour) => hour.metrics === null && hour.totals === null && hour.hoursUnknown !== undefined)).toBe(true);
+    expect(got.hours!.slice(0, 24).every((hour) => hour.metrics === null && hour.totals === null && hour.hoursReason !== undefined)).toBe(true);
     expect(got.hours!.slice(24).every((hour) => hour.metrics !== null && hour.metrics.requests === 0)).toBe(true);
 
     // Berlin's 21st begins at 23:00 UTC on the 20th, so it needs the unknown hours too.
@@ -89,7 +89,7 @@ describe('buildZonedUsageReport', () => {
 
     const late: UsageRecord = { kind: 'usage', day: '2026-11-20', shard: 1, metrics: { requests: 1 }, hours: { 23: { requests: 1 } } };
     const stale = report('UTC', '2026-11-20', '2026-11-20', [before, backfilled, late]);
-    expect(stale.days[0]!.hoursUnknown).toMatch(/usage counted since tally backfill --hours recomputed them; run it again/);
+    expect(stale.days[0]!.hoursReason).toMatch(/usage counted since tally backfill --hours recomputed them; run it again/);
   });
 
   it("counts a day's adjustments in its first UTC hour, so hours sum to the day", () => {
