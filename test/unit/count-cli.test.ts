@@ -60,6 +60,23 @@ describe('tally count', () => {
     expect(stdout).toContain('lines read 4 = counted 4 + unattributed 0 + malformed 0');
   });
 
+  it('refuses a bad --tz or --granularity with exit 2, naming the flag, before reading any file', async () => {
+    for (const [args, message] of [
+      [['--tz', 'Mars/Olympus'], '--tz: unknown time zone "Mars/Olympus"'],
+      [['--tz', 'x'.repeat(200)], '--tz must be an IANA time zone'],
+      [['--granularity', 'minute'], '--granularity must be "day" or "hour", got "minute"'],
+    ] as const) {
+      await expect(tally('count', ...args, 'fixtures/logs/no-such-file.log')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining(message) });
+    }
+  });
+
+  it('refuses a zone of sub-hour offsets with exit 2, saying why', async () => {
+    await expect(tally('count', '--tz', 'Asia/Kathmandu', 'fixtures/logs/plain-v33.log')).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('Asia/Kathmandu is +05:45 from UTC'),
+    });
+  });
+
   it('exits non-zero naming a file that is not a log', async () => {
     const failure = tally('count', 'fixtures/logs/plain-v33.log', 'fixtures/logs/not-a-log.bin');
 

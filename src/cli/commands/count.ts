@@ -8,13 +8,21 @@ import { countsEstimates } from '../../domain/log-fields';
 import { metricNames } from '../../domain/metric-rules';
 import { addLineCounts, emptyLineCounts, UsageTally, type AccountDayUsage, type LineCounts } from '../../domain/usage-tally';
 import { defineCommand, JSON_OPTION } from '../command';
+import { countGranularity, timeZone, UTC_ZONE, zoneUsage, type AccountHourUsage, type CountGranularity, type ZonedUsage } from '../count-hours';
 import { formatTable } from '../io';
 import { chooseCountSettings, describeCountSettings } from '../count-settings';
 
 /** The `--json` output of `tally count`; a public contract: fields are added, never renamed. */
 export interface CountReport {
+  /** Per account and day: UTC days, or with `--tz` the zone's days (sums of whole UTC hours). */
   usage: { account: string; day: string; metrics: Record<string, number> }[];
   lines: LineCounts;
+  /** With `--tz` or `--granularity hour`: the zone the days and hours are in. */
+  timeZone?: string;
+  /** With `--granularity hour`: per account and hour with usage, `start` with the zone's offset. */
+  hours?: AccountHourUsage[];
+  /** With `--tz` or `--granularity hour`: per UTC account-day, usage of lines with no time of day (in no hour). */
+  timeless?: { account: string; day: string; metrics: Record<string, number> }[];
 }
 
 /**
@@ -55,11 +63,15 @@ export interface CountFileOptions {
 
 /** Counts files one after another and sums them (estimates of sampled files under their own metrics). */
 export async function countFiles(files: readonly string[], options: CountFileOptions): Promise<CountReport> {
-  return (await countFilesMissing(files, options)).report;
+  const { usage, lines } = await countFilesMissing(files, options);
+  return { usage: usage.map(({ account, day, metrics }) => ({ account, day, metrics })), lines };
 }
 
 /** {@link countFiles}, with the hosts the resolver could not attribute (the first few of each file). */
-async function countFilesMissing(files: readonly string[], options: CountFileOptions): Promise<{ report: CountReport; missed: string[] }> {
+async function countFilesMissing(
+  files: readonly string[],
+  options: CountFileOptions,
+): Promise<{ usage: AccountDayUsage[]; names: readonly string[]; lines: LineCounts; missed: string[] }> {
   const resolver = readResolver(options.resolver, '--resolver');
   const metricRules = readMetricRules(options.metrics, '--metrics');
   if (options.delimiter === '') throw new ConfigError('--delimiter must be 1 to 5 characters (a tab: "\\t")');
@@ -74,22 +86,59 @@ async function countFilesMissing(files: readonly string[], options: CountFileOpt
     addLineCounts(lines, count.lines);
     for (const host of count.unattributedSamples ?? []) if (missed.length < MISSED_SHOWN && !missed.includes(host)) missed.push(host);
   }
-  // The days only, as before hours (`--granularity hour` is #35's CLI part).
-  return { report: { usage: total.usage().map(({ account, day, metrics }: AccountDayUsage) => ({ account, day, metrics })), lines }, missed };
+  return { usage: total.usage(), names: total.metricNames, lines, missed };
+}
+
+/**
+ * The tables `tally count` prints: per account and day (of `zone`), then with hours per
+ * account, day and hour with usage (the hour as local time and offset, `01:00-05:00`,
+ * so the hour that occurs twice on a fall-back day reads apart), then the usage of
+ * lines with no time of day, which no hour and no day of another zone holds.
+ */
+export function printCount(
+  days: ZonedUsage['days'],
+  names: readonly string[],
+  zone: string,
+  hours: readonly AccountHourUsage[] | undefined,
+  timeless: ZonedUsage['timeless'],
+): string {
+  const columns = names.length === 0 ? ['requests', 'bytes'] : names;
+  const values = (metrics: Record<string, number>) => columns.map((metric) => String(metrics[metric] ?? 0));
+  const dayTitle = zone === UTC_ZONE ? 'day' : `day (${zone})`;
+  let text = formatTable(['account', dayTitle, ...columns], days.map((row) => [row.account, row.day, ...values(row.metrics)]));
+  if (hours !== undefined) {
+    text += `\nhours with usage (${zone}):\n`;
+    text += formatTable(['account', dayTitle, 'hour', ...columns], hours.map((row) => [row.account, row.day, row.start.slice(11, 16) + row.start.slice(19), ...values(row.metrics)]));
+  }
+  if (timeless.length > 0) {
+    text += `\nlines with no time of day (in no hour${zone === UTC_ZONE ? '' : `, so in no day of ${zone}`}):\n`;
+    text += formatTable(['account', 'day (UTC)', ...columns], timeless.map((row) => [row.account, row.day, ...values(row.metrics)]));
+  }
+  return text;
 }
 
 /** Hosts the resolver missed that `tally count` names, over all its files. */
 const MISSED_SHOWN = 5;
 
 /** `tally count FILE...`: no AWS needed; exit 1 when a file cannot be read as a log. */
-export const countCommand = defineCommand<{ resolver?: string; metrics?: string; fields?: string; delimiter?: string; samplingRate?: string; json?: boolean }>({
+export const countCommand = defineCommand<{
+  resolver?: string;
+  metrics?: string;
+  fields?: string;
+  delimiter?: string;
+  samplingRate?: string;
+  granularity: CountGranularity;
+  tz: string;
+  json?: boolean;
+}>({
   name: 'count',
   summary: 'count local CloudFront log files, no AWS needed',
   description:
     'Counts local CloudFront log files in any format (standard legacy and v2: w3c, JSON, plain, Parquet; ' +
     'Firehose and real-time logs; gzipped or not, told from the content) with the ingest parser, without ' +
     'any AWS service, and prints usage per account and day plus what became of every line: ' +
-    'read = counted + unattributed + malformed.',
+    'read = counted + unattributed + malformed. With --granularity hour, also every hour with usage; ' +
+    'with --tz, days of that zone (sums of whole UTC hours, as the read API makes them).',
   arguments: [{ name: '<file...>', help: 'log files to count, summed together' }],
   options: [
     {
@@ -100,6 +149,13 @@ export const countCommand = defineCommand<{ resolver?: string; metrics?: string;
     { flags: '--fields <list>', help: 'fields of files with no header, as TALLY_LOG_FIELDS (a comma list, or realtime:<comma list>)' },
     { flags: '--delimiter <text>', help: 'between the fields of w3c and plain lines, as TALLY_LOG_DELIMITER (default: tab)' },
     { flags: '--sampling-rate <percent>', help: 'of real-time logs, as TALLY_SAMPLING_RATE: counts become estimated_* metrics' },
+    { flags: '--granularity <unit>', help: 'day, or hour: also every hour with usage, per account', read: countGranularity, default: 'day' },
+    {
+      flags: '--tz <zone>',
+      help: 'IANA time zone of the days and hours printed (default UTC); days in it are sums of whole UTC hours, zones with sub-hour offsets are refused',
+      read: timeZone,
+      default: UTC_ZONE,
+    },
     JSON_OPTION,
   ],
   async run({ options, args, context: { io, env, cwd } }) {
@@ -109,7 +165,7 @@ export const countCommand = defineCommand<{ resolver?: string; metrics?: string;
     // The settings come first, so that the counts are read with them; --json keeps stdout for the JSON.
     if (options.json === true) io.err(`${settings.join('\n')}\n`);
     else io.out(`${settings.join('\n')}\n\n`);
-    const { report, missed } = await countFilesMissing(args, {
+    const { usage, names, lines, missed } = await countFilesMissing(args, {
       cwd,
       resolver: choice.resolver,
       ...(choice.metrics === undefined ? {} : { metrics: choice.metrics }),
@@ -117,18 +173,16 @@ export const countCommand = defineCommand<{ resolver?: string; metrics?: string;
       ...(delimiter === undefined ? {} : { delimiter }),
       ...(samplingRate === undefined ? {} : { samplingRate }),
     });
+    const withHours = options.granularity === 'hour';
+    const zoned = options.tz !== UTC_ZONE || withHours;
+    const { days, hours, timeless } = zoneUsage(usage, names, options.tz, withHours);
     if (options.json === true) {
+      const report: CountReport = { usage: days, lines, ...(zoned ? { timeZone: options.tz, ...(withHours ? { hours } : {}), timeless } : {}) };
       io.out(`${JSON.stringify(report)}\n`);
       return 0;
     }
-    const columns = report.usage[0] === undefined ? ['requests', 'bytes'] : Object.keys(report.usage[0].metrics);
-    io.out(
-      formatTable(
-        ['account', 'day', ...columns],
-        report.usage.map((row) => [row.account, row.day, ...columns.map((metric) => String(row.metrics[metric] ?? 0))]),
-      ),
-    );
-    const { read, counted, unattributed, malformed } = report.lines;
+    io.out(printCount(days, names, options.tz, withHours ? hours : undefined, timeless));
+    const { read, counted, unattributed, malformed } = lines;
     io.out(`\nlines read ${read} = counted ${counted} + unattributed ${unattributed} + malformed ${malformed}\n`);
     if (missed.length > 0) io.out(`hosts of no account: ${missed.map((host) => `${host} (${missedHostReason(host)})`).join(', ')}\n`);
     return 0;
