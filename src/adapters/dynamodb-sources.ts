@@ -2,7 +2,7 @@ import { QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk
 import type { DayLedger, LedgerActivityReader, LedgerObjectOfDay, SourceReader } from '../app/ports';
 import type { LedgerActivity } from '../domain/health';
 import { contributionRowPrefix, decodeContributions, SOURCE_DAY_BUCKETS } from '../domain/contributions';
-import type { ExplainedSource } from '../domain/explanation';
+import { hourFigures, type ExplainedSource } from '../domain/explanation';
 import { SOURCE_DAY_INDEX, sourceDayBucket } from '../domain/keys';
 import { mapWithConcurrency } from '../app/concurrency';
 
@@ -42,6 +42,7 @@ export class DynamoSourceReader implements SourceReader, LedgerActivityReader, D
                 format: item.fmt?.S ?? 'unknown',
                 processedAt: item.processedAt?.S ?? '',
                 metrics: { ...row.metrics },
+                hours: row.hours === undefined ? null : hourFigures(row.hours, []),
                 ...(unresolved ? { unresolved: true as const } : {}),
               });
             }

@@ -1,6 +1,6 @@
 import { daysBetweenInclusive, eachDay } from '../domain/days';
 import { describeError, ValidationError } from '../domain/errors';
-import type { HourSums } from '../domain/hours';
+import { hoursCoverDay } from '../domain/hours';
 import { AccountDayRecount, judgeRecount, MAX_HOURS_BACKFILL_DAYS, sameHours, type ObjectRecount } from '../domain/hours-backfill';
 import { countObject, type CountSettings } from '../domain/log-formats';
 import { describeObject } from '../domain/log-object';
@@ -164,11 +164,12 @@ async function recountObject(entry: LedgerObjectOfDay, day: string, deps: HoursB
   const unresolved = new Set(entry.unresolved);
   const rows = entry.contributions;
   if (rows.length === 0) return { read: false, recounts: [] };
-  const withHours = rows.map((row) => hoursOfRow(row));
-  if (withHours.every((hours) => hours !== undefined)) {
+  // Rows recorded with hours that cover them (counted with hours) need no read; any other row (recorded before
+  // hours were kept, or by a counter that knew no time for some lines) is counted again, with today's code.
+  if (rows.every((row) => row.hours !== undefined && hoursCoverDay(row.metrics, row.hours))) {
     return {
       read: false,
-      recounts: rows.map((row, i) => ({ account: row.account, object, recorded: row.metrics, counted: { metrics: row.metrics, hours: withHours[i]! }, ...flag(unresolved.has(row.account)) })),
+      recounts: rows.map((row) => ({ account: row.account, object, recorded: row.metrics, counted: { metrics: row.metrics, hours: row.hours ?? {} }, ...flag(unresolved.has(row.account)) })),
     };
   }
   let counted: Map<string, AccountDayUsage>;
@@ -188,16 +189,11 @@ async function recountObject(entry: LedgerObjectOfDay, day: string, deps: HoursB
         account: row.account,
         object,
         recorded: row.metrics,
-        counted: { metrics: usage?.metrics ?? {}, hours: hoursOfRow(usage) ?? {} },
+        counted: { metrics: usage?.metrics ?? {}, hours: usage?.hours ?? {} },
         ...flag(unresolved.has(row.account)),
       };
     }),
   };
-}
-
-/** The hours a ledger row or a count's row carries, if any (rows recorded before hours were kept carry none). */
-function hoursOfRow(row: object | undefined): HourSums | undefined {
-  return (row as { hours?: HourSums } | undefined)?.hours;
 }
 
 function flag(unresolved: boolean): { unresolved?: true } {

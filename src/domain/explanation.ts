@@ -1,3 +1,4 @@
+import { addHourSums, dayHours, HOURS_PER_DAY, type HourSums } from './hours';
 import { csvNumberCell, csvTextCell } from './usage-csv';
 import { buildUsageReport, type DayStatus, type MetricValues } from './usage-report';
 import type { UsageRecord } from './usage-records';
@@ -13,6 +14,29 @@ export interface ExplainedSource {
   readonly metrics: MetricValues;
   /** Some of its increments are unresolved (not applied until `tally reconcile --resolve` settles them). */
   readonly unresolved?: true;
+  /**
+   * Its contribution by UTC hour, the hours with usage only, in order; `null` when its
+   * ledger recorded none (counted before hours were kept: unknown, never zeros).
+   */
+  readonly hours?: HourFigures[] | null;
+}
+
+/** The sums of one UTC hour of the day (0..23). */
+export interface HourFigures {
+  readonly hour: number;
+  readonly metrics: MetricValues;
+}
+
+/** `hours` as rows, in hour order: every hour of the day with `allHours`, else the hours with usage only. */
+export function hourFigures(hours: HourSums, names: readonly string[], allHours = false): HourFigures[] {
+  const rows: HourFigures[] = [];
+  for (let hour = 0; hour < HOURS_PER_DAY; hour++) {
+    const sums = hours[hour];
+    if (!allHours && (sums === undefined || Object.values(sums).every((value) => value === 0))) continue;
+    const metricNames = [...new Set([...names, ...Object.keys(sums ?? {})])];
+    rows.push({ hour, metrics: Object.fromEntries(metricNames.map((name) => [name, sums?.[name] ?? 0])) });
+  }
+  return rows;
 }
 
 /** What the sources do not explain, when they do not add up to the counters. */
@@ -41,7 +65,17 @@ export interface DayExplanation {
   readonly totals: MetricValues;
   /** Recorded revisions of a closed day, oldest first (revision 1 is the closed snapshot). */
   readonly revisions: { revision: number; createdAt: string; metrics: MetricValues }[];
-  /** One per log object that contributed, in key order; each listed once with its whole contribution. */
+  /**
+   * The measured counters by UTC hour, 24 rows (hour 0..23, every metric): the shards'
+   * hours, or those `tally backfill --hours` recomputed, whichever sums to `metrics`
+   * exactly (as the usage API's hours); `null` when neither does (see `hoursReason`).
+   */
+  readonly hours: HourFigures[] | null;
+  /** Where `hours` come from: `shards` (counted with hours) or `backfill` (recomputed from the log objects). */
+  readonly hoursSource?: 'shards' | 'backfill';
+  /** Why `hours` is null. */
+  readonly hoursReason?: string;
+  /** One per log object that contributed, in key order; each listed once with its whole contribution (and its hours). */
   readonly sources: ExplainedSource[];
   /** The sources' metrics summed. */
   readonly sourceTotals: MetricValues;
@@ -80,7 +114,11 @@ export function buildExplanation(input: ExplanationInput): DayExplanation {
   const names = report.metricNames;
   const row = report.days[0]!;
   const sources = [...input.sources]
-    .map((source) => ({ ...source, metrics: Object.fromEntries(names.map((name) => [name, source.metrics[name] ?? 0])) }))
+    .map((source) => ({
+      ...source,
+      metrics: Object.fromEntries(names.map((name) => [name, source.metrics[name] ?? 0])),
+      hours: source.hours === undefined || source.hours === null ? null : source.hours.map((row) => ({ hour: row.hour, metrics: Object.fromEntries(names.map((name) => [name, row.metrics[name] ?? 0])) })),
+    }))
     .sort((a, b) => compare(a.key, b.key) || compare(a.etag, b.etag) || compare(a.bucket, b.bucket));
   const sourceTotals = Object.fromEntries(names.map((name) => [name, sources.reduce((sum, source) => sum + (source.metrics[name] ?? 0), 0)]));
   const gap = Object.fromEntries(names.map((name) => [name, (row.metrics[name] ?? 0) - (sourceTotals[name] ?? 0)]));
@@ -100,12 +138,35 @@ export function buildExplanation(input: ExplanationInput): DayExplanation {
     metrics: row.metrics,
     adjustments: report.adjustments.map(({ id, metric, delta, reason, createdAt }) => ({ id, metric, delta, reason, createdAt })),
     totals: row.totals,
+    ...hoursOfDay(input.records, day, row.metrics, names),
     revisions,
     sources,
     sourceTotals,
     complete,
     ...(complete ? {} : { missing: { metrics: gap, reason: missingReason(gap, unresolved, day) } }),
   };
+}
+
+/**
+ * The day's hours as the usage API shows them ({@link dayHours}): the shards' hour sums
+ * (every shard's added), or the recomputed ones of its backfilled-hours item.
+ */
+function hoursOfDay(
+  records: readonly UsageRecord[],
+  day: string,
+  metrics: MetricValues,
+  names: readonly string[],
+): Pick<DayExplanation, 'hours' | 'hoursSource' | 'hoursReason'> {
+  const shards: Record<number, Record<string, number>> = {};
+  let backfilled: HourSums | undefined;
+  for (const record of records) {
+    if (record.day !== day) continue;
+    if (record.kind === 'usage' && record.hours !== undefined) addHourSums(shards, record.hours);
+    else if (record.kind === 'hours') backfilled = record.hours;
+  }
+  const known = dayHours(metrics, shards, backfilled);
+  if (known.hours === null) return { hours: null, hoursReason: `${known.reason} (\`tally backfill --hours --from ${day} --to ${day}\`)` };
+  return { hours: hourFigures(known.hours, names, true), hoursSource: known.source };
 }
 
 function missingReason(gap: MetricValues, unresolved: number, day: string): string {
@@ -134,6 +195,9 @@ function missingReason(gap: MetricValues, unresolved: number, day: string): stri
  * acme,2026-11-21,adjustment,<id>,<reason>,<createdAt>,...   the delta under its metric
  * acme,2026-11-21,total,,,,...             measured + adjustments
  * acme,2026-11-21,revision,1,,<createdAt>,...
+ * acme,2026-11-21,hour,2026-11-21T05:00:00Z,shards,,...        24 rows, the day's hours (or backfill)
+ * acme,2026-11-21,hours_unknown,,<why>,,,                      instead, when they are unknown (no figures)
+ * acme,2026-11-21,source_hour,s3://logs/E2...gz,2026-11-21T10:00:00Z,,...   an object's hours with usage
  * ```
  */
 export function explanationCsv(explanation: DayExplanation): string {
@@ -152,8 +216,19 @@ export function explanationCsv(explanation: DayExplanation): string {
     ...explanation.adjustments.map((adjustment) => row('adjustment', adjustment.id, adjustment.reason, adjustment.createdAt, { ...zero, [adjustment.metric]: adjustment.delta })),
     row('total', '', '', '', explanation.totals),
     ...explanation.revisions.map((revision) => row('revision', String(revision.revision), '', revision.createdAt, revision.metrics)),
+    ...(explanation.hours === null
+      ? [[...head, ...['hours_unknown', '', explanation.hoursReason ?? '', ''].map(csvTextCell), ...names.map(() => '')].join(',')]
+      : explanation.hours.map((hour) => row('hour', hourStart(explanation.day, hour.hour), explanation.hoursSource ?? '', '', hour.metrics))),
+    ...explanation.sources.flatMap((source) =>
+      (source.hours ?? []).map((hour) => row('source_hour', `s3://${source.bucket}/${source.key}`, hourStart(explanation.day, hour.hour), '', hour.metrics)),
+    ),
   ];
   return `${lines.join('\r\n')}\r\n`;
+}
+
+/** `2026-11-21T05:00:00Z`: the start of UTC hour `hour` of `day`. */
+export function hourStart(day: string, hour: number): string {
+  return `${day}T${String(hour).padStart(2, '0')}:00:00Z`;
 }
 
 /** The file name of an explanation's CSV download. */

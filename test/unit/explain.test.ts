@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { contributionDays, contributionRowPrefix, decodeContributions, encodeContributions, type Contribution } from '../../src/domain/contributions';
-import { buildExplanation, explanationCsv, type ExplainedSource } from '../../src/domain/explanation';
+import { buildExplanation, explanationCsv, hourFigures, type ExplainedSource } from '../../src/domain/explanation';
+import type { HourSums } from '../../src/domain/hours';
 import { readHealth } from '../../src/app/health';
 import { ValidationError } from '../../src/domain/errors';
 import { buildHealthReport } from '../../src/domain/health';
@@ -127,8 +128,70 @@ describe('an explanation', () => {
       `acme,${DAY},total,,,,10,750`,
       `acme,${DAY},revision,1,,2026-11-23T12:00:00.000Z,11,700`,
       `acme,${DAY},revision,2,,2026-11-24T00:00:00.000Z,1,50`,
+      `acme,${DAY},hours_unknown,,counted (in part) before hours were kept; tally backfill --hours recomputes them (\`tally backfill --hours --from ${DAY} --to ${DAY}\`),,,`,
       '',
     ]);
+  });
+});
+
+describe("an explanation's hours", () => {
+  const shard = (shard: number, metrics: Record<string, number>, hours?: HourSums): UsageRecord => ({ kind: 'usage', day: DAY, shard, metrics, ...(hours === undefined ? {} : { hours }) });
+  const backfilled = (hours: HourSums): UsageRecord => ({ kind: 'hours', day: DAY, hours });
+  const explain = (dayRecords: UsageRecord[], sources: ExplainedSource[] = []) => buildExplanation({ accountId: 'acme', day: DAY, records: dayRecords, sources, metricNames: ['requests', 'bytes'] });
+  const hourRow = (hour: number, requests: number, bytes: number) => ({ hour, metrics: { requests, bytes } });
+
+  it("are the shards' hours, every shard added, 24 rows, when they sum to the counters", () => {
+    const e = explain([shard(0, { requests: 3, bytes: 30 }, { 5: { requests: 3, bytes: 30 } }), shard(1, { requests: 4, bytes: 40 }, { 5: { requests: 1, bytes: 10 }, 23: { requests: 3, bytes: 30 } })]);
+
+    expect(e.hoursSource).toBe('shards');
+    expect(e.hours).toHaveLength(24);
+    expect(e.hours!.filter((h) => h.metrics.requests !== 0)).toEqual([hourRow(5, 4, 40), hourRow(23, 3, 30)]);
+    expect(e.hours![0]).toEqual(hourRow(0, 0, 0));
+    expect(e.hoursReason).toBeUndefined();
+  });
+
+  it('are the recomputed ones of tally backfill --hours when the shards were counted without hours', () => {
+    const e = explain([shard(0, { requests: 7, bytes: 70 }), backfilled({ 2: { requests: 7, bytes: 70 } })]);
+
+    expect(e.hoursSource).toBe('backfill');
+    expect(e.hours![2]).toEqual(hourRow(2, 7, 70));
+  });
+
+  it('are unknown, never zeros, when neither sums to the counters, and say why', () => {
+    const never = explain([shard(0, { requests: 7, bytes: 70 })]);
+    const stale = explain([shard(0, { requests: 8, bytes: 70 }), backfilled({ 2: { requests: 7, bytes: 70 } })]);
+
+    expect(never).toMatchObject({ hours: null, hoursReason: expect.stringContaining('tally backfill --hours') });
+    expect(never.hoursSource).toBeUndefined();
+    expect(stale).toMatchObject({ hours: null, hoursReason: expect.stringContaining('run it again') });
+  });
+
+  it("show each source's hours, and unknown (null) for a source recorded before hours", () => {
+    const e = explain([shard(0, { requests: 12, bytes: 750 })], [source('a', 10, 700, { hours: [{ hour: 4, metrics: { requests: 10, bytes: 700 } }] }), source('b', 2, 50)]);
+
+    expect(e.sources.map((s) => [s.key, s.hours])).toEqual([
+      ['a', [hourRow(4, 10, 700)]],
+      ['b', null],
+    ]);
+  });
+
+  it('write CSV rows for the day by hour and for each source hour', () => {
+    const csv = explanationCsv(explain([shard(0, { requests: 10, bytes: 700 }, { 4: { requests: 10, bytes: 700 } })], [source('a', 10, 700, { hours: [{ hour: 4, metrics: { requests: 10, bytes: 700 } }] })])).split('\r\n');
+
+    expect(csv.filter((line) => line.includes(',hour,'))).toHaveLength(24);
+    expect(csv).toContain(`acme,${DAY},hour,${DAY}T04:00:00Z,shards,,10,700`);
+    expect(csv).toContain(`acme,${DAY},hour,${DAY}T05:00:00Z,shards,,0,0`);
+    expect(csv).toContain(`acme,${DAY},source_hour,s3://logs/a,${DAY}T04:00:00Z,,10,700`);
+  });
+
+  it('as rows, list the hours with usage in order, or all 24', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.integer({ min: 0, max: 23 }).map(String), fc.record({ requests: fc.nat(100) })), (hours) => {
+        const used = hourFigures(hours, ['requests']);
+        expect(used.map((row) => row.hour)).toEqual(Object.keys(hours).map(Number).filter((hour) => hours[hour]!.requests !== 0).sort((a, b) => a - b));
+        expect(hourFigures(hours, ['requests'], true).map((row) => row.hour)).toEqual(Array.from({ length: 24 }, (_, hour) => hour));
+      }),
+    );
   });
 });
 

@@ -1,4 +1,4 @@
-import type { DayExplanation } from '../../domain/explanation';
+import type { DayExplanation, HourFigures } from '../../domain/explanation';
 import { defineCommand, JSON_OPTION } from '../command';
 import { formatTable } from '../io';
 import { describeTarget } from '../operator-target';
@@ -10,7 +10,8 @@ export const explainCommand = defineCommand<{ account: string; day: string; json
   summary: "explain an account-day's figures down to its log objects",
   description:
     'Prints the measured counters of one account-day, its adjustments and billable totals, its revisions when closed, ' +
-    'and every log object that contributed with its whole contribution, checked to add up to the counters. ' +
+    'and every log object that contributed with its whole contribution, checked to add up to the counters; ' +
+    "the day's hours (UTC) and each object's. " +
     '--json prints the body of GET /v1/accounts/{id}/days/{day}/explain. Exit 1 when the objects do not explain ' +
     'the counters completely (objects counted before contributions were recorded: tally backfill over the day records them).',
   options: [
@@ -60,6 +61,7 @@ export function describeExplanation(e: DayExplanation): string {
       ? 'complete: the log objects below add up to the measured counters exactly; measured + adjustments = total'
       : `incomplete: counters minus sources = ${names.map((name) => `${name} ${e.missing?.metrics[name] ?? 0}`).join(', ')}\n  ${e.missing?.reason ?? ''}`,
   );
+  lines.push('', ...describeHours(e));
   if (e.adjustments.length > 0) {
     lines.push('', formatTable(['adjustment', 'metric', 'delta', 'reason', 'recorded'], e.adjustments.map((a) => [a.id, a.metric, String(a.delta), a.reason, a.createdAt])).trimEnd());
   }
@@ -70,10 +72,35 @@ export function describeExplanation(e: DayExplanation): string {
     lines.push(
       '',
       formatTable(
-        ['object', 'etag', 'format', 'processed', ...names],
-        e.sources.map((s) => [`s3://${s.bucket}/${s.key}${s.unresolved ? ' (unresolved)' : ''}`, s.etag, s.format, s.processedAt, ...values(s.metrics)]),
+        ['object', 'etag', 'format', 'processed', 'hours (UTC)', ...names],
+        e.sources.map((s) => [`s3://${s.bucket}/${s.key}${s.unresolved ? ' (unresolved)' : ''}`, s.etag, s.format, s.processedAt, hourSpans(s.hours), ...values(s.metrics)]),
       ).trimEnd(),
     );
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The day's hours with usage as a table, where they come from, or why they are unknown. */
+function describeHours(e: DayExplanation): string[] {
+  if (e.hours === null) return [`hours: unknown: ${e.hoursReason ?? ''}`];
+  const used = e.hours.filter((hour) => Object.values(hour.metrics).some((value) => value !== 0));
+  const from = e.hoursSource === 'backfill' ? 'recomputed from the log objects by tally backfill --hours' : 'from the counters';
+  if (used.length === 0) return [`hours: none with usage (${from})`];
+  return [
+    `hours (UTC, ${from}; hours without usage left out):`,
+    formatTable(['hour', ...e.metricNames], used.map((hour) => [String(hour.hour).padStart(2, '0'), ...e.metricNames.map((name) => String(hour.metrics[name] ?? 0))])).trimEnd(),
+  ];
+}
+
+/** An object's hours with usage, runs joined: `05-07, 12`; `unknown` when its ledger recorded none. */
+export function hourSpans(hours: readonly HourFigures[] | null | undefined): string {
+  if (hours === null || hours === undefined) return 'unknown';
+  const spans: [number, number][] = [];
+  for (const { hour } of hours) {
+    const last = spans[spans.length - 1];
+    if (last !== undefined && last[1] === hour - 1) last[1] = hour;
+    else spans.push([hour, hour]);
+  }
+  const two = (hour: number) => String(hour).padStart(2, '0');
+  return spans.map(([first, last]) => (first === last ? two(first) : `${two(first)}-${two(last)}`)).join(', ') || '-';
 }
