@@ -1,4 +1,4 @@
-import { addDays } from './days';
+import { addDays, SUPPORTED_DAYS } from './days';
 import { addHourSums, dayHours, type HourSums } from './hours';
 import { UTC_ZONE, zonedHours, type ZonedHour } from './time-zones';
 import type { Granularity } from './usage-query';
@@ -88,7 +88,17 @@ export interface ZonedUsageReport {
  * more on each side otherwise (a zone's day lies within UTC days D-1..D+1).
  */
 export function utcReadRange(query: { from: string; to: string; timeZone: string }): { from: string; to: string } {
-  return query.timeZone === UTC_ZONE ? { from: query.from, to: query.to } : { from: addDays(query.from, -1), to: addDays(query.to, 1) };
+  if (query.timeZone === UTC_ZONE) return { from: query.from, to: query.to };
+  // Never past the supported days: nothing is stored on them (a zone's 2000-01-01 may begin on 1999-12-31 UTC).
+  const from = addDays(query.from, -1);
+  const to = addDays(query.to, 1);
+  return { from: from < SUPPORTED_DAYS.first ? SUPPORTED_DAYS.first : from, to: to > SUPPORTED_DAYS.last ? SUPPORTED_DAYS.last : to };
+}
+
+/** A UTC day outside the supported days: nothing can be counted on it, so it is empty and final. */
+function unsupportedDay(day: string, names: readonly string[]): DayUsage {
+  const zeros = Object.fromEntries(names.map((name) => [name, 0]));
+  return { day, status: 'closed', metrics: zeros, adjustments: { ...zeros }, totals: { ...zeros } };
 }
 
 /**
@@ -101,9 +111,11 @@ export function buildZonedUsageReport(input: UsageReportInput & { readonly timeZ
   if (!zoned && input.granularity !== 'hour') return withZone(buildUsageReport(input), input.timeZone);
   const utc = buildUsageReport({ ...input, ...utcReadRange(input), granularity: 'day' });
   const names = utc.metricNames;
-  const known = hoursOfDays(input.records, utc.days);
-  const utcDays = new Map(utc.days.map((day) => [day.day, day]));
   const slots = zonedHours(input.timeZone, input.from, input.to);
+  const edges = slots.flatMap((slot) => (slot.utcDay < SUPPORTED_DAYS.first || slot.utcDay > SUPPORTED_DAYS.last ? [unsupportedDay(slot.utcDay, names)] : []));
+  const allDays = [...utc.days, ...new Map(edges.map((day) => [day.day, day])).values()];
+  const known = hoursOfDays(input.records, allDays);
+  const utcDays = new Map(allDays.map((day) => [day.day, day]));
   const hours = slots.map((slot) => hourRow(names, utcDays.get(slot.utcDay)!, known.get(slot.utcDay)!, slot));
   const days = zoned ? zonedDays(names, slots, hours, utcDays) : utc.days.map((day) => markHours(day, known.get(day.day)!));
   const measuredTotals = sumOrNull(names, days.map((row) => row.metrics));

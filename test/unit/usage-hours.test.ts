@@ -107,6 +107,15 @@ describe('buildZonedUsageReport', () => {
     expect(la.adjustments.map((entry) => entry.day)).toEqual(['2026-11-20']);
   });
 
+  it.each([
+    ['Asia/Tokyo', '2000-01-01', '2000-01-01T00:00:00+09:00'],
+    ['America/Los_Angeles', '2099-12-31', '2099-12-31T00:00:00-08:00'],
+  ])('answers %s on %s, whose hours reach past the supported days (nothing is counted there)', (zone, day, first) => {
+    const got = report(zone, day, day, [shard(day, { 12: { requests: 3 } })]);
+    expect(got.hours![0]!.start).toBe(first);
+    expect(got.days[0]!.metrics!.requests).toBe(3);
+  });
+
   it('closes a day in a zone only when every UTC day it touches is closed', () => {
     const closed = (day: string): UsageRecord => ({ kind: 'closed-day', day, closedAt: `${day}T23:59:00.000Z` });
     const oneSide = report('Europe/Berlin', '2026-11-20', '2026-11-21', [closed('2026-11-19'), closed('2026-11-20')], 'day');
