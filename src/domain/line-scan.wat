@@ -29,21 +29,24 @@
 ;;   [84, 88)       the longest line (bytes) that may be summed: longer ones are recorded
 ;;   [88, 92)       1 when [112, 122) holds a second day (a log near midnight has lines of
 ;;                  two days mixed): lines on it pass check 8 instead of check 1
-;;   [92, 96)       where the lines on the second day are summed: its lines (Int32) at +4096
-;;                  and their sc-bytes (float64) at +32768 per key id, as the first day's
-;;                  are at 0 (see [4096, ...) below)
+;;   [92, 96)       where the lines on the second day are summed, as the first day's are at
+;;                  [124] (see "A day's sums" below)
 ;;   [96, 100)      the day of the last line the last call summed after its last record:
 ;;                  1 the first, 2 the second, 0 none
 ;;   [100, 108)     the '-' of an empty JSON value, scanJson's status
-;;   [108, 112)     where scanJson sums the lines of its parts after the first (3 × 48 KiB
-;;                  for the first day, then 3 × 48 KiB for the second)
+;;   [108, 112)     where scanJson sums the lines of its parts after the first (3 day's sums
+;;                  for the first day, then 3 for the second)
 ;;   [112, 122)     the second day's 10 bytes
-;;   [122, 128)     unused
+;;   [122, 124)     unused
+;;   [124, 128)     where the lines on the first day are summed
 ;;   [128, 144)     where the quad reader leaves its lines' ends (see readers)
 ;;   [256, 448)     scanJson's parts (see there)
-;;   [4096, 20480)  per key id, the lines summed (Int32)
-;;   [32768, 65536) per key id, their sc-bytes summed (float64)
-;;   the text and the records, where the caller says
+;;   the text, the records and the sums, where the caller says
+;;
+;; A day's sums (1,179,648 bytes): per key id (4,096) and UTC hour (24), a cell
+;; key * 24 + hour: the lines summed (Int32) at +4 * cell, their sc-bytes (float64) at
+;; +393216 + 8 * cell. The hour is the time's first two digits, which $check leaves in
+;; $hour (summing needs a time column: the caller sees to it).
 ;;
 ;; A record (stride bytes) per line:
 ;;   +0 line start, +4 line end (its '\n'), +8 number of fields (tabs + 1),
@@ -73,6 +76,9 @@
   (type $quadReader (func (param i32 i32 i32 i32 i32 i32 i32 i32) (result i32)))
   (type $lineReader (func (param i32 i32) (result i32)))
   (table (export "readers") 2 funcref)
+
+  ;; The UTC hour (0..23) of the line $check last found a good time in.
+  (global $hour (mut i32) (i32.const 0))
 
   ;; scan(pos, end, rec, recEnd, lastNeeded, stride) -> where the next line starts.
   ;; `pos` starts a line and the byte before `end` is '\n'; 31 bytes past `end` must be
@@ -203,13 +209,13 @@
                        (i32.le_u (local.get $length) (i32.load (i32.const 84)))))
           (then
             ;; A line of a known key on either day, with a good time and byte count:
-            ;; summed here (in its day's sums), not recorded.
-            (local.set $sums (i32.add (select (i32.load (i32.const 92)) (i32.const 0) (local.get $second))
-                                      (i32.shl (local.get $key) (i32.const 2))))
-            (i32.store offset=4096 (local.get $sums) (i32.add (i32.load offset=4096 (local.get $sums)) (i32.const 1)))
-            (local.set $sums (i32.add (local.get $sums) (i32.shl (local.get $key) (i32.const 2))))
-            (f64.store offset=32768 (local.get $sums)
-              (f64.add (f64.load offset=32768 (local.get $sums)) (f64.load offset=16 (local.get $rec))))
+            ;; summed here (in its day's sums, in the cell of its key and hour), not recorded.
+            (local.set $key (i32.shl (i32.add (i32.mul (local.get $key) (i32.const 24)) (global.get $hour)) (i32.const 2)))
+            (local.set $sums (i32.add (i32.load (select (i32.const 92) (i32.const 124) (local.get $second))) (local.get $key)))
+            (i32.store (local.get $sums) (i32.add (i32.load (local.get $sums)) (i32.const 1)))
+            (local.set $sums (i32.add (local.get $sums) (local.get $key)))
+            (f64.store offset=393216 (local.get $sums)
+              (f64.add (f64.load offset=393216 (local.get $sums)) (f64.load offset=16 (local.get $rec))))
             (local.set $lastDay (i32.add (local.get $second) (i32.const 1)))
             (local.set $summed (i32.add (local.get $summed) (i32.const 1))))
           (else (if (i32.and
@@ -311,26 +317,27 @@
       (i32.store offset=36 (local.get $part) (i32.const 0))
       (if (local.get $i)
         (then
-          ;; Parts after the first sum apart, at [108], 48 KiB each and day: the first
-          ;; day's sums of parts 1 to 3, then the second day's.
-          (local.set $sums (i32.add (i32.load (i32.const 108)) (i32.mul (i32.sub (local.get $i) (i32.const 1)) (i32.const 49152))))
-          (memory.fill (local.get $sums) (i32.const 0) (i32.shl (local.get $n) (i32.const 2)))
-          (memory.fill (i32.add (local.get $sums) (i32.const 16384)) (i32.const 0) (i32.shl (local.get $n) (i32.const 3)))
+          ;; Parts after the first sum apart, at [108], a day's sums each and day: the
+          ;; first day's sums of parts 1 to 3, then the second day's (only the cells
+          ;; of the keys known, 24 per key, are cleared).
+          (local.set $sums (i32.add (i32.load (i32.const 108)) (i32.mul (i32.sub (local.get $i) (i32.const 1)) (i32.const 1179648))))
+          (memory.fill (local.get $sums) (i32.const 0) (i32.mul (local.get $n) (i32.const 96)))
+          (memory.fill (i32.add (local.get $sums) (i32.const 393216)) (i32.const 0) (i32.mul (local.get $n) (i32.const 192)))
           (i32.store offset=24 (local.get $part) (local.get $sums))
-          (i32.store offset=28 (local.get $part) (i32.add (local.get $sums) (i32.const 16384)))
-          (local.set $sums (i32.add (local.get $sums) (i32.const 147456)))
+          (i32.store offset=28 (local.get $part) (i32.add (local.get $sums) (i32.const 393216)))
+          (local.set $sums (i32.add (local.get $sums) (i32.const 3538944)))
           ;; (with no second day, nothing is summed there)
           (if (i32.load (i32.const 88))
             (then
-              (memory.fill (local.get $sums) (i32.const 0) (i32.shl (local.get $n) (i32.const 2)))
-              (memory.fill (i32.add (local.get $sums) (i32.const 16384)) (i32.const 0) (i32.shl (local.get $n) (i32.const 3)))))
+              (memory.fill (local.get $sums) (i32.const 0) (i32.mul (local.get $n) (i32.const 96)))
+              (memory.fill (i32.add (local.get $sums) (i32.const 393216)) (i32.const 0) (i32.mul (local.get $n) (i32.const 192)))))
           (i32.store offset=40 (local.get $part) (local.get $sums))
-          (i32.store offset=44 (local.get $part) (i32.add (local.get $sums) (i32.const 16384))))
+          (i32.store offset=44 (local.get $part) (i32.add (local.get $sums) (i32.const 393216))))
         (else
-          (i32.store offset=24 (local.get $part) (i32.const 4096))
-          (i32.store offset=28 (local.get $part) (i32.const 32768))
-          (i32.store offset=40 (local.get $part) (i32.add (i32.load (i32.const 92)) (i32.const 4096)))
-          (i32.store offset=44 (local.get $part) (i32.add (i32.load (i32.const 92)) (i32.const 32768)))))
+          (i32.store offset=24 (local.get $part) (i32.load (i32.const 124)))
+          (i32.store offset=28 (local.get $part) (i32.add (i32.load (i32.const 124)) (i32.const 393216)))
+          (i32.store offset=40 (local.get $part) (i32.load (i32.const 92)))
+          (i32.store offset=44 (local.get $part) (i32.add (i32.load (i32.const 92)) (i32.const 393216)))))
       (local.set $i (i32.add (local.get $i) (i32.const 1)))
       (br_if $setup (i32.lt_u (local.get $i) (local.get $parts))))
     ;; The last part ends at `end`; the first's records end where the second's start.
@@ -397,7 +404,7 @@
             (local.set $summed (i32.load offset=20 (local.get $part))))
           (else (local.set $summed (i32.add (local.get $summed) (i32.load offset=20 (local.get $part))))))
         (local.set $written (i32.add (local.get $written) (i32.load offset=16 (local.get $part))))
-        (call $addSums (i32.const 0) (i32.load offset=24 (local.get $part)) (local.get $n))
+        (call $addSums (i32.load (i32.const 124)) (i32.load offset=24 (local.get $part)) (local.get $n))
         (if (i32.load (i32.const 88))
           (then (call $addSums (i32.load (i32.const 92)) (i32.load offset=40 (local.get $part)) (local.get $n))))
         (br $join)))
@@ -411,19 +418,20 @@
     (i32.store (i32.const 104) (i32.load offset=36 (local.get $part)))
     (i32.load (local.get $part)))
 
-  ;; Adds the sums of keys 0 to $n - 1 at $from (lines, then bytes at +16384) to the sums
-  ;; of base $base (lines at +4096, bytes at +32768: 0 for the first day, [92] the second).
+  ;; Adds the sums of keys 0 to $n - 1 at $from (a day's sums: 24 cells per key) to the
+  ;; day's sums at $base ([124] for the first day, [92] the second).
   (func $addSums (param $base i32) (param $from i32) (param $n i32)
     (local $at i32)
+    (local.set $n (i32.mul (local.get $n) (i32.const 24)))
     (block $added
       (loop $add
         (br_if $added (i32.ge_u (local.get $at) (local.get $n)))
-        (i32.store offset=4096 (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 2)))
-          (i32.add (i32.load offset=4096 (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 2))))
+        (i32.store (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 2)))
+          (i32.add (i32.load (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 2))))
                    (i32.load (i32.add (local.get $from) (i32.shl (local.get $at) (i32.const 2))))))
-        (f64.store offset=32768 (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 3)))
-          (f64.add (f64.load offset=32768 (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 3))))
-                   (f64.load offset=16384 (i32.add (local.get $from) (i32.shl (local.get $at) (i32.const 3))))))
+        (f64.store offset=393216 (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 3)))
+          (f64.add (f64.load offset=393216 (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 3))))
+                   (f64.load offset=393216 (i32.add (local.get $from) (i32.shl (local.get $at) (i32.const 3))))))
         (local.set $at (i32.add (local.get $at) (i32.const 1)))
         (br $add))))
 
@@ -505,7 +513,8 @@
           (i32.and (i32.ge_s (local.get $key) (i32.const 0))
                    (i32.le_u (i32.sub (local.get $newline) (local.get $lineStart)) (i32.load (i32.const 84)))))
       (then
-        ;; the part's sums of the line's day
+        ;; the part's sums of the line's day, in the cell of its key and hour
+        (local.set $key (i32.add (i32.mul (local.get $key) (i32.const 24)) (global.get $hour)))
         (local.set $linesAt (i32.load (i32.add (local.get $part) (select (i32.const 40) (i32.const 24) (local.get $second)))))
         (local.set $bytesAt (i32.load (i32.add (local.get $part) (select (i32.const 44) (i32.const 28) (local.get $second)))))
         (i32.store (i32.add (local.get $linesAt) (i32.shl (local.get $key) (i32.const 2)))
@@ -680,7 +689,9 @@
                   (i32.and (i32.lt_u (i32.add (i32.mul (local.get $h1) (i32.const 10)) (local.get $h2)) (i32.const 24))
                            (i32.lt_u (i32.add (i32.mul (local.get $m1) (i32.const 10)) (local.get $m2)) (i32.const 60)))
                   (i32.le_u (i32.add (i32.mul (local.get $s1) (i32.const 10)) (local.get $s2)) (i32.const 60)))))
-          (then (local.set $checks (i32.or (local.get $checks) (i32.const 2)))))))
+          (then
+            (local.set $checks (i32.or (local.get $checks) (i32.const 2)))
+            (global.set $hour (i32.add (i32.mul (local.get $h1) (i32.const 10)) (local.get $h2)))))))
     ;; sc-bytes: "-" is 0, else 1 to 15 digits
     (local.set $slot (i32.shl (i32.load (i32.const 36)) (i32.const 3)))
     (if (i32.eqz (local.get $slot))

@@ -73,8 +73,9 @@ export class LineScanner {
   readonly jsonTextCapacity = JSON_TEXT_BYTES;
   /** Where scanJson sums the lines of its parts after the first (see line-scan.wat). */
   private readonly partSumsAt: number;
-  /** The base of the second day's sums: its lines at +4096 and bytes at +32768, as the first day's at 0. */
-  private readonly secondSumsBase: number;
+  /** Where the first and the second day's sums are: per key and UTC hour, lines (Int32) then bytes at +{@link SUMMED_BYTES_AT} (float64). */
+  private readonly firstSumsAt: number;
+  private readonly secondSumsAt: number;
   private lastNeeded = -1;
   private strideBytes = RECORD_HEADER_BYTES;
   private readonly engine: 'wasm' | 'js';
@@ -113,9 +114,9 @@ export class LineScanner {
     this.maxColumns = Math.floor(textCapacity / 2) + 2;
     this.jsonTextAt = align(this.columnTableAt + 4 * this.maxColumns, 64);
     this.partSumsAt = align(this.jsonTextAt + JSON_TEXT_BYTES + TEXT_SLACK, 64);
-    const secondSumsAt = align(this.partSumsAt + PART_SUMS_BYTES, 64);
-    this.secondSumsBase = secondSumsAt - SUMMED_LINES_AT;
-    const bytesNeeded = this.secondSumsBase + SUMMED_BYTES_AT + 8 * MAX_KEYS;
+    this.firstSumsAt = align(this.partSumsAt + PART_SUMS_BYTES, 64);
+    this.secondSumsAt = this.firstSumsAt + DAY_SUMS_BYTES;
+    const bytesNeeded = this.secondSumsAt + DAY_SUMS_BYTES;
     const module = engine === 'wasm' ? lineScanModule() : undefined;
     if (module !== undefined) {
       const wasm = new WebAssembly.Instance(module, {}).exports as unknown as LineScanExports;
@@ -140,7 +141,8 @@ export class LineScanner {
     this.words[KEY_TABLE_AT_AT >> 2] = this.keyTableAt;
     this.words[COLUMN_TABLE_AT_AT >> 2] = this.columnTableAt;
     this.words[PART_SUMS_AT_AT >> 2] = this.partSumsAt;
-    this.words[SECOND_SUMS_AT >> 2] = this.secondSumsBase;
+    this.words[SECOND_SUMS_AT >> 2] = this.secondSumsAt;
+    this.words[FIRST_SUMS_AT >> 2] = this.firstSumsAt;
     this.bytes[JSON_DASH_AT] = 45; /* - */
     this.setLayout(NO_LAYOUT);
   }
@@ -149,9 +151,11 @@ export class LineScanner {
   private clear(): void {
     const { words } = this;
     this.bytes.fill(0, this.keyTableAt, this.keyTableAt + KEY_SLOTS_BYTES);
+    // Only keys of the table were summed (a finished count leaves none): a megabyte of sums per day is not touched.
+    const keys = this.engine === 'wasm' ? Math.min(words[KEY_COUNT_AT >> 2]!, MAX_KEYS) : MAX_KEYS;
     words[KEY_COUNT_AT >> 2] = 0;
-    this.clearSums(MAX_KEYS, 0);
-    this.clearSums(MAX_KEYS, 1);
+    this.clearSums(keys, 0);
+    this.clearSums(keys, 1);
     for (const at of [RECORDS_WRITTEN_AT, DAY_VALID_AT, SECOND_DAY_VALID_AT, LAST_SUMMED_DAY_AT, STOP_AT_NEW_DAY_AT, COUNTING_MALFORMED_AT, MALFORMED_COUNT_AT, SUMMING_AT, SUMMED_TAIL_AT, SUMMABLE_BYTES_AT, JSON_STATUS_AT]) {
       words[at >> 2] = 0;
     }
@@ -256,12 +260,15 @@ export class LineScanner {
 
   /**
    * Whether lines that pass every check and whose key is known are summed per key by
-   * the scanner ({@link summedLines}, {@link summedBytes}) instead of recorded: for a
-   * counter with no metric rules, such a line is its key's account, one request and its
-   * sc-bytes on the day of {@link setDay}. Lines longer than `maxLineBytes` are recorded.
+   * the scanner ({@link summedLines}, {@link summedBytes}, by UTC hour
+   * {@link summedHourLines}, {@link summedHourBytes}) instead of recorded: for a counter
+   * with no metric rules, such a line is its key's account, one request and its sc-bytes
+   * on the day of {@link setDay}, in the hour of its time. Lines longer than
+   * `maxLineBytes` are recorded. A layout with no time column sums nothing: its lines
+   * have no hour.
    */
   setSumming(on: boolean, maxLineBytes: number): void {
-    this.words[SUMMING_AT >> 2] = on ? 1 : 0;
+    this.words[SUMMING_AT >> 2] = on && this.words[TIME_SLOT_AT >> 2] !== 0 ? 1 : 0;
     this.words[SUMMABLE_BYTES_AT >> 2] = Math.min(maxLineBytes, 0x7fffffff);
   }
 
@@ -291,26 +298,40 @@ export class LineScanner {
     return count;
   }
 
-  /** Lines on the day of `slot` summed for key `id` since {@link clearSums}. */
+  /** Lines on the day of `slot` summed for key `id` since {@link clearSums}, in every hour. */
   summedLines(id: number, slot: DaySlot = 0): number {
-    return this.words[((this.sumsBase(slot) + SUMMED_LINES_AT) >> 2) + id]!;
+    let lines = 0;
+    for (let hour = 0; hour < HOURS; hour++) lines += this.summedHourLines(id, hour, slot);
+    return lines;
   }
 
   /** Their sc-bytes. */
   summedBytes(id: number, slot: DaySlot = 0): number {
-    return this.floats[((this.sumsBase(slot) + SUMMED_BYTES_AT) >> 3) + id]!;
+    let bytes = 0;
+    for (let hour = 0; hour < HOURS; hour++) bytes += this.summedHourBytes(id, hour, slot);
+    return bytes;
+  }
+
+  /** Lines on the day of `slot` summed for key `id` in UTC hour `hour` (0..23) since {@link clearSums}. */
+  summedHourLines(id: number, hour: number, slot: DaySlot = 0): number {
+    return this.words[(this.sumsBase(slot) >> 2) + id * HOURS + hour]!;
+  }
+
+  /** Their sc-bytes. */
+  summedHourBytes(id: number, hour: number, slot: DaySlot = 0): number {
+    return this.floats[((this.sumsBase(slot) + SUMMED_BYTES_AT) >> 3) + id * HOURS + hour]!;
   }
 
   /** Forgets the sums of keys `0..keys - 1` on the day of `slot`. */
   clearSums(keys: number, slot: DaySlot = 0): void {
-    const lines = (this.sumsBase(slot) + SUMMED_LINES_AT) >> 2;
+    const lines = this.sumsBase(slot) >> 2;
     const bytes = (this.sumsBase(slot) + SUMMED_BYTES_AT) >> 3;
-    this.words.fill(0, lines, lines + keys);
-    this.floats.fill(0, bytes, bytes + keys);
+    this.words.fill(0, lines, lines + keys * HOURS);
+    this.floats.fill(0, bytes, bytes + keys * HOURS);
   }
 
   private sumsBase(slot: DaySlot): number {
-    return slot === 0 ? 0 : this.secondSumsBase;
+    return slot === 0 ? this.firstSumsAt : this.secondSumsAt;
   }
 
   /** Lines the last {@link scan} summed after its last record. */
@@ -420,8 +441,13 @@ const COLUMN_TABLE_AT_AT = 60;
 const JSON_DASH_AT = 100;
 const JSON_STATUS_AT = 104;
 const PART_SUMS_AT_AT = 108;
-/** For each of scanJson's parts but the first and each day, per key, lines (Int32) then bytes (float64), for 4,096 keys. */
-const PART_SUMS_BYTES = 6 * (4096 * 4 + 4096 * 8);
+/** UTC hours of a day: the scanner sums each key's lines per hour (a cell per key and hour, key-major). */
+const HOURS = 24;
+/** A day's sums: per key and hour, lines (Int32), then at {@link SUMMED_BYTES_AT} their bytes (float64). */
+const SUMMED_BYTES_AT = MAX_KEYS * HOURS * 4;
+const DAY_SUMS_BYTES = MAX_KEYS * HOURS * (4 + 8);
+/** For each of scanJson's parts but the first and each day, a day's sums. */
+const PART_SUMS_BYTES = 6 * DAY_SUMS_BYTES;
 const MAX_JSON_KEYS = 480;
 const MAX_JSON_GLUE_BYTES = 40_960;
 const JSON_TEXT_BYTES = 1024 * 1024;
@@ -433,10 +459,10 @@ const COUNTING_MALFORMED_AT = 72;
 const MALFORMED_COUNT_AT = 76;
 const SECOND_DAY_VALID_AT = 88;
 const SECOND_SUMS_AT = 92;
+/** Where the first day's sums are (the second day's at {@link SECOND_SUMS_AT}). */
+const FIRST_SUMS_AT = 124;
 const LAST_SUMMED_DAY_AT = 96;
 const SECOND_DAY_AT = 112;
-const SUMMED_LINES_AT = 4096;
-const SUMMED_BYTES_AT = 32768;
 const TEXT_AT = PAGE;
 /** The SIMD loop reads up to 63 bytes past the end of the text. */
 const TEXT_SLACK = 64;
@@ -531,9 +557,12 @@ export function scanLinesInJs(
     const summable = length <= words[SUMMABLE_BYTES_AT >> 2]!;
     let newDay = column + 1 >= width && (checks & (SAME_DAY | SECOND_DAY)) === 0;
     if (words[SUMMING_AT >> 2] === 1 && (checks === ALL_CHECKS || second) && key >= 0 && summable) {
-      const base = second ? words[SECOND_SUMS_AT >> 2]! : 0;
-      words[((base + SUMMED_LINES_AT) >> 2) + key]!++;
-      floats[((base + SUMMED_BYTES_AT) >> 3) + key] = floats[((base + SUMMED_BYTES_AT) >> 3) + key]! + floats[(at >> 1) + 2]!;
+      const base = words[(second ? SECOND_SUMS_AT : FIRST_SUMS_AT) >> 2]!;
+      // The hour: the time's first two digits (summing needs a time column; TIME_OK checked them).
+      const time = words[at + 2 * words[TIME_SLOT_AT >> 2]! + 8]!;
+      const cell = key * HOURS + (bytes[time]! - 48) * 10 + (bytes[time + 1]! - 48);
+      words[(base >> 2) + cell]!++;
+      floats[((base + SUMMED_BYTES_AT) >> 3) + cell] = floats[((base + SUMMED_BYTES_AT) >> 3) + cell]! + floats[(at >> 1) + 2]!;
       lastDay = second ? 2 : 1;
       summed++;
     } else if (words[COUNTING_MALFORMED_AT >> 2] === 1 && (checks & (TIME_OK | BYTES_OK)) !== (TIME_OK | BYTES_OK) && length > 0 && summable && bytes[p - 1] !== 13) {

@@ -23,6 +23,7 @@ import {
 import type { JsonTemplate } from './json-scanner';
 import { LogLine } from './log-line';
 import { compileRules, metricNames, type MetricRule, type RuleEvaluator } from './metric-rules';
+import { HOURS_PER_DAY } from './hours';
 import { emptyLineCounts, type LineCounts, type MalformedSample, type TallyRow, UsageTally } from './usage-tally';
 
 export interface CountOptions {
@@ -131,6 +132,10 @@ export class LogCounter {
   /** The UTC day number of {@link lastGoodDay} when days come from timestamps. */
   private lastGoodDayNumber = Number.NaN;
   private timeAt = -1;
+  /** The scanner slot (0-based) of the time column, -1 without one. */
+  private timeSlot = -1;
+  /** The UTC hour of the line {@link check} last passed, -1 when it has no time (a `date` with no `time` column). */
+  private checkedHour = -1;
   private bytesAt = -1;
   private lastGoodDay = '';
   private readonly lastGoodDayBytes = new Uint8Array(10);
@@ -584,6 +589,7 @@ export class LogCounter {
     const hosts = new Set<number>(key?.columns ?? []);
     this.ruleSlots = columns.flatMap((column, slot) => (own.has(column) || hosts.has(column) ? [] : [slot]));
     this.resolverSlots = columns.flatMap((column, slot) => (hosts.has(column) ? [slot] : []));
+    this.timeSlot = this.timeAt === -1 ? -1 : columns.indexOf(this.timeAt);
     this.line = new LogLine(this.bytes, layout.width);
     this.scanner.setLayout({
       columns,
@@ -593,7 +599,8 @@ export class LogCounter {
       bytes: this.bytesAt,
       ...(key === undefined ? {} : { key: { kind: key.kind, columns: key.columns } }),
     });
-    // With no metric rules to run, a line of a known host on the day needs no JavaScript.
+    // With no metric rules to run, a line of a known host on the day needs no JavaScript
+    // (the scanner sums it in its hour; with no time column, lines are not summed).
     this.scanner.setSumming(key !== undefined && this.options.metricRules.length === 0, this.maxLineBytes);
     // A line of a new day makes it one of the scanner's days before the lines after it
     // (dates only: the scanner compares text, and a timestamp is never a day).
@@ -613,16 +620,19 @@ export class LogCounter {
     const checks = words[record + 3]!;
     let day: string;
     let sent: number;
+    let hour: number;
     if (checks === ALL_CHECKS || checks === ALL_CHECKS_SECOND_DAY) {
       // The scanner found one of its days, a time and a byte count.
       this.place(record, newline, end, this.ruleSlots);
       day = this.scanDays[checks === ALL_CHECKS ? 0 : 1];
       sent = this.floats[(record >> 1) + 2]!;
+      hour = this.timeSlot === -1 ? -1 : hourOfTime(this.bytes, words[record + 10 + 2 * this.timeSlot]!);
     } else {
       this.place(record, newline, end, undefined);
       const checked = this.check(checks);
       if (checked === undefined) return;
       day = checked;
+      hour = this.checkedHour;
       sent = (checks & BYTES_OK) !== 0 ? this.floats[(record >> 1) + 2]! : parseByteCountBytes(this.bytes, line.starts[this.bytesAt]!, line.ends[this.bytesAt]!);
     }
 
@@ -635,17 +645,19 @@ export class LogCounter {
     const account = id >= 0 ? this.keyAccounts[id] : this.key === undefined ? this.resolve(line) : this.keyed(record, newline, end);
     if (account === undefined) this.lines.unattributed++;
     else this.lines.counted++;
-    if (id < 0) {
-      this.tally.addTo(this.tally.row(account ?? UNATTRIBUTED, day), values);
-      return;
+    let row: TallyRow;
+    if (id < 0) row = this.tally.row(account ?? UNATTRIBUTED, day);
+    else {
+      // Lines of a key on one day go to one row: found once, not per line.
+      if (day !== this.keyRowsDay) {
+        this.keyRows = [];
+        this.keyRowsDay = day;
+      }
+      row = this.keyRows[id] ?? (this.keyRows[id] = this.tally.row(account ?? UNATTRIBUTED, day));
     }
-    // Lines of a key on one day go to one row: found once, not per line.
-    if (day !== this.keyRowsDay) {
-      this.keyRows = [];
-      this.keyRowsDay = day;
-    }
-    const row = this.keyRows[id] ?? (this.keyRows[id] = this.tally.row(account ?? UNATTRIBUTED, day));
-    this.tally.addTo(row, values);
+    // A line of no time (a `date` layout with no `time` column) is in its day only.
+    if (hour === -1) this.tally.addTo(row, values);
+    else this.tally.addAt(row, hour, values);
   }
 
   /**
@@ -657,15 +669,19 @@ export class LogCounter {
     const day = this.scanDays[slot];
     const sums = [0, 0];
     for (let id = 0; id < keyAccounts.length; id++) {
-      const count = scanner.summedLines(id, slot);
-      if (count === 0) continue;
-      const account = keyAccounts[id];
-      lines.read += count;
-      if (account === undefined) lines.unattributed += count;
-      else lines.counted += count;
-      sums[0] = count;
-      sums[1] = scanner.summedBytes(id, slot);
-      this.tally.addTo(this.tally.row(account ?? UNATTRIBUTED, day), sums);
+      let row: TallyRow | undefined;
+      for (let hour = 0; hour < HOURS_PER_DAY; hour++) {
+        const count = scanner.summedHourLines(id, hour, slot);
+        if (count === 0) continue;
+        const account = keyAccounts[id];
+        lines.read += count;
+        if (account === undefined) lines.unattributed += count;
+        else lines.counted += count;
+        sums[0] = count;
+        sums[1] = scanner.summedHourBytes(id, hour, slot);
+        row ??= this.tally.row(account ?? UNATTRIBUTED, day);
+        this.tally.addAt(row, hour, sums);
+      }
     }
     scanner.clearSums(keyAccounts.length, slot);
   }
@@ -743,6 +759,7 @@ export class LogCounter {
     if ((checks & SAME_DAY) === 0 && this.dayUnits !== 0) {
       const millis = epochMillisBytes(bytes, starts[this.dateAt]!, ends[this.dateAt]!, this.dayUnits);
       if (millis < 0) return this.malformedAs(`timestamp "${preview(line.field(this.dateAt))}" is not an epoch time`);
+      this.checkedHour = hourOfEpochMillis(millis);
       const number = epochDayNumber(millis);
       if (number !== this.lastGoodDayNumber) {
         // The scanner compares dates as text, never timestamps: the day is told here.
@@ -770,6 +787,8 @@ export class LogCounter {
     if ((checks & TIME_OK) === 0 && timeAt !== -1 && !isValidTimeBytes(bytes, starts[timeAt]!, ends[timeAt]!)) {
       return this.malformedAs(`time "${preview(line.field(timeAt))}" is not HH:MM:SS`);
     }
+    // A timestamp's hour was taken above; a date's is its time's, or none without a time column.
+    if (this.dayUnits === 0) this.checkedHour = timeAt === -1 ? -1 : hourOfTime(bytes, starts[timeAt]!);
     const bytesAt = this.bytesAt;
     if ((checks & BYTES_OK) === 0 && bytesAt !== -1 && parseByteCountBytes(bytes, starts[bytesAt]!, ends[bytesAt]!) < 0) {
       return this.malformedAs(`sc-bytes "${preview(line.field(bytesAt))}" is not a non-negative integer`);
@@ -802,6 +821,19 @@ export async function countLog(text: AsyncIterable<Uint8Array>, options: CountOp
 
 /** The fields a day can come from, for errors. */
 const DAY_FIELDS = 'a date, timestamp(ms) or timestamp field';
+
+/** The hour of a checked `HH:MM:SS` time starting at `at`: its first two digits. */
+function hourOfTime(bytes: Uint8Array, at: number): number {
+  return (bytes[at]! - 48) * 10 + (bytes[at + 1]! - 48);
+}
+
+/** The UTC hour (0..23) of a time in epoch milliseconds (not negative). */
+function hourOfEpochMillis(millis: number): number {
+  return Math.floor((millis % MS_PER_DAY) / MS_PER_HOUR);
+}
+
+const MS_PER_HOUR = 3_600_000;
+const MS_PER_DAY = 24 * MS_PER_HOUR;
 
 function sameBytes(bytes: Uint8Array, at: number, expected: Uint8Array): boolean {
   for (let i = 0; i < expected.length; i++) if (bytes[at + i] !== expected[i]) return false;

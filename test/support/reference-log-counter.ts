@@ -434,13 +434,12 @@ export class LogCounter {
     values[1] = bytes;
     this.evaluate(fields, bytes, values);
     const account = this.resolve(fields);
-    if (account === undefined) {
-      this.lines.unattributed++;
-      this.tally.addTo(this.tally.row(UNATTRIBUTED, day), values);
-    } else {
-      this.lines.counted++;
-      this.tally.addTo(this.tally.row(account, day), values);
-    }
+    if (account === undefined) this.lines.unattributed++;
+    else this.lines.counted++;
+    // The hour is the time's first two digits; a layout with no time column has none (the day only).
+    const row = this.tally.row(account ?? UNATTRIBUTED, day);
+    if (timeAt === undefined) this.tally.addTo(row, values);
+    else this.tally.addAt(row, Number(line.slice(starts[timeAt]!, starts[timeAt]! + 2)), values);
   }
 
   /**

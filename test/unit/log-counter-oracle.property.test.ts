@@ -11,7 +11,7 @@ import * as reference from '../support/reference-log-counter';
  * test/support/reference-log-counter.ts): random mixes of lines, at the byte level
  * (invalid UTF-8, CR, BOM, lines near the length limit, headers changing mid-file),
  * cut into random chunks, under every resolver and with metric rules. Everything the
- * counter reports must be the same: line counts, usage per account-day, and the
+ * counter reports must be the same: line counts, usage per account-day and UTC hour, and the
  * malformed samples with their reasons and line numbers.
  */
 const WIDE = ['date', 'time', 'x-edge-location', 'sc-bytes', 'c-ip', 'cs-method', 'cs(Host)', 'cs-uri-stem', 'sc-status', 'cs(Referer)', 'cs(User-Agent)', 'x-host-header', 'cs-protocol', 'pad1', 'pad2'];
@@ -28,7 +28,8 @@ const LAYOUTS = [
 const enc = (text: string) => Buffer.from(text, 'utf8');
 const VALUES: Record<string, Buffer[]> = {
   date: ['2026-11-21', '2026-11-21', '2026-11-22', '2024-02-29', '2026-02-30', '', '2026-1-01', '2026-11-21\r', '\u0662026-11-21'].map(enc),
-  time: ['12:00:00', '12:00:00', '23:59:60', '24:00:00', '1:00:00', '', '12:00', '12:00:00\r'].map(enc),
+  // Good times in several hours (each line's usage goes to its UTC hour too), and bad ones.
+  time: ['12:00:00', '12:00:00', '23:59:60', '00:00:00', '05:30:00', '17:45:59', '09:59:59', '24:00:00', '1:00:00', '', '12:00', '12:00:00\r'].map(enc),
   'sc-bytes': ['0', '1234', '77', '-', '', '12a', '-5', '999999999999999', '1234567890123456', '5\r', '12345678', '00000042', '1234567:', '/', '123456789'].map(enc),
   'cs-method': ['GET', 'POST', 'post', 'P\u00d6ST', ''].map(enc),
   'cs(Host)': ['d1.cloudfront.net', 'ACME.example.com', '-', '', 'globex', '10.1.2.3'].map(enc),

@@ -118,7 +118,8 @@ async function asParquet(bytes: Uint8Array): Promise<ReturnType<typeof summary>>
   return summary(await countLogContent(parquetContent(file, 'k'), options, 'k'));
 }
 
-const summary = (result: FormatCount) => ({ lines: result.lines, usage: result.tally.usage(), samples: result.malformedSamples, unattributed: [...(result.unattributedSamples ?? [])].sort() });
+// Days only: column counting adds no hours yet (its rows are in no hour; hours of Parquet come with #35, parquet-cold).
+const summary = (result: FormatCount) => ({ lines: result.lines, usage: result.tally.usage().map(({ account, day, metrics }) => ({ account, day, metrics })), samples: result.malformedSamples, unattributed: [...(result.unattributedSamples ?? [])].sort() });
 
 const sql = (value: string | null) => (value === null ? 'NULL' : `'${value.replace(/'/g, "''")}'`);
 

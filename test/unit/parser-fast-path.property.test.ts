@@ -24,7 +24,7 @@ const rules = validateMetricRules([
 
 const VALUES: Record<string, string[]> = {
   date: ['2026-11-21', '2026-11-22', '2026-02-30', '', '2026-1-01', 'x'],
-  time: ['12:00:00', '23:59:60', '24:00:00', '1:00:00', '', '12:00'],
+  time: ['12:00:00', '23:59:60', '00:59:59', '07:00:01', '24:00:00', '1:00:00', '', '12:00'],
   'sc-bytes': ['0', '1234', '-', '', '12a', '1234567890123456', '999999999999999'],
   'cs-method': ['GET', 'POST', 'post', ''],
   'cs(Host)': ['d1.cloudfront.net', 'ACME.example.com', '-', ''],
@@ -66,7 +66,10 @@ function reference(layoutFields: string[], lines: string[]) {
     const account = resolve(fields);
     if (account === undefined) counts.unattributed++;
     else counts.counted++;
-    tally.addTo(tally.row(account ?? UNATTRIBUTED, day), values);
+    // Its UTC hour: the time's first two digits; with no time field, the day only.
+    const row = tally.row(account ?? UNATTRIBUTED, day);
+    if (at('time') === -1) tally.addTo(row, values);
+    else tally.addAt(row, Number(fields[at('time')]!.slice(0, 2)), values);
   }
   return { counts, usage: tally.usage() };
 }
