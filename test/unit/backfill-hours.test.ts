@@ -9,6 +9,7 @@ import { hoursCoverDay, type HourSums } from '../../src/domain/hours';
 import { MAX_HOURS_BACKFILL_DAYS, type BackfilledHours } from '../../src/domain/hours-backfill';
 import type { LogObjectRef } from '../../src/domain/log-object';
 import type { UsageRecord } from '../../src/domain/usage-records';
+import { captureIo, tallyCommand } from '../support/cli';
 
 /**
  * `backfillHours` on in-memory ports: what it writes, what it reports, and that it only
@@ -198,5 +199,17 @@ describe('tally backfill --hours (in memory)', () => {
     expect(hoursBackfillDays('2026-01-01', '2026-01-31')).toHaveLength(31);
     expect(() => hoursBackfillDays('2026-01-01', '2026-02-01')).toThrow(new ValidationError('2026-01-01..2026-02-01 is 32 days; tally backfill --hours recomputes at most 31 days a run (run it once per month)'));
     expect(() => hoursBackfillDays('2026-01-02', '2026-01-01')).toThrow(ValidationError);
+  });
+
+  it.each([
+    [['--hours', '--from', '2026-01-01', '--to', '2026-02-01'], 'is 32 days; tally backfill --hours recomputes at most 31 days a run'],
+    [['--hours', '--inline', '--from', DAY, '--to', DAY], '--inline does not go with --hours'],
+    [['--from', DAY, '--to', DAY, '--account', 'acme'], '--account goes with --hours only'],
+    [['--hours', '--from', DAY, '--to', DAY, '--account', 'ACME!'], '--account "ACME!"'],
+  ])('tally backfill %j exits 2 before reaching anything', async (argv, message) => {
+    const io = captureIo();
+    expect(await tallyCommand('backfill')(argv, io, {}, '/nonexistent')).toBe(2);
+    expect(io.stderr).toContain(message);
+    expect(io.stdout).toBe('');
   });
 });
