@@ -26,6 +26,8 @@ export const DEFAULTS = {
   closeGraceHours: 48,
   /** An open day's running totals reach Stripe within this many minutes of being counted (0: closed days only). */
   stripeRunningMinutes: 60,
+  /** A difference after its invoice was finalized is reported (webhook, alarm); `invoice-item` also bills it. */
+  stripeLateUsage: 'webhook',
 } as const;
 
 export interface Endpoints {

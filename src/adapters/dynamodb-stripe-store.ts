@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { StripeMeterErrorReport, StripeStore } from '../app/ports';
 import { STRIPE_LINK_PARTITION, STRIPE_METER_ERROR_PARTITION, stripeLinkKey, stripeLockKey, stripeMeterErrorKey, stripeOutboxKey, stripeOutboxRange } from '../domain/keys';
-import type { OutboxState, StripeLink, StripeOutboxRecord } from '../domain/stripe';
+import type { InvoiceItemState, OutboxState, StripeLink, StripeOutboxRecord } from '../domain/stripe';
 import { conditionally } from './conditional-write';
 import { queryAll } from './query-partition';
 
@@ -19,7 +19,8 @@ import { queryAll } from './query-partition';
  * ```
  * STRIPE#LINK / <account>                       customer, linkedAt, sendFrom (first day sent)
  * STRIPE#OUT#<account> / <day>#<metric>#R#<n>[#A#<k>][#P#<p>]   identifier, customer, eventName, value, ts, state, attempts,
- *                                               createdAt, sentAt, deliveredAt, error, notifiedAt, invoice, billed
+ *                                               createdAt, sentAt, deliveredAt, error, notifiedAt, invoice, billed,
+ *                                               item (JSON: the late difference's invoice item, TALLY_STRIPE_LATE_USAGE)
  * STRIPE#LOCK / <customer>#<eventName>          owner, until (epoch ms)     a lease, not a transaction
  * STRIPE#METERERR / <created>#<event id>        report (JSON of the meter error report), recordedAt
  * ```
@@ -123,7 +124,7 @@ export class DynamoStripeStore implements StripeStore {
 
   async updateRecord(
     record: StripeOutboxRecord,
-    changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer' | 'invoice' | 'billed'>>,
+    changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer' | 'invoice' | 'billed' | 'item'>>,
   ): Promise<void> {
     const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision, adjusted: record.adjusted, running: record.running });
     const names: Record<string, string> = {};
@@ -132,7 +133,7 @@ export class DynamoStripeStore implements StripeStore {
     for (const [name, value] of Object.entries(changes)) {
       if (value === undefined) continue;
       names[`#${name}`] = name;
-      values[`:${name}`] = typeof value === 'number' ? { N: String(value) } : { S: String(value) };
+      values[`:${name}`] = typeof value === 'number' ? { N: String(value) } : typeof value === 'object' ? { S: JSON.stringify(value) } : { S: String(value) };
       sets.push(`#${name} = :${name}`);
     }
     if (sets.length === 0) return;
@@ -210,5 +211,6 @@ function recordOf(account: string, item: Record<string, AttributeValue>): Stripe
     ...optional('notifiedAt'),
     ...optional('invoice'),
     ...(item.billed?.N === undefined ? {} : { billed: Number(item.billed.N) }),
+    ...(item.item?.S === undefined ? {} : { item: JSON.parse(item.item.S) as InvoiceItemState }),
   };
 }

@@ -1,6 +1,6 @@
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { ConfigError } from '../domain/errors';
-import { parseStripeMeters, type StripeMeterMap } from '../domain/stripe';
+import { parseStripeMeters, type LateUsageMode, type StripeMeterMap } from '../domain/stripe';
 import { DEFAULTS } from './config';
 import type { Env } from './env';
 import { STRIPE_API_BASE } from './stripe-meter-api';
@@ -19,6 +19,8 @@ export interface StripeConfig {
   readonly queueUrl?: string;
   /** `TALLY_STRIPE_RUNNING_MINUTES`: how often open days' running totals are sent; 0 turns them off. */
   readonly runningMinutes: number;
+  /** `TALLY_STRIPE_LATE_USAGE`: `webhook` (report a late difference) or `invoice-item` (also bill it on the next invoice). */
+  readonly lateUsage: LateUsageMode;
 }
 
 /** The longest running interval: a day. */
@@ -34,7 +36,7 @@ export function stripeConfigured(env: Env): boolean {
 /**
  * Reads `TALLY_STRIPE_API_KEY` (or, on AWS, the SSM SecureString named by
  * `TALLY_STRIPE_API_KEY_PARAMETER`), `TALLY_STRIPE_API_BASE`, `TALLY_STRIPE_METERS` and
- * `TALLY_STRIPE_QUEUE_URL` and `TALLY_STRIPE_RUNNING_MINUTES`. Errors name the variable, never the key.
+ * `TALLY_STRIPE_QUEUE_URL`, `TALLY_STRIPE_RUNNING_MINUTES` and `TALLY_STRIPE_LATE_USAGE`. Errors name the variable, never the key.
  */
 export function readStripeConfig(env: Env): StripeConfig {
   const apiKey = env.TALLY_STRIPE_API_KEY;
@@ -73,12 +75,17 @@ export function readStripeConfig(env: Env): StripeConfig {
   if (!Number.isInteger(runningMinutes) || runningMinutes < 0 || runningMinutes > STRIPE_RUNNING_MINUTES_MAX) {
     throw new ConfigError(`TALLY_STRIPE_RUNNING_MINUTES must be an integer from 0 (off) to ${STRIPE_RUNNING_MINUTES_MAX}, got "${runningText}"`);
   }
+  const lateUsage = given(env.TALLY_STRIPE_LATE_USAGE) ? env.TALLY_STRIPE_LATE_USAGE : DEFAULTS.stripeLateUsage;
+  if (lateUsage !== 'webhook' && lateUsage !== 'invoice-item') {
+    throw new ConfigError(`TALLY_STRIPE_LATE_USAGE must be webhook (report a late difference) or invoice-item (also bill it on the next invoice), got "${lateUsage}"`);
+  }
   return {
     key: given(apiKey) ? { kind: 'key', apiKey } : { kind: 'key-parameter', parameterName: parameter! },
     apiBase: base.origin,
     meters,
     ...(given(queueUrl) ? { queueUrl } : {}),
     runningMinutes,
+    lateUsage,
   };
 }
 

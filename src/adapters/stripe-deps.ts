@@ -35,6 +35,7 @@ export function createStripeSyncDeps(
     scope: config.tally.tableName,
     graceHours: config.tally.closeGraceHours,
     runningMinutes: config.stripe.runningMinutes,
+    lateUsage: config.stripe.lateUsage,
     subscriptions: new SubscriptionCache(),
     log,
     ...extra,

@@ -1,5 +1,5 @@
 import Stripe from 'stripe';
-import type { MeterEventOutcome, StripeInvoiceInfo, StripeMeterApi, StripeMeterErrorReport, StripeMeterInfo, StripeSubscriptionItemInfo } from '../app/ports';
+import type { InvoiceItemOutcome, InvoiceItemRequest, MeterEventOutcome, StripeInvoiceInfo, StripeMeterApi, StripeMeterErrorReport, StripeMeterInfo, StripeSubscriptionItemInfo } from '../app/ports';
 import { addDays } from '../domain/days';
 import { STRIPE_CUSTOMER_KEY, STRIPE_VALUE_KEY } from '../domain/stripe';
 
@@ -110,6 +110,10 @@ export class SdkStripeMeterApi implements StripeMeterApi {
         priceId: item.price.id,
         meterId: item.price.recurring?.meter ?? null,
         billingScheme: item.price.billing_scheme,
+        tiersMode: item.price.tiers_mode ?? null,
+        packageSize: item.price.transform_quantity?.divide_by ?? null,
+        unitAmountDecimal: item.price.unit_amount_decimal === null || item.price.unit_amount_decimal === undefined ? null : String(item.price.unit_amount_decimal),
+        currency: item.price.currency,
         currentPeriodStart: item.current_period_start,
         currentPeriodEnd: item.current_period_end,
       })),
@@ -131,6 +135,47 @@ export class SdkStripeMeterApi implements StripeMeterApi {
       finalizedAt: invoice.status_transitions.finalized_at ?? null,
       lines: invoice.lines.data.map((line) => ({ priceId: idOf(line.pricing?.price_details?.price), quantity: line.quantity ?? 0 })),
     }));
+  }
+
+  /**
+   * `POST /v1/invoiceitems` (https://docs.stripe.com/api/invoiceitems/create) with our own
+   * `Idempotency-Key` (https://docs.stripe.com/api/idempotent_requests): a retry within 24 hours
+   * gets the first answer back, never a second item. The SDK's own retries stay off.
+   */
+  async createInvoiceItem(item: InvoiceItemRequest): Promise<InvoiceItemOutcome> {
+    try {
+      const created = await this.stripe.invoiceItems.create(
+        {
+          customer: item.customer,
+          subscription: item.subscription,
+          currency: item.currency,
+          unit_amount_decimal: Stripe.Decimal.from(item.unitAmountDecimal),
+          quantity: item.quantity,
+          description: item.description,
+          period: item.period,
+          metadata: { tally_id: item.tallyId },
+        },
+        { idempotencyKey: item.tallyId },
+      );
+      return { kind: 'created', id: created.id };
+    } catch (error) {
+      const outcome = outcomeOf(error);
+      // 409: a request with this key is still in flight (https://docs.stripe.com/error-low-level#idempotency).
+      if ((error as { statusCode?: number }).statusCode === 409) return { kind: 'retry', error: `409: ${(error as Error).message}` };
+      if (outcome.kind === 'retry' || outcome.kind === 'refused') return outcome;
+      return { kind: 'refused', error: (error as Error).message };
+    }
+  }
+
+  /**
+   * The customer's invoice item whose `metadata[tally_id]` is `tallyId`: `GET /v1/invoiceitems`
+   * (https://docs.stripe.com/api/invoiceitems/list) for the customer, created since `since`,
+   * filtered here. Invoice items have no search, and a list is read-after-write consistent
+   * where search lags (https://docs.stripe.com/search#data-freshness).
+   */
+  async findInvoiceItem(customer: string, tallyId: string, since: number): Promise<string | undefined> {
+    const items = await this.stripe.invoiceItems.list({ customer, created: { gte: since }, limit: 100 }).autoPagingToArray({ limit: 10_000 });
+    return items.find((item) => item.metadata?.tally_id === tallyId)?.id;
   }
 }
 

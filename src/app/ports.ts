@@ -335,7 +335,7 @@ export interface StripeStore {
   /** Writes a new record unless one exists for its (account, metric, day, revision): true when written. */
   addRecord(record: StripeOutboxRecord): Promise<boolean>;
   /** Changes a record's state and bookkeeping. */
-  updateRecord(record: StripeOutboxRecord, changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer' | 'invoice' | 'billed'>>): Promise<void>;
+  updateRecord(record: StripeOutboxRecord, changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer' | 'invoice' | 'billed' | 'item'>>): Promise<void>;
   /** Takes the lease of (customer, event name) for `owner` until `until`, if free or expired at `now`: true when held. */
   acquireLease(customer: string, eventName: string, owner: string, now: Date, until: Date): Promise<boolean>;
   releaseLease(customer: string, eventName: string, owner: string): Promise<void>;
@@ -369,6 +369,13 @@ export interface StripeSubscriptionItemInfo {
   /** The meter of a metered price (`price.recurring.meter`); null for a licensed price. */
   readonly meterId: string | null;
   readonly billingScheme: string;
+  /** `graduated` or `volume` for a tiered price, else null. */
+  readonly tiersMode?: string | null;
+  /** A package price's `transform_quantity.divide_by`, else null. */
+  readonly packageSize?: number | null;
+  /** Cents per unit (Stripe's decimal string), null when the price has none. */
+  readonly unitAmountDecimal?: string | null;
+  readonly currency?: string;
   /** Unix seconds. */
   readonly currentPeriodStart: number;
   readonly currentPeriodEnd: number;
@@ -398,7 +405,35 @@ export interface StripeMeterApi {
   invoices?(customer: string): Promise<StripeInvoiceInfo[]>;
   /** Stripe's meter error reports of the last 30 days, newest first (`GET /v2/core/events`); absent: not read. */
   meterErrorReports?(): Promise<StripeMeterErrorReport[]>;
+  /**
+   * `POST /v1/invoiceitems` with `Idempotency-Key: <tallyId>` and `metadata[tally_id]`: an item on
+   * the subscription's next invoice. Absent: late usage is reported, never billed.
+   */
+  createInvoiceItem?(item: InvoiceItemRequest): Promise<InvoiceItemOutcome>;
+  /** The id of the customer's invoice item whose `metadata[tally_id]` is `tallyId`, created at or after `since` (unix seconds), if any. */
+  findInvoiceItem?(customer: string, tallyId: string, since: number): Promise<string | undefined>;
 }
+
+/** One late difference as an invoice item (see `invoiceItemFor` in domain/stripe.ts). */
+export interface InvoiceItemRequest {
+  readonly customer: string;
+  readonly subscription: string;
+  readonly currency: string;
+  readonly unitAmountDecimal: string;
+  readonly quantity: number;
+  readonly description: string;
+  /** Unix seconds, both inclusive (Stripe's `period`). */
+  readonly period: { readonly start: number; readonly end: number };
+  /** `metadata[tally_id]` and the Idempotency-Key. */
+  readonly tallyId: string;
+}
+
+/** What Stripe answered to an invoice item. */
+export type InvoiceItemOutcome =
+  | { readonly kind: 'created'; readonly id: string }
+  /** 409 (the same key in flight), 429, 5xx or no answer: try again with the same key. */
+  | { readonly kind: 'retry'; readonly error: string }
+  | { readonly kind: 'refused'; readonly error: string };
 
 /**
  * One of Stripe's meter error reports: meter events it accepted (200) and then dropped, summed

@@ -7,6 +7,14 @@ import {
   compareEvents,
   finalizedInvoiceHolding,
   firstDayOfPeriod,
+  invoiceItemBlocker,
+  invoiceItemFor,
+  invoiceItemTallyId,
+  itemKeyMayBeForgotten,
+  unbilledUnits,
+  type InvoiceItemState,
+  type LateUsageMode,
+  type MeteredPrice,
   lateUsageEvent,
   eventStep,
   isTooOldForStripe,
@@ -22,7 +30,7 @@ import {
 } from '../domain/stripe';
 import { mapWithConcurrency } from './concurrency';
 import type { Log } from './log';
-import type { AdjustmentStore, CloseStore, StripeInvoiceInfo, StripeMeterApi, StripeSendMessage, StripeSendQueue, StripeStore, StripeSubscriptionItemInfo, WebhookOutbox } from './ports';
+import type { AdjustmentStore, CloseStore, InvoiceItemOutcome, StripeInvoiceInfo, StripeMeterApi, StripeSendMessage, StripeSendQueue, StripeStore, StripeSubscriptionItemInfo, WebhookOutbox } from './ports';
 
 /** Something is left to send (Stripe busy or unreachable, or another sender holds the lease): try again later. */
 export class StripeRetryLaterError extends TallyError {
@@ -62,6 +70,11 @@ export interface StripeSyncDeps {
   readonly sleep?: (ms: number) => Promise<void>;
   /** Customers' subscription periods, kept {@link SUBSCRIPTION_CACHE_SECONDS} (absent: read every time). */
   readonly subscriptions?: SubscriptionCache;
+  /**
+   * `TALLY_STRIPE_LATE_USAGE`: a difference after finalization is reported (`webhook`, the
+   * default) or also billed as an invoice item on the next invoice (`invoice-item`).
+   */
+  readonly lateUsage?: LateUsageMode;
 }
 
 /** How long a customer's subscription items (its current period) are kept: an hour, and never past the period's end. */
@@ -412,6 +425,11 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
  * finalized over the day (or the customer has no subscription: no invoice to miss).
  */
 export async function finalizedInvoiceOf(deps: StripeSyncDeps, record: StripeOutboxRecord): Promise<StripeInvoiceInfo | undefined> {
+  return (await lateInvoiceOf(deps, record))?.invoice;
+}
+
+/** {@link finalizedInvoiceOf}, with the subscription item whose metered price the invoice billed the day at. */
+async function lateInvoiceOf(deps: StripeSyncDeps, record: StripeOutboxRecord): Promise<{ invoice: StripeInvoiceInfo; item: StripeSubscriptionItemInfo } | undefined> {
   if (deps.api.subscriptionItems === undefined || deps.api.invoices === undefined) return undefined;
   const nowSeconds = Math.floor(now(deps).getTime() / 1000);
   const cache = deps.subscriptions ?? new SubscriptionCache();
@@ -423,7 +441,10 @@ export async function finalizedInvoiceOf(deps: StripeSyncDeps, record: StripeOut
   if (record.timestamp >= currentStart) return undefined;
   const prices = new Set(items.map((item) => item.priceId));
   const invoices = (await deps.api.invoices(record.customer)).filter((invoice) => invoice.lines.some((line) => line.priceId !== null && prices.has(line.priceId)));
-  return finalizedInvoiceHolding(invoices, record.timestamp);
+  const invoice = finalizedInvoiceHolding(invoices, record.timestamp);
+  if (invoice === undefined) return undefined;
+  const item = items.find((i) => invoice.lines.some((line) => line.priceId === i.priceId)) ?? items[0]!;
+  return { invoice, item };
 }
 
 /**
@@ -432,12 +453,21 @@ export async function finalizedInvoiceOf(deps: StripeSyncDeps, record: StripeOut
  * id, never not at all), then the record's invoice, billed total and notification time, and
  * a warning log line (the `stripe-late-usage` alarm counts what the sender reports).
  */
-async function noteLateUsage(deps: StripeSyncDeps, record: StripeOutboxRecord, invoice: StripeInvoiceInfo, billed: number): Promise<StripeOutboxRecord> {
+async function noteLateUsage(
+  deps: StripeSyncDeps,
+  record: StripeOutboxRecord,
+  late: { invoice: StripeInvoiceInfo; item: StripeSubscriptionItemInfo },
+  billed: number,
+  others: readonly StripeOutboxRecord[],
+): Promise<StripeOutboxRecord> {
+  const { invoice } = late;
   const at = now(deps).toISOString();
+  const item = deps.lateUsage === 'invoice-item' ? invoiceItemPlan(deps, record, late.item, billed, others) : undefined;
   if (deps.outbox !== undefined && record.notifiedAt === undefined) {
-    await deps.outbox.enqueue(lateUsageEvent(deps.scope, record, { reason: 'invoice-finalized', invoice: invoice.id, billed }, at));
+    await deps.outbox.enqueue(lateUsageEvent(deps.scope, record, { reason: 'invoice-finalized', invoice: invoice.id, billed, ...(item === undefined ? {} : { item }) }, at));
   }
-  const noted = { invoice: invoice.id, billed, ...(deps.outbox !== undefined && record.notifiedAt === undefined ? { notifiedAt: at } : {}) };
+  // The item's plan is on the record before any call: a retry, days later, sends the same item or finds it.
+  const noted = { invoice: invoice.id, billed, ...(item === undefined ? {} : { item }), ...(deps.outbox !== undefined && record.notifiedAt === undefined ? { notifiedAt: at } : {}) };
   await deps.store.updateRecord(record, noted);
   deps.log.warn('stripe late usage: the day\'s invoice was finalized with another total', {
     account: record.account,
@@ -448,8 +478,73 @@ async function noteLateUsage(deps: StripeSyncDeps, record: StripeOutboxRecord, i
     billed,
     total: record.value,
     difference: record.value - billed,
+    ...(item === undefined ? {} : item.state === 'webhook-only' ? { invoiceItem: 'none', reason: item.reason } : { invoiceItem: item.tallyId, units: item.units }),
   });
   return { ...record, ...noted };
+}
+
+/**
+ * The invoice item a late record needs (`TALLY_STRIPE_LATE_USAGE=invoice-item`): the units its
+ * total adds to what the invoice billed and the day's items created already, at the metered
+ * price's unit amount (negative: a credit); none when nothing is left; `webhook-only` with the
+ * reason for a price whose amount is not units times a unit amount (tiered, volume, package).
+ */
+function invoiceItemPlan(deps: StripeSyncDeps, record: StripeOutboxRecord, item: StripeSubscriptionItemInfo, billed: number, others: readonly StripeOutboxRecord[]): InvoiceItemState | undefined {
+  const price = meteredPrice(item);
+  const blocker = invoiceItemBlocker(price);
+  if (blocker !== undefined) return { state: 'webhook-only', reason: blocker };
+  const units = unbilledUnits(record.value, billed, others);
+  if (units === 0) return undefined;
+  return { state: 'pending', tallyId: invoiceItemTallyId(deps.scope, record), subscription: item.subscription, units, ...invoiceItemFor(price, units) };
+}
+
+/** A subscription item's price as the invoice item needs it. */
+function meteredPrice(item: StripeSubscriptionItemInfo): MeteredPrice {
+  return { billingScheme: item.billingScheme, tiersMode: item.tiersMode ?? null, packageSize: item.packageSize ?? null, unitAmountDecimal: item.unitAmountDecimal ?? null, currency: item.currency ?? 'usd' };
+}
+
+/**
+ * Brings a record's pending invoice item to Stripe exactly once: the record says when the first
+ * call started; before a retry whose key Stripe may have forgotten (24 h,
+ * https://docs.stripe.com/api/idempotent_requests) the customer's items are listed for its
+ * `metadata[tally_id]`; then `POST /v1/invoiceitems` with the same Idempotency-Key, which
+ * Stripe answers with the first answer while it keeps the key. Created: the record holds
+ * Stripe's id. Answers the record as it stands, and what Stripe said.
+ */
+export async function settleInvoiceItem(deps: StripeSyncDeps, record: StripeOutboxRecord): Promise<{ record: StripeOutboxRecord; outcome: InvoiceItemOutcome }> {
+  const item = record.item;
+  if (item === undefined || item.state !== 'pending') return { record, outcome: { kind: 'created', id: item?.state === 'created' ? (item.id ?? '') : '' } };
+  if (deps.api.createInvoiceItem === undefined || deps.api.findInvoiceItem === undefined) return { record, outcome: { kind: 'refused', error: 'the Stripe client cannot create invoice items' } };
+  const log = { account: record.account, metric: record.metric, day: record.day, revision: record.revision, tallyId: item.tallyId };
+  const created = async (id: string, found: boolean) => {
+    const done: InvoiceItemState = { ...item, state: 'created', id };
+    await deps.store.updateRecord(record, { item: done });
+    deps.log.info('stripe invoice item created for late usage', { ...log, id, units: item.units, ...(found ? { foundByLookup: true } : {}) });
+    return { record: { ...record, item: done }, outcome: { kind: 'created', id } as const };
+  };
+  const at = now(deps);
+  if (itemKeyMayBeForgotten(item.firstAttemptAt, at)) {
+    // Five minutes of clock skew between Tally and Stripe.
+    const found = await deps.api.findInvoiceItem(record.customer, item.tallyId, Math.floor(Date.parse(item.firstAttemptAt!) / 1000) - 300);
+    if (found !== undefined) return created(found, true);
+  }
+  const attempting: InvoiceItemState = item.firstAttemptAt === undefined ? { ...item, firstAttemptAt: at.toISOString() } : item;
+  if (attempting !== item) await deps.store.updateRecord(record, { item: attempting });
+  const current = { ...record, item: attempting };
+  const outcome = await deps.api.createInvoiceItem({
+    customer: record.customer,
+    subscription: item.subscription,
+    currency: item.currency,
+    unitAmountDecimal: item.unitAmountDecimal,
+    quantity: item.quantity,
+    description: `Late usage: ${record.metric} of ${record.day} (invoice ${record.invoice ?? '?'} billed ${record.billed ?? 0}, Tally counts ${record.value})`,
+    period: { start: meterEventTimestamp(record.day, 0), end: meterEventTimestamp(record.day, 0) + 86_399 },
+    tallyId: item.tallyId,
+  });
+  if (outcome.kind === 'created') return { ...(await created(outcome.id, false)) };
+  if (outcome.kind === 'refused') deps.log.error('stripe invoice item failed', { ...log, error: outcome.error });
+  else deps.log.warn('stripe invoice item not acknowledged; retried with the same key', { ...log, error: outcome.error });
+  return { record: current, outcome };
 }
 
 async function deliver(
@@ -474,22 +569,53 @@ async function deliver(
   }
   // Sent all the same (the meter keeps Tally's total), but never silently.
   let late = false;
-  let invoice: StripeInvoiceInfo | undefined;
+  let invoice: { invoice: StripeInvoiceInfo; item: StripeSubscriptionItemInfo } | undefined;
   try {
-    invoice = record.invoice === undefined ? await finalizedInvoiceOf(deps, record) : undefined;
+    invoice = record.invoice === undefined ? await lateInvoiceOf(deps, record) : undefined;
   } catch (error) {
     // A key without read access to subscriptions and invoices, or Stripe failing: the total still goes to the meter.
     deps.log.error('stripe invoice state unknown: sent without checking the invoice', { ...log, error: (error as Error).message });
   }
   if (record.invoice !== undefined) late = true;
   else if (invoice !== undefined) {
-    const others = dayRecords.filter((r) => r !== record);
-    const billed = billedAtFinalization(others, invoice.finalizedAt!);
+    let others = dayRecords.filter((r) => r !== record);
+    const billed = billedAtFinalization(others, invoice.invoice.finalizedAt!);
     // A total already reported late (a running total, then the same closed total) is not reported again.
     const reported = others.filter((r) => r.invoice !== undefined).sort(compareEvents).at(-1);
-    if (billed !== record.value && reported?.value !== record.value) {
-      record = await noteLateUsage(deps, record, invoice, billed);
+    if (deps.lateUsage === 'invoice-item') {
+      // The day's earlier items first (one whose answer was lost, now superseded): a new item bills what they leave.
+      const settled: StripeOutboxRecord[] = [];
+      for (const other of others) {
+        const earlier = await settleInvoiceItem(deps, other);
+        if (earlier.outcome.kind === 'retry') return { ...outcome(record, 'retry-later'), error: `an earlier invoice item of the day: ${earlier.outcome.error}` };
+        if (earlier.outcome.kind === 'refused' && earlier.record.item?.state === 'pending') {
+          // Refused: never created, never tried again; the reason stays on its record (status shows it).
+          const refused: InvoiceItemState = { state: 'webhook-only', reason: `refused by Stripe: ${earlier.outcome.error}` };
+          await deps.store.updateRecord(earlier.record, { item: refused });
+          settled.push({ ...earlier.record, item: refused });
+        } else settled.push(earlier.record);
+      }
+      others = settled;
+    }
+    // With invoice items, also a total back at the billed one after an item was created: a credit for that item.
+    const itemized = deps.lateUsage === 'invoice-item' && invoiceItemBlocker(meteredPrice(invoice.item)) === undefined && unbilledUnits(record.value, billed, others) !== 0;
+    if ((billed !== record.value && reported?.value !== record.value) || itemized) {
+      record = await noteLateUsage(deps, record, invoice, billed, others);
       late = true;
+    }
+  }
+  if (late && record.item?.state === 'pending') {
+    // The invoice item before the meter event: while it is not acknowledged the record stays pending (retried later).
+    const settled = await settleInvoiceItem(deps, record);
+    record = settled.record;
+    if (settled.outcome.kind === 'retry') {
+      await deps.store.updateRecord(record, { error: `invoice item: ${settled.outcome.error}` });
+      return { ...outcome(record, 'retry-later'), error: settled.outcome.error };
+    }
+    if (settled.outcome.kind === 'refused') {
+      const error = `invoice item: ${settled.outcome.error}`;
+      await deps.store.updateRecord(record, { state: 'failed', error });
+      return { ...outcome(record, 'failed'), error };
     }
   }
   const retry = deps.retry ?? STRIPE_RETRY_DEFAULTS;

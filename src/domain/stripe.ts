@@ -224,6 +224,117 @@ export interface StripeOutboxRecord extends MeterEventSubject {
   readonly invoice?: string;
   /** What that invoice billed for the day: the total delivered before it was finalized. */
   readonly billed?: number;
+  /**
+   * With `TALLY_STRIPE_LATE_USAGE=invoice-item`, an invoice-finalized record's invoice item for
+   * the difference: written on the record before the first call ({@link InvoiceItemPlan}).
+   */
+  readonly item?: InvoiceItemState;
+}
+
+/** How a late difference is billed (`TALLY_STRIPE_LATE_USAGE`): reported only, or also as an invoice item. */
+export type LateUsageMode = 'webhook' | 'invoice-item';
+
+/**
+ * A late difference's invoice item as the outbox record holds it:
+ *
+ * ```
+ * pending       written before the first POST /v1/invoiceitems: tallyId (metadata[tally_id] and Idempotency-Key),
+ *               the subscription, currency, signed unit amount and quantity; firstAttemptAt once a call started
+ * created       Stripe answered (or the lookup found it): its id ii_...
+ * webhook-only  no item (a tiered, volume or package price; no unit amount): the reason, shown by status
+ * ```
+ */
+export type InvoiceItemState =
+  | {
+      readonly state: 'pending' | 'created';
+      readonly tallyId: string;
+      readonly subscription: string;
+      readonly currency: string;
+      /** Signed decimal string (cents): negative for a credit. */
+      readonly unitAmountDecimal: string;
+      /** Whole units, never negative (Stripe's quantity); the sign is in the unit amount. */
+      readonly quantity: number;
+      /** The difference in the metric's units this item bills (quantity with the credit's sign). */
+      readonly units: number;
+      /** When the first POST started: an Idempotency-Key older than 24 h may be forgotten by Stripe. */
+      readonly firstAttemptAt?: string;
+      /** Stripe's id once created. */
+      readonly id?: string;
+    }
+  | { readonly state: 'webhook-only'; readonly reason: string };
+
+/** A metered price as far as an invoice item for it needs (`GET /v1/subscriptions`, item.price). */
+export interface MeteredPrice {
+  readonly billingScheme: string;
+  /** `graduated` or `volume` for tiered prices, else null. */
+  readonly tiersMode: string | null;
+  /** `transform_quantity.divide_by` of a package price, else null. */
+  readonly packageSize: number | null;
+  /** Cents per unit as Stripe's decimal string; null when the price has none. */
+  readonly unitAmountDecimal: string | null;
+  readonly currency: string;
+}
+
+/** How many hours Stripe keeps an Idempotency-Key at least (https://docs.stripe.com/api/idempotent_requests). */
+export const STRIPE_IDEMPOTENCY_HOURS = 24;
+
+/**
+ * Whether a late difference can be an invoice item at this price, and why not: only a
+ * per-unit price bills `units x unit amount`. A tiered (graduated or volume) price bills a
+ * period's whole quantity by its tiers, so the difference's price depends on the rest of the
+ * period; a package price (per-unit with `transform_quantity`) rounds the period's quantity
+ * into packages. Those get the webhook alone, with the reason.
+ */
+export function invoiceItemBlocker(price: MeteredPrice): string | undefined {
+  if (price.billingScheme === 'tiered') {
+    return `${price.tiersMode === 'volume' ? 'volume' : 'graduated tiered'} price: the difference's amount depends on the period's whole quantity; bill it by hand`;
+  }
+  if (price.packageSize !== null) return `package price (${price.packageSize} units a package): the difference's amount depends on the period's rounding; bill it by hand`;
+  if (price.billingScheme !== 'per_unit') return `price billing scheme ${price.billingScheme}: not a per-unit price`;
+  if (price.unitAmountDecimal === null || !/^\d+(\.\d+)?$/.test(price.unitAmountDecimal)) return 'the price has no unit amount';
+  return undefined;
+}
+
+/**
+ * The invoice item for a late difference of `units` at a per-unit `price`: the price's
+ * currency and `unit_amount_decimal` times `quantity`. Stripe's `quantity` is a non-negative
+ * integer and a negative `unit_amount_decimal` reduces the invoice's amount due
+ * (https://docs.stripe.com/api/invoiceitems/create), so a credit is the unit amount negated
+ * times the units. Naming the price (`pricing[price]`) instead would bill a charge but could
+ * not credit (no negative quantity): one form serves both signs.
+ */
+export function invoiceItemFor(price: MeteredPrice, units: number): { currency: string; unitAmountDecimal: string; quantity: number } {
+  const unit = price.unitAmountDecimal ?? '0';
+  const zero = /^0+(\.0+)?$/.test(unit);
+  return { currency: price.currency, unitAmountDecimal: units < 0 && !zero ? `-${unit}` : unit, quantity: Math.abs(units) };
+}
+
+/**
+ * The id of a record's invoice item: `metadata[tally_id]` and the Idempotency-Key. Derived
+ * from the record (stage, account, metric, day, revision, adjustments, running number), so a
+ * retry days later names the same item and a lookup finds it.
+ */
+export function invoiceItemTallyId(scope: string, record: MeterEventSubject): string {
+  return `tally-ii-${meterEventIdentifier(scope, record).slice('tally-'.length)}`;
+}
+
+/**
+ * True when a retry of an invoice item must look it up first: its first call started more
+ * than Stripe's 24 hours ago, so Stripe may have forgotten the Idempotency-Key and would
+ * create a second item.
+ */
+export function itemKeyMayBeForgotten(firstAttemptAt: string | undefined, now: Date): boolean {
+  return firstAttemptAt !== undefined && now.getTime() - Date.parse(firstAttemptAt) >= STRIPE_IDEMPOTENCY_HOURS * 3_600_000;
+}
+
+/**
+ * The units a new late record still has to bill as an invoice item: its total less what the
+ * invoice billed and less the items the day's other records created already (each item
+ * bills its own difference; items add up on the next invoices).
+ */
+export function unbilledUnits(total: number, billed: number, others: readonly Pick<StripeOutboxRecord, 'item'>[]): number {
+  const itemized = others.reduce((sum, r) => sum + (r.item?.state === 'created' ? r.item.units : 0), 0);
+  return total - billed - itemized;
 }
 
 /** A link from a Tally account to a Stripe customer. */
@@ -263,7 +374,7 @@ export type LateUsageReason = 'invoice-finalized' | 'too-old';
 export function lateUsageEvent(
   scope: string,
   record: StripeOutboxRecord,
-  late: { reason: LateUsageReason; invoice: string | null; billed: number | null },
+  late: { reason: LateUsageReason; invoice: string | null; billed: number | null; item?: InvoiceItemState },
   createdAt: string,
 ): { id: string; body: string } {
   // The too-old case keeps the id its stripe.adjustment_required event had: a resend is recognised.
@@ -288,6 +399,10 @@ export function lateUsageEvent(
       difference: record.value - billed,
       sentValue: late.billed,
       currentValue: record.value,
+      // TALLY_STRIPE_LATE_USAGE=invoice-item: the item for the units not billed yet, or why there is none.
+      ...(late.item === undefined
+        ? {}
+        : { invoiceItem: late.item.state === 'webhook-only' ? { created: false, reason: late.item.reason } : { tallyId: late.item.tallyId, units: late.item.units, currency: late.item.currency, unitAmountDecimal: late.item.unitAmountDecimal } }),
       explanation:
         late.reason === 'too-old'
           ? `Stripe accepts meter events at most ${STRIPE_PAST_LIMIT_DAYS} days old; Tally stops ${STRIPE_SAFETY_MARGIN_HOURS} h earlier`

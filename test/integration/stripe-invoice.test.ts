@@ -14,6 +14,7 @@ import { meterEventTimestamp } from '../../src/domain/stripe';
 import { generateLog } from '../../src/local/log-generator';
 import { closeOk, handoffTable, testCloser } from '../support/handoff';
 import { startStripeServer, type StripeTestServer } from '../support/stripe-server';
+import { startLosingProxy } from '../support/stripe-proxy';
 import { captureIo, tallyCommand } from '../support/cli';
 import { createTestQueues, putLogObject, s3NotificationMessage, sqsRecord, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
@@ -25,7 +26,7 @@ const D2 = '2026-06-02';
 const D3 = '2026-06-03';
 const at = (date: Date) => () => date;
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
-const servers: StripeTestServer[] = [];
+const servers: { close(): Promise<void> }[] = [];
 
 afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()));
@@ -35,16 +36,24 @@ afterAll(async () => {
  * A table, a Stripe server with Tally's two meters whose clock follows the scenario's
  * (`moveTo`), and the sync wired as the sender wires it, with `TALLY_STRIPE_RUNNING_MINUTES`.
  */
-async function scenario(runningMinutes: string, options: { webhookQueueUrl?: string } = {}) {
+async function scenario(runningMinutes: string, options: { webhookQueueUrl?: string; lateUsage?: 'webhook' | 'invoice-item'; losingProxy?: boolean } = {}) {
   const { env } = await handoffTable(info);
   const server = await startStripeServer(API_KEY);
   servers.push(server);
+  const proxy = options.losingProxy === true ? await startLosingProxy(server.url) : undefined;
+  if (proxy !== undefined) servers.push(proxy);
   let now = new Date(`${D1}T00:00:00Z`);
   server.setClock(() => seconds(now));
   server.addMeter('cdn_requests');
   server.addMeter('cdn_bytes');
   const log: Log = jsonLog(() => undefined, 'warn');
-  const stripeEnv = { TALLY_STRIPE_API_KEY: API_KEY, TALLY_STRIPE_API_BASE: server.url, TALLY_STRIPE_METERS: METERS, TALLY_STRIPE_RUNNING_MINUTES: runningMinutes };
+  const stripeEnv = {
+    TALLY_STRIPE_API_KEY: API_KEY,
+    TALLY_STRIPE_API_BASE: proxy?.url ?? server.url,
+    TALLY_STRIPE_METERS: METERS,
+    TALLY_STRIPE_RUNNING_MINUTES: runningMinutes,
+    ...(options.lateUsage === undefined ? {} : { TALLY_STRIPE_LATE_USAGE: options.lateUsage }),
+  };
   const clients = testClients(info);
   const sync = (): StripeSyncDeps =>
     createStripeSyncDeps({ tally: readConfig(env), stripe: readStripeConfig(stripeEnv), ...options }, clients, API_KEY, log, { clock: () => now, retry: { attempts: 4, baseMs: 5, maxMs: 20 } });
@@ -55,6 +64,7 @@ async function scenario(runningMinutes: string, options: { webhookQueueUrl?: str
     stripeEnv,
     now: () => now,
     server,
+    proxy,
     sync,
     closeStore,
     moveTo(next: Date) {
@@ -362,6 +372,127 @@ describe('a total after its invoice was finalized', () => {
     expect(fromD3.window.from).toBe(D3);
     expect(s.server.events()).toEqual([]);
     expect(await s.sync().store.records(acme, D1, D3)).toEqual([]);
+  });
+});
+
+describe('late usage as invoice items (TALLY_STRIPE_LATE_USAGE=invoice-item)', () => {
+  /**
+   * D1 closes at its running total before its period's invoice is finalized (D4 01:00), then a
+   * late log of D1 arrives on D5: revision 2, after finalization. Returns what the test needs.
+   */
+  async function lateRevision(price: { tiersMode?: 'graduated' | 'volume'; packageSize?: number }, loseItemAnswers: number) {
+    const webhooks = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
+    const s = await scenario('60', { webhookQueueUrl: webhooks.queueUrl, lateUsage: 'invoice-item', losingProxy: true });
+    const acme = uniqueId('acme');
+    const customer = `cus_${acme.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`;
+    const subscription = s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 3 * 86_400, unitAmountDecimal: '3', ...price });
+    s.moveTo(new Date(`${D1}T01:00:00Z`));
+    await linkAccount(s.sync(), acme, customer);
+    s.moveTo(new Date(`${D1}T11:00:00Z`));
+    await s.ingest(D1, 10, 31, [acme]);
+    await s.sweep(acme);
+    s.moveTo(new Date('2026-06-04T00:30:00Z'));
+    await s.close();
+    s.moveTo(new Date('2026-06-05T10:00:00Z'));
+    await s.ingest(D1, 20, 32, [acme], 15);
+    s.proxy!.loseAnswers('POST', '/v1/invoiceitems', loseItemAnswers);
+    const report = await closeOk(testCloser(s.env, s.now));
+    const revision = report.days.find((d) => d.day === D1)!.written![0]!.revision;
+    const first = await handleStripeMessage(s.sync(), { day: D1, revision });
+    const record = async () => (await s.sync().store.records(acme, D1, D1)).find((r) => r.metric === 'requests' && r.revision === revision)!;
+    const webhookEvents = async () => {
+      const received = await testClients(info).sqs.send(new ReceiveMessageCommand({ QueueUrl: webhooks.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      return (received.Messages ?? []).map((m) => JSON.parse(m.Body!) as { type: string; data: Record<string, unknown> }).filter((e) => e.data.metric === 'requests');
+    };
+    return { s, acme, customer, subscription, revision, first, record, webhookEvents, billed: s.server.invoices(customer)[0]!.lines.data[0]!.quantity };
+  }
+
+  it('puts one invoice item for the difference on the next invoice through a lost answer, a retry with the same key, and a retry 30 hours later', async () => {
+    // Four answers lost: each run's call and the SDK's own retry of its closed connection (stripe-node
+    // retries that once, with the same key, even with retries off), the first run and one an hour later.
+    const { s, acme, customer, subscription, first, record, webhookEvents, billed } = await lateRevision({}, 4);
+    const afterFirst = await record();
+    // An hour later: the same Idempotency-Key, Stripe answers the saved item (this answer lost too).
+    s.moveTo(new Date('2026-06-05T11:00:00Z'));
+    const second = await handleStripeMessage(s.sync(), { account: acme, sendOnly: true });
+    // 30 hours after the first call: Stripe forgot the key; the lookup finds the item, nothing is created.
+    s.moveTo(new Date('2026-06-06T16:00:00Z'));
+    const third = await handleStripeMessage(s.sync(), { account: acme, sendOnly: true });
+    const status = captureIo();
+    await tallyCommand('stripe')(['status', '--from', D1, '--to', D1], status, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+
+    const total = await s.total(acme, 'requests', [D1]);
+    const items = s.server.invoiceItems(customer);
+    expect(s.proxy!.lost()).toBe(4);
+    expect(first.outcomes.find((o) => o.metric === 'requests')).toMatchObject({ outcome: 'retry-later' });
+    expect(afterFirst.item).toMatchObject({ state: 'pending', units: total - billed, firstAttemptAt: '2026-06-05T10:00:00.000Z' });
+    expect(second.outcomes.find((o) => o.metric === 'requests')).toMatchObject({ outcome: 'retry-later' });
+    expect(third.outcomes.find((o) => o.metric === 'requests')).toMatchObject({ outcome: 'invoice-finalized' });
+    expect(total).toBeGreaterThan(billed);
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({
+      customer,
+      subscription: subscription.id,
+      quantity: total - billed,
+      amount: 3 * (total - billed),
+      currency: 'usd',
+      metadata: { tally_id: afterFirst.item!.state === 'pending' ? afterFirst.item!.tallyId : '' },
+      period: { start: seconds(new Date(`${D1}T00:00:00Z`)), end: seconds(new Date(`${D1}T23:59:59Z`)) },
+    });
+    expect(await record()).toMatchObject({ state: 'invoice-finalized', item: { state: 'created', id: items[0]!.id } });
+    // One item from four POSTs with the same key (all but the first were replays), then the lookup alone.
+    const calls = s.server.requests.filter((r) => r.path === '/v1/invoiceitems').map((r) => r.method);
+    expect(calls).toEqual(['POST', 'POST', 'POST', 'POST', 'GET']);
+    expect(s.server.events().filter((e) => e.event_name === 'cdn_requests').at(-1)!.payload.value).toBe(String(total));
+    const [event] = await webhookEvents();
+    expect(event!.data).toMatchObject({ difference: total - billed, invoiceItem: { units: total - billed, unitAmountDecimal: '3', currency: 'usd' } });
+    expect(status.stdout).toContain(`${acme} requests ${D1} rev 2: invoice item ${items[0]!.id}, +${total - billed} unit(s) at 3 usd cents`);
+    // The item goes on the next invoice: the period D4..D6, finalized D7 01:00.
+    s.moveTo(new Date('2026-06-07T02:00:00Z'));
+    const next = s.server.invoices(customer).find((invoice) => invoice.period_start === seconds(new Date('2026-06-04T00:00:00Z')))!;
+    expect(next.lines.data.filter((line) => 'parent' in line)).toEqual([expect.objectContaining({ quantity: total - billed, amount: 3 * (total - billed) })]);
+  });
+
+  it('credits a negative difference: an adjustment below the billed total gives an item at the negated unit amount for what the invoice and the first item overbilled', async () => {
+    const { s, acme, customer, first, billed } = await lateRevision({}, 0);
+    const late = await s.total(acme, 'requests', [D1]);
+    s.moveTo(new Date('2026-06-05T12:00:00Z'));
+    const io = captureIo();
+    const adjusted = await tallyCommand('adjust')(['--account', acme, '--day', D1, '--metric', 'requests', '--delta', String(-(late - billed) - 5), '--reason', 'credit', '--id', 'ADJ-CREDIT-1'], io, s.env, process.cwd(), s.now);
+    const after = await handleStripeMessage(s.sync(), { account: acme });
+
+    expect(adjusted).toBe(0);
+    expect(first.outcomes.find((o) => o.metric === 'requests')).toMatchObject({ outcome: 'invoice-finalized' });
+    expect(after.outcomes.find((o) => o.metric === 'requests')).toMatchObject({ outcome: 'invoice-finalized', value: billed - 5 });
+    const items = s.server.invoiceItems(customer);
+    expect(items.map((i) => [i.quantity, i.pricing.unit_amount_decimal, i.amount])).toEqual([
+      [late - billed, '3', 3 * (late - billed)],
+      [late - billed + 5, '-3', -3 * (late - billed + 5)],
+    ]);
+    // What the invoice billed plus the items is Tally's total now.
+    const itemized = items.reduce((sum, i) => sum + Math.sign(Number(i.pricing.unit_amount_decimal)) * i.quantity, 0);
+    expect(billed + itemized).toBe(after.outcomes.find((o) => o.metric === 'requests')!.value);
+    expect(items[1]!.discountable).toBe(false);
+  });
+
+  it.each([
+    ['volume', { tiersMode: 'volume' as const }, /volume price/],
+    ['graduated', { tiersMode: 'graduated' as const }, /graduated tiered price/],
+    ['package', { packageSize: 100 }, /package price \(100 units a package\)/],
+  ])('a %s price gets the webhook alone, with the reason on the record and in tally stripe status', async (_name, price, reason) => {
+    const { s, acme, customer, first, record, webhookEvents } = await lateRevision(price, 0);
+    const status = captureIo();
+    await tallyCommand('stripe')(['status', '--from', D1, '--to', D1], status, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+
+    expect(first.outcomes.find((o) => o.metric === 'requests')).toMatchObject({ outcome: 'invoice-finalized' });
+    expect(s.server.invoiceItems(customer)).toEqual([]);
+    expect(s.server.requests.filter((r) => r.path === '/v1/invoiceitems')).toEqual([]);
+    const late = await record();
+    expect(late.item).toMatchObject({ state: 'webhook-only', reason: expect.stringMatching(reason) });
+    const events = await webhookEvents();
+    expect(events).toHaveLength(1);
+    expect(events[0]!.data.invoiceItem).toEqual({ created: false, reason: expect.stringMatching(reason) });
+    expect(status.stdout).toMatch(new RegExp(`${acme} requests ${D1} rev \\d+: no invoice item \\(webhook only\\): .*${reason.source}`));
   });
 });
 

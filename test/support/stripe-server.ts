@@ -23,6 +23,12 @@ import { join } from 'node:path';
  *                                               status_transitions.finalized_at); a line per metered item whose
  *                                               quantity is the meter's value over the period from the events
  *                                               received up to finalization (later ones reach no invoice)
+ * POST /v1/invoiceitems                        form-encoded (customer, currency, unit_amount_decimal, quantity, subscription,
+ *                                               period, metadata, ...): an item for the subscription's next invoice (the
+ *                                               invoice of the period in which it was created); Idempotency-Key: a replay
+ *                                               within 24 h answers the saved status and body, other parameters get 400
+ *                                               idempotency_error; keys older than 24 h are forgotten (a new item)
+ * GET  /v1/invoiceitems?customer=&created[gte]= newest first, cursor pagination (no metadata filter, as Stripe's)
  * GET  /v2/core/events                          thin events of the last 30 days, newest first (types[], object_id,
  *                                               created[gt|gte|lt|lte], limit <= 100, next_page_url): a meter event
  *                                               for a customer Stripe does not know (`forgetCustomer`) is answered
@@ -71,8 +77,22 @@ export interface StripeTestServer {
   setClock(now: () => number): void;
   /** How `event_time_window=day` picks a day's event: by receipt alone (Stripe's documented rule, the default) or by timestamp (then receipt). */
   setOrder(order: 'timestamp' | 'receipt'): void;
-  /** Subscribes `customer` to a metered price on the meter of `eventName`: periods of `periodSeconds` from `start` (unix seconds). */
-  addSubscription(subscription: { customer: string; eventName: string; start: number; periodSeconds: number; billingScheme?: 'per_unit' | 'tiered' }): TestSubscription;
+  /**
+   * Subscribes `customer` to a metered price on the meter of `eventName`: periods of `periodSeconds` from `start` (unix seconds);
+   * per unit at `unitAmountDecimal` cents (default "3") unless tiered (`tiersMode`) or a package price (`packageSize`).
+   */
+  addSubscription(subscription: {
+    customer: string;
+    eventName: string;
+    start: number;
+    periodSeconds: number;
+    billingScheme?: 'per_unit' | 'tiered';
+    tiersMode?: 'graduated' | 'volume';
+    packageSize?: number;
+    unitAmountDecimal?: string;
+  }): TestSubscription;
+  /** Every invoice item created (of `customer`, or all), oldest first. */
+  invoiceItems(customer?: string): readonly TestInvoiceItem[];
   /** Seconds from a period's end to its invoice's finalization (Stripe's default: 3600; at most 72 h). */
   setFinalizationGrace(seconds: number): void;
   /** The invoices of `customer` at Stripe's clock now (as `GET /v1/invoices` answers). */
@@ -107,8 +127,52 @@ export interface TestSubscription {
   readonly customer: string;
   readonly start: number;
   readonly periodSeconds: number;
-  readonly item: { readonly id: string; readonly price: { readonly id: string; readonly meter: string; readonly billing_scheme: 'per_unit' | 'tiered' } };
+  readonly item: {
+    readonly id: string;
+    readonly price: {
+      readonly id: string;
+      readonly meter: string;
+      readonly billing_scheme: 'per_unit' | 'tiered';
+      readonly tiers_mode: 'graduated' | 'volume' | null;
+      readonly transform_quantity: { readonly divide_by: number; readonly round: 'up' } | null;
+      readonly unit_amount_decimal: string | null;
+      readonly currency: string;
+    };
+  };
 }
+
+export interface TestInvoiceItem {
+  id: string;
+  object: 'invoiceitem';
+  customer: string;
+  subscription: string | null;
+  /** Cents, `unit_amount_decimal` x `quantity` rounded. */
+  amount: number;
+  currency: string;
+  quantity: number;
+  description: string | null;
+  metadata: Record<string, string>;
+  period: { start: number; end: number };
+  date: number;
+  /** The invoice it went on, once that invoice exists; null while pending. */
+  invoice: string | null;
+  pricing: { type: 'price_details'; price_details: null; unit_amount_decimal: string };
+  discountable: boolean;
+  livemode: false;
+}
+
+/** An invoice line: a metered price's quantity, or an invoice item (`parent.invoice_item_details`). */
+export type TestInvoiceLine =
+  | { id: string; object: 'line_item'; quantity: number; period: { start: number; end: number }; pricing: { type: 'price_details'; price_details: { price: string } } }
+  | {
+      id: string;
+      object: 'line_item';
+      quantity: number;
+      amount: number;
+      period: { start: number; end: number };
+      pricing: { type: 'price_details'; price_details: null; unit_amount_decimal: string };
+      parent: { type: 'invoice_item_details'; invoice_item_details: { invoice_item: string } };
+    };
 
 export interface TestInvoice {
   id: string;
@@ -119,7 +183,7 @@ export interface TestInvoice {
   period_start: number;
   period_end: number;
   status_transitions: { finalized_at: number | null };
-  lines: { object: 'list'; has_more: false; data: { id: string; object: 'line_item'; quantity: number; period: { start: number; end: number }; pricing: { type: 'price_details'; price_details: { price: string } } }[] };
+  lines: { object: 'list'; has_more: false; data: TestInvoiceLine[] };
 }
 
 export interface TestCoreEvent {
@@ -160,16 +224,29 @@ interface OperationSpec {
 const SPEC_FILE = join(__dirname, '../../fixtures/stripe/billing-meters.openapi.json');
 
 /** The parameters each operation takes, read from the vendored OpenAPI subset. */
-export function stripeOperationSpecs(): { createEvent: OperationSpec; listMeters: OperationSpec; eventSummaries: OperationSpec; listSubscriptions: OperationSpec; listInvoices: OperationSpec } {
+export function stripeOperationSpecs(): {
+  createEvent: OperationSpec;
+  listMeters: OperationSpec;
+  eventSummaries: OperationSpec;
+  listSubscriptions: OperationSpec;
+  listInvoices: OperationSpec;
+  createInvoiceItem: OperationSpec;
+  listInvoiceItems: OperationSpec;
+} {
   const spec = JSON.parse(readFileSync(SPEC_FILE, 'utf8')) as {
     paths: Record<string, Record<string, { parameters?: SpecParameter[]; requestBody?: { content: Record<string, { schema: { required?: string[]; properties: Record<string, SpecSchema> } }> } }>>;
   };
   const query = (parameters: SpecParameter[] = []): OperationSpec => ({
     parameters: new Map(parameters.filter((p) => p.in === 'query').map((p) => [p.name, { required: p.required === true, ...schemaLimits(p.schema) }])),
   });
-  const body = spec.paths['/v1/billing/meter_events']!.post!.requestBody!.content['application/x-www-form-urlencoded']!.schema;
+  const form = (path: string): OperationSpec => {
+    const body = spec.paths[path]!.post!.requestBody!.content['application/x-www-form-urlencoded']!.schema;
+    return { parameters: new Map(Object.entries(body.properties).map(([name, schema]) => [name, { required: (body.required ?? []).includes(name), ...schemaLimits(schema) }])) };
+  };
   return {
-    createEvent: { parameters: new Map(Object.entries(body.properties).map(([name, schema]) => [name, { required: (body.required ?? []).includes(name), ...schemaLimits(schema) }])) },
+    createEvent: form('/v1/billing/meter_events'),
+    createInvoiceItem: form('/v1/invoiceitems'),
+    listInvoiceItems: query(spec.paths['/v1/invoiceitems']!.get!.parameters),
     listMeters: query(spec.paths['/v1/billing/meters']!.get!.parameters),
     eventSummaries: query(spec.paths['/v1/billing/meters/{id}/event_summaries']!.get!.parameters),
     listSubscriptions: query(spec.paths['/v1/subscriptions']!.get!.parameters),
@@ -202,6 +279,8 @@ const MAX_SIGNIFICANT_DIGITS = 15;
 /** `GET /v2/core/events` lists events of the last 30 days. */
 const CORE_EVENTS_DAYS = 30;
 const CORE_EVENT_PARAMS = new Set(['types', 'object_id', 'created', 'limit', 'page']);
+/** Stripe keeps an Idempotency-Key at least 24 hours (https://docs.stripe.com/api/idempotent_requests); this server forgets it then. */
+const IDEMPOTENCY_WINDOW = DAY;
 
 class StripeHttpError extends Error {
   constructor(
@@ -233,6 +312,9 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
   const rawRequests: StripeTestServer['rawRequests'] = [];
   const unknownCustomers = new Set<string>();
   const coreEvents: TestCoreEvent[] = [];
+  const invoiceItems: TestInvoiceItem[] = [];
+  /** Idempotency-Key -> the first request's parameters, when it ran, and its saved answer. */
+  const idempotency = new Map<string, { params: string; at: number; status: number; body: unknown }>();
 
   const createEvent = async (params: URLSearchParams, res: ServerResponse): Promise<void> => {
     const fields = checkParams(params, specs.createEvent, true);
@@ -365,11 +447,117 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
         lines: {
           object: 'list',
           has_more: false,
-          data: [{ id: `il_${subscription.id.slice(4)}_${k}`, object: 'line_item', quantity, period: { start, end }, pricing: { type: 'price_details', price_details: { price: subscription.item.price.id } } }],
+          data: [
+            { id: `il_${subscription.id.slice(4)}_${k}`, object: 'line_item', quantity, period: { start, end }, pricing: { type: 'price_details', price_details: { price: subscription.item.price.id } } },
+            ...itemsOn(subscription, start, end).map((item) => itemLine(item)),
+          ],
         },
       });
     }
     return out;
+  };
+
+  /**
+   * The pending invoice items a period's invoice takes: created while the period ran (the
+   * invoice is created at its end and takes the items pending then; a later item waits for the
+   * next one), of its customer, and of its subscription or of none.
+   */
+  const itemsOn = (subscription: TestSubscription, start: number, end: number): TestInvoiceItem[] =>
+    invoiceItems.filter((item) => item.customer === subscription.customer && (item.subscription === null || item.subscription === subscription.id) && item.date >= start && item.date < end);
+
+  const itemLine = (item: TestInvoiceItem): TestInvoiceLine => ({
+    id: `il_${item.id}`,
+    object: 'line_item',
+    quantity: item.quantity,
+    amount: item.amount,
+    period: item.period,
+    pricing: item.pricing,
+    parent: { type: 'invoice_item_details', invoice_item_details: { invoice_item: item.id } },
+  });
+
+  /** The invoice an item went on, once it exists (its period ended). */
+  const invoiceOfItem = (item: TestInvoiceItem, now: number): string | null => {
+    for (const subscription of subscriptions) {
+      if (subscription.customer !== item.customer || (item.subscription !== null && item.subscription !== subscription.id)) continue;
+      for (let start = subscription.start, k = 1; start + subscription.periodSeconds <= now; start += subscription.periodSeconds, k++) {
+        if (item.date >= start && item.date < start + subscription.periodSeconds) return `in_${subscription.id.slice(4)}_${k}`;
+      }
+    }
+    return null;
+  };
+
+  /** `POST /v1/invoiceitems`, with Stripe's Idempotency-Key rules. */
+  const createInvoiceItem = (params: URLSearchParams, key: string | undefined, res: ServerResponse): void => {
+    const now = clock();
+    for (const [saved, entry] of idempotency) if (now - entry.at >= IDEMPOTENCY_WINDOW) idempotency.delete(saved);
+    const canonical = [...params].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`).join('&');
+    if (key !== undefined) {
+      const saved = idempotency.get(key);
+      if (saved !== undefined) {
+        if (saved.params !== canonical) {
+          throw new StripeHttpError(400, 'idempotency_error', `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`);
+        }
+        res.setHeader('idempotent-replayed', 'true');
+        send(res, saved.status, saved.body);
+        return;
+      }
+    }
+    const fields = checkParams(params, specs.createInvoiceItem, true);
+    const customer = fields.get('customer');
+    if (customer === undefined) throw new StripeHttpError(400, 'invalid_request_error', 'Missing required param: customer.', 'customer');
+    const quantity = Number(fields.get('quantity') ?? 1);
+    if (!Number.isInteger(quantity) || quantity < 0) throw new StripeHttpError(400, 'invalid_request_error', 'Invalid non-negative integer: quantity', 'quantity');
+    const unit = fields.get('unit_amount_decimal');
+    // Tally sends unit_amount_decimal (a price's pricing[price] is not modelled: Tally never names one).
+    if (unit === undefined || !/^-?\d+(\.\d{1,12})?$/.test(unit)) throw new StripeHttpError(400, 'invalid_request_error', 'Invalid decimal: unit_amount_decimal', 'unit_amount_decimal');
+    const currency = fields.get('currency');
+    if (currency === undefined) throw new StripeHttpError(400, 'invalid_request_error', 'Missing required param: currency.', 'currency');
+    const subscription = fields.get('subscription') ?? null;
+    if (subscription !== null && !subscriptions.some((s) => s.id === subscription && s.customer === customer)) {
+      throw new StripeHttpError(400, 'invalid_request_error', `No such subscription: '${subscription}'`, 'subscription');
+    }
+    const metadata: Record<string, string> = {};
+    for (const [k, v] of params) {
+      const match = /^metadata\[([^\]]+)\]$/.exec(k);
+      if (match) metadata[match[1]!] = v;
+    }
+    const amount = Math.round(Number(unit) * quantity);
+    const item: TestInvoiceItem = {
+      id: `ii_test${String(invoiceItems.length + 1).padStart(6, '0')}`,
+      object: 'invoiceitem',
+      customer,
+      subscription,
+      amount,
+      currency,
+      quantity,
+      description: fields.get('description') ?? null,
+      metadata,
+      period: { start: Number(params.get('period[start]') ?? now), end: Number(params.get('period[end]') ?? now) },
+      date: now,
+      invoice: null,
+      pricing: { type: 'price_details', price_details: null, unit_amount_decimal: unit },
+      discountable: params.has('discountable') ? params.get('discountable') === 'true' : amount >= 0,
+      livemode: false,
+    };
+    invoiceItems.push(item);
+    if (key !== undefined) idempotency.set(key, { params: canonical, at: now, status: 200, body: item });
+    send(res, 200, item);
+  };
+
+  /** `GET /v1/invoiceitems`: newest first; `created[gte]` and the like, `customer`, `pending`. */
+  const listInvoiceItems = (params: URLSearchParams, res: ServerResponse, path: string): void => {
+    const fields = checkParams(params, specs.listInvoiceItems, false);
+    const customer = fields.get('customer');
+    const pending = fields.get('pending');
+    const now = clock();
+    const created = (op: string) => (params.has(`created[${op}]`) ? Number(params.get(`created[${op}]`)) : undefined);
+    const all = invoiceItems
+      .map((item) => ({ ...item, invoice: invoiceOfItem(item, now) }))
+      .filter((item) => customer === undefined || item.customer === customer)
+      .filter((item) => pending === undefined || (pending === 'true') === (item.invoice === null))
+      .filter((item) => (created('gte') ?? -Infinity) <= item.date && (created('gt') ?? -Infinity) < item.date && item.date <= (created('lte') ?? Infinity) && item.date < (created('lt') ?? Infinity))
+      .reverse();
+    send(res, 200, page(all, fields, path));
   };
 
   const subscriptionObject = (subscription: TestSubscription, now: number) => {
@@ -395,6 +583,12 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
               id: subscription.item.price.id,
               object: 'price',
               billing_scheme: subscription.item.price.billing_scheme,
+              tiers_mode: subscription.item.price.tiers_mode,
+              transform_quantity: subscription.item.price.transform_quantity,
+              unit_amount_decimal: subscription.item.price.unit_amount_decimal,
+              unit_amount: subscription.item.price.unit_amount_decimal === null ? null : Math.floor(Number(subscription.item.price.unit_amount_decimal)),
+              currency: subscription.item.price.currency,
+              type: 'recurring',
               recurring: { interval: 'day', interval_count: subscription.periodSeconds / DAY, meter: meter.id, usage_type: 'metered' },
             },
           },
@@ -514,6 +708,11 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
           listSubscriptions(url.searchParams, res, url.pathname);
         } else if (req.method === 'GET' && url.pathname === '/v1/invoices') {
           listInvoices(url.searchParams, res, url.pathname);
+        } else if (req.method === 'POST' && url.pathname === '/v1/invoiceitems') {
+          const key = req.headers['idempotency-key'];
+          createInvoiceItem(new URLSearchParams(body), typeof key === 'string' ? key : undefined, res);
+        } else if (req.method === 'GET' && url.pathname === '/v1/invoiceitems') {
+          listInvoiceItems(url.searchParams, res, url.pathname);
         } else if (req.method === 'GET' && url.pathname === '/v2/core/events') {
           listCoreEvents(url.searchParams, res, url.pathname);
         } else if (req.method === 'GET' && summaries) {
@@ -592,11 +791,21 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
     setOrder(next) {
       order = next;
     },
-    addSubscription({ customer, eventName, start, periodSeconds, billingScheme = 'per_unit' }) {
+    addSubscription({ customer, eventName, start, periodSeconds, billingScheme, tiersMode, packageSize, unitAmountDecimal = '3' }) {
       const meter = meters.find((m) => m.event_name === eventName);
       if (meter === undefined) throw new Error(`no meter has event_name ${eventName}`);
       const n = String(subscriptions.length + 1).padStart(4, '0');
-      const subscription: TestSubscription = { id: `sub_test${n}`, customer, start, periodSeconds, item: { id: `si_test${n}`, price: { id: `price_test${n}`, meter: meter.id, billing_scheme: billingScheme } } };
+      const tiered = billingScheme === 'tiered' || tiersMode !== undefined;
+      const price: TestSubscription['item']['price'] = {
+        id: `price_test${n}`,
+        meter: meter.id,
+        billing_scheme: tiered ? 'tiered' : 'per_unit',
+        tiers_mode: tiered ? (tiersMode ?? 'graduated') : null,
+        transform_quantity: packageSize === undefined ? null : { divide_by: packageSize, round: 'up' },
+        unit_amount_decimal: tiered ? null : unitAmountDecimal,
+        currency: 'usd',
+      };
+      const subscription: TestSubscription = { id: `sub_test${n}`, customer, start, periodSeconds, item: { id: `si_test${n}`, price } };
       subscriptions.push(subscription);
       return subscription;
     },
@@ -605,6 +814,7 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
       finalizationGrace = seconds;
     },
     invoices: (customer) => subscriptions.filter((s) => s.customer === customer).flatMap((s) => invoicesOf(s, clock())),
+    invoiceItems: (customer) => invoiceItems.filter((item) => customer === undefined || item.customer === customer).map((item) => ({ ...item, invoice: invoiceOfItem(item, clock()) })),
     requests,
     rawRequests,
     concurrencyRefusals: () => concurrencyRefusals,

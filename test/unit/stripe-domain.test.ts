@@ -9,7 +9,12 @@ import {
   compareEvents,
   finalizedInvoiceHolding,
   firstDayOfPeriod,
+  invoiceItemBlocker,
+  invoiceItemFor,
+  invoiceItemTallyId,
+  itemKeyMayBeForgotten,
   lateUsageEvent,
+  unbilledUnits,
   type StripeOutboxRecord,
   isTooOldForStripe,
   latestSendable,
@@ -110,8 +115,10 @@ describe('Stripe settings', () => {
   const base = { TALLY_STRIPE_API_KEY: 'sk_test_abcdefgh12345678', TALLY_STRIPE_METERS: '{"requests":"cdn_requests"}' };
 
   it('reads the key, the base and the meters; defaults to Stripe\'s API', () => {
-    expect(readStripeConfig(base)).toEqual({ key: { kind: 'key', apiKey: base.TALLY_STRIPE_API_KEY }, apiBase: 'https://api.stripe.com', meters: { requests: 'cdn_requests' }, runningMinutes: 60 });
+    expect(readStripeConfig(base)).toEqual({ key: { kind: 'key', apiKey: base.TALLY_STRIPE_API_KEY }, apiBase: 'https://api.stripe.com', meters: { requests: 'cdn_requests' }, runningMinutes: 60, lateUsage: 'webhook' });
     expect(readStripeConfig({ ...base, TALLY_STRIPE_RUNNING_MINUTES: '0' }).runningMinutes).toBe(0);
+    expect(readStripeConfig({ ...base, TALLY_STRIPE_LATE_USAGE: 'invoice-item' }).lateUsage).toBe('invoice-item');
+    expect(() => readStripeConfig({ ...base, TALLY_STRIPE_LATE_USAGE: 'credit-note' })).toThrow(/TALLY_STRIPE_LATE_USAGE must be webhook .* or invoice-item/);
     expect(readStripeConfig({ ...base, TALLY_STRIPE_API_BASE: 'http://127.0.0.1:12111' }).apiBase).toBe('http://127.0.0.1:12111');
   });
 
@@ -280,6 +287,54 @@ describe('invoices and late usage', () => {
     expect(a).toMatchObject({ type: 'stripe.late_usage', data: { invoice: 'in_1', billed: 9, total: 10, difference: 1 } });
     expect(lateUsageEvent('usage', record({ revision: 2, identifier: 'tally-2026-06-01-r2-y' }), late, 'x').id).not.toBe(a.id);
     expect(lateUsageEvent('usage', record({}), { reason: 'too-old', invoice: null, billed: null }, 'x').id).not.toBe(a.id);
+  });
+});
+
+describe('late usage as invoice items', () => {
+  const perUnit = { billingScheme: 'per_unit', tiersMode: null, packageSize: null, unitAmountDecimal: '2.5', currency: 'eur' };
+
+  it('bills a per-unit price only: tiered, volume and package prices get the webhook alone, with the reason', () => {
+    expect(invoiceItemBlocker(perUnit)).toBeUndefined();
+    expect(invoiceItemBlocker({ ...perUnit, billingScheme: 'tiered', tiersMode: 'graduated', unitAmountDecimal: null })).toMatch(/^graduated tiered price/);
+    expect(invoiceItemBlocker({ ...perUnit, billingScheme: 'tiered', tiersMode: 'volume', unitAmountDecimal: null })).toMatch(/^volume price/);
+    expect(invoiceItemBlocker({ ...perUnit, packageSize: 100 })).toMatch(/^package price \(100 units a package\)/);
+    expect(invoiceItemBlocker({ ...perUnit, unitAmountDecimal: null })).toBe('the price has no unit amount');
+  });
+
+  it('is units x the unit amount, a credit (negative unit amount, quantity never negative) when the difference is', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -1_000_000, max: 1_000_000 }), fc.constantFrom('2.5', '0', '3', '0.001', '120'), (units, unit) => {
+        const item = invoiceItemFor({ ...perUnit, unitAmountDecimal: unit }, units);
+        expect(item.quantity).toBe(Math.abs(units));
+        expect(item.currency).toBe('eur');
+        expect(Number(item.unitAmountDecimal) * item.quantity).toBeCloseTo(units * Number(unit), 6);
+        expect(item.unitAmountDecimal.startsWith('-')).toBe(units < 0 && Number(unit) !== 0);
+      }),
+    );
+  });
+
+  it('bills what the invoice and the day\'s items created before left: billed + items + the new units = the total', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 0, max: 10_000 }), fc.array(fc.record({ units: fc.integer({ min: -500, max: 500 }), created: fc.boolean() }), { maxLength: 5 }), (total, billed, items) => {
+        const others = items.map(({ units, created }) => ({
+          item: { state: created ? ('created' as const) : ('pending' as const), tallyId: 't', subscription: 's', currency: 'usd', unitAmountDecimal: '1', quantity: Math.abs(units), units },
+        }));
+        const created = items.filter((i) => i.created).reduce((sum, i) => sum + i.units, 0);
+        expect(billed + created + unbilledUnits(total, billed, others)).toBe(total);
+      }),
+    );
+  });
+
+  it('names a record\'s item the same on every retry and differently per revision; a key older than Stripe\'s 24 hours is looked up first', () => {
+    const subject = { account: 'acme', metric: 'requests', day: '2026-06-01', revision: 2 };
+    expect(invoiceItemTallyId('usage', subject)).toBe(invoiceItemTallyId('usage', { ...subject }));
+    expect(invoiceItemTallyId('usage', subject)).toMatch(/^tally-ii-2026-06-01-r2-[0-9a-f]{20}$/);
+    expect(invoiceItemTallyId('usage', { ...subject, revision: 3 })).not.toBe(invoiceItemTallyId('usage', subject));
+    expect(invoiceItemTallyId('usage', { ...subject, adjusted: 1 })).not.toBe(invoiceItemTallyId('usage', subject));
+    const first = '2026-06-05T10:00:00.000Z';
+    expect(itemKeyMayBeForgotten(undefined, new Date('2026-06-09T00:00:00Z'))).toBe(false);
+    expect(itemKeyMayBeForgotten(first, new Date('2026-06-06T09:59:59Z'))).toBe(false);
+    expect(itemKeyMayBeForgotten(first, new Date('2026-06-06T10:00:00Z'))).toBe(true);
   });
 });
 

@@ -3,7 +3,7 @@ import type { StripeMeterApi, StripeMeterErrorReport } from '../../app/ports';
 import type { SendOutcome, StripeSyncDeps } from '../../app/stripe-sync';
 import { addDays, dayOf } from '../../domain/days';
 import { ConfigError, LocalStackNotRunningError, ValidationError } from '../../domain/errors';
-import { eventStep, isTooOldForStripe, validateCustomerId, type StripeLink } from '../../domain/stripe';
+import { eventStep, isTooOldForStripe, validateCustomerId, type StripeLink, type StripeOutboxRecord } from '../../domain/stripe';
 import { defineCommand, JSON_OPTION, type CommandGroup, type OptionDeclaration } from '../command';
 import { formatTable } from '../io';
 import type { OpenTarget } from '../open-target';
@@ -343,10 +343,28 @@ export const stripeStatusCommand = defineCommand<{ account?: string; from?: stri
         ),
       );
     }
+    printLateItems(io, rows);
     printDropped(io, dropped, reports !== undefined && 'unread' in reports ? reports.unread : 'set TALLY_STRIPE_API_KEY');
     return 0;
   },
 });
+
+/**
+ * The invoice items of late differences (TALLY_STRIPE_LATE_USAGE=invoice-item), one line per
+ * record that has one: created (Stripe's id), pending (retried with its tally id), or none
+ * with the reason (a tiered, volume or package price: the webhook alone).
+ */
+function printLateItems(io: { out(text: string): void }, rows: readonly StripeOutboxRecord[]): void {
+  const withItems = rows.filter((r) => r.item !== undefined);
+  if (withItems.length === 0) return;
+  io.out(`late usage invoice items: ${withItems.length}\n`);
+  for (const r of withItems) {
+    const item = r.item!;
+    const place = `  ${r.account} ${r.metric} ${r.day} rev ${r.running === undefined ? r.revision : `open #${r.running}`}: `;
+    if (item.state === 'webhook-only') io.out(`${place}no invoice item (webhook only): ${item.reason}\n`);
+    else io.out(`${place}${item.state === 'created' ? `invoice item ${item.id}` : `invoice item pending (${item.tallyId})`}, ${item.units > 0 ? '+' : ''}${item.units} unit(s) at ${item.unitAmountDecimal} ${item.currency} cents\n`);
+  }
+}
 
 /** Why Stripe's meter error reports could not be read, in one line (never the key: the SDK's message names none). */
 function describeReadError(error: unknown): string {
