@@ -138,6 +138,69 @@ describe('every route refuses hostile parameters with a 4xx and a message, readi
     );
   });
 
+  /** Zones to try: whole-hour ones, sub-hour ones, Lord Howe (30-minute change), spellings, and no zones. */
+  const zone = fc.oneof(
+    fc.constantFrom('', 'UTC', 'Etc/UTC', 'america/new_york', 'Europe/Berlin', 'Australia/Lord_Howe', 'Asia/Kolkata', 'Asia/Kathmandu', 'Pacific/Chatham'),
+    fc.constantFrom('Mars/Olympus_Mons', '+05:00', 'GMT+5', 'America/New_York/Extra', 'a'.repeat(100), 'Europe/../etc', 'UTC\u0000'),
+    hostileText,
+  );
+
+  /** What Intl alone says of `tz` over the zone's days `from`..`to`: unknown, not whole hours, or the UTC hour starts inside. */
+  function zoneOracle(tz: string, from: string, to: string): 'unknown' | 'sub-hour' | number {
+    if (tz === '') return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 3_600_000) + 24;
+    let format: Intl.DateTimeFormat;
+    try {
+      if (!/^[A-Za-z]/.test(tz)) return 'unknown';
+      format = new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit', timeZoneName: 'longOffset' });
+    } catch {
+      return 'unknown';
+    }
+    let starts = 0;
+    const first = Date.parse(`${from}T00:00:00Z`) - 86_400_000;
+    const last = Date.parse(`${to}T00:00:00Z`) + 2 * 86_400_000;
+    for (let ms = first; ms < last; ms += 900_000) {
+      const parts = Object.fromEntries(format.formatToParts(new Date(ms)).map((part) => [part.type, part.value]));
+      const date = `${parts.year}-${parts.month}-${parts.day}`;
+      if (date < from || date > to) continue;
+      if (!/^GMT([+-]\d\d:00)?$/.test(parts.timeZoneName ?? '')) return 'sub-hour';
+      if (ms % 3_600_000 === 0) starts++;
+    }
+    return starts;
+  }
+
+  it('GET /v1/accounts/{id}/usage: tz and granularity=hour on any supported range', async () => {
+    const goodRange = fc
+      .tuple(fc.integer({ min: 0, max: 36_500 }), fc.integer({ min: 1, max: 40 }))
+      .map(([start, days]) => [Date.UTC(2000, 0, 1) + start * 86_400_000, Date.UTC(2000, 0, 1) + (start + days - 1) * 86_400_000])
+      .filter(([, end]) => end! <= Date.UTC(2099, 11, 31))
+      .map(([start, end]) => [new Date(start!).toISOString().slice(0, 10), new Date(end!).toISOString().slice(0, 10)] as const);
+    const granularity = fc.oneof(fc.constantFrom('hour', 'hour', 'day', 'month'), hostileText);
+    await fc.assert(
+      fc.asyncProperty(goodRange, granularity, zone, async ([from, to], granularity, tz) => {
+        const answer = await call(usageApiEvent({ token: tenant, query: { from, to, granularity, tz } }));
+        const days = Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000) + 1;
+        const known = zoneOracle(tz, from, to);
+        const wellFormed = ['hour', 'day', 'month', ''].includes(granularity) && !(granularity === 'hour' && days > 31);
+
+        expect(answer.ms).toBeLessThan(BOUNDED_MS);
+        if (new URLSearchParams({ from, to, granularity, tz }).toString().length > 1024) {
+          expect([answer.status, answer.reads]).toEqual([414, []]);
+          return;
+        }
+        if (!wellFormed || typeof known !== 'number') {
+          expect([answer.status, answer.reads]).toEqual([400, []]);
+          expect(answer.message).toMatch(!wellFormed ? /granularity/ : known === 'unknown' ? /"tz"/ : /time zone .* not a whole number of hours/);
+          return;
+        }
+        expect([answer.status, answer.reads]).toEqual([200, ['usage acme']]);
+        const body = JSON.parse((await handleUsageApiRequest(usageApiEvent({ token: tenant, query: { from, to, granularity, tz } }), deps)).body!);
+        expect(body.days).toHaveLength(days);
+        if (granularity === 'hour') expect(body.hours).toHaveLength(known);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
   it('GET /v1/accounts (the ranking): from, to, metric, format', async () => {
     await fc.assert(
       fc.asyncProperty(hostileRange, fc.option(hostileText), async ([from, to], metric) => {
