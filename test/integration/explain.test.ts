@@ -235,6 +235,27 @@ describe('explain (DynamoDB Local, S3 emulator)', () => {
     expect(checked).toBeGreaterThanOrEqual(7);
   });
 
+  it("shows each day by UTC hour from its shards, and each object's hours, which add up to the day's hours", async () => {
+    for (const account of accounts) {
+      for (const day of DAYS) {
+        const explanation = await explainOf(account, day);
+        const names = explanation.metricNames;
+        const bySources = Array.from({ length: 24 }, (_, hour) => ({
+          hour,
+          metrics: sum(explanation.sources.flatMap((s) => (s.hours ?? []).filter((h) => h.hour === hour).map((h) => h.metrics)), names),
+        }));
+
+        expect({ account, day, source: explanation.hoursSource, reason: explanation.hoursReason }).toEqual({ account, day, source: 'shards', reason: undefined });
+        expect(explanation.sources.every((s) => s.hours !== null)).toBe(true);
+        expect(explanation.hours).toEqual(bySources);
+        expect(sum(explanation.hours!.map((h) => h.metrics), names)).toEqual(explanation.metrics);
+      }
+    }
+    // The late object of D1 was written at 20:xx: its lines are in hour 20 only.
+    const late = (await explainOf(accounts[0]!, D1)).sources.find((s) => s.key === objects.late.key)!;
+    expect(late.hours!.map((h) => h.hour)).toEqual([20]);
+  });
+
   it('lists a duplicated object and resumed ones once, each with its whole contribution', async () => {
     const account = accounts[2]!;
     for (const [ref, day] of [
@@ -312,6 +333,8 @@ describe('explain (DynamoDB Local, S3 emulator)', () => {
     expect(io.stdout).toContain('complete: the log objects below add up to the measured counters exactly');
     expect(io.stdout).toContain(objects.late.key);
     expect(io.stdout).toMatch(/adjustment ADJ-EXPLAIN-1/);
+    expect(io.stdout).toContain('hours (UTC, from the counters; hours without usage left out):');
+    expect(io.stdout).toMatch(new RegExp(`${objects.late.key}\\s+\\S+\\s+standard\\s+\\S+\\s+20\\s`));
   });
 });
 
