@@ -87,38 +87,61 @@ export interface ZonedHour {
   readonly utcHour: number;
   /** The zone's day the hour falls in, `YYYY-MM-DD`. */
   readonly day: string;
-  /** The hour's start in ISO 8601 with the zone's offset then, e.g. `2026-11-01T01:00:00-05:00`. */
-  readonly start: string;
+  /** Its start (epoch milliseconds) and the zone's offset then, in seconds: see {@link hourStartText}. */
+  readonly startMs: number;
+  readonly offset: number;
 }
 
 /**
  * Every UTC hour of the zone's days `from`..`to`, in order: 24 a day, 23 or 25 on
- * daylight-saving days, each labelled with the offset in force at its start. Throws a
+ * daylight-saving days, each with the offset in force at its start. Throws a
  * {@link ValidationError} when the zone's offset is not a whole number of hours at some
  * instant of the range (Asia/Kolkata, Asia/Kathmandu; Australia/Lord_Howe in its
  * +10:30 winter and on its two change days), or changes within a UTC hour: such days are
- * not sums of UTC hours.
+ * not sums of UTC hours. The offset is read from the platform twice a UTC day, and each
+ * hour of the days it changes on (a year is about 800 reads, not 8,800).
  */
 export function zonedHours(zone: string, from: string, to: string): ZonedHour[] {
   const hours: ZonedHour[] = [];
+  const days = new DayNames();
   // A zone's day D lies within UTC days D-1..D+1 (offsets are within -12..+14 hours).
   const first = Date.parse(`${addDays(from, -1)}T00:00:00Z`);
   const end = Date.parse(`${addDays(to, 2)}T00:00:00Z`);
+  let atStart = offsetSeconds(zone, first);
   for (let dayStart = first; dayStart < end; dayStart += MS_PER_DAY) {
-    const atStart = offsetSeconds(zone, dayStart);
-    const steady = atStart === offsetSeconds(zone, dayStart + MS_PER_DAY);
+    const atNext = offsetSeconds(zone, dayStart + MS_PER_DAY);
+    const steady = atStart === atNext;
+    const utcDay = days.of(dayStart);
     for (let hour = 0; hour < HOURS_PER_DAY; hour++) {
       const start = dayStart + hour * MS_PER_HOUR;
       const offset = steady ? atStart : offsetSeconds(zone, start);
       const offsetAtEnd = steady ? atStart : offsetSeconds(zone, start + MS_PER_HOUR - 1000);
-      const day = isoDay(start + offset * 1000);
-      const lastDay = isoDay(start + MS_PER_HOUR - 1000 + offsetAtEnd * 1000);
+      const day = days.of(start + offset * 1000);
+      const lastDay = offset % SECONDS_PER_HOUR === 0 && offsetAtEnd === offset ? day : days.of(start + MS_PER_HOUR - 1000 + offsetAtEnd * 1000);
       if ((day < from || day > to) && (lastDay < from || lastDay > to)) continue;
       if (offset % SECONDS_PER_HOUR !== 0 || offsetAtEnd !== offset) refuse(zone, day < from ? lastDay : day, offset % SECONDS_PER_HOUR !== 0 ? offset : offsetAtEnd);
-      hours.push({ utcDay: isoDay(dayStart), utcHour: hour, day, start: localStart(start, offset) });
+      hours.push({ utcDay, utcHour: hour, day, startMs: start, offset });
     }
+    atStart = atNext;
   }
   return hours;
+}
+
+/** `2026-11-01T01:00:00-05:00`: an hour's start as the zone's wall time and the offset in force. */
+export function hourStartText(hour: Pick<ZonedHour, 'startMs' | 'offset'>): string {
+  return `${new Date(hour.startMs + hour.offset * 1000).toISOString().slice(0, 19)}${offsetText(hour.offset)}`;
+}
+
+/** `YYYY-MM-DD` of instants, remembered per day (a range's hours name few days). */
+class DayNames {
+  private readonly names = new Map<number, string>();
+
+  of(epochMs: number): string {
+    const index = Math.floor(epochMs / MS_PER_DAY);
+    let name = this.names.get(index);
+    if (name === undefined) this.names.set(index, (name = new Date(index * MS_PER_DAY).toISOString().slice(0, 10)));
+    return name;
+  }
 }
 
 function refuse(zone: string, day: string, offset: number): never {
@@ -127,16 +150,6 @@ function refuse(zone: string, day: string, offset: number): never {
       `whose offset is not a whole number of hours (e.g. Asia/Kolkata +05:30, Asia/Kathmandu +05:45) cannot be made of them; ` +
       `ask with tz=UTC or a zone with whole-hour offsets`,
   );
-}
-
-/** The UTC day (`YYYY-MM-DD`) of an instant. */
-function isoDay(epochMs: number): string {
-  return new Date(epochMs).toISOString().slice(0, 10);
-}
-
-/** `2026-11-01T01:00:00-05:00`: the local wall time of `epochMs` and the offset in force. */
-function localStart(epochMs: number, offset: number): string {
-  return `${new Date(epochMs + offset * 1000).toISOString().slice(0, 19)}${offsetText(offset)}`;
 }
 
 /** `+05:30`, `-05:00`, `+00:00` (seconds, as some historical offsets have, are shown as `:ss`). */

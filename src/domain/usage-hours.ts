@@ -1,6 +1,6 @@
 import { addDays, SUPPORTED_DAYS } from './days';
 import { addHourSums, dayHours, type HourSums } from './hours';
-import { UTC_ZONE, zonedHours, type ZonedHour } from './time-zones';
+import { hourStartText, UTC_ZONE, zonedHours, type ZonedHour } from './time-zones';
 import type { Granularity } from './usage-query';
 import { buildUsageReport, type AdjustmentEntry, type DayStatus, type DayUsage, type MetricValues, type UsageReport, type UsageReportInput } from './usage-report';
 import type { UsageRecord } from './usage-records';
@@ -116,8 +116,7 @@ export function buildZonedUsageReport(input: UsageReportInput & { readonly timeZ
   const allDays = [...utc.days, ...new Map(edges.map((day) => [day.day, day])).values()];
   const known = hoursOfDays(input.records, allDays);
   const utcDays = new Map(allDays.map((day) => [day.day, day]));
-  const hours = slots.map((slot) => hourRow(names, utcDays.get(slot.utcDay)!, known.get(slot.utcDay)!, slot));
-  const days = zoned ? zonedDays(names, slots, hours, utcDays) : utc.days.map((day) => markHours(day, known.get(day.day)!));
+  const days = zoned ? zonedDays(names, slots, known, utcDays) : utc.days.map((day) => markHours(day, known.get(day.day)!));
   const measuredTotals = sumOrNull(names, days.map((row) => row.metrics));
   const adjustmentTotals = sumOrNull(names, days.map((row) => row.adjustments));
   const midnights = new Set(slots.flatMap((slot) => (slot.utcHour === 0 ? [slot.utcDay] : [])));
@@ -130,7 +129,7 @@ export function buildZonedUsageReport(input: UsageReportInput & { readonly timeZ
     metricNames: names,
     estimatedMetrics: utc.estimatedMetrics,
     days,
-    ...(input.granularity === 'hour' ? { hours } : {}),
+    ...(input.granularity === 'hour' ? { hours: slots.map((slot) => hourRow(names, utcDays.get(slot.utcDay)!, known.get(slot.utcDay)!, slot)) } : {}),
     ...(input.granularity === 'month' ? { months: zonedMonths(names, days) } : {}),
     totals: measuredTotals === null || adjustmentTotals === null ? null : add(names, measuredTotals, adjustmentTotals),
     measuredTotals,
@@ -178,10 +177,11 @@ export function hoursOfDays(records: readonly UsageRecord[], days: readonly DayU
 }
 
 function hourRow(names: readonly string[], day: DayUsage, hours: KnownHours, slot: ZonedHour): HourUsage {
-  if ('unknown' in hours) return { start: slot.start, metrics: null, adjustments: null, totals: null, hoursReason: hours.unknown };
+  const start = hourStartText(slot);
+  if ('unknown' in hours) return { start, metrics: null, adjustments: null, totals: null, hoursReason: hours.unknown };
   const metrics = values(names, hours.hours[slot.utcHour]);
   const adjustments = slot.utcHour === 0 ? { ...day.adjustments } : values(names, undefined);
-  return { start: slot.start, metrics, adjustments, totals: add(names, metrics, adjustments) };
+  return { start, metrics, adjustments, totals: add(names, metrics, adjustments) };
 }
 
 /** A UTC day row, marked `hours: null` when its hours are unknown. */
@@ -189,34 +189,45 @@ function markHours(day: DayUsage, hours: KnownHours): ZonedDayUsage {
   return 'unknown' in hours ? { ...day, hours: null, hoursReason: hours.unknown } : day;
 }
 
-/** The zone's days: each the sum of its hour rows; closed when every UTC day it touches is. */
-function zonedDays(names: readonly string[], slots: readonly ZonedHour[], hours: readonly HourUsage[], utcDays: ReadonlyMap<string, DayUsage>): ZonedDayUsage[] {
+/**
+ * The zone's days: each the sum of its UTC hours (a day's adjustments in its 00:00 UTC
+ * hour); closed when every UTC day it touches is; unknown when one of them is.
+ */
+function zonedDays(
+  names: readonly string[],
+  slots: readonly ZonedHour[],
+  known: ReadonlyMap<string, KnownHours>,
+  utcDays: ReadonlyMap<string, DayUsage>,
+): ZonedDayUsage[] {
   const days: ZonedDayUsage[] = [];
   let start = 0;
   while (start < slots.length) {
     const day = slots[start]!.day;
     let end = start;
     while (end + 1 < slots.length && slots[end + 1]!.day === day) end++;
-    const rows = hours.slice(start, end + 1);
-    const touched = [...new Set(slots.slice(start, end + 1).map((slot) => slot.utcDay))].map((utcDay) => utcDays.get(utcDay)!);
-    const closed = touched.every((utcDay) => utcDay.status === 'closed');
-    const closedAts = touched.flatMap((utcDay) => (utcDay.closedAt === undefined ? [] : [utcDay.closedAt]));
+    const group = slots.slice(start, end + 1);
+    const touched = [...new Set(group.map((slot) => slot.utcDay))];
+    const rows = touched.map((utcDay) => utcDays.get(utcDay)!);
+    const closed = rows.every((row) => row.status === 'closed');
+    const closedAts = rows.flatMap((row) => (row.closedAt === undefined ? [] : [row.closedAt]));
     const head = {
       day,
       status: closed ? ('closed' as const) : ('open' as const),
-      ...(closed && closedAts.length === touched.length ? { closedAt: closedAts.sort()[closedAts.length - 1]! } : {}),
+      ...(closed && closedAts.length === rows.length ? { closedAt: closedAts.sort()[closedAts.length - 1]! } : {}),
     };
-    const unknown = rows.find((row) => row.hoursReason !== undefined)?.hoursReason;
-    days.push(
-      unknown !== undefined
-        ? { ...head, metrics: null, adjustments: null, totals: null, hours: null, hoursReason: unknown }
-        : {
-            ...head,
-            metrics: sumOrNull(names, rows.map((row) => row.metrics))!,
-            adjustments: sumOrNull(names, rows.map((row) => row.adjustments))!,
-            totals: sumOrNull(names, rows.map((row) => row.totals))!,
-          },
-    );
+    const unknown = touched.map((utcDay) => known.get(utcDay)!).find((hours): hours is { unknown: string } => 'unknown' in hours);
+    if (unknown !== undefined) {
+      days.push({ ...head, metrics: null, adjustments: null, totals: null, hours: null, hoursReason: unknown.unknown });
+    } else {
+      const metrics = values(names, undefined);
+      const adjustments = values(names, undefined);
+      for (const slot of group) {
+        const sums = (known.get(slot.utcDay) as { hours: HourSums }).hours[slot.utcHour];
+        if (sums !== undefined) for (const name of names) metrics[name]! += sums[name] ?? 0;
+        if (slot.utcHour === 0) for (const name of names) adjustments[name]! += utcDays.get(slot.utcDay)!.adjustments[name] ?? 0;
+      }
+      days.push({ ...head, metrics, adjustments, totals: add(names, metrics, adjustments) });
+    }
     start = end + 1;
   }
   return days;
