@@ -7,6 +7,7 @@ import type { EndToEndResult } from './end-to-end';
 import type { HistoryReadResult } from './history-reads';
 import { STRATEGIES, STRATEGY_LABELS } from './increment-strategies';
 import type { IncrementCostResult } from './increment-cost';
+import type { HourSumsCostResult } from './hour-sums-cost';
 import type { MachineInfo } from './machine';
 import { LAMBDA_MB_PER_VCPU, LAMBDA_MEMORY_MB, type CountFloorResult } from './count-floor';
 import { FORMAT_NAMES, PARQUET_SHAPES, type FormatCountResult, type FormatName, type ParquetShape, type WayRuns } from './format-count';
@@ -26,6 +27,7 @@ export interface BenchResults {
   readonly reads?: HistoryReadResult;
   readonly growth?: CostGrowthResult;
   readonly formats?: FormatCountResult;
+  readonly hours?: HourSumsCostResult;
 }
 
 export interface SummaryRow {
@@ -159,6 +161,18 @@ export function summaryRows(results: BenchResults): SummaryRow[] {
       ratio: '—',
       target: '—',
       met: '—',
+    });
+  }
+  if (results.hours) {
+    const { before, hours } = results.hours.ways;
+    rows.push({
+      item: '7',
+      measure: 'WCU per delivered increment with hourly sums (base metrics, default cap)',
+      tally: `${fixed(hours.billedWcuPerIncrement, 3)} billed (${fixed(hours.wcuPerIncrement, 3)} reported), cap ${hours.historyCap}, largest item ${hours.largestItemBytes} B${hours.exact ? '' : ', NOT EXACT'}`,
+      against: `before hours: ${fixed(before.billedWcuPerIncrement, 3)} billed (${fixed(before.wcuPerIncrement, 3)} reported), cap ${before.historyCap}, largest item ${before.largestItemBytes} B`,
+      ratio: `${fixed(results.hours.ratio, 3)}×`,
+      target: '≤ 1.1×',
+      met: met(results.hours.ratio <= 1.1 && hours.exact && before.exact),
     });
   }
   if (endToEnd) {
@@ -510,5 +524,26 @@ export function resultsMarkdown(results: BenchResults): string {
   if (results.reads) sections.push('', readsSection(results.reads));
   if (results.growth) sections.push('', growthSection(results.growth));
   if (results.formats) sections.push('', formatSection(results.formats));
+  if (results.hours) sections.push('', hoursSection(results.hours));
   return `${sections.join('\n')}\n`;
+}
+
+function hoursSection(result: HourSumsCostResult): string {
+  const o = result.options;
+  const row = (name: string, way: HourSumsCostResult['ways']['before']) => [
+    name,
+    String(way.historyCap),
+    fixed(way.wcuPerIncrement, 3),
+    fixed(way.billedWcuPerIncrement, 3),
+    fixed(way.requestsPerIncrement, 3),
+    `${way.largestItemBytes} B`,
+    way.exact ? 'yes' : 'no',
+  ];
+  return [
+    '## 7. Hourly sums in the write',
+    '',
+    `${grouped(o.objects)} hourly log objects of one day × ${o.accounts} accounts (4 shards), 10% delivered twice: ${grouped(result.deliveredIncrements)} delivered increments per way and round, requests and bytes only (the default plan). Before: the day's totals, cap 48. Hours: the same and the increment's sums by UTC hour (a tenth of each object's usage in the hour before its own), cap DEFAULTS.historyCap. Each round gives both ways fresh accounts and alternates which goes first (${o.rounds} rounds, medians). WCU billed adds what the rejected writes (duplicates) cost.`,
+    '',
+    table(['way', 'cap', 'WCU reported', 'WCU billed', 'requests', 'largest shard item', 'exact (days; hours sum to days)'], [row('before hours', result.ways.before), row('hours', result.ways.hours)]),
+  ].join('\n');
 }

@@ -12,6 +12,7 @@ import { runCostGrowth } from './cost-growth';
 import { runEndToEnd } from './end-to-end';
 import { runHistoryReads } from './history-reads';
 import { runIncrementCost } from './increment-cost';
+import { runHourSumsCost } from './hour-sums-cost';
 import { loadNow, machineInfo } from './machine';
 import { runCountFloorBench } from './count-floor';
 import { runFormatCountBench } from './format-count';
@@ -26,6 +27,7 @@ interface Settings {
   readonly endToEnd: { rounds: number; objects: number; linesPerObject: number };
   readonly readRounds: number;
   readonly growthSample: number;
+  readonly hours: { rounds: number; objects: number; accounts: number };
 }
 
 const FULL: Settings = {
@@ -35,6 +37,7 @@ const FULL: Settings = {
   endToEnd: { rounds: 7, objects: 150, linesPerObject: 2_000 },
   readRounds: 15,
   growthSample: 20,
+  hours: { rounds: 5, objects: 288, accounts: 4 },
 };
 
 const QUICK: Settings = {
@@ -44,6 +47,7 @@ const QUICK: Settings = {
   endToEnd: { rounds: 3, objects: 40, linesPerObject: 2_000 },
   readRounds: 5,
   growthSample: 6,
+  hours: { rounds: 3, objects: 96, accounts: 4 },
 };
 
 function parseArgs(argv: readonly string[]): { quick: boolean; only: Set<number> | undefined; out: string | undefined } {
@@ -87,7 +91,7 @@ async function main(): Promise<void> {
     });
   }
   try {
-    if (wanted(2) || wanted(3) || wanted(4) || wanted(5)) {
+    if (wanted(2) || wanted(3) || wanted(4) || wanted(5) || wanted(7)) {
       progress('starting DynamoDB Local and the SQS/S3 emulator');
       stack = await startLocalStack();
     }
@@ -101,6 +105,7 @@ async function main(): Promise<void> {
     }
     if (stack && wanted(3)) results.endToEnd = await runEndToEnd(stack, { ...settings.endToEnd, accounts: 6, pollers: 2 }, progress);
     if (stack && wanted(4)) results.reads = await runHistoryReads(stack.clients.dynamodb, stack.info.table, settings.readRounds, progress);
+    if (stack && wanted(7)) results.hours = await runHourSumsCost(stack.clients.dynamodb, stack.info.table, settings.hours, progress);
     if (stack && wanted(5)) results.growth = { rows: await runCostGrowth(stack.clients.dynamodb, stack.info.table, settings.growthSample, progress) };
   } finally {
     await stop();

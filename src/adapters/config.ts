@@ -8,10 +8,14 @@ import { validateMetricRules, type MetricRule } from '../domain/metric-rules';
 import { missingFields, parseDelimiter, parseLogFields, type LogFormatSettings } from '../domain/log-fields';
 import { DEFAULT_QUOTA_LEVELS, parseQuotaDefaults, parseQuotaLevels, type QuotaDefaults } from '../domain/quota';
 
-/** Defaults sized so that a shard item stays under 1 KB: 48 keys x 13 bytes plus the counters. */
+/**
+ * Defaults sized so that a shard item stays under 1 KB: 15 keys (17 bytes each with their
+ * minute) beside the counters and a full day of their sums by hour (`tally plan`: 1018 bytes
+ * for a 64-character account id and 15-digit values).
+ */
 export const DEFAULTS = {
   shards: 4,
-  historyCap: 48,
+  historyCap: 15,
   keyBytes: 12,
   ledgerTtlDays: 400,
   visibilityTimeoutSeconds: 360,

@@ -45,7 +45,8 @@ const ALWAYS_WRITTEN: ReadonlySet<string> = new Set(BASE_METRICS);
  * ("Two document paths overlap"): setting an index past the end appends instead.
  *
  * Times in `t` are whole minutes from the start of the shard's day (UTC), which keeps
- * each entry at 4 bytes: a default item (48 keys) stays under 1 KB.
+ * each entry at 4 bytes: a default item (15 keys, beside a full day of hourly sums) stays
+ * under 1 KB.
  */
 export interface HistoryUpdateOptions {
   readonly tableName: string;

@@ -11,7 +11,7 @@ import { pinAttribute } from '../domain/keys';
 import type { ApplyOptions, AttemptRecord, Increment, IncrementOutcome, LedgerEntry, UsageStore } from '../domain/usage-store';
 import type { AccountDayUsage, LineCounts, MalformedSample } from '../domain/usage-tally';
 import type { Contribution } from '../domain/contributions';
-import type { HourSums } from '../domain/hours';
+import { hoursCoverDay } from '../domain/hours';
 import type { Log } from './log';
 import type { LateUsageMarks, LogSource, MessageVisibility } from './ports';
 import { marksLateUsage } from '../domain/day-close';
@@ -155,11 +155,11 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   const opened = await source.open(ref);
   const count = await countObject(opened.content, settings, ref.key, describeObject(ref));
 
-  const usage: readonly UsageRow[] = count.tally.usage();
+  const usage = count.tally.usage();
   const shardsByDay = await recordedShards(usage.map((row) => row.day), deps);
   const increments: Increment[] = usage.map((row) => {
     const { key, shard } = incrementKey(ref, row.account, row.day, { keyBytes: settings.keyScheme.keyBytes, shards: shardsByDay.get(row.day)! });
-    return { account: row.account, day: row.day, shard, key, metrics: row.metrics, ...(row.hours === undefined ? {} : { hours: row.hours }) };
+    return { account: row.account, day: row.day, shard, key, metrics: row.metrics, hours: row.hours };
   });
   const startedAt = clock().toISOString();
   const attemptId = `${startedAt}-${Math.random().toString(36).slice(2, 8)}`;
@@ -238,21 +238,19 @@ async function fillContributions(done: LedgerEntry, deps: IngestDeps): Promise<b
     return false;
   }
   const count = await countObject(opened.content, deps.settings, done.object.key, describeObject(done.object));
-  const contributions = (count.tally.usage() as readonly UsageRow[]).map(contributionOf);
+  const contributions = count.tally.usage().map(contributionOf);
   await deps.store.recordContributions({ ...done, contributions, format: count.format });
   return true;
 }
 
 /**
- * An account-day of a count, with its sums by UTC hour when the counter kept them
- * (`AccountDayUsage.hours`): they travel in the increment's one conditional write and
- * in the object's contributions.
+ * What an object contributed to one account-day (see contributions.ts), with its sums by
+ * UTC hour when they account for all of it: a row whose lines were partly counted
+ * without a time (a log with no time field) says nothing of its hours, so explain and
+ * `tally backfill --hours` treat it as counted before hours (and read the object again).
  */
-type UsageRow = AccountDayUsage & { readonly hours?: HourSums };
-
-/** What an object contributed to one account-day (see contributions.ts), its hours included. */
-function contributionOf({ account, day, metrics, hours }: UsageRow): Contribution {
-  return { account, day, metrics, ...(hours === undefined ? {} : { hours }) };
+function contributionOf({ account, day, metrics, hours }: AccountDayUsage): Contribution {
+  return { account, day, metrics, ...(hoursCoverDay(metrics, hours) ? { hours } : {}) };
 }
 
 /** The shard count of each of `days`, as the table records it (or the settings say, without a record keeper). */

@@ -1,3 +1,4 @@
+import { HOURS_PER_DAY, hourAttribute } from './hours';
 import { SHARD_ATTRIBUTES } from './keys';
 import { ValidationError } from './errors';
 
@@ -5,7 +6,8 @@ import { ValidationError } from './errors';
  * Sizing of the rolling idempotency history (`tally plan`), after DESIGN.md:
  *
  * ```
- * item bytes   ≈ fixed overhead + cap × (key bytes + 5)       a key (+1) and its minute in t (4 bytes)
+ * item bytes   ≈ fixed overhead + hours + cap × (key bytes + 5)   a key (+1) and its minute in t (4 bytes)
+ * hours        = 24 × Σ metrics (hour attribute name + value)     a full day of sums by UTC hour (hours.ts)
  * WCU / write  = ceil(item bytes / 1024)                       DynamoDB bills per started KB
  * writes/s     ≈ 1000 KB/s / item KB  (seed)  → 1000 / WCU     one partition: 1,000 WCU/s
  * horizon      ≈ cap × shards increments of one account-day    older keys live on as tombstones (1 WCU per 16)
@@ -25,7 +27,8 @@ export const DYNAMODB_LIMITS = {
 /** Bounds `readConfig` enforces, so a plan never recommends what the consumer refuses. */
 export const CONFIG_LIMITS = { maxShards: 64, maxHistoryCap: 25_000, maxHistoryBytes: 350_000, keyBytes: [12, 16] } as const;
 
-const DEFAULT_CAP = 48;
+/** The cap `DEFAULTS.historyCap` holds, when the window needs no more and the item fits. */
+const DEFAULT_CAP = 15;
 /** `updatedAt` holds an ISO timestamp: `2026-11-21T10:00:00.000Z`. */
 const ISO_TIMESTAMP_CHARS = 24;
 /** Digits of a shard's drop counts `x` and `y`: up to a million drops in a day. */
@@ -42,6 +45,11 @@ export interface ShardItemShape {
   readonly accountIdChars: number;
   /** Counter attributes and how many significant digits their values have. */
   readonly metrics: readonly { readonly name: string; readonly digits: number }[];
+  /**
+   * UTC hours the item holds sums for (hours.ts: one attribute per hour and metric, such
+   * as `05R`); 24 for a full day, 0 for an item counted before hours existed.
+   */
+  readonly hours?: number;
 }
 
 /** DynamoDB's size of a number: about one byte per two significant digits, plus one. */
@@ -72,7 +80,9 @@ export function shardItemBytes(shape: ShardItemShape): number {
   // The h and t lists.
   const history = SHARD_ATTRIBUTES.keys.length + 3 + SHARD_ATTRIBUTES.minutes.length + 3 + shape.keys * historyEntryBytes(shape.keyBytes);
   const counters = shape.metrics.reduce((sum, metric) => sum + metric.name.length + numberBytes(metric.digits), 0);
-  return pk + sk + updatedAt + day + drops + history + counters;
+  // The day's sums by hour: each as large as the day's (an hour may hold the whole day).
+  const hours = (shape.hours ?? 0) * shape.metrics.reduce((sum, metric) => sum + hourAttribute(0, metric.name).length + numberBytes(metric.digits), 0);
+  return pk + sk + updatedAt + day + drops + history + counters + hours;
 }
 
 /** Write units one write of an item of `bytes` costs. */
@@ -186,14 +196,17 @@ export function planCapacity(input: CapacityPlanInput): CapacityPlan {
     );
   }
 
-  const shape = { keyBytes, accountIdChars, metrics };
+  // A full day of hours: every increment adds to the hours its requests fall in.
+  const shape = { keyBytes, accountIdChars, metrics, hours: HOURS_PER_DAY };
   const fixedBytes = shardItemBytes({ ...shape, keys: 0 });
-  const maxCapAtOneWcu = Math.floor((DYNAMODB_LIMITS.writeUnitBytes - fixedBytes) / historyEntryBytes(keyBytes));
+  const maxCapAtOneWcu = Math.max(0, Math.floor((DYNAMODB_LIMITS.writeUnitBytes - fixedBytes) / historyEntryBytes(keyBytes)));
+  // Where the rest of the item alone passes 1 KB (many metrics, each with 24 hours), the keys fill the KB it already started.
+  const maxCapInStartedUnits = Math.floor((writeUnits(fixedBytes) * DYNAMODB_LIMITS.writeUnitBytes - fixedBytes) / historyEntryBytes(keyBytes));
   const objectsInWindow = Math.ceil((objects * windowHours) / 24);
 
   let shards = input.shards;
   if (shards === undefined) {
-    const fitsIn = input.historyCap ?? maxCapAtOneWcu;
+    const fitsIn = input.historyCap ?? Math.max(1, maxCapInStartedUnits);
     shards = CONFIG_LIMITS.maxShards;
     for (let s = 1; s <= CONFIG_LIMITS.maxShards; s++) {
       if (keysNeededPerShard(objectsInWindow, s) <= fitsIn) {
@@ -207,7 +220,7 @@ export function planCapacity(input: CapacityPlanInput): CapacityPlan {
   // Never more: a key past the horizon costs 1/16 WCU (its share of a tombstone item) and,
   // for a late redelivery, a read of the shard's recent tombstones, where a larger item
   // costs a WCU more per started KB on every increment.
-  const historyCap = input.historyCap ?? Math.min(Math.max(1, maxCapAtOneWcu), Math.max(needed, DEFAULT_CAP));
+  const historyCap = input.historyCap ?? Math.min(Math.max(1, maxCapInStartedUnits), Math.max(needed, DEFAULT_CAP));
 
   const itemBytes = shardItemBytes({ ...shape, keys: historyCap });
   const itemKB = itemBytes / DYNAMODB_LIMITS.writeUnitBytes;

@@ -265,7 +265,7 @@ describe('functions', () => {
       TALLY_RESOLVER: 'host-label',
       TALLY_METRICS: '[]',
       TALLY_SHARDS: '4',
-      TALLY_HISTORY_CAP: '48',
+      TALLY_HISTORY_CAP: '15',
       TALLY_MAX_RECEIVE_COUNT: '5',
       TALLY_LEDGER_TTL_DAYS: '400',
       TALLY_CLOSE_GRACE_HOURS: '48',
@@ -319,7 +319,7 @@ describe('functions', () => {
     expect(ingest).toMatchObject({
       tableName: 'tally-prod-usage',
       keyScheme: { shards: 4, keyBytes: 12 },
-      historyCap: 48,
+      historyCap: 15,
       ledgerTtlDays: 400,
       visibilityTimeoutSeconds: 360,
       heartbeatSeconds: 60,

@@ -1,4 +1,5 @@
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DEFAULTS } from '../../src/adapters/config';
 import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
 import { droppedKeyItem, droppedKeysPartition, usageKey, type ShardRef } from '../../src/domain/keys';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
@@ -93,32 +94,34 @@ describe('rolling idempotency history on DynamoDB Local', () => {
     expect(await inc(1)).toBe('applied');
   });
 
-  it('keeps a full shard item under 1 KB at the default cap: every increment costs 1 WCU (the first one also puts the shard in the day index)', async () => {
+  it('keeps a full shard item with a full day of hours under 1 KB at the default cap: every increment costs 1 WCU (the first one also puts the shard in the day index)', async () => {
     const account = uniqueId('w').padEnd(64, 'x');
     const capacity: number[] = [];
     const tombstones: number[] = [];
-    const usage = store(48, capacity, tombstones);
+    const cap = DEFAULTS.historyCap;
+    const usage = store(cap, capacity, tombstones);
+    // Every increment adds to all 24 hours: the item holds 48 hour attributes from the first write on, up to 14 digits each.
+    const perHour = { requests: 123_456_789, bytes: 987_654_321_012 };
+    const hours = Object.fromEntries(Array.from({ length: 24 }, (_, hour) => [hour, perHour]));
 
-    for (let n = 0; n < 60; n++) {
-      await usage.applyIncrement({
-        account,
-        day: '2026-11-21',
-        shard: 0,
-        key: key(n),
-        metrics: { requests: 123_456_789, bytes: 987_654_321_012, authorization_requests: 1_234_567 },
-      });
+    for (let n = 0; n < cap + 12; n++) {
+      await usage.applyIncrement({ account, day: '2026-11-21', shard: 0, key: key(n), metrics: { requests: 24 * perHour.requests, bytes: 24 * perHour.bytes }, hours });
     }
 
-    expect(capacity).toHaveLength(60);
+    expect(capacity).toHaveLength(cap + 12);
     // DynamoDB writes the byDay index only when the shard's day is first set.
     expect(capacity[0]).toBe(2);
     expect(new Set(capacity.slice(1))).toEqual(new Set([1]));
-    expect(history(await readItem(account, '2026-11-21', 0))).toHaveLength(48);
-    // The 12 keys rolled out were tombstoned first, with the 4 after them: 16 keys in one item, 1 WCU.
+    const item = await readItem(account, '2026-11-21', 0);
+    expect(history(item)).toHaveLength(cap);
+    expect(item['23B']?.N).toBe(String((cap + 12) * perHour.bytes));
+    // The 12 keys rolled out were tombstoned first, with the rest of the full history's front (16 keys at most): one item, 1 WCU.
     expect(tombstones).toEqual([1]);
     const batches = await tombstoneBatches(dynamodb, info.table, { accountId: account, day: '2026-11-21', shard: 0 });
     expect(batches).toHaveLength(1);
-    expect(batches[0]!.keys.map((kept) => kept[0])).toEqual(Array.from({ length: 16 }, (_, n) => n));
+    const kept = batches[0]!.keys.map((entry) => entry[0]);
+    expect(kept.slice(0, 12)).toEqual(Array.from({ length: 12 }, (_, n) => n));
+    expect(kept.length).toBeLessThanOrEqual(16);
   });
 
   it('drops no key without its tombstone, and counts the drops', async () => {

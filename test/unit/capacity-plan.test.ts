@@ -5,41 +5,52 @@ import { ValidationError } from '../../src/domain/errors';
 const runPlan = tallyCommand('plan');
 
 describe('tally plan (capacity arithmetic)', () => {
-  it('sizes the default item as the README measures it: under 1 KB, 1 WCU, 1,000 writes/s', () => {
-    const plan = planCapacity({ objectsPerAccountDay: 40, shards: 4, historyCap: 48 });
+  it('sizes the default item as the README measures it: a full day of hours and 15 keys under 1 KB, 1 WCU, 1,000 writes/s', () => {
+    const plan = planCapacity({ objectsPerAccountDay: 24, shards: 4, historyCap: 15 });
 
     expect(plan.itemBytes).toBeLessThan(1024);
-    expect(plan.itemBytes).toBe(plan.fixedBytes + 48 * 17);
+    expect(plan.itemBytes).toBe(plan.fixedBytes + 15 * 17);
+    // The worst case (15-digit values, a 64-character id, 7-digit drop counts) with 24
+    // hours of requests and bytes: 48 hour attributes of 3 + 9 bytes beside the rest.
+    expect(plan.fixedBytes).toBe(187 + 24 * 2 * (3 + 9));
     expect(plan.wcuPerIncrement).toBe(1);
     expect(plan.maxWritesPerSecondPerItem).toBe(1000);
-    expect(plan.horizonObjects).toBe(192);
+    expect(plan.horizonObjects).toBe(60);
     expect(plan.warnings).toEqual([]);
-    // The worst case of a third metric (15-digit counters, 64-character ids, 7-digit drop
-    // counts) leaves room for 47 keys: that is what the plan recommends for it.
-    expect(planCapacity({ objectsPerAccountDay: 40, metricNames: ['requests', 'bytes', 'authorization_requests'] })).toMatchObject({ maxCapAtOneWcu: 47, historyCap: 47, wcuPerIncrement: 1 });
+    expect(planCapacity({ objectsPerAccountDay: 40 })).toMatchObject({ maxCapAtOneWcu: 15, historyCap: 15 });
+  });
+
+  it("counts a configured metric's 24 hours too: past 1 KB, the keys fill the second KB and the plan warns of 2 WCU", () => {
+    const plan = planCapacity({ objectsPerAccountDay: 40, metricNames: ['requests', 'bytes', 'authorization_requests'] });
+
+    // 24 attributes `05authorization_requests` (24 characters) of 9 bytes each.
+    expect(plan.fixedBytes).toBe(187 + 24 * 2 * (3 + 9) + 'authorization_requests'.length + 9 + 24 * (24 + 9));
+    expect(plan).toMatchObject({ maxCapAtOneWcu: 0, wcuPerIncrement: 2 });
+    expect(plan.itemBytes).toBeLessThanOrEqual(2048);
+    expect(plan.warnings.join('\n')).toMatch(/every increment costs 2 WCU/);
   });
 
   it('recommends the fewest shards whose history covers an account-day at 1 WCU per increment', () => {
-    const plan = planCapacity({ objectsPerAccountDay: 500 });
+    const plan = planCapacity({ objectsPerAccountDay: 300 });
 
     expect(plan.wcuPerIncrement).toBe(1);
     expect(plan.coversWindow).toBe(true);
-    expect(plan.historyCap).toBeGreaterThanOrEqual(keysNeededPerShard(500, plan.shards));
-    expect(keysNeededPerShard(500, plan.shards - 1)).toBeGreaterThan(plan.maxCapAtOneWcu);
+    expect(plan.historyCap).toBeGreaterThanOrEqual(keysNeededPerShard(300, plan.shards));
+    expect(keysNeededPerShard(300, plan.shards - 1)).toBeGreaterThan(plan.maxCapAtOneWcu);
     expect(plan.horizonHours).toBeGreaterThanOrEqual(24);
   });
 
   it('keeps the default cap when a few objects fit on one shard', () => {
-    const plan = planCapacity({ objectsPerAccountDay: 20 });
+    const plan = planCapacity({ objectsPerAccountDay: 12 });
 
-    expect(plan).toMatchObject({ shards: 1, historyCap: 48, wcuPerIncrement: 1 });
+    expect(plan).toMatchObject({ shards: 1, historyCap: 15, wcuPerIncrement: 1 });
   });
 
   it('covers only the stated window when asked: fewer shards for the last 6 hours', () => {
-    const day = planCapacity({ objectsPerAccountDay: 2000 });
-    const sixHours = planCapacity({ objectsPerAccountDay: 2000, windowHours: 6 });
+    const day = planCapacity({ objectsPerAccountDay: 400 });
+    const sixHours = planCapacity({ objectsPerAccountDay: 400, windowHours: 6 });
 
-    expect(sixHours.objectsInWindow).toBe(500);
+    expect(sixHours.objectsInWindow).toBe(100);
     expect(sixHours.shards).toBeLessThan(day.shards);
     expect(sixHours.horizonHours).toBeGreaterThanOrEqual(6);
   });
@@ -126,16 +137,16 @@ describe('tally plan (command)', () => {
     return io;
   };
 
-  it('sizes for the retention by default: 20,000 objects per account-day need 18 shards at 1 WCU, not 64 at 7', async () => {
+  it('sizes for the retention by default: 5,000 objects per account-day need 20 shards at 1 WCU, not 64 at 3', async () => {
     const io = capture();
 
-    const code = await runPlan(['--objects-per-account-day', '20000'], io, { TALLY_SHARDS: '4' });
+    const code = await runPlan(['--objects-per-account-day', '5000'], io, { TALLY_SHARDS: '4' });
 
     expect(code).toBe(0);
-    expect(io.stdout).toMatch(/horizon to cover 0\.67 h \(556 objects\)/);
-    expect(io.stdout).toMatch(/TALLY_SHARDS=18 \(recommended\)/);
+    expect(io.stdout).toMatch(/horizon to cover 0\.67 h \(139 objects\)/);
+    expect(io.stdout).toMatch(/TALLY_SHARDS=20 \(recommended\)/);
     expect(io.stdout).toMatch(/1 WCU per increment/);
-    expect(io.stdout).toMatch(/on a live table TALLY_SHARDS=4,18@/);
+    expect(io.stdout).toMatch(/on a live table TALLY_SHARDS=4,20@/);
   });
 
   it('prints the recommendation and exits 0', async () => {
@@ -144,7 +155,7 @@ describe('tally plan (command)', () => {
     const code = await runPlan(['--objects-per-account-day', '96', '--hours', '24'], io, {});
 
     expect(code).toBe(0);
-    expect(io.stdout).toMatch(/TALLY_SHARDS=3 \(recommended\)  TALLY_HISTORY_CAP=48 \(recommended\)/);
+    expect(io.stdout).toMatch(/TALLY_SHARDS=14 \(recommended\)  TALLY_HISTORY_CAP=15 \(recommended\)/);
     expect(io.stdout).toMatch(/1 WCU per increment/);
   });
 

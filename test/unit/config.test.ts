@@ -9,7 +9,7 @@ describe('readConfig', () => {
     const config = readConfig({ TALLY_TABLE: 'usage' });
 
     expect(config.keyScheme).toEqual({ keyBytes: 12, shards: 4 });
-    expect(config.historyCap).toBe(48);
+    expect(config.historyCap).toBe(15);
     expect(config.resolver).toEqual({ kind: 'host-label' });
     expect(config.endpoints).toEqual({});
   });

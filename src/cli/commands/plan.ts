@@ -101,7 +101,7 @@ export function describePlan(plan: CapacityPlan): string {
     '',
     `settings       TALLY_SHARDS=${plan.shards} (${shardsChosen})  TALLY_HISTORY_CAP=${plan.historyCap} (${chosen('historyCap')})  TALLY_KEY_BYTES=${plan.keyBytes}`,
     `               each shard must hold ~${plan.keysNeededPerShard} keys for the window (hash spread, 3 sigma); at most ${plan.maxCapAtOneWcu} fit in 1 KB`,
-    `shard item     ${plan.itemBytes} bytes full (${round(plan.itemKB, 2)} KB) = ${plan.fixedBytes} fixed + ${plan.historyCap} × ${historyEntryBytes(plan.keyBytes)} history (key and its minute)`,
+    `shard item     ${plan.itemBytes} bytes full (${round(plan.itemKB, 2)} KB) = ${plan.fixedBytes} fixed (counters and their 24 hourly sums) + ${plan.historyCap} × ${historyEntryBytes(plan.keyBytes)} history (key and its minute)`,
     `cost           ${plan.wcuPerIncrement} WCU per increment; ~${plan.wcuPerObject} WCU per object (${plan.accountsPerObject} increment(s) + ledger)`,
     `throughput     max writes/s per item: ${plan.maxWritesPerSecondPerItem} (seed: 1000 KB/s / ${round(plan.itemKB, 2)} KB = ${round(plan.seedWritesPerSecondPerItem, 0)}, ` +
       `but writes are billed per started KB)`,
