@@ -172,7 +172,7 @@ describe('never guessing: shards from before tombstoned drops', () => {
     const env = { TALLY_SHARDS: '1', TALLY_TABLE: table };
     const clock = new StoreClock();
     const createdAt = clock.read();
-    // Sixty objects fill the account-day's one shard past its 48 keys.
+    // Sixty objects fill the account-day's one shard past its cap (DEFAULTS.historyCap, 15).
     const counted: LogObjectRef[] = [];
     for (let i = 0; i < 60; i++) counted.push(await objectFor([account], 1, prefix));
     for (const ref of counted) await ingestBatch(batch(s3NotificationMessage(ref, { createdAt, receiveCount: 1 })), depsOn(clock, undefined, env));

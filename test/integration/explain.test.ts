@@ -385,7 +385,7 @@ describe('health (DynamoDB Local, SQS emulator)', () => {
     expect(report.missed[0]!.samples).toEqual(expect.arrayContaining([report.missedKeys[0]!.key]));
     expect(report.deadLetters).toEqual({ depth: 1, oldestAgeSeconds: expect.any(Number) });
     expect(report.lastReconcile).toMatchObject({ from: D1, to: D1, clean: true, drifting: 0 });
-    expect(report.history).toEqual({ shards: 4, cap: 48, keysPerAccountDay: 192, tombstoneDays: 400 });
+    expect(report.history).toEqual({ shards: 4, cap: 15, keysPerAccountDay: 60, tombstoneDays: 400 });
   });
 
   it('reads a week when asked: per day of the logs, the objects and lines', async () => {
