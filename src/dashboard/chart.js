@@ -59,8 +59,10 @@ export function renderChart(report, metric, now, zone = 'UTC') {
   const uPlot = window.uPlot;
   const days = report.days.map((d) => d.day);
   const xs = days.map((day) => Date.parse(day + 'T00:00:00Z') / 1000);
-  const measured = report.days.map((d) => d.metrics[metric]);
-  const adjusted = report.days.map((d) => (d.adjustments[metric] !== 0 ? d.adjustments[metric] : null));
+  // In a zone, a day whose hours are not known has null figures: a gap, never a zero bar.
+  const measured = report.days.map((d) => (d.metrics === null ? null : d.metrics[metric]));
+  const unknownDays = report.days.filter((d) => d.metrics === null);
+  const adjusted = report.days.map((d) => (d.adjustments !== null && d.adjustments[metric] !== 0 ? d.adjustments[metric] : null));
   const adjustments = adjusted.filter((v) => v !== null);
   // Closed days with usage after the close: that part of the bar is drawn apart.
   const lateParts = report.days.map((d) => (d.late && d.late[metric] > 0 ? d.late[metric] : null));
@@ -99,7 +101,7 @@ export function renderChart(report, metric, now, zone = 'UTC') {
         disp: { fill: { unit: 3, values: () => fills }, stroke: { unit: 3, values: () => strokes } },
       }),
       points: { show: false },
-      value: (u, v, sidx, idx) => readableValue(measured[at(idx)], metric) + (at(idx) === live ? ' so far' : ''),
+      value: (u, v, sidx, idx) => (measured[at(idx)] === null ? 'not known' : readableValue(measured[at(idx)], metric) + (at(idx) === live ? ' so far' : '')),
     },
   ];
   const data = [xs, measured];
@@ -178,6 +180,9 @@ export function renderChart(report, metric, now, zone = 'UTC') {
   const notes = [adjustments.length > 0 ? 'Bars: measured. Dots: adjustments on that day.' : 'Hover a bar for the exact value.'];
   if (anyLate) notes.push('Striped teal at the foot of a bar: usage that arrived after that day closed.');
   if (live >= 0) notes.push('The hatched bar is today (' + zone + '), still in progress.');
+  if (unknownDays.length > 0) {
+    notes.push('No bar for ' + unknownDays.map((d) => shortDay(d.day)).join(', ') + ': not known in ' + zone + ', ' + (unknownDays[0].hoursReason || 'its hours are not known') + '.');
+  }
   $('chart-note').textContent = notes.join(' ');
 
   if (!resizeObserver && window.ResizeObserver) {

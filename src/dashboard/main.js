@@ -331,7 +331,7 @@ function render() {
   const report = state.report;
   const metric = selectedMetric();
   renderFreshness(report, load);
-  const empty = report.updatedAt === null && report.adjustments.length === 0 && report.metricNames.every((m) => report.totals[m] === 0);
+  const empty = report.updatedAt === null && report.adjustments.length === 0 && report.totals !== null && report.metricNames.every((m) => report.totals[m] === 0);
   if (empty) {
     clearResults();
     $('freshness').textContent = 'No data yet';

@@ -14,10 +14,16 @@ function stat(id, label, value, title, detail) {
 export function renderStats(report, metric) {
   const box = $('stats');
   clear(box);
-  const days = report.days;
-  const total = report.totals[metric];
-  const measured = report.measuredTotals[metric];
-  const adjustment = report.adjustmentTotals[metric];
+  // In a zone, a day whose hours are not known has null figures: the cards speak of the known days only, and say so.
+  const days = report.days.filter((d) => d.metrics !== null);
+  const unknown = report.days.length - days.length;
+  if (report.totals === null || days.length === 0) {
+    box.appendChild(stat('stat-total', 'Total ' + metricLabel(metric).toLowerCase(), 'not known', undefined, unknown + ' day' + (unknown === 1 ? '' : 's') + ' without known hours'));
+    if (days.length === 0) return;
+  }
+  const total = report.totals === null ? null : report.totals[metric];
+  const measured = days.reduce((sum, d) => sum + d.metrics[metric], 0);
+  const adjustment = days.reduce((sum, d) => sum + d.adjustments[metric], 0);
   const peak = days.reduce((best, d) => (d.metrics[metric] > best.metrics[metric] ? d : best), days[0]);
   const active = days.filter((d) => d.metrics[metric] !== 0).length;
   const average = Math.round(measured / days.length);
@@ -26,8 +32,8 @@ export function renderStats(report, metric) {
     adjustment !== 0
       ? 'measured ' + show(measured) + (adjustment > 0 ? ' + ' : ' − ') + show(Math.abs(adjustment)) + ' adjusted'
       : 'measured, no adjustments';
-  box.appendChild(stat('stat-total', 'Total ' + metricLabel(metric).toLowerCase(), show(total), exactTitle(total, metric), totalDetail));
-  box.appendChild(stat('stat-average', 'Daily average', show(average), exactTitle(average, metric), 'over ' + days.length + ' days'));
+  if (total !== null) box.appendChild(stat('stat-total', 'Total ' + metricLabel(metric).toLowerCase(), show(total), exactTitle(total, metric), totalDetail));
+  box.appendChild(stat('stat-average', 'Daily average', show(average), exactTitle(average, metric), 'over ' + days.length + ' days' + (unknown > 0 ? ' with known hours' : '')));
   const peakValue = peak.metrics[metric];
   box.appendChild(stat('stat-peak', 'Peak day', show(peakValue), exactTitle(peakValue, metric), peakValue > 0 ? longDay(peak.day) : 'no usage'));
   box.appendChild(

@@ -8,6 +8,11 @@ import { $, clear, el } from './dom.js';
 
 const inProgressHint = (zone) => 'Still in progress: counts for today (' + zone + ') grow as CloudFront delivers its logs.';
 
+/** A figure a zone's day lacks (its hours are not known): a dash, the reason on hover. Never a zero. */
+function unknownCell(metric, selected, reason) {
+  return el('td', { className: 'num unknown' + (selected ? ' selected' : ''), 'data-metric': metric, 'data-value': 'null', title: 'Not known: ' + (reason || 'its hours are not known'), text: '—' });
+}
+
 /** A number cell: readable text; the exact value in the title when the text rounds it. */
 function valueCell(value, metric, selected, text) {
   const shown = text ?? readableValue(value, metric);
@@ -87,19 +92,19 @@ export function renderUsageTable(report, metric, now, onExplain, zone = 'UTC') {
     const inProgress = byMonth ? row.from <= today && today <= row.to : isDayInProgress(row.day, now, zone);
     const closed = !byMonth && row.status === 'closed';
     const late = closed && row.late !== undefined;
-    const classes = [names.every((n) => row.metrics[n] === 0) ? 'zero' : '', inProgress ? 'in-progress' : '', closed ? 'closed' : '', late ? 'late' : ''].filter(Boolean).join(' ');
+    const classes = [row.metrics === null ? 'unknown' : names.every((n) => row.metrics[n] === 0) ? 'zero' : '', inProgress ? 'in-progress' : '', closed ? 'closed' : '', late ? 'late' : ''].filter(Boolean).join(' ');
     const tr = el('tr', { className: classes, 'data-period': byMonth ? row.month : row.day }, [periodLabel(row, byMonth, inProgress, names, onExplain, zone)]);
-    for (const name of names) tr.appendChild(valueCell(row.metrics[name], name, name === metric));
+    for (const name of names) tr.appendChild(row.metrics === null ? unknownCell(name, name === metric, row.hoursReason) : valueCell(row.metrics[name], name, name === metric));
     tbody.appendChild(tr);
   }
 
   const footRow = (label, values, className) => {
     const tr = el('tr', { className }, [el('th', { scope: 'row', text: label })]);
-    for (const name of names) tr.appendChild(valueCell(values[name], name, name === metric));
+    for (const name of names) tr.appendChild(values === null ? unknownCell(name, name === metric, 'a day of the range has no known hours') : valueCell(values[name], name, name === metric));
     tfoot.appendChild(tr);
   };
   footRow('Measured total', report.measuredTotals, 'measured-total');
-  if (names.some((n) => report.adjustmentTotals[n] !== 0)) {
+  if (report.adjustmentTotals === null || names.some((n) => report.adjustmentTotals[n] !== 0)) {
     // A soft hyphen: on a phone the word may break, so that the day column stays narrow.
     footRow('Adjust\u00adments', report.adjustmentTotals, 'adjustment-total');
     footRow('Total', report.totals, 'grand-total');

@@ -39,9 +39,9 @@ export function isKnownZone(zone: string): boolean {
 export function zoneOptions(accountZone: string | null | undefined, browserZone: string | null | undefined): ZoneOption[] {
   const options: ZoneOption[] = [];
   const offered = (zone: string) => options.some((o) => o.zone === zone);
-  if (accountZone && isKnownZone(accountZone) && accountZone !== 'UTC') options.push({ choice: 'account', zone: accountZone, label: `Account: ${accountZone}` });
+  if (accountZone && isKnownZone(accountZone) && accountZone !== 'UTC') options.push({ choice: 'account', zone: accountZone, label: `${accountZone} (the account's)` });
   if (browserZone && isKnownZone(browserZone) && browserZone !== 'UTC' && !offered(browserZone)) {
-    options.push({ choice: 'browser', zone: browserZone, label: `This browser: ${browserZone}` });
+    options.push({ choice: 'browser', zone: browserZone, label: `${browserZone} (this browser)` });
   }
   options.push({ choice: 'utc', zone: 'UTC', label: 'UTC' });
   return options;
