@@ -42,7 +42,10 @@ export class AccountDayRecount {
   readonly problems: string[] = [];
   objects = 0;
 
-  /** Adds one object's recount; a recount that differs from the ledger's row is a problem, never added. */
+  /**
+   * Adds one object's recount; a recount that differs from the ledger's row, or whose hours
+   * do not cover it (lines with no time of day), is a problem, never added.
+   */
   add(recount: ObjectRecount): void {
     this.objects++;
     if (recount.unresolved === true) this.problems.push(`${recount.object}: unresolved increments (tally reconcile --resolve settles them)`);
@@ -52,6 +55,15 @@ export class AccountDayRecount {
     }
     if (!sameFigures(recount.recorded, recount.counted.metrics)) {
       this.problems.push(`${recount.object}: counts ${describe(recount.counted.metrics)} now, the ledger recorded ${describe(recount.recorded)} (settings changed since?)`);
+      return;
+    }
+    if (!hoursCoverDay(recount.counted.metrics, recount.counted.hours)) {
+      // The object's figures agree with its ledger row but some of its lines have no hour:
+      // blaming the ledger (the gap's usual reason) would send the operator the wrong way.
+      this.problems.push(
+        `${recount.object}: counted again without hours for all of its usage (lines with a date and no time of day, ` +
+          'or a Parquet log, whose column counting keeps no hours yet)',
+      );
       return;
     }
     addHourSums(this.hours, recount.counted.hours);

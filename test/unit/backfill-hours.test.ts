@@ -169,6 +169,21 @@ describe('tally backfill --hours (in memory)', () => {
     expect(store.writes).toBe(0);
   });
 
+  it('names an object counted again without hours (lines with no time of day), rather than blaming the ledger', async () => {
+    const { ledger, counters, source, store, deps } = setup();
+    source.objects.set('timeless', '#Fields: date sc-bytes x-host-header\n2026-11-21\t10\tacme.x.com\n');
+    ledger.days.set(DAY, [{ object: ref('timeless'), contributions: [row('acme', { requests: 1, bytes: 10 })], unresolved: [] }]);
+    counters.shards.set(`acme|${DAY}`, { requests: 1, bytes: 10 });
+
+    const report = await backfillHours(deps, { from: DAY, to: DAY });
+
+    expect(report.reported).toEqual([
+      { account: 'acme', day: DAY, objects: 1, reason: expect.stringContaining('s3://logs/timeless: counted again without hours'), gap: { bytes: 10, requests: 1 } },
+    ]);
+    expect(report.reported[0]!.reason).not.toContain('counters hold more');
+    expect(store.writes).toBe(0);
+  });
+
   it("with --account, recounts that account's rows only", async () => {
     const { ledger, counters, store, deps } = countedWithHours();
     ledger.days.get(DAY)!.push({ object: ref('c'), contributions: [row('globex', { requests: 1 }, { 2: { requests: 1 } })], unresolved: [] });
