@@ -45,13 +45,14 @@ const deps = initOnce<StripeSenderDeps>(() =>
 /**
  * Stripe send queue -> outbox records -> meter events, one request at a time per customer and
  * meter. The schedule's `{"runningSweep": true}` (every TALLY_STRIPE_RUNNING_MINUTES) hands every
- * linked account to the queue for its open days' running totals, then records Stripe's new meter
- * error reports (events dropped after their 200) and publishes how many events they drop.
+ * linked account to the queue for its open days' running totals. Its hourly `{"meterErrors": true}`
+ * (on whatever the running interval, 0 too) records Stripe's new meter error reports (events
+ * dropped after their 200) and publishes how many events they drop.
  */
 export const handler = async (
-  event: SQSEvent | { runningSweep: true },
+  event: SQSEvent | { runningSweep: true } | { meterErrors: true },
   context: Context,
-): Promise<SQSBatchResponse | { linked: number; handed: number; meterErrors: { read: number; reports: number; dropped: number } }> => {
+): Promise<SQSBatchResponse | { linked: number; handed: number } | { meterErrors: { read: number; reports: number; dropped: number } }> => {
   logger.addContext(context);
   const ready = await deps();
   if ('runningSweep' in event) {
@@ -59,12 +60,15 @@ export const handler = async (
     if (queue === undefined) throw new Error('TALLY_STRIPE_QUEUE_URL is needed for the running sweep');
     const handed = await handRunningAccounts({ store, queue, ...(runningMinutes === undefined ? {} : { runningMinutes }) });
     logger.info('stripe running sweep', handed);
+    return handed;
+  }
+  if ('meterErrors' in event) {
     // Meter events Stripe answered 200 and dropped later: the stripe-meter-errors alarm.
     const meterErrors = await pullMeterErrors(ready.sync);
     if (meterErrors.reports > 0) logger.warn('stripe meter error reports', meterErrors);
     metrics.addMetric('StripeMeterErrors', MetricUnit.Count, meterErrors.dropped);
     metrics.publishStoredMetrics();
-    return { ...handed, meterErrors };
+    return { meterErrors };
   }
   return sendStripeBatch(event, ready);
 };

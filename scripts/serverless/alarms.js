@@ -228,7 +228,7 @@ const ALARMS = {
   StripeMeterErrorsAlarm: {
     name: 'stripe-meter-errors',
     description:
-      'Stripe answered 200 to meter events and dropped them later (its meter error reports: customer not found, invalid value, timestamp too old): they reach no invoice. `tally stripe status` lists them with the account, metric and day (docs/stripe.md#limits). Read by the sender\'s running sweep.',
+      'Stripe answered 200 to meter events and dropped them later (its meter error reports: customer not found, invalid value, timestamp too old): they reach no invoice. `tally stripe status` lists them with the account, metric and day (docs/stripe.md#limits). Read by the sender\'s hourly schedule.',
     metric: tallyMetric('StripeMeterErrors', 'StripeSenderLambdaFunction'),
     statistic: 'Sum',
     period: 300,

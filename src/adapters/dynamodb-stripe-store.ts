@@ -8,8 +8,8 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import type { StripeMeterErrorReport, StripeStore } from '../app/ports';
-import { STRIPE_LINK_PARTITION, STRIPE_METER_ERROR_PARTITION, stripeLinkKey, stripeLockKey, stripeMeterErrorKey, stripeOutboxKey, stripeOutboxRange } from '../domain/keys';
-import type { InvoiceItemState, OutboxState, StripeLink, StripeOutboxRecord } from '../domain/stripe';
+import { STRIPE_LINK_PARTITION, STRIPE_METER_ERROR_PARTITION, stripeLinkKey, stripeLockKey, stripeMeterErrorCursorKey, stripeMeterErrorKey, stripeOutboxKey, stripeOutboxRange } from '../domain/keys';
+import { meterErrorExpiry, type InvoiceItemState, type OutboxState, type StripeLink, type StripeOutboxRecord } from '../domain/stripe';
 import { conditionally } from './conditional-write';
 import { queryAll } from './query-partition';
 
@@ -22,7 +22,8 @@ import { queryAll } from './query-partition';
  *                                               createdAt, sentAt, deliveredAt, error, notifiedAt, invoice, billed,
  *                                               item (JSON: the late difference's invoice item, TALLY_STRIPE_LATE_USAGE)
  * STRIPE#LOCK / <customer>#<eventName>          owner, until (epoch ms)     a lease, not a transaction
- * STRIPE#METERERR / <created>#<event id>        report (JSON of the meter error report), recordedAt
+ * STRIPE#METERERR / <created>#<event id>        report (JSON of the meter error report), recordedAt, ttl (created + 35 days)
+ * STRIPE#METERERR / #CURSOR                     created: the newest report read (the next read asks from there)
  * ```
  */
 export class DynamoStripeStore implements StripeStore {
@@ -70,13 +71,33 @@ export class DynamoStripeStore implements StripeStore {
       const put = this.client.send(
         new PutItemCommand({
           TableName: this.tableName,
-          Item: { PK: { S: key.PK }, SK: { S: key.SK }, report: { S: JSON.stringify(report) }, recordedAt: { S: recordedAt } },
+          Item: { PK: { S: key.PK }, SK: { S: key.SK }, report: { S: JSON.stringify(report) }, recordedAt: { S: recordedAt }, ttl: { N: String(meterErrorExpiry(report.created)) } },
           ConditionExpression: 'attribute_not_exists(PK)',
         }),
       );
       if (await conditionally(put)) recorded.push(report);
     }
+    // After the reports: a failure in between reads them again (recorded once), never skips them.
+    const newest = reports.reduce((max, report) => (report.created > max ? report.created : max), reports[0]!.created);
+    const cursor = stripeMeterErrorCursorKey();
+    await conditionally(
+      this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: { PK: { S: cursor.PK }, SK: { S: cursor.SK } },
+          UpdateExpression: 'SET created = :created',
+          ConditionExpression: 'attribute_not_exists(created) OR created < :created',
+          ExpressionAttributeValues: { ':created': { S: newest } },
+        }),
+      ),
+    );
     return recorded;
+  }
+
+  async meterErrorCursor(): Promise<string | undefined> {
+    const key = stripeMeterErrorCursorKey();
+    const output = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: { PK: { S: key.PK }, SK: { S: key.SK } }, ConsistentRead: true }));
+    return output.Item?.created?.S;
   }
 
   async links(): Promise<StripeLink[]> {

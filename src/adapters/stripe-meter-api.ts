@@ -72,12 +72,16 @@ export class SdkStripeMeterApi implements StripeMeterApi {
   }
 
   /**
-   * Stripe's meter error reports of the last 30 days (as far back as `GET /v2/core/events` lists,
-   * https://docs.stripe.com/api/v2/core/events/list), newest first, at most
-   * {@link METER_ERROR_REPORTS_READ}: the events Stripe accepted and dropped later.
+   * Stripe's meter error reports created at or after `since` (`created[gte]`), else of the last
+   * 30 days (as far back as `GET /v2/core/events` lists, https://docs.stripe.com/api/v2/core/events/list),
+   * newest first, at most {@link METER_ERROR_REPORTS_READ}: the events Stripe accepted and dropped later.
    */
-  async meterErrorReports(): Promise<StripeMeterErrorReport[]> {
-    const events = await this.stripe.v2.core.events.list({ types: [...METER_ERROR_EVENT_TYPES], limit: 100 }).autoPagingToArray({ limit: METER_ERROR_REPORTS_READ });
+  async meterErrorReports(since?: string): Promise<StripeMeterErrorReport[]> {
+    // The v2 list's created[gte] is an RFC 3339 date-time (Stripe's OpenAPI: format date-time); stripe-node 23.1.0 types it as v1's unix seconds.
+    const created = since === undefined ? {} : { created: { gte: since } as unknown as Stripe.RangeQueryParam };
+    const events = await this.stripe.v2.core.events
+      .list({ types: [...METER_ERROR_EVENT_TYPES], limit: 100, ...created })
+      .autoPagingToArray({ limit: METER_ERROR_REPORTS_READ });
     const reports: StripeMeterErrorReport[] = [];
     for (const event of events) {
       if (event.type !== 'v1.billing.meter.error_report_triggered' && event.type !== 'v1.billing.meter.no_meter_found') continue;

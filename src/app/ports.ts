@@ -322,6 +322,8 @@ export interface StripeStore {
    * conditional put per new report.
    */
   recordMeterErrors?(reports: readonly StripeMeterErrorReport[]): Promise<StripeMeterErrorReport[]>;
+  /** The `created` of the newest meter error report read so far (recordMeterErrors moves it forward); undefined before the first. */
+  meterErrorCursor?(): Promise<string | undefined>;
   /** Links `account` to `customer` (replacing an earlier link); answers the link before, if any. */
   link(link: StripeLink): Promise<StripeLink | undefined>;
   /** Removes the link; answers the link removed. */
@@ -403,8 +405,11 @@ export interface StripeMeterApi {
   subscriptionItems?(customer: string): Promise<StripeSubscriptionItemInfo[]>;
   /** The customer's invoices, newest first (`GET /v1/invoices?customer=`, the first 100). */
   invoices?(customer: string): Promise<StripeInvoiceInfo[]>;
-  /** Stripe's meter error reports of the last 30 days, newest first (`GET /v2/core/events`); absent: not read. */
-  meterErrorReports?(): Promise<StripeMeterErrorReport[]>;
+  /**
+   * Stripe's meter error reports, newest first (`GET /v2/core/events`): those created at or after
+   * `since` (RFC 3339), else of the last 30 days. Absent: not read.
+   */
+  meterErrorReports?(since?: string): Promise<StripeMeterErrorReport[]>;
   /**
    * `POST /v1/invoiceitems` with `Idempotency-Key: <tallyId>` and `metadata[tally_id]`: an item on
    * the subscription's next invoice. Absent: late usage is reported, never billed.

@@ -19,6 +19,7 @@ import {
   eventStep,
   isTooOldForStripe,
   latestSendable,
+  meterErrorReadSince,
   meterEventIdentifier,
   meterEventTimestamp,
   meterValue,
@@ -734,11 +735,14 @@ export async function handRunningAccounts(deps: {
  * unknown customer, an invalid value, a timestamp too old) and records each once. Answers how
  * many reports and dropped events are new: the sender publishes the events as the
  * `StripeMeterErrors` metric, on which the `stripe-meter-errors` alarm fires. Run by the
- * sender's schedule with the running sweep. Without the reader or the store: nothing read.
+ * sender's hourly schedule, running totals on or off (npm start: every minute). Only reports since the newest seen
+ * are asked for (the cursor in the table, less an overlap). Without the reader or the store: nothing read.
  */
 export async function pullMeterErrors(deps: Pick<StripeSyncDeps, 'api' | 'store'>): Promise<{ read: number; reports: number; dropped: number }> {
   if (deps.api.meterErrorReports === undefined || deps.store.recordMeterErrors === undefined) return { read: 0, reports: 0, dropped: 0 };
-  const reports = await deps.api.meterErrorReports();
+  // Only the reports since the newest seen (less an overlap for Stripe's listing lag): a read costs what is new.
+  const since = meterErrorReadSince(await deps.store.meterErrorCursor?.());
+  const reports = await deps.api.meterErrorReports(since);
   const fresh = await deps.store.recordMeterErrors(reports);
   const dropped = fresh.reduce((sum, report) => sum + report.errors.reduce((n, error) => n + error.count, 0), 0);
   return { read: reports.length, reports: fresh.length, dropped };

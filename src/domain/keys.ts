@@ -36,7 +36,8 @@ import type { LogObjectRef } from './log-object';
  * PK STRIPE#OUT#acme           SK 2026-11-21#requests#R#0002  outbox record of one meter event (written before it is sent)
  * PK STRIPE#OUT#acme           SK 2026-11-21#requests#R#0000#P#000003  the 3rd running total of an open day
  * PK STRIPE#LOCK               SK cus_...#cdn_requests  lease: one Stripe request at a time per customer and meter
- * PK STRIPE#METERERR           SK 2026-11-21T10:30:01.000Z#evt_...  a meter error report of Stripe's, recorded once
+ * PK STRIPE#METERERR           SK 2026-11-21T10:30:01.000Z#evt_...  a meter error report of Stripe's, recorded once (ttl 35 days)
+ * PK STRIPE#METERERR           SK #CURSOR            the newest report's created: the next read asks from there
  * ```
  *
  * A usage shard holds its metrics (numbers added with `ADD`) and their sums by UTC hour
@@ -501,6 +502,11 @@ export const HISTORY_CAP_KEY: TableKey = { PK: SETTINGS_PARTITION, SK: 'CAP' };
 
 /** Stripe's meter error reports (events it dropped after its 200), one item each, by creation time then id. */
 export const STRIPE_METER_ERROR_PARTITION = 'STRIPE#METERERR';
+
+/** The read cursor of Stripe's meter error reports ('#' sorts before every report's date). */
+export function stripeMeterErrorCursorKey(): TableKey {
+  return { PK: STRIPE_METER_ERROR_PARTITION, SK: '#CURSOR' };
+}
 
 /** The key of one meter error report: ordered by when Stripe created it. */
 export function stripeMeterErrorKey(created: string, eventId: string): TableKey {

@@ -231,6 +231,32 @@ export interface StripeOutboxRecord extends MeterEventSubject {
   readonly item?: InvoiceItemState;
 }
 
+/**
+ * How long a recorded meter error report is kept (its `ttl`, from its `created`): Stripe lists
+ * events for 30 days (https://docs.stripe.com/api/v2/core/events/list), so a read that starts
+ * over (a lost cursor) finds each report still recorded and counts none twice; 5 days more
+ * for clock skew and a late read. The alarm has counted a report long before.
+ */
+export const METER_ERROR_TTL_DAYS = 35;
+
+/**
+ * A read of the meter error reports asks for those created since the cursor (the newest seen)
+ * less this margin: a report Stripe lists a little after its `created` time is still read; those
+ * read twice are recorded once (by event id).
+ */
+export const METER_ERROR_READ_OVERLAP_MINUTES = 60;
+
+/** Where the next read of meter error reports starts: the cursor less the overlap; undefined (Stripe's 30 days) without one. */
+export function meterErrorReadSince(cursor: string | undefined): string | undefined {
+  if (cursor === undefined || Number.isNaN(Date.parse(cursor))) return undefined;
+  return new Date(Date.parse(cursor) - METER_ERROR_READ_OVERLAP_MINUTES * 60_000).toISOString();
+}
+
+/** The `ttl` (epoch seconds) of a meter error report created at `created` (RFC 3339). */
+export function meterErrorExpiry(created: string): number {
+  return Math.floor(Date.parse(created) / 1000) + METER_ERROR_TTL_DAYS * 86_400;
+}
+
 /** How a late difference is billed (`TALLY_STRIPE_LATE_USAGE`): reported only, or also as an invoice item. */
 export type LateUsageMode = 'webhook' | 'invoice-item';
 

@@ -207,6 +207,8 @@ describe('serverless package (offline)', () => {
       StripeMeterErrorsAlarm: 'AWS::CloudWatch::Alarm',
       StripeSenderEventsRuleSchedule1: 'AWS::Events::Rule',
       StripeSenderLambdaPermissionEventsRuleSchedule1: 'AWS::Lambda::Permission',
+      StripeSenderEventsRuleSchedule2: 'AWS::Events::Rule',
+      StripeSenderLambdaPermissionEventsRuleSchedule2: 'AWS::Lambda::Permission',
       StripeQueue: 'AWS::SQS::Queue',
       StripeDeadLetterQueue: 'AWS::SQS::Queue',
       StripeDeadLetterQueueDepthAlarm: 'AWS::CloudWatch::Alarm',
@@ -795,6 +797,10 @@ describe('least privilege', () => {
     const sweep = resource(template(prod), 'StripeSenderEventsRuleSchedule1', 'AWS::Events::Rule').Properties;
     expect(sweep).toMatchObject({ ScheduleExpression: 'rate(60 minutes)', State: 'ENABLED' });
     expect(JSON.stringify(sweep.Targets)).toContain('runningSweep');
+    // Stripe's meter error reports: hourly, with no switch (running totals at 0 leave it on).
+    const errors = resource(template(prod), 'StripeSenderEventsRuleSchedule2', 'AWS::Events::Rule').Properties;
+    expect(errors).toMatchObject({ ScheduleExpression: 'rate(1 hour)', State: 'ENABLED' });
+    expect(JSON.stringify(errors.Targets)).toContain('meterErrors');
     expect(sender.Environment.Variables).toMatchObject({ TALLY_STRIPE_RUNNING_MINUTES: '60', TALLY_STRIPE_QUEUE_URL: ref('StripeQueue') });
   });
 

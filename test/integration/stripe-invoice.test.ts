@@ -1,3 +1,4 @@
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import Stripe from 'stripe';
 import { ingestBatch, type IngestDeps } from '../../src/app/ingest';
@@ -531,6 +532,18 @@ describe("Stripe's later refusals", () => {
     expect(pulled).toEqual({ read: 2, reports: 2, dropped: 2 });
     expect(again).toEqual({ read: 2, reports: 0, dropped: 0 });
     expect(later).toEqual({ read: 4, reports: 2, dropped: 2 });
+    // Each read after the first asks only for reports since the newest seen (less the hour's overlap).
+    const reads = s.server.requests.filter((r) => r.path === '/v2/core/events').slice(0, 3).map((r) => new URLSearchParams(r.query).get('created[gte]'));
+    const newestFirst = s.server.coreEvents()[1]!.created;
+    expect(reads).toEqual([null, new Date(Date.parse(newestFirst) - 3_600_000).toISOString(), new Date(Date.parse(newestFirst) - 3_600_000).toISOString()]);
+    expect(await s.sync().store.meterErrorCursor!()).toBe(s.server.coreEvents()[3]!.created);
+    // Recorded reports expire 35 days after Stripe created them (Stripe lists 30 days).
+    const recorded = await testClients(info).dynamodb.send(
+      new QueryCommand({ TableName: readConfig(s.env).tableName, KeyConditionExpression: 'PK = :pk AND SK > :from', ExpressionAttributeValues: { ':pk': { S: 'STRIPE#METERERR' }, ':from': { S: '2' } } }),
+    );
+    expect(recorded.Items!.map((item) => [item.SK!.S!.split('#')[0], Number(item.ttl!.N)])).toEqual(
+      s.server.coreEvents().map((e) => [e.created, Date.parse(e.created) / 1000 + 35 * 86_400]),
+    );
     expect(code).toBe(0);
     expect(status.stdout).toContain("meter events Stripe dropped after accepting them (its meter error reports, last 30 days): 4");
     const dropped = (JSON.parse(json.stdout) as { meterErrors: { code: string; count: number; record: { account: string; metric: string; day: string } | null }[] }).meterErrors;

@@ -97,8 +97,8 @@ export interface StripeTestServer {
   setFinalizationGrace(seconds: number): void;
   /** The invoices of `customer` at Stripe's clock now (as `GET /v1/invoices` answers). */
   invoices(customer: string): TestInvoice[];
-  /** Every request (method, path, status), in order; headers and bodies are in `rawRequests`. */
-  readonly requests: { method: string; path: string; status: number }[];
+  /** Every request (method, path, status, query string), in order; headers and bodies are in `rawRequests`. */
+  readonly requests: { method: string; path: string; status: number; query: string }[];
   /** Raw request headers and bodies, to check that nothing else leaks. */
   readonly rawRequests: { headers: IncomingMessage['headers']; body: string }[];
   /** Meter-event calls refused with 429 because another call for the same customer and event name was in flight. */
@@ -687,7 +687,7 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
       const body = Buffer.concat(chunks).toString('utf8');
       rawRequests.push({ headers: req.headers, body });
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-      const record = (status: number) => requests.push({ method: req.method ?? '', path: url.pathname, status });
+      const record = (status: number) => requests.push({ method: req.method ?? '', path: url.pathname, status, query: url.search });
       res.on('finish', () => record(res.statusCode));
       res.on('close', () => {
         if (!res.writableFinished) record(0);

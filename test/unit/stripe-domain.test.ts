@@ -14,6 +14,8 @@ import {
   invoiceItemTallyId,
   itemKeyMayBeForgotten,
   lateUsageEvent,
+  meterErrorExpiry,
+  meterErrorReadSince,
   unbilledUnits,
   type StripeOutboxRecord,
   isTooOldForStripe,
@@ -335,6 +337,15 @@ describe('late usage as invoice items', () => {
     expect(itemKeyMayBeForgotten(undefined, new Date('2026-06-09T00:00:00Z'))).toBe(false);
     expect(itemKeyMayBeForgotten(first, new Date('2026-06-06T09:59:59Z'))).toBe(false);
     expect(itemKeyMayBeForgotten(first, new Date('2026-06-06T10:00:00Z'))).toBe(true);
+  });
+});
+
+describe("reads of Stripe's meter error reports", () => {
+  it('ask from the newest report seen less an hour (none: Stripe\'s 30 days) and keep a report 35 days after Stripe created it', () => {
+    expect(meterErrorReadSince(undefined)).toBeUndefined();
+    expect(meterErrorReadSince('not a time')).toBeUndefined();
+    expect(meterErrorReadSince('2026-06-01T10:30:01.000Z')).toBe('2026-06-01T09:30:01.000Z');
+    expect(meterErrorExpiry('2026-06-01T10:30:01.000Z')).toBe(Date.parse('2026-07-06T10:30:01.000Z') / 1000);
   });
 });
 
