@@ -1,7 +1,8 @@
 // The explanation of one day (opened by clicking a day in the table): the API's
 // GET /v1/accounts/{id}/days/{day}/explain drawn as the sums that tie the figures
-// together (sources = measured, measured + adjustments = total), then the revisions,
-// the adjustments and every log object with its contribution.
+// together (sources = measured, measured + adjustments = total), the measured usage by
+// UTC hour, then the revisions, the adjustments and every log object with its
+// contribution and its hours.
 import { exactTitle, longDay, metricLabel, readableValue, signedValue, utcTime } from './lib/format.js';
 import { $, clear, el } from './dom.js';
 import { watchOverflow } from './scroll-cue.js';
@@ -38,6 +39,77 @@ function objectCell(source) {
   return el('th', { scope: 'row', className: 'object-name', title: 's3://' + source.bucket + '/' + source.key + ' · ETag ' + source.etag }, [
     el('span', { className: 'object-key' }, [folders ? el('span', { className: 'key-folders', text: folders }) : null, el('span', { className: 'key-file', text: file })]),
   ]);
+}
+
+/** True when an hour row of the API has usage in some metric. */
+function hasUsage(metrics) {
+  return Object.values(metrics).some((value) => value !== 0);
+}
+
+/** An hour of the day as the CLI prints it: 00..23 (UTC). */
+function hourLabel(hour) {
+  return String(hour).padStart(2, '0');
+}
+
+/**
+ * The day's measured usage by UTC hour (the API's `hours`, `hoursSource`, `hoursReason`):
+ * the hours with usage, each with its metrics, said to come from the shards or from
+ * `tally backfill --hours`; when the API knows no hours (`hours: null`), its reason,
+ * never zeros. Adjustments have no hour: the hours split the measured usage.
+ */
+function appendHours(body, explanation, names) {
+  body.appendChild(el('h3', { text: 'By hour (UTC)' }));
+  if (explanation.hours === null || explanation.hours === undefined) {
+    body.appendChild(
+      el('p', {
+        className: 'notice notice-warning',
+        id: 'explain-hours-unknown',
+        text: 'Hours not known: ' + (explanation.hoursReason ?? 'this API does not give hours') + '.',
+      }),
+    );
+    return;
+  }
+  const used = explanation.hours.filter((row) => hasUsage(row.metrics));
+  const source = explanation.hoursSource === 'backfill' ? 'recomputed by tally backfill --hours' : 'from the counters';
+  body.appendChild(
+    el('p', {
+      className: 'muted',
+      id: 'explain-hours-note',
+      text:
+        used.length + ' of 24 hours with usage (' + source + '); they add up to the measured usage. Adjustments have no hour.',
+    }),
+  );
+  if (used.length === 0) return;
+  body.appendChild(
+    table(
+      'explain-hours',
+      [{ text: 'Hour (UTC)' }, ...names.map((n) => ({ text: metricLabel(n), num: true }))],
+      used.map((row) =>
+        el('tr', { 'data-hour': String(row.hour) }, [
+          el('th', { scope: 'row', text: hourLabel(row.hour) + ':00' }),
+          ...names.map((n) => numberCell(row.metrics[n] ?? 0, n)),
+        ]),
+      ),
+    ),
+  );
+}
+
+/**
+ * A log object's hours (its ledger row's `hours`, the hours with usage only): their
+ * labels, with each hour's figures in the title; "unknown" when the ledger recorded none
+ * (counted before hours were kept).
+ */
+function sourceHoursCell(hours, names) {
+  if (hours === null || hours === undefined) {
+    return el('td', { className: 'source-hours muted', 'data-hours': 'unknown', title: 'counted before hours were kept', text: 'unknown' });
+  }
+  const used = hours.filter((row) => hasUsage(row.metrics));
+  return el('td', {
+    className: 'source-hours',
+    'data-hours': used.map((row) => row.hour).join(','),
+    title: used.map((row) => hourLabel(row.hour) + ':00 ' + names.map((n) => metricLabel(n) + ' ' + (row.metrics[n] ?? 0)).join(', ')).join('\n') || undefined,
+    text: used.length === 0 ? 'none' : used.map((row) => hourLabel(row.hour)).join(', '),
+  });
 }
 
 /** Shows that `explanation` is loading for `day`, and scrolls to the card. */
@@ -85,6 +157,7 @@ export function renderExplanation(explanation) {
   ];
   body.appendChild(el('h3', { text: 'Sums' }));
   body.appendChild(table('explain-sums', [{ text: '' }, ...names.map((n) => ({ text: metricLabel(n), num: true }))], sums));
+  appendHours(body, explanation, names);
 
   if (explanation.revisions.length > 0) {
     body.appendChild(el('h3', { text: 'Revisions' }));
@@ -120,12 +193,13 @@ export function renderExplanation(explanation) {
       ? el('p', { className: 'muted', text: 'No log object is recorded for this day.' })
       : table(
           'explain-sources',
-          [{ text: 'Object' }, { text: 'Format' }, { text: 'Counted (UTC)' }, ...names.map((n) => ({ text: metricLabel(n), num: true }))],
+          [{ text: 'Object' }, { text: 'Format' }, { text: 'Counted (UTC)' }, { text: 'Hours (UTC)' }, ...names.map((n) => ({ text: metricLabel(n), num: true }))],
           explanation.sources.map((s) =>
             el('tr', { 'data-key': s.key }, [
               objectCell(s),
               el('td', { text: s.format + (s.unresolved ? ' · unresolved' : '') }),
               el('td', { text: utcTime(s.processedAt) }),
+              sourceHoursCell(s.hours, names),
               ...names.map((n) => numberCell(s.metrics[n] ?? 0, n)),
             ]),
           ),

@@ -78,7 +78,7 @@ declare const document: {
   getElementById(id: string): PageNode | null;
   querySelectorAll(selector: string): PageNodeList;
 };
-declare const sessionStorage: { getItem(key: string): string | null };
+declare const sessionStorage: { getItem(key: string): string | null; clear(): void };
 declare const localStorage: { readonly length: number };
 
 /** The API's `quota` block, as far as the page shows it. */
@@ -662,6 +662,90 @@ describe('dashboard in Chromium', () => {
     await context.close();
   });
 
+  it("shows a day's hours in the explanation as the API gives them: the day's hours with usage, each object's hours, and the reason when hours are not known", async () => {
+    type HourRow = { hour: number; metrics: Record<string, number> };
+    interface HoursOfExplanation {
+      hours: HourRow[] | null;
+      hoursSource?: string;
+      hoursReason?: string;
+      sources: { key: string; hours: HourRow[] | null }[];
+    }
+    const withUsage = (rows: HourRow[]) => rows.filter((row) => Object.values(row.metrics).some((value) => value !== 0));
+    const sourceHours = (hours: HourRow[] | null) => (hours === null ? 'unknown' : withUsage(hours).map((row) => row.hour).join(','));
+    // A log whose lines have a date and no time of day: counted to the day, with no hour.
+    const timeless = uniqueId('timeless');
+    const timelessDay = addDays(today, -2);
+    const ref = await putLogObject(`cloudfront/${uniqueId('E2DASHNT')}.${timelessDay}-00.x.gz`, `#Version: 1.0\n#Fields: date sc-bytes x-host-header cs-uri-stem\n${timelessDay}\t120\t${timeless}.example.com\t/a\n${timelessDay}\t80\t${timeless}.example.com\t/b\n`);
+    expect((await ingestBatch({ Records: [s3NotificationMessage(ref)] }, testIngestDeps({ TALLY_METRICS: METRICS }))).batchItemFailures).toEqual([]);
+
+    const explainOnPage = async (page: Page, token: string, account: string, day: string, shot: string) => {
+      await signIn(page, token);
+      await page.waitForSelector(`#days-table button.day-link[data-day="${day}"]`);
+      await page.locator(`#days-table button.day-link[data-day="${day}"]`).click();
+      await page.waitForSelector(`#explain-card[data-day="${day}"] #explain-sources`);
+      const response = await fetch(`${server.url}/v1/accounts/${account}/days/${day}/explain`, { headers: { authorization: `Bearer ${token}` } });
+      expect(response.status).toBe(200);
+      const api = (await response.json()) as HoursOfExplanation;
+      const hourRows = await page.$$eval('#explain-hours tbody tr', (rows: PageNode[]) => {
+        const read: { hour: number; label: string | null; metrics: Record<string, number> }[] = [];
+        rows.forEach((row) => {
+          const metrics: Record<string, number> = {};
+          row.querySelectorAll('td').forEach((cell) => (metrics[cell.getAttribute('data-metric')!] = Number(cell.getAttribute('data-value'))));
+          read.push({ hour: Number(row.getAttribute('data-hour')), label: row.querySelector('th')!.textContent, metrics });
+        });
+        return read;
+      });
+      const sourceCells = await page.$$eval('#explain-sources tbody tr', (rows: PageNode[]) => {
+        const read: { key: string | null; hours: string | null; text: string | null }[] = [];
+        rows.forEach((row) => {
+          const cell = row.querySelector('td.source-hours')!;
+          read.push({ key: row.getAttribute('data-key'), hours: cell.getAttribute('data-hours'), text: cell.textContent });
+        });
+        return read;
+      });
+      const scrollsSideways = await page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
+      await page.locator('#explain-card').screenshot({ path: join(OUTPUT, shot) });
+      return { api, hourRows, sourceCells, scrollsSideways };
+    };
+
+    for (const [width, suffix] of [
+      [1400, '1400'],
+      [390, 'phone'],
+    ] as const) {
+      const context = await browser.newContext({ viewport: { width, height: 900 }, colorScheme: 'light', ...(width === 390 ? { deviceScaleFactor: 2, isMobile: true, hasTouch: true } : {}) });
+      const page = await context.newPage();
+      const errors = watchErrors(page);
+
+      // acme's day, counted from timed lines: hours from the counters, every hour with usage shown.
+      const day = addDays(today, -3);
+      const token = await mintToken(TEST_SECRET, { accounts: [acme], ttlSeconds: 600 });
+      const known = await explainOnPage(page, token, acme, day, `dashboard-explain-hours-${suffix}.png`);
+      expect(known.api.hours).not.toBeNull();
+      expect(known.api.hoursSource).toBe('shards');
+      expect(known.hourRows.map(({ hour, metrics }) => ({ hour, metrics }))).toEqual(withUsage(known.api.hours!));
+      expect(known.hourRows.length).toBeGreaterThan(0);
+      expect(known.hourRows.map((row) => row.label)).toEqual(withUsage(known.api.hours!).map((row) => String(row.hour).padStart(2, '0') + ':00'));
+      expect(await page.locator('#explain-hours-note').textContent()).toContain(`${known.hourRows.length} of 24 hours with usage (from the counters)`);
+      expect(known.sourceCells.map(({ key, hours }) => ({ key, hours }))).toEqual(known.api.sources.map((source) => ({ key: source.key, hours: sourceHours(source.hours) })));
+      expect(known.sourceCells.every((cell) => cell.hours !== 'unknown' && cell.hours !== '')).toBe(true);
+      expect(await page.locator('#explain-hours-unknown').count()).toBe(0);
+      expect(known.scrollsSideways).toBe(false);
+
+      // The timeless account's day: hours not known, the API's reason shown, no hour table, never zeros.
+      const timelessToken = await mintToken(TEST_SECRET, { accounts: [timeless], ttlSeconds: 600 });
+      await page.evaluate(() => sessionStorage.clear());
+      const unknown = await explainOnPage(page, timelessToken, timeless, timelessDay, `dashboard-explain-hours-unknown-${suffix}.png`);
+      expect(unknown.api.hours).toBeNull();
+      expect(unknown.api.hoursReason).toBeTruthy();
+      expect(await page.locator('#explain-hours-unknown').textContent()).toBe(`Hours not known: ${unknown.api.hoursReason}.`);
+      expect(unknown.hourRows).toEqual([]);
+      expect(unknown.sourceCells.map(({ key, hours }) => ({ key, hours }))).toEqual(unknown.api.sources.map((source) => ({ key: source.key, hours: sourceHours(source.hours) })));
+      expect(unknown.scrollsSideways).toBe(false);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+
   it("keeps a log object's format, time and numbers in view at 1400 px however long its key: the key gives way, whole on hover", async () => {
     const token = await mintToken(TEST_SECRET, { accounts: [longKeyed], ttlSeconds: 600 });
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme: 'light' });
@@ -693,7 +777,7 @@ describe('dashboard in Chromium', () => {
     });
     await page.locator('#explain-card').screenshot({ path: join(OUTPUT, 'dashboard-explain-1400.png') });
 
-    expect(layout.columns.map((column) => column.text)).toEqual(['Object', 'Format', 'Counted (UTC)', 'Requests', 'Bytes', 'Authorization requests']);
+    expect(layout.columns.map((column) => column.text)).toEqual(['Object', 'Format', 'Counted (UTC)', 'Hours (UTC)', 'Requests', 'Bytes', 'Authorization requests']);
     for (const column of layout.columns) {
       expect([column.text, column.left >= layout.box.left - 0.5 && column.right <= Math.min(layout.box.right, 1400) + 0.5]).toEqual([column.text, true]);
     }
