@@ -1,9 +1,12 @@
 import type { Context } from 'aws-lambda';
 import Stripe from 'stripe';
+import { DynamoStripeStore } from '../../src/adapters/dynamodb-stripe-store';
 import { stripeConnection } from '../../src/adapters/stripe-meter-api';
+import { addDays, dayOf } from '../../src/domain/days';
+import { meterEventIdentifier, meterEventTimestamp, type StripeOutboxRecord } from '../../src/domain/stripe';
 import { handoffTable } from '../support/handoff';
 import { startStripeServer } from '../support/stripe-server';
-import { testStackInfo } from '../support/stack';
+import { sqsRecord, testClients, testStackInfo, uniqueId } from '../support/stack';
 
 // The Stripe sender's Lambda module (handlers/stripe-sender.ts) on the test stack: what it
 // publishes must be the metric its alarm watches (scripts/serverless/alarms.js), or the alarm
@@ -31,6 +34,8 @@ async function withHandler(env: Record<string, string>, run: (handler: Handler) 
     written.push(String(chunk));
     return true;
   });
+  // The handler's own log lines (a refused event is logged as an error) stay out of the test's output.
+  const quiet = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
   try {
     let handler: Handler | undefined;
     jest.isolateModules(() => {
@@ -39,6 +44,7 @@ async function withHandler(env: Record<string, string>, run: (handler: Handler) 
     await run(handler!);
   } finally {
     write.mockRestore();
+    quiet.mockRestore();
     process.env = saved;
   }
   return written
@@ -80,6 +86,51 @@ describe('the Stripe sender Lambda handler', () => {
         expect([...directive!.Dimensions[0]!].sort()).toEqual(Object.keys(metric.dimensions).sort());
         expect(line.service).toBe(metric.dimensions.service);
         expect(line.FunctionName).toBe(FUNCTION_NAME);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('publishes a batch\'s refused events as StripeEventsFailed and its totals after a finalized invoice as StripeLateUsage, as their alarms watch them', async () => {
+    const { env, table } = await handoffTable(info);
+    const server = await startStripeServer(API_KEY);
+    try {
+      server.addMeter('cdn_requests');
+      server.addMeter('cdn_bytes');
+      // A day ten days ago, in a 3-day period whose invoice was finalized an hour after it ended.
+      const day = addDays(dayOf(new Date()), -10);
+      const customer = 'cus_handler0002';
+      server.addSubscription({ customer, eventName: 'cdn_requests', start: meterEventTimestamp(day, 0), periodSeconds: 3 * 86_400 });
+      const account = uniqueId('acme');
+      const store = new DynamoStripeStore({ client: testClients(info).dynamodb, tableName: table });
+      await store.link({ account, customer, linkedAt: new Date().toISOString() });
+      const pending = (metric: string, eventName: string, value: number): StripeOutboxRecord => {
+        const subject = { account, metric, day, revision: 1 };
+        return { ...subject, customer, eventName, identifier: meterEventIdentifier(table, subject), timestamp: meterEventTimestamp(day, 1), value, state: 'pending', attempts: 0, createdAt: new Date().toISOString() };
+      };
+      // requests: its invoice billed nothing of the day (late usage); bytes: 17 digits, which Stripe refuses.
+      await store.addRecord(pending('requests', 'cdn_requests', 42));
+      await store.addRecord(pending('bytes', 'cdn_bytes', 1e16));
+      const answers: unknown[] = [];
+
+      const emf = await withHandler(
+        { ...env, TALLY_STRIPE_API_KEY: API_KEY, TALLY_STRIPE_API_BASE: server.url, TALLY_STRIPE_METERS: '{"requests":"cdn_requests","bytes":"cdn_bytes"}', TALLY_STRIPE_RUNNING_MINUTES: '60' },
+        async (handler) => {
+          answers.push(await handler({ Records: [sqsRecord(JSON.stringify({ account, sendOnly: true }))] }, context));
+        },
+      );
+
+      expect(answers).toEqual([{ batchItemFailures: [] }]);
+      expect((await store.records(account, day, day)).map((r) => [r.metric, r.state]).sort()).toEqual([['bytes', 'failed'], ['requests', 'invoice-finalized']]);
+      for (const [alarm, count] of [['StripeEventsRefusedAlarm', 1], ['StripeLateUsageAlarm', 1]] as const) {
+        const { metric } = ALARMS[alarm]!;
+        const lines = emf.filter((line) => metric.name in line);
+        expect(lines.map((line) => line[metric.name])).toEqual([count]);
+        const [directive] = (lines[0]!._aws as { CloudWatchMetrics: { Namespace: string; Dimensions: string[][] }[] }).CloudWatchMetrics;
+        expect(directive!.Namespace).toBe(metric.namespace);
+        expect([...directive!.Dimensions[0]!].sort()).toEqual(Object.keys(metric.dimensions).sort());
+        expect([lines[0]!.service, lines[0]!.FunctionName]).toEqual([metric.dimensions.service, FUNCTION_NAME]);
       }
     } finally {
       await server.close();
