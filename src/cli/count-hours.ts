@@ -1,5 +1,7 @@
+import { addDays } from '../domain/days';
 import { ValidationError } from '../domain/errors';
 import { HOURS_PER_DAY, hourTotals, type HourSums } from '../domain/hours';
+import { hourStartText, parseTimeZone, UTC_ZONE, zonedHours } from '../domain/time-zones';
 import type { AccountDayUsage } from '../domain/usage-tally';
 import type { ValueReader } from './values';
 
@@ -8,7 +10,8 @@ import type { ValueReader } from './values';
  * UTC hours (`AccountDayUsage.hours`, src/domain/hours.ts) regrouped into the days, and
  * hours, of a time zone, with the API's rules (docs/api.md): a day in a zone is the sum
  * of the whole UTC hours that fall in it (23 or 25 on daylight-saving days), and a zone
- * whose offset is not a whole number of hours (Asia/Kolkata +05:30) is refused. Usage of
+ * whose offset is not a whole number of hours (Asia/Kolkata +05:30) is refused; the zone
+ * rules are the API's own module, src/domain/time-zones.ts. Usage of
  * lines with no time of day (a log with a date and no time) belongs to no hour: it is
  * reported apart, never spread over hours or guessed into a local day.
  */
@@ -16,7 +19,7 @@ import type { ValueReader } from './values';
 /** What `--granularity` takes. */
 export type CountGranularity = 'day' | 'hour';
 
-export const UTC_ZONE = 'UTC';
+export { UTC_ZONE };
 
 /** `--granularity day|hour`; anything else exits 2 naming the choices. */
 export const countGranularity: ValueReader<CountGranularity> = (text, flag) => {
@@ -24,28 +27,19 @@ export const countGranularity: ValueReader<CountGranularity> = (text, flag) => {
   throw new ValidationError(`${flag} must be "day" or "hour", got "${printable(text)}"`);
 };
 
-/** Longest zone name taken (IANA names are at most 32 characters today). */
-const MAX_ZONE_LENGTH = 64;
-const ZONE_SYNTAX = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/;
-
 /**
- * `--tz ZONE`: an IANA zone, bounded and checked before any use; its case is corrected
- * (`america/new_york` -> `America/New_York`) and a UTC alias is `UTC`, but an alias is
- * kept as written (`Asia/Kolkata`, which the platform may call `Asia/Calcutta`). The
- * platform's time-zone database decides, through `Intl.DateTimeFormat` (ECMA-402,
- * https://tc39.es/ecma402/#datetimeformat-objects).
+ * `--tz ZONE`: an IANA zone, checked by the read API's own rule (`parseTimeZone`,
+ * src/domain/time-zones.ts: bounded, the platform's time-zone database decides, case
+ * corrected, an alias kept as written), its message naming the flag.
  */
 export const timeZone: ValueReader<string> = (text, flag) => {
-  if (text.length > MAX_ZONE_LENGTH || !ZONE_SYNTAX.test(text)) {
-    throw new ValidationError(`${flag} must be an IANA time zone such as America/New_York or UTC, got "${printable(text)}"`);
-  }
-  let resolved: string;
+  if (text === '') throw new ValidationError(`${flag} must be an IANA time zone such as America/New_York or UTC, got ""`);
   try {
-    resolved = new Intl.DateTimeFormat('en-US', { timeZone: text }).resolvedOptions().timeZone;
-  } catch {
-    throw new ValidationError(`${flag}: unknown time zone "${printable(text)}"; give an IANA zone such as Europe/Berlin or UTC`);
+    return parseTimeZone(text);
+  } catch (error) {
+    if (error instanceof ValidationError) throw new ValidationError(error.message.replace('query parameter "tz"', flag));
+    throw error;
   }
-  return resolved === UTC_ZONE || resolved.toLowerCase() === text.toLowerCase() ? resolved : text;
 };
 
 /** One hour of usage: its start in the zone (`2026-11-01T01:00:00-05:00`). */
@@ -90,7 +84,7 @@ export function zoneUsage(usage: readonly AccountDayUsage[], names: readonly str
       continue;
     }
     // A zone of sub-hour offsets is refused on any day counted, with hours or not.
-    if (zone !== UTC_ZONE) for (const hour of [0, HOURS_PER_DAY - 1]) zonedStart(zone, row.day, hour);
+    const slots = zonedHoursOfUtcDay(zone, row.day);
     const rest = remainder(row.metrics, row.hours, names);
     if (rest !== undefined) {
       if (zone === UTC_ZONE) addDay(row.account, row.day, rest);
@@ -99,8 +93,7 @@ export function zoneUsage(usage: readonly AccountDayUsage[], names: readonly str
     for (let hour = 0; hour < HOURS_PER_DAY; hour++) {
       const sums = row.hours[hour];
       if (sums === undefined) continue;
-      const start = zonedStart(zone, row.day, hour);
-      const day = start.slice(0, 10);
+      const { day, start } = slots.get(hour)!;
       const metrics = Object.fromEntries(names.map((name) => [name, sums[name] ?? 0]));
       addDay(row.account, day, metrics);
       if (withHours) hours.push({ account: row.account, day, start, metrics });
@@ -119,41 +112,18 @@ function remainder(metrics: Readonly<Record<string, number>>, hours: HourSums, n
 }
 
 /**
- * The start of UTC hour `hour` of `utcDay` in `zone`, ISO 8601 with the zone's offset
- * then (`2026-11-01T01:00:00-05:00`), as the API writes an hour's `start`.
+ * The zone's day and the start (ISO 8601 with the zone's offset then) of each UTC hour of
+ * `utcDay`, by hour, as the read API labels its hours (`zonedHours` of
+ * src/domain/time-zones.ts over the zone's days `utcDay` - 1 .. `utcDay` + 1, which hold
+ * all of them). Throws its ValidationError for a zone whose offset is not a whole number
+ * of hours then (Asia/Kolkata +05:30, Asia/Kathmandu +05:45).
  */
-export function zonedStart(zone: string, utcDay: string, hour: number): string {
-  const at = Date.parse(`${utcDay}T${String(hour).padStart(2, '0')}:00:00Z`);
-  const offset = offsetSeconds(zone, at);
-  if (offset % 3600 !== 0 || offsetSeconds(zone, at + 3599_000) !== offset) {
-    throw new ValidationError(
-      `time zone ${zone} is ${offsetText(offset)} from UTC at ${utcDay} ${String(hour).padStart(2, '0')}:00 UTC: Tally keeps usage by whole UTC hours, ` +
-        `so days in a zone whose offset is not a whole number of hours (e.g. Asia/Kolkata +05:30, Asia/Kathmandu +05:45) cannot be made of them; use --tz UTC or a zone with whole-hour offsets`,
-    );
+export function zonedHoursOfUtcDay(zone: string, utcDay: string): Map<number, { day: string; start: string }> {
+  const hours = new Map<number, { day: string; start: string }>();
+  for (const hour of zonedHours(zone, addDays(utcDay, -1), addDays(utcDay, 1))) {
+    if (hour.utcDay === utcDay) hours.set(hour.utcHour, { day: hour.day, start: hourStartText(hour) });
   }
-  return `${new Date(at + offset * 1000).toISOString().slice(0, 19)}${offsetText(offset)}`;
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-/** The zone's offset from UTC at `epochMs`, in seconds (New York in winter: -18000). */
-function offsetSeconds(zone: string, epochMs: number): number {
-  if (zone === UTC_ZONE) return 0;
-  let formatter = formatters.get(zone);
-  if (formatter === undefined) {
-    const fields = { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' } as const;
-    formatter = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', ...fields });
-    formatters.set(zone, formatter);
-  }
-  const part: Record<string, number> = {};
-  for (const p of formatter.formatToParts(new Date(epochMs))) if (p.type !== 'literal') part[p.type] = Number(p.value);
-  const local = Date.UTC(part.year ?? 0, (part.month ?? 1) - 1, part.day ?? 1, part.hour ?? 0, part.minute ?? 0, part.second ?? 0);
-  return Math.round((local - Math.floor(epochMs / 1000) * 1000) / 1000);
-}
-
-function offsetText(offset: number): string {
-  const magnitude = Math.abs(offset);
-  return `${offset < 0 ? '-' : '+'}${String(Math.floor(magnitude / 3600)).padStart(2, '0')}:${String(Math.floor((magnitude % 3600) / 60)).padStart(2, '0')}`;
+  return hours;
 }
 
 const instant = (start: string): number => Date.parse(start);

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -75,6 +75,37 @@ describe('tally count', () => {
       code: 2,
       stderr: expect.stringContaining('Asia/Kathmandu is +05:45 from UTC'),
     });
+  });
+
+  it('prints the hours and the days of a time zone: two UTC days of the fixture are one evening in New York', async () => {
+    const { stdout } = await tally('count', '--json', '--granularity', 'hour', '--tz', 'America/New_York', 'fixtures/logs/E2FIXTURE.2026-11-21-00.v33.gz');
+
+    const report = JSON.parse(stdout);
+    expect(report.timeZone).toBe('America/New_York');
+    expect(report.usage).toContainEqual({ account: 'acme', day: '2026-11-20', metrics: { requests: 3, bytes: 1750 } });
+    expect(report.hours.filter((row: { account: string }) => row.account === 'acme')).toEqual([
+      { account: 'acme', day: '2026-11-20', start: '2026-11-20T18:00:00-05:00', metrics: { requests: 1, bytes: 1000 } },
+      { account: 'acme', day: '2026-11-20', start: '2026-11-20T19:00:00-05:00', metrics: { requests: 2, bytes: 750 } },
+    ]);
+    expect(report.timeless).toEqual([]);
+  });
+
+  it("tells apart the two 01:00 hours of New York's fall-back day", async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tally-count-dst-'));
+    const file = join(folder, 'fall-back.log');
+    // The fixture's header and first line, at 05:30 and 06:30 UTC on 2026-11-01: 01:30 EDT, then 01:30 EST.
+    const [version, fields, line] = readFileSync(`${root}/fixtures/logs/plain-v33.log`, 'utf8').split('\n');
+    const at = (time: string) => line!.replace(/^2026-11-20\t23:59:58/, `2026-11-01\t${time}`).replace('d111111abcdef8.cloudfront.net', 'acme.api.example.com');
+    writeFileSync(file, [version, fields, at('05:30:00'), at('06:30:00'), at('06:31:00'), ''].join('\n'));
+    try {
+      const { stdout } = await tally('count', '--granularity', 'hour', '--tz', 'America/New_York', file);
+
+      expect(stdout).toMatch(/acme\s+2026-11-01\s+01:00-04:00\s+1\s+1000/);
+      expect(stdout).toMatch(/acme\s+2026-11-01\s+01:00-05:00\s+2\s+2000/);
+      expect(stdout).toMatch(/acme\s+2026-11-01\s+3\s+3000/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('exits non-zero naming a file that is not a log', async () => {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { countGranularity, timeZone, zonedStart, zoneUsage } from '../../src/cli/count-hours';
+import { countGranularity, timeZone, zonedHoursOfUtcDay, zoneUsage } from '../../src/cli/count-hours';
 import { printCount } from '../../src/cli/commands/count';
 import type { HourSums } from '../../src/domain/hours';
 import type { AccountDayUsage } from '../../src/domain/usage-tally';
@@ -22,16 +22,21 @@ describe('tally count --granularity / --tz', () => {
     expect(timeZone('Etc/UTC', '--tz')).toBe('UTC');
     expect(timeZone('Asia/Kolkata', '--tz')).toBe('Asia/Kolkata');
     expect(() => timeZone('Mars/Olympus', '--tz')).toThrow('--tz: unknown time zone "Mars/Olympus"');
+    expect(() => timeZone('', '--tz')).toThrow('--tz must be an IANA time zone');
     expect(() => timeZone('../etc/passwd', '--tz')).toThrow('--tz must be an IANA time zone');
     expect(() => timeZone(`Europe/${'x'.repeat(100)}`, '--tz')).toThrow('--tz must be an IANA time zone');
   });
 
   it('labels UTC hours with the zone offset in force, as the API does', () => {
-    expect(zonedStart('America/New_York', '2026-11-01', 5)).toBe('2026-11-01T01:00:00-04:00');
-    expect(zonedStart('America/New_York', '2026-11-01', 6)).toBe('2026-11-01T01:00:00-05:00');
-    expect(zonedStart('UTC', '2026-11-01', 6)).toBe('2026-11-01T06:00:00+00:00');
-    expect(() => zonedStart('Asia/Kolkata', '2026-11-01', 6)).toThrow('+05:30 from UTC');
-    expect(() => zonedStart('Asia/Kathmandu', '2026-11-01', 6)).toThrow('+05:45 from UTC');
+    const fallBack = zonedHoursOfUtcDay('America/New_York', '2026-11-01');
+    expect(fallBack.size).toBe(24);
+    expect(fallBack.get(3)).toEqual({ day: '2026-10-31', start: '2026-10-31T23:00:00-04:00' });
+    expect(fallBack.get(5)).toEqual({ day: '2026-11-01', start: '2026-11-01T01:00:00-04:00' });
+    expect(fallBack.get(6)).toEqual({ day: '2026-11-01', start: '2026-11-01T01:00:00-05:00' });
+    expect(zonedHoursOfUtcDay('UTC', '2026-11-01').get(6)).toEqual({ day: '2026-11-01', start: '2026-11-01T06:00:00+00:00' });
+    expect(zonedHoursOfUtcDay('Pacific/Kiritimati', '2026-11-01').get(10)).toEqual({ day: '2026-11-02', start: '2026-11-02T00:00:00+14:00' });
+    expect(() => zonedHoursOfUtcDay('Asia/Kolkata', '2026-11-01')).toThrow('+05:30 from UTC');
+    expect(() => zonedHoursOfUtcDay('Asia/Kathmandu', '2026-11-01')).toThrow('+05:45 from UTC');
   });
 
   it('makes a fall-back day of 25 hours and a spring-forward day of 23 (America/New_York)', () => {
