@@ -9,6 +9,7 @@ import type { Log } from '../app/log';
 import type { UsageApiDeps } from '../app/usage-api';
 import { ConfigError } from '../domain/errors';
 import { metricNames } from '../domain/metric-rules';
+import { DynamoAccountZones } from './dynamodb-account-zones';
 import { DynamoCloseStore } from './dynamodb-close-store';
 import { DynamoQuotaStore, DynamoThresholdStore } from './dynamodb-quotas';
 import { DynamoUsageReader } from './dynamodb-usage-reader';
@@ -74,6 +75,7 @@ export async function createUsageApiDeps(config: UsageApiConfig, clients: UsageA
     health: (days) => readHealth(healthDeps, days),
     closeGraceHours: config.tally.closeGraceHours,
     reader: new DynamoUsageReader(table),
+    zones: new DynamoAccountZones(table),
     quotas: { quotas: new DynamoQuotaStore(table), thresholds: new DynamoThresholdStore(table), defaults: config.tally.quotaDefaults, levels: config.tally.quotaLevels },
     accounts: new DynamoCloseStore(table),
     sources,

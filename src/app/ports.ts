@@ -156,6 +156,12 @@ export interface UsageReader {
   read(accountId: string, from: string, to: string, options?: ReadOptions): Promise<{ records: UsageRecord[]; requests: number }>;
 }
 
+/** Accounts' billing time zones (`tally zone`, account-zone.ts). */
+export interface AccountZones {
+  /** The zone stored for `accountId`, undefined when none is (or it is no longer a known zone). */
+  zoneOf(accountId: string): Promise<string | undefined>;
+}
+
 /** Says whether an account was ever measured: guards corrections against a mistyped account. */
 export interface UsagePresence {
   /** True when any day of the account holds measured usage (adjustments do not count). */

@@ -16,7 +16,7 @@ import { buildUsageReport } from '../domain/usage-report';
 import { buildZonedUsageReport, utcReadRange } from '../domain/usage-hours';
 import { mapWithConcurrency } from './concurrency';
 import type { Log } from './log';
-import type { ActiveAccounts, SourceReader, TokenVerifier, UsageReader } from './ports';
+import type { AccountZones, ActiveAccounts, SourceReader, TokenVerifier, UsageReader } from './ports';
 import { accountQuotas, quotaBlock, type QuotaReadDeps } from './quota-status';
 
 export interface UsageApiDeps {
@@ -37,6 +37,8 @@ export interface UsageApiDeps {
   readonly health?: (days: number) => Promise<HealthReport>;
   /** `TALLY_CLOSE_GRACE_HOURS`: an empty day past it is `closed`, not `open` (see DayStatus); absent: close records alone. */
   readonly closeGraceHours?: number;
+  /** Accounts' billing zones (`tally zone set`): the usage report names one as `accountTimeZone` (none when absent). */
+  readonly zones?: AccountZones;
   readonly clock?: () => Date;
 }
 
@@ -150,9 +152,14 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
 
   async function usageResponse(query: UsageQuery, ifNoneMatch: string | undefined): Promise<Response> {
     const range = utcReadRange(query);
-    const { records, requests } = await deps.reader.read(query.accountId, range.from, range.to);
-    Object.assign(fields, { queryRequests: requests, records: records.length });
-    const report = buildZonedUsageReport({ ...query, records, metricNames: deps.metricNames, ...closing() });
+    // The zone's item is outside the day range (keys.ts, accountZoneKey): one GetItem, sent beside the Query.
+    const [{ records, requests }, accountTimeZone] = await Promise.all([
+      deps.reader.read(query.accountId, range.from, range.to),
+      deps.zones?.zoneOf(query.accountId),
+    ]);
+    Object.assign(fields, { queryRequests: requests, records: records.length, ...(deps.zones === undefined ? {} : { zoneReads: 1 }) });
+    const zoned = buildZonedUsageReport({ ...query, records, metricNames: deps.metricNames, ...closing() });
+    const report = accountTimeZone === undefined ? zoned : { ...zoned, accountTimeZone };
     const withQuota =
       query.quota && query.format === 'json' && deps.quotas !== undefined
         ? { ...report, quota: await quotaBlock({ ...deps.quotas, reader: deps.reader, metricNames: report.metricNames }, query.accountId, now()) }

@@ -7,6 +7,7 @@ import type { TallyConfig } from '../adapters/config';
 import { countsEstimates } from '../domain/log-fields';
 import { metricNames } from '../domain/metric-rules';
 
+export { DynamoAccountZones } from '../adapters/dynamodb-account-zones';
 export { DynamoAdjustmentStore } from '../adapters/dynamodb-adjustments';
 export { DynamoDropRecords } from '../adapters/dynamodb-drop-records';
 export { DynamoMonthRechecks, DynamoQuotaStore } from '../adapters/dynamodb-quotas';

@@ -15,6 +15,7 @@ import type { LogObjectRef } from './log-object';
  * PK ACCT#acme   SK DAY#2026-11-21#R#0001      revision 1 (the closed snapshot) of that day: its figures
  * PK ACCT#acme   SK DAY#2026-11-21#H#00        that day's hours, recomputed by tally backfill --hours (hours.ts)
  * PK ACCT#acme   SK ADJID#<id>                 reserves an adjustment id (any day)
+ * PK ACCT#acme   SK ZONE                       acme's billing time zone (tally zone set): after every DAY# range
  * PK CLOSED      SK DAY#2026-11-21             the day's close record: closedAt, its revisions
  * PK CLOSED#2026-11-21  SK R#0001#acme         revision 1's row of acme, for exports and webhooks
  * PK LATE#07     SK 2026-11-21#acme            usage reached a closed day: the closer makes a revision
@@ -84,6 +85,17 @@ export function adjustmentItemKey({
  */
 export function adjustmentIdKey({ accountId, adjustmentId }: { accountId: string; adjustmentId: string }): TableKey {
   return { PK: accountPartition(accountId), SK: `ADJID#${adjustmentId}` };
+}
+
+/**
+ * Key of `accountId`'s billing time zone (account-zone.ts), one item. `ZONE` sorts after
+ * every `DAY#` key, so no day-range Query meets it. It cannot sit where that Query would
+ * read it either: the Query reads one contiguous range, `DAY#<from>#` .. `DAY#<to>#~`,
+ * and the only keys inside every such range are keys of its days. So the read API
+ * reads it with one GetItem, sent at the same time as the Query.
+ */
+export function accountZoneKey(accountId: string): TableKey {
+  return { PK: accountPartition(accountId), SK: 'ZONE' };
 }
 
 /** Sort-key bounds that select every item of `accountId` from `from` to `to`, both included. */

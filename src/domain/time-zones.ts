@@ -52,19 +52,20 @@ function formatterOf(zone: string): Intl.DateTimeFormat {
  * The zone a `tz` query parameter names, in the platform's spelling when it differs
  * only in case (`america/new_york` -> `America/New_York`; any name of UTC, such as
  * `Etc/UTC`, -> `UTC`), else as given (`Asia/Kolkata`, which ICU calls by its older
- * alias `Asia/Calcutta`); absent or empty is UTC. An unknown zone, or text that is no zone name, is a {@link ValidationError}.
+ * alias `Asia/Calcutta`); absent or empty is UTC. An unknown zone, or text that is no zone name, is a {@link ValidationError}
+ * naming `name` (the query parameter; `tally zone set` names its flag).
  */
-export function parseTimeZone(value: string | undefined): string {
+export function parseTimeZone(value: string | undefined, name = 'query parameter "tz"'): string {
   if (value === undefined || value === '') return UTC_ZONE;
   if (value.length > MAX_ZONE_LENGTH || !ZONE_SYNTAX.test(value)) {
-    throw new ValidationError(`query parameter "tz" must be an IANA time zone such as America/New_York or UTC, got "${printable(value)}"`);
+    throw new ValidationError(`${name} must be an IANA time zone such as America/New_York or UTC, got "${printable(value)}"`);
   }
   try {
     const resolved = new Intl.DateTimeFormat('en-US', { timeZone: value }).resolvedOptions().timeZone;
     // The platform may name a zone by an older alias (ICU: Asia/Kolkata -> Asia/Calcutta); the caller's name is kept then.
     return resolved === UTC_ZONE || resolved.toLowerCase() === value.toLowerCase() ? resolved : value;
   } catch (error) {
-    throw new ValidationError(`query parameter "tz": unknown time zone "${printable(value)}"; give an IANA zone such as Europe/Berlin or UTC`, { cause: error });
+    throw new ValidationError(`${name}: unknown time zone "${printable(value)}"; give an IANA zone such as Europe/Berlin or UTC`, { cause: error });
   }
 }
 

@@ -638,7 +638,7 @@ describe('least privilege', () => {
     ]);
   });
 
-  it('usage-api may write its logs, Query the table and its indexes, read the last reconcile, peek at the DLQ and read its one signing-secret parameter', () => {
+  it('usage-api may write its logs, Query the table and its indexes, read the last reconcile and account zones, peek at the DLQ and read its one signing-secret parameter', () => {
     expect(statementsOf(template(prod), 'UsageApiRole')).toEqual([
       {
         Sid: 'WriteOwnLogs',
@@ -655,6 +655,13 @@ describe('least privilege', () => {
         Action: 'dynamodb:GetItem',
         Resource: getAtt('UsageTable'),
         Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['HEALTH'] } },
+      },
+      {
+        Sid: 'ReadAccountZone',
+        Effect: 'Allow',
+        Action: 'dynamodb:GetItem',
+        Resource: getAtt('UsageTable'),
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ACCT#*'] } },
       },
       {
         Sid: 'PeekDeadLetters',
@@ -821,13 +828,13 @@ describe('least privilege', () => {
   });
 
   it('grants usage-api no SSM access when tokens are verified with a public key', () => {
-    expect(statementsOf(template(staging), 'UsageApiRole').map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage', 'AccountsOfADay', 'LedgerBySourceDay', 'ReadLastReconcile', 'PeekDeadLetters']);
+    expect(statementsOf(template(staging), 'UsageApiRole').map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage', 'AccountsOfADay', 'LedgerBySourceDay', 'ReadLastReconcile', 'ReadAccountZone', 'PeekDeadLetters']);
   });
 
   it('adds kms:Decrypt through SSM only for a secret under a customer managed key', () => {
     const statements = statementsOf(template(dev), 'UsageApiRole');
-    expect(statements.map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage', 'AccountsOfADay', 'LedgerBySourceDay', 'ReadLastReconcile', 'PeekDeadLetters', 'ReadSigningSecret', 'DecryptSigningSecret']);
-    expect(statements[7]).toEqual({
+    expect(statements.map((s) => s.Sid)).toEqual(['WriteOwnLogs', 'ReadUsage', 'AccountsOfADay', 'LedgerBySourceDay', 'ReadLastReconcile', 'ReadAccountZone', 'PeekDeadLetters', 'ReadSigningSecret', 'DecryptSigningSecret']);
+    expect(statements[8]).toEqual({
       Sid: 'DecryptSigningSecret',
       Effect: 'Allow',
       Action: 'kms:Decrypt',

@@ -24,7 +24,7 @@ const names = COMMANDS.map(commandPath);
 
 describe('every tally command, from its declaration', () => {
   it('has the commands README documents', () => {
-    expect(names).toEqual(['count', 'token', 'put', 'replay', 'dlq list', 'dlq drop', 'dlq dropped', 'backfill', 'reconcile', 'adjust', 'adjustments', 'adjustments revert', 'explain', 'status', 'plan', 'close', 'quota set', 'quota list', 'quota remove', 'quota check', 'stripe link', 'stripe unlink', 'stripe links', 'stripe check', 'stripe push', 'stripe status', 'stripe reconcile']);
+    expect(names).toEqual(['count', 'token', 'put', 'replay', 'dlq list', 'dlq drop', 'dlq dropped', 'backfill', 'reconcile', 'adjust', 'adjustments', 'adjustments revert', 'explain', 'status', 'plan', 'close', 'quota set', 'quota list', 'quota remove', 'quota check', 'zone set', 'zone show', 'zone clear', 'stripe link', 'stripe unlink', 'stripe links', 'stripe check', 'stripe push', 'stripe status', 'stripe reconcile']);
   });
 
   it('README lists every command', () => {

@@ -93,6 +93,7 @@ describe('every route refuses hostile parameters with a 4xx and a message, readi
   const health = { generatedAt: 'now' } as HealthReport;
   const deps: UsageApiDeps = {
     reader: { read: async (account) => (reads.push(`usage ${account}`), { records: [], requests: 1 }) },
+    zones: { zoneOf: async (account) => (reads.push(`zone ${account}`), 'America/New_York') },
     sources: { sourcesOf: async (account) => (reads.push(`sources ${account}`), { sources: [], requests: 1 }) },
     accounts: { accountsOn: async (day) => (reads.push(`accounts ${day}`), []) },
     health: async (days) => (reads.push(`health ${days}`), health),
@@ -192,7 +193,7 @@ describe('every route refuses hostile parameters with a 4xx and a message, readi
           expect(answer.message).toMatch(!wellFormed ? /granularity/ : known === 'unknown' ? /"tz"/ : /time zone .* not a whole number of hours/);
           return;
         }
-        expect([answer.status, answer.reads]).toEqual([200, ['usage acme']]);
+        expect([answer.status, answer.reads]).toEqual([200, ['usage acme', 'zone acme']]);
         const body = JSON.parse((await handleUsageApiRequest(usageApiEvent({ token: tenant, query: { from, to, granularity, tz } }), deps)).body!);
         expect(body.days).toHaveLength(days);
         if (granularity === 'hour') expect(body.hours).toHaveLength(known);
@@ -273,6 +274,7 @@ const BASELINE: Readonly<Record<string, string>> = {
   '--monthly': '1000',
   '--customer': 'cus_123',
   '--objects-per-account-day': '10',
+  '--zone': 'Europe/Berlin',
 };
 
 /** Positional arguments of the commands that take them. */
@@ -363,6 +365,49 @@ describe('every command refuses hostile option values with exit 2 and a message 
         }
       }),
       { numRuns: kind === 'text' ? 10 : 25 },
+    );
+  });
+});
+
+describe('tally zone set refuses exactly the zones the read API could not answer in, around today', () => {
+  const TODAY = Date.UTC(2026, 10, 23, 12);
+  /** Zones to try: whole-hour, sub-hour, Lord Howe, spellings, no zones, and random text. */
+  const zone = fc.oneof(
+    fc.constantFrom('UTC', 'Etc/UTC', 'america/new_york', 'Europe/Berlin', 'Pacific/Chatham', 'Asia/Tokyo', 'Australia/Lord_Howe', 'Asia/Kolkata', 'Asia/Kathmandu', 'America/St_Johns'),
+    fc.constantFrom('', 'Mars/Olympus_Mons', '+05:00', 'GMT+5', 'Etc/GMT+5', 'America/New_York/Extra', 'a'.repeat(100), 'Europe/../etc', 'UTC\u0000'),
+    hostileText,
+  );
+
+  /** What Intl alone says of `tz` over the half year each side of today (sampled every 3 hours): unknown, sub-hour, or fine. */
+  function zoneOracle(tz: string): 'unknown' | 'sub-hour' | 'fine' {
+    let format: Intl.DateTimeFormat;
+    try {
+      if (!/^[A-Za-z]/.test(tz)) return 'unknown';
+      format = new Intl.DateTimeFormat('en-CA', { timeZone: tz, timeZoneName: 'longOffset' });
+    } catch {
+      return 'unknown';
+    }
+    for (let ms = TODAY - 184 * 86_400_000; ms < TODAY + 185 * 86_400_000; ms += 3 * 3_600_000) {
+      const offset = format.formatToParts(new Date(ms)).find((part) => part.type === 'timeZoneName')?.value ?? '';
+      if (!/^GMT([+-]\d\d:00)?$/.test(offset)) return 'sub-hour';
+    }
+    return 'fine';
+  }
+
+  it('--zone: exit 2 naming the flag or the sub-hour offset, before any target; a good zone reaches the target', async () => {
+    await fc.assert(
+      fc.asyncProperty(zone, async (tz) => {
+        const io = captureIo();
+        const started = performance.now();
+        const code = await runCli(['zone', 'set', '--account', 'acme', `--zone=${tz}`], { io, env: {}, cwd: NO_STACK, now: () => new Date(TODAY) });
+        const known = tz === '' ? 'unknown' : zoneOracle(tz);
+
+        expect(performance.now() - started).toBeLessThan(BOUNDED_MS);
+        expect([code, io.stdout]).toEqual([2, '']);
+        if (known === 'fine') expect(io.stderr).toMatch(/^tally zone set: no target/);
+        else expect(io.stderr).toMatch(known === 'unknown' ? /^tally zone set: --zone/ : /^tally zone set: time zone .* not a whole number of hours/);
+      }),
+      { numRuns: 120 },
     );
   });
 });

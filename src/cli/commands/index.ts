@@ -16,6 +16,7 @@ import { statusCommand } from './status';
 import { replayCommand } from './replay';
 import { STRIPE_COMMANDS } from './stripe';
 import { tokenCommand } from './token';
+import { zoneClearCommand, zoneSetCommand, zoneShowCommand } from './zone';
 
 /**
  * Every `tally` command, in the order `tally --help` lists them. A command is one
@@ -43,5 +44,8 @@ export const COMMANDS: readonly DeclaredCommand[] = [
   quotaListCommand,
   quotaRemoveCommand,
   quotaCheckCommand,
+  zoneSetCommand,
+  zoneShowCommand,
+  zoneClearCommand,
   ...STRIPE_COMMANDS,
 ];
