@@ -438,7 +438,8 @@ function renderHours(shown, metric) {
     const box = $('hours-missing');
     box.hidden = false;
     box.textContent = 'No hours for this day: ' + reason + '.';
-    $('hours-summary').textContent = 'Only the day’s totals are known.';
+    // In a zone other than UTC a day is a sum of UTC hours: without them its totals are unknown too.
+    $('hours-summary').textContent = row && row.metrics === null ? 'Its totals are not known either: in this zone they are sums of hours.' : 'Only the day’s totals are known.';
     $('hours-note').textContent = '';
   } else {
     $('hours-missing').hidden = true;

@@ -746,6 +746,34 @@ describe('dashboard in Chromium', () => {
     }
   });
 
+  it("in a zone, a day whose hours are not known does not claim its totals are: the table's dash and the hours card agree", async () => {
+    // A log whose lines have a date and no time of day: its UTC day has totals and no hours.
+    const dated = uniqueId('dated');
+    const day = addDays(today, -2);
+    const ref = await putLogObject(`cloudfront/${uniqueId('E2DASHDT')}.${day}-00.x.gz`, `#Version: 1.0\n#Fields: date sc-bytes x-host-header cs-uri-stem\n${day}\t120\t${dated}.example.com\t/a\n`);
+    expect((await ingestBatch({ Records: [s3NotificationMessage(ref)] }, testIngestDeps({ TALLY_METRICS: METRICS }))).batchItemFailures).toEqual([]);
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme: 'light', timezoneId: 'Asia/Tokyo' });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await signIn(page, await mintToken(TEST_SECRET, { accounts: [dated], ttlSeconds: 600 }));
+    await page.waitForSelector('#days-table tbody tr');
+    await page.selectOption('#tz-select', 'browser');
+    await page.waitForSelector(`#days-table tbody tr[data-period="${day}"] button.day-link`);
+    const answer = await fetch(`${server.url}/v1/accounts/${dated}/usage?from=${day}&to=${day}&tz=Asia/Tokyo`, { headers: { authorization: `Bearer ${await mintToken(TEST_SECRET, { accounts: [dated], ttlSeconds: 600 })}` } });
+    const report = (await answer.json()) as { days: { day: string; metrics: Record<string, number> | null }[] };
+    await page.locator(`#days-table button.day-link[data-day="${day}"]`).click();
+    await page.waitForSelector('#hours-card[data-ready="missing"]');
+    await page.locator('#hours-card').screenshot({ path: join(OUTPUT, 'dashboard-hours-unknown-zone.png') });
+
+    expect(report.days[0]!.metrics).toBeNull();
+    expect(await page.locator(`#days-table tbody tr[data-period="${day}"] td`).first().textContent()).toBe('—');
+    const summary = await page.locator('#hours-summary').textContent();
+    expect(summary).not.toContain('totals are known');
+    expect(summary).toContain('not known');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it("keeps a log object's format, time and numbers in view at 1400 px however long its key: the key gives way, whole on hover", async () => {
     const token = await mintToken(TEST_SECRET, { accounts: [longKeyed], ttlSeconds: 600 });
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme: 'light' });
