@@ -44,6 +44,8 @@ export interface LogSpec {
 /** What a generated log must count to, known independently of Tally's parser. */
 export interface ExpectedCount {
   readonly usage: Map<string, Record<string, number>>;
+  /** The same usage by UTC hour of its day (hour 0..23, then metric), keyed like `usage`; from each line's `time`. */
+  readonly hours?: Map<string, Record<number, Record<string, number>>>;
   readonly lines: { read: number; counted: number; unattributed: number; malformed: number };
 }
 
@@ -76,6 +78,7 @@ export function generateLog(spec: LogSpec): { text: string; expected: ExpectedCo
   const random = seededRandom(spec.seed);
   const totalWeight = spec.accounts.reduce((sum, account) => sum + account.weight, 0);
   const usage = new Map<string, Record<string, number>>();
+  const hours = new Map<string, Record<number, Record<string, number>>>();
   const lines = { read: 0, counted: 0, unattributed: 0, malformed: 0 };
   const out: string[] = ['#Version: 1.0', `#Fields: ${CLOUDFRONT_FIELDS.join(' ')}`];
   const hh = String(spec.hour).padStart(2, '0');
@@ -125,8 +128,14 @@ export function generateLog(spec: LogSpec): { text: string; expected: ExpectedCo
     metrics.bytes! += bytes;
     if (path.startsWith('/api/authorization/')) metrics.authorization_requests! += 1;
     usage.set(key, metrics);
+    const byHour = hours.get(key) ?? {};
+    const hour = (byHour[Number(time.slice(0, 2))] ??= { requests: 0, bytes: 0 });
+    hour.requests! += 1;
+    hour.bytes! += bytes;
+    if (path.startsWith('/api/authorization/')) hour.authorization_requests = (hour.authorization_requests ?? 0) + 1;
+    hours.set(key, byHour);
   }
-  return { text: `${out.join('\n')}\n`, expected: { usage, lines } };
+  return { text: `${out.join('\n')}\n`, expected: { usage, hours, lines } };
 }
 
 /** Adds `from` into `into` (both keyed by {@link expectedKey}). */
@@ -136,6 +145,14 @@ export function mergeExpected(into: ExpectedCount, from: ExpectedCount): void {
     for (const [metric, value] of Object.entries(metrics)) target[metric] = (target[metric] ?? 0) + value;
     into.usage.set(key, target);
   }
+  for (const [key, byHour] of from.hours ?? []) {
+    const target = into.hours?.get(key) ?? {};
+    for (const [hour, metrics] of Object.entries(byHour)) {
+      const sums = (target[Number(hour)] ??= {});
+      for (const [metric, value] of Object.entries(metrics)) sums[metric] = (sums[metric] ?? 0) + value;
+    }
+    into.hours?.set(key, target);
+  }
   into.lines.read += from.lines.read;
   into.lines.counted += from.lines.counted;
   into.lines.unattributed += from.lines.unattributed;
@@ -143,7 +160,7 @@ export function mergeExpected(into: ExpectedCount, from: ExpectedCount): void {
 }
 
 export function emptyExpected(): ExpectedCount {
-  return { usage: new Map(), lines: { read: 0, counted: 0, unattributed: 0, malformed: 0 } };
+  return { usage: new Map(), hours: new Map(), lines: { read: 0, counted: 0, unattributed: 0, malformed: 0 } };
 }
 
 /** CloudFront's object key: `<prefix><distribution>.YYYY-MM-DD-HH.<unique>.gz`. */

@@ -1,7 +1,8 @@
 /**
  * `npm run chaos -- --objects N --seed S [--consumers C]`: a chaos run on a fresh
  * local stack (DynamoDB Local + SQS/S3 emulator). Prints the seed, the faults by kind
- * and a last line `seed S: N objects, F faults, drift D`; exits 1 on any drift.
+ * and a last line `seed S: N objects, F faults, drift D, hours drift H` (the days'
+ * counters and their sums by UTC hour against the recount); exits 1 on any drift.
  */
 import { parseArgs } from 'node:util';
 import { startLocalStack } from '../../src/local/stack';
@@ -68,8 +69,9 @@ async function main(): Promise<number> {
     console.log(`largest history ${report.history.maxKeys} keys, keys dropped (each tombstoned) ${report.history.drops}, increments unresolved ${report.history.unresolved}`);
     console.log(`DLQ after replay: ${report.dlqAfterReplay}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
     for (const drift of report.drift.slice(0, 20)) console.log(`drift: ${JSON.stringify(drift)}`);
+    for (const drift of report.hoursDrift.slice(0, 20)) console.log(`hours drift: ${JSON.stringify(drift)}`);
     console.log(report.summary);
-    return report.drift.length === 0 && report.dlqAfterReplay === 0 ? 0 : 1;
+    return report.drift.length === 0 && report.hoursDrift.length === 0 && report.dlqAfterReplay === 0 ? 0 : 1;
   } finally {
     await stack.stop();
   }

@@ -13,6 +13,8 @@ import { S3LogListing } from '../../src/adapters/s3-log-listing';
 import { SqsNotificationSender } from '../../src/adapters/sqs-notification-sender';
 import { SqsReplayQueues } from '../../src/adapters/sqs-replay-queues';
 import { addDays } from '../../src/domain/days';
+import { hoursCoverDay } from '../../src/domain/hours';
+import { countObject } from '../../src/domain/log-formats';
 import { dayRangeKeys, parseAccountSortKey } from '../../src/domain/keys';
 import { normaliseEtag, type LogObjectRef } from '../../src/domain/log-object';
 import { s3EventBody } from '../../src/domain/notifications';
@@ -21,7 +23,7 @@ import { LOCAL_CREDENTIALS } from '../../src/local/local-credentials';
 import { cloudFrontObjectKey, emptyExpected, generateLog, logObjectBody, mergeExpected, seededRandom } from '../../src/local/log-generator';
 import { QueuePoller, queueDepth, waitForEmptyQueue } from '../../src/local/poller';
 import { localClients, localEnvironment, type LocalStackInfo } from '../../src/local/stack';
-import { nonZero, readCounters } from '../support/stack';
+import { nonZero, readCounters, readHourCounters } from '../support/stack';
 import { ConsumerCrash, injectDoomedWrites, injectDynamoFaults, injectS3Faults } from './chaos-faults';
 import { FaultSchedule } from './schedule';
 
@@ -45,7 +47,7 @@ export interface ChaosOptions {
   readonly profile?: 'default' | 'hot';
   /** Hot profile: increments to the hot accounts a crashed batch waits for (default 1,000: 500 per hot account-day). */
   readonly holdIncrements?: number;
-  /** Keys a shard's history holds (TALLY_HISTORY_CAP; default the deployed 48). A small cap makes a short run roll its histories. */
+  /** Keys a shard's history holds (TALLY_HISTORY_CAP; default DEFAULTS.historyCap). A small cap makes a short run roll its histories. */
   readonly historyCap?: number;
   readonly log?: (line: string) => void;
   /** Share of objects whose S3 notification is sent twice (default 0.15). */
@@ -59,6 +61,12 @@ export interface ChaosReport {
   readonly totalFaults: number;
   /** Account-day-metric values that differ from the independent recount. */
   readonly drift: { account: string; day: string; metric: string; expected: number; actual: number }[];
+  /**
+   * Account-day-hour-metric values (`metric` as `05 requests`) that differ from the recount
+   * by the hour of each generated line: the shards' hour attributes, summed over a day's
+   * shards, against what the lines of each UTC hour add up to.
+   */
+  readonly hoursDrift: { account: string; day: string; metric: string; expected: number; actual: number }[];
   readonly lines: { expected: Record<string, number>; ledger: Record<string, number> };
   readonly dlqAfterReplay: number;
   /** Hot profile: increments that reached the hot account-days between a crash and its redelivery (fewest, median). */
@@ -67,6 +75,8 @@ export interface ChaosReport {
   readonly history: { maxKeys: number; drops: number; unresolved: number };
   /** Hot profile: the shard schedule switched to midway, and the shards each day's usage was found on. */
   readonly shardChange?: { schedule: string; shardsByDay: Record<string, number> };
+  /** Formats whose counter gave no hours (their objects' hours are not expected; their days are). */
+  readonly formatsWithoutHours: readonly string[];
   readonly summary: string;
 }
 
@@ -102,7 +112,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const dayOf = (i: number) => (hot ? addDays(firstDay, i % 8 === 7 ? 1 : 0) : addDays(firstDay, i % days));
   const doomed = (i: number) => i % DOOMED_EVERY === DOOMED_EVERY - 3;
 
-  // 1. The logs and their independent recount.
+  // 1. The logs and their independent recount. Hours are expected of the formats whose
+  // counter reads each line's time (a probe of one small object per format says which):
+  // a format counted by day alone (Parquet's column reader, until it reads hours) adds no hours.
+  const countsHours = await formatsCountingHours(clients, info, runId, consumerSettings(info, options.historyCap));
   const expected = emptyExpected();
   const refs: LogObjectRef[] = [];
   const formats = { legacy: 0, json: 0, parquet: 0 };
@@ -124,9 +137,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       malformedRate: 0.02,
       previousDayRate: hot ? 0 : 0.2,
     });
-    mergeExpected(expected, log.expected);
     // Every format CloudFront writes goes through the same exactly-once path: a third of the objects each.
     const format = (['legacy', 'json', 'parquet'] as const)[i % 3]!;
+    mergeExpected(expected, countsHours[format] ? log.expected : { ...log.expected, hours: new Map() });
     formats[format]++;
     const put = await clients.s3.send(new PutObjectCommand({ Bucket: info.bucket, Key: key, Body: logObjectBody(log.text, format) }));
     refs.push({ bucket: info.bucket, key, etag: normaliseEtag(put.ETag ?? '') });
@@ -152,16 +165,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const holding = new Map<string, { receiptHandle: string; at: number }>();
   let cursesOn = true;
   const cursed = new Set(refs.filter((ref) => schedule.chance('curse', ref.key) < 0.02).map((ref) => ref.key));
-  const consumerEnv = (shards?: string, historyCap = options.historyCap) =>
-    readConfig({
-      ...localEnvironment(info),
-      TALLY_MAX_RECEIVE_COUNT: String(info.maxReceiveCount),
-      TALLY_HEARTBEAT_SECONDS: '0',
-      TALLY_MAX_ATTEMPTS: '4',
-      TALLY_METRICS: '[{"name":"authorization_requests","path":"/api/authorization/*"}]',
-      ...(historyCap === undefined ? {} : { TALLY_HISTORY_CAP: String(historyCap) }),
-      ...(shards === undefined ? {} : { TALLY_SHARDS: shards }),
-    });
+  const consumerEnv = (shards?: string, historyCap = options.historyCap) => consumerSettings(info, historyCap, shards);
   const consumers = Array.from({ length: options.consumers ?? 3 }, () => {
     const config = consumerEnv();
     const consumerClients = createClients(config, LOCAL_CREDENTIALS);
@@ -286,7 +290,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const heldNow = holding.size;
     const early = await backfill({
       listing: new S3LogListing({ client: clients.s3 }),
-      ledger: new DynamoUsageStore({ client: clients.dynamodb, tableName: info.table, historyCap: options.historyCap ?? 48, ledgerTtlDays: 400 }),
+      ledger: new DynamoUsageStore({ client: clients.dynamodb, tableName: info.table, historyCap: options.historyCap ?? DEFAULTS.historyCap, ledgerTtlDays: 400 }),
       mode: { kind: 'queue', sender: new SqsNotificationSender({ client: clients.sqs, queueUrl: info.queueUrl, region: info.region }) },
       bucket: info.bucket,
       prefix: `${runId}/`,
@@ -319,7 +323,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   await waitForEmptyQueue(clients.sqs, info.queueUrl, 600_000);
 
   // 5. Backfill two days that are already ingested, through the queue, faults still on.
-  const store = new DynamoUsageStore({ client: clients.dynamodb, tableName: info.table, historyCap: options.historyCap ?? 48, ledgerTtlDays: 400 });
+  const store = new DynamoUsageStore({ client: clients.dynamodb, tableName: info.table, historyCap: options.historyCap ?? DEFAULTS.historyCap, ledgerTtlDays: 400 });
   const backfillDay = hot ? firstDay : addDays(firstDay, Math.floor(random() * (days - 1)));
   const refill = await backfill({
     listing: new S3LogListing({ client: clients.s3 }),
@@ -348,6 +352,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
   // 7. Compare with the independent recount.
   const drift: ChaosReport['drift'] = operatorFaults.map((fault) => ({ account: '-', day: '-', metric: fault, expected: 0, actual: 1 }));
+  const hoursDrift: ChaosReport['hoursDrift'] = [];
   // The unattributed pseudo-account is shared by every run on this table: its lines are checked through the ledger.
   for (const { id } of [...accounts, doomedAccount]) {
     const counters = await readCounters(clients.dynamodb, info.table, id, addDays(firstDay, -1), addDays(firstDay, days));
@@ -357,6 +362,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const got = nonZero(counters[day]);
       for (const metric of new Set([...Object.keys(want), ...Object.keys(got)])) {
         if ((want[metric] ?? 0) !== (got[metric] ?? 0)) drift.push({ account: id, day, metric, expected: want[metric] ?? 0, actual: got[metric] ?? 0 });
+      }
+    }
+    const hourCounters = await readHourCounters(clients.dynamodb, info.table, id, addDays(firstDay, -1), addDays(firstDay, days));
+    const hourDaysSeen = new Set([...Object.keys(hourCounters), ...[...(expected.hours?.keys() ?? [])].filter((k) => k.startsWith(`${id}|`)).map((k) => k.split('|')[1]!)]);
+    for (const day of hourDaysSeen) {
+      const wantHours = expected.hours?.get(`${id}|${day}`) ?? {};
+      const gotHours = hourCounters[day] ?? {};
+      for (let hour = 0; hour < 24; hour++) {
+        const want = nonZero(wantHours[hour]);
+        const got = nonZero(gotHours[hour]);
+        for (const metric of new Set([...Object.keys(want), ...Object.keys(got)])) {
+          const label = `${String(hour).padStart(2, '0')} ${metric}`;
+          if ((want[metric] ?? 0) !== (got[metric] ?? 0)) hoursDrift.push({ account: id, day, metric: label, expected: want[metric] ?? 0, actual: got[metric] ?? 0 });
+        }
       }
     }
   }
@@ -391,6 +410,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     faults,
     totalFaults,
     drift,
+    hoursDrift,
+    formatsWithoutHours: Object.entries(countsHours).filter(([, counts]) => !counts).map(([format]) => format),
     lines: { expected: { ...expected.lines }, ledger: ledgerLines },
     dlqAfterReplay: dlqAfter.visible + dlqAfter.inFlight,
     history,
@@ -398,10 +419,50 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     ...(hot && heldBack.length > 0
       ? { heldBack: { redeliveries: heldBack.length, fewest: Math.min(...heldBack), median: [...heldBack].sort((a, b) => a - b)[Math.floor(heldBack.length / 2)]! } }
       : {}),
-    summary: `seed ${seed}: ${refs.length} objects, ${totalFaults} faults, drift ${drift.length}`,
+    summary:
+      `seed ${seed}: ${refs.length} objects, ${totalFaults} faults, drift ${drift.length}, hours drift ${hoursDrift.length}` +
+      (Object.values(countsHours).every(Boolean) ? '' : ` (hours not expected of ${Object.entries(countsHours).filter(([, counts]) => !counts).map(([format]) => format).join(', ')}: counted by day only)`),
   };
 }
 
+
+/** The consumers' configuration: the local stack, the chaos metric rule, and the cap and shard schedule asked for. */
+function consumerSettings(info: ChaosOptions['info'], historyCap: number | undefined, shards?: string) {
+  return readConfig({
+    ...localEnvironment(info),
+    TALLY_MAX_RECEIVE_COUNT: String(info.maxReceiveCount),
+    TALLY_HEARTBEAT_SECONDS: '0',
+    TALLY_MAX_ATTEMPTS: '4',
+    TALLY_METRICS: '[{"name":"authorization_requests","path":"/api/authorization/*"}]',
+    ...(historyCap === undefined ? {} : { TALLY_HISTORY_CAP: String(historyCap) }),
+    ...(shards === undefined ? {} : { TALLY_SHARDS: shards }),
+  });
+}
+
+/**
+ * Which formats the consumers' counter gives hours for: one small generated object of
+ * each, written to the bucket and counted as ingest counts it (its source, its
+ * settings), nothing applied. A format counts hours when every row's hours add up to
+ * its day.
+ */
+async function formatsCountingHours(
+  clients: ReturnType<typeof localClients>,
+  info: ChaosOptions['info'],
+  runId: string,
+  config: ReturnType<typeof readConfig>,
+): Promise<Record<'legacy' | 'json' | 'parquet', boolean>> {
+  const probe = createIngestDeps(config, clients, silentLog);
+  const log = generateLog({ seed: 1, day: '2026-08-01', hour: 5, distribution: 'E2PROBE', accounts: [{ id: `${runId}-probe`, weight: 1 }], lines: 20 });
+  const counts = async (format: 'legacy' | 'json' | 'parquet'): Promise<boolean> => {
+    const key = cloudFrontObjectKey(`${runId}-probe/`, 'E2PROBE', '2026-08-01', 5, format);
+    const put = await clients.s3.send(new PutObjectCommand({ Bucket: info.bucket, Key: key, Body: logObjectBody(log.text, format) }));
+    const ref = { bucket: info.bucket, key, etag: normaliseEtag(put.ETag ?? '') };
+    const opened = await probe.source.open(ref);
+    const rows = (await countObject(opened.content, probe.settings, key, key)).tally.usage();
+    return rows.length > 0 && rows.every((row) => hoursCoverDay(row.metrics, row.hours));
+  };
+  return { legacy: await counts('legacy'), json: await counts('json'), parquet: await counts('parquet') };
+}
 
 /** The number of distinct usage shards `accounts` have on `day` (read with their sort keys). */
 async function shardsUsed(dynamodb: DynamoDBClient, table: string, accounts: readonly string[], day: string): Promise<number> {

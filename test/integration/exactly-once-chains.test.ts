@@ -130,7 +130,7 @@ describe('proving absence against concurrent writers', () => {
     const account = uniqueId('guard');
     const config = readConfig(localEnvironment(info));
     const clock = new StoreClock();
-    const incrementOf = (i: number) => ({ account, day: DAY, shard: 0, key: new TextEncoder().encode(`${account}-${i}`.slice(-12).padStart(12, '.')), metrics: { requests: 1, bytes: 0 } });
+    const incrementOf = (i: number) => ({ account, day: DAY, shard: 0, key: new TextEncoder().encode(`${account}-${i}`.slice(-12).padStart(12, '.')), metrics: { requests: 1, bytes: 0 }, hours: { [i % 24]: { requests: 1 } } });
     const other = usageStoreFor(config, dynamodb, { clock: clock.read });
     for (let i = 0; i < 60; i++) await other.applyIncrement(incrementOf(i), {});
     const contested = incrementOf(1000);

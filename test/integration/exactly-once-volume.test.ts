@@ -9,7 +9,7 @@ import { localEnvironment } from '../../src/local/stack';
 import { crashAfterUpdates, dieAfterApplying, dieAfterUpdates, throttleUpdates } from '../support/faults';
 import { tallyCommand } from '../support/cli';
 import { captureIo, notificationBody, operatorEnv, sendBodies } from '../support/operator';
-import { createTestQueues, putLogObject, putRequestsObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { createTestQueues, exactRequests, putLogObject, putRequestsObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 const info = testStackInfo();
 const { dynamodb } = testClients(info);
@@ -42,13 +42,14 @@ async function otherTraffic(accounts: readonly string[], objects: number, env: R
         const { i, account } = work[next++]!;
         const ref = { bucket: info.bucket, key: `${run}/${account}/${i}`, etag: 'e' };
         const { key, shard } = incrementKey(ref, account, DAY, config.keyScheme);
-        await store.applyIncrement({ account, day: DAY, shard, key, metrics: { requests: 1, bytes: 0 } });
+        await store.applyIncrement({ account, day: DAY, shard, key, metrics: { requests: 1, bytes: 0 }, hours: { [i % 24]: { requests: 1 } } });
       }
     }),
   );
 }
 
-const requestsOf = async (account: string) => (await readCounters(dynamodb, info.table, account, DAY, DAY))[DAY]?.requests ?? 0;
+/** The account's requests on DAY, checked against its hours too (see `exactRequests`). */
+const requestsOf = async (account: string) => exactRequests(dynamodb, info.table, account, DAY);
 const batch = (...records: SQSEvent['Records']): SQSEvent => ({ Records: records });
 
 describe('exactly once at volume: a busy account-day between an attempt and its retry', () => {
@@ -119,7 +120,7 @@ describe('exactly once at volume: a busy account-day between an attempt and its 
     const store = usageStoreFor(config, dynamodb);
     const incrementOf = (i: number) => {
       const { key, shard } = incrementKey({ bucket: info.bucket, key: `${account}/${i}`, etag: 'e' }, account, DAY, config.keyScheme);
-      return { account, day: DAY, shard, key, metrics: { requests: 1, bytes: 0 } };
+      return { account, day: DAY, shard, key, metrics: { requests: 1, bytes: 0 }, hours: { [i % 24]: { requests: 1 } } };
     };
     const objects = 1500;
     // Every tenth increment is applied by an attempt that then dies unseen; its retry comes later, in proven mode.

@@ -2,7 +2,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { ingestBatch } from '../../src/app/ingest';
 import { generateLog, type ExpectedCount } from '../../src/local/log-generator';
 import { crashAfterUpdates, loseUpdateResponses, throttleUpdates } from '../support/faults';
-import { nonZero, putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { nonZero, putLogObject, readCounters, readHourCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 const info = testStackInfo();
 const { dynamodb } = testClients(info);
@@ -24,14 +24,18 @@ async function freshObject(lines = 200) {
   return { ref, accounts, expected: log.expected };
 }
 
-/** Every account-day counter equals the generator's own count. */
+/** Every account-day counter, and each of its UTC hours, equals the generator's own count. */
 async function expectExactCounts(accounts: string[], expected: ExpectedCount) {
   for (const account of accounts) {
     const counters = await readCounters(dynamodb, info.table, account, '2026-11-20', '2026-11-21');
+    const hours = await readHourCounters(dynamodb, info.table, account, '2026-11-20', '2026-11-21');
     for (const day of ['2026-11-20', '2026-11-21']) {
       const want = expected.usage.get(`${account}|${day}`);
       const got = counters[day];
       expect({ account, day, ...nonZero(got) }).toEqual({ account, day, ...nonZero(want) });
+      const byHour = (sums: Readonly<Record<number, Record<string, number>>> | undefined) =>
+        Object.fromEntries(Array.from({ length: 24 }, (_, hour) => [hour, nonZero(sums?.[hour])]).filter(([, metrics]) => Object.keys(metrics as object).length > 0));
+      expect({ account, day, hours: byHour(hours[day]) }).toEqual({ account, day, hours: byHour(expected.hours?.get(`${account}|${day}`)) });
     }
   }
 }

@@ -4,7 +4,7 @@ import { usageStoreFor } from '../../src/adapters/ingest-deps';
 import { incrementKey } from '../../src/domain/idempotency-key';
 import { localEnvironment } from '../../src/local/stack';
 import type { dieAfterApplying } from './faults';
-import { putLogObject, readCounters, testClients, testIngestDeps, testStackInfo, uniqueId } from './stack';
+import { exactRequests, putLogObject, testClients, testIngestDeps, testStackInfo, uniqueId } from './stack';
 
 /**
  * Helpers of the exactly-once tests that drive the store's clock: redelivery chains on
@@ -48,7 +48,9 @@ export async function busyTraffic(accounts: readonly string[], objects: number, 
     await Promise.all(
       accounts.map((account) => {
         const { key, shard } = incrementKey({ bucket: info.bucket, key: `${run}/${i}`, etag: 'e' }, account, DAY, config.keyScheme);
-        return store.applyIncrement({ account, day: DAY, shard, key, metrics: { requests: 1, bytes: 0 } });
+        // Its hour, as a counted log line's would be (an increment without hours would leave the day's hours short).
+        const hour = new Date(clock.now).getUTCHours();
+        return store.applyIncrement({ account, day: DAY, shard, key, metrics: { requests: 1, bytes: 0 }, hours: { [hour]: { requests: 1 } } });
       }),
     );
   }
@@ -66,6 +68,7 @@ export async function objectFor(accounts: readonly string[], perAccount = 1, pre
   return putLogObject(`${prefix}/${uniqueId('E2CHAIN')}.${DAY}-00.x.gz`, `${text}\n`);
 }
 
-export const requestsOf = async (account: string, table = info.table) => (await readCounters(dynamodb, table, account, DAY, DAY))[DAY]?.requests ?? 0;
+/** The account's requests on DAY, checked against its hours too (see `exactRequests`). */
+export const requestsOf = async (account: string, table = info.table) => exactRequests(dynamodb, table, account, DAY);
 export const batch = (...records: SQSEvent['Records']): SQSEvent => ({ Records: records });
 export const accountsFor = (name: string, n: number) => Array.from({ length: n }, (_, i) => uniqueId(`${name}${i}`));

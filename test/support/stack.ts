@@ -9,6 +9,7 @@ import { createClients, type AwsClients } from '../../src/adapters/clients';
 import { readConfig } from '../../src/adapters/config';
 import { createIngestDeps } from '../../src/adapters/ingest-deps';
 import { DynamoUsageReader } from '../../src/adapters/dynamodb-usage-reader';
+import { addHourSums, hourTotals } from '../../src/domain/hours';
 import { normaliseEtag, type LogObjectRef } from '../../src/domain/log-object';
 import { s3EventBody } from '../../src/domain/notifications';
 import { DEMO_METRICS } from '../../src/local/demo';
@@ -168,6 +169,39 @@ export async function readCounters(
     for (const [metric, value] of Object.entries(record.metrics)) day[metric] = (day[metric] ?? 0) + value;
   }
   return days;
+}
+
+/**
+ * The sums by UTC hour of every usage shard of `account`, by day, read strongly
+ * consistent: what the increments' conditional writes added to the hour attributes
+ * (`05R`, hours.ts), summed over the day's shards. A backfilled-hours item is not
+ * included: this is what the exactly-once writes did.
+ */
+export async function readHourCounters(
+  dynamodb: DynamoDBClient,
+  table: string,
+  account: string,
+  from: string,
+  to = from,
+): Promise<Record<string, Record<number, Record<string, number>>>> {
+  const { records } = await new DynamoUsageReader({ client: dynamodb, tableName: table, consistentRead: true }).read(account, from, to);
+  const days: Record<string, Record<number, Record<string, number>>> = {};
+  for (const record of records) {
+    if (record.kind !== 'usage') continue;
+    addHourSums((days[record.day] ??= {}), record.hours ?? {});
+  }
+  return days;
+}
+
+/**
+ * The requests `account` counted on `day`, when the day's sums by UTC hour add up to
+ * them too (hours are exactly once when the day is); otherwise a text that says both,
+ * so an expectation of the day's count fails on drift in either.
+ */
+export async function exactRequests(dynamodb: DynamoDBClient, table: string, account: string, day: string): Promise<number | string> {
+  const requests = (await readCounters(dynamodb, table, account, day, day))[day]?.requests ?? 0;
+  const inHours = hourTotals((await readHourCounters(dynamodb, table, account, day, day))[day] ?? {}).requests ?? 0;
+  return inHours === requests ? requests : `${requests} requests, ${inHours} in its hours`;
 }
 
 /**

@@ -67,6 +67,18 @@ describe('ingest flow (in-memory store)', () => {
     expect(store.ledger.size).toBe(1);
   });
 
+  it("adds each account-day's sums by UTC hour in its increment, and records them in its contribution", async () => {
+    const { store, source, deps } = setup();
+    source.objects.set('h.gz', gzipSync('#Fields: date time sc-bytes x-host-header\n2026-11-21\t05:10:00\t10\tacme.x.com\n2026-11-21\t06:59:59\t7\tacme.x.com\n2026-11-21\t06:00:00\t3\tacme.x.com\n'));
+
+    await ingestObject({ bucket: 'b', key: 'h.gz', etag: 'e1' }, deps);
+
+    const hours = { 5: { requests: 1, bytes: 10 }, 6: { requests: 2, bytes: 10 } };
+    expect(store.usageOf('acme', '2026-11-21')).toEqual({ requests: 3, bytes: 20 });
+    expect(store.hoursOf('acme', '2026-11-21')).toEqual(hours);
+    expect([...store.ledger.values()][0]?.contributions).toEqual([{ account: 'acme', day: '2026-11-21', metrics: { requests: 3, bytes: 20 }, hours }]);
+  });
+
   it('skips a redelivered object through the ledger without reading it again', async () => {
     const { store, source, deps } = setup();
     source.objects.set('a.gz', gzipSync(LOG));
