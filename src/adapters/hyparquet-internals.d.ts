@@ -6,9 +6,6 @@ declare module 'hyparquet/src/column.js' {
 declare module 'hyparquet/src/datapage.js' {
   export { decompressPage } from 'hyparquet/types/datapage';
 }
-declare module 'hyparquet/src/encoding.js' {
-  export { readRleBitPackedHybrid } from 'hyparquet/types/encoding';
-}
 declare module 'hyparquet/src/schema.js' {
   export { getMaxDefinitionLevel, getMaxRepetitionLevel, getTreePath, isFlatColumn } from 'hyparquet/types/schema';
 }

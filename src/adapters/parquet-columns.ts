@@ -4,10 +4,10 @@ import { parquetSchema } from 'hyparquet';
 import { parquetHeader, readPage } from 'hyparquet/src/column.js';
 import { convert, DEFAULT_PARSERS } from 'hyparquet/src/convert.js';
 import { decompressPage } from 'hyparquet/src/datapage.js';
-import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { getMaxDefinitionLevel, getTreePath, isFlatColumn } from 'hyparquet/src/schema.js';
 import { fieldKey } from '../domain/cloudfront-log';
 import type { ColumnRun } from '../domain/column-run';
+import { HybridDecoder } from './parquet-rle';
 
 /**
  * Parquet read column by column, page by page, straight into the bytes of the counter's
@@ -109,6 +109,7 @@ class ColumnPages {
   /** A typed column's dictionary, as numbers (when this reader decodes its pages). */
   private numericEntries: Float64Array | undefined;
   private readonly buffers = new PageBuffers();
+  private readonly hybrid = new HybridDecoder();
   /** Typed integer, date and timestamp columns: read as numbers (see {@link numberKind}). */
   private readonly numeric: NumericColumn | undefined;
 
@@ -218,7 +219,7 @@ class ColumnPages {
    * A data page (v1 or v2), decompressed: its values part from `at`, its rows, how many
    * are present, and each row's definition level (undefined: a required column).
    */
-  private dataPage(header: PageHeader): { page: Uint8Array; at: number; rows: number; present: number; definitions: Uint8Array | undefined } {
+  private dataPage(header: PageHeader): { page: Uint8Array; at: number; rows: number; present: number; definitions: Int32Array | undefined } {
     const reader = this.reader;
     const compressed = new Uint8Array(reader.view.buffer, reader.view.byteOffset + reader.offset, header.compressed_page_size);
     reader.offset += header.compressed_page_size;
@@ -226,16 +227,19 @@ class ColumnPages {
     const maxDefinition = this.maxDefinition;
     let page: Uint8Array;
     let rows: number;
-    let definitions: Uint8Array | undefined;
+    let definitions: Int32Array | undefined;
+    let present: number;
     let at: number;
     const v2 = header.data_page_header_v2;
     if (v2 !== undefined) {
       rows = v2.num_values;
       const levels = v2.repetition_levels_byte_length + v2.definition_levels_byte_length;
+      present = rows;
       if (maxDefinition > 0) {
         definitions = this.buffers.levels(rows);
-        const view = new DataView(compressed.buffer, compressed.byteOffset, compressed.byteLength);
-        readRleBitPackedHybrid({ view, offset: v2.repetition_levels_byte_length }, bitWidth(maxDefinition), definitions, v2.definition_levels_byte_length);
+        const start = v2.repetition_levels_byte_length;
+        this.hybrid.decode(compressed, start, start + v2.definition_levels_byte_length, bitWidth(maxDefinition), definitions, rows, maxDefinition);
+        present = this.hybrid.matches;
       }
       const values = compressed.subarray(levels);
       page = v2.is_compressed === false ? values : decompressPage(values, header.uncompressed_page_size - levels, codec, compressors);
@@ -244,14 +248,17 @@ class ColumnPages {
       rows = header.data_page_header!.num_values;
       page = decompressPage(compressed, header.uncompressed_page_size, codec, compressors);
       at = 0;
+      present = rows;
       if (maxDefinition > 0) {
         definitions = this.buffers.levels(rows);
-        const levels = { view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 };
-        readRleBitPackedHybrid(levels, bitWidth(maxDefinition), definitions);
-        at = levels.offset;
+        // The levels' byte length (4 bytes, little-endian), then the levels.
+        if (page.length < 4) throw new Error(`column ${this.name}: a data page too short for its definition levels`);
+        const length = (page[0]! | (page[1]! << 8) | (page[2]! << 16) | (page[3]! << 24)) >>> 0;
+        this.hybrid.decode(page, 4, 4 + length, bitWidth(maxDefinition), definitions, rows, maxDefinition);
+        present = this.hybrid.matches;
+        at = 4 + length;
       }
     }
-    const present = definitions === undefined ? rows : presentCount(definitions, rows, maxDefinition);
     return { page, at, rows, present, definitions };
   }
 
@@ -294,10 +301,7 @@ class ColumnPages {
     } else {
       const entries = this.numericEntries!;
       const indices = this.buffers.ints(2, present);
-      const width = page[at]!;
-      if (width > 0) readRleBitPackedHybrid({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: at + 1 }, width, indices, page.length - at - 1);
-      else indices.fill(0);
-      const largest = largestIndex(indices, present);
+      const largest = this.indices(page, at, indices, present);
       if (largest >= entries.length) throw new Error(`column ${this.name}: dictionary index ${largest} of ${entries.length} entries`);
       entryNumbers(indices, present, entries, values);
     }
@@ -305,26 +309,39 @@ class ColumnPages {
     return numbers;
   }
 
+  /**
+   * The `count` dictionary indices of a data page's values from `at` (a byte of their bit
+   * width, then the RLE / bit-packed runs) into `indices`; answers the largest (-1: none).
+   */
+  private indices(page: Uint8Array, at: number, indices: Int32Array, count: number): number {
+    if (count === 0) return -1;
+    if (at >= page.length) throw new Error(`column ${this.name}: a data page with no dictionary indices`);
+    const width = page[at]!;
+    if (width > 32) throw new Error(`column ${this.name}: dictionary indices of ${width} bits`);
+    if (width === 0) {
+      indices.fill(0, 0, count);
+      return 0;
+    }
+    this.hybrid.decode(page, at + 1, page.length, width, indices, count, -1);
+    return this.hybrid.largest;
+  }
+
   /** A data page (v1 or v2) of a text column, PLAIN or dictionary-encoded. */
   private textPage(header: PageHeader, encoding: string): void {
     const { page, at: valuesAt, rows, present, definitions } = this.dataPage(header);
-    let at = valuesAt;
+    const at = valuesAt;
     const maxDefinition = this.maxDefinition;
-    const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
     if (encoding === 'PLAIN') {
       this.use(plainText(page, at, rows, definitions, maxDefinition, this.buffers.ints(3, rows), this.buffers.ints(4, rows), this.name));
       return;
     }
     const dictionary = this.dictionary;
     if (dictionary === undefined) throw new Error(`column ${this.name}: a dictionary-encoded page with no dictionary`);
-    const width = page[at++]!;
     const entries = dictionary.starts.length;
     // Each row's entry (-1: none); where its text is, only when a line needs it (see spansOf).
     const rowEntries = this.buffers.ints(1, rows);
     const indices = present === rows ? rowEntries : this.buffers.ints(2, present);
-    if (width > 0) readRleBitPackedHybrid({ view, offset: at }, width, indices, page.length - at);
-    else indices.fill(0);
-    const largest = largestIndex(indices, present);
+    const largest = this.indices(page, at, indices, present);
     if (largest >= entries) throw new Error(`column ${this.name}: dictionary index ${largest} of ${entries} entries`);
     if (present !== rows) spreadEntries(indices, definitions!, maxDefinition, rows, rowEntries);
     this.use({ bytes: dictionary.bytes, starts: NO_PLACES, ends: NO_PLACES, longest: dictionary.longest }, rowEntries);
@@ -336,37 +353,23 @@ class ColumnPages {
 // its function ever ran, and that code is thrown away where it reaches the untried rest, again
 // for every page (issue 34: dataPage's count of present rows deoptimized 12 times a file).
 
-/** How many of `rows` definition levels are `maxDefinition` (a value is present). */
-function presentCount(definitions: Uint8Array, rows: number, maxDefinition: number): number {
-  let present = rows;
-  for (let i = 0; i < rows; i++) if (definitions[i] !== maxDefinition) present--;
-  return present;
-}
-
-/** The largest of the first `count` dictionary indices (-1: none). */
-function largestIndex(indices: Int32Array, count: number): number {
-  let largest = -1;
-  for (let i = 0; i < count; i++) if (indices[i]! > largest) largest = indices[i]!;
-  return largest;
-}
-
 /** The first `count` values: the dictionary's `entries` at `indices`. */
 function entryNumbers(indices: Int32Array, count: number, entries: Float64Array, values: Float64Array): void {
   for (let i = 0; i < count; i++) values[i] = entries[indices[i]!]!;
 }
 
 /** Each row's number from the present `values`, NaN for a row with none. */
-function spreadNumbers(values: Float64Array, definitions: Uint8Array, maxDefinition: number, rows: number, numbers: Float64Array): void {
+function spreadNumbers(values: Float64Array, definitions: Int32Array, maxDefinition: number, rows: number, numbers: Float64Array): void {
   for (let row = 0, value = 0; row < rows; row++) numbers[row] = definitions[row] !== maxDefinition ? Number.NaN : values[value++]!;
 }
 
 /** Each row's dictionary entry from the present values' `indices`, -1 for a row with none. */
-function spreadEntries(indices: Int32Array, definitions: Uint8Array, maxDefinition: number, rows: number, rowEntries: Int32Array): void {
+function spreadEntries(indices: Int32Array, definitions: Int32Array, maxDefinition: number, rows: number, rowEntries: Int32Array): void {
   for (let row = 0, value = 0; row < rows; row++) rowEntries[row] = definitions[row] !== maxDefinition ? -1 : indices[value++]!;
 }
 
 /** Where each of `rows` PLAIN BYTE_ARRAY values from `at` is in the page (`starts`, `ends`); answers the longest's length. */
-function placePlain(page: Uint8Array, at: number, rows: number, definitions: Uint8Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array, name: string): number {
+function placePlain(page: Uint8Array, at: number, rows: number, definitions: Int32Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array, name: string): number {
   const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
   let longest = 0;
   for (let row = 0; row < rows; row++) {
@@ -391,7 +394,7 @@ function placePlain(page: Uint8Array, at: number, rows: number, definitions: Uin
  * where they are when none holds a tab, LF or CR (nearly always), else written escaped
  * into a buffer of their own. Fills `starts` and `ends`.
  */
-function plainText(page: Uint8Array, at: number, rows: number, definitions: Uint8Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array, name: string): Rendered {
+function plainText(page: Uint8Array, at: number, rows: number, definitions: Int32Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array, name: string): Rendered {
   let longest = placePlain(page, at, rows, definitions, maxDefinition, starts, ends, name);
   if (!controlInValues(page, starts, ends)) return { bytes: page, starts, ends, longest };
   // The same values, escaped (an absent one is empty).
@@ -448,7 +451,7 @@ function readNumbers(page: Uint8Array, at: number, count: number, int64: boolean
  */
 class PageBuffers {
   private readonly arrays: Int32Array[] = [];
-  private bytes = new Uint8Array(0);
+  private levelsArray = new Int32Array(0);
 
   /** Int32Array number `slot` of this column, `length` long (its contents are stale). */
   ints(slot: number, length: number): Int32Array {
@@ -476,10 +479,10 @@ class PageBuffers {
     return this.floats(length, 1);
   }
 
-  /** The column's byte buffer, `length` long (its contents are stale). */
-  levels(length: number): Uint8Array {
-    if (this.bytes.length < length) this.bytes = new Uint8Array(Math.max(length, 1024));
-    return this.bytes.subarray(0, length);
+  /** The column's definition levels, `length` long (its contents are stale). */
+  levels(length: number): Int32Array {
+    if (this.levelsArray.length < length) this.levelsArray = new Int32Array(Math.max(length, 1024));
+    return this.levelsArray.subarray(0, length);
   }
 }
 

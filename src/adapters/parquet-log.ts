@@ -1,6 +1,5 @@
 import { gunzipSync } from 'node:zlib';
 import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type Compressors, type FileMetaData, type ParquetParsers } from 'hyparquet';
-import { compressors as moreCompressors } from 'hyparquet-compressors';
 import { PoisonObjectError } from '../domain/errors';
 import type { LogContent, RecordSink } from '../domain/log-records';
 import { asFieldValues, BYTES_PARSERS, flatColumns, readGroupColumns } from './parquet-columns';
@@ -12,14 +11,25 @@ import { asFieldValues, BYTES_PARSERS, flatColumns, readGroupColumns } from './p
 export type RandomAccessFile = AsyncBuffer;
 
 /**
- * The codecs read. hyparquet reads Snappy itself; hyparquet-compressors adds ZSTD,
- * Brotli and LZ4 (pure JS, Snappy in WebAssembly); GZIP, the codec AWS's vended-log
- * Parquet (VPC flow logs, CloudFront v2) is described with, goes to Node's native zlib.
+ * The codecs read. hyparquet reads Snappy itself; GZIP, the codec AWS's vended-log
+ * Parquet (VPC flow logs, CloudFront v2) is described with, goes to Node's native zlib;
+ * hyparquet-compressors adds ZSTD, Brotli and LZ4 (pure JS, and Snappy in WebAssembly),
+ * loaded the first time a file needs one of those: loading it (its WebAssembly compiled,
+ * its tables built) took about 12 ms of every fresh process's start (issue 34).
  */
-const COMPRESSORS: Compressors = {
-  ...moreCompressors,
+const OWN_CODECS: Compressors = {
   GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
 };
+const READ_HERE = new Set(['UNCOMPRESSED', 'SNAPPY', 'GZIP']);
+let allCodecs: Promise<Compressors> | undefined;
+
+/** The decompressors a file's column chunks need: hyparquet-compressors only when one is not read here. */
+async function compressorsFor(metadata: FileMetaData): Promise<Compressors> {
+  const codecs = metadata.row_groups.flatMap((group) => group.columns.map((column) => column.meta_data?.codec));
+  if (codecs.every((codec) => codec === undefined || READ_HERE.has(codec))) return OWN_CODECS;
+  allCodecs ??= import('hyparquet-compressors').then(({ compressors }) => ({ ...compressors, ...OWN_CODECS }));
+  return allCodecs;
+}
 
 /** hyparquet's parser for STRING columns, made to hand over the UTF-8 bytes as they are (RecordLines copies them). */
 const KEEP_TEXT_AS_BYTES: Partial<ParquetParsers> = BYTES_PARSERS;
@@ -76,6 +86,7 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
   };
 
   const metadata = await decoding('footer', () => parquetMetadataAsync(source));
+  const compressors = await compressorsFor(metadata);
   const names = await decoding('schema', async () => parquetSchema(metadata).children.map((child) => child.element.name));
   const wanted = sink.fields(names);
   const columns = [...wanted];
@@ -83,7 +94,7 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
     // Column by column, page by page (parquet-columns.ts).
     for (const [group, rowGroup] of metadata.row_groups.entries()) {
       if (Number(rowGroup.num_rows) === 0) continue;
-      await decoding(`row group ${group}`, () => readGroupColumns(source, metadata, rowGroup, columns, COMPRESSORS, (runs, count) => sink.columnRows(runs, count)));
+      await decoding(`row group ${group}`, () => readGroupColumns(source, metadata, rowGroup, columns, compressors, (runs, count) => sink.columnRows(runs, count)));
     }
     return;
   }
@@ -92,7 +103,7 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
     const rows = Number(rowGroup.num_rows);
     const groupEnd = groupStart + rows;
     if (rows > 0) {
-      const data = await decoding(`row group ${group}`, () => readGroup(source, metadata, columns, groupStart, groupEnd));
+      const data = await decoding(`row group ${group}`, () => readGroup(source, metadata, columns, groupStart, groupEnd, compressors));
       sink.rows(
         columns.map((name) => asFieldValues(name, data.get(name))),
         rows,
@@ -103,7 +114,7 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
 }
 
 /** The columns of rows `[start, end)` (one row group), each as one array. */
-async function readGroup(file: AsyncBuffer, metadata: FileMetaData, columns: string[], start: number, end: number): Promise<Map<string, ArrayLike<unknown>>> {
+async function readGroup(file: AsyncBuffer, metadata: FileMetaData, columns: string[], start: number, end: number, compressors: Compressors): Promise<Map<string, ArrayLike<unknown>>> {
   const pages = new Map<string, { rowStart: number; values: ArrayLike<unknown> }[]>();
   if (columns.length > 0) {
     await parquetRead({
@@ -112,7 +123,7 @@ async function readGroup(file: AsyncBuffer, metadata: FileMetaData, columns: str
       columns,
       rowStart: start,
       rowEnd: end,
-      compressors: COMPRESSORS,
+      compressors,
       // Text stays UTF-8 bytes: the counter reads bytes, so decoding it would only be undone.
       utf8: false,
       parsers: KEEP_TEXT_AS_BYTES,

@@ -100,13 +100,28 @@ export class ColumnCounting {
     this.ruleValues = new Array<number>(layout.metrics).fill(0);
   }
 
+  /** Per row of the current run: its day id, or {@link INVALID} when the row is handed over as its line. */
+  private rowDays = new Int32Array(0);
+  /** Per row of the current run: its sc-bytes. */
+  private rowBytes = new Float64Array(0);
+  /** Per row of the current run: its host pair (see {@link pairs}). */
+  private rowPairs = new Int32Array(0);
+
   /**
    * Counts the `count` rows of `runs` (one per field, in field order), rows that need
    * their line as lines; false (nothing counted) when the runs are not the layout's.
+   *
+   * Column at a time, as a vectorized engine does: each row's day, then the time check,
+   * then its sc-bytes, each a short loop over the run; then the accounts and sums, row by
+   * row in order (accounts found and lines handed over in the order of the rows, as the
+   * text is read). Short loops of one kind each are what a fresh process's V8 compiles
+   * soonest and cheapest: one loop doing it all was compiled three times, 30–55 ms each
+   * (issue 34). Day and account ids are found in row order, so the limits on them
+   * ({@link MAX_DAYS}, {@link MAX_ACCOUNTS}) fall where they fell row by row.
    */
   count(runs: readonly ColumnRun[], count: number): boolean {
     const layout = this.layout;
-    const { dateAt, timeAt, bytesAt, hostAt, width, maxLineBytes, metrics } = layout;
+    const { dateAt, timeAt, bytesAt, hostAt, width, maxLineBytes } = layout;
     if (runs.length !== width) return false;
     const date = runs[dateAt]!;
     const time = timeAt === -1 ? undefined : runs[timeAt]!;
@@ -118,74 +133,208 @@ export class ColumnCounting {
     let longest = width;
     for (const run of runs) longest += Math.max(run.numbers === undefined ? run.longest : 32, 1);
     const checkLength = longest > maxLineBytes;
-    const first = runs[0]!;
     const pairs = hostAt !== undefined && (x === undefined || x.entries !== undefined) && (c === undefined || c.entries !== undefined) ? this.pairs(x, c) : undefined;
     // Where rows' text is read as text (not through a dictionary entry's cache), it must be placed.
     if (checkLength) for (const run of runs) spansOf(run);
     if (hostAt !== undefined && pairs === undefined) for (const run of [x, c]) if (run !== undefined) spansOf(run);
     for (const column of layout.resolverColumns) spansOf(runs[column]!);
     if (layout.evaluate !== undefined) for (const column of layout.ruleColumns) spansOf(runs[column]!);
-    const dayOfEntry = date.entries === undefined ? undefined : this.entryCache(this.entryDays, date, Int32Array);
-    const timeOfEntry = time?.entries === undefined ? undefined : this.entryCache(this.entryTimes, time, Int32Array);
-    const bytesOfEntry = bytes?.entries === undefined ? undefined : this.entryCache(this.entryBytes, bytes, Float64Array);
-    const cWidth = c === undefined ? 1 : c.dictionarySize + 1;
-    const rules = layout.evaluate !== undefined;
+    if (this.rowDays.length < count) {
+      const size = Math.max(count, 1024);
+      this.rowDays = new Int32Array(size);
+      this.rowBytes = new Float64Array(size);
+      this.rowPairs = new Int32Array(size);
+    }
+    const days = this.rowDays;
+    const sent = this.rowBytes;
+    // A row whose line would be too long, or would read as a directive, is its line.
+    days.fill(0, 0, count);
+    if (checkLength) this.markLongLines(runs, count, maxLineBytes, days);
+    markDirectives(runs[0]!, count, days);
+    if (date.entries !== undefined) this.entryDays(date, count, days);
+    else if (date.numbers !== undefined) this.numberDays(date, count, days);
+    else this.textDays(date, count, days);
+    if (time !== undefined) {
+      if (time.entries !== undefined) this.entryTimes(time, count, days);
+      else this.textTimes(time, count, days);
+    }
+    if (bytes === undefined) sent.fill(0, 0, count);
+    else if (bytes.entries !== undefined) this.entryBytes(bytes, count, days, sent);
+    else if (bytes.numbers !== undefined) numberBytes(bytes, count, days, sent);
+    else textBytes(bytes, count, days, sent);
+    if (pairs !== undefined && layout.evaluate === undefined) {
+      const cWidth = c === undefined ? 1 : c.dictionarySize + 1;
+      pairsOf(x, c, cWidth, count, this.rowPairs);
+      // Nearly always every row is good and its pair's account known: summed in a loop of
+      // nothing else. Else row by row, lines and new pairs in their order.
+      if (knownCells(this.rowDays, this.rowPairs, pairs.accounts, count)) {
+        this.sumCells(count);
+        layout.advance(count);
+      } else this.sumPairs(runs, x, c, pairs.accounts, cWidth, count);
+    } else this.sumRows(runs, count, pairs);
+    this.addTouched();
+    return true;
+  }
 
+  /** Marks the rows whose line would be longer than `maxLineBytes`. */
+  private markLongLines(runs: readonly ColumnRun[], count: number, maxLineBytes: number, days: Int32Array): void {
+    for (let row = 0; row < count; row++) if (this.lineBytes(runs, row) > maxLineBytes) days[row] = INVALID;
+  }
+
+  /** Each unmarked row's day id from its `date` (or timestamp) dictionary entry; found once per entry. */
+  private entryDays(date: ColumnRun, count: number, days: Int32Array): void {
+    const cache = this.entryCache(this.entryDayIds, date, Int32Array);
+    const entries = date.entries!;
+    const at = date.at;
+    for (let row = 0; row < count; row++) {
+      if (days[row]! < 0) continue;
+      const entry = entries[at + row]! + 1;
+      let day = cache[entry]!;
+      if (day === UNKNOWN_ENTRY) day = cache[entry] = entry === 0 ? INVALID : this.dayOfText(date.dictionary!, entry - 1);
+      days[row] = day;
+    }
+  }
+
+  /** Each unmarked row's day id from its day field's number (a typed column). */
+  private numberDays(date: ColumnRun, count: number, days: Int32Array): void {
+    const numbers = date.numbers!;
+    const at = date.at;
+    // Rows of one day come together: the last value's id is asked first.
+    let lastValue = Number.NaN;
+    let lastDay = INVALID;
+    for (let row = 0; row < count; row++) {
+      if (days[row]! < 0) continue;
+      const value = numbers[at + row]!;
+      if (value !== lastValue) {
+        lastDay = this.dayOfNumberValue(date, value);
+        lastValue = value;
+      }
+      days[row] = lastDay;
+    }
+  }
+
+  /** Each unmarked row's day id from its day field's text. */
+  private textDays(date: ColumnRun, count: number, days: Int32Array): void {
+    for (let row = 0; row < count; row++) if (days[row]! >= 0) days[row] = this.dayOf(date, row);
+  }
+
+  /** Marks the rows whose `time` dictionary entry is no time (a verdict found once per entry). */
+  private entryTimes(time: ColumnRun, count: number, days: Int32Array): void {
+    const cache = this.entryCache(this.entryTimeVerdicts, time, Int32Array);
+    const entries = time.entries!;
+    const at = time.at;
+    for (let row = 0; row < count; row++) {
+      if (days[row]! < 0) continue;
+      const entry = entries[at + row]! + 1;
+      let verdict = cache[entry]!;
+      if (verdict === UNKNOWN_ENTRY) verdict = cache[entry] = entry === 0 ? 0 : timeVerdict(time.dictionary!, entry - 1);
+      if (verdict === 0) days[row] = INVALID;
+    }
+  }
+
+  /** Marks the rows whose `time` text (or number) is no time. */
+  private textTimes(time: ColumnRun, count: number, days: Int32Array): void {
+    for (let row = 0; row < count; row++) if (days[row]! >= 0 && !this.timeOk(time, row)) days[row] = INVALID;
+  }
+
+  /** Each unmarked row's sc-bytes from its dictionary entry (found once per entry); a row of no byte count is marked. */
+  private entryBytes(bytes: ColumnRun, count: number, days: Int32Array, sent: Float64Array): void {
+    const cache = this.entryCache(this.entryByteCounts, bytes, Float64Array);
+    const entries = bytes.entries!;
+    const at = bytes.at;
+    for (let row = 0; row < count; row++) {
+      if (days[row]! < 0) continue;
+      const entry = entries[at + row]! + 1;
+      let value = cache[entry]!;
+      if (value === UNKNOWN_ENTRY) value = cache[entry] = entryByteCount(bytes.dictionary!, entry);
+      if (value < 0) days[row] = INVALID;
+      else sent[row] = value;
+    }
+  }
+
+  /** Sums the rows' requests and sc-bytes into their cells (in {@link rowPairs}: see {@link knownCells}). */
+  private sumCells(count: number): void {
+    const metrics = this.layout.metrics;
+    const cells = this.rowPairs;
+    const sent = this.rowBytes;
+    for (let row = 0; row < count; row++) {
+      const cell = cells[row]!;
+      const at = cell * metrics;
+      if (at + metrics > this.sums.length) this.grow(at + metrics);
+      const sums = this.sums;
+      if (sums[at] === 0) this.touch(cell);
+      sums[at]! += 1;
+      sums[at + 1]! += sent[row]!;
+    }
+  }
+
+  /**
+   * The accounts and sums of rows whose hosts are dictionary entry pairs, no rules: row by
+   * row, each row's account its pair's (found once per pair), marked rows handed over as lines.
+   */
+  private sumPairs(runs: readonly ColumnRun[], x: ColumnRun | undefined, c: ColumnRun | undefined, accounts: Int32Array, cWidth: number, count: number): void {
+    const layout = this.layout;
+    const metrics = layout.metrics;
+    const days = this.rowDays;
+    const sent = this.rowBytes;
+    const pairs = this.rowPairs;
     let pending = 0;
     for (let row = 0; row < count; row++) {
-      // A row whose line would be too long, or would read as a directive, is its line.
-      let asLine = (checkLength && this.lineBytes(runs, row) > maxLineBytes) || startsWithHash(first, row);
-      let day = INVALID;
-      let sent = 0;
-      if (!asLine) {
-        if (dayOfEntry !== undefined) {
-          const entry = date.entries![date.at + row]! + 1;
-          day = dayOfEntry[entry]!;
-          if (day === UNKNOWN_ENTRY) day = dayOfEntry[entry] = entry === 0 ? INVALID : this.dayOfText(date.dictionary!, entry - 1);
-        } else day = this.dayOf(date, row);
-        if (day < 0) asLine = true;
-        else if (time !== undefined) {
-          if (timeOfEntry !== undefined) {
-            const entry = time.entries![time.at + row]! + 1;
-            let verdict = timeOfEntry[entry]!;
-            if (verdict === UNKNOWN_ENTRY) verdict = timeOfEntry[entry] = entry === 0 ? 0 : isValidTimeBytes(time.dictionary!.bytes, time.dictionary!.starts[entry - 1]!, time.dictionary!.ends[entry - 1]!) ? 1 : 0;
-            asLine = verdict === 0;
-          } else asLine = !this.timeOk(time, row);
-        }
-        if (!asLine && bytes !== undefined) {
-          if (bytesOfEntry !== undefined) {
-            const entry = bytes.entries![bytes.at + row]! + 1;
-            sent = bytesOfEntry[entry]!;
-            if (sent === UNKNOWN_ENTRY) {
-              const dictionary = bytes.dictionary!;
-              const start = entry === 0 ? 0 : dictionary.starts[entry - 1]!;
-              const end = entry === 0 ? 0 : dictionary.ends[entry - 1]!;
-              sent = bytesOfEntry[entry] = start === end ? 0 : parseByteCountBytes(dictionary.bytes, start, end);
-            }
-          } else sent = this.bytesOf(bytes, row);
-          if (sent < 0) asLine = true;
-        }
-      }
+      const day = days[row]!;
       let account = INVALID;
-      if (!asLine) {
-        if (pairs !== undefined) {
-          const pair = (x === undefined ? 0 : (x.entries![x.at + row]! + 1) * cWidth) + (c === undefined ? 0 : c.entries![c.at + row]! + 1);
-          account = pairs.accounts[pair]!;
-          if (account === UNKNOWN) {
-            account = this.accountOfPair(x, c, pair, cWidth);
-            pairs.accounts[pair] = account;
-          }
-        } else if (hostAt !== undefined) account = this.accountOfHost(x, c, row);
-        else account = this.accountOfRow(runs, row);
-        if (account < 0) asLine = true;
+      if (day >= 0) {
+        const pair = pairs[row]!;
+        account = accounts[pair]!;
+        if (account === UNKNOWN) account = accounts[pair] = this.accountOfPair(x, c, pair, cWidth);
       }
-      if (asLine) {
+      if (account < 0) {
         if (pending > 0) layout.advance(pending);
         pending = 0;
         this.asLines(runs, row, 1);
         continue;
       }
       pending++;
+      const cell = account * MAX_DAYS + day;
+      const at = cell * metrics;
+      if (at + metrics > this.sums.length) this.grow(at + metrics);
+      const sums = this.sums;
+      if (sums[at] === 0) this.touch(cell);
+      sums[at]! += 1;
+      sums[at + 1]! += sent[row]!;
+    }
+    if (pending > 0) layout.advance(pending);
+  }
+
+  /** The accounts and sums of the rows, any resolver, rules or not: row by row, marked rows handed over as lines. */
+  private sumRows(runs: readonly ColumnRun[], count: number, pairs: { accounts: Int32Array } | undefined): void {
+    const layout = this.layout;
+    const { hostAt, metrics } = layout;
+    const x = hostAt === undefined || hostAt[0] === -1 ? undefined : runs[hostAt[0]]!;
+    const c = hostAt === undefined || hostAt[1] === -1 ? undefined : runs[hostAt[1]]!;
+    const cWidth = c === undefined ? 1 : c.dictionarySize + 1;
+    const rules = layout.evaluate !== undefined;
+    const days = this.rowDays;
+    const sentOf = this.rowBytes;
+    let pending = 0;
+    for (let row = 0; row < count; row++) {
+      const day = days[row]!;
+      let account = INVALID;
+      if (day >= 0) {
+        if (pairs !== undefined) {
+          const pair = (x === undefined ? 0 : (x.entries![x.at + row]! + 1) * cWidth) + (c === undefined ? 0 : c.entries![c.at + row]! + 1);
+          account = pairs.accounts[pair]!;
+          if (account === UNKNOWN) account = pairs.accounts[pair] = this.accountOfPair(x, c, pair, cWidth);
+        } else if (hostAt !== undefined) account = this.accountOfHost(x, c, row);
+        else account = this.accountOfRow(runs, row);
+      }
+      if (account < 0) {
+        if (pending > 0) layout.advance(pending);
+        pending = 0;
+        this.asLines(runs, row, 1);
+        continue;
+      }
+      pending++;
+      const sent = sentOf[row]!;
       const cell = account * MAX_DAYS + day;
       let at = cell * metrics;
       if (at + metrics > this.sums.length) this.grow(at + metrics);
@@ -203,8 +352,6 @@ export class ColumnCounting {
       }
     }
     if (pending > 0) layout.advance(pending);
-    this.addTouched();
-    return true;
   }
 
   /** Hands the run's sums, per account-day touched, to the counter, and clears them. */
@@ -228,9 +375,9 @@ export class ColumnCounting {
   /** Per dictionary (by its text bytes), per entry + 1 (0: none): the day id, time verdict or byte count, found when first asked. */
   // Day ids and verdicts are small integers: an Int32Array keeps them so (no number is boxed
   // while the reader's code is not yet optimized); byte counts may pass 2^31.
-  private readonly entryDays = new WeakMap<Uint8Array, Int32Array>();
-  private readonly entryTimes = new WeakMap<Uint8Array, Int32Array>();
-  private readonly entryBytes = new WeakMap<Uint8Array, Float64Array>();
+  private readonly entryDayIds = new WeakMap<Uint8Array, Int32Array>();
+  private readonly entryTimeVerdicts = new WeakMap<Uint8Array, Int32Array>();
+  private readonly entryByteCounts = new WeakMap<Uint8Array, Float64Array>();
 
   private entryCache<T extends Int32Array | Float64Array>(caches: WeakMap<Uint8Array, T>, run: ColumnRun, kind: new (length: number) => T): T {
     const dictionary = run.dictionary!;
@@ -568,6 +715,110 @@ function present(run: ColumnRun, row: number): boolean {
   const start = run.starts[at]!;
   const length = run.ends[at]! - start;
   return length > 1 || (length === 1 && run.bytes[start] !== DASH);
+}
+
+/** The sc-bytes of a dictionary entry + 1 (0: none, read as 0); -1 when it is no byte count. */
+function entryByteCount(dictionary: NonNullable<ColumnRun['dictionary']>, entry: number): number {
+  if (entry === 0) return 0;
+  const start = dictionary.starts[entry - 1]!;
+  const end = dictionary.ends[entry - 1]!;
+  return start === end ? 0 : parseByteCountBytes(dictionary.bytes, start, end);
+}
+
+/** 1 when a `time` dictionary entry's text is a time, else 0. */
+function timeVerdict(dictionary: NonNullable<ColumnRun['dictionary']>, entry: number): number {
+  return isValidTimeBytes(dictionary.bytes, dictionary.starts[entry]!, dictionary.ends[entry]!) ? 1 : 0;
+}
+
+/** Each unmarked row's sc-bytes from a typed column (none: 0); a row of no byte count is marked. */
+function numberBytes(run: ColumnRun, count: number, days: Int32Array, sent: Float64Array): void {
+  const numbers = run.numbers!;
+  const at = run.at;
+  if (run.numberKind !== 'integer') {
+    // Instants: read as their text reads (never in CloudFront's files).
+    for (let row = 0; row < count; row++) {
+      if (days[row]! < 0) continue;
+      const value = numbers[at + row]!;
+      let bytes = 0;
+      if (!Number.isNaN(value)) {
+        const text = Buffer.from(run.numberText!(value));
+        bytes = parseByteCountBytes(text, 0, text.length);
+      }
+      if (bytes < 0) days[row] = INVALID;
+      else sent[row] = bytes;
+    }
+    return;
+  }
+  for (let row = 0; row < count; row++) {
+    if (days[row]! < 0) continue;
+    const value = numbers[at + row]!;
+    if (Number.isNaN(value)) sent[row] = 0;
+    else if (value >= 0 && value < 1e15) sent[row] = value;
+    else days[row] = INVALID;
+  }
+}
+
+/** Each unmarked row's sc-bytes from its text (`-` or none: 0); a row of no byte count is marked. */
+function textBytes(run: ColumnRun, count: number, days: Int32Array, sent: Float64Array): void {
+  const { bytes, starts, ends, at } = run;
+  for (let row = 0; row < count; row++) {
+    if (days[row]! < 0) continue;
+    const start = starts[at + row]!;
+    const end = ends[at + row]!;
+    const value = start === end ? 0 : parseByteCountBytes(bytes, start, end);
+    if (value < 0) days[row] = INVALID;
+    else sent[row] = value;
+  }
+}
+
+/** Each row's host pair: (x-host-header entry + 1) × `cWidth` + cs(Host) entry + 1 (see ColumnCounting.pairs). */
+function pairsOf(x: ColumnRun | undefined, c: ColumnRun | undefined, cWidth: number, count: number, pairs: Int32Array): void {
+  if (x !== undefined && c !== undefined) {
+    const xEntries = x.entries!;
+    const cEntries = c.entries!;
+    const xAt = x.at;
+    const cAt = c.at;
+    for (let row = 0; row < count; row++) pairs[row] = (xEntries[xAt + row]! + 1) * cWidth + cEntries[cAt + row]! + 1;
+  } else if (x !== undefined) {
+    const xEntries = x.entries!;
+    const xAt = x.at;
+    for (let row = 0; row < count; row++) pairs[row] = (xEntries[xAt + row]! + 1) * cWidth;
+  } else if (c !== undefined) {
+    const cEntries = c.entries!;
+    const cAt = c.at;
+    for (let row = 0; row < count; row++) pairs[row] = cEntries[cAt + row]! + 1;
+  } else pairs.fill(0, 0, count);
+}
+
+/** Per dictionary (by its text bytes): whether one of its entries starts with `#`. */
+const HASH_DICTIONARIES = new WeakMap<Uint8Array, boolean>();
+
+/**
+ * Whether every row has a day and its host pair a known account (nothing to hand over as
+ * lines, nothing to resolve); if so each row's pair in `pairs` is replaced by its cell
+ * (account × {@link MAX_DAYS} + day). Nothing else is changed when not.
+ */
+function knownCells(days: Int32Array, pairs: Int32Array, accounts: Int32Array, count: number): boolean {
+  for (let row = 0; row < count; row++) if (days[row]! < 0 || accounts[pairs[row]!]! < 0) return false;
+  for (let row = 0; row < count; row++) pairs[row] = accounts[pairs[row]!]! * MAX_DAYS + days[row]!;
+  return true;
+}
+
+/** Marks the rows whose first value starts with `#`: their lines would be directives. */
+function markDirectives(first: ColumnRun, count: number, days: Int32Array): void {
+  if (first.numbers !== undefined) return;
+  if (first.entries !== undefined && first.starts.length === 0) {
+    // A dictionary run: only when one of its entries starts with `#`.
+    const dictionary = first.dictionary!;
+    let any = HASH_DICTIONARIES.get(dictionary.bytes);
+    if (any === undefined) {
+      any = false;
+      for (let entry = 0; entry < dictionary.starts.length && !any; entry++) any = dictionary.starts[entry]! !== dictionary.ends[entry]! && dictionary.bytes[dictionary.starts[entry]!] === HASH;
+      HASH_DICTIONARIES.set(dictionary.bytes, any);
+    }
+    if (!any) return;
+  }
+  for (let row = 0; row < count; row++) if (startsWithHash(first, row)) days[row] = INVALID;
 }
 
 /** Whether the row's first value starts with `#`: its line would be a directive. */

@@ -1,0 +1,106 @@
+import fc from 'fast-check';
+import { HybridDecoder } from '../../src/adapters/parquet-rle';
+
+/**
+ * Parquet's RLE / bit-packed hybrid (definition levels, dictionary indices), decoded by
+ * src/adapters/parquet-rle.ts: whatever the runs and bit width, the values written come
+ * back, with their largest and how many equal the target. The runs are written here as
+ * the format says (https://parquet.apache.org/docs/file-format/data-pages/encodings/).
+ */
+
+type Run = { readonly kind: 'rle'; readonly value: number; readonly count: number } | { readonly kind: 'packed'; readonly values: readonly number[] };
+
+function varint(value: number, out: number[]): void {
+  while (value >= 0x80) {
+    out.push((value % 0x80) | 0x80);
+    value = Math.floor(value / 0x80);
+  }
+  out.push(value);
+}
+
+/** The runs as bytes; a bit-packed run's last group padded with zeros. Answers the bytes and the values in order. */
+function encode(runs: readonly Run[], width: number): { bytes: Uint8Array; values: number[] } {
+  const out: number[] = [];
+  const values: number[] = [];
+  for (const run of runs) {
+    if (run.kind === 'rle') {
+      varint(run.count * 2, out);
+      for (let b = 0; b < (width + 7) >> 3; b++) out.push(Math.floor(run.value / 2 ** (8 * b)) % 256);
+      for (let i = 0; i < run.count; i++) values.push(run.value);
+      continue;
+    }
+    const groups = Math.ceil(run.values.length / 8);
+    varint(groups * 2 + 1, out);
+    const bits: number[] = [];
+    for (let i = 0; i < groups * 8; i++) {
+      const value = run.values[i] ?? 0;
+      for (let b = 0; b < width; b++) bits.push(Math.floor(value / 2 ** b) % 2);
+    }
+    for (let i = 0; i < bits.length; i += 8) {
+      let byte = 0;
+      for (let b = 0; b < 8; b++) byte |= bits[i + b]! << b;
+      out.push(byte);
+    }
+    // Padding values are decoded too: the values a reader sees are all of them.
+    for (let i = 0; i < groups * 8; i++) values.push(run.values[i] ?? 0);
+  }
+  return { bytes: Uint8Array.from(out), values };
+}
+
+const runsArb = (width: number) => {
+  const value = fc.oneof(fc.integer({ min: 0, max: Math.min(2 ** width - 1, 3) }), fc.integer({ min: 0, max: 2 ** Math.min(width, 31) - 1 }));
+  return fc.array(
+    fc.oneof(
+      fc.record({ kind: fc.constant('rle' as const), value, count: fc.integer({ min: 1, max: 300 }) }),
+      fc.record({ kind: fc.constant('packed' as const), values: fc.array(value, { minLength: 1, maxLength: 40 }) }),
+    ),
+    { minLength: 1, maxLength: 8 },
+  );
+};
+
+describe('HybridDecoder', () => {
+  it('gives back the values written, their largest and how many equal the target, for every width', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 31 }).chain((width) => fc.tuple(fc.constant(width), runsArb(width), fc.nat(5), fc.nat(3), fc.integer({ min: -1, max: 3 }))),
+        ([width, runs, before, after, target]) => {
+          const { bytes, values } = encode(runs, width);
+          // The data inside a larger page, bytes before and after it.
+          const page = new Uint8Array(before + bytes.length + after).fill(0xff);
+          page.set(bytes, before);
+          // Fewer values may be asked for than the runs hold (a page's rows).
+          const count = Math.max(0, values.length - (values.length % 5));
+          const out = new Int32Array(count + 3).fill(-7);
+          const decoder = new HybridDecoder();
+          decoder.decode(page, before, before + bytes.length, width, out, count, target);
+          const wanted = values.slice(0, count);
+          expect(Array.from(out.subarray(0, count))).toEqual(wanted);
+          expect(Array.from(out.subarray(count))).toEqual([-7, -7, -7]);
+          expect(decoder.largest).toBe(count === 0 ? -1 : Math.max(...wanted));
+          expect(decoder.matches).toBe(wanted.filter((v) => v === target).length);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('reads values of 25 bits and more exactly (they cross four bytes)', () => {
+    const values = [0x1ffffff, 1, 0x1234567, 0, 0x1000000, 0x0abcdef, 0x1fffffe, 7];
+    for (const width of [25, 27, 31]) {
+      const { bytes } = encode([{ kind: 'packed', values }], width);
+      const out = new Int32Array(8);
+      new HybridDecoder().decode(bytes, 0, bytes.length, width, out, 8, -1);
+      expect(Array.from(out)).toEqual(values);
+    }
+  });
+
+  it('refuses runs that end before the values asked for, or read past their data', () => {
+    const { bytes } = encode([{ kind: 'rle', value: 3, count: 10 }], 2);
+    expect(() => new HybridDecoder().decode(bytes, 0, bytes.length, 2, new Int32Array(11), 11, -1)).toThrow(/ends after 10 of 11 values/);
+    const packed = encode([{ kind: 'packed', values: [1, 2, 3, 4, 5, 6, 7, 0] }], 3).bytes;
+    expect(() => new HybridDecoder().decode(packed, 0, packed.length - 1, 3, new Int32Array(8), 8, -1)).toThrow(/past the end of its data/);
+    expect(() => new HybridDecoder().decode(packed, 0, packed.length + 1, 3, new Int32Array(8), 8, -1)).toThrow(/ends past its page/);
+    // A header that never ends.
+    expect(() => new HybridDecoder().decode(Uint8Array.of(0x80, 0x80, 0x80, 0x80, 0x80, 0x80), 0, 6, 3, new Int32Array(8), 8, -1)).toThrow(/header/);
+  });
+});
