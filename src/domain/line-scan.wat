@@ -41,12 +41,15 @@
 ;;   [124, 128)     where the lines on the first day are summed
 ;;   [128, 144)     where the quad reader leaves its lines' ends (see readers)
 ;;   [256, 448)     scanJson's parts (see there)
+;;   [1280, 1472)   per part, the hours it summed lines in on the first and the second
+;;                  day ([part + 1024], [part + 1028]: see scanJson)
 ;;   the text, the records and the sums, where the caller says
 ;;
-;; A day's sums (1,179,648 bytes): per key id (4,096) and UTC hour (24), a cell
-;; key * 24 + hour: the lines summed (Int32) at +4 * cell, their sc-bytes (float64) at
+;; A day's sums (1,179,648 bytes): per UTC hour (24) and key id (4,096), a cell
+;; hour * 4096 + key: the lines summed (Int32) at +4 * cell, their sc-bytes (float64) at
 ;; +393216 + 8 * cell. The hour is the time's first two digits, which $check leaves in
-;; $hour (summing needs a time column: the caller sees to it).
+;; $hour (summing needs a time column: the caller sees to it). Hour-major, so that
+;; scanJson's parts clear and add only the hours they summed lines in.
 ;;
 ;; A record (stride bytes) per line:
 ;;   +0 line start, +4 line end (its '\n'), +8 number of fields (tabs + 1),
@@ -210,7 +213,7 @@
           (then
             ;; A line of a known key on either day, with a good time and byte count:
             ;; summed here (in its day's sums, in the cell of its key and hour), not recorded.
-            (local.set $key (i32.shl (i32.add (i32.mul (local.get $key) (i32.const 24)) (global.get $hour)) (i32.const 2)))
+            (local.set $key (i32.shl (i32.add (i32.shl (global.get $hour) (i32.const 12)) (local.get $key)) (i32.const 2)))
             (local.set $sums (i32.add (i32.load (select (i32.const 92) (i32.const 124) (local.get $second))) (local.get $key)))
             (i32.store (local.get $sums) (i32.add (i32.load (local.get $sums)) (i32.const 1)))
             (local.set $sums (i32.add (local.get $sums) (local.get $key)))
@@ -318,22 +321,23 @@
       (if (local.get $i)
         (then
           ;; Parts after the first sum apart, at [108], a day's sums each and day: the
-          ;; first day's sums of parts 1 to 3, then the second day's (only the cells
-          ;; of the keys known, 24 per key, are cleared).
+          ;; first day's sums of parts 1 to 3, then the second day's. None is cleared
+          ;; here: a part clears an hour's cells of the keys known when it first sums a
+          ;; line in that hour, and says so in its hours summed, a mask of 24 bits per
+          ;; day at [part + 1024] (first day) and [part + 1028] (second), which the join
+          ;; adds (see $jsonLine, $addSums).
           (local.set $sums (i32.add (i32.load (i32.const 108)) (i32.mul (i32.sub (local.get $i) (i32.const 1)) (i32.const 1179648))))
-          (memory.fill (local.get $sums) (i32.const 0) (i32.mul (local.get $n) (i32.const 96)))
-          (memory.fill (i32.add (local.get $sums) (i32.const 393216)) (i32.const 0) (i32.mul (local.get $n) (i32.const 192)))
           (i32.store offset=24 (local.get $part) (local.get $sums))
           (i32.store offset=28 (local.get $part) (i32.add (local.get $sums) (i32.const 393216)))
           (local.set $sums (i32.add (local.get $sums) (i32.const 3538944)))
-          ;; (with no second day, nothing is summed there)
-          (if (i32.load (i32.const 88))
-            (then
-              (memory.fill (local.get $sums) (i32.const 0) (i32.mul (local.get $n) (i32.const 96)))
-              (memory.fill (i32.add (local.get $sums) (i32.const 393216)) (i32.const 0) (i32.mul (local.get $n) (i32.const 192)))))
           (i32.store offset=40 (local.get $part) (local.get $sums))
-          (i32.store offset=44 (local.get $part) (i32.add (local.get $sums) (i32.const 393216))))
+          (i32.store offset=44 (local.get $part) (i32.add (local.get $sums) (i32.const 393216)))
+          (i32.store offset=1024 (local.get $part) (i32.const 0))
+          (i32.store offset=1028 (local.get $part) (i32.const 0)))
         (else
+          ;; The first part sums in the days' own sums: every hour is as good as cleared.
+          (i32.store offset=1024 (local.get $part) (i32.const -1))
+          (i32.store offset=1028 (local.get $part) (i32.const -1))
           (i32.store offset=24 (local.get $part) (i32.load (i32.const 124)))
           (i32.store offset=28 (local.get $part) (i32.add (i32.load (i32.const 124)) (i32.const 393216)))
           (i32.store offset=40 (local.get $part) (i32.load (i32.const 92)))
@@ -404,9 +408,8 @@
             (local.set $summed (i32.load offset=20 (local.get $part))))
           (else (local.set $summed (i32.add (local.get $summed) (i32.load offset=20 (local.get $part))))))
         (local.set $written (i32.add (local.get $written) (i32.load offset=16 (local.get $part))))
-        (call $addSums (i32.load (i32.const 124)) (i32.load offset=24 (local.get $part)) (local.get $n))
-        (if (i32.load (i32.const 88))
-          (then (call $addSums (i32.load (i32.const 92)) (i32.load offset=40 (local.get $part)) (local.get $n))))
+        (call $addSums (i32.load (i32.const 124)) (i32.load offset=24 (local.get $part)) (local.get $n) (i32.load offset=1024 (local.get $part)))
+        (call $addSums (i32.load (i32.const 92)) (i32.load offset=40 (local.get $part)) (local.get $n) (i32.load offset=1028 (local.get $part)))
         (br $join)))
     (local.set $part (i32.add (i32.const 256) (i32.mul (local.get $i) (i32.const 48))))
     (i32.store (i32.const 0) (local.get $written))
@@ -418,22 +421,29 @@
     (i32.store (i32.const 104) (i32.load offset=36 (local.get $part)))
     (i32.load (local.get $part)))
 
-  ;; Adds the sums of keys 0 to $n - 1 at $from (a day's sums: 24 cells per key) to the
-  ;; day's sums at $base ([124] for the first day, [92] the second).
-  (func $addSums (param $base i32) (param $from i32) (param $n i32)
-    (local $at i32)
-    (local.set $n (i32.mul (local.get $n) (i32.const 24)))
-    (block $added
-      (loop $add
-        (br_if $added (i32.ge_u (local.get $at) (local.get $n)))
-        (i32.store (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 2)))
-          (i32.add (i32.load (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 2))))
-                   (i32.load (i32.add (local.get $from) (i32.shl (local.get $at) (i32.const 2))))))
-        (f64.store offset=393216 (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 3)))
-          (f64.add (f64.load offset=393216 (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 3))))
-                   (f64.load offset=393216 (i32.add (local.get $from) (i32.shl (local.get $at) (i32.const 3))))))
-        (local.set $at (i32.add (local.get $at) (i32.const 1)))
-        (br $add))))
+  ;; Adds the sums of keys 0 to $n - 1 at $from (a day's sums), in the hours of $mask
+  ;; (bit h: hour h), to the day's sums at $base ([124] for the first day, [92] the second).
+  (func $addSums (param $base i32) (param $from i32) (param $n i32) (param $mask i32)
+    (local $hour i32) (local $at i32) (local $end i32)
+    (loop $hours
+      (if (i32.and (local.get $mask) (i32.shl (i32.const 1) (local.get $hour)))
+        (then
+          ;; the hour's cells, hour * 4096 + key
+          (local.set $at (i32.shl (local.get $hour) (i32.const 12)))
+          (local.set $end (i32.add (local.get $at) (local.get $n)))
+          (block $added
+            (loop $add
+              (br_if $added (i32.ge_u (local.get $at) (local.get $end)))
+              (i32.store (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 2)))
+                (i32.add (i32.load (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 2))))
+                         (i32.load (i32.add (local.get $from) (i32.shl (local.get $at) (i32.const 2))))))
+              (f64.store offset=393216 (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 3)))
+                (f64.add (f64.load offset=393216 (i32.add (local.get $base) (i32.shl (local.get $at) (i32.const 3))))
+                         (f64.load offset=393216 (i32.add (local.get $from) (i32.shl (local.get $at) (i32.const 3))))))
+              (local.set $at (i32.add (local.get $at) (i32.const 1)))
+              (br $add)))))
+      (local.set $hour (i32.add (local.get $hour) (i32.const 1)))
+      (br_if $hours (i32.lt_u (local.get $hour) (i32.const 24)))))
 
   ;; A line of a part that fits, [$line, $newline): checked, keyed, and summed in the
   ;; part's sums of its day or given the part's next record (see scanJson).
@@ -504,7 +514,7 @@
   ;; A line that fits, [$lineStart, $newline): checked, keyed and summed (in the sums of
   ;; part $part on its day) as scan does, answering 0, or given its record at $rec, answering 1.
   (func $jsonLine (param $lineStart i32) (param $newline i32) (param $rec i32) (param $part i32) (result i32)
-    (local $checks i32) (local $key i32) (local $second i32) (local $linesAt i32) (local $bytesAt i32)
+    (local $checks i32) (local $key i32) (local $second i32) (local $linesAt i32) (local $bytesAt i32) (local $maskAt i32) (local $bit i32)
     (local.set $checks (call $check (local.get $rec) (local.get $newline)))
     (local.set $key (i32.load offset=24 (local.get $rec)))
     (local.set $second (i32.eq (local.get $checks) (i32.const 14)))
@@ -513,10 +523,18 @@
           (i32.and (i32.ge_s (local.get $key) (i32.const 0))
                    (i32.le_u (i32.sub (local.get $newline) (local.get $lineStart)) (i32.load (i32.const 84)))))
       (then
-        ;; the part's sums of the line's day, in the cell of its key and hour
-        (local.set $key (i32.add (i32.mul (local.get $key) (i32.const 24)) (global.get $hour)))
+        ;; the part's sums of the line's day, in the cell of its hour and key; the
+        ;; hour's cells cleared first when the part has summed nothing in it yet
         (local.set $linesAt (i32.load (i32.add (local.get $part) (select (i32.const 40) (i32.const 24) (local.get $second)))))
         (local.set $bytesAt (i32.load (i32.add (local.get $part) (select (i32.const 44) (i32.const 28) (local.get $second)))))
+        (local.set $maskAt (i32.add (local.get $part) (select (i32.const 1028) (i32.const 1024) (local.get $second))))
+        (local.set $bit (i32.shl (i32.const 1) (global.get $hour)))
+        (if (i32.eqz (i32.and (i32.load (local.get $maskAt)) (local.get $bit)))
+          (then
+            (memory.fill (i32.add (local.get $linesAt) (i32.shl (global.get $hour) (i32.const 14))) (i32.const 0) (i32.shl (i32.load (i32.const 56)) (i32.const 2)))
+            (memory.fill (i32.add (local.get $bytesAt) (i32.shl (global.get $hour) (i32.const 15))) (i32.const 0) (i32.shl (i32.load (i32.const 56)) (i32.const 3)))
+            (i32.store (local.get $maskAt) (i32.or (i32.load (local.get $maskAt)) (local.get $bit)))))
+        (local.set $key (i32.add (i32.shl (global.get $hour) (i32.const 12)) (local.get $key)))
         (i32.store (i32.add (local.get $linesAt) (i32.shl (local.get $key) (i32.const 2)))
           (i32.add (i32.load (i32.add (local.get $linesAt) (i32.shl (local.get $key) (i32.const 2)))) (i32.const 1)))
         (f64.store (i32.add (local.get $bytesAt) (i32.shl (local.get $key) (i32.const 3)))

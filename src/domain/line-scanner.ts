@@ -191,6 +191,8 @@ export class LineScanner {
     words[WIDTH_AT >> 2] = layout.width;
     words[DATE_SLOT_AT >> 2] = slotOf(layout.date);
     words[TIME_SLOT_AT >> 2] = slotOf(layout.time);
+    // Lines are summed in the hour of their time: with no time column, none is summed.
+    if (words[TIME_SLOT_AT >> 2] === 0) words[SUMMING_AT >> 2] = 0;
     words[BYTES_SLOT_AT >> 2] = slotOf(layout.bytes);
     words[KEY_MODE_AT >> 2] = layout.key === undefined ? 0 : layout.key.kind === 'label' ? 1 : 2;
     words[KEY_FIRST_SLOT_AT >> 2] = layout.key === undefined ? 0 : slotOf(layout.key.columns[0]);
@@ -314,20 +316,22 @@ export class LineScanner {
 
   /** Lines on the day of `slot` summed for key `id` in UTC hour `hour` (0..23) since {@link clearSums}. */
   summedHourLines(id: number, hour: number, slot: DaySlot = 0): number {
-    return this.words[(this.sumsBase(slot) >> 2) + id * HOURS + hour]!;
+    return this.words[(this.sumsBase(slot) >> 2) + hour * MAX_KEYS + id]!;
   }
 
   /** Their sc-bytes. */
   summedHourBytes(id: number, hour: number, slot: DaySlot = 0): number {
-    return this.floats[((this.sumsBase(slot) + SUMMED_BYTES_AT) >> 3) + id * HOURS + hour]!;
+    return this.floats[((this.sumsBase(slot) + SUMMED_BYTES_AT) >> 3) + hour * MAX_KEYS + id]!;
   }
 
   /** Forgets the sums of keys `0..keys - 1` on the day of `slot`. */
   clearSums(keys: number, slot: DaySlot = 0): void {
     const lines = this.sumsBase(slot) >> 2;
     const bytes = (this.sumsBase(slot) + SUMMED_BYTES_AT) >> 3;
-    this.words.fill(0, lines, lines + keys * HOURS);
-    this.floats.fill(0, bytes, bytes + keys * HOURS);
+    for (let hour = 0; hour < HOURS; hour++) {
+      this.words.fill(0, lines + hour * MAX_KEYS, lines + hour * MAX_KEYS + keys);
+      this.floats.fill(0, bytes + hour * MAX_KEYS, bytes + hour * MAX_KEYS + keys);
+    }
   }
 
   private sumsBase(slot: DaySlot): number {
@@ -441,9 +445,9 @@ const COLUMN_TABLE_AT_AT = 60;
 const JSON_DASH_AT = 100;
 const JSON_STATUS_AT = 104;
 const PART_SUMS_AT_AT = 108;
-/** UTC hours of a day: the scanner sums each key's lines per hour (a cell per key and hour, key-major). */
+/** UTC hours of a day: the scanner sums each key's lines per hour (a cell per hour and key, hour-major: hour * MAX_KEYS + key). */
 const HOURS = 24;
-/** A day's sums: per key and hour, lines (Int32), then at {@link SUMMED_BYTES_AT} their bytes (float64). */
+/** A day's sums: per hour and key, lines (Int32), then at {@link SUMMED_BYTES_AT} their bytes (float64). */
 const SUMMED_BYTES_AT = MAX_KEYS * HOURS * 4;
 const DAY_SUMS_BYTES = MAX_KEYS * HOURS * (4 + 8);
 /** For each of scanJson's parts but the first and each day, a day's sums. */
@@ -560,7 +564,7 @@ export function scanLinesInJs(
       const base = words[(second ? SECOND_SUMS_AT : FIRST_SUMS_AT) >> 2]!;
       // The hour: the time's first two digits (summing needs a time column; TIME_OK checked them).
       const time = words[at + 2 * words[TIME_SLOT_AT >> 2]! + 8]!;
-      const cell = key * HOURS + (bytes[time]! - 48) * 10 + (bytes[time + 1]! - 48);
+      const cell = ((bytes[time]! - 48) * 10 + (bytes[time + 1]! - 48)) * MAX_KEYS + key;
       words[(base >> 2) + cell]!++;
       floats[((base + SUMMED_BYTES_AT) >> 3) + cell] = floats[((base + SUMMED_BYTES_AT) >> 3) + cell]! + floats[(at >> 1) + 2]!;
       lastDay = second ? 2 : 1;
