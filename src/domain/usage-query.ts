@@ -81,13 +81,21 @@ export interface ExplainQuery {
 }
 
 /**
- * Validates `GET /v1/accounts/{accountId}/days/{day}/explain[?format=]` (CSV also by
- * `Accept: text/csv`, as the usage route).
+ * Validates `GET /v1/accounts/{accountId}/days/{day}/explain[?format=][&tz=UTC]` (CSV also by
+ * `Accept: text/csv`, as the usage route). A `tz` other than UTC is refused, not ignored.
  */
 export function parseExplainQuery(accountId: string, day: string, params: QueryParameters, accept?: string): ExplainQuery {
   if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
   if (!isValidDay(day)) throw new ValidationError(`the day in the path must be a calendar day YYYY-MM-DD, got "${printable(day)}"`);
   if (!isSupportedDay(day)) throw new ValidationError(`the day in the path must be within the days Tally supports, ${SUPPORTED_DAYS_TEXT}, got "${day}"`);
+  // Log objects, closing and revisions are kept by UTC day: a zone's day would be silently answered as the UTC day.
+  const zone = parseTimeZone(params.tz);
+  if (zone !== UTC_ZONE) {
+    throw new ValidationError(
+      `explain answers UTC days only (log objects, closing and revisions are kept by UTC day), got tz=${zone}: ` +
+        'drop tz or give tz=UTC, and explain each UTC day a local day touches (the usage report with granularity=hour shows which)',
+    );
+  }
   return { accountId, day, format: formatOf(params.format, accept) };
 }
 

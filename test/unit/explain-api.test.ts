@@ -71,6 +71,20 @@ describe('GET /v1/accounts/{id}/days/{day}/explain', () => {
     expect(reads).toEqual([]);
   });
 
+  it('refuses a time zone other than UTC, reading nothing: explain is by UTC day', async () => {
+    const zoned = await explain('acme', await tenant(), deps(), { tz: 'Asia/Tokyo' });
+    const unknown = await explain('acme', await tenant(), deps(), { tz: 'Mars/Olympus' });
+    const readsBefore = [...reads];
+    const utc = await explain('acme', await tenant(), deps(), { tz: 'UTC' });
+
+    expect(zoned.statusCode).toBe(400);
+    expect(JSON.parse(zoned.body!).message).toContain('explain answers UTC days only');
+    expect(JSON.parse(zoned.body!).message).toContain('tz=Asia/Tokyo');
+    expect(unknown.statusCode).toBe(400);
+    expect(readsBefore).toEqual([]);
+    expect(utc.statusCode).toBe(200);
+  });
+
   it('answers CSV when asked, as a download', async () => {
     const response = await explain('acme', await tenant(), deps(), { format: 'csv' });
     expect(response.headers['content-type']).toContain('text/csv');
