@@ -308,6 +308,17 @@ describe('dashboard time zones and hours in Chromium', () => {
     await page.close();
   });
 
+  it("says why a browser in a zone of sub-hour offsets cannot have its days: the API's message", async () => {
+    const kolkata = await browser.newContext({ viewport: { width: 1400, height: 900 }, timezoneId: 'Asia/Kolkata' });
+    const page = await kolkata.newPage();
+    await signIn(page, token);
+    await page.getByLabel('Time zone').selectOption('browser');
+    await page.waitForFunction(() => document.getElementById('status')!.getAttribute('data-state') === 'error');
+    await expect(page.locator('#status').textContent()).resolves.toContain('+05:30 from UTC');
+    await expect(page.locator('#results').isHidden()).resolves.toBe(true);
+    await kolkata.close();
+  });
+
   it('fits a phone: the hours of a fall-back day at 390 px', async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1, isMobile: true, hasTouch: true, timezoneId: ZONE });
     const page = await phone.newPage();
