@@ -300,6 +300,7 @@ describe('dashboard time zones and hours in Chromium', () => {
     await page.waitForFunction(() => document.getElementById('chart')!.getAttribute('data-hours') === '71');
     await expect(page.locator('#chart-title').textContent()).resolves.toBe(`Requests per hour (${ZONE})`);
     await expect(page.locator('#chart-note').textContent()).resolves.toContain('23 hours');
+    await page.locator('.chart-card').screenshot({ path: join(OUTPUT, 'dashboard-hours-range.png') });
 
     await showRange(page, '2026-03-01', '2026-03-09');
     await expect(page.locator('#chart-title').textContent()).resolves.toBe('Requests per day');
