@@ -774,6 +774,33 @@ describe('dashboard in Chromium', () => {
     await context.close();
   });
 
+  it('keeps every control inside its card at 390 px when the time zone has a long name', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, timezoneId: 'America/Argentina/Buenos_Aires' });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await signIn(page, await mintToken(TEST_SECRET, { accounts: [acme], ttlSeconds: 600 }));
+    await page.waitForSelector('#days-table tbody tr');
+    await page.selectOption('#tz-select', 'browser');
+    await page.selectOption('#range-select', 'custom');
+    await page.waitForSelector('#from-input:visible');
+    const layout = await page.$eval('#controls', (form: PageNode) => {
+      const box = form.getBoundingClientRect();
+      const outside: string[] = [];
+      form.querySelectorAll('select, input:not([type="hidden"]), button').forEach((control) => {
+        const rect = control.getBoundingClientRect();
+        if (rect.right === rect.left) return; // hidden
+        if (rect.left < box.left || rect.right > box.right - 8) outside.push(`${control.getAttribute('id') ?? control.textContent}: ${rect.left}..${rect.right} in ${box.left}..${box.right}`);
+      });
+      return outside;
+    });
+    await page.screenshot({ path: join(OUTPUT, 'dashboard-phone-long-zone.png') });
+
+    expect(await page.locator('#tz-select option[value="browser"]').textContent()).toContain('Buenos_Aires');
+    expect(layout).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it("keeps a log object's format, time and numbers in view at 1400 px however long its key: the key gives way, whole on hover", async () => {
     const token = await mintToken(TEST_SECRET, { accounts: [longKeyed], ttlSeconds: 600 });
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme: 'light' });
