@@ -32,8 +32,8 @@ export interface CountingLayout {
   readonly maxLineBytes: number;
   /** `rows` more rows were read (and counted with {@link add}): their line numbers pass. */
   readonly advance: (rows: number) => void;
-  /** Adds `values` (requests first) of good rows of one account-day (`undefined`: unattributed). */
-  readonly add: (account: string | undefined, day: string, values: readonly number[]) => void;
+  /** Adds `values` (requests first) of good rows of one account-day (`undefined`: unattributed) and UTC hour (-1: not known). */
+  readonly add: (account: string | undefined, day: string, hour: number, values: readonly number[]) => void;
   /** A host no account was found for (sampled by the counter, as its lines sample them). */
   readonly missed: (host: string) => void;
 }
@@ -51,6 +51,9 @@ const HASH = 35;
 const MAX_DAYS = 64;
 const MAX_ACCOUNTS = 8192;
 const MAX_HOST_PAIRS = 1 << 22;
+/** Per account-day, its sums by UTC hour 0..23 and of rows whose hour is not known (slot 0: hour + 1). */
+const HOUR_SLOTS = 25;
+const MS_PER_HOUR = 3_600_000;
 /** Distinct hosts (or resolver values) remembered before the memory is cleared. */
 const KEY_CACHE_LIMIT = 4096;
 /** Epoch milliseconds a number may hold to be read as a day here (years 1970–9999, less a second of margin). */
@@ -84,8 +87,16 @@ export class ColumnCounting {
   private hostPairs: { x: Uint8Array | undefined; c: Uint8Array | undefined; accounts: Int32Array } | undefined;
   private readonly keyAccounts = new ByteKeyCache<number>(KEY_CACHE_LIMIT);
   private constantAccount = UNKNOWN;
-  /** Per cell (account × {@link MAX_DAYS} + day), per metric: the sums of the current run. */
+  /**
+   * Per slot (an account-day's number here × {@link HOUR_SLOTS} + hour + 1), per metric:
+   * the sums of the current run. An account-day (its cell: account × {@link MAX_DAYS} +
+   * day) is numbered when first met ({@link dayCells}, {@link cellNumbers}), so that
+   * memory is per account-day met, not per account × day possible.
+   */
   private sums = new Float64Array(0);
+  /** Per cell + 1 (0: none yet): its number here + 1. */
+  private cellNumbers: Int32Array = new Int32Array(0);
+  private readonly dayCells: number[] = [];
   private touched = new Int32Array(64);
   private touchedCount = 0;
   private readonly values: number[];
@@ -106,6 +117,8 @@ export class ColumnCounting {
   private rowBytes = new Float64Array(0);
   /** Per row of the current run: its host pair (see {@link pairs}). */
   private rowPairs = new Int32Array(0);
+  /** Per row of the current run: its UTC hour (-1: not known: a `date` and no `time` column). */
+  private rowHours = new Int32Array(0);
 
   /**
    * Counts the `count` rows of `runs` (one per field, in field order), rows that need
@@ -144,6 +157,7 @@ export class ColumnCounting {
       this.rowDays = new Int32Array(size);
       this.rowBytes = new Float64Array(size);
       this.rowPairs = new Int32Array(size);
+      this.rowHours = new Int32Array(size);
     }
     const days = this.rowDays;
     const sent = this.rowBytes;
@@ -154,10 +168,12 @@ export class ColumnCounting {
     if (date.entries !== undefined) this.entryDays(date, count, days);
     else if (date.numbers !== undefined) this.numberDays(date, count, days);
     else this.textDays(date, count, days);
+    // Each row's hour: a timestamp's own, else its time's (found with its check), else none.
     if (time !== undefined) {
       if (time.entries !== undefined) this.entryTimes(time, count, days);
       else this.textTimes(time, count, days);
-    }
+    } else this.rowHours.fill(-1, 0, count);
+    if (layout.dayUnits !== 0) this.instantHours(date, count, days);
     if (bytes === undefined) sent.fill(0, 0, count);
     else if (bytes.entries !== undefined) this.entryBytes(bytes, count, days, sent);
     else if (bytes.numbers !== undefined) numberBytes(bytes, count, days, sent);
@@ -218,9 +234,10 @@ export class ColumnCounting {
     for (let row = 0; row < count; row++) if (days[row]! >= 0) days[row] = this.dayOf(date, row);
   }
 
-  /** Marks the rows whose `time` dictionary entry is no time (a verdict found once per entry). */
+  /** Marks the rows whose `time` dictionary entry is no time (a verdict found once per entry); the others' hours. */
   private entryTimes(time: ColumnRun, count: number, days: Int32Array): void {
     const cache = this.entryCache(this.entryTimeVerdicts, time, Int32Array);
+    const hours = this.rowHours;
     const entries = time.entries!;
     const at = time.at;
     for (let row = 0; row < count; row++) {
@@ -229,12 +246,39 @@ export class ColumnCounting {
       let verdict = cache[entry]!;
       if (verdict === UNKNOWN_ENTRY) verdict = cache[entry] = entry === 0 ? 0 : timeVerdict(time.dictionary!, entry - 1);
       if (verdict === 0) days[row] = INVALID;
+      else hours[row] = verdict - 1;
     }
   }
 
-  /** Marks the rows whose `time` text (or number) is no time. */
+  /** Marks the rows whose `time` text (or number) is no time; the others' hours. */
   private textTimes(time: ColumnRun, count: number, days: Int32Array): void {
-    for (let row = 0; row < count; row++) if (days[row]! >= 0 && !this.timeOk(time, row)) days[row] = INVALID;
+    const hours = this.rowHours;
+    for (let row = 0; row < count; row++) {
+      if (days[row]! < 0) continue;
+      const hour = this.hourOfTime(time, row);
+      if (hour < 0) days[row] = INVALID;
+      else hours[row] = hour;
+    }
+  }
+
+  /** The hours of rows whose day field is a timestamp (epoch time): its own UTC hour. */
+  private instantHours(date: ColumnRun, count: number, days: Int32Array): void {
+    const hours = this.rowHours;
+    const units = this.layout.dayUnits;
+    for (let row = 0; row < count; row++) {
+      if (days[row]! < 0) continue;
+      const at = date.at + row;
+      let millis: number;
+      if (date.numbers !== undefined) {
+        const value = date.numbers[at]!;
+        millis = date.numberKind === 'instant' ? value : (value * 1000) / units;
+      } else if (date.entries !== undefined) {
+        const dictionary = date.dictionary!;
+        const entry = date.entries[at]!;
+        millis = epochMillisBytes(dictionary.bytes, dictionary.starts[entry]!, dictionary.ends[entry]!, units);
+      } else millis = epochMillisBytes(date.bytes, date.starts[at]!, date.ends[at]!, units);
+      hours[row] = Math.floor((millis % MS_PER_DAY) / MS_PER_HOUR);
+    }
   }
 
   /** Each unmarked row's sc-bytes from its dictionary entry (found once per entry); a row of no byte count is marked. */
@@ -257,15 +301,40 @@ export class ColumnCounting {
     const metrics = this.layout.metrics;
     const cells = this.rowPairs;
     const sent = this.rowBytes;
+    const hours = this.rowHours;
     for (let row = 0; row < count; row++) {
-      const cell = cells[row]!;
-      const at = cell * metrics;
-      if (at + metrics > this.sums.length) this.grow(at + metrics);
+      const at = this.slotOf(cells[row]!, hours[row]!) * metrics;
       const sums = this.sums;
-      if (sums[at] === 0) this.touch(cell);
       sums[at]! += 1;
       sums[at + 1]! += sent[row]!;
     }
+  }
+
+  /**
+   * The slot of an account-day cell's hour (-1: not known), touched (and the sums made
+   * long enough for it) when first met in this run.
+   */
+  private slotOf(cell: number, hour: number): number {
+    let numbers = this.cellNumbers;
+    if (cell + 1 >= numbers.length) numbers = this.growCellNumbers(cell + 2);
+    let number = numbers[cell + 1]! - 1;
+    if (number < 0) {
+      number = this.dayCells.length;
+      this.dayCells.push(cell);
+      numbers[cell + 1] = number + 1;
+    }
+    const slot = number * HOUR_SLOTS + hour + 1;
+    const metrics = this.layout.metrics;
+    if ((slot + 1) * metrics > this.sums.length) this.grow((slot + 1) * metrics);
+    if (this.sums[slot * metrics] === 0) this.touch(slot);
+    return slot;
+  }
+
+  private growCellNumbers(size: number): Int32Array {
+    const grown = new Int32Array(Math.max(size, this.cellNumbers.length * 2, 1024));
+    grown.set(this.cellNumbers);
+    this.cellNumbers = grown;
+    return grown;
   }
 
   /**
@@ -278,6 +347,7 @@ export class ColumnCounting {
     const days = this.rowDays;
     const sent = this.rowBytes;
     const pairs = this.rowPairs;
+    const hours = this.rowHours;
     let pending = 0;
     for (let row = 0; row < count; row++) {
       const day = days[row]!;
@@ -294,11 +364,8 @@ export class ColumnCounting {
         continue;
       }
       pending++;
-      const cell = account * MAX_DAYS + day;
-      const at = cell * metrics;
-      if (at + metrics > this.sums.length) this.grow(at + metrics);
+      const at = this.slotOf(account * MAX_DAYS + day, hours[row]!) * metrics;
       const sums = this.sums;
-      if (sums[at] === 0) this.touch(cell);
       sums[at]! += 1;
       sums[at + 1]! += sent[row]!;
     }
@@ -335,11 +402,8 @@ export class ColumnCounting {
       }
       pending++;
       const sent = sentOf[row]!;
-      const cell = account * MAX_DAYS + day;
-      let at = cell * metrics;
-      if (at + metrics > this.sums.length) this.grow(at + metrics);
+      let at = this.slotOf(account * MAX_DAYS + day, this.rowHours[row]!) * metrics;
       const sums = this.sums;
-      if (sums[at] === 0) this.touch(cell);
       sums[at]! += 1;
       sums[at + 1]! += sent;
       if (rules) {
@@ -359,15 +423,17 @@ export class ColumnCounting {
     const { sums, values, layout } = this;
     const metrics = layout.metrics;
     for (let t = 0; t < this.touchedCount; t++) {
-      const cell = this.touched[t]!;
+      const slot = this.touched[t]!;
+      const hourSlot = slot % HOUR_SLOTS;
+      const cell = this.dayCells[(slot - hourSlot) / HOUR_SLOTS]!;
       const day = cell % MAX_DAYS;
-      const at = cell * metrics;
+      const at = slot * metrics;
       for (let m = 0; m < metrics; m++) {
         values[m] = sums[at + m]!;
         sums[at + m] = 0;
       }
-      // An exact quotient: V8 keeps it an integer (Math.floor of a fraction made it throw the counting code away, issue 34).
-      layout.add(this.accounts[(cell - day) / MAX_DAYS], this.days[day]!, values);
+      // Exact quotients: V8 keeps them integers (Math.floor of a fraction made it throw the counting code away, issue 34).
+      layout.add(this.accounts[(cell - day) / MAX_DAYS], this.days[day]!, hourSlot - 1, values);
     }
     this.touchedCount = 0;
   }
@@ -405,7 +471,7 @@ export class ColumnCounting {
   }
 
   private grow(size: number): void {
-    const grown = new Float64Array(Math.max(size, this.sums.length * 2, 64 * MAX_DAYS * this.layout.metrics));
+    const grown = new Float64Array(Math.max(size, this.sums.length * 2, 64 * HOUR_SLOTS * this.layout.metrics));
     grown.set(this.sums);
     this.sums = grown;
   }
@@ -510,15 +576,17 @@ export class ColumnCounting {
     return id;
   }
 
-  private timeOk(run: ColumnRun, row: number): boolean {
+  /** The hour (0..23) of the row's time, read as the counter reads it (its first two digits); -1 when it is no time. */
+  private hourOfTime(run: ColumnRun, row: number): number {
     const at = run.at + row;
     if (run.numbers !== undefined) {
       const value = run.numbers[at]!;
-      if (Number.isNaN(value)) return false;
+      if (Number.isNaN(value)) return INVALID;
       const text = Buffer.from(run.numberText!(value));
-      return isValidTimeBytes(text, 0, text.length);
+      return isValidTimeBytes(text, 0, text.length) ? hourOfTimeText(text, 0) : INVALID;
     }
-    return isValidTimeBytes(run.bytes, run.starts[at]!, run.ends[at]!);
+    const start = run.starts[at]!;
+    return isValidTimeBytes(run.bytes, start, run.ends[at]!) ? hourOfTimeText(run.bytes, start) : INVALID;
   }
 
   /** The row's sc-bytes (`-` or none: 0); -1 when it is no byte count. */
@@ -725,9 +793,15 @@ function entryByteCount(dictionary: NonNullable<ColumnRun['dictionary']>, entry:
   return start === end ? 0 : parseByteCountBytes(dictionary.bytes, start, end);
 }
 
-/** 1 when a `time` dictionary entry's text is a time, else 0. */
+/** A `time` dictionary entry's hour + 1 when its text is a time, else 0. */
 function timeVerdict(dictionary: NonNullable<ColumnRun['dictionary']>, entry: number): number {
-  return isValidTimeBytes(dictionary.bytes, dictionary.starts[entry]!, dictionary.ends[entry]!) ? 1 : 0;
+  const start = dictionary.starts[entry]!;
+  return isValidTimeBytes(dictionary.bytes, start, dictionary.ends[entry]!) ? hourOfTimeText(dictionary.bytes, start) + 1 : 0;
+}
+
+/** The hour of a checked `HH:MM:SS` time starting at `at`: its first two digits (as the counter reads a line's). */
+function hourOfTimeText(bytes: Uint8Array, at: number): number {
+  return (bytes[at]! - 48) * 10 + (bytes[at + 1]! - 48);
 }
 
 /** Each unmarked row's sc-bytes from a typed column (none: 0); a row of no byte count is marked. */

@@ -310,10 +310,13 @@ export class LogCounter {
           this.physicalLine += rows;
           this.lines.read += rows;
         },
-        add: (account, day, counts) => {
+        add: (account, day, hour, counts) => {
           if (account === undefined) this.lines.unattributed += counts[0]!;
           else this.lines.counted += counts[0]!;
-          this.tally.addTo(this.tally.row(account ?? UNATTRIBUTED, day), counts);
+          const row = this.tally.row(account ?? UNATTRIBUTED, day);
+          // Rows of no known time (a date and no time column) go to the day alone, as their lines do.
+          if (hour < 0) this.tally.addTo(row, counts);
+          else this.tally.addAt(row, hour, counts);
         },
         missed: (host) => {
           if (this.missed.length < MAX_SAMPLES && !this.missed.includes(host)) this.missed.push(host);

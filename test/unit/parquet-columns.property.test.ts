@@ -24,7 +24,7 @@ const LEGACY = ['date', 'time', 'sc-bytes', 'cs(Host)', 'x-host-header', 'cs-uri
 const POOLS: Record<(typeof COLUMNS)[number], readonly string[]> = {
   // A byte order mark, and a row whose line would start with `#` (a directive in text).
   date: ['2026-11-21', '2026-11-22', '2026-02-30', '', '-', '\uFEFF2026-11-21', '#2026-11-21'],
-  time: ['12:00:00', '23:59:60', '24:00:00', '7:00'],
+  time: ['12:00:00', '23:59:60', '24:00:00', '7:00', '00:00:00', '05:30:12'],
   sc_bytes: ['0', '1234', '-', '12a', '999999999999999', '4096', '-5', '1000000000000000'],
   cs_Host: ['d1.cloudfront.net', '-', 'Globex.example.com'],
   x_host_header: ['acme.example.com', 'acme.example.com', 'initech.example.com', '10.0.0.1', '-', 'tab\there.example.com', 'caf\u00e9.example.com', 'a-very-long-host-label-past-thirty-two-bytes.example.com', 'd111111abcdef8.cloudfront.net', 'acme.CloudFront.net'],
@@ -43,7 +43,7 @@ const TYPED_POOLS: Partial<Record<(typeof COLUMNS)[number], readonly string[]>> 
 /** Only good days, times and byte counts: runs of rows that can be counted without their lines. */
 const CLEAN: Partial<Record<(typeof COLUMNS)[number], readonly string[]>> = {
   date: ['2026-11-21', '2026-11-22'],
-  time: ['12:00:00', '23:59:60'],
+  time: ['12:00:00', '23:59:60', '00:00:00', '05:30:12'],
   sc_bytes: ['0', '1234', '-', '999999999999999'],
 };
 
@@ -118,8 +118,8 @@ async function asParquet(bytes: Uint8Array): Promise<ReturnType<typeof summary>>
   return summary(await countLogContent(parquetContent(file, 'k'), options, 'k'));
 }
 
-// Days only: column counting adds no hours yet (its rows are in no hour; hours of Parquet come with #35, parquet-cold).
-const summary = (result: FormatCount) => ({ lines: result.lines, usage: result.tally.usage().map(({ account, day, metrics }) => ({ account, day, metrics })), samples: result.malformedSamples, unattributed: [...(result.unattributedSamples ?? [])].sort() });
+// Usage with its hours: Parquet's rows fall in the UTC hours their lines would (issue 35).
+const summary = (result: FormatCount) => ({ lines: result.lines, usage: result.tally.usage(), samples: result.malformedSamples, unattributed: [...(result.unattributedSamples ?? [])].sort() });
 
 const sql = (value: string | null) => (value === null ? 'NULL' : `'${value.replace(/'/g, "''")}'`);
 

@@ -50,6 +50,36 @@ function countedUsage(usage: readonly { account: string; day: string; metrics: R
     .sort((a, b) => `${a.account}|${a.day}`.localeCompare(`${b.account}|${b.day}`));
 }
 
+/** DuckDB's requests per account, UTC day and UTC hour of a file (from `date` and `time`, `timestamp_ms` or `timestamp`). */
+async function hourlyRecount(path: string): Promise<Record<string, number>> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    await connection.run(`SET TimeZone = 'UTC'`);
+    const names = new Set((await connection.runAndReadAll(`SELECT name FROM parquet_schema('${path}')`)).getRowObjectsJS().map((row) => String(row.name)));
+    const at = names.has('date') ? `strptime("date" || ' ' || "time", '%Y-%m-%d %H:%M:%S')` : names.has('timestamp_ms') ? 'make_timestamp(timestamp_ms::BIGINT * 1000)' : '"timestamp"';
+    const rows = (
+      await connection.runAndReadAll(`
+        SELECT lower(split_part(coalesce(x_host_header, cs_Host), '.', 1)) AS account, strftime(${at}, '%Y-%m-%d') AS day, hour(${at})::INTEGER AS hour, count(*)::INTEGER AS requests
+        FROM read_parquet('${path}') WHERE ${at} IS NOT NULL AND coalesce(x_host_header, cs_Host) IS NOT NULL GROUP BY ALL`)
+    ).getRowObjectsJS();
+    return Object.fromEntries(rows.map((row) => [`${String(row.account)}|${String(row.day)}|${Number(row.hour)}`, Number(row.requests)]));
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** Tally's requests per account, day and UTC hour (unattributed left out, as the recount leaves hostless rows out). */
+function countedHours(usage: readonly { account: string; day: string; hours: Readonly<Record<number, Readonly<Record<string, number>>>> }[]): Record<string, number> {
+  const hours: Record<string, number> = {};
+  for (const row of usage) {
+    if (row.account === 'unattributed') continue;
+    for (const [hour, metrics] of Object.entries(row.hours)) if ((metrics.requests ?? 0) > 0) hours[`${row.account}|${row.day}|${hour}`] = metrics.requests!;
+  }
+  return hours;
+}
+
 async function withFile<T>(spec: ParquetLogSpec, work: (file: { bytes: Buffer; path: string }) => Promise<T>): Promise<T> {
   const file = await writeParquetLog(spec);
   try {
@@ -73,6 +103,8 @@ describe('Parquet logs (CloudFront standard logging v2)', () => {
       const count = await countLogContent(await openLogFile(path), options, path);
 
       expect(countedUsage(count.tally.usage())).toEqual(expectedUsage(recount));
+      // Each row in its UTC hour: the time's, or the timestamp's (issue 35).
+      expect(countedHours(count.tally.usage())).toEqual(await hourlyRecount(path));
       expect(count.lines).toEqual({ ...count.lines, read: recount.rows, unattributed: recount.hostless, malformed: recount.dayless });
       expect(count.lines.counted + count.lines.unattributed + count.lines.malformed).toBe(count.lines.read);
       // Every row was counted column by column (malformed ones as their lines): no fallback to say.
