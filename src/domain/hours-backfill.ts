@@ -61,8 +61,7 @@ export class AccountDayRecount {
       // The object's figures agree with its ledger row but some of its lines have no hour:
       // blaming the ledger (the gap's usual reason) would send the operator the wrong way.
       this.problems.push(
-        `${recount.object}: counted again without hours for all of its usage (lines with a date and no time of day, ` +
-          'or a Parquet log, whose column counting keeps no hours yet)',
+        `${recount.object}: counted again without hours for all of its usage (lines with a date and no time of day)`,
       );
       return;
     }

@@ -128,7 +128,7 @@ export function dayHours(totals: Readonly<Record<string, number>>, shards: HourS
     hours: null,
     reason:
       backfilled === undefined
-        ? 'counted (in part) before hours were kept or from log lines with no time of day (a Parquet log until its column counting keeps hours; a date without a time); tally backfill --hours recomputes those counted before'
+        ? 'counted (in part) before hours were kept (tally backfill --hours recomputes them) or from log lines with a date and no time of day (which have none)'
         : 'usage counted since tally backfill --hours recomputed them; run it again',
   };
 }

@@ -128,7 +128,7 @@ describe('an explanation', () => {
       `acme,${DAY},total,,,,10,750`,
       `acme,${DAY},revision,1,,2026-11-23T12:00:00.000Z,11,700`,
       `acme,${DAY},revision,2,,2026-11-24T00:00:00.000Z,1,50`,
-      `acme,${DAY},hours_unknown,,counted (in part) before hours were kept or from log lines with no time of day (a Parquet log until its column counting keeps hours; a date without a time); tally backfill --hours recomputes those counted before (\`tally backfill --hours --from ${DAY} --to ${DAY}\`),,,`,
+      `acme,${DAY},hours_unknown,,counted (in part) before hours were kept (tally backfill --hours recomputes them) or from log lines with a date and no time of day (which have none) (\`tally backfill --hours --from ${DAY} --to ${DAY}\`),,,`,
       '',
     ]);
   });

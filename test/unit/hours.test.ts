@@ -95,9 +95,9 @@ describe('hours as item attributes, and which hours a day shows', () => {
     expect(dayHours(day, whole, { 1: day })).toEqual({ hours: whole, source: 'shards' });
     expect(dayHours(day, part, whole)).toEqual({ hours: whole, source: 'backfill' });
     expect(dayHours(day, part)).toMatchObject({ hours: null, reason: expect.stringContaining('tally backfill --hours') });
-    // Hours are also missing for usage counted today from lines with no time of day (a Parquet log, a date alone):
+    // Hours are also missing for usage counted today from lines with no time of day (a date alone):
     // the reason must not say only "before hours were kept" to someone who just started counting.
-    expect(dayHours(day, part)).toMatchObject({ hours: null, reason: expect.stringContaining('log lines with no time of day') });
+    expect(dayHours(day, part)).toMatchObject({ hours: null, reason: expect.stringContaining('no time of day') });
     expect(dayHours({ ...day, requests: 11 }, part, whole)).toMatchObject({ hours: null, reason: expect.stringContaining('run it again') });
     expect(dayHours({}, {})).toEqual({ hours: {}, source: 'shards' });
   });

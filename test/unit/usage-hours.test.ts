@@ -69,7 +69,7 @@ describe('buildZonedUsageReport', () => {
     const got = report('UTC', '2026-11-20', '2026-11-21', [before]);
     expect(got.days[0]).toMatchObject({ day: '2026-11-20', metrics: { requests: 7, bytes: 70 }, hours: null });
     expect(got.days[0]!.hoursReason).toBe(
-      '2026-11-20 (UTC): counted (in part) before hours were kept or from log lines with no time of day (a Parquet log until its column counting keeps hours; a date without a time); tally backfill --hours recomputes those counted before (`tally backfill --hours --from 2026-11-20 --to 2026-11-20`)',
+      '2026-11-20 (UTC): counted (in part) before hours were kept (tally backfill --hours recomputes them) or from log lines with a date and no time of day (which have none) (`tally backfill --hours --from 2026-11-20 --to 2026-11-20`)',
     );
     expect(got.days[1]).not.toHaveProperty('hours');
     expect(got.hours!.slice(0, 24).every((hour) => hour.metrics === null && hour.totals === null && hour.hoursReason !== undefined)).toBe(true);
