@@ -188,8 +188,17 @@ export class ColumnCounting {
         layout.advance(count);
       } else this.sumPairs(runs, x, c, pairs.accounts, cWidth, count);
     } else this.sumRows(runs, count, pairs);
-    this.addTouched();
     return true;
+  }
+
+  /**
+   * Hands the sums counted so far to the counter, per account-day and hour, and clears
+   * them: the counter calls it when its count finishes. Once per count, not per run: with
+   * hours an account-day has up to 25 sums, and adding them after every page of a 900,000
+   * row file took about a fifth of the count's CPU (issue 34).
+   */
+  flush(): void {
+    this.addTouched();
   }
 
   /** Marks the rows whose line would be longer than `maxLineBytes`. */

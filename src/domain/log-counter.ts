@@ -157,6 +157,8 @@ export class LogCounter {
   private jsonOn = false;
   private jsonEnd = 0;
   private readAsLinesReason: string | undefined;
+  /** The column countings made for this count (Parquet), flushed when it finishes. */
+  private readonly columnCountings: ColumnCounting[] = [];
 
   constructor(private readonly options: CountOptions) {
     const names = metricNames(options.metricRules);
@@ -289,7 +291,7 @@ export class LogCounter {
     };
     const scratch = new Uint8Array(2 * this.maxLineBytes + 2);
     const values = this.values;
-    return new ColumnCounting(
+    const counting = new ColumnCounting(
       {
         width: this.width,
         dateAt: this.dateAt,
@@ -324,6 +326,9 @@ export class LogCounter {
       },
       asLines,
     );
+    // Its sums reach the tally when the count finishes (ColumnCounting.flush).
+    this.columnCountings.push(counting);
+    return counting;
   }
 
   /** Rows of a columnar log are being counted as lines, because of `reason` (the first reason is kept). */
@@ -358,6 +363,7 @@ export class LogCounter {
    */
   finish(objectName: string): LogCount {
     if (!this.ended) this.end();
+    for (const counting of this.columnCountings) counting.flush();
     this.addSums(0);
     this.addSums(1);
     const malformed = this.scanner.takeMalformed();
