@@ -1,6 +1,6 @@
 import { daysBetweenInclusive, eachDay } from '../domain/days';
 import { describeError, ValidationError } from '../domain/errors';
-import { hoursCoverDay } from '../domain/hours';
+import { addHourSums, hoursCoverDay } from '../domain/hours';
 import { AccountDayRecount, judgeRecount, MAX_HOURS_BACKFILL_DAYS, sameHours, type ObjectRecount } from '../domain/hours-backfill';
 import { countObject, type CountSettings } from '../domain/log-formats';
 import { describeObject } from '../domain/log-object';
@@ -55,6 +55,8 @@ export interface HoursBackfillReport {
   /** Of those, read and counted again (the others had their hours in the ledger already). */
   objectsRead: number;
   accountDays: number;
+  /** Account-days whose shards' own hours already sum to the day: nothing to recompute, nothing written. */
+  covered: number;
   /** Items written (a dry run: that would be). */
   written: number;
   /** The item already held these hours from these objects: nothing written. */
@@ -93,6 +95,7 @@ export async function backfillHours(deps: HoursBackfillDeps, options: HoursBackf
     objects: 0,
     objectsRead: 0,
     accountDays: 0,
+    covered: 0,
     written: 0,
     unchanged: 0,
     superseded: 0,
@@ -108,8 +111,23 @@ export async function backfillHours(deps: HoursBackfillDeps, options: HoursBackf
     if (options.account !== undefined) recountOf(options.account);
     else for (const account of (await deps.accounts?.accountsOn(day)) ?? []) recountOf(account);
 
+    // Account-days whose shards hold hours that sum to the day need nothing: their objects are not read for them.
+    const counters = new Map<string, DayCounters>();
+    for (const account of [...recounts.keys(), ...entries.flatMap((entry) => entry.contributions.map((row) => row.account))]) {
+      if (!counters.has(account)) counters.set(account, await countersOf(deps.reader, account, day));
+    }
+    const covered = new Set([...counters].flatMap(([account, day]) => (Object.keys(day.totals).length > 0 && hoursCoverDay(day.totals, day.hours) ? [account] : [])));
+    for (const account of covered) recounts.delete(account);
+    report.accountDays += covered.size;
+    report.covered += covered.size;
+    const needed = entries.flatMap((entry) => {
+      const contributions = entry.contributions.filter((row) => !covered.has(row.account));
+      return contributions.length === 0 ? [] : [{ ...entry, contributions }];
+    });
+    progress.advance(entries.length - needed.length, { written: report.written, unchanged: report.unchanged, reported: report.reported.length });
+
     const counts = () => ({ written: report.written, unchanged: report.unchanged, reported: report.reported.length });
-    const perObject = await mapWithConcurrency(entries, options.concurrency ?? 4, async (entry) => {
+    const perObject = await mapWithConcurrency(needed, options.concurrency ?? 4, async (entry) => {
       const result = await recountObject(entry, day, deps);
       if (result.read) report.objectsRead++;
       progress.advance(1, counts());
@@ -121,7 +139,7 @@ export async function backfillHours(deps: HoursBackfillDeps, options: HoursBackf
     report.accountDays += accounts.length;
     await mapWithConcurrency(accounts, options.concurrency ?? 4, async (account) => {
       const recount = recounts.get(account)!;
-      const verdict = judgeRecount(await countersOf(deps.reader, account, day), recount);
+      const verdict = judgeRecount((counters.get(account) ?? (await countersOf(deps.reader, account, day))).totals, recount);
       if (!verdict.write) {
         report.reported.push({ account, day, objects: recount.objects, reason: verdict.reason, gap: verdict.gap });
         return;
@@ -201,12 +219,19 @@ function flag(unresolved: boolean): { unresolved?: true } {
 }
 
 /** The account-day's measured counters: every usage shard summed (adjustments and revisions left out). */
-async function countersOf(reader: UsageReader, account: string, day: string): Promise<Record<string, number>> {
+/** An account-day's counters and their hours, every shard summed. */
+interface DayCounters {
+  readonly totals: Record<string, number>;
+  readonly hours: Record<number, Record<string, number>>;
+}
+
+async function countersOf(reader: UsageReader, account: string, day: string): Promise<DayCounters> {
   const { records } = await reader.read(account, day, day, { closedDays: false });
-  const counters: Record<string, number> = {};
+  const counters: DayCounters = { totals: {}, hours: {} };
   for (const record of records) {
     if (record.kind !== 'usage' || record.day !== day) continue;
-    for (const [name, value] of Object.entries(record.metrics)) counters[name] = (counters[name] ?? 0) + value;
+    for (const [name, value] of Object.entries(record.metrics)) counters.totals[name] = (counters.totals[name] ?? 0) + value;
+    addHourSums(counters.hours, record.hours ?? {});
   }
   return counters;
 }

@@ -265,4 +265,17 @@ describe('tally backfill --hours (DynamoDB Local, S3 emulator)', () => {
     expect(await backfilledItem(account, D2)).toEqual(before);
     expect(await accountItems()).toEqual(countersBefore);
   });
+  it('leaves alone a day counted with hours: its shards already cover it, so nothing is read or written', async () => {
+    const D3 = '2026-05-14';
+    const counted = await putLogSet({ days: [D3], hours: [1, 13], accounts: 2, lines: 40 });
+    const response = await ingestBatch({ Records: counted.refs.map((ref) => s3NotificationMessage(ref)) }, testIngestDeps({ TALLY_TABLE: table }));
+    expect(response.batchItemFailures).toEqual([]);
+    const io = captureIo();
+
+    const code = await tallyCommand('backfill')(['--hours', '--from', D3, '--to', D3, '--json'], io, operatorEnv(info, { prefix: counted.prefix }, { TALLY_TABLE: table }));
+
+    expect({ code, err: io.stderr }).toEqual({ code: 0, err: '' });
+    expect(JSON.parse(io.stdout)).toMatchObject({ objectsRead: 0, accountDays: 2, covered: 2, written: 0, unchanged: 0, reported: [] });
+    for (const account of counted.accounts) expect(await backfilledItem(account, D3)).toBeUndefined();
+  });
 });

@@ -158,7 +158,7 @@ async function runHoursBackfill(options: BackfillOptions, io: CliIo, now: () => 
 /** The human summary of a backfill of hours. */
 export function describeHoursBackfill(report: HoursBackfillReport): string {
   const lines = [
-    `${report.days} day(s), ${report.objects} log object(s) in the ledger (${report.objectsRead} read again), ${report.accountDays} account-day(s)`,
+    `${report.days} day(s), ${report.objects} log object(s) in the ledger (${report.objectsRead} read again), ${report.accountDays} account-day(s), ${report.covered} already covered by their counters' own hours`,
     report.dryRun
       ? `dry run: would write ${report.written}; already written ${report.unchanged}; not covered ${report.reported.length}; nothing changed`
       : `hours written ${report.written}; already written ${report.unchanged} (unchanged)` +
