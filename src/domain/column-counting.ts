@@ -312,7 +312,11 @@ export class ColumnCounting {
     const sent = this.rowBytes;
     const hours = this.rowHours;
     for (let row = 0; row < count; row++) {
-      const at = this.slotOf(cells[row]!, hours[row]!) * metrics;
+      const cell = cells[row]!;
+      const numbers = this.cellNumbers;
+      let at = cell + 1 < numbers.length ? ((numbers[cell + 1]! - 1) * HOUR_SLOTS + hours[row]! + 1) * metrics : -1;
+      // A new account-day or hour of this count: numbered, touched, the sums grown (slotOf).
+      if (at < 0 || at + metrics > this.sums.length || this.sums[at] === 0) at = this.slotOf(cell, hours[row]!) * metrics;
       const sums = this.sums;
       sums[at]! += 1;
       sums[at + 1]! += sent[row]!;
