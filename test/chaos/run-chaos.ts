@@ -113,8 +113,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const doomed = (i: number) => i % DOOMED_EVERY === DOOMED_EVERY - 3;
 
   // 1. The logs and their independent recount. Hours are expected of the formats whose
-  // counter reads each line's time (a probe of one small object per format says which):
-  // a format counted by day alone (Parquet's column reader, until it reads hours) adds no hours.
+  // counter reads each line's time (a probe of one small object per format says which; all
+  // of them do now, Parquet's column reader included): a format counted by day alone would add none.
   const countsHours = await formatsCountingHours(clients, info, runId, consumerSettings(info, options.historyCap));
   const expected = emptyExpected();
   const refs: LogObjectRef[] = [];
