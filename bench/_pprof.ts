@@ -1,5 +1,5 @@
-import { openLogFile } from '../src/adapters/log-opening';
-import { countLogContent } from '../src/domain/log-formats';
+import { openLogFile } from '../src/adapters/logs/log-opening';
+import { countLogContent } from '../src/domain/logs/log-formats';
 (async () => {
   for (let i = 0; i < 2; i++) {
     const t = process.cpuUsage(); const w = Date.now();

@@ -3,8 +3,8 @@
  * applied as ingest applies an increment (one conditional UpdateItem; the day attribute
  * rides on every update), 3 requests and 3000 bytes each.
  */
-import type { UsageStore } from '../src/domain/usage-store';
-import { incrementKey, type KeyScheme } from '../src/domain/idempotency-key';
+import type { UsageStore } from '../src/domain/counters/usage-store';
+import { incrementKey, type KeyScheme } from '../src/domain/counters/idempotency-key';
 
 /** Applies the increments; answers how many. */
 export async function applyAccountDayIncrements(store: UsageStore, keyScheme: KeyScheme, accounts: readonly string[], days: readonly string[], objects = 8): Promise<number> {

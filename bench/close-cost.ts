@@ -9,16 +9,16 @@
  */
 import { parseArgs } from 'node:util';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { closeDays } from '../src/app/close-days';
+import { closeDays } from '../src/app/billing/close-days';
 import { silentLog } from '../src/app/log';
 import { createClients } from '../src/adapters/clients';
-import { readCloserConfig } from '../src/adapters/handoff-config';
-import { createCloserDeps } from '../src/adapters/handoff-deps';
-import { DynamoLateUsageMarks } from '../src/adapters/dynamodb-close-store';
-import { usageStoreFor } from '../src/adapters/ingest-deps';
-import { ensureUsageTable } from '../src/adapters/usage-table';
+import { readCloserConfig } from '../src/adapters/wiring/handoff-config';
+import { createCloserDeps } from '../src/adapters/wiring/handoff-deps';
+import { DynamoLateUsageMarks } from '../src/adapters/dynamodb/dynamodb-close-store';
+import { usageStoreFor } from '../src/adapters/wiring/ingest-deps';
+import { ensureUsageTable } from '../src/adapters/dynamodb/usage-table';
 import { addDays } from '../src/domain/days';
-import { incrementKey } from '../src/domain/idempotency-key';
+import { incrementKey } from '../src/domain/counters/idempotency-key';
 import { LOCAL_CREDENTIALS } from '../src/local/local-credentials';
 import { applyAccountDayIncrements } from './account-day-increments';
 import { localEnvironment, startLocalStack } from '../src/local/stack';

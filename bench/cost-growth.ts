@@ -9,9 +9,9 @@
  * horizon past which increments pay a tombstone.
  */
 import { GetItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoUsageStore } from '../src/adapters/dynamodb-usage-store';
-import { DYNAMODB_LIMITS, planCapacity, type CapacityPlan } from '../src/domain/capacity-plan';
-import { incrementKey } from '../src/domain/idempotency-key';
+import { DynamoUsageStore } from '../src/adapters/dynamodb/dynamodb-usage-store';
+import { DYNAMODB_LIMITS, planCapacity, type CapacityPlan } from '../src/domain/counters/capacity-plan';
+import { incrementKey } from '../src/domain/counters/idempotency-key';
 import { itemBytes, meterCapacity, totalRequests } from './capacity-meter';
 import { DEFAULT_CAP, DEFAULT_SHARDS, fullShardItem } from './history-reads';
 import { BENCH_METRICS } from './increment-workload';

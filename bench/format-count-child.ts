@@ -47,9 +47,9 @@ async function* slices(text: Uint8Array): AsyncGenerator<Uint8Array> {
 }
 
 async function parse(path: string) {
-  const { countLogContent } = await import('../src/domain/log-formats');
-  const { parquetContent } = await import('../src/adapters/parquet-log');
-  const { parseResolverSpec } = await import('../src/domain/account-resolver');
+  const { countLogContent } = await import('../src/domain/logs/log-formats');
+  const { parquetContent } = await import('../src/adapters/logs/parquet-log');
+  const { parseResolverSpec } = await import('../src/domain/logs/account-resolver');
   const stored = readFileSync(path);
   const parquet = path.endsWith('.parquet');
   const text = parquet ? stored : gunzipSync(stored);

@@ -4,11 +4,11 @@
  * memory (no gzip, so the figure is the parser's own), in rotating order, several
  * rounds, medians of CPU time. `npx tsx bench/format-throughput.ts [--requests N] [--rounds R]`.
  */
-import { parquetContent } from '../src/adapters/parquet-log';
-import { parseLogFields } from '../src/domain/log-fields';
-import type { LogContent } from '../src/domain/log-records';
+import { parquetContent } from '../src/adapters/logs/parquet-log';
+import { parseLogFields } from '../src/domain/logs/log-fields';
+import type { LogContent } from '../src/domain/logs/log-records';
 import { parquetFromJsonLines } from '../test/support/parquet-logs';
-import { countLogContent, type FormatOptions } from '../src/domain/log-formats';
+import { countLogContent, type FormatOptions } from '../src/domain/logs/log-formats';
 import { jsonLog, legacyLog, PLAIN_FIELDS, plainLog, REALTIME_FIELDS_SETTING, realtimeLog, traffic, w3cLog } from '../test/support/log-formats';
 import { median } from './stats';
 

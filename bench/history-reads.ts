@@ -5,9 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { BatchWriteItemCommand, type AttributeValue, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
-import { DynamoUsageReader } from '../src/adapters/dynamodb-usage-reader';
+import { DynamoUsageReader } from '../src/adapters/dynamodb/dynamodb-usage-reader';
 import { addDays } from '../src/domain/days';
-import { usageKey } from '../src/domain/keys';
+import { usageKey } from '../src/domain/counters/keys';
 import { mapWithConcurrency } from '../src/app/concurrency';
 import { itemBytes, meterCapacity } from './capacity-meter';
 import { alternate, median, type Comparison } from './stats';

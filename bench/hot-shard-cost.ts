@@ -15,10 +15,10 @@
  */
 import { readConfig } from '../src/adapters/config';
 import { createClients } from '../src/adapters/clients';
-import { usageStoreFor } from '../src/adapters/ingest-deps';
-import { incrementKey } from '../src/domain/idempotency-key';
-import { DROPPED_PREFIX } from '../src/domain/keys';
-import type { Increment } from '../src/domain/usage-store';
+import { usageStoreFor } from '../src/adapters/wiring/ingest-deps';
+import { incrementKey } from '../src/domain/counters/idempotency-key';
+import { DROPPED_PREFIX } from '../src/domain/counters/keys';
+import type { Increment } from '../src/domain/counters/usage-store';
 import { LOCAL_CREDENTIALS } from '../src/local/local-credentials';
 import { localEnvironment, startLocalStack, type LocalStackInfo } from '../src/local/stack';
 

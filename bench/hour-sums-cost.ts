@@ -15,11 +15,11 @@
  */
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DEFAULTS } from '../src/adapters/config';
-import { DynamoUsageStore } from '../src/adapters/dynamodb-usage-store';
+import { DynamoUsageStore } from '../src/adapters/dynamodb/dynamodb-usage-store';
 import { mapWithConcurrency } from '../src/app/concurrency';
 import { addHourSums, hourTotals, hoursCoverDay, parseHourAttribute } from '../src/domain/hours';
-import { usageKey } from '../src/domain/keys';
-import type { Increment } from '../src/domain/usage-store';
+import { usageKey } from '../src/domain/counters/keys';
+import type { Increment } from '../src/domain/counters/usage-store';
 import { itemBytes, meterCapacity, totalRequests } from './capacity-meter';
 import { incrementWorkload, type Delivery } from './increment-workload';
 import { median } from './stats';

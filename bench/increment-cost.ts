@@ -5,7 +5,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { mapWithConcurrency } from '../src/app/concurrency';
-import type { IncrementOutcome } from '../src/domain/usage-store';
+import type { IncrementOutcome } from '../src/domain/counters/usage-store';
 import { meterCapacity, totalRequests, type CapacityTotals } from './capacity-meter';
 import { countError, incrementWorkload, type CountError } from './increment-workload';
 import {

@@ -26,10 +26,10 @@ import {
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { Context } from 'aws-lambda';
-import { DynamoUsageReader } from '../src/adapters/dynamodb-usage-reader';
-import { DynamoUsageStore } from '../src/adapters/dynamodb-usage-store';
-import { keyHex } from '../src/domain/idempotency-key';
-import type { Increment, IncrementOutcome } from '../src/domain/usage-store';
+import { DynamoUsageReader } from '../src/adapters/dynamodb/dynamodb-usage-reader';
+import { DynamoUsageStore } from '../src/adapters/dynamodb/dynamodb-usage-store';
+import { keyHex } from '../src/domain/counters/idempotency-key';
+import type { Increment, IncrementOutcome } from '../src/domain/counters/usage-store';
 import { BENCH_METRICS, usageId } from './increment-workload';
 import { counterKey, plainAddUpdate } from './plain-add';
 

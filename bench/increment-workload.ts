@@ -3,8 +3,8 @@
  * usage for several accounts on one day (one increment per account), with a share
  * of the objects delivered a second time a little later, as SQS does.
  */
-import { incrementKey, type KeyScheme } from '../src/domain/idempotency-key';
-import type { Increment } from '../src/domain/usage-store';
+import { incrementKey, type KeyScheme } from '../src/domain/counters/idempotency-key';
+import type { Increment } from '../src/domain/counters/usage-store';
 import { seededRandom } from '../src/local/log-generator';
 
 export const BENCH_METRICS = ['requests', 'bytes', 'authorization_requests'] as const;

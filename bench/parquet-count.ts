@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { openLogFile } from '../src/adapters/log-opening';
-import { parseResolverSpec } from '../src/domain/account-resolver';
-import { countLogContent } from '../src/domain/log-formats';
-import { validateMetricRules } from '../src/domain/metric-rules';
+import { openLogFile } from '../src/adapters/logs/log-opening';
+import { parseResolverSpec } from '../src/domain/logs/account-resolver';
+import { countLogContent } from '../src/domain/logs/log-formats';
+import { validateMetricRules } from '../src/domain/logs/metric-rules';
 import { legacyHeader, requestFields, requestsSelect } from './generated-requests';
 import { alternate, median } from './stats';
 

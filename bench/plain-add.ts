@@ -4,9 +4,9 @@
  * strategies and, as a whole `UsageStore`, as the end-to-end baseline.
  */
 import { UpdateItemCommand, type AttributeValue, type DynamoDBClient, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
-import { usageKey } from '../src/domain/keys';
-import type { LogObjectRef } from '../src/domain/log-object';
-import type { AttemptRecord, Increment, IncrementOutcome, LedgerEntry, ObjectState, UsageStore } from '../src/domain/usage-store';
+import { usageKey } from '../src/domain/counters/keys';
+import type { LogObjectRef } from '../src/domain/counters/log-object';
+import type { AttemptRecord, Increment, IncrementOutcome, LedgerEntry, ObjectState, UsageStore } from '../src/domain/counters/usage-store';
 
 /** Key of the counter item an increment moves: the same shard item Tally writes. */
 export function counterKey(increment: Pick<Increment, 'account' | 'day' | 'shard'>): Record<string, AttributeValue> {

@@ -7,13 +7,13 @@
  * last good recorded line. Prints the median of the passes after the first two.
  *
  * `npx tsx bench/scanner-alone.ts [--passes N] [--file LOG.gz]`. To weigh a change to
- * `src/domain/line-scan.wat`: `node scripts/build-wasm.mjs`, then run this before and
+ * `src/domain/logs/line-scan.wat`: `node scripts/build-wasm.mjs`, then run this before and
  * after in separate processes, alternately, several times (docs/benchmarks.md, "What
  * 1.3× would take", has the figures this gave).
  */
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { LineScanner } from '../src/domain/line-scanner';
+import { LineScanner } from '../src/domain/logs/line-scanner';
 import { CLOUDFRONT_FIELDS } from '../src/local/log-generator';
 import { generatedLog } from './cloudfront-log-file';
 import { median } from './stats';

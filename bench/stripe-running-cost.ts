@@ -11,16 +11,16 @@
  */
 import { parseArgs } from 'node:util';
 import { silentLog } from '../src/app/log';
-import { handleStripeMessage } from '../src/app/stripe-sync';
+import { handleStripeMessage } from '../src/app/billing/stripe-sync';
 import { createClients } from '../src/adapters/clients';
 import { readConfig } from '../src/adapters/config';
-import { usageStoreFor } from '../src/adapters/ingest-deps';
-import { readStripeConfig } from '../src/adapters/stripe-config';
-import { createStripeSyncDeps } from '../src/adapters/stripe-deps';
-import { DynamoStripeStore } from '../src/adapters/dynamodb-stripe-store';
-import { ensureUsageTable } from '../src/adapters/usage-table';
+import { usageStoreFor } from '../src/adapters/wiring/ingest-deps';
+import { readStripeConfig } from '../src/adapters/stripe/stripe-config';
+import { createStripeSyncDeps } from '../src/adapters/wiring/stripe-deps';
+import { DynamoStripeStore } from '../src/adapters/dynamodb/dynamodb-stripe-store';
+import { ensureUsageTable } from '../src/adapters/dynamodb/usage-table';
 import { addDays } from '../src/domain/days';
-import { incrementKey } from '../src/domain/idempotency-key';
+import { incrementKey } from '../src/domain/counters/idempotency-key';
 import { LOCAL_CREDENTIALS } from '../src/local/local-credentials';
 import { localEnvironment, startLocalStack } from '../src/local/stack';
 import { startStripeServer } from '../test/support/stripe-server';

@@ -10,13 +10,13 @@
  */
 import { parseArgs } from 'node:util';
 import { silentLog } from '../src/app/log';
-import { evaluateThresholds } from '../src/app/thresholds';
+import { evaluateThresholds } from '../src/app/billing/thresholds';
 import { createClients } from '../src/adapters/clients';
-import { DynamoQuotaStore } from '../src/adapters/dynamodb-quotas';
-import { readThresholdConfig } from '../src/adapters/handoff-config';
-import { createThresholdDeps } from '../src/adapters/handoff-deps';
-import { usageStoreFor } from '../src/adapters/ingest-deps';
-import { ensureUsageTable } from '../src/adapters/usage-table';
+import { DynamoQuotaStore } from '../src/adapters/dynamodb/dynamodb-quotas';
+import { readThresholdConfig } from '../src/adapters/wiring/handoff-config';
+import { createThresholdDeps } from '../src/adapters/wiring/handoff-deps';
+import { usageStoreFor } from '../src/adapters/wiring/ingest-deps';
+import { ensureUsageTable } from '../src/adapters/dynamodb/usage-table';
 import { addDays } from '../src/domain/days';
 import { LOCAL_CREDENTIALS } from '../src/local/local-credentials';
 import { localEnvironment, startLocalStack } from '../src/local/stack';

@@ -1,10 +1,10 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import { closeDays, type CloseReport } from '../src/app/close-days';
-import { handPendingAccounts } from '../src/app/stripe-sync';
+import { closeDays, type CloseReport } from '../src/app/billing/close-days';
+import { handPendingAccounts } from '../src/app/billing/stripe-sync';
 import { createClients } from '../src/adapters/clients';
-import { readCloserConfig } from '../src/adapters/handoff-config';
-import { createCloserDeps, createStripeHandOff } from '../src/adapters/handoff-deps';
+import { readCloserConfig } from '../src/adapters/wiring/handoff-config';
+import { createCloserDeps, createStripeHandOff } from '../src/adapters/wiring/handoff-deps';
 import { powertoolsLog } from '../src/adapters/powertools-log';
 
 const config = readCloserConfig(process.env);

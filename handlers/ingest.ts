@@ -1,10 +1,10 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { ingestBatch } from '../src/app/ingest';
+import { ingestBatch } from '../src/app/ingest/ingest';
 import { createClients } from '../src/adapters/clients';
 import { readConfig } from '../src/adapters/config';
-import { createIngestDeps, prepareToWrite } from '../src/adapters/ingest-deps';
+import { createIngestDeps, prepareToWrite } from '../src/adapters/wiring/ingest-deps';
 import { initOnce } from '../src/adapters/init-once';
 import { INGEST_SERVICE, METRICS_NAMESPACE, publishHistoryMetrics } from '../src/adapters/history-metrics';
 import { powertoolsLog } from '../src/adapters/powertools-log';

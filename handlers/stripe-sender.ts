@@ -2,15 +2,15 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { sendStripeBatch, type StripeSenderDeps } from '../src/app/stripe-sender';
-import { handRunningAccounts, pullMeterErrors } from '../src/app/stripe-sync';
+import { sendStripeBatch, type StripeSenderDeps } from '../src/app/billing/stripe-sender';
+import { handRunningAccounts, pullMeterErrors } from '../src/app/billing/stripe-sync';
 import { createClients } from '../src/adapters/clients';
-import { readThresholdConfig } from '../src/adapters/handoff-config';
+import { readThresholdConfig } from '../src/adapters/wiring/handoff-config';
 import { METRICS_NAMESPACE } from '../src/adapters/history-metrics';
 import { powertoolsLog } from '../src/adapters/powertools-log';
-import { SqsMessageVisibility } from '../src/adapters/sqs-visibility';
-import { readStripeConfig, resolveStripeKey, STRIPE_SENDER_DEFAULTS, STRIPE_SERVICE } from '../src/adapters/stripe-config';
-import { createStripeSyncDeps } from '../src/adapters/stripe-deps';
+import { SqsMessageVisibility } from '../src/adapters/sqs/sqs-visibility';
+import { readStripeConfig, resolveStripeKey, STRIPE_SENDER_DEFAULTS, STRIPE_SERVICE } from '../src/adapters/stripe/stripe-config';
+import { createStripeSyncDeps } from '../src/adapters/wiring/stripe-deps';
 import { initOnce } from '../src/adapters/init-once';
 
 // The table settings and the webhook queue (stripe.adjustment_required) as the evaluator reads them.

@@ -1,9 +1,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import { evaluateThresholds, type ThresholdReport } from '../src/app/thresholds';
+import { evaluateThresholds, type ThresholdReport } from '../src/app/billing/thresholds';
 import { createClients } from '../src/adapters/clients';
-import { readThresholdConfig } from '../src/adapters/handoff-config';
-import { createThresholdDeps } from '../src/adapters/handoff-deps';
+import { readThresholdConfig } from '../src/adapters/wiring/handoff-config';
+import { createThresholdDeps } from '../src/adapters/wiring/handoff-deps';
 import { powertoolsLog } from '../src/adapters/powertools-log';
 
 const config = readThresholdConfig(process.env);

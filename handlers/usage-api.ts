@@ -1,9 +1,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { handleUsageApiRequest, unavailableResponse, type UsageApiDeps } from '../src/app/usage-api';
+import { handleUsageApiRequest, unavailableResponse, type UsageApiDeps } from '../src/app/reading/usage-api';
 import { powertoolsLog } from '../src/adapters/powertools-log';
-import { readUsageApiConfig } from '../src/adapters/usage-api-config';
-import { createUsageApiClients, createUsageApiDeps } from '../src/adapters/usage-api-deps';
+import { readUsageApiConfig } from '../src/adapters/wiring/usage-api-config';
+import { createUsageApiClients, createUsageApiDeps } from '../src/adapters/wiring/usage-api-deps';
 import { describeError } from '../src/domain/errors';
 import { initOnce } from '../src/adapters/init-once';
 

@@ -1,8 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { sendWebhooks, type WebhookSenderDeps } from '../src/app/webhook-sender';
-import { readWebhookSenderConfig } from '../src/adapters/handoff-config';
-import { createWebhookSenderClients, createWebhookSenderDeps } from '../src/adapters/handoff-deps';
+import { sendWebhooks, type WebhookSenderDeps } from '../src/app/billing/webhook-sender';
+import { readWebhookSenderConfig } from '../src/adapters/wiring/handoff-config';
+import { createWebhookSenderClients, createWebhookSenderDeps } from '../src/adapters/wiring/handoff-deps';
 import { powertoolsLog } from '../src/adapters/powertools-log';
 import { initOnce } from '../src/adapters/init-once';
 

@@ -1,4 +1,4 @@
-// Assembles the WebAssembly modules (src/domain/line-scan.wat) into line-scan-wasm.ts
+// Assembles the WebAssembly modules (src/domain/logs/line-scan.wat) into line-scan-wasm.ts
 // (each module's bytes as base64, so the Lambda
 // bundle and the CLI carry them with no file to ship). Run after changing a .wat:
 // `node scripts/build-wasm.mjs`; with --check it only says whether the committed modules
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import wabtModule from 'wabt';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const domain = join(root, 'src', 'domain');
+const domain = join(root, 'src', 'domain', 'logs');
 
 /** Each module: its source, its generated TypeScript, the constant's name and what it is. */
 const MODULES = [

@@ -2,7 +2,7 @@
 
 // Values of serverless.yml that restate a fact the code owns, read from the code rather
 // than written twice. The sources: `src/adapters/config.ts` (DEFAULTS) and
-// `src/adapters/jwt-tokens.ts` (token audience and issuer). serverless.yml reads them as
+// `src/adapters/http/jwt-tokens.ts` (token audience and issuer). serverless.yml reads them as
 // `${file(./scripts/serverless/settings.js):<name>.<field>}`; osls calls the exported
 // functions while it resolves variables, offline, so `npm run package` needs no build.
 //
@@ -13,8 +13,8 @@
 function codeDefaults() {
   const { require: requireTs } = require('tsx/cjs/api');
   const { DEFAULTS } = requireTs('../../src/adapters/config.ts', __filename);
-  const { DEFAULT_JWT_AUDIENCE, DEFAULT_JWT_ISSUER } = requireTs('../../src/adapters/jwt-tokens.ts', __filename);
-  const { HANDOFF_DEFAULTS } = requireTs('../../src/adapters/handoff-config.ts', __filename);
+  const { DEFAULT_JWT_AUDIENCE, DEFAULT_JWT_ISSUER } = requireTs('../../src/adapters/http/jwt-tokens.ts', __filename);
+  const { HANDOFF_DEFAULTS } = requireTs('../../src/adapters/wiring/handoff-config.ts', __filename);
   return { ...DEFAULTS, ...HANDOFF_DEFAULTS, jwtAudience: DEFAULT_JWT_AUDIENCE, jwtIssuer: DEFAULT_JWT_ISSUER };
 }
 

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { MAP_RESOLVERS, parseResolverSpec, type ResolverSpec } from '../domain/account-resolver';
+import { MAP_RESOLVERS, parseResolverSpec, type ResolverSpec } from '../domain/logs/account-resolver';
 import { ConfigError } from '../domain/errors';
-import type { KeyScheme, ShardChange } from '../domain/idempotency-key';
+import type { KeyScheme, ShardChange } from '../domain/counters/idempotency-key';
 import { isSupportedDay } from '../domain/days';
-import { MAX_REDELIVERY_HORIZON_DAYS, REPLAY_WINDOW_DAYS } from '../domain/redelivery';
-import { validateMetricRules, type MetricRule } from '../domain/metric-rules';
-import { missingFields, parseDelimiter, parseLogFields, type LogFormatSettings } from '../domain/log-fields';
-import { DEFAULT_QUOTA_LEVELS, parseQuotaDefaults, parseQuotaLevels, type QuotaDefaults } from '../domain/quota';
+import { MAX_REDELIVERY_HORIZON_DAYS, REPLAY_WINDOW_DAYS } from '../domain/counters/redelivery';
+import { validateMetricRules, type MetricRule } from '../domain/logs/metric-rules';
+import { missingFields, parseDelimiter, parseLogFields, type LogFormatSettings } from '../domain/logs/log-fields';
+import { DEFAULT_QUOTA_LEVELS, parseQuotaDefaults, parseQuotaLevels, type QuotaDefaults } from '../domain/billing/quota';
 
 /**
  * Defaults sized so that a shard item stays under 1 KB: 15 keys (17 bytes each with their

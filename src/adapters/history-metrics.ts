@@ -1,5 +1,5 @@
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import type { HistorySummary } from '../app/history-gauge';
+import type { HistorySummary } from '../app/ingest/history-gauge';
 
 /** The namespace and service the ingest function's metrics carry (the alarms in serverless.yml match them). */
 export const METRICS_NAMESPACE = 'Tally';

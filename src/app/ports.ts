@@ -25,20 +25,20 @@
  * | {@link ReconcileRecords} | `DynamoReconcileRecords` |
  * | {@link DeadLetterProbe} | `SqsDeadLetterProbe` |
  */
-import type { StripeLink, StripeOutboxRecord } from '../domain/stripe';
-import type { AccessGrant } from '../domain/access';
-import type { Adjustment, RecordedAdjustment } from '../domain/adjustment';
-import type { DeadLetterDrop } from '../domain/dead-letter';
-import type { Contribution } from '../domain/contributions';
-import type { ExplainedSource } from '../domain/explanation';
-import type { BackfilledHours } from '../domain/hours-backfill';
-import type { LedgerActivity, ReconcileRecord } from '../domain/health';
-import type { ClosedDay, MetricFigures, RevisionRow } from '../domain/day-close';
-import type { RevisionExport } from '../domain/revision-export';
-import type { LogObjectRef } from '../domain/log-object';
-import type { LogContent } from '../domain/log-records';
-import type { Quota, QuotaChange, RecordedCrossing, ThresholdCrossing } from '../domain/quota';
-import type { UsageRecord } from '../domain/usage-records';
+import type { StripeLink, StripeOutboxRecord } from '../domain/billing/stripe';
+import type { AccessGrant } from '../domain/reading/access';
+import type { Adjustment, RecordedAdjustment } from '../domain/counters/adjustment';
+import type { DeadLetterDrop } from '../domain/counters/dead-letter';
+import type { Contribution } from '../domain/counters/contributions';
+import type { ExplainedSource } from '../domain/reading/explanation';
+import type { BackfilledHours } from '../domain/counters/hours-backfill';
+import type { LedgerActivity, ReconcileRecord } from '../domain/reading/health';
+import type { ClosedDay, MetricFigures, RevisionRow } from '../domain/billing/day-close';
+import type { RevisionExport } from '../domain/billing/revision-export';
+import type { LogObjectRef } from '../domain/counters/log-object';
+import type { LogContent } from '../domain/logs/log-records';
+import type { Quota, QuotaChange, RecordedCrossing, ThresholdCrossing } from '../domain/billing/quota';
+import type { UsageRecord } from '../domain/reading/usage-records';
 
 // The counter store's port still lives beside the idempotency core it describes; it is
 // named here so that one look finds every port.
@@ -51,8 +51,8 @@ export type {
   ObjectState,
   UnresolvedObject,
   UsageStore,
-} from '../domain/usage-store';
-import type { Increment, UnresolvedObject } from '../domain/usage-store';
+} from '../domain/counters/usage-store';
+import type { Increment, UnresolvedObject } from '../domain/counters/usage-store';
 
 /**
  * The objects whose ledger lists unresolved increments (`tally reconcile --resolve`

@@ -1,8 +1,8 @@
 import { addDays } from '../domain/days';
 import { ValidationError } from '../domain/errors';
 import { HOURS_PER_DAY, hourTotals, type HourSums } from '../domain/hours';
-import { hourStartText, parseTimeZone, UTC_ZONE, zonedHours } from '../domain/time-zones';
-import type { AccountDayUsage } from '../domain/usage-tally';
+import { hourStartText, parseTimeZone, UTC_ZONE, zonedHours } from '../domain/reading/time-zones';
+import type { AccountDayUsage } from '../domain/logs/usage-tally';
 import type { ValueReader } from './values';
 
 /**
@@ -11,7 +11,7 @@ import type { ValueReader } from './values';
  * hours, of a time zone, with the API's rules (docs/api.md): a day in a zone is the sum
  * of the whole UTC hours that fall in it (23 or 25 on daylight-saving days), and a zone
  * whose offset is not a whole number of hours (Asia/Kolkata +05:30) is refused; the zone
- * rules are the API's own module, src/domain/time-zones.ts. Usage of
+ * rules are the API's own module, src/domain/reading/time-zones.ts. Usage of
  * lines with no time of day (a log with a date and no time) belongs to no hour: it is
  * reported apart, never spread over hours or guessed into a local day.
  */
@@ -29,7 +29,7 @@ export const countGranularity: ValueReader<CountGranularity> = (text, flag) => {
 
 /**
  * `--tz ZONE`: an IANA zone, checked by the read API's own rule (`parseTimeZone`,
- * src/domain/time-zones.ts: bounded, the platform's time-zone database decides, case
+ * src/domain/reading/time-zones.ts: bounded, the platform's time-zone database decides, case
  * corrected, an alias kept as written), its message naming the flag.
  */
 export const timeZone: ValueReader<string> = (text, flag) => {
@@ -114,7 +114,7 @@ function remainder(metrics: Readonly<Record<string, number>>, hours: HourSums, n
 /**
  * The zone's day and the start (ISO 8601 with the zone's offset then) of each UTC hour of
  * `utcDay`, by hour, as the read API labels its hours (`zonedHours` of
- * src/domain/time-zones.ts over the zone's days `utcDay` - 1 .. `utcDay` + 1, which hold
+ * src/domain/reading/time-zones.ts over the zone's days `utcDay` - 1 .. `utcDay` + 1, which hold
  * all of them). Throws its ValidationError for a zone whose offset is not a whole number
  * of hours then (Asia/Kolkata +05:30, Asia/Kathmandu +05:45).
  */

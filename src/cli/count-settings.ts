@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { readMetricRules } from '../adapters/config';
 import type { Env } from '../adapters/env';
-import { describeMetricRule, type MetricRule } from '../domain/metric-rules';
+import { describeMetricRule, type MetricRule } from '../domain/logs/metric-rules';
 import type { LocalStackInfo } from '../local/stack';
 import { isAlive, readHolder } from '../local/stack-lock';
 

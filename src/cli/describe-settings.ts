@@ -1,7 +1,7 @@
-import { countsEstimates } from '../domain/log-fields';
+import { countsEstimates } from '../domain/logs/log-fields';
 import type { TallyConfig } from '../adapters/config';
-import { metricNames } from '../domain/metric-rules';
-import { formatShards } from '../domain/idempotency-key';
+import { metricNames } from '../domain/logs/metric-rules';
+import { formatShards } from '../domain/counters/idempotency-key';
 
 /**
  * The settings that decide what inline ingestion and a recount produce. Printed

@@ -1,4 +1,4 @@
-import { RESOLVER_FORMS } from '../domain/account-resolver';
+import { RESOLVER_FORMS } from '../domain/logs/account-resolver';
 import type { CountingSetting, OptionDeclaration } from './command';
 import type { TargetFlags } from './operator-target';
 

@@ -1,13 +1,13 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { readMonthToDate } from '../app/quota-status';
-import { DynamoQuotaStore } from '../adapters/dynamodb-quotas';
-import { DynamoUsageReader } from '../adapters/dynamodb-usage-reader';
-import { monthOf, quotaInForce } from '../domain/quota';
+import { readMonthToDate } from '../app/reading/quota-status';
+import { DynamoQuotaStore } from '../adapters/dynamodb/dynamodb-quotas';
+import { DynamoUsageReader } from '../adapters/dynamodb/dynamodb-usage-reader';
+import { monthOf, quotaInForce } from '../domain/billing/quota';
 import { addDays, dayOf } from '../domain/days';
-import { normaliseEtag, type LogObjectRef } from '../domain/log-object';
-import { s3EventBody } from '../domain/notifications';
+import { normaliseEtag, type LogObjectRef } from '../domain/counters/log-object';
+import { s3EventBody } from '../domain/counters/notifications';
 import { cloudFrontObjectKey, emptyExpected, generateLog, logObjectBody, mergeExpected, v2ObjectKey, type ExpectedCount, type LogObjectFormat } from './log-generator';
 
 export const DEMO_ACCOUNTS = [

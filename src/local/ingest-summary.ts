@@ -1,6 +1,6 @@
-import type { MessageResult } from '../app/ingest';
+import type { MessageResult } from '../app/ingest/ingest';
 import { UNATTRIBUTED } from '../domain/account-id';
-import { addLineCounts, emptyLineCounts } from '../domain/usage-tally';
+import { addLineCounts, emptyLineCounts } from '../domain/logs/usage-tally';
 
 /** What was put in the bucket and the queue, for the summary to count against. */
 export interface IngestExpectation {

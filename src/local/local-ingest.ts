@@ -1,9 +1,9 @@
 import type { SQSEvent } from 'aws-lambda';
-import { ingestBatch, type IngestDeps, type MessageResult } from '../app/ingest';
+import { ingestBatch, type IngestDeps, type MessageResult } from '../app/ingest/ingest';
 import type { Log } from '../app/log';
 import { createClients } from '../adapters/clients';
 import { readConfig, type TallyConfig } from '../adapters/config';
-import { createIngestDeps, prepareToWrite } from '../adapters/ingest-deps';
+import { createIngestDeps, prepareToWrite } from '../adapters/wiring/ingest-deps';
 import { initOnce } from '../adapters/init-once';
 import { LOCAL_CREDENTIALS } from './local-credentials';
 import { localEnvironment, type LocalStackInfo } from './stack';

@@ -1,6 +1,6 @@
 import { readConfig } from '../adapters/config';
 import type { Env } from '../adapters/env';
-import { readUsageApiConfig } from '../adapters/usage-api-config';
+import { readUsageApiConfig } from '../adapters/wiring/usage-api-config';
 import { ConfigError } from '../domain/errors';
 import { DEMO_METRICS } from './demo';
 import { readDynamoDbStartSeconds } from './dynamodb-local';

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Log } from '../app/log';
-import { handleUsageApiRequest, type UsageApiDeps } from '../app/usage-api';
-import { mintToken } from '../adapters/jwt-tokens';
-import { readUsageApiConfig } from '../adapters/usage-api-config';
-import { createUsageApiClients, createUsageApiDeps } from '../adapters/usage-api-deps';
+import { handleUsageApiRequest, type UsageApiDeps } from '../app/reading/usage-api';
+import { mintToken } from '../adapters/http/jwt-tokens';
+import { readUsageApiConfig } from '../adapters/wiring/usage-api-config';
+import { createUsageApiClients, createUsageApiDeps } from '../adapters/wiring/usage-api-deps';
 import { startApiServer, type ApiServer, type StaticMount } from './api-server';
 import { DEMO_ACCOUNTS } from './demo';
 import { ensureLocalJwtSecret, LOCAL_JWT_SECRET_FILE } from './jwt-secret';

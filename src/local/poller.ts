@@ -6,7 +6,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { lambdaSqsRecord } from '../app/sqs-record';
+import { lambdaSqsRecord } from '../app/ingest/sqs-record';
 
 /** A function with the ingest Lambda's contract. */
 export type BatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;

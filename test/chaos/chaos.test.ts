@@ -1,4 +1,4 @@
-import { ensureUsageTable } from '../../src/adapters/usage-table';
+import { ensureUsageTable } from '../../src/adapters/dynamodb/usage-table';
 import { createTestQueues, testClients, testStackInfo, uniqueId } from '../support/stack';
 import { TIME_LIMITS } from '../support/time-limits';
 import { runChaos } from './run-chaos';

@@ -1,10 +1,10 @@
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { jsonLog } from '../../src/app/log';
-import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/usage-api';
-import { FIRST_DAY, LAST_DAY, queryDayRange } from '../../src/adapters/day-range-query';
-import { DynamoUsageReader } from '../../src/adapters/dynamodb-usage-reader';
-import { mintToken } from '../../src/adapters/jwt-tokens';
-import { accountZoneKey, usageKey } from '../../src/domain/keys';
+import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/reading/usage-api';
+import { FIRST_DAY, LAST_DAY, queryDayRange } from '../../src/adapters/dynamodb/day-range-query';
+import { DynamoUsageReader } from '../../src/adapters/dynamodb/dynamodb-usage-reader';
+import { mintToken } from '../../src/adapters/http/jwt-tokens';
+import { accountZoneKey, usageKey } from '../../src/domain/counters/keys';
 import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
 import { localEnvironment } from '../../src/local/stack';
 import { usageApiEvent } from '../support/api-events';

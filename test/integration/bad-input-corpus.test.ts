@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { ingestBatch } from '../../src/app/ingest';
+import { ingestBatch } from '../../src/app/ingest/ingest';
 import { jsonLog } from '../../src/app/log';
-import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
-import type { LogObjectRef } from '../../src/domain/log-object';
-import { s3EventBody } from '../../src/domain/notifications';
+import { DynamoUsageStore } from '../../src/adapters/dynamodb/dynamodb-usage-store';
+import type { LogObjectRef } from '../../src/domain/counters/log-object';
+import { s3EventBody } from '../../src/domain/counters/notifications';
 import { nonZero, putLogObject, readCounters, sqsRecord, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 /**

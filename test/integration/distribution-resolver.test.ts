@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ingestBatch } from '../../src/app/ingest';
+import { ingestBatch } from '../../src/app/ingest/ingest';
 import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 const info = testStackInfo();

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { ingestBatch } from '../../src/app/ingest';
+import { ingestBatch } from '../../src/app/ingest/ingest';
 import { readConfig } from '../../src/adapters/config';
-import { ensureUsageTable } from '../../src/adapters/usage-table';
-import { historyMinute } from '../../src/adapters/history-update';
-import { incrementKey } from '../../src/domain/idempotency-key';
-import { attemptKey, pinAttribute, usageKey } from '../../src/domain/keys';
-import type { LogObjectRef } from '../../src/domain/log-object';
+import { ensureUsageTable } from '../../src/adapters/dynamodb/usage-table';
+import { historyMinute } from '../../src/adapters/dynamodb/history-update';
+import { incrementKey } from '../../src/domain/counters/idempotency-key';
+import { attemptKey, pinAttribute, usageKey } from '../../src/domain/counters/keys';
+import type { LogObjectRef } from '../../src/domain/counters/log-object';
 import { localEnvironment } from '../../src/local/stack';
 import { putRequestsObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 

@@ -1,10 +1,10 @@
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import type { SQSEvent } from 'aws-lambda';
-import { ingestBatch } from '../../src/app/ingest';
+import { ingestBatch } from '../../src/app/ingest/ingest';
 import { readConfig } from '../../src/adapters/config';
-import { usageStoreFor } from '../../src/adapters/ingest-deps';
-import { incrementKey } from '../../src/domain/idempotency-key';
-import { PIN_PREFIX } from '../../src/domain/keys';
+import { usageStoreFor } from '../../src/adapters/wiring/ingest-deps';
+import { incrementKey } from '../../src/domain/counters/idempotency-key';
+import { PIN_PREFIX } from '../../src/domain/counters/keys';
 import { localEnvironment } from '../../src/local/stack';
 import { crashAfterUpdates, dieAfterApplying, dieAfterUpdates, throttleUpdates } from '../support/faults';
 import { tallyCommand } from '../support/cli';

@@ -1,4 +1,4 @@
-import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
+import { DynamoUsageStore } from '../../src/adapters/dynamodb/dynamodb-usage-store';
 import { meterCapacity } from '../../bench/capacity-meter';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
 

@@ -1,8 +1,8 @@
 import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
+import { DynamoUsageStore } from '../../src/adapters/dynamodb/dynamodb-usage-store';
 import { addHourSums, hourTotals, hoursCoverDay, parseHourAttribute, type HourSums } from '../../src/domain/hours';
-import { usageKey } from '../../src/domain/keys';
-import type { Increment } from '../../src/domain/usage-store';
+import { usageKey } from '../../src/domain/counters/keys';
+import type { Increment } from '../../src/domain/counters/usage-store';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
 
 const info = testStackInfo();

@@ -1,8 +1,8 @@
 import type { SQSEvent } from 'aws-lambda';
-import { ingestBatch } from '../../src/app/ingest';
+import { ingestBatch } from '../../src/app/ingest/ingest';
 import { silentLog } from '../../src/app/log';
-import { handleUsageApiRequest } from '../../src/app/usage-api';
-import { mintToken } from '../../src/adapters/jwt-tokens';
+import { handleUsageApiRequest } from '../../src/app/reading/usage-api';
+import { mintToken } from '../../src/adapters/http/jwt-tokens';
 import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
 import { usageApiEvent } from '../support/api-events';
 import { TEST_SECRET } from '../support/tokens';

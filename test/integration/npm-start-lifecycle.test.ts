@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { addDays, dayOf } from '../../src/domain/days';
-import { normaliseEtag } from '../../src/domain/log-object';
+import { normaliseEtag } from '../../src/domain/counters/log-object';
 import { waitForEmptyQueue } from '../../src/local/poller';
 import { localClients } from '../../src/local/stack';
 import { runTallyBin } from '../support/cli';

@@ -7,9 +7,9 @@ import { addDays, dayOf } from '../../src/domain/days';
 import { DEMO_ACCOUNTS, planDemoLogs } from '../../src/local/demo';
 import { emptyExpected, mergeExpected } from '../../src/local/log-generator';
 import { localClients, type LocalStackInfo } from '../../src/local/stack';
-import { mintToken } from '../../src/adapters/jwt-tokens';
+import { mintToken } from '../../src/adapters/http/jwt-tokens';
 import { LOCAL_JWT_SECRET_FILE } from '../../src/local/jwt-secret';
-import { monthOf } from '../../src/domain/quota';
+import { monthOf } from '../../src/domain/billing/quota';
 import { nonZero, readCounters } from '../support/stack';
 import { TIME_LIMITS } from '../support/time-limits';
 

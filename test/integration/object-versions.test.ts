@@ -1,5 +1,5 @@
 import type { SQSEvent } from 'aws-lambda';
-import { ingestBatch } from '../../src/app/ingest';
+import { ingestBatch } from '../../src/app/ingest/ingest';
 import { PoisonObjectError } from '../../src/domain/errors';
 import { nonZero, putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 

@@ -1,11 +1,11 @@
-import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb-adjustments';
-import { DynamoUsageReader } from '../../src/adapters/dynamodb-usage-reader';
+import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb/dynamodb-adjustments';
+import { DynamoUsageReader } from '../../src/adapters/dynamodb/dynamodb-usage-reader';
 import { tallyCommand } from '../support/cli';
 import { storeCorrection } from '../../src/cli/commands/adjust';
 import { openTarget } from '../../src/cli/open-target';
-import { revertOf } from '../../src/domain/adjustment';
+import { revertOf } from '../../src/domain/counters/adjustment';
 import { AdjustmentConflictError } from '../../src/domain/errors';
-import { buildUsageReport } from '../../src/domain/usage-report';
+import { buildUsageReport } from '../../src/domain/reading/usage-report';
 import { captureIo, ingestFully, operatorEnv, putLogSet } from '../support/operator';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
 

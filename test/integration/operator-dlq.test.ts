@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { DropReport, InspectedDeadLetter } from '../../src/app/dead-letters';
-import type { ReplayReport } from '../../src/app/replay';
-import type { DeadLetterDrop } from '../../src/domain/dead-letter';
-import type { LogObjectRef } from '../../src/domain/log-object';
+import type { DropReport, InspectedDeadLetter } from '../../src/app/ingest/dead-letters';
+import type { ReplayReport } from '../../src/app/ingest/replay';
+import type { DeadLetterDrop } from '../../src/domain/counters/dead-letter';
+import type { LogObjectRef } from '../../src/domain/counters/log-object';
 import { queueDepth } from '../../src/local/poller';
 import { tallyCommand } from '../support/cli';
 import { captureIo, countersOf, eventually, halfIngest, notificationBody, operatorEnv, putLogSet, sendBodies, startConsumer } from '../support/operator';

@@ -1,9 +1,9 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb-adjustments';
-import { DynamoThresholdStore } from '../../src/adapters/dynamodb-quotas';
+import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb/dynamodb-adjustments';
+import { DynamoThresholdStore } from '../../src/adapters/dynamodb/dynamodb-quotas';
 import { handoffTable } from '../support/handoff';
 import { captureIo, tallyCommand } from '../support/cli';
-import { ingestBatch } from '../../src/app/ingest';
+import { ingestBatch } from '../../src/app/ingest/ingest';
 import { DEMO_QUOTA, setDemoQuota } from '../../src/local/demo';
 import { generateLog } from '../../src/local/log-generator';
 import { createTestQueues, putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';

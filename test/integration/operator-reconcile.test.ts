@@ -1,8 +1,8 @@
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb-adjustments';
-import type { ReconcileReport } from '../../src/app/reconcile';
+import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb/dynamodb-adjustments';
+import type { ReconcileReport } from '../../src/app/ingest/reconcile';
 import { tallyCommand } from '../support/cli';
-import { usageKey } from '../../src/domain/keys';
+import { usageKey } from '../../src/domain/counters/keys';
 import { addDays, dayOf } from '../../src/domain/days';
 import { captureIo, ingestFully, operatorEnv, putLogSet } from '../support/operator';
 import { putLogObject, testClients, testStackInfo, uniqueId } from '../support/stack';

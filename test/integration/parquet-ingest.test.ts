@@ -1,7 +1,7 @@
-import type { LogObjectRef } from '../../src/domain/log-object';
+import type { LogObjectRef } from '../../src/domain/counters/log-object';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { SQSEvent } from 'aws-lambda';
-import { ingestBatch } from '../../src/app/ingest';
+import { ingestBatch } from '../../src/app/ingest/ingest';
 import { PoisonObjectError } from '../../src/domain/errors';
 import { recountParquetLog, writeParquetLog, type ParquetLogSpec, type Recount } from '../support/parquet-logs';
 import { nonZero, putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';

@@ -1,5 +1,5 @@
-import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
-import { planCapacity, shardItemBytes } from '../../src/domain/capacity-plan';
+import { DynamoUsageStore } from '../../src/adapters/dynamodb/dynamodb-usage-store';
+import { planCapacity, shardItemBytes } from '../../src/domain/counters/capacity-plan';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
 
 const info = testStackInfo();

@@ -1,9 +1,9 @@
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { MessageResult } from '../../src/app/ingest';
+import type { MessageResult } from '../../src/app/ingest/ingest';
 import { jsonLog } from '../../src/app/log';
 import type { LogSource } from '../../src/app/ports';
-import { ingestBatch } from '../../src/app/ingest';
-import { s3EventBody } from '../../src/domain/notifications';
+import { ingestBatch } from '../../src/app/ingest/ingest';
+import { s3EventBody } from '../../src/domain/counters/notifications';
 import { emptyExpected, generateLog, mergeExpected } from '../../src/local/log-generator';
 import { QueuePoller, queueDepth, waitForEmptyQueue } from '../../src/local/poller';
 import { createTestQueues, nonZero, putLogObject, readCounters, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';

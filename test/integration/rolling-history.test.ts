@@ -1,7 +1,7 @@
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DEFAULTS } from '../../src/adapters/config';
-import { DynamoUsageStore } from '../../src/adapters/dynamodb-usage-store';
-import { droppedKeyItem, droppedKeysPartition, usageKey, type ShardRef } from '../../src/domain/keys';
+import { DynamoUsageStore } from '../../src/adapters/dynamodb/dynamodb-usage-store';
+import { droppedKeyItem, droppedKeysPartition, usageKey, type ShardRef } from '../../src/domain/counters/keys';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
 import { tombstoneBatches, tombstoned } from '../support/tombstones';
 

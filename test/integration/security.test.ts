@@ -1,10 +1,10 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { SignJWT } from 'jose';
-import { ingestBatch } from '../../src/app/ingest';
+import { ingestBatch } from '../../src/app/ingest/ingest';
 import { jsonLog } from '../../src/app/log';
-import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/usage-api';
-import { mintToken } from '../../src/adapters/jwt-tokens';
-import { adjustmentItemKey } from '../../src/domain/keys';
+import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/reading/usage-api';
+import { mintToken } from '../../src/adapters/http/jwt-tokens';
+import { adjustmentItemKey } from '../../src/domain/counters/keys';
 import { startApiServer, type ApiServer } from '../../src/local/api-server';
 import { createLocalUsageApiDeps, dashboardMounts } from '../../src/local/local-usage-api';
 import { putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';

@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { addDays, dayOf } from '../../src/domain/days';
 import { generateLog } from '../../src/local/log-generator';
 import { localClients } from '../../src/local/stack';
-import { DynamoCloseStore } from '../../src/adapters/dynamodb-close-store';
+import { DynamoCloseStore } from '../../src/adapters/dynamodb/dynamodb-close-store';
 import { runTallyBin } from '../support/cli';
 import { stackEnv, stackInfoIn, startLocal, stopLocal, type LocalRun } from '../support/npm-start';
 import { startStripeServer, type StripeTestServer } from '../support/stripe-server';

@@ -1,9 +1,9 @@
 import type { Context } from 'aws-lambda';
 import Stripe from 'stripe';
-import { DynamoStripeStore } from '../../src/adapters/dynamodb-stripe-store';
-import { stripeConnection } from '../../src/adapters/stripe-meter-api';
+import { DynamoStripeStore } from '../../src/adapters/dynamodb/dynamodb-stripe-store';
+import { stripeConnection } from '../../src/adapters/stripe/stripe-meter-api';
 import { addDays, dayOf } from '../../src/domain/days';
-import { meterEventIdentifier, meterEventTimestamp, type StripeOutboxRecord } from '../../src/domain/stripe';
+import { meterEventIdentifier, meterEventTimestamp, type StripeOutboxRecord } from '../../src/domain/billing/stripe';
 import { handoffTable } from '../support/handoff';
 import { startStripeServer } from '../support/stripe-server';
 import { sqsRecord, testClients, testStackInfo, uniqueId } from '../support/stack';

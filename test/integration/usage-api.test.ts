@@ -1,11 +1,11 @@
 import { BatchWriteItemCommand, PutItemCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { ingestBatch } from '../../src/app/ingest';
+import { ingestBatch } from '../../src/app/ingest/ingest';
 import { jsonLog } from '../../src/app/log';
-import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/usage-api';
-import { mintToken } from '../../src/adapters/jwt-tokens';
+import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/reading/usage-api';
+import { mintToken } from '../../src/adapters/http/jwt-tokens';
 import { addDays, dayOf, eachDay } from '../../src/domain/days';
-import { adjustmentItemKey, usageKey } from '../../src/domain/keys';
+import { adjustmentItemKey, usageKey } from '../../src/domain/counters/keys';
 import { startApiServer, type ApiServer } from '../../src/local/api-server';
 import { createLocalUsageApiDeps, dashboardMounts } from '../../src/local/local-usage-api';
 import { emptyExpected, expectedKey, generateLog, mergeExpected } from '../../src/local/log-generator';

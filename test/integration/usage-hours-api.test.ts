@@ -1,10 +1,10 @@
 import { PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { jsonLog } from '../../src/app/log';
-import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/usage-api';
-import { mintToken } from '../../src/adapters/jwt-tokens';
+import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/reading/usage-api';
+import { mintToken } from '../../src/adapters/http/jwt-tokens';
 import { hourAttribute } from '../../src/domain/hours';
-import { adjustmentItemKey, hoursBackfillKey, usageKey, type TableKey } from '../../src/domain/keys';
+import { adjustmentItemKey, hoursBackfillKey, usageKey, type TableKey } from '../../src/domain/counters/keys';
 import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
 import { usageApiEvent } from '../support/api-events';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';

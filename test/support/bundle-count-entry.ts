@@ -4,10 +4,10 @@
  * esbuild settings bundle the handler, then runs: `node bundle.js FILE...` prints one
  * JSON line per file (its line counts and usage).
  */
-import { openLogFile } from '../../src/adapters/log-opening';
-import { parseResolverSpec } from '../../src/domain/account-resolver';
-import { countObject } from '../../src/domain/log-formats';
-import { validateMetricRules } from '../../src/domain/metric-rules';
+import { openLogFile } from '../../src/adapters/logs/log-opening';
+import { parseResolverSpec } from '../../src/domain/logs/account-resolver';
+import { countObject } from '../../src/domain/logs/log-formats';
+import { validateMetricRules } from '../../src/domain/logs/metric-rules';
 
 async function main(): Promise<void> {
   for (const file of process.argv.slice(2)) {

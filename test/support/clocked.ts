@@ -1,7 +1,7 @@
 import type { SQSEvent } from 'aws-lambda';
 import { readConfig } from '../../src/adapters/config';
-import { usageStoreFor } from '../../src/adapters/ingest-deps';
-import { incrementKey } from '../../src/domain/idempotency-key';
+import { usageStoreFor } from '../../src/adapters/wiring/ingest-deps';
+import { incrementKey } from '../../src/domain/counters/idempotency-key';
 import { localEnvironment } from '../../src/local/stack';
 import type { dieAfterApplying } from './faults';
 import { exactRequests, putLogObject, testClients, testIngestDeps, testStackInfo, uniqueId } from './stack';

@@ -1,6 +1,6 @@
 import { addHourSums, type HourSums } from '../../src/domain/hours';
-import { ledgerKey, usageKey } from '../../src/domain/keys';
-import type { LogObjectRef } from '../../src/domain/log-object';
+import { ledgerKey, usageKey } from '../../src/domain/counters/keys';
+import type { LogObjectRef } from '../../src/domain/counters/log-object';
 import type { AttemptRecord, Increment, IncrementOutcome, LedgerEntry, ObjectState, UsageStore } from '../../src/app/ports';
 
 interface ShardItem {

@@ -1,8 +1,8 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { ingestBatch, type IngestDeps } from '../../src/app/ingest';
-import type { LogObjectRef } from '../../src/domain/log-object';
-import { s3EventBody } from '../../src/domain/notifications';
+import { ingestBatch, type IngestDeps } from '../../src/app/ingest/ingest';
+import type { LogObjectRef } from '../../src/domain/counters/log-object';
+import { s3EventBody } from '../../src/domain/counters/notifications';
 import { cloudFrontObjectKey, emptyExpected, generateLog, mergeExpected, type ExpectedCount } from '../../src/local/log-generator';
 import { QueuePoller } from '../../src/local/poller';
 import { localEnvironment, type LocalStackInfo } from '../../src/local/stack';

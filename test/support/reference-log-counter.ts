@@ -8,12 +8,12 @@ import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
 import type { Writable } from 'node:stream';
 import { isValidAccountId, UNATTRIBUTED } from '../../src/domain/account-id';
-import { accountFromKey, type ResolverSpec } from '../../src/domain/account-resolver';
-import { parseCloudFrontKey } from '../../src/domain/cloudfront-key';
+import { accountFromKey, type ResolverSpec } from '../../src/domain/logs/account-resolver';
+import { parseCloudFrontKey } from '../../src/domain/logs/cloudfront-key';
 import { isValidDay } from '../../src/domain/days';
 import { PoisonObjectError } from '../../src/domain/errors';
-import { BASE_METRICS, metricNames, type MetricRule } from '../../src/domain/metric-rules';
-import { emptyLineCounts, type LineCounts, type MalformedSample, UsageTally } from '../../src/domain/usage-tally';
+import { BASE_METRICS, metricNames, type MetricRule } from '../../src/domain/logs/metric-rules';
+import { emptyLineCounts, type LineCounts, type MalformedSample, UsageTally } from '../../src/domain/logs/usage-tally';
 
 /** Resolves one split log line to an account id, or `undefined` when it cannot. */
 type LineResolver = (fields: readonly string[]) => string | undefined;

@@ -1,5 +1,5 @@
 import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DROPPED_KEYS_ATTRIBUTE, droppedKeysPartition, type ShardRef } from '../../src/domain/keys';
+import { DROPPED_KEYS_ATTRIBUTE, droppedKeysPartition, type ShardRef } from '../../src/domain/counters/keys';
 
 export interface TombstoneBatch {
   readonly SK: string;

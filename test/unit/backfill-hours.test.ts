@@ -1,14 +1,14 @@
 import { Readable } from 'node:stream';
-import { backfillHours, hoursBackfillDays, type HoursBackfillDeps } from '../../src/app/backfill-hours';
+import { backfillHours, hoursBackfillDays, type HoursBackfillDeps } from '../../src/app/ingest/backfill-hours';
 import type { BackfilledHoursStore, DayLedger, LedgerObjectOfDay, LogSource, UsageReader } from '../../src/app/ports';
-import { logText } from '../../src/adapters/log-text';
-import { parseResolverSpec } from '../../src/domain/account-resolver';
-import type { Contribution } from '../../src/domain/contributions';
+import { logText } from '../../src/adapters/logs/log-text';
+import { parseResolverSpec } from '../../src/domain/logs/account-resolver';
+import type { Contribution } from '../../src/domain/counters/contributions';
 import { PoisonObjectError, ValidationError } from '../../src/domain/errors';
 import { hoursCoverDay, type HourSums } from '../../src/domain/hours';
-import { MAX_HOURS_BACKFILL_DAYS, type BackfilledHours } from '../../src/domain/hours-backfill';
-import type { LogObjectRef } from '../../src/domain/log-object';
-import type { UsageRecord } from '../../src/domain/usage-records';
+import { MAX_HOURS_BACKFILL_DAYS, type BackfilledHours } from '../../src/domain/counters/hours-backfill';
+import type { LogObjectRef } from '../../src/domain/counters/log-object';
+import type { UsageRecord } from '../../src/domain/reading/usage-records';
 import { captureIo, tallyCommand } from '../support/cli';
 
 /**

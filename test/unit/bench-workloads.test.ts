@@ -1,7 +1,7 @@
 import { countError, incrementWorkload, usageId } from '../../bench/increment-workload';
 import { alternate, median, rotate } from '../../bench/stats';
 import { attributeValueBytes, itemBytes, writeUnitsFor } from '../../bench/capacity-meter';
-import { keyHex } from '../../src/domain/idempotency-key';
+import { keyHex } from '../../src/domain/counters/idempotency-key';
 
 const scheme = { keyBytes: 12, shards: 4 };
 const workload = (overrides: Partial<Parameters<typeof incrementWorkload>[0]> = {}) =>

@@ -1,4 +1,4 @@
-import { keysNeededPerShard, planCapacity, shardItemBytes } from '../../src/domain/capacity-plan';
+import { keysNeededPerShard, planCapacity, shardItemBytes } from '../../src/domain/counters/capacity-plan';
 import { tallyCommand } from '../support/cli';
 import { ValidationError } from '../../src/domain/errors';
 

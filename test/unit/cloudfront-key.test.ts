@@ -1,4 +1,4 @@
-import { parseCloudFrontKey } from '../../src/domain/cloudfront-key';
+import { parseCloudFrontKey } from '../../src/domain/logs/cloudfront-key';
 
 const UUID = '0f8fad5b-d9cb-469f-a165-70867728950e';
 

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readConfig } from '../../src/adapters/config';
-import { readUsageApiConfig } from '../../src/adapters/usage-api-config';
-import { readStripeConfig } from '../../src/adapters/stripe-config';
+import { readUsageApiConfig } from '../../src/adapters/wiring/usage-api-config';
+import { readStripeConfig } from '../../src/adapters/stripe/stripe-config';
 import { readLocalSettings } from '../../src/local/local-settings';
 
 // docs/configuration.md is checked against the code it describes: the code is the
@@ -65,7 +65,7 @@ describe('docs/configuration.md', () => {
   );
 
   it('lists every variable the Stripe settings read, in its own section', () => {
-    const read = new Set([...readFileSync(path.join(root, 'src/adapters/stripe-config.ts'), 'utf8').matchAll(/\b(TALLY_[A-Z0-9_]+)\b/g)].map((m) => m[1]!));
+    const read = new Set([...readFileSync(path.join(root, 'src/adapters/stripe/stripe-config.ts'), 'utf8').matchAll(/\b(TALLY_[A-Z0-9_]+)\b/g)].map((m) => m[1]!));
     const listed = new Set(stripeRows.map((row) => row.variable));
     expect([...read].sort()).toEqual([...listed].sort());
   });
@@ -90,7 +90,7 @@ describe('docs/configuration.md', () => {
 
   it('lists every variable the configuration code reads', () => {
     const read = new Set(
-      ['src/adapters/config.ts', 'src/adapters/usage-api-config.ts'].flatMap((file) =>
+      ['src/adapters/config.ts', 'src/adapters/wiring/usage-api-config.ts'].flatMap((file) =>
         [...readFileSync(path.join(root, file), 'utf8').matchAll(/\b(TALLY_[A-Z0-9_]+|LOG_LEVEL)\b/g)].map((m) => m[1]!),
       ),
     );

@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
-import { parseResolverSpec } from '../../src/domain/account-resolver';
-import { logText } from '../../src/adapters/log-text';
-import { countLog, type CountOptions } from '../../src/domain/log-counter';
+import { parseResolverSpec } from '../../src/domain/logs/account-resolver';
+import { logText } from '../../src/adapters/logs/log-text';
+import { countLog, type CountOptions } from '../../src/domain/logs/log-counter';
 
 const countLogStream = (body: AsyncIterable<Uint8Array>, options: CountOptions, name: string) => countLog(logText(body, name), options, name);
 

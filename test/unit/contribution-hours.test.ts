@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { decodeContributions, encodeContributions, type Contribution } from '../../src/domain/contributions';
+import { decodeContributions, encodeContributions, type Contribution } from '../../src/domain/counters/contributions';
 import { hourTotals } from '../../src/domain/hours';
 
 const account = fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,11}$/);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { isValidAccountId } from '../../src/domain/account-id';
-import { parseUsageQuery } from '../../src/domain/usage-query';
+import { parseUsageQuery } from '../../src/domain/reading/usage-query';
 import {
   checkSelection,
   isDayInProgress,

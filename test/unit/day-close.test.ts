@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
-import { closableAt, closerWindow, isClosable, lastClosableDay, lateFigures, marksLateUsage, sumFigures } from '../../src/domain/day-close';
-import { lateMarkerKey, parseAccountSortKey, revisionKey, revisionRowKey } from '../../src/domain/keys';
-import { revisionCsv, revisionExport, revisionExportKeys } from '../../src/domain/revision-export';
-import { MAX_WEBHOOK_BODY_BYTES, signatureHeader, verifySignature, webhookBackoffSeconds, webhookEventBody, webhookEventId } from '../../src/domain/webhook';
+import { closableAt, closerWindow, isClosable, lastClosableDay, lateFigures, marksLateUsage, sumFigures } from '../../src/domain/billing/day-close';
+import { lateMarkerKey, parseAccountSortKey, revisionKey, revisionRowKey } from '../../src/domain/counters/keys';
+import { revisionCsv, revisionExport, revisionExportKeys } from '../../src/domain/billing/revision-export';
+import { MAX_WEBHOOK_BODY_BYTES, signatureHeader, verifySignature, webhookBackoffSeconds, webhookEventBody, webhookEventId } from '../../src/domain/billing/webhook';
 
 describe('when a day closes', () => {
   it('is open until its end plus the grace period, then closable', () => {

@@ -1,5 +1,5 @@
-import { diagnose, type InspectedObject, type ObjectFinding } from '../../src/domain/dead-letter';
-import { droppedMessageKey, ledgerKey, usageKey } from '../../src/domain/keys';
+import { diagnose, type InspectedObject, type ObjectFinding } from '../../src/domain/counters/dead-letter';
+import { droppedMessageKey, ledgerKey, usageKey } from '../../src/domain/counters/keys';
 
 const object = (key: string, finding: ObjectFinding): InspectedObject => ({ object: { bucket: 'logs', key, etag: 'e' }, finding });
 

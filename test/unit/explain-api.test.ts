@@ -1,8 +1,8 @@
-import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/usage-api';
+import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/reading/usage-api';
 import { silentLog } from '../../src/app/log';
-import { JoseTokenVerifier, mintToken } from '../../src/adapters/jwt-tokens';
-import type { HealthReport } from '../../src/domain/health';
-import type { UsageRecord } from '../../src/domain/usage-records';
+import { JoseTokenVerifier, mintToken } from '../../src/adapters/http/jwt-tokens';
+import type { HealthReport } from '../../src/domain/reading/health';
+import type { UsageRecord } from '../../src/domain/reading/usage-records';
 import { usageApiEvent } from '../support/api-events';
 import { TEST_SECRET } from '../support/tokens';
 

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
-import { contributionDays, contributionRowPrefix, decodeContributions, encodeContributions, type Contribution } from '../../src/domain/contributions';
-import { buildExplanation, explanationCsv, hourFigures, type ExplainedSource } from '../../src/domain/explanation';
+import { contributionDays, contributionRowPrefix, decodeContributions, encodeContributions, type Contribution } from '../../src/domain/counters/contributions';
+import { buildExplanation, explanationCsv, hourFigures, type ExplainedSource } from '../../src/domain/reading/explanation';
 import type { HourSums } from '../../src/domain/hours';
-import { readHealth } from '../../src/app/health';
+import { readHealth } from '../../src/app/reading/health';
 import { ValidationError } from '../../src/domain/errors';
-import { buildHealthReport } from '../../src/domain/health';
-import { attemptKey, ledgerDayKey, ledgerKey, sourceDayPartition } from '../../src/domain/keys';
-import type { UsageRecord } from '../../src/domain/usage-records';
+import { buildHealthReport } from '../../src/domain/reading/health';
+import { attemptKey, ledgerDayKey, ledgerKey, sourceDayPartition } from '../../src/domain/counters/keys';
+import type { UsageRecord } from '../../src/domain/reading/usage-records';
 
 const account = fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,11}$/);
 const day = fc.constantFrom('2026-11-20', '2026-11-21', '2026-11-22');

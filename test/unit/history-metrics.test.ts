@@ -1,5 +1,5 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { HistoryGauge } from '../../src/app/history-gauge';
+import { HistoryGauge } from '../../src/app/ingest/history-gauge';
 import { INGEST_SERVICE, METRICS_NAMESPACE, publishHistoryMetrics } from '../../src/adapters/history-metrics';
 
 /** Runs `publish` and returns the EMF documents it wrote to stdout. */

@@ -10,8 +10,8 @@ import {
   isHourAttribute,
   parseHourAttribute,
 } from '../../src/domain/hours';
-import { isShardMetric, SHARD_ATTRIBUTES } from '../../src/domain/keys';
-import { BASE_METRICS, METRIC_NAME } from '../../src/domain/metric-rules';
+import { isShardMetric, SHARD_ATTRIBUTES } from '../../src/domain/counters/keys';
+import { BASE_METRICS, METRIC_NAME } from '../../src/domain/logs/metric-rules';
 
 const metricName = fc.stringMatching(METRIC_NAME);
 

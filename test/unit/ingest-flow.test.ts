@@ -1,16 +1,16 @@
 import { gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import type { SQSEvent } from 'aws-lambda';
-import { ingestBatch, ingestObject, OutOfTimeError, type IngestDeps } from '../../src/app/ingest';
+import { ingestBatch, ingestObject, OutOfTimeError, type IngestDeps } from '../../src/app/ingest/ingest';
 import { silentLog } from '../../src/app/log';
 import type { LogSource } from '../../src/app/ports';
-import { logText } from '../../src/adapters/log-text';
+import { logText } from '../../src/adapters/logs/log-text';
 import { MemoryUsageStore } from '../support/memory-usage-store';
-import { parseResolverSpec } from '../../src/domain/account-resolver';
+import { parseResolverSpec } from '../../src/domain/logs/account-resolver';
 import { PoisonObjectError } from '../../src/domain/errors';
-import type { LogObjectRef } from '../../src/domain/log-object';
-import type { AttemptRecord } from '../../src/domain/usage-store';
-import { s3EventBody } from '../../src/domain/notifications';
+import type { LogObjectRef } from '../../src/domain/counters/log-object';
+import type { AttemptRecord } from '../../src/domain/counters/usage-store';
+import { s3EventBody } from '../../src/domain/counters/notifications';
 import { sqsRecord } from '../support/stack';
 
 /** Objects held in memory, served like S3LogSource serves them: their text, gunzipped. */

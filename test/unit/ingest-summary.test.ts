@@ -1,4 +1,4 @@
-import type { MessageResult, ObjectResult } from '../../src/app/ingest';
+import type { MessageResult, ObjectResult } from '../../src/app/ingest/ingest';
 import { IngestSummary } from '../../src/local/ingest-summary';
 
 /** What ingest reports for one message naming `key`, counted now or found in the ledger. */

@@ -1,4 +1,4 @@
-import { jsonReaderModule } from '../../src/domain/json-reader-wasm';
+import { jsonReaderModule } from '../../src/domain/logs/json-reader-wasm';
 
 /** The few WebAssembly names used here (the project's TypeScript lib has no DOM types). */
 declare const WebAssembly: {

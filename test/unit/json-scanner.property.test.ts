@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { parseResolverSpec } from '../../src/domain/account-resolver';
-import { countLogContent, type FormatCount, type FormatOptions } from '../../src/domain/log-formats';
-import { validateMetricRules } from '../../src/domain/metric-rules';
+import { parseResolverSpec } from '../../src/domain/logs/account-resolver';
+import { countLogContent, type FormatCount, type FormatOptions } from '../../src/domain/logs/log-formats';
+import { validateMetricRules } from '../../src/domain/logs/metric-rules';
 
 /**
  * The JSON scanner (json-scan.wat) reads the lines that fit the key template it learnt

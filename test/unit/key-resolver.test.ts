@@ -1,4 +1,4 @@
-import { accountFromKey, parseResolverSpec } from '../../src/domain/account-resolver';
+import { accountFromKey, parseResolverSpec } from '../../src/domain/logs/account-resolver';
 
 /** The account a `key:` resolver finds in `objectKey`. */
 function accountOf(template: string, objectKey: string): string | undefined {

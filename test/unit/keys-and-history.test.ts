@@ -1,10 +1,10 @@
-import { APPEND_INDEX, hasOneKeyTombstones, historyMinute, historyUpdate, newestFirst, nextForm, observeWrite, provesAbsence, tombstonesCover, type HistoryState } from '../../src/adapters/history-update';
+import { APPEND_INDEX, hasOneKeyTombstones, historyMinute, historyUpdate, newestFirst, nextForm, observeWrite, provesAbsence, tombstonesCover, type HistoryState } from '../../src/adapters/dynamodb/history-update';
 import { isValidAccountId } from '../../src/domain/account-id';
 import { ValidationError } from '../../src/domain/errors';
-import { incrementKey, keyHex } from '../../src/domain/idempotency-key';
-import { dayRangeKeys, droppedKeysItem, droppedKeysSince, isShardMetric, ledgerKey, parseAccountSortKey, pinAttribute, usageKey } from '../../src/domain/keys';
-import { validateMetricRules } from '../../src/domain/metric-rules';
-import { validateAdjustment } from '../../src/domain/adjustment';
+import { incrementKey, keyHex } from '../../src/domain/counters/idempotency-key';
+import { dayRangeKeys, droppedKeysItem, droppedKeysSince, isShardMetric, ledgerKey, parseAccountSortKey, pinAttribute, usageKey } from '../../src/domain/counters/keys';
+import { validateMetricRules } from '../../src/domain/logs/metric-rules';
+import { validateAdjustment } from '../../src/domain/counters/adjustment';
 
 const ref = { bucket: 'logs', key: 'cf/E2.2026-11-21-00.a.gz', etag: 'abc' };
 const scheme = { keyBytes: 12, shards: 4 };

@@ -3,10 +3,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
-import { openLogFile } from '../../src/adapters/log-opening';
-import { parseResolverSpec } from '../../src/domain/account-resolver';
-import { countObject } from '../../src/domain/log-formats';
-import { validateMetricRules } from '../../src/domain/metric-rules';
+import { openLogFile } from '../../src/adapters/logs/log-opening';
+import { parseResolverSpec } from '../../src/domain/logs/account-resolver';
+import { countObject } from '../../src/domain/logs/log-formats';
+import { validateMetricRules } from '../../src/domain/logs/metric-rules';
 import { gzip, jsonLog, legacyLog, traffic } from '../support/log-formats';
 import { parquetFromJsonLines } from '../support/parquet-logs';
 

@@ -1,6 +1,6 @@
-import { parseResolverSpec } from '../../src/domain/account-resolver';
-import { LineScanner } from '../../src/domain/line-scanner';
-import { countLogContent, type FormatCount, type FormatOptions } from '../../src/domain/log-formats';
+import { parseResolverSpec } from '../../src/domain/logs/account-resolver';
+import { LineScanner } from '../../src/domain/logs/line-scanner';
+import { countLogContent, type FormatCount, type FormatOptions } from '../../src/domain/logs/log-formats';
 
 /**
  * A finished count hands its scanner back and the next count takes it (a warm Lambda

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { BYTES_OK, LineScanner, type ScanLayout } from '../../src/domain/line-scanner';
+import { BYTES_OK, LineScanner, type ScanLayout } from '../../src/domain/logs/line-scanner';
 
 /** Bytes that decide a scan (tab, newline, CR, '#', '-', digits, ':', '.') and a few that do not. */
 const BYTE = fc.constantFrom(9, 9, 9, 10, 13, 35, 45, 46, 48, 50, 49, 58, 97, 98, 91);

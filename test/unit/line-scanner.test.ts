@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { LineScanner } from '../../src/domain/line-scanner';
+import { LineScanner } from '../../src/domain/logs/line-scanner';
 
 const root = join(__dirname, '..', '..');
 

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { logText } from '../../src/adapters/log-text';
+import { logText } from '../../src/adapters/logs/log-text';
 import { hoursCoverDay } from '../../src/domain/hours';
-import { parseLogFields } from '../../src/domain/log-fields';
-import { countLogContent, type FormatOptions } from '../../src/domain/log-formats';
-import { validateMetricRules } from '../../src/domain/metric-rules';
+import { parseLogFields } from '../../src/domain/logs/log-fields';
+import { countLogContent, type FormatOptions } from '../../src/domain/logs/log-formats';
+import { validateMetricRules } from '../../src/domain/logs/metric-rules';
 import { gzip, jsonLog, legacyLog, PLAIN_FIELDS, plainLog, REALTIME_FIELDS_SETTING, realtimeLog, w3cLog, type Request } from '../support/log-formats';
 
 /**

@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
-import { parseResolverSpec, type ResolverSpec } from '../../src/domain/account-resolver';
+import { parseResolverSpec, type ResolverSpec } from '../../src/domain/logs/account-resolver';
 import { PoisonObjectError } from '../../src/domain/errors';
-import { countLog, type LogCount } from '../../src/domain/log-counter';
-import { validateMetricRules } from '../../src/domain/metric-rules';
+import { countLog, type LogCount } from '../../src/domain/logs/log-counter';
+import { validateMetricRules } from '../../src/domain/logs/metric-rules';
 import * as reference from '../support/reference-log-counter';
 
 /**

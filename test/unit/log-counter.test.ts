@@ -1,13 +1,13 @@
 import { createReadStream } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
-import { missedHostReason, parseResolverSpec } from '../../src/domain/account-resolver';
+import { missedHostReason, parseResolverSpec } from '../../src/domain/logs/account-resolver';
 import { PoisonObjectError } from '../../src/domain/errors';
-import { gunzipChunkBytes, logText } from '../../src/adapters/log-text';
-import { countLog, LogCounter, MAX_IP_KEYS, type CountOptions } from '../../src/domain/log-counter';
-import { LineScanner } from '../../src/domain/line-scanner';
-import { validateMetricRules } from '../../src/domain/metric-rules';
-import type { AccountDayUsage } from '../../src/domain/usage-tally';
+import { gunzipChunkBytes, logText } from '../../src/adapters/logs/log-text';
+import { countLog, LogCounter, MAX_IP_KEYS, type CountOptions } from '../../src/domain/logs/log-counter';
+import { LineScanner } from '../../src/domain/logs/line-scanner';
+import { validateMetricRules } from '../../src/domain/logs/metric-rules';
+import type { AccountDayUsage } from '../../src/domain/logs/usage-tally';
 
 const fixture = (name: string) => `${__dirname}/../../fixtures/logs/${name}`;
 const authRule = validateMetricRules([{ name: 'authorization_requests', path: '/api/authorization/*' }]);

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { logText } from '../../src/adapters/log-text';
-import { parquetContent, type RandomAccessFile } from '../../src/adapters/parquet-log';
-import { parseLogFields } from '../../src/domain/log-fields';
-import { countLogContent, type FormatOptions } from '../../src/domain/log-formats';
+import { logText } from '../../src/adapters/logs/log-text';
+import { parquetContent, type RandomAccessFile } from '../../src/adapters/logs/parquet-log';
+import { parseLogFields } from '../../src/domain/logs/log-fields';
+import { countLogContent, type FormatOptions } from '../../src/domain/logs/log-formats';
 import { parquetFromJsonLines } from '../support/parquet-logs';
 import { gzip, jsonLog, legacyLog, PLAIN_FIELDS, plainLog, REALTIME_FIELDS_SETTING, realtimeLog, w3cLog, type Request } from '../support/log-formats';
 

@@ -1,10 +1,10 @@
 import { readConfig, readLogFormat } from '../../src/adapters/config';
-import { logText } from '../../src/adapters/log-text';
-import { parseResolverSpec } from '../../src/domain/account-resolver';
+import { logText } from '../../src/adapters/logs/log-text';
+import { parseResolverSpec } from '../../src/domain/logs/account-resolver';
 import { ConfigError, PoisonObjectError } from '../../src/domain/errors';
-import { parseLogFields } from '../../src/domain/log-fields';
-import { countLogContent, type FormatOptions } from '../../src/domain/log-formats';
-import { linesBalance } from '../../src/domain/usage-tally';
+import { parseLogFields } from '../../src/domain/logs/log-fields';
+import { countLogContent, type FormatOptions } from '../../src/domain/logs/log-formats';
+import { linesBalance } from '../../src/domain/logs/usage-tally';
 import { expectedUsage, gzip, jsonLog, legacyLog, PLAIN_FIELDS, plainLog, REALTIME_FIELDS_SETTING, realtimeLog, traffic, w3cLog } from '../support/log-formats';
 
 const base: FormatOptions = { resolver: { kind: 'host-label' }, metricRules: [], objectKey: 'logs/x' };

@@ -1,6 +1,6 @@
-import { firstHourOf, s3Sequencer } from '../../src/app/put-logs';
-import { firstRequestHour, logObjectKey } from '../../src/domain/log-naming';
-import { parseNotification, s3EventBody } from '../../src/domain/notifications';
+import { firstHourOf, s3Sequencer } from '../../src/app/ingest/put-logs';
+import { firstRequestHour, logObjectKey } from '../../src/domain/logs/log-naming';
+import { parseNotification, s3EventBody } from '../../src/domain/counters/notifications';
 
 describe('naming a log file put into the local stack', () => {
   const facts = { fileName: 'logs/access.log.gz', contentHash: '9f86d081884c7d659a2feaa0c55ad015', gzip: true, firstHour: { day: '2026-11-23', hour: 13 } };

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { PoisonMessageError } from '../../src/domain/errors';
-import { parseNotification, s3EventBody } from '../../src/domain/notifications';
+import { parseNotification, s3EventBody } from '../../src/domain/counters/notifications';
 
 const event = (name: string) => readFileSync(`${__dirname}/../../fixtures/events/${name}`, 'utf8');
 

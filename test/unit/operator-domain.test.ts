@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveTarget } from '../../src/cli/operator-target';
 import { pacer } from '../../src/app/progress';
-import { adjustmentDifferences, validateAdjustment } from '../../src/domain/adjustment';
-import { parseCloudFrontKey } from '../../src/domain/cloudfront-key';
+import { adjustmentDifferences, validateAdjustment } from '../../src/domain/counters/adjustment';
+import { parseCloudFrontKey } from '../../src/domain/logs/cloudfront-key';
 import { ConfigError, ValidationError } from '../../src/domain/errors';
-import { adjustmentIdKey, dayRangeKeys, parseAccountSortKey } from '../../src/domain/keys';
-import { reconcile, type ServedDay } from '../../src/domain/reconciliation';
+import { adjustmentIdKey, dayRangeKeys, parseAccountSortKey } from '../../src/domain/counters/keys';
+import { reconcile, type ServedDay } from '../../src/domain/counters/reconciliation';
 
 describe('CloudFront object names', () => {
   it('reads distribution, day, hour and id from a key under any prefix', () => {

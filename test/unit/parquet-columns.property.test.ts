@@ -5,13 +5,13 @@ import { gzipSync } from 'node:zlib';
 import { DuckDBInstance } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { parquetWriteBuffer } from 'hyparquet-writer';
-import { parquetContent } from '../../src/adapters/parquet-log';
-import { parseResolverSpec } from '../../src/domain/account-resolver';
-import { countLogContent, type FormatCount, type FormatOptions } from '../../src/domain/log-formats';
-import { validateMetricRules } from '../../src/domain/metric-rules';
+import { parquetContent } from '../../src/adapters/logs/parquet-log';
+import { parseResolverSpec } from '../../src/domain/logs/account-resolver';
+import { countLogContent, type FormatCount, type FormatOptions } from '../../src/domain/logs/log-formats';
+import { validateMetricRules } from '../../src/domain/logs/metric-rules';
 
 /**
- * Parquet is read column by column and page by page (src/adapters/parquet-columns.ts).
+ * Parquet is read column by column and page by page (src/adapters/logs/parquet-columns.ts).
  * Whatever the writer, codec, page version, encoding (dictionary or plain), row group
  * and page sizes, and whether columns are optional (nulls) or required, a Parquet log
  * must count exactly as the same rows written as a tab-separated standard log: each

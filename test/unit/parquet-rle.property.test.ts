@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { HybridDecoder } from '../../src/adapters/parquet-rle';
+import { HybridDecoder } from '../../src/adapters/logs/parquet-rle';
 
 /**
  * Parquet's RLE / bit-packed hybrid (definition levels, dictionary indices), decoded by
- * src/adapters/parquet-rle.ts: whatever the runs and bit width, the values written come
+ * src/adapters/logs/parquet-rle.ts: whatever the runs and bit width, the values written come
  * back, with their largest and how many equal the target. The runs are written here as
  * the format says (https://parquet.apache.org/docs/file-format/data-pages/encodings/).
  */

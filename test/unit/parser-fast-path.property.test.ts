@@ -1,11 +1,11 @@
 import fc from 'fast-check';
-import { parseResolverSpec } from '../../src/domain/account-resolver';
+import { parseResolverSpec } from '../../src/domain/logs/account-resolver';
 import { isValidDay } from '../../src/domain/days';
-import { LogCounter } from '../../src/domain/log-counter';
-import { metricNames, validateMetricRules } from '../../src/domain/metric-rules';
+import { LogCounter } from '../../src/domain/logs/log-counter';
+import { metricNames, validateMetricRules } from '../../src/domain/logs/metric-rules';
 import { compileResolver, compileRules, FieldLayout, isValidTime, parseByteCount } from '../support/reference-log-counter';
 import { UNATTRIBUTED } from '../../src/domain/account-id';
-import { UsageTally } from '../../src/domain/usage-tally';
+import { UsageTally } from '../../src/domain/logs/usage-tally';
 
 /**
  * The counter finds only the columns something reads and checks date, time and

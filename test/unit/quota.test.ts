@@ -1,4 +1,4 @@
-import { rankAccounts } from '../../src/domain/account-ranking';
+import { rankAccounts } from '../../src/domain/reading/account-ranking';
 import { ValidationError } from '../../src/domain/errors';
 import {
   effectiveQuotas,
@@ -11,10 +11,10 @@ import {
   quotaStatuses,
   reachedLevels,
   withPeriod,
-} from '../../src/domain/quota';
-import { thresholdKey } from '../../src/domain/keys';
-import { monthsToEvaluate } from '../../src/app/thresholds';
-import { thresholdEventBody, thresholdEventId } from '../../src/domain/webhook';
+} from '../../src/domain/billing/quota';
+import { thresholdKey } from '../../src/domain/counters/keys';
+import { monthsToEvaluate } from '../../src/app/billing/thresholds';
+import { thresholdEventBody, thresholdEventId } from '../../src/domain/billing/webhook';
 
 describe('quota levels and crossings', () => {
   it('reaches a level exactly at its share of the allowance, never one unit early', () => {

@@ -1,5 +1,5 @@
-import { resolveUnresolved, uniqueSubset, type ResolveOptions } from '../../src/app/resolve-unresolved';
-import type { Increment } from '../../src/domain/usage-store';
+import { resolveUnresolved, uniqueSubset, type ResolveOptions } from '../../src/app/ingest/resolve-unresolved';
+import type { Increment } from '../../src/domain/counters/usage-store';
 
 const increment = (requests: number, bytes: number): Increment => ({ account: 'acme', day: '2026-11-21', shard: 0, key: new Uint8Array(12), metrics: { requests, bytes } });
 

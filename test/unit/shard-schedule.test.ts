@@ -1,7 +1,7 @@
 import { readShards } from '../../src/adapters/config';
 import { shardScheduleLine } from '../../src/cli/commands/plan';
 import { ConfigError } from '../../src/domain/errors';
-import { formatShards, incrementKey, shardsOn } from '../../src/domain/idempotency-key';
+import { formatShards, incrementKey, shardsOn } from '../../src/domain/counters/idempotency-key';
 
 describe('dated shard schedule (TALLY_SHARDS=4,16@2027-01-01)', () => {
   const scheme = { keyBytes: 12, ...readShards('4,16@2027-01-01,32@2027-06-01') };

@@ -1,7 +1,7 @@
-import { readCloserConfig } from '../../src/adapters/handoff-config';
-import { readStripeConfig } from '../../src/adapters/stripe-config';
-import { outcomeOf } from '../../src/adapters/stripe-meter-api';
-import { daysOfPeriod, meterProblems, neededFinalizationDelay } from '../../src/app/stripe-reconcile';
+import { readCloserConfig } from '../../src/adapters/wiring/handoff-config';
+import { readStripeConfig } from '../../src/adapters/stripe/stripe-config';
+import { outcomeOf } from '../../src/adapters/stripe/stripe-meter-api';
+import { daysOfPeriod, meterProblems, neededFinalizationDelay } from '../../src/app/billing/stripe-reconcile';
 import { ConfigError } from '../../src/domain/errors';
 import fc from 'fast-check';
 import {
@@ -27,7 +27,7 @@ import {
   oldestSendableDay,
   parseStripeMeters,
   runningTotalsDue,
-} from '../../src/domain/stripe';
+} from '../../src/domain/billing/stripe';
 import { stripeOperationSpecs } from '../support/stripe-server';
 
 describe('meter events of closed-day revisions', () => {

@@ -1,4 +1,4 @@
-import { shardScheduleConflicts } from '../../src/adapters/table-settings';
+import { shardScheduleConflicts } from '../../src/adapters/dynamodb/table-settings';
 
 describe('a shard schedule against the days the table records', () => {
   const recorded = { shardsByDay: new Map([['2026-11-20', 4], ['2026-11-21', 4], ['2026-12-01', 16]]) };

@@ -1,10 +1,10 @@
 import { createPrivateKey } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { authorizeAccount, grantFromClaims, mayRead } from '../../src/domain/access';
+import { authorizeAccount, grantFromClaims, mayRead } from '../../src/domain/reading/access';
 import { AccountNotFoundError, AuthenticationError, ConfigError } from '../../src/domain/errors';
-import { JoseTokenVerifier, mintToken } from '../../src/adapters/jwt-tokens';
-import { readCorsOrigins, readUsageApiConfig } from '../../src/adapters/usage-api-config';
-import { resolveJwtKey } from '../../src/adapters/usage-api-deps';
+import { JoseTokenVerifier, mintToken } from '../../src/adapters/http/jwt-tokens';
+import { readCorsOrigins, readUsageApiConfig } from '../../src/adapters/wiring/usage-api-config';
+import { resolveJwtKey } from '../../src/adapters/wiring/usage-api-deps';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import { parseTtl } from '../../src/cli/commands/token';
 import { tallyCommand } from '../support/cli';

@@ -1,8 +1,8 @@
 import { jsonLog } from '../../src/app/log';
-import { handleUsageApiRequest, unavailableResponse, type UsageApiDeps } from '../../src/app/usage-api';
-import { JoseTokenVerifier, mintToken } from '../../src/adapters/jwt-tokens';
+import { handleUsageApiRequest, unavailableResponse, type UsageApiDeps } from '../../src/app/reading/usage-api';
+import { JoseTokenVerifier, mintToken } from '../../src/adapters/http/jwt-tokens';
 import type { UsageReader } from '../../src/app/ports';
-import type { UsageRecord } from '../../src/domain/usage-records';
+import type { UsageRecord } from '../../src/domain/reading/usage-records';
 import { usageApiEvent } from '../support/api-events';
 import { TEST_SECRET } from '../support/tokens';
 

@@ -1,5 +1,5 @@
-import { csvNumberCell, csvTextCell, usageCsvFileName, usageReportCsv } from '../../src/domain/usage-csv';
-import { buildUsageReport } from '../../src/domain/usage-report';
+import { csvNumberCell, csvTextCell, usageCsvFileName, usageReportCsv } from '../../src/domain/reading/usage-csv';
+import { buildUsageReport } from '../../src/domain/reading/usage-report';
 
 describe('csvTextCell', () => {
   it.each([

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { SUPPORTED_DAYS } from '../../src/domain/days';
 import { ValidationError } from '../../src/domain/errors';
-import { buildZonedUsageReport, type ZonedUsageReport } from '../../src/domain/usage-hours';
-import type { UsageRecord } from '../../src/domain/usage-records';
+import { buildZonedUsageReport, type ZonedUsageReport } from '../../src/domain/reading/usage-hours';
+import type { UsageRecord } from '../../src/domain/reading/usage-records';
 
 /**
  * Issue 35's laws for the read side, over random usage at random times in random zones:

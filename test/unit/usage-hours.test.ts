@@ -1,8 +1,8 @@
 import { ValidationError } from '../../src/domain/errors';
-import { buildZonedUsageReport, utcReadRange } from '../../src/domain/usage-hours';
-import { buildUsageReport } from '../../src/domain/usage-report';
-import type { UsageRecord } from '../../src/domain/usage-records';
-import { hourStartText, zonedHours } from '../../src/domain/time-zones';
+import { buildZonedUsageReport, utcReadRange } from '../../src/domain/reading/usage-hours';
+import { buildUsageReport } from '../../src/domain/reading/usage-report';
+import type { UsageRecord } from '../../src/domain/reading/usage-records';
+import { hourStartText, zonedHours } from '../../src/domain/reading/time-zones';
 
 function report(timeZone: string, from: string, to: string, records: UsageRecord[], granularity: 'hour' | 'day' | 'month' = 'hour') {
   return buildZonedUsageReport({ accountId: 'acme', from, to, granularity, timeZone, records });

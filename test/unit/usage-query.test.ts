@@ -1,5 +1,5 @@
 import { ValidationError } from '../../src/domain/errors';
-import { cacheControlFor, parseUsageQuery } from '../../src/domain/usage-query';
+import { cacheControlFor, parseUsageQuery } from '../../src/domain/reading/usage-query';
 
 describe('parseUsageQuery', () => {
   it('reads a day range with defaults: per day, JSON', () => {

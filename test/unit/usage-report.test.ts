@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { eachDay } from '../../src/domain/days';
-import { buildUsageReport, orderMetricNames } from '../../src/domain/usage-report';
-import type { UsageRecord } from '../../src/domain/usage-records';
+import { buildUsageReport, orderMetricNames } from '../../src/domain/reading/usage-report';
+import type { UsageRecord } from '../../src/domain/reading/usage-records';
 
 const shard = (day: string, shardNo: number, metrics: Record<string, number>, updatedAt?: string): UsageRecord => ({
   kind: 'usage',

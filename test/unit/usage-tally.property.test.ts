@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { hoursCoverDay } from '../../src/domain/hours';
-import { UsageTally } from '../../src/domain/usage-tally';
+import { UsageTally } from '../../src/domain/logs/usage-tally';
 
 const NAMES = ['requests', 'bytes', 'errors'];
 

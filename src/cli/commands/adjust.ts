@@ -1,9 +1,9 @@
 import type { AdjustmentStore } from '../../app/ports';
-import { MAX_ADJUSTMENT_DELTA, negativeTotalProblem, validateAdjustment, type Adjustment } from '../../domain/adjustment';
+import { MAX_ADJUSTMENT_DELTA, negativeTotalProblem, validateAdjustment, type Adjustment } from '../../domain/counters/adjustment';
 import { dayOf } from '../../domain/days';
-import { monthOf } from '../../domain/quota';
+import { monthOf } from '../../domain/billing/quota';
 import { AdjustmentConflictError, ValidationError } from '../../domain/errors';
-import { metricNames } from '../../domain/metric-rules';
+import { metricNames } from '../../domain/logs/metric-rules';
 import { actorOf, defineCommand, JSON_OPTION, type CliContext } from '../command';
 import type { OpenTarget } from '../open-target';
 import type { CliIo } from '../io';
@@ -105,7 +105,7 @@ export async function storeCorrection(
   // before the id is looked up: a twin run that records the same id in between is then found (a rerun), and
   // one that records it later is not in the total read, so the twin's own correction is never counted twice.
   if (options.allowNegative !== true) {
-    const { billableTotal } = await import('../../app/billable-total');
+    const { billableTotal } = await import('../../app/billing/billable-total');
     const reader = new DynamoUsageReader({ client: clients.dynamodb, tableName, consistentRead: true });
     const total = await billableTotal(reader, adjustment.account, adjustment.day, adjustment.metric);
     const problem = negativeTotalProblem(adjustment, total);
@@ -120,7 +120,7 @@ export async function storeCorrection(
     // adjustment to a day already sent reaches the meter as that day's new total. Unlinked accounts: nothing happens.
     const stripeQueue = env.TALLY_STRIPE_QUEUE_URL ?? target.stripe?.queueUrl;
     if (options.dryRun !== true && code === 0 && stripeQueue !== undefined && stripeQueue !== '') {
-      const { SqsStripeSendQueue } = await import('../../adapters/sqs-stripe-send-queue');
+      const { SqsStripeSendQueue } = await import('../../adapters/sqs/sqs-stripe-send-queue');
       await new SqsStripeSendQueue({ client: clients.sqs, queueUrl: stripeQueue }).enqueue({ account: adjustment.account });
     }
     return code;

@@ -1,4 +1,4 @@
-import { ADJUSTMENT_ID_RULE, isValidAdjustmentId, revertOf, type RecordedAdjustment } from '../../domain/adjustment';
+import { ADJUSTMENT_ID_RULE, isValidAdjustmentId, revertOf, type RecordedAdjustment } from '../../domain/counters/adjustment';
 import { ValidationError } from '../../domain/errors';
 import { ACTOR_OPTION, defineCommand, JSON_OPTION, type CommandGroup } from '../command';
 import { formatTable } from '../io';

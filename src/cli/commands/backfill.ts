@@ -1,9 +1,9 @@
-import { backfill, type BackfillMode, type BackfillReport } from '../../app/backfill';
-import { hoursBackfillDays, type HoursBackfillReport } from '../../app/backfill-hours';
+import { backfill, type BackfillMode, type BackfillReport } from '../../app/ingest/backfill';
+import { hoursBackfillDays, type HoursBackfillReport } from '../../app/ingest/backfill-hours';
 import { jsonLog, silentLog } from '../../app/log';
 import { addDays } from '../../domain/days';
 import { ConfigError, ValidationError } from '../../domain/errors';
-import { MAX_HOURS_BACKFILL_DAYS } from '../../domain/hours-backfill';
+import { MAX_HOURS_BACKFILL_DAYS } from '../../domain/counters/hours-backfill';
 import { concurrencyOption, dayRangeOptions, defineCommand, JSON_OPTION } from '../command';
 import { describeIngestSettings } from '../describe-settings';
 import { formatTable } from '../io';

@@ -1,4 +1,4 @@
-import type { CloseReport, DayCloseResult } from '../../app/close-days';
+import type { CloseReport, DayCloseResult } from '../../app/billing/close-days';
 import { ConfigError } from '../../domain/errors';
 import { defineCommand, JSON_OPTION } from '../command';
 import { formatTable } from '../io';
@@ -34,8 +34,8 @@ export const closeCommand = defineCommand<CloseOptions>({
     const exportBucket = target.exportBucket;
     if (exportBucket === undefined) throw new ConfigError('no export bucket: set TALLY_EXPORT_BUCKET or TALLY_LOG_BUCKET (or pass --bucket)');
     const exportPrefix = target.exportPrefix ?? env.TALLY_EXPORT_PREFIX ?? 'exports/';
-    const { createCloserDeps } = await import('../../adapters/handoff-deps');
-    const { closeDays } = await import('../../app/close-days');
+    const { createCloserDeps } = await import('../../adapters/wiring/handoff-deps');
+    const { closeDays } = await import('../../app/billing/close-days');
     const { silentLog } = await import('../../app/log');
     const deps = createCloserDeps(
       { tally: target.config, exportBucket, exportPrefix, ...(target.webhookQueueUrl === undefined ? {} : { webhookQueueUrl: target.webhookQueueUrl }) },

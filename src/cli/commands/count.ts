@@ -1,12 +1,12 @@
 import { resolve } from 'node:path';
 import { readLogFormat, readMetricRules, readResolver } from '../../adapters/config';
-import { openLogFile } from '../../adapters/log-opening';
-import { missedHostReason, RESOLVER_FORMS } from '../../domain/account-resolver';
+import { openLogFile } from '../../adapters/logs/log-opening';
+import { missedHostReason, RESOLVER_FORMS } from '../../domain/logs/account-resolver';
 import { ConfigError, PoisonObjectError } from '../../domain/errors';
-import { countObject, type CountSettings, type FormatCount } from '../../domain/log-formats';
-import { countsEstimates } from '../../domain/log-fields';
-import { metricNames } from '../../domain/metric-rules';
-import { addLineCounts, emptyLineCounts, UsageTally, type AccountDayUsage, type LineCounts } from '../../domain/usage-tally';
+import { countObject, type CountSettings, type FormatCount } from '../../domain/logs/log-formats';
+import { countsEstimates } from '../../domain/logs/log-fields';
+import { metricNames } from '../../domain/logs/metric-rules';
+import { addLineCounts, emptyLineCounts, UsageTally, type AccountDayUsage, type LineCounts } from '../../domain/logs/usage-tally';
 import { defineCommand, JSON_OPTION } from '../command';
 import { countGranularity, timeZone, UTC_ZONE, zoneUsage, type AccountHourUsage, type CountGranularity, type ZonedUsage } from '../count-hours';
 import { formatTable } from '../io';

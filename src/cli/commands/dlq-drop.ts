@@ -1,4 +1,4 @@
-import { dropDeadLetters, type DropReport, type DropSelection } from '../../app/dead-letters';
+import { dropDeadLetters, type DropReport, type DropSelection } from '../../app/ingest/dead-letters';
 import { ValidationError } from '../../domain/errors';
 import { ACTOR_OPTION, actorOf, defineCommand, JSON_OPTION } from '../command';
 import { formatTable } from '../io';

@@ -1,4 +1,4 @@
-import type { DeadLetterDrop } from '../../domain/dead-letter';
+import type { DeadLetterDrop } from '../../domain/counters/dead-letter';
 import { defineCommand, JSON_OPTION } from '../command';
 import { formatTable } from '../io';
 import { DLQ_GROUP } from './dlq-group';

@@ -1,4 +1,4 @@
-import { listDeadLetters, type DeadLetterListing } from '../../app/dead-letters';
+import { listDeadLetters, type DeadLetterListing } from '../../app/ingest/dead-letters';
 import { silentLog } from '../../app/log';
 import { ConfigError } from '../../domain/errors';
 import { defineCommand, JSON_OPTION } from '../command';

@@ -1,4 +1,4 @@
-import type { DayExplanation, HourFigures } from '../../domain/explanation';
+import type { DayExplanation, HourFigures } from '../../domain/reading/explanation';
 import { defineCommand, JSON_OPTION } from '../command';
 import { formatTable } from '../io';
 import { describeTarget } from '../operator-target';

@@ -1,8 +1,8 @@
 import { readMetricRules, readShards } from '../../adapters/config';
-import { CONFIG_LIMITS, historyEntryBytes, planCapacity, type CapacityPlan } from '../../domain/capacity-plan';
+import { CONFIG_LIMITS, historyEntryBytes, planCapacity, type CapacityPlan } from '../../domain/counters/capacity-plan';
 import { addDays, dayOf } from '../../domain/days';
-import { formatShards, type KeyScheme } from '../../domain/idempotency-key';
-import { metricNames } from '../../domain/metric-rules';
+import { formatShards, type KeyScheme } from '../../domain/counters/idempotency-key';
+import { metricNames } from '../../domain/logs/metric-rules';
 import { defineCommand, JSON_OPTION } from '../command';
 import { finiteNumber } from '../values';
 

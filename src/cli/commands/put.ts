@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { firstHourOf, putLogs, type LogFile, type PutLogResult } from '../../app/put-logs';
+import { firstHourOf, putLogs, type LogFile, type PutLogResult } from '../../app/ingest/put-logs';
 import { ConfigError, ValidationError } from '../../domain/errors';
 import { countLogFile } from './count';
 import { defineCommand, JSON_OPTION } from '../command';

@@ -1,7 +1,7 @@
-import type { ThresholdReport } from '../../app/thresholds';
+import type { ThresholdReport } from '../../app/billing/thresholds';
 import { SUPPORTED_DAYS } from '../../domain/days';
 import { ValidationError } from '../../domain/errors';
-import { metricNames } from '../../domain/metric-rules';
+import { metricNames } from '../../domain/logs/metric-rules';
 import {
   effectiveQuotas,
   isSupportedMonth,
@@ -16,7 +16,7 @@ import {
   type QuotaChange,
   type QuotaDefaults,
   type QuotaPeriod,
-} from '../../domain/quota';
+} from '../../domain/billing/quota';
 import { actorOf, ACTOR_OPTION, defineCommand, JSON_OPTION, type CommandGroup, type OptionDeclaration } from '../command';
 import { formatTable } from '../io';
 import { accountId, integerFrom, type ValueReader } from '../values';
@@ -218,8 +218,8 @@ export const quotaCheckCommand = defineCommand<{ month?: string; account?: strin
   target: { settings: [] },
   async run({ options, context: { io, now }, target: open }) {
     const { target, clients } = await open();
-    const { createThresholdDeps } = await import('../../adapters/handoff-deps');
-    const { evaluateThresholds } = await import('../../app/thresholds');
+    const { createThresholdDeps } = await import('../../adapters/wiring/handoff-deps');
+    const { evaluateThresholds } = await import('../../app/billing/thresholds');
     const { silentLog } = await import('../../app/log');
     const deps = createThresholdDeps(
       { tally: target.config, ...(target.webhookQueueUrl === undefined ? {} : { webhookQueueUrl: target.webhookQueueUrl }) },

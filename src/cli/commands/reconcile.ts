@@ -1,9 +1,9 @@
-import { reconcileUsage, type ReconcileReport } from '../../app/reconcile';
-import { resolveUnresolved, type Settlement } from '../../app/resolve-unresolved';
+import { reconcileUsage, type ReconcileReport } from '../../app/ingest/reconcile';
+import { resolveUnresolved, type Settlement } from '../../app/ingest/resolve-unresolved';
 import { ValidationError } from '../../domain/errors';
 import { addDays, dayOf } from '../../domain/days';
-import type { ReconcileRow } from '../../domain/reconciliation';
-import type { ReconcileRecord } from '../../domain/health';
+import type { ReconcileRow } from '../../domain/counters/reconciliation';
+import type { ReconcileRecord } from '../../domain/reading/health';
 import { concurrencyOption, dayRangeOptions, defineCommand, JSON_OPTION } from '../command';
 import { describeIngestSettings } from '../describe-settings';
 import { formatTable } from '../io';

@@ -1,5 +1,5 @@
 import { jsonLog, silentLog } from '../../app/log';
-import { replayDeadLetters, type ReplayMode, type ReplayReport } from '../../app/replay';
+import { replayDeadLetters, type ReplayMode, type ReplayReport } from '../../app/ingest/replay';
 import { ConfigError } from '../../domain/errors';
 import { defineCommand, JSON_OPTION } from '../command';
 import { describeIngestSettings } from '../describe-settings';

@@ -1,4 +1,4 @@
-import { HEALTH_DAYS, MAX_HEALTH_DAYS, type HealthReport } from '../../domain/health';
+import { HEALTH_DAYS, MAX_HEALTH_DAYS, type HealthReport } from '../../domain/reading/health';
 import { defineCommand, JSON_OPTION } from '../command';
 import { formatTable } from '../io';
 import { integerFrom } from '../values';

@@ -1,9 +1,9 @@
 import type { Env } from '../../adapters/env';
 import type { StripeMeterApi, StripeMeterErrorReport } from '../../app/ports';
-import type { SendOutcome, StripeSyncDeps } from '../../app/stripe-sync';
+import type { SendOutcome, StripeSyncDeps } from '../../app/billing/stripe-sync';
 import { addDays, dayOf } from '../../domain/days';
 import { ConfigError, LocalStackNotRunningError, ValidationError } from '../../domain/errors';
-import { eventStep, isTooOldForStripe, validateCustomerId, type StripeLink, type StripeOutboxRecord } from '../../domain/stripe';
+import { eventStep, isTooOldForStripe, validateCustomerId, type StripeLink, type StripeOutboxRecord } from '../../domain/billing/stripe';
 import { defineCommand, JSON_OPTION, type CommandGroup, type OptionDeclaration } from '../command';
 import { formatTable } from '../io';
 import type { OpenTarget } from '../open-target';
@@ -48,8 +48,8 @@ const NO_KEY_API: StripeMeterApi = {
  */
 async function stripeDeps(open: OpenTarget, env: Env, needsKey: boolean, now: () => Date): Promise<StripeSyncDeps> {
   const { target, clients } = open;
-  const { readStripeConfig } = await import('../../adapters/stripe-config');
-  const { createStripeSyncDeps } = await import('../../adapters/stripe-deps');
+  const { readStripeConfig } = await import('../../adapters/stripe/stripe-config');
+  const { createStripeSyncDeps } = await import('../../adapters/wiring/stripe-deps');
   const { silentLog } = await import('../../app/log');
   const settings: Env = {
     TALLY_STRIPE_API_BASE: target.stripe?.apiBase,
@@ -94,7 +94,7 @@ export const stripeLinkCommand = defineCommand<{ account: string; customer: stri
   async run({ options, context: { io, env, now }, target }) {
     const open = await target();
     if (options.force !== true) await requireMeasuredAccount(open, options.account);
-    const { linkAccount } = await import('../../app/stripe-sync');
+    const { linkAccount } = await import('../../app/billing/stripe-sync');
     const deps = await stripeDeps(open, env, false, now);
     const result = await linkAccount(deps, options.account, options.customer, options.from === undefined ? {} : { from: options.from });
     if (options.json === true) {
@@ -169,7 +169,7 @@ export const stripeCheckCommand = defineCommand<Record<string, never>>({
   target: { settings: [] },
   async run({ context: { io, env }, target }) {
     const { api, meters: configured, runningMinutes } = await stripeOnly(env, target);
-    const { checkCustomer, meterProblems } = await import('../../app/stripe-reconcile');
+    const { checkCustomer, meterProblems } = await import('../../app/billing/stripe-reconcile');
     const meters = await api.meters();
     let bad = 0;
     const meterIds: Record<string, string> = {};
@@ -218,8 +218,8 @@ async function stripeOnly(env: Env, target: () => Promise<OpenTarget>): Promise<
   }
   const settings: Env = { ...fromTarget, ...fromEnv };
   if (settings.TALLY_STRIPE_API_KEY === undefined) throw new ConfigError('set TALLY_STRIPE_API_KEY (the Stripe secret key; it is never printed)');
-  const { readStripeConfig } = await import('../../adapters/stripe-config');
-  const { SdkStripeMeterApi } = await import('../../adapters/stripe-meter-api');
+  const { readStripeConfig } = await import('../../adapters/stripe/stripe-config');
+  const { SdkStripeMeterApi } = await import('../../adapters/stripe/stripe-meter-api');
   const config = readStripeConfig(settings);
   return { api: new SdkStripeMeterApi({ apiKey: settings.TALLY_STRIPE_API_KEY, apiBase: config.apiBase }), meters: config.meters, runningMinutes: config.runningMinutes };
 }
@@ -233,7 +233,7 @@ async function linksIfTable(target: () => Promise<OpenTarget>): Promise<{ links:
     if (error instanceof ConfigError || error instanceof LocalStackNotRunningError) return undefined;
     throw error;
   }
-  const { DynamoStripeStore } = await import('../../adapters/dynamodb-stripe-store');
+  const { DynamoStripeStore } = await import('../../adapters/dynamodb/dynamodb-stripe-store');
   const links = await new DynamoStripeStore({ client: open.clients.dynamodb, tableName: open.target.config.tableName }).links();
   return { links, graceHours: open.target.config.closeGraceHours };
 }
@@ -269,7 +269,7 @@ export const stripePushCommand = defineCommand<{ account?: string; from?: string
   },
   async run({ options, context: { io, env, now }, target }) {
     const deps = await stripeDeps(await target(), env, true, now);
-    const { planLinked, sendPending, sendableWindow } = await import('../../app/stripe-sync');
+    const { planLinked, sendPending, sendableWindow } = await import('../../app/billing/stripe-sync');
     const window = sendableWindow(now(), deps.graceHours);
     const from = options.from ?? window.from;
     const to = options.to ?? window.to;
@@ -459,7 +459,7 @@ export const stripeReconcileCommand = defineCommand<{ from: string; to: string; 
   },
   async run({ options, context: { io, env, now }, target }) {
     const deps = await stripeDeps(await target(), env, true, now);
-    const { reconcileInvoices, reconcileStripe } = await import('../../app/stripe-reconcile');
+    const { reconcileInvoices, reconcileStripe } = await import('../../app/billing/stripe-reconcile');
     if (options.invoices === true) {
       const invoices = await reconcileInvoices(deps, options.from, options.to);
       if (options.json === true) io.out(`${JSON.stringify({ from: options.from, to: options.to, ...invoices })}\n`);

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { mintToken } from '../../adapters/jwt-tokens';
+import { mintToken } from '../../adapters/http/jwt-tokens';
 import { ConfigError, ValidationError } from '../../domain/errors';
 import { LOCAL_JWT_SECRET_FILE, readLocalJwtSecret } from '../../local/jwt-secret';
 import { defineCommand } from '../command';

@@ -1,4 +1,4 @@
-import { accountZoneName, parseAccountZone, type AccountZone } from '../../domain/account-zone';
+import { accountZoneName, parseAccountZone, type AccountZone } from '../../domain/reading/account-zone';
 import { dayOf } from '../../domain/days';
 import { ValidationError } from '../../domain/errors';
 import { actorOf, ACTOR_OPTION, defineCommand, JSON_OPTION, type CommandGroup, type OptionDeclaration } from '../command';

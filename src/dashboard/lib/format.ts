@@ -4,7 +4,7 @@
  */
 
 const METRIC_LABELS: Readonly<Record<string, string>> = { requests: 'Requests', bytes: 'Bytes' };
-/** The prefix of metrics that hold estimates (see estimatedMetric in src/domain/metric-rules.ts). */
+/** The prefix of metrics that hold estimates (see estimatedMetric in src/domain/logs/metric-rules.ts). */
 const ESTIMATED = 'estimated_';
 const BYTE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'] as const;
 const exactFormat = new Intl.NumberFormat('en-US');

@@ -5,7 +5,7 @@
  */
 import { ACCOUNT_ID_RULE, isValidAccountId } from '../../domain/account-id';
 import { addDays, dayOf, daysBetweenInclusive, isSupportedDay, isValidDay, SUPPORTED_DAYS_TEXT } from '../../domain/days';
-import { MAX_RANGE_DAYS } from '../../domain/usage-query';
+import { MAX_RANGE_DAYS } from '../../domain/reading/usage-query';
 import { todayIn } from './time-zone';
 
 export { MAX_RANGE_DAYS };

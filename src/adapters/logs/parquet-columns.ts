@@ -1,0 +1,681 @@
+import type { AsyncBuffer, ColumnChunk, Compressors, DecodedArray, FileMetaData, PageHeader, RowGroup } from 'hyparquet';
+import type { ColumnDecoder } from 'hyparquet/src/types.js';
+import { parquetSchema } from 'hyparquet';
+import { parquetHeader, readPage } from 'hyparquet/src/column.js';
+import { convert, DEFAULT_PARSERS } from 'hyparquet/src/convert.js';
+import { decompressPage } from 'hyparquet/src/datapage.js';
+import { getMaxDefinitionLevel, getTreePath, isFlatColumn } from 'hyparquet/src/schema.js';
+import { fieldKey } from '../../domain/logs/cloudfront-log';
+import type { ColumnRun } from '../../domain/logs/column-run';
+import { HybridDecoder } from './parquet-rle';
+
+/**
+ * Parquet read column by column, page by page, straight into the bytes of the counter's
+ * lines: no object per value and no row group held whole. Each column chunk of a row
+ * group is fetched (compressed, only the columns counting reads) and its pages decoded
+ * one at a time: a dictionary page becomes its entries' text once, a data page an array
+ * of where each row's text is (a dictionary entry, a span of a plain page) so that rows
+ * are written by copying bytes. Memory is the compressed chunks of one row group and one
+ * decoded page per column, whatever the row group's size.
+ *
+ * Text columns (BYTE_ARRAY, no logical type or STRING) with PLAIN or dictionary pages
+ * take this path; any other column or encoding is decoded by hyparquet's own page
+ * reader, page by page, and its values written as text as {@link valueText} says:
+ * the same text either way.
+ */
+
+/** hyparquet's parsers, with text kept as its UTF-8 bytes (the counter reads bytes). */
+export const BYTES_PARSERS = { ...DEFAULT_PARSERS, stringFromBytes: (bytes: Uint8Array): unknown => bytes };
+
+/** Whether every one of `columns` is a flat column (no list, map or group), which this reader reads. */
+export function flatColumns(metadata: FileMetaData, columns: readonly string[]): boolean {
+  const tree = parquetSchema(metadata);
+  return columns.every((name) => {
+    const path = getTreePath(tree, [name]);
+    return path.length === 2 && isFlatColumn(path);
+  });
+}
+
+/**
+ * Reads rows `[0, rows)` of one row group, the chunks of `columns` only, and hands them
+ * over in runs (`onRows(runs, count)`: row i of the run is `runs[c]`'s value at
+ * `runs[c].at + i`).
+ */
+export async function readGroupColumns(
+  file: AsyncBuffer,
+  metadata: FileMetaData,
+  rowGroup: RowGroup,
+  columns: readonly string[],
+  compressors: Compressors,
+  onRows: (runs: readonly ColumnRun[], count: number) => void,
+): Promise<void> {
+  const rows = Number(rowGroup.num_rows);
+  const tree = parquetSchema(metadata);
+  const readers = await Promise.all(
+    columns.map(async (name) => {
+      const chunk = rowGroup.columns.find((column: ColumnChunk) => column.meta_data?.path_in_schema.length === 1 && column.meta_data.path_in_schema[0] === name);
+      const meta = chunk?.meta_data;
+      if (meta === undefined) throw new Error(`row group has no column chunk for ${name}`);
+      const schemaPath = getTreePath(tree, [name]);
+      const decoder: ColumnDecoder = {
+        pathInSchema: meta.path_in_schema,
+        element: schemaPath[schemaPath.length - 1]!.element,
+        schemaPath,
+        type: meta.type,
+        codec: meta.codec,
+        compressors,
+        utf8: false,
+        parsers: BYTES_PARSERS,
+      };
+      // As hyparquet plans it: a dictionary page offset of 0 means none.
+      const start = Number(meta.dictionary_page_offset || meta.data_page_offset);
+      const bytes = await file.slice(start, start + Number(meta.total_compressed_size));
+      return new ColumnPages(name, bytes, decoder);
+    }),
+  );
+  const runs = readers.map((reader) => reader.run);
+  for (let done = 0; done < rows; ) {
+    let count = rows - done;
+    for (const reader of readers) count = Math.min(count, reader.ready());
+    onRows(runs, count);
+    for (const reader of readers) reader.run.at += count;
+    done += count;
+  }
+}
+
+/** The pages of one column chunk, decoded one at a time. */
+class ColumnPages {
+  readonly run: ColumnRun = {
+    bytes: new Uint8Array(0),
+    starts: new Int32Array(0),
+    ends: new Int32Array(0),
+    at: 0,
+    longest: 0,
+    entries: undefined,
+    dictionary: undefined,
+    dictionarySize: 0,
+    numbers: undefined,
+    numberKind: undefined,
+    numberText: undefined,
+  };
+  private length = 0;
+  private readonly reader: { view: DataView; offset: number };
+  private readonly maxDefinition: number;
+  /** Text columns: pages read here. Any other: by hyparquet's page reader. */
+  private readonly text: boolean;
+  private dictionary: Rendered | undefined;
+  /** The dictionary as hyparquet's page reader wants it (for columns it reads). */
+  private values: DecodedArray | undefined;
+  /** A typed column's dictionary, as numbers (when this reader decodes its pages). */
+  private numericEntries: Float64Array | undefined;
+  private readonly buffers = new PageBuffers();
+  private readonly hybrid = new HybridDecoder();
+  /** Typed integer, date and timestamp columns: read as numbers (see {@link numberKind}). */
+  private readonly numeric: NumericColumn | undefined;
+
+  constructor(
+    private readonly name: string,
+    chunk: ArrayBuffer,
+    private readonly decoder: ColumnDecoder,
+  ) {
+    this.reader = { view: new DataView(chunk), offset: 0 };
+    this.maxDefinition = getMaxDefinitionLevel(decoder.schemaPath);
+    const { element } = decoder;
+    const logical = element.logical_type?.type;
+    this.text = decoder.type === 'BYTE_ARRAY' && (element.converted_type === undefined || element.converted_type === 'UTF8') && (logical === undefined || logical === 'STRING');
+    const kind = numberKind(decoder);
+    this.numeric = kind === undefined ? undefined : { kind, unit: numberUnit(decoder, kind), decoder: { ...decoder, parsers: NUMBER_PARSERS }, text: numberText(kind, name) };
+  }
+
+  /** Values of the current page not yet handed over; reads the next page when none are left. */
+  ready(): number {
+    while (this.length - this.run.at <= 0) this.nextPage();
+    return this.length - this.run.at;
+  }
+
+  private nextPage(): void {
+    const reader = this.reader;
+    if (reader.offset >= reader.view.byteLength - 1) throw new Error(`column ${this.name} ends before its row group's last row`);
+    const header = parquetHeader(reader);
+    if (header.type === 'DICTIONARY_PAGE') {
+      if (this.text) {
+        this.dictionary = this.textDictionary(header);
+        return;
+      }
+      const start = reader.offset;
+      if (this.numeric?.unit !== undefined && this.numericDictionary(header)) return;
+      reader.offset = start;
+      this.numericEntries = undefined;
+      const { data } = readPage(reader, header, this.decoder, undefined, undefined, 0);
+      if (data === undefined) return;
+      if (this.text) this.dictionary = renderValues(data as ArrayLike<unknown>, this.name);
+      else this.values = convert(data, this.numeric?.decoder ?? this.decoder);
+      return;
+    }
+    const encoding = header.data_page_header?.encoding ?? header.data_page_header_v2?.encoding;
+    const own = this.text && (encoding === 'PLAIN' || encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY');
+    const numeric = this.numeric;
+    if (numeric !== undefined) {
+      const start = reader.offset;
+      if (numeric.unit !== undefined && (encoding === 'PLAIN' || ((encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY') && this.numericEntries !== undefined))) {
+        const numbers = this.numericPage(header, encoding, numeric.unit);
+        if (numbers !== undefined) {
+          this.useNumbers(numbers, numeric);
+          return;
+        }
+        // An integer past 2^53: the page is read again by hyparquet and written as its exact text.
+        reader.offset = start;
+      }
+      const { data } = readPage(reader, header, numeric.decoder, this.values, undefined, 0);
+      if (data === undefined) throw new Error(`column ${this.name}: a page of no data`);
+      const numbers = asNumbers(data as ArrayLike<unknown>, numeric.kind);
+      // An integer past 2^53 is written as its exact text.
+      if (numbers === undefined) this.use(renderValues(data as ArrayLike<unknown>, this.name));
+      else this.useNumbers(numbers, numeric);
+      return;
+    }
+    if (!own) {
+      const { data } = readPage(reader, header, this.decoder, this.values, undefined, 0);
+      if (data === undefined) throw new Error(`column ${this.name}: a page of no data`);
+      this.use(renderValues(data as ArrayLike<unknown>, this.name));
+      return;
+    }
+    this.textPage(header, encoding);
+  }
+
+  private use(rendered: Rendered, entries?: Int32Array): void {
+    const run = this.run;
+    run.bytes = rendered.bytes;
+    run.starts = rendered.starts;
+    run.ends = rendered.ends;
+    run.longest = rendered.longest;
+    run.at = 0;
+    run.entries = entries;
+    run.dictionary = entries === undefined ? undefined : this.dictionary;
+    run.dictionarySize = entries === undefined ? 0 : this.dictionary!.starts.length;
+    run.numbers = undefined;
+    run.numberKind = undefined;
+    run.numberText = undefined;
+    this.length = entries === undefined ? rendered.starts.length : entries.length;
+  }
+
+  private useNumbers(numbers: Float64Array, numeric: NumericColumn): void {
+    const run = this.run;
+    run.bytes = EMPTY;
+    run.starts = NO_PLACES;
+    run.ends = NO_PLACES;
+    run.longest = 32;
+    run.at = 0;
+    run.entries = undefined;
+    run.dictionary = undefined;
+    run.dictionarySize = 0;
+    run.numbers = numbers;
+    run.numberKind = numeric.kind;
+    run.numberText = numeric.text;
+    this.length = numbers.length;
+  }
+
+  /**
+   * A data page (v1 or v2), decompressed: its values part from `at`, its rows, how many
+   * are present, and each row's definition level (undefined: a required column).
+   */
+  private dataPage(header: PageHeader): { page: Uint8Array; at: number; rows: number; present: number; definitions: Int32Array | undefined } {
+    const reader = this.reader;
+    const compressed = new Uint8Array(reader.view.buffer, reader.view.byteOffset + reader.offset, header.compressed_page_size);
+    reader.offset += header.compressed_page_size;
+    const { codec, compressors } = this.decoder;
+    const maxDefinition = this.maxDefinition;
+    let page: Uint8Array;
+    let rows: number;
+    let definitions: Int32Array | undefined;
+    let present: number;
+    let at: number;
+    const v2 = header.data_page_header_v2;
+    if (v2 !== undefined) {
+      rows = v2.num_values;
+      const levels = v2.repetition_levels_byte_length + v2.definition_levels_byte_length;
+      present = rows;
+      if (maxDefinition > 0) {
+        definitions = this.buffers.levels(rows);
+        const start = v2.repetition_levels_byte_length;
+        this.hybrid.decode(compressed, start, start + v2.definition_levels_byte_length, bitWidth(maxDefinition), definitions, rows, maxDefinition);
+        present = this.hybrid.matches;
+      }
+      const values = compressed.subarray(levels);
+      page = v2.is_compressed === false ? values : decompressPage(values, header.uncompressed_page_size - levels, codec, compressors);
+      at = 0;
+    } else {
+      rows = header.data_page_header!.num_values;
+      page = decompressPage(compressed, header.uncompressed_page_size, codec, compressors);
+      at = 0;
+      present = rows;
+      if (maxDefinition > 0) {
+        definitions = this.buffers.levels(rows);
+        // The levels' byte length (4 bytes, little-endian), then the levels.
+        if (page.length < 4) throw new Error(`column ${this.name}: a data page too short for its definition levels`);
+        const length = (page[0]! | (page[1]! << 8) | (page[2]! << 16) | (page[3]! << 24)) >>> 0;
+        this.hybrid.decode(page, 4, 4 + length, bitWidth(maxDefinition), definitions, rows, maxDefinition);
+        present = this.hybrid.matches;
+        at = 4 + length;
+      }
+    }
+    return { page, at, rows, present, definitions };
+  }
+
+  /** The bytes of the dictionary page at the reader, decompressed; the reader moves past it. */
+  private dictionaryPage(header: PageHeader): Uint8Array {
+    const reader = this.reader;
+    const compressed = new Uint8Array(reader.view.buffer, reader.view.byteOffset + reader.offset, header.compressed_page_size);
+    reader.offset += header.compressed_page_size;
+    const { codec, compressors } = this.decoder;
+    return decompressPage(compressed, header.uncompressed_page_size, codec, compressors);
+  }
+
+  /** A dictionary page of a text column: its entries' text where it is in the page (escaped in a copy when a value holds a tab, LF or CR). */
+  private textDictionary(header: PageHeader): Rendered {
+    const page = this.dictionaryPage(header);
+    const count = header.dictionary_page_header?.num_values ?? 0;
+    // The dictionary outlives the data pages: arrays of its own, not the column's reused ones.
+    return plainText(page, 0, count, undefined, 0, new Int32Array(count), new Int32Array(count), this.name);
+  }
+
+  /** A dictionary page of a typed column: its entries as numbers; false when one is an integer past 2^53. */
+  private numericDictionary(header: PageHeader): boolean {
+    const page = this.dictionaryPage(header);
+    const count = header.dictionary_page_header?.num_values ?? 0;
+    const entries = new Float64Array(count);
+    if (!readNumbers(page, 0, count, this.decoder.type === 'INT64', this.numeric!.unit!, entries)) return false;
+    this.numericEntries = entries;
+    return true;
+  }
+
+  /** A data page of a typed column as numbers (NaN: none); undefined when one is an integer past 2^53. */
+  private numericPage(header: PageHeader, encoding: string, unit: NumberUnit): Float64Array | undefined {
+    const { page, at, rows, present, definitions } = this.dataPage(header);
+    const maxDefinition = this.maxDefinition;
+    const numbers = this.buffers.floats(rows);
+    const values = present === rows ? numbers : this.buffers.floats2(present);
+    if (encoding === 'PLAIN') {
+      if (at + present * (this.decoder.type === 'INT64' ? 8 : 4) > page.length) throw new Error(`column ${this.name}: values run past their page`);
+      if (!readNumbers(page, at, present, this.decoder.type === 'INT64', unit, values)) return undefined;
+    } else {
+      const entries = this.numericEntries!;
+      const indices = this.buffers.ints(2, present);
+      const largest = this.indices(page, at, indices, present);
+      if (largest >= entries.length) throw new Error(`column ${this.name}: dictionary index ${largest} of ${entries.length} entries`);
+      entryNumbers(indices, present, entries, values);
+    }
+    if (present !== rows) spreadNumbers(values, definitions!, maxDefinition, rows, numbers);
+    return numbers;
+  }
+
+  /**
+   * The `count` dictionary indices of a data page's values from `at` (a byte of their bit
+   * width, then the RLE / bit-packed runs) into `indices`; answers the largest (-1: none).
+   */
+  private indices(page: Uint8Array, at: number, indices: Int32Array, count: number): number {
+    if (count === 0) return -1;
+    if (at >= page.length) throw new Error(`column ${this.name}: a data page with no dictionary indices`);
+    const width = page[at]!;
+    if (width > 32) throw new Error(`column ${this.name}: dictionary indices of ${width} bits`);
+    if (width === 0) {
+      indices.fill(0, 0, count);
+      return 0;
+    }
+    this.hybrid.decode(page, at + 1, page.length, width, indices, count, -1);
+    return this.hybrid.largest;
+  }
+
+  /** A data page (v1 or v2) of a text column, PLAIN or dictionary-encoded. */
+  private textPage(header: PageHeader, encoding: string): void {
+    const { page, at: valuesAt, rows, present, definitions } = this.dataPage(header);
+    const at = valuesAt;
+    const maxDefinition = this.maxDefinition;
+    if (encoding === 'PLAIN') {
+      this.use(plainText(page, at, rows, definitions, maxDefinition, this.buffers.ints(3, rows), this.buffers.ints(4, rows), this.name));
+      return;
+    }
+    const dictionary = this.dictionary;
+    if (dictionary === undefined) throw new Error(`column ${this.name}: a dictionary-encoded page with no dictionary`);
+    const entries = dictionary.starts.length;
+    // Each row's entry (-1: none); where its text is, only when a line needs it (see spansOf).
+    const rowEntries = this.buffers.ints(1, rows);
+    const indices = present === rows ? rowEntries : this.buffers.ints(2, present);
+    const largest = this.indices(page, at, indices, present);
+    if (largest >= entries) throw new Error(`column ${this.name}: dictionary index ${largest} of ${entries} entries`);
+    if (present !== rows) spreadEntries(indices, definitions!, maxDefinition, rows, rowEntries);
+    this.use({ bytes: dictionary.bytes, starts: NO_PLACES, ends: NO_PLACES, longest: dictionary.longest }, rowEntries);
+  }
+}
+
+// The page loops below are functions of their own, not loops inside the page methods: V8
+// compiles a loop that runs long in a fresh process on the spot (OSR), before the rest of
+// its function ever ran, and that code is thrown away where it reaches the untried rest, again
+// for every page (issue 34: dataPage's count of present rows deoptimized 12 times a file).
+
+/** The first `count` values: the dictionary's `entries` at `indices`. */
+function entryNumbers(indices: Int32Array, count: number, entries: Float64Array, values: Float64Array): void {
+  for (let i = 0; i < count; i++) values[i] = entries[indices[i]!]!;
+}
+
+/** Each row's number from the present `values`, NaN for a row with none. */
+function spreadNumbers(values: Float64Array, definitions: Int32Array, maxDefinition: number, rows: number, numbers: Float64Array): void {
+  for (let row = 0, value = 0; row < rows; row++) numbers[row] = definitions[row] !== maxDefinition ? Number.NaN : values[value++]!;
+}
+
+/** Each row's dictionary entry from the present values' `indices`, -1 for a row with none. */
+function spreadEntries(indices: Int32Array, definitions: Int32Array, maxDefinition: number, rows: number, rowEntries: Int32Array): void {
+  for (let row = 0, value = 0; row < rows; row++) rowEntries[row] = definitions[row] !== maxDefinition ? -1 : indices[value++]!;
+}
+
+/** Where each of `rows` PLAIN BYTE_ARRAY values from `at` is in the page (`starts`, `ends`); answers the longest's length. */
+function placePlain(page: Uint8Array, at: number, rows: number, definitions: Int32Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array, name: string): number {
+  const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
+  let longest = 0;
+  for (let row = 0; row < rows; row++) {
+    starts[row] = at;
+    if (definitions === undefined || definitions[row] === maxDefinition) {
+      if (at + 4 > page.length) throw new Error(`column ${name}: a value runs past its page`);
+      const length = view.getUint32(at, true);
+      at += 4;
+      if (at + length > page.length) throw new Error(`column ${name}: a value runs past its page`);
+      starts[row] = at;
+      at += length;
+      if (length > longest) longest = length;
+    }
+    ends[row] = at;
+  }
+  return longest;
+}
+
+/**
+ * PLAIN BYTE_ARRAY values from `at` (4-byte length, then the bytes), `rows` of them (a
+ * row whose definition level is below `maxDefinition` has none: an empty span), read
+ * where they are when none holds a tab, LF or CR (nearly always), else written escaped
+ * into a buffer of their own. Fills `starts` and `ends`.
+ */
+function plainText(page: Uint8Array, at: number, rows: number, definitions: Int32Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array, name: string): Rendered {
+  let longest = placePlain(page, at, rows, definitions, maxDefinition, starts, ends, name);
+  if (!controlInValues(page, starts, ends)) return { bytes: page, starts, ends, longest };
+  // The same values, escaped (an absent one is empty).
+  const out = new Uint8Array(page.length * 3 + 1);
+  let used = 0;
+  longest = 0;
+  for (let row = 0; row < rows; row++) {
+    const start = used;
+    used = escapeInto(page, starts[row]!, ends[row]!, out, used);
+    starts[row] = start;
+    ends[row] = used;
+    longest = Math.max(longest, used - start);
+  }
+  return { bytes: out, starts, ends, longest };
+}
+
+/** What the integers of a typed column count: themselves, or days, ms or µs since the epoch (read as epoch ms). */
+type NumberUnit = 'integer' | 'days' | 'millis' | 'micros';
+
+/**
+ * `count` PLAIN INT32 or INT64 values from `at` as numbers into `out`, dates and
+ * timestamps as epoch milliseconds (a time no Date holds: NaN, none, as hyparquet's
+ * invalid Date is written); false when an INT64 is past 2^53 (no exact double).
+ */
+function readNumbers(page: Uint8Array, at: number, count: number, int64: boolean, unit: NumberUnit, out: Float64Array): boolean {
+  const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
+  if (at + count * (int64 ? 8 : 4) > page.length) throw new Error('typed values run past their page');
+  for (let i = 0; i < count; i++) {
+    let value: number;
+    if (int64) {
+      const low = view.getUint32(at, true);
+      const high = view.getInt32(at + 4, true);
+      at += 8;
+      if (high > 0x1fffff || high < -0x200000) return false;
+      value = high * 4294967296 + low;
+    } else {
+      value = view.getInt32(at, true);
+      at += 4;
+    }
+    if (unit === 'integer') {
+      out[i] = value;
+      continue;
+    }
+    // µs to ms as hyparquet divides (bigint division: toward zero).
+    const millis = unit === 'days' ? value * 86_400_000 : unit === 'micros' ? Math.trunc(value / 1000) : value;
+    out[i] = Math.abs(millis) <= MAX_DATE_MS ? millis : Number.NaN;
+  }
+  return true;
+}
+
+/**
+ * Typed arrays a column reuses from page to page (one page of a column is read at a
+ * time, and the run of the page before is done with): fewer allocations per page.
+ */
+class PageBuffers {
+  private readonly arrays: Int32Array[] = [];
+  private levelsArray = new Int32Array(0);
+
+  /** Int32Array number `slot` of this column, `length` long (its contents are stale). */
+  ints(slot: number, length: number): Int32Array {
+    let array = this.arrays[slot];
+    if (array === undefined || array.length < length) {
+      array = new Int32Array(Math.max(length, 1024));
+      this.arrays[slot] = array;
+    }
+    return array.subarray(0, length);
+  }
+
+  private numbers: Float64Array[] = [];
+
+  /** Float64Array number `slot` of this column, `length` long (its contents are stale). */
+  floats(length: number, slot = 0): Float64Array {
+    let array = this.numbers[slot];
+    if (array === undefined || array.length < length) {
+      array = new Float64Array(Math.max(length, 1024));
+      this.numbers[slot] = array;
+    }
+    return array.subarray(0, length);
+  }
+
+  floats2(length: number): Float64Array {
+    return this.floats(length, 1);
+  }
+
+  /** The column's definition levels, `length` long (its contents are stale). */
+  levels(length: number): Int32Array {
+    if (this.levelsArray.length < length) this.levelsArray = new Int32Array(Math.max(length, 1024));
+    return this.levelsArray.subarray(0, length);
+  }
+}
+
+/** Values as the text of the counter's lines: one byte array, and where each value is (an empty span: none, written `-`). */
+interface Rendered {
+  readonly bytes: Uint8Array;
+  readonly starts: Int32Array;
+  readonly ends: Int32Array;
+  /** The most bytes of one value. */
+  readonly longest: number;
+}
+
+/**
+ * Values as hyparquet decodes them, as text: dates and times as the CloudFront field
+ * named `name` writes them (see {@link asFieldValues}), UTF-8 bytes as they are, anything
+ * else as {@link valueText} says; a tab, CR or LF in a value percent-encoded as CloudFront
+ * encodes them.
+ */
+function renderValues(decoded: ArrayLike<unknown>, name: string): Rendered {
+  const values = asFieldValues(name, decoded)!;
+  const count = values.length;
+  const starts = new Int32Array(count);
+  const ends = new Int32Array(count);
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    const value = values[i];
+    const bytes = value instanceof Uint8Array ? value : valueText(value);
+    parts.push(bytes);
+    total += bytes.length;
+  }
+  const out = new Uint8Array(total * 3);
+  let used = 0;
+  let longest = 0;
+  for (let i = 0; i < count; i++) {
+    const bytes = parts[i]!;
+    starts[i] = used;
+    used = escapeInto(bytes, 0, bytes.length, out, used);
+    ends[i] = used;
+    longest = Math.max(longest, used - starts[i]!);
+  }
+  return { bytes: out, starts, ends, longest };
+}
+
+const EMPTY = new Uint8Array(0);
+const NO_PLACES = new Int32Array(0);
+
+/** A typed column read as numbers: its kind, hyparquet's decoder for it and the text of a value. */
+interface NumericColumn {
+  readonly kind: 'integer' | 'instant';
+  /** What its integers count, when this reader decodes its pages itself (INT32, INT64 but nanoseconds); else hyparquet does. */
+  readonly unit: NumberUnit | undefined;
+  readonly decoder: ColumnDecoder;
+  readonly text: (value: number) => string;
+}
+
+/** Dates and timestamps as epoch milliseconds (numbers), in place of hyparquet's Date objects. */
+const NUMBER_PARSERS = {
+  ...BYTES_PARSERS,
+  timestampFromMilliseconds: (millis: bigint | number): unknown => Number(millis),
+  timestampFromMicroseconds: (micros: bigint): unknown => Number(micros / 1000n),
+  timestampFromNanoseconds: (nanos: bigint): unknown => Number(nanos / 1000000n),
+  dateFromDays: (days: number): unknown => days * 86_400_000,
+};
+
+/**
+ * How a column is read as numbers: `integer` (INT32 or INT64, signed, no other meaning),
+ * `instant` (DATE, TIMESTAMP in any unit: epoch milliseconds); undefined for any other
+ * (INT96, unsigned, decimals, times of day, floats: written as text by hyparquet's reader).
+ */
+function numberKind(decoder: ColumnDecoder): 'integer' | 'instant' | undefined {
+  const { type, element } = decoder;
+  if (type !== 'INT32' && type !== 'INT64') return undefined;
+  const converted = element.converted_type;
+  const logical = element.logical_type;
+  if (converted === 'DATE' || converted === 'TIMESTAMP_MILLIS' || converted === 'TIMESTAMP_MICROS') return 'instant';
+  // hyparquet makes Dates of a TIMESTAMP logical type alone, not of a DATE one (left as its integer).
+  if (logical?.type === 'TIMESTAMP') return converted === undefined ? 'instant' : undefined;
+  const signedConverted = converted === undefined || converted === 'INT_8' || converted === 'INT_16' || converted === 'INT_32' || converted === 'INT_64';
+  const signedLogical = logical === undefined || (logical.type === 'INTEGER' && logical.isSigned);
+  return signedConverted && signedLogical ? 'integer' : undefined;
+}
+
+/** The unit of a typed column's integers, as hyparquet converts them (converted type first, then the logical type). */
+function numberUnit(decoder: ColumnDecoder, kind: 'integer' | 'instant'): NumberUnit | undefined {
+  if (kind === 'integer') return 'integer';
+  const { converted_type: converted, logical_type: logical } = decoder.element;
+  if (converted === 'DATE') return 'days';
+  if (converted === 'TIMESTAMP_MILLIS') return 'millis';
+  if (converted === 'TIMESTAMP_MICROS') return 'micros';
+  if (logical?.type === 'TIMESTAMP') return logical.unit === 'MILLIS' ? 'millis' : logical.unit === 'MICROS' ? 'micros' : undefined;
+  return undefined;
+}
+
+/** The text of a number of the column named `name`, as {@link valueText} and {@link asFieldValues} write the value hyparquet decodes. */
+function numberText(kind: 'integer' | 'instant', name: string): (value: number) => string {
+  if (kind === 'integer') return (value) => String(value);
+  const key = fieldKey(name);
+  if (key === 'date') return (millis) => new Date(millis).toISOString().slice(0, 10);
+  if (key === 'time') return (millis) => new Date(millis).toISOString().slice(11, 19);
+  if (key === 'timestamp') return (millis) => (millis / 1000).toFixed(3);
+  return (millis) => String(millis);
+}
+
+/** Largest time a Date holds (ECMAScript): past it, hyparquet's Date is invalid and written as none. */
+const MAX_DATE_MS = 8.64e15;
+
+/** Decoded values as numbers (null or an invalid date: NaN); undefined when an integer is past 2^53 (no exact double). */
+function asNumbers(values: ArrayLike<unknown>, kind: 'integer' | 'instant'): Float64Array | undefined {
+  const count = values.length;
+  const numbers = new Float64Array(count);
+  for (let i = 0; i < count; i++) {
+    const value = values[i];
+    if (typeof value === 'number') {
+      numbers[i] = kind === 'instant' && !(Math.abs(value) <= MAX_DATE_MS) ? Number.NaN : value;
+    } else if (typeof value === 'bigint') {
+      if (value > 9007199254740991n || value < -9007199254740991n) return undefined;
+      numbers[i] = Number(value);
+    } else {
+      numbers[i] = Number.NaN;
+    }
+  }
+  return numbers;
+}
+
+/** The text of a decoded value that is not UTF-8 bytes already (none: empty). */
+export function valueText(value: unknown): Uint8Array {
+  if (value === null || value === undefined || value === '') return EMPTY;
+  if (value instanceof Uint8Array) return value;
+  let text: string;
+  if (typeof value === 'string') text = value;
+  else if (value instanceof Date) text = String(value.getTime());
+  else if (typeof value === 'object') text = JSON.stringify(value, (_, inner: unknown) => (typeof inner === 'bigint' ? inner.toString() : inner));
+  else text = String(value);
+  return Buffer.from(text, 'utf8');
+}
+
+/**
+ * Whether a tab, LF or CR is inside one of the values `[starts[i], ends[i])` of `page`
+ * (ascending, not overlapping). Found by the native search, then placed by bisection:
+ * the length prefixes between the values may hold those bytes too.
+ */
+function controlInValues(page: Uint8Array, starts: Int32Array, ends: Int32Array): boolean {
+  const text = Buffer.from(page.buffer, page.byteOffset, page.byteLength);
+  for (const byte of [9, 10, 13]) {
+    for (let at = text.indexOf(byte); at !== -1; at = text.indexOf(byte, at + 1)) {
+      // The last value starting at or before `at`.
+      let low = 0;
+      let high = starts.length - 1;
+      while (low < high) {
+        const mid = (low + high + 1) >> 1;
+        if (starts[mid]! <= at) low = mid;
+        else high = mid - 1;
+      }
+      if (starts.length > 0 && starts[low]! <= at && at < ends[low]!) return true;
+    }
+  }
+  return false;
+}
+
+/** Copies `source[start, end)` to `out` at `used`, a tab, LF or CR as %09, %0A, %0D; returns the new end. */
+function escapeInto(source: Uint8Array, start: number, end: number, out: Uint8Array, used: number): number {
+  for (let i = start; i < end; i++) {
+    const byte = source[i]!;
+    if (byte === 9 || byte === 10 || byte === 13) {
+      out[used++] = 37; /* % */
+      out[used++] = 48; /* 0 */
+      out[used++] = byte === 9 ? 57 : byte === 10 ? 65 : 68; /* 9, A, D */
+    } else {
+      out[used++] = byte;
+    }
+  }
+  return used;
+}
+
+function bitWidth(value: number): number {
+  return 32 - Math.clz32(value);
+}
+
+/** Dates and times as the CloudFront field named `name` writes them (see parquetContent). */
+export function asFieldValues(name: string, values: ArrayLike<unknown> | undefined): ArrayLike<unknown> | undefined {
+  // A column holds one type: its first value that is there says which.
+  if (values === undefined || !(firstPresent(values) instanceof Date)) return values;
+  const key = fieldKey(name);
+  const write =
+    key === 'date' ? (at: Date) => at.toISOString().slice(0, 10)
+    : key === 'time' ? (at: Date) => at.toISOString().slice(11, 19)
+    : key === 'timestamp' ? (at: Date) => (at.getTime() / 1000).toFixed(3)
+    : (at: Date) => at.getTime();
+  return Array.from(values, (value) => (value instanceof Date ? (Number.isNaN(value.getTime()) ? undefined : write(value)) : value));
+}
+
+function firstPresent(values: ArrayLike<unknown>): unknown {
+  for (let i = 0; i < values.length; i++) if (values[i] !== null && values[i] !== undefined) return values[i];
+  return undefined;
+}

@@ -1,0 +1,226 @@
+import { isClosed } from '../../domain/billing/day-close';
+import { addDays, dayOf, eachDay } from '../../domain/days';
+import { TallyError } from '../../domain/errors';
+import { compareEvents, firstDayOfPeriod, meterValue, STRIPE_CUSTOMER_KEY, STRIPE_VALUE_KEY, type StripeLink, type StripeOutboxRecord } from '../../domain/billing/stripe';
+import { mapWithConcurrency } from '../concurrency';
+import type { StripeInvoiceInfo, StripeMeterApi, StripeMeterInfo } from '../ports';
+import type { StripeSyncDeps } from './stripe-sync';
+
+/** What `tally stripe check` finds wrong with the meter of one event name (empty: fine). */
+export function meterProblems(eventName: string, meters: readonly StripeMeterInfo[]): string[] {
+  const candidates = meters.filter((meter) => meter.eventName === eventName);
+  const active = candidates.filter((meter) => meter.status === 'active');
+  if (active.length === 0) return [candidates.length === 0 ? `no meter has event_name ${eventName}` : `the meter of ${eventName} is not active`];
+  const meter = active[0]!;
+  const problems: string[] = [];
+  if (meter.eventTimeWindow !== 'day') problems.push(`${meter.id}: event_time_window is ${meter.eventTimeWindow ?? 'unset'}, needs day`);
+  if (meter.formula !== 'sum') problems.push(`${meter.id}: default_aggregation.formula is ${meter.formula}, needs sum`);
+  if (meter.customerKey !== STRIPE_CUSTOMER_KEY) problems.push(`${meter.id}: customer_mapping.event_payload_key is ${meter.customerKey}, needs ${STRIPE_CUSTOMER_KEY}`);
+  if (meter.valueKey !== STRIPE_VALUE_KEY) problems.push(`${meter.id}: value_settings.event_payload_key is ${meter.valueKey}, needs ${STRIPE_VALUE_KEY}`);
+  return problems;
+}
+
+/** One row of the reconciliation: Tally's billable total and Stripe's billed value of an account-day and metric. */
+export interface StripeDrift {
+  readonly account: string;
+  readonly customer: string;
+  readonly metric: string;
+  readonly day: string;
+  readonly tally: number;
+  readonly stripe: number;
+}
+
+export interface StripeReconcileReport {
+  readonly from: string;
+  readonly to: string;
+  /** Account-day-metric figures compared (closed days of linked accounts). */
+  readonly compared: number;
+  readonly drift: readonly StripeDrift[];
+  /** Days of the range not closed yet (not compared: nothing is sent for them). */
+  readonly openDays: readonly string[];
+}
+
+/**
+ * Compares Stripe's day summaries (`value_grouping_window=day`) of every linked customer
+ * and configured meter with Tally's billable totals (the API's `totals`: counters plus
+ * adjustments) over the closed days of `from..to`. The figures are compared as they are:
+ * a total Stripe cannot bill (below zero) is drift, never rounded or clamped into agreement.
+ */
+export async function reconcileStripe(deps: StripeSyncDeps, from: string, to: string): Promise<StripeReconcileReport> {
+  const meterIds = await activeMeterIds(deps);
+  const closedDays = new Set((await deps.closeStore.closedDays(from, to)).filter(isClosed).map((d) => d.day));
+  const openDays = eachDay(from, to).filter((day) => !closedDays.has(day));
+  const links = await deps.store.links();
+  const rows: StripeDrift[] = [];
+  // One read per account-day, whatever the number of metrics.
+  const figures = new Map<string, ReturnType<typeof deps.closeStore.accountDay>>();
+  const accountDay = (account: string, day: string) => {
+    const key = `${account}\n${day}`;
+    if (!figures.has(key)) figures.set(key, deps.closeStore.accountDay(account, day));
+    return figures.get(key)!;
+  };
+  await mapWithConcurrency(links, deps.concurrency ?? 4, async (link) => {
+    for (const [metric, meterId] of Object.entries(meterIds)) {
+      const billed = await deps.api.daySummaries(meterId, link.customer, from, to);
+      for (const day of closedDays) {
+        const { counters } = await accountDay(link.account, day);
+        const adjustments = (await deps.adjustments.list(link.account, day, day)).filter((a) => a.metric === metric).reduce((sum, a) => sum + a.delta, 0);
+        // Tally's own figure, not what the sender could send: meterValue() turns a negative total into 0,
+        // and comparing that would call -99,999,912 and 0 equal.
+        rows.push({ account: link.account, customer: link.customer, metric, day, tally: (counters[metric] ?? 0) + adjustments, stripe: billed[day] ?? 0 });
+      }
+    }
+  });
+  rows.sort((a, b) => (a.account + a.metric + a.day < b.account + b.metric + b.day ? -1 : 1));
+  return { from, to, compared: rows.length, drift: rows.filter((row) => row.tally !== row.stripe), openDays };
+}
+
+/**
+ * How late CloudFront usually delivers a period's standard log file: within an hour of the
+ * requests it holds (https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/standard-logs-reference.html#access-logs-timing).
+ * A running total thus lags counting by up to the interval plus this.
+ */
+export const LOG_DELIVERY_LAG_MINUTES = 60;
+
+/**
+ * The finalization delay (seconds after a period's end) that leaves no counted usage off its
+ * invoice: with running totals, the interval plus the log delivery lag; without them, the
+ * close grace plus the closer's hour.
+ */
+export function neededFinalizationDelay(runningMinutes: number, graceHours: number): number {
+  return runningMinutes > 0 ? (runningMinutes + LOG_DELIVERY_LAG_MINUTES) * 60 : (graceHours + 1) * 3600;
+}
+
+const hours = (seconds: number) => `${(seconds / 3600).toFixed(1)} h`;
+
+/** What `tally stripe check` finds about one linked customer. */
+export interface CustomerCheck {
+  readonly account: string;
+  readonly customer: string;
+  readonly problems: readonly string[];
+  /** The latest finalized invoice and how long after its period's end it was finalized. */
+  readonly finalization?: { readonly invoice: string; readonly delaySeconds: number; readonly neededSeconds: number };
+}
+
+/**
+ * Checks a linked customer against what Tally needs: a subscription item priced on each
+ * configured meter (else the metric reaches no invoice), and a finalization delay of its
+ * latest finalized invoice at least {@link neededFinalizationDelay}.
+ */
+export async function checkCustomer(api: StripeMeterApi, link: StripeLink, meterIds: Readonly<Record<string, string>>, runningMinutes: number, graceHours: number): Promise<CustomerCheck> {
+  const problems: string[] = [];
+  const items = (await api.subscriptionItems?.(link.customer)) ?? [];
+  for (const [metric, meterId] of Object.entries(meterIds)) {
+    if (!items.some((item) => item.meterId === meterId)) problems.push(`no subscription item on a price of meter ${meterId} (${metric}): its usage reaches no invoice`);
+  }
+  const latest = ((await api.invoices?.(link.customer)) ?? []).find((invoice) => invoice.finalizedAt !== null);
+  if (latest === undefined) return { account: link.account, customer: link.customer, problems };
+  const delaySeconds = latest.finalizedAt! - latest.periodEnd;
+  const neededSeconds = neededFinalizationDelay(runningMinutes, graceHours);
+  if (delaySeconds < neededSeconds) {
+    problems.push(
+      `invoice ${latest.id} was finalized ${hours(delaySeconds)} after its period ended; ` +
+        (runningMinutes > 0 ? `running totals need ${hours(neededSeconds)} (every ${runningMinutes} min + ${LOG_DELIVERY_LAG_MINUTES} min of log delivery)` : `closed days need ${hours(neededSeconds)} (TALLY_STRIPE_RUNNING_MINUTES=0)`) +
+        `: set Stripe's invoice finalization grace period to at least ${hours(neededSeconds)} (at most 72 h)`,
+    );
+  }
+  return { account: link.account, customer: link.customer, problems, finalization: { invoice: latest.id, delaySeconds, neededSeconds } };
+}
+
+/**
+ * The days a period [start, end) (unix seconds) bills: those whose midnight (where their
+ * events are stamped) falls in it. A period starting at 10:00 UTC bills its first calendar
+ * day's events in the period before, and its last calendar day (up to 10:00) here.
+ */
+export function daysOfPeriod(start: number, end: number): string[] {
+  const first = firstDayOfPeriod(start);
+  const lastMidnightBefore = dayOf(new Date((end - 1) * 1000));
+  return first <= lastMidnightBefore ? eachDay(first, lastMidnightBefore) : [];
+}
+
+/** One row of `tally stripe reconcile --invoices`: a finalized invoice's line for a metric against Tally. */
+export interface InvoiceComparison {
+  readonly account: string;
+  readonly customer: string;
+  readonly invoice: string;
+  readonly metric: string;
+  /** The period's first and last day (see {@link daysOfPeriod}). */
+  readonly from: string;
+  readonly to: string;
+  readonly tally: number;
+  readonly meter: number;
+  readonly invoiced: number;
+  /** Tally's total less the invoice's quantity. */
+  readonly difference: number;
+  /** The part of the difference recorded as late usage (`stripe.late_usage` sent). */
+  readonly recordedLate: number;
+}
+
+/**
+ * For each finalized invoice of a linked customer whose period meets `from..to`, compares
+ * the quantity of its line for each configured metric's price with Tally's billable total
+ * over the period's days (and the meter's). A difference equal to the late usage recorded
+ * for that invoice is explained; any other is not.
+ */
+export async function reconcileInvoices(deps: StripeSyncDeps, from: string, to: string): Promise<{ compared: number; rows: InvoiceComparison[]; unexplained: InvoiceComparison[] }> {
+  const meterIds = await activeMeterIds(deps);
+  const rangeStart = Date.parse(`${from}T00:00:00Z`) / 1000;
+  const rangeEnd = Date.parse(`${addDays(to, 1)}T00:00:00Z`) / 1000;
+  const rows: InvoiceComparison[] = [];
+  for (const link of await deps.store.links()) {
+    const items = (await deps.api.subscriptionItems?.(link.customer)) ?? [];
+    const invoices = ((await deps.api.invoices?.(link.customer)) ?? []).filter((i) => i.finalizedAt !== null && i.periodEnd > rangeStart && i.periodStart < rangeEnd);
+    for (const invoice of invoices) rows.push(...(await compareInvoice(deps, link, invoice, items, meterIds)));
+  }
+  return { compared: rows.length, rows, unexplained: rows.filter((row) => row.difference !== row.recordedLate) };
+}
+
+async function compareInvoice(
+  deps: StripeSyncDeps,
+  link: StripeLink,
+  invoice: StripeInvoiceInfo,
+  items: readonly { priceId: string; meterId: string | null }[],
+  meterIds: Readonly<Record<string, string>>,
+): Promise<InvoiceComparison[]> {
+  const days = daysOfPeriod(invoice.periodStart, invoice.periodEnd);
+  if (days.length === 0) return [];
+  const first = days[0]!;
+  const last = days[days.length - 1]!;
+  const adjustments = await deps.adjustments.list(link.account, first, last);
+  const records = await deps.store.records(link.account, first, last);
+  const counters = new Map<string, Record<string, number>>();
+  for (const day of days) counters.set(day, (await deps.closeStore.accountDay(link.account, day)).counters);
+  const rows: InvoiceComparison[] = [];
+  for (const [metric, meterId] of Object.entries(meterIds)) {
+    const prices = new Set(items.filter((item) => item.meterId === meterId).map((item) => item.priceId));
+    const line = invoice.lines.find((l) => l.priceId !== null && prices.has(l.priceId));
+    if (line === undefined) continue;
+    let tally = 0;
+    for (const day of days) {
+      const adjusted = adjustments.filter((a) => a.day === day && a.metric === metric).reduce((sum, a) => sum + a.delta, 0);
+      tally += Number(meterValue((counters.get(day)![metric] ?? 0) + adjusted));
+    }
+    const meter = Object.values(await deps.api.daySummaries(meterId, link.customer, first, last)).reduce((sum, v) => sum + v, 0);
+    rows.push({ account: link.account, customer: link.customer, invoice: invoice.id, metric, from: first, to: last, tally, meter, invoiced: line.quantity, difference: tally - line.quantity, recordedLate: recordedLate(records, metric, invoice.id) });
+  }
+  return rows;
+}
+
+/** The late usage recorded against `invoice` for `metric`: per day, the newest reported total less what was billed. */
+function recordedLate(records: readonly StripeOutboxRecord[], metric: string, invoice: string): number {
+  const newest = new Map<string, StripeOutboxRecord>();
+  for (const record of records.filter((r) => r.metric === metric && r.invoice === invoice).sort(compareEvents)) newest.set(record.day, record);
+  return [...newest.values()].reduce((sum, r) => sum + (r.value - (r.billed ?? 0)), 0);
+}
+
+/** The id of the active Stripe meter of each configured metric; a clear error naming the first one missing. */
+async function activeMeterIds(deps: StripeSyncDeps): Promise<Record<string, string>> {
+  const meters = await deps.api.meters();
+  const meterIds: Record<string, string> = {};
+  for (const [metric, eventName] of Object.entries(deps.meters)) {
+    const meter = meters.find((m) => m.eventName === eventName && m.status === 'active');
+    if (meter === undefined) throw new TallyError(`no active Stripe meter has event_name ${eventName}: run tally stripe check`);
+    meterIds[metric] = meter.id;
+  }
+  return meterIds;
+}
