@@ -23,6 +23,14 @@ function violations(dir: string, forbidden: (module: string) => boolean): string
   return sourceFiles(dir).flatMap((file) => importsOf(file).filter(forbidden).map((module) => `${file} -> ${module}`));
 }
 
+/** The folders of `dir` (itself included) whose own files, not their subfolders', number more than `limit`. */
+function crowdedFolders(dir: string, limit: number): string[] {
+  const entries = readdirSync(join(ROOT, dir), { withFileTypes: true });
+  const files = entries.filter((entry) => entry.isFile()).length;
+  const below = entries.filter((entry) => entry.isDirectory()).flatMap((entry) => crowdedFolders(join(dir, entry.name), limit));
+  return files > limit ? [`${dir}: ${files} files`, ...below] : below;
+}
+
 /** Drops a `.ts`/`.js`/`.mjs` ending, so a file and the specifiers that name it compare equal. */
 function moduleOf(path: string): string {
   return path.replace(/\.(ts|js|mjs)$/, '');
@@ -81,6 +89,10 @@ describe('layers', () => {
 
   it('has no import circles in src or bench', () => {
     expect(importCircles(['src', 'bench'])).toEqual([]);
+  });
+
+  it('keeps every folder of src at 20 files or fewer (a capability is found by its folder: see each README.md)', () => {
+    expect(crowdedFolders('src', 20)).toEqual([]);
   });
 
   it('keeps test-only code out of src (nothing in src imports test/)', () => {
