@@ -1,20 +1,17 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { silentLog } from '../../src/app/log';
-import { handleUsageApiRequest } from '../../src/app/reading/usage-api';
 import { mintToken } from '../../src/adapters/http/jwt-tokens';
 import { addDays, dayOf } from '../../src/domain/days';
 import { hourAttribute } from '../../src/domain/hours';
 import { usageKey } from '../../src/domain/counters/keys';
-import { startApiServer, type ApiServer } from '../../src/local/api-server';
+import type { ApiServer } from '../../src/local/api-server';
 import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
 import { localEnvironment } from '../../src/local/stack';
 import { captureIo, tallyCommand } from '../support/cli';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
+import { OUTPUT, serveDashboard, type DashboardUnderTest } from '../support/dashboard-browser';
 import { TIME_LIMITS } from '../support/time-limits';
 import { TEST_SECRET } from '../support/tokens';
 
@@ -25,8 +22,6 @@ import { TEST_SECRET } from '../support/tokens';
  * offered this browser's zone and UTC only.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const OUTPUT = join(__dirname, '..', '..', 'test-output');
 const info = testStackInfo();
 const today = dayOf(new Date());
 const zoned = uniqueId('zoned');
@@ -34,7 +29,7 @@ const plain = uniqueId('plain');
 
 let server: ApiServer;
 let browser: Browser;
-let built: string | undefined;
+let dashboard: DashboardUnderTest | undefined;
 
 declare const document: { getElementById(id: string): { readonly hidden: boolean } | null };
 
@@ -62,20 +57,12 @@ beforeAll(async () => {
   const code = await tallyCommand('zone')(['set', '--account', zoned, '--zone', 'America/New_York'], io, localEnvironment(info));
   expect([code, io.stderr]).toEqual([0, '']);
   const deps = await createLocalUsageApiDeps(info, TEST_SECRET, silentLog);
-  built = mkdtempSync(join(tmpdir(), 'tally-dashboard-'));
-  execFileSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'build-dashboard.mjs'), built]);
-  server = await startApiServer({ handler: (event) => handleUsageApiRequest(event, deps), mounts: [{ urlPrefix: '/', dir: built }] });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  mkdirSync(OUTPUT, { recursive: true });
+  dashboard = await serveDashboard(deps);
+  ({ server, browser } = dashboard);
 }, TIME_LIMITS.browserSetup);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  if (built) rmSync(built, { recursive: true, force: true });
+  await dashboard?.close();
 });
 
 /** Signs in as a tenant of `account` in a browser in Berlin; the selector's options and the zones the page asked the API for. */

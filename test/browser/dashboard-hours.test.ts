@@ -1,17 +1,14 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { silentLog } from '../../src/app/log';
-import { handleUsageApiRequest } from '../../src/app/reading/usage-api';
 import { mintToken } from '../../src/adapters/http/jwt-tokens';
 import { hourAttribute } from '../../src/domain/hours';
 import { SHARD_ATTRIBUTES, usageKey } from '../../src/domain/counters/keys';
-import { startApiServer, type ApiServer } from '../../src/local/api-server';
+import type { ApiServer } from '../../src/local/api-server';
 import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
+import { OUTPUT, serveDashboard, type DashboardUnderTest } from '../support/dashboard-browser';
 import { TIME_LIMITS } from '../support/time-limits';
 import { TEST_SECRET } from '../support/tokens';
 
@@ -21,8 +18,6 @@ import { TEST_SECRET } from '../support/tokens';
  * and the hour attributes of src/domain/hours.ts), so the days have known hours, except
  * one written as before hours existed.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const OUTPUT = join(__dirname, '..', '..', 'test-output');
 const ZONE = 'America/New_York';
 const info = testStackInfo();
 const account = uniqueId('dst');
@@ -38,7 +33,7 @@ const requestsAt = (hour: number) => 10 + hour;
 
 let server: ApiServer;
 let browser: Browser;
-let built: string | undefined;
+let dashboard: DashboardUnderTest | undefined;
 
 // Functions passed to page.evaluate run in Chromium; the project compiles without the DOM library.
 interface PageCanvas {
@@ -155,20 +150,12 @@ beforeAll(async () => {
   for (const day of ['2026-10-31', FALL_BACK, '2026-11-02', '2026-03-07', SPRING_FORWARD, '2026-03-09']) await putShard(day, true);
   await putShard(NO_HOURS_DAY, false);
   const deps = await createLocalUsageApiDeps(info, TEST_SECRET, silentLog, {});
-  built = mkdtempSync(join(tmpdir(), 'tally-dashboard-hours-'));
-  execFileSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'build-dashboard.mjs'), built]);
-  server = await startApiServer({ handler: (event) => handleUsageApiRequest(event, deps), mounts: [{ urlPrefix: '/', dir: built }] });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  mkdirSync(OUTPUT, { recursive: true });
+  dashboard = await serveDashboard(deps);
+  ({ server, browser } = dashboard);
 }, TIME_LIMITS.browserSetup);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  if (built) rmSync(built, { recursive: true, force: true });
+  await dashboard?.close();
 });
 
 describe('dashboard time zones and hours in Chromium', () => {

@@ -1,16 +1,13 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { ingestBatch } from '../../src/app/ingest/ingest';
 import { silentLog } from '../../src/app/log';
-import { handleUsageApiRequest } from '../../src/app/reading/usage-api';
 import { mintToken } from '../../src/adapters/http/jwt-tokens';
 import { addDays, dayOf } from '../../src/domain/days';
 import { adjustmentItemKey } from '../../src/domain/counters/keys';
-import { startApiServer, type ApiServer } from '../../src/local/api-server';
+import type { ApiServer } from '../../src/local/api-server';
 import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
 import { localEnvironment } from '../../src/local/stack';
 import { generateLog } from '../../src/local/log-generator';
@@ -23,11 +20,10 @@ import { readMonthToDate } from '../../src/app/reading/quota-status';
 import { DynamoUsageReader } from '../../src/adapters/dynamodb/dynamodb-usage-reader';
 import { monthOf } from '../../src/domain/billing/quota';
 import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { OUTPUT, serveDashboard, type DashboardUnderTest } from '../support/dashboard-browser';
 import { TIME_LIMITS } from '../support/time-limits';
 import { TEST_SECRET } from '../support/tokens';
 
-const CHROMIUM = '/usr/bin/chromium';
-const OUTPUT = join(__dirname, '..', '..', 'test-output');
 const METRICS = '[{"name":"authorization_requests","path":"/api/authorization/*"}]';
 const info = testStackInfo();
 
@@ -45,7 +41,7 @@ const BYTES_CORRECTION = -150_000;
 
 let server: ApiServer;
 let browser: Browser;
-let built: string | undefined;
+let dashboard: DashboardUnderTest | undefined;
 
 // Functions passed to page.evaluate run in Chromium. The project compiles without the
 // DOM library, so the few browser shapes they touch are declared here, for this file only.
@@ -183,21 +179,12 @@ beforeAll(async () => {
 
   await setQuota();
   const deps = await createLocalUsageApiDeps(info, TEST_SECRET, silentLog, { TALLY_METRICS: METRICS, TALLY_QUOTAS: BYTES_DEFAULT_QUOTA });
-  // The dashboard as the build ships it (native modules, lib/ compiled with the domain rules).
-  built = mkdtempSync(join(tmpdir(), 'tally-dashboard-'));
-  execFileSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'build-dashboard.mjs'), built]);
-  server = await startApiServer({ handler: (event) => handleUsageApiRequest(event, deps), mounts: [{ urlPrefix: '/', dir: built }] });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  mkdirSync(OUTPUT, { recursive: true });
+  dashboard = await serveDashboard(deps);
+  ({ server, browser } = dashboard);
 }, TIME_LIMITS.browserSetup);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  if (built) rmSync(built, { recursive: true, force: true });
+  await dashboard?.close();
 });
 
 /** Two closed days (a week ago): on LATE_DAY, acme's closed snapshot was taken before its last requests arrived. */
