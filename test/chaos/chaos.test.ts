@@ -11,6 +11,7 @@ describe('chaos (fixed seed)', () => {
     const report = await runChaos({ seed: 42, objects: 200, consumers: 2, info: { ...base, ...queues } });
 
     expect(report.drift).toEqual([]);
+    expect(report.appliedTwice).toEqual([]);
     expect(report.hoursDrift).toEqual([]);
     expect(report.dlqAfterReplay).toBe(0);
     expect(report.lines.ledger).toEqual(report.lines.expected);
@@ -34,6 +35,7 @@ describe('chaos, hot profile (fixed seed)', () => {
     const report = await runChaos({ seed: 43, objects: 150, consumers: 2, profile: 'hot', holdIncrements: 100, historyCap: 8, info: { ...base, ...queues, table } });
 
     expect(report.drift).toEqual([]);
+    expect(report.appliedTwice).toEqual([]);
     expect(report.hoursDrift).toEqual([]);
     expect(report.history.unresolved).toBe(0);
     expect(report.dlqAfterReplay).toBe(0);

@@ -70,8 +70,9 @@ async function main(): Promise<number> {
     console.log(`DLQ after replay: ${report.dlqAfterReplay}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
     for (const drift of report.drift.slice(0, 20)) console.log(`drift: ${JSON.stringify(drift)}`);
     for (const drift of report.hoursDrift.slice(0, 20)) console.log(`hours drift: ${JSON.stringify(drift)}`);
+    for (const twice of report.appliedTwice.slice(0, 20)) console.log(`applied twice: ${JSON.stringify(twice)}`);
     console.log(report.summary);
-    return report.drift.length === 0 && report.hoursDrift.length === 0 && report.dlqAfterReplay === 0 ? 0 : 1;
+    return report.drift.length === 0 && report.hoursDrift.length === 0 && report.appliedTwice.length === 0 && report.dlqAfterReplay === 0 ? 0 : 1;
   } finally {
     await stack.stop();
   }

@@ -19,6 +19,7 @@ import { dayRangeKeys, parseAccountSortKey } from '../../src/domain/counters/key
 import { normaliseEtag, type LogObjectRef } from '../../src/domain/counters/log-object';
 import { s3EventBody } from '../../src/domain/counters/notifications';
 import { DynamoUsageStore } from '../../src/adapters/dynamodb/dynamodb-usage-store';
+import type { ApplyOptions, Increment, IncrementOutcome } from '../../src/domain/counters/usage-store';
 import { LOCAL_CREDENTIALS } from '../../src/local/local-credentials';
 import { cloudFrontObjectKey, emptyExpected, generateLog, logObjectBody, mergeExpected, seededRandom } from '../../src/local/log-generator';
 import { QueuePoller, queueDepth, waitForEmptyQueue } from '../../src/local/poller';
@@ -71,6 +72,12 @@ export interface ChaosReport {
   readonly dlqAfterReplay: number;
   /** Hot profile: increments that reached the hot account-days between a crash and its redelivery (fewest, median). */
   readonly heldBack?: { redeliveries: number; fewest: number; median: number };
+  /**
+   * Increments a store answered `applied` more than once for the same key (a write whose
+   * answer was lost is not seen here): each names its account-day and the proof bound
+   * (`since`) and clock of every application, so a drift says which path let it in.
+   */
+  readonly appliedTwice: { account: string; day: string; key: string; applications: { since?: string; at: string; by: string }[] }[];
   /** What the writes learned about the histories: the largest, keys dropped (each tombstoned), increments left unresolved. */
   readonly history: { maxKeys: number; drops: number; unresolved: number };
   /** Hot profile: the shard schedule switched to midway, and the shards each day's usage was found on. */
@@ -166,14 +173,22 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let cursesOn = true;
   const cursed = new Set(refs.filter((ref) => schedule.chance('curse', ref.key) < 0.02).map((ref) => ref.key));
   const consumerEnv = (shards?: string, historyCap = options.historyCap) => consumerSettings(info, historyCap, shards);
-  const consumers = Array.from({ length: options.consumers ?? 3 }, () => {
+  const applications = new Map<string, { account: string; day: string; applications: { since?: string; at: string; by: string }[] }>();
+  const watched = <D extends { store: ReturnType<typeof createIngestDeps>['store'] }>(deps: D, by: string, clock: () => Date): D =>
+    ({ ...deps, store: watchApplications(deps.store, (increment, since) => {
+      const key = Buffer.from(increment.key).toString('hex');
+      const entry = applications.get(key) ?? { account: increment.account, day: increment.day, applications: [] };
+      entry.applications.push({ ...(since === undefined ? {} : { since: since.toISOString() }), at: clock().toISOString(), by });
+      applications.set(key, entry);
+    }) });
+  const consumers = Array.from({ length: options.consumers ?? 3 }, (_, index) => {
     const config = consumerEnv();
     const consumerClients = createClients(config, LOCAL_CREDENTIALS);
     const life = { dead: false };
     injectDynamoFaults(consumerClients.dynamodb, schedule, () => faultsOn, life);
     injectDoomedWrites(consumerClients.dynamodb, schedule, (pk) => cursesOn && pk === `ACCT#${doomedAccount.id}`);
     injectS3Faults(consumerClients.s3, schedule, (key) => cursesOn && cursed.has(key));
-    const consumer = { deps: createIngestDeps(config, consumerClients, silentLog, virtualNow), clients: consumerClients, poller: undefined as unknown as QueuePoller };
+    const consumer = { deps: watched(createIngestDeps(config, consumerClients, silentLog, virtualNow), `consumer ${index}`, virtualNow), clients: consumerClients, poller: undefined as unknown as QueuePoller };
     const handler = async (event: SQSEvent) => {
       for (const record of event.Records) {
         const at = crashedAt.get(record.messageId);
@@ -276,9 +291,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     else schedule.record('scheduleRefused');
     const scheduleSpec = `4,16@${nextDay}`;
     const raisedCap = (options.historyCap ?? DEFAULTS.historyCap) + 8;
-    for (const consumer of consumers) {
+    for (const [index, consumer] of consumers.entries()) {
       const config = consumerEnv(scheduleSpec, raisedCap);
-      const deps = createIngestDeps(config, consumer.clients, silentLog, virtualNow);
+      const deps = watched(createIngestDeps(config, consumer.clients, silentLog, virtualNow), `consumer ${index} (switched)`, virtualNow);
       await coldStart(deps, config);
       consumer.deps = deps;
     }
@@ -311,7 +326,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const skewMs = Math.round((schedule.chance('operatorSkew') - 0.5) * 9 * 60_000);
   const inlineConfig = consumerEnv(shardChange?.schedule);
   const inlineClients = createClients(inlineConfig, LOCAL_CREDENTIALS);
-  const inlineDeps = createIngestDeps(inlineConfig, inlineClients, silentLog, () => new Date(virtualNow().getTime() + skewMs));
+  const inlineClock = () => new Date(virtualNow().getTime() + skewMs);
+  const inlineDeps = watched(createIngestDeps(inlineConfig, inlineClients, silentLog, inlineClock), 'inline replay', inlineClock);
   await prepareToWrite(inlineDeps, inlineConfig, virtualNow());
   const [replay, inline] = await Promise.all([
     replayDeadLetters({ queues: replayQueues(), mode: { kind: 'queue' } }),
@@ -415,12 +431,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     lines: { expected: { ...expected.lines }, ledger: ledgerLines },
     dlqAfterReplay: dlqAfter.visible + dlqAfter.inFlight,
     history,
+    appliedTwice: [...applications].filter(([, entry]) => entry.applications.length > 1).map(([key, entry]) => ({ key, ...entry })),
     ...(shardChange === undefined ? {} : { shardChange }),
     ...(hot && heldBack.length > 0
       ? { heldBack: { redeliveries: heldBack.length, fewest: Math.min(...heldBack), median: [...heldBack].sort((a, b) => a - b)[Math.floor(heldBack.length / 2)]! } }
       : {}),
     summary:
       `seed ${seed}: ${refs.length} objects, ${totalFaults} faults, drift ${drift.length}, hours drift ${hoursDrift.length}` +
+      ([...applications.values()].some((entry) => entry.applications.length > 1) ? `, ${[...applications.values()].filter((entry) => entry.applications.length > 1).length} increments applied twice` : '') +
       (Object.values(countsHours).every(Boolean) ? '' : ` (hours not expected of ${Object.entries(countsHours).filter(([, counts]) => !counts).map(([format]) => format).join(', ')}: counted by day only)`),
   };
 }
@@ -483,4 +501,27 @@ async function shardsUsed(dynamodb: DynamoDBClient, table: string, accounts: rea
     }
   }
   return shards.size;
+}
+
+/**
+ * The store, telling `applied` of every increment it answers applied, with the proof
+ * bound it was given (the harness's own view: the store is unchanged).
+ */
+function watchApplications<S extends { applyIncrement: (increment: Increment, apply?: ApplyOptions) => Promise<IncrementOutcome> }>(
+  store: S,
+  applied: (increment: Increment, since: Date | undefined) => void,
+): S {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property !== 'applyIncrement') {
+        const value: unknown = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      }
+      return async (increment: Increment, apply: ApplyOptions = {}) => {
+        const outcome = await target.applyIncrement(increment, apply);
+        if (outcome === 'applied') applied(increment, apply.since);
+        return outcome;
+      };
+    },
+  });
 }

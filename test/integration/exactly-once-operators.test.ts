@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { backfill } from '../../src/app/ingest/backfill';
 import { ingestBatch } from '../../src/app/ingest/ingest';
 import { S3LogListing } from '../../src/adapters/s3/s3-log-listing';
@@ -95,7 +96,50 @@ describe('the proof bound comes only from facts nothing later can move', () => {
     expect(retry.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 3, applied: 2, duplicates: 1, unresolved: 0 });
     for (const account of accounts) expect(await requestsOf(account)).toBe(401);
   }, 240_000);
+  it('twin notifications on consumers 40 minutes behind S3: the twin that read the ledger before its sibling recorded still finds the key the sibling applied and rolled out', async () => {
+    const accounts = accountsFor('twin', 3);
+    const object = await objectFor(accounts);
+    // S3 wrote the object now; both consumers' clocks are 40 minutes behind it, far past the margin.
+    const createdAt = new Date();
+    const lagging = new StoreClock(createdAt.getTime() - 40 * MINUTE);
+    // The late twin reads the ledger (nothing there yet) and is held at its GetObject.
+    const gate = holdGetObject();
+    const late = ingestBatch(
+      batch(s3NotificationMessage(object, { createdAt, receiveCount: 1 })),
+      testIngestDeps({ TALLY_INCREMENT_CONCURRENCY: '1', TALLY_MAX_RECEIVE_COUNT: '5' }, { clock: lagging.read, clients: (c) => gate.install(c.s3) }),
+    );
+    await gate.reached;
+    // Meanwhile its twin records its attempt, applies one increment and dies unseen; busy traffic rolls that key out.
+    const died = await ingestBatch(batch(s3NotificationMessage(object, { createdAt, receiveCount: 1 })), depsOn(lagging, (c) => dieAfterApplying(c, 1)));
+    await busyTraffic(accounts, 400, 2, lagging);
+    gate.release();
+    const counted = await late;
+
+    expect(died.batchItemFailures).toHaveLength(1);
+    expect(counted.results[0]?.objects[0]).toMatchObject({ status: 'counted', increments: 3, applied: 2, duplicates: 1, unresolved: 0 });
+    for (const account of accounts) expect(await requestsOf(account)).toBe(401);
+  }, 240_000);
 });
+
+/** Holds the first `GetObject` of an S3 client until released; `reached` settles when it arrives. */
+function holdGetObject(): { install: (client: S3Client) => void; reached: Promise<void>; release: () => void } {
+  let arrived!: () => void;
+  let release!: () => void;
+  const reached = new Promise<void>((resolve) => (arrived = resolve));
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const install = (client: S3Client) =>
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'GetObjectCommand') {
+          arrived();
+          await released;
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'holdGetObject' },
+    );
+  return { install, reached, release };
+}
 
 describe('clocks cannot reorder history', () => {
   it('keys rolled out by a writer whose clock is 20 minutes behind are found by the retry (its keys dated no earlier than the item, its tombstones filed by their keys)', async () => {

@@ -129,6 +129,8 @@ export interface MessageResult {
 export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, attempt: AttemptContext = {}): Promise<ObjectResult> {
   const { store, source, settings } = deps;
   const clock = deps.clock ?? (() => new Date());
+  // Before the ledger is read: a twin attempt this read cannot see yet began no earlier, on a clock like ours.
+  const begun = clock();
   const etag = notified.etag !== '' ? notified.etag : await source.etagOf(notified);
   const ref: LogObjectRef = { ...notified, etag };
 
@@ -163,7 +165,7 @@ export async function ingestObject(notified: LogObjectRef, deps: IngestDeps, att
   });
   const startedAt = clock().toISOString();
   const attemptId = `${startedAt}-${Math.random().toString(36).slice(2, 8)}`;
-  const earliest = new Date(earliestAttempt(state.attempts, opened.lastModified)).toISOString();
+  const earliest = new Date(earliestAttempt(state.attempts, opened.lastModified, begun)).toISOString();
   // Every attempt that may apply something says so first: a later one, whichever message
   // brings it, learns that it came and since when, on the clock that dated its keys.
   if (increments.length > 0) await store.recordAttempt(ref, { id: attemptId, startedAt, state: 'started', applied: [], since: earliest });
@@ -268,19 +270,27 @@ const CLOCK_MARGIN_MS = 300_000;
 /**
  * The earliest any attempt at this object can have begun, in epoch milliseconds, from
  * facts nothing later can move: the attempt records (every attempt writes one, with its
- * start on the clock that dates its keys, before its first increment) and the object's
- * own `LastModified` (no attempt predates the object; it bounds attempts of versions that
- * recorded only some of theirs). Never a message's event time: Tally sends some itself
+ * start on the clock that dates its keys, before its first increment), the object's own
+ * `LastModified` (no attempt predates the object; it bounds attempts of versions that
+ * recorded only some of theirs) and the moment this attempt began, before it read the
+ * records (`begun`, on this consumer's clock). The last two bound a twin that the records
+ * cannot show yet: one that read the ledger before this one and records after (a
+ * duplicate S3 notification on another consumer). S3's clock alone would not do when the
+ * consumers' clocks run behind it by more than the margin: the twin's keys would be dated
+ * before the bound, and a proof by age would take a rolled-out key for one never applied
+ * (a test drives exactly that). Never a message's event time: Tally sends some itself
  * (backfill), and a copy of the object onto itself announces a later one. A record of an
- * earlier version without a bound, or nothing known at all: the epoch (every proof then
- * rests on tombstones).
+ * earlier version without a bound, or neither records nor `LastModified`: the epoch (every
+ * proof then rests on tombstones).
  */
-export function earliestAttempt(attempts: readonly AttemptRecord[], lastModified: Date | undefined): number {
+export function earliestAttempt(attempts: readonly AttemptRecord[], lastModified: Date | undefined, begun?: Date): number {
   const bounds = [
     ...attempts.flatMap((a) => [Date.parse(a.startedAt), a.since === undefined ? 0 : Date.parse(a.since)]),
     ...(lastModified === undefined ? [] : [lastModified.getTime()]),
   ].filter(Number.isFinite);
-  return bounds.length === 0 ? 0 : Math.max(0, Math.min(...bounds));
+  // This attempt's own start bounds only twins: with nothing else known, an earlier one may have gone unrecorded.
+  if (bounds.length === 0) return 0;
+  return Math.max(0, Math.min(...bounds, ...(begun === undefined ? [] : [begun.getTime()])));
 }
 
 /**
