@@ -163,6 +163,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   // The store's and the flow's clock. Hot: a crashed batch comes back after holdFor hot increments,
   // which is one visibility timeout (30 minutes) of this clock; otherwise a real second is a minute.
   // Before each DLQ replay it jumps two days, as an operator replays the next working day.
+  // The emulator's LastModified is real time, months after this clock: consumers whose
+  // clocks run far behind S3's (a twin attempt's proof is then bounded by its own start).
   const holdFor = options.holdIncrements ?? 1000;
   const realStart = Date.now();
   let jumpedMs = 0;
