@@ -1,5 +1,6 @@
-// Assembles the WebAssembly modules (src/domain/logs/line-scan.wat) into line-scan-wasm.ts
-// (each module's bytes as base64, so the Lambda
+// Assembles the WebAssembly modules (src/domain/logs/line-scan.wat,
+// src/adapters/logs/parquet-rle.wat) into NAME-wasm.ts beside each (each module's bytes
+// as base64, so the Lambda
 // bundle and the CLI carry them with no file to ship). Run after changing a .wat:
 // `node scripts/build-wasm.mjs`; with --check it only says whether the committed modules
 // match their sources (a unit test runs the same check).
@@ -9,16 +10,21 @@ import { fileURLToPath } from 'node:url';
 import wabtModule from 'wabt';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const domain = join(root, 'src', 'domain', 'logs');
 
-/** Each module: its source, its generated TypeScript, the constant's name and what it is. */
+/** Each module: its folder, its source, its generated TypeScript, the constant's name and what it is. */
 const MODULES = [
-  { name: 'line-scan', constant: 'LINE_SCAN_WASM_BASE64', what: 'The line scanner, a WebAssembly module (SIMD), as base64.' },
+  { folder: join(root, 'src', 'domain', 'logs'), name: 'line-scan', constant: 'LINE_SCAN_WASM_BASE64', what: 'The line scanner, a WebAssembly module (SIMD), as base64.' },
+  {
+    folder: join(root, 'src', 'adapters', 'logs'),
+    name: 'parquet-rle',
+    constant: 'PARQUET_RLE_WASM_BASE64',
+    what: "Parquet's RLE / bit-packed hybrid decoder, a WebAssembly module, as base64.",
+  },
 ];
 
-export async function assemble(name) {
+export async function assemble(folder, name) {
   const wabt = await wabtModule();
-  const parsed = wabt.parseWat(`${name}.wat`, readFileSync(join(domain, `${name}.wat`), 'utf8'), { simd: true, bulk_memory: true });
+  const parsed = wabt.parseWat(`${name}.wat`, readFileSync(join(folder, `${name}.wat`), 'utf8'), { simd: true, bulk_memory: true });
   try {
     parsed.validate();
     return Buffer.from(parsed.toBinary({}).buffer).toString('base64');
@@ -39,8 +45,8 @@ export function moduleText({ name, constant, what }, base64) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   let stale = 0;
   for (const module of MODULES) {
-    const target = join(domain, `${module.name}-wasm.ts`);
-    const text = moduleText(module, await assemble(module.name));
+    const target = join(module.folder, `${module.name}-wasm.ts`);
+    const text = moduleText(module, await assemble(module.folder, module.name));
     if (process.argv.includes('--check')) {
       const same = readFileSync(target, 'utf8') === text;
       if (!same) stale++;

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { HybridDecoder } from '../../src/adapters/logs/parquet-rle';
 
 /**
@@ -84,9 +85,47 @@ describe('HybridDecoder', () => {
     );
   });
 
+  it("decodes what hyparquet's own decoder decodes, values, largest and matches, from any runs", () => {
+    // hyparquet's decoder (the straightforward reference: byte by byte through a DataView)
+    // keeps its bits in a 32-bit integer, which holds values of up to 24 bits exactly.
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 24 }).chain((width) => fc.tuple(fc.constant(width), runsArb(width), fc.nat(7), fc.integer({ min: -1, max: 3 }))),
+        ([width, runs, cut, target]) => {
+          const { bytes, values } = encode(runs, width);
+          const count = Math.max(0, values.length - cut);
+          const reference = new Int32Array(count);
+          readRleBitPackedHybrid({ view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 }, width, reference, bytes.length);
+          const out = new Int32Array(count);
+          const decoder = new HybridDecoder();
+          decoder.decode(bytes, 0, bytes.length, width, out, count, target);
+          expect(Array.from(out)).toEqual(Array.from(reference));
+          expect(decoder.largest).toBe(count === 0 ? -1 : Math.max(...reference));
+          expect(decoder.matches).toBe(reference.filter((v) => v === target).length);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('decodes pages of many values in one call, and one decoder after another shares nothing', () => {
+    // Larger than the module's first memory page: the memory grows; a second decoder's call does not disturb the first's values.
+    const values = Array.from({ length: 70_000 }, (_, i) => (i * 7919) % 1000);
+    const { bytes } = encode([{ kind: 'packed', values }], 10);
+    const first = new Int32Array(values.length);
+    new HybridDecoder().decode(bytes, 0, bytes.length, 10, first, values.length, 999);
+    const small = encode([{ kind: 'rle', value: 5, count: 3 }], 3).bytes;
+    const second = new Int32Array(3);
+    const other = new HybridDecoder();
+    other.decode(small, 0, small.length, 3, second, 3, 5);
+    expect(Array.from(first)).toEqual(values);
+    expect(Array.from(second)).toEqual([5, 5, 5]);
+    expect(other.matches).toBe(3);
+  });
+
   it('reads values of 25 bits and more exactly (they cross four bytes)', () => {
     const values = [0x1ffffff, 1, 0x1234567, 0, 0x1000000, 0x0abcdef, 0x1fffffe, 7];
-    for (const width of [25, 27, 31]) {
+    for (const width of [25, 27, 31, 32]) {
       const { bytes } = encode([{ kind: 'packed', values }], width);
       const out = new Int32Array(8);
       new HybridDecoder().decode(bytes, 0, bytes.length, width, out, 8, -1);

@@ -12,3 +12,6 @@ declare module 'hyparquet/src/schema.js' {
 declare module 'hyparquet/src/convert.js' {
   export { convert, DEFAULT_PARSERS } from 'hyparquet/types/convert';
 }
+declare module 'hyparquet/src/encoding.js' {
+  export { readRleBitPackedHybrid } from 'hyparquet/types/encoding';
+}
