@@ -18,6 +18,15 @@ export const SUPPORTED_DAYS = { first: '2000-01-01', last: '2099-12-31' } as con
 /** `2000-01-01..2099-12-31`, as messages quote the range. */
 export const SUPPORTED_DAYS_TEXT = `${SUPPORTED_DAYS.first}..${SUPPORTED_DAYS.last}`;
 
+/**
+ * {@link SUPPORTED_DAYS} as UTC day numbers (whole days since 1970-01-01, 10957..47481):
+ * what a counter compares the day of an epoch timestamp with, without making its string.
+ */
+export const SUPPORTED_DAY_NUMBERS = {
+  first: Date.parse(`${SUPPORTED_DAYS.first}T00:00:00Z`) / MS_PER_DAY,
+  last: Date.parse(`${SUPPORTED_DAYS.last}T00:00:00Z`) / MS_PER_DAY,
+} as const;
+
 /** The most days any walk over days may take: the whole supported range. */
 export const MAX_DAYS_WALKED = daysBetweenInclusive(SUPPORTED_DAYS.first, SUPPORTED_DAYS.last);
 

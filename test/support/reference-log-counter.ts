@@ -416,6 +416,9 @@ export class LogCounter {
     if (day.length === 0 || dateEnd - dateStart !== day.length || !line.startsWith(day, dateStart)) {
       day = line.slice(dateStart, dateEnd);
       if (!isValidDay(day)) return this.malformed(`date "${preview(day)}" is not a calendar day`);
+      // A rule changed since 040a205: a real day no one can read or bill (outside the supported
+      // days) is malformed, not counted. Stated here on its own, not by the counter's check.
+      if (day < '2000-01-01' || day > '2099-12-31') return this.malformed(`date "${day}" is outside the days Tally supports, 2000-01-01..2099-12-31`);
       this.lastGoodDay = day;
     }
     const timeAt = this.timeAt;

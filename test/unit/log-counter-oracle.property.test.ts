@@ -27,7 +27,8 @@ const LAYOUTS = [
 
 const enc = (text: string) => Buffer.from(text, 'utf8');
 const VALUES: Record<string, Buffer[]> = {
-  date: ['2026-11-21', '2026-11-21', '2026-11-22', '2024-02-29', '2026-02-30', '', '2026-1-01', '2026-11-21\r', '\u0662026-11-21'].map(enc),
+  // Days inside the supported days (2000-01-01..2099-12-31), at their edges, and real days outside them.
+  date: ['2026-11-21', '2026-11-21', '2026-11-22', '2024-02-29', '2026-02-30', '', '2026-1-01', '2026-11-21\r', '\u0662026-11-21', '2000-01-01', '2099-12-31', '1999-12-31', '2100-01-01', '9999-12-31', '1970-01-01', '0000-01-01'].map(enc),
   // Good times in several hours (each line's usage goes to its UTC hour too), and bad ones.
   time: ['12:00:00', '12:00:00', '23:59:60', '00:00:00', '05:30:00', '17:45:59', '09:59:59', '24:00:00', '1:00:00', '', '12:00', '12:00:00\r'].map(enc),
   'sc-bytes': ['0', '1234', '77', '-', '', '12a', '-5', '999999999999999', '1234567890123456', '5\r', '12345678', '00000042', '1234567:', '/', '123456789'].map(enc),
@@ -74,7 +75,13 @@ const LONG_CHARS = ['a', '\u00e9', '\u20ac', '\u{1F680}'];
 /** A small limit, so that lines near it are cheap to make. */
 const MAX_LINE = 100;
 
-function render(pieces: Piece[], bom: boolean): Buffer {
+/** Random `YYYY-MM-DD` texts of any year 0000..9999: real days (or not, e.g. 2023-02-31) inside and outside the supported days. */
+const randomDate = fc
+  .record({ year: fc.oneof(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 1995, max: 2105 })), month: fc.integer({ min: 1, max: 12 }), day: fc.integer({ min: 1, max: 31 }) })
+  .map(({ year, month, day }) => enc(`${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`));
+
+function render(pieces: Piece[], bom: boolean, randomDates: readonly Buffer[] = []): Buffer {
+  const pools: Record<string, Buffer[]> = { ...VALUES, date: [...VALUES.date!, ...randomDates] };
   let layout = LAYOUTS[0]!;
   const out: Buffer[] = bom ? [Buffer.from([0xef, 0xbb, 0xbf])] : [];
   for (const p of pieces) {
@@ -86,7 +93,7 @@ function render(pieces: Piece[], bom: boolean): Buffer {
       case 'line': {
         const count = Math.max(1, layout.length + p.extra);
         const fields = Array.from({ length: count }, (_, i) => {
-          const pool = VALUES[layout[i] ?? ''] ?? OTHER;
+          const pool = pools[layout[i] ?? ''] ?? OTHER;
           return pool[p.fields[i % p.fields.length]! % pool.length]!;
         });
         const parts: Buffer[] = [];
@@ -161,8 +168,9 @@ describe('the byte parser, held to the string-based counter it replaced', () => 
         fc.array(fc.integer({ min: 1, max: 200 }), { minLength: 1, maxLength: 4 }),
         fc.nat(RESOLVERS.length - 1),
         fc.boolean(),
-        async (pieces, bom, sizes, resolverAt, withRules) => {
-          const text = render([{ kind: 'header', layout: 0, tab: false }, ...pieces], bom);
+        fc.array(randomDate, { maxLength: 6 }),
+        async (pieces, bom, sizes, resolverAt, withRules, randomDates) => {
+          const text = render([{ kind: 'header', layout: 0, tab: false }, ...pieces], bom, randomDates);
           const options = { resolver: RESOLVERS[resolverAt]!, metricRules: withRules ? RULES : [], objectKey: 'logs/initech/E2.2026-11-21-00.x.gz', maxLineBytes: MAX_LINE };
 
           const expected = await outcome(() => reference.countLogStream(Readable.from([text]), options, 'k'));

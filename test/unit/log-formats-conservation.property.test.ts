@@ -16,8 +16,24 @@ const FORMATS = {
   realtime: { render: realtimeLog, bad: 'x.y\t200\t1\tGET\th\t/a\tacme.x.com\n', options: { format: { headerless: parseLogFields(REALTIME_FIELDS_SETTING) } } },
 } as const;
 
+/** The first and last instants Tally counts: the supported days, 2000-01-01..2099-12-31. */
+const FIRST_AT = Date.UTC(2000, 0, 1);
+const LAST_AT = Date.UTC(2099, 11, 31, 23, 59, 59, 999);
+const supported = (r: Request) => r.at >= FIRST_AT && r.at <= LAST_AT;
+
+/**
+ * When a request was made: mostly in one year; else any instant from 1970 (epoch 0) to
+ * 9999-12-31, or one at an edge of the supported days. A request outside them is a
+ * malformed record in every format (no one could read or bill its day).
+ */
+const instant = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: Date.UTC(2026, 0, 1), max: Date.UTC(2026, 11, 31) }) },
+  { weight: 2, arbitrary: fc.integer({ min: 0, max: Date.UTC(9999, 11, 31, 23, 59, 59) }) },
+  { weight: 1, arbitrary: fc.constantFrom(0, FIRST_AT - 1000, FIRST_AT, LAST_AT - 999, LAST_AT + 1, Date.UTC(9999, 11, 31, 23, 59, 59)) },
+);
+
 const request: fc.Arbitrary<Request> = fc.record({
-  at: fc.integer({ min: Date.UTC(2026, 0, 1), max: Date.UTC(2026, 11, 31) }),
+  at: instant,
   host: fc.constantFrom('acme.x.com', 'globex.x.com', '10.0.0.1', 'bad#one.x.com'),
   method: fc.constantFrom('GET', 'POST'),
   stem: fc.constantFrom('/a', '/api/authorization/x', '/b%20c'),
@@ -44,15 +60,16 @@ describe('the conservation law holds in every format', () => {
         async (name, pieces, zipped, size) => {
           const format = FORMATS[name];
           // A standard log's header comes once, first; the other formats have none or one per line.
-          const good = pieces.filter((p): p is Request[] => p !== 'bad').flat();
+          const made = pieces.filter((p): p is Request[] => p !== 'bad').flat();
+          const good = made.filter(supported);
           const body = pieces.map((p) => (p === 'bad' ? format.bad : format.render(p).replace(/^#.*\n/gm, ''))).join('');
           const header = format.render([]).match(/^(#.*\n)*/)?.[0] ?? '';
           const text = Buffer.from(header + body);
           const options: FormatOptions = { resolver: { kind: 'host-label' }, metricRules: [], objectKey: 'k', ...format.options };
-          const bad = pieces.length - pieces.filter((p) => p !== 'bad').length;
+          const bad = pieces.length - pieces.filter((p) => p !== 'bad').length + made.length - good.length;
 
           const result = await countLogContent({ kind: 'text', text: logText(chunked(zipped ? gzip(text.toString()) : text, size), 'k') }, options, 'k').catch((error: Error) => error);
-          if (good.length === 0) {
+          if (made.length === 0) {
             // Nothing in it can be read as a log at all: the object is refused whole, not lost.
             if (result instanceof Error) return expect(result.message).toMatch(/not a CloudFront log/);
           }
@@ -66,6 +83,7 @@ describe('the conservation law holds in every format', () => {
           expect(lines.malformed).toBe(bad);
           expect(requests).toBe(lines.counted + lines.unattributed);
           expect(bytes).toBe(good.reduce((sum, r) => sum + r.bytes, 0));
+          expect(tally.usage().filter((row) => row.day < '2000-01-01' || row.day > '2099-12-31')).toEqual([]);
         },
       ),
       { numRuns: 150 },
@@ -77,8 +95,9 @@ describe('the conservation law holds in Parquet logs too', () => {
   it('every row read is counted, unattributed or malformed, and the bytes of counted rows add up', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(piece, { minLength: 1, maxLength: 12 }), async (pieces) => {
-        const good = pieces.filter((p): p is Request[] => p !== 'bad').flat();
-        const bad = pieces.length - pieces.filter((p) => p !== 'bad').length;
+        const made = pieces.filter((p): p is Request[] => p !== 'bad').flat();
+        const good = made.filter(supported);
+        const bad = pieces.length - pieces.filter((p) => p !== 'bad').length + made.length - good.length;
         // A row whose date is no day (DuckDB writes what the JSON line says, as text).
         const badRow = '{"date":"someday","time":"00:00:00","sc-bytes":"1","x-host-header":"acme.x.com","DistributionId":"E3PROP"}\n';
         const bytes = await parquetFromJsonLines(pieces.map((p) => (p === 'bad' ? badRow : jsonLog(p))).join(''));
@@ -94,6 +113,7 @@ describe('the conservation law holds in Parquet logs too', () => {
         expect(result.lines.malformed).toBe(bad);
         expect(requests).toBe(result.lines.counted + result.lines.unattributed);
         expect(counted).toBe(good.reduce((sum, r) => sum + r.bytes, 0));
+        expect(result.tally.usage().filter((row) => row.day < '2000-01-01' || row.day > '2099-12-31')).toEqual([]);
       }),
       { numRuns: 12 },
     );

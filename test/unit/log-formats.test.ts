@@ -5,6 +5,8 @@ import { ConfigError, PoisonObjectError } from '../../src/domain/errors';
 import { parseLogFields } from '../../src/domain/logs/log-fields';
 import { countLogContent, type FormatOptions } from '../../src/domain/logs/log-formats';
 import { linesBalance } from '../../src/domain/logs/usage-tally';
+import { parquetContent, type RandomAccessFile } from '../../src/adapters/logs/parquet-log';
+import { parquetFromJsonLines } from '../support/parquet-logs';
 import { expectedUsage, gzip, jsonLog, legacyLog, PLAIN_FIELDS, plainLog, REALTIME_FIELDS_SETTING, realtimeLog, traffic, w3cLog } from '../support/log-formats';
 
 const base: FormatOptions = { resolver: { kind: 'host-label' }, metricRules: [], objectKey: 'logs/x' };
@@ -104,6 +106,48 @@ describe('bad input per format: a clear reason, every line accounted for', () =>
 
     expect(result.lines).toMatchObject({ read: 3, counted: 1, malformed: 2 });
     expect(result.malformedSamples.map((s) => s.reason)).toEqual(['timestamp "yesterday" is not an epoch time', 'timestamp "1763683200000.5.1" is not an epoch time']);
+  });
+
+  describe('a request dated outside the supported days (2000-01-01..2099-12-31) is malformed, not counted into a day no one can read', () => {
+    // Around both edges, and far out: 1970-01-01 (epoch 0) and 9999-12-31 are still real days in every format.
+    const outside = [Date.UTC(1970, 0, 1), Date.UTC(1999, 11, 31, 23, 59, 59), Date.UTC(2100, 0, 1), Date.UTC(9999, 11, 31, 12)];
+    const inside = [Date.UTC(2000, 0, 1), Date.UTC(2099, 11, 31, 23, 59, 59), Date.UTC(2026, 10, 21, 8)];
+    const dated = (at: number, i: number) => ({ ...requests[i]!, at, host: 'acme.x.com', bytes: 1000 + i });
+    // Inside and outside interleaved, so that a day of a line outside comes between lines of days inside.
+    const mixed = [...inside, ...outside].sort((a, b) => (a % 7) - (b % 7) || a - b).map(dated);
+    const insideBytes = mixed.filter((r) => inside.includes(r.at)).reduce((sum, r) => sum + r.bytes, 0);
+    const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10);
+    const plain = { format: { headerless: parseLogFields(PLAIN_FIELDS), delimiter: '|' } };
+    const realtime = { format: { headerless: parseLogFields(REALTIME_FIELDS_SETTING) } };
+    const cases: [string, string, Partial<FormatOptions>, RegExp][] = [
+      ['legacy', legacyLog(mixed), {}, /^date "(\d{4}-\d{2}-\d{2})" is outside the days Tally supports, 2000-01-01\.\.2099-12-31$/],
+      ['json', jsonLog(mixed), {}, /^date "(\d{4}-\d{2}-\d{2})" is outside the days Tally supports, 2000-01-01\.\.2099-12-31$/],
+      ['w3c timestamp(ms)', w3cLog(mixed), {}, /^timestamp "\d+" is on (\d{4}-\d{2}-\d{2}), outside the days Tally supports, 2000-01-01\.\.2099-12-31$/],
+      ['plain timestamp', plainLog(mixed), plain, /^timestamp "\d+" is on (\d{4}-\d{2}-\d{2}), outside the days Tally supports, 2000-01-01\.\.2099-12-31$/],
+      ['real-time epoch seconds', realtimeLog(mixed), realtime, /^timestamp "[\d.]+" is on (\d{4}-\d{2}-\d{2}), outside the days Tally supports, 2000-01-01\.\.2099-12-31$/],
+    ];
+
+    function expectOutsideMalformed(result: Awaited<ReturnType<typeof count>>, reason: RegExp): void {
+      expect(result.lines).toEqual({ read: 7, counted: 3, unattributed: 0, malformed: 4 });
+      expect(result.tally.usage().map((row) => row.day)).toEqual(inside.map(dayOf).sort());
+      expect(result.tally.usage().reduce((sum, row) => sum + row.metrics.bytes!, 0)).toBe(insideBytes);
+      const days = result.malformedSamples.map((sample) => reason.exec(sample.reason)?.[1]);
+      expect(days.sort()).toEqual(outside.map(dayOf).sort());
+    }
+
+    it.each(cases.flatMap(([name, text, options, reason]) => (['wasm', 'js'] as const).map((scanner) => [name, scanner, text, options, reason] as const)))(
+      '%s (%s scanner)',
+      async (_name, scanner, text, options, reason) => {
+        expectOutsideMalformed(await count(text, { ...options, scanner }, 97), reason);
+      },
+    );
+
+    it('Parquet, read column by column and as lines', async () => {
+      const bytes = await parquetFromJsonLines(jsonLog(mixed));
+      const file: RandomAccessFile = { byteLength: bytes.length, slice: async (start, end) => new Uint8Array(bytes.subarray(start, end ?? bytes.length)).buffer };
+
+      expectOutsideMalformed(await countLogContent(parquetContent(file, 'k'), base, 'k'), /^date "(\d{4}-\d{2}-\d{2})" is outside the days Tally supports, 2000-01-01\.\.2099-12-31$/);
+    });
   });
 
   it('refuses a headerless log when no field list is configured, saying how to give one', async () => {

@@ -1,6 +1,6 @@
 import { isCloudFrontDefaultDomainBytes, type LineResolver } from './account-resolver';
 import { dayOfNumber, epochDayNumber, epochMillisBytes, isValidTimeBytes, parseByteCountBytes } from './cloudfront-log';
-import { isValidDay } from '../days';
+import { isSupportedDay, isValidDay } from '../days';
 import { ByteKeyCache, NOT_CACHED, type LogLine } from './log-line';
 import { spansOf, type ColumnRun } from './column-run';
 import type { RuleEvaluator } from './metric-rules';
@@ -578,9 +578,14 @@ export class ColumnCounting {
     return id;
   }
 
+  /**
+   * The id of a calendar day; INVALID for a day outside SUPPORTED_DAYS (its row goes to
+   * the counter as its line, which counts it malformed and says why), or past MAX_DAYS.
+   */
   private dayId(day: string): number {
     let id = this.dayIds.get(day);
     if (id === undefined) {
+      if (!isSupportedDay(day)) return INVALID;
       id = this.days.length;
       if (id >= MAX_DAYS) return INVALID;
       this.days.push(day);

@@ -2,7 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { UNATTRIBUTED } from '../account-id';
 import { compileResolver, resolverKey, type LineResolver, type ResolverKey, type ResolverSpec } from './account-resolver';
 import { dayOfNumber, epochDayNumber, epochMillisBytes, FieldLayout, isValidTimeBytes, parseByteCountBytes, parseFieldsDirective } from './cloudfront-log';
-import { isValidDay } from '../days';
+import { isSupportedDay, isValidDay, SUPPORTED_DAY_NUMBERS, SUPPORTED_DAYS_TEXT } from '../days';
 import { PoisonObjectError } from '../errors';
 import { ColumnCounting, type RowsAsLines } from './column-counting';
 import {
@@ -771,6 +771,10 @@ export class LogCounter {
       this.checkedHour = hourOfEpochMillis(millis);
       const number = epochDayNumber(millis);
       if (number !== this.lastGoodDayNumber) {
+        // A new day is checked once; a day outside stays new, so each of its lines is checked.
+        if (number < SUPPORTED_DAY_NUMBERS.first || number > SUPPORTED_DAY_NUMBERS.last) {
+          return this.malformedAs(`timestamp "${preview(line.field(this.dateAt))}" is on ${dayOfNumber(number)}, ${OUTSIDE_DAYS}`);
+        }
         // The scanner compares dates as text, never timestamps: the day is told here.
         this.lastGoodDayNumber = number;
         this.lastGoodDay = dayOfNumber(number);
@@ -786,6 +790,8 @@ export class LogCounter {
       if (day.length === 0 || dateEnd - dateStart !== 10 || !sameBytes(bytes, dateStart, this.lastGoodDayBytes)) {
         day = line.decode(dateStart, dateEnd);
         if (!isValidDay(day)) return this.malformedAs(`date "${preview(day)}" is not a calendar day`);
+        // Only a supported day becomes the scanner's (scanOnLastGoodDay): lines outside never reach the tally.
+        if (!isSupportedDay(day)) return this.malformedAs(`date "${day}" is ${OUTSIDE_DAYS}`);
         this.lastGoodDay = day;
         this.lastGoodDayBytes.set(bytes.subarray(dateStart, dateEnd));
       }
@@ -827,6 +833,12 @@ export async function countLog(text: AsyncIterable<Uint8Array>, options: CountOp
   for await (const chunk of text) counter.write(chunk);
   return counter.finish(objectName);
 }
+
+/**
+ * Why a line of a real day outside SUPPORTED_DAYS is malformed: no read, close or bill
+ * can name that day (they refuse it), so counting it would lose it unseen.
+ */
+const OUTSIDE_DAYS = `outside the days Tally supports, ${SUPPORTED_DAYS_TEXT}`;
 
 /** The fields a day can come from, for errors. */
 const DAY_FIELDS = 'a date, timestamp(ms) or timestamp field';
