@@ -217,7 +217,8 @@ class ColumnPages {
 
   /**
    * A data page (v1 or v2), decompressed: its values part from `at`, its rows, how many
-   * are present, and each row's definition level (undefined: a required column).
+   * are present, and each row's definition level (undefined: a required column, or every
+   * row present).
    */
   private dataPage(header: PageHeader): { page: Uint8Array; at: number; rows: number; present: number; definitions: Int32Array | undefined } {
     const reader = this.reader;
@@ -236,10 +237,10 @@ class ColumnPages {
       const levels = v2.repetition_levels_byte_length + v2.definition_levels_byte_length;
       present = rows;
       if (maxDefinition > 0) {
-        definitions = this.buffers.levels(rows);
         const start = v2.repetition_levels_byte_length;
-        this.hybrid.decode(compressed, start, start + v2.definition_levels_byte_length, bitWidth(maxDefinition), definitions, rows, maxDefinition);
-        present = this.hybrid.matches;
+        present = this.hybrid.matchesOf(compressed, start, start + v2.definition_levels_byte_length, bitWidth(maxDefinition), rows, maxDefinition);
+        // Levels are read only where a row is absent.
+        if (present !== rows) definitions = this.hybrid.copyLast(this.buffers.levels(rows));
       }
       const values = compressed.subarray(levels);
       page = v2.is_compressed === false ? values : decompressPage(values, header.uncompressed_page_size - levels, codec, compressors);
@@ -250,12 +251,11 @@ class ColumnPages {
       at = 0;
       present = rows;
       if (maxDefinition > 0) {
-        definitions = this.buffers.levels(rows);
         // The levels' byte length (4 bytes, little-endian), then the levels.
         if (page.length < 4) throw new Error(`column ${this.name}: a data page too short for its definition levels`);
         const length = (page[0]! | (page[1]! << 8) | (page[2]! << 16) | (page[3]! << 24)) >>> 0;
-        this.hybrid.decode(page, 4, 4 + length, bitWidth(maxDefinition), definitions, rows, maxDefinition);
-        present = this.hybrid.matches;
+        present = this.hybrid.matchesOf(page, 4, 4 + length, bitWidth(maxDefinition), rows, maxDefinition);
+        if (present !== rows) definitions = this.hybrid.copyLast(this.buffers.levels(rows));
         at = 4 + length;
       }
     }

@@ -28,9 +28,32 @@ export class HybridDecoder {
    * `out[0, count)`. Throws where the runs end before `count` values or a run reads past `end`.
    */
   decode(bytes: Uint8Array, at: number, end: number, width: number, out: Int32Array, count: number, target: number): void {
+    if (count > out.length) throw new RangeError(`${count} RLE/bit-packed values for ${out.length} places`);
+    this.decodeInPlace(bytes, at, end, width, count, target);
+    this.copyLast(out);
+  }
+
+  /**
+   * Decodes as {@link decode} does, the values left in the decoder's memory: answers how
+   * many equal `target`. Definition levels: when every row is present (nearly always),
+   * the page reader needs no levels and copies none out (issue 34: copying them was most
+   * of the decoder's time).
+   */
+  matchesOf(bytes: Uint8Array, at: number, end: number, width: number, count: number, target: number): number {
+    this.decodeInPlace(bytes, at, end, width, count, target);
+    return this.matches;
+  }
+
+  /** The values of the last decode (of any decoder: call it right after that one's), into `out`; answers `out`. */
+  copyLast(out: Int32Array): Int32Array {
+    const wasm = rleModule();
+    out.set(new Int32Array(wasm.memory.buffer, lastOutAt, lastCount));
+    return out;
+  }
+
+  private decodeInPlace(bytes: Uint8Array, at: number, end: number, width: number, count: number, target: number): void {
     if (end > bytes.length) throw new Error(`RLE/bit-packed data ends past its page (${end} of ${bytes.length} bytes)`);
     if (!(width >= 1 && width <= 32)) throw new Error(`RLE/bit-packed values of ${width} bits`);
-    if (count > out.length) throw new RangeError(`${count} RLE/bit-packed values for ${out.length} places`);
     const wasm = rleModule();
     const length = Math.max(0, end - at);
     // The data at 0, 8 bytes a value's read may reach past it, the values (aligned).
@@ -43,7 +66,8 @@ export class HybridDecoder {
     heap.set(bytes.subarray(at, at + length), 0);
     const status = wasm.decode(0, length, width, outAt, count, target);
     if (status !== 0) throw new Error(failure(status, wasm.seen.value, count));
-    out.set(new Int32Array(memory.buffer, outAt, count));
+    lastOutAt = outAt;
+    lastCount = count;
     this.largest = wasm.largest.value;
     this.matches = wasm.matches.value;
   }
@@ -88,6 +112,9 @@ const SLACK_BYTES = 8;
 const MAX_MEMORY_BYTES = 1024 * 1024 * 1024;
 
 let instance: RleExports | undefined;
+/** Where the last decode left its values in the memory, and how many. */
+let lastOutAt = 0;
+let lastCount = 0;
 
 /** The decoder's one instance in this process (decoding is synchronous: its memory is used by one call at a time). */
 function rleModule(): RleExports {
