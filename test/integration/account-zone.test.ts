@@ -2,6 +2,7 @@ import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { jsonLog } from '../../src/app/log';
 import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/reading/usage-api';
 import { FIRST_DAY, LAST_DAY, queryDayRange } from '../../src/adapters/dynamodb/day-range-query';
+import { DynamoAccountZones } from '../../src/adapters/dynamodb/dynamodb-account-zones';
 import { DynamoUsageReader } from '../../src/adapters/dynamodb/dynamodb-usage-reader';
 import { mintToken } from '../../src/adapters/http/jwt-tokens';
 import { accountZoneKey, usageKey } from '../../src/domain/counters/keys';
@@ -9,6 +10,7 @@ import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
 import { localEnvironment } from '../../src/local/stack';
 import { usageApiEvent } from '../support/api-events';
 import { captureIo, tallyCommand } from '../support/cli';
+import { failGetItems } from '../support/faults';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
 import { TEST_SECRET } from '../support/tokens';
 
@@ -35,12 +37,12 @@ async function zone(argv: string[]) {
   return { code, stdout: io.stdout, stderr: io.stderr };
 }
 
-async function report(account: string, query: Record<string, string>, accounts = [account]) {
+async function report(account: string, query: Record<string, string>, accounts = [account], replaced: Partial<UsageApiDeps> = {}) {
   logLines.length = 0;
   const token = await mintToken(TEST_SECRET, { accounts, ttlSeconds: 300, subject: 'integration' });
-  const response = await handleUsageApiRequest(usageApiEvent({ accountId: account, query, token }), deps);
+  const response = await handleUsageApiRequest(usageApiEvent({ accountId: account, query, token }), { ...deps, ...replaced });
   const entry = JSON.parse(logLines.find((line) => line.includes('"usage api request"'))!);
-  return { status: response.statusCode, body: JSON.parse(response.body!), entry };
+  return { status: response.statusCode, headers: response.headers ?? {}, body: JSON.parse(response.body!), entry };
 }
 
 async function storedItem(account: string) {
@@ -133,5 +135,31 @@ describe('tally zone through DynamoDB Local', () => {
     expect(set.code).toBe(0);
     expect([foreign.status, foreign.body.accountTimeZone]).toEqual([404, undefined]);
     expect([own.status, own.body.accountTimeZone]).toEqual([200, 'Europe/Berlin']);
+  });
+
+  it.each([
+    ['throttled past the SDK retries', 'ProvisionedThroughputExceededException', 400],
+    ['failing (500)', 'InternalServerError', 500],
+  ] as const)('answers the usage without accountTimeZone, logging a warning, when the zone read is %s', async (_what, name, httpStatusCode) => {
+    const set = await zone(['set', '--account', measured, '--zone', 'Europe/Berlin']);
+    // A client of its own (the same DynamoDB Local), whose every GetItem fails: the Query still answers.
+    const client = testClients(info).dynamodb;
+    const failures = failGetItems(client, name, httpStatusCode);
+    const healthy = await report(measured, { from: '2026-11-19', to: '2026-11-21' });
+    const failing = await report(measured, { from: '2026-11-19', to: '2026-11-21' }, [measured], { zones: new DynamoAccountZones({ client, tableName: info.table }) });
+    const warning = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).find((entry) => entry.message === 'account zone unreadable');
+    await zone(['clear', '--account', measured]);
+
+    expect(set.code).toBe(0);
+    expect(failures.fired).toBeGreaterThan(0);
+    expect([healthy.status, healthy.body.accountTimeZone]).toEqual([200, 'Europe/Berlin']);
+    expect(failing.status).toBe(200);
+    expect(failing.body.accountTimeZone).toBeUndefined();
+    // The usage is all there: only the zone's name is missing.
+    expect(failing.body.totals).toEqual(healthy.body.totals);
+    expect(failing.body.days).toEqual(healthy.body.days);
+    expect(failing.headers['cache-control']).toBe('no-store');
+    expect(failing.entry).toMatchObject({ status: 200, zoneRead: 'failed' });
+    expect(warning).toMatchObject({ level: 'WARN', accountId: measured, error: expect.stringContaining(name) });
   });
 });

@@ -54,6 +54,26 @@ export function throttleUpdates(client: DynamoDBClient, times: number): FaultCou
   return counter;
 }
 
+/**
+ * Answers every `GetItem` with the error `name` (`ProvisionedThroughputExceededException`,
+ * `InternalServerError`, ...) before it reaches DynamoDB, as DynamoDB would: the SDK retries
+ * the throttling and server errors it knows as transient, then gives up with the last one.
+ */
+export function failGetItems(client: DynamoDBClient, name: string, httpStatusCode: number): FaultCounter {
+  const counter = { fired: 0 };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'GetItemCommand') {
+        counter.fired++;
+        throw Object.assign(new Error(`${name} (injected)`), { name, $fault: httpStatusCode >= 500 ? 'server' : 'client', $metadata: { httpStatusCode } });
+      }
+      return next(args);
+    },
+    { step: 'deserialize', name: 'failGetItems' },
+  );
+  return counter;
+}
+
 /** The consumer "dies" (a non-retryable error) before its (k+1)th `UpdateItem` reaches DynamoDB. */
 export function crashAfterUpdates(client: DynamoDBClient, k: number): FaultCounter {
   const counter = { fired: 0 };

@@ -68,6 +68,9 @@ const BEARER = /^Bearer[ ]+([A-Za-z0-9\-_.~+/]+=*)[ ]*$/i;
  * Every answer is logged once as a structured line (never the token); a 5xx body
  * carries only a generic message and the request id, the log carries the details.
  */
+/** What {@link handleUsageApiRequest} reads as an account's zone when its read failed. */
+const ZONE_UNREAD = Symbol('zone unread');
+
 /** Longer query strings are refused (414) before any work: the routes take a few short parameters. */
 export const MAX_QUERY_STRING_LENGTH = 1024;
 
@@ -153,11 +156,10 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
   async function usageResponse(query: UsageQuery, ifNoneMatch: string | undefined): Promise<Response> {
     const range = utcReadRange(query);
     // The zone's item is outside the day range (keys.ts, accountZoneKey): one GetItem, sent beside the Query.
-    const [{ records, requests }, accountTimeZone] = await Promise.all([
-      deps.reader.read(query.accountId, range.from, range.to),
-      deps.zones?.zoneOf(query.accountId),
-    ]);
+    const [{ records, requests }, zone] = await Promise.all([deps.reader.read(query.accountId, range.from, range.to), accountZone(query.accountId)]);
+    const accountTimeZone = zone === ZONE_UNREAD ? undefined : zone;
     Object.assign(fields, { queryRequests: requests, records: records.length, ...(deps.zones === undefined ? {} : { zoneReads: 1 }) });
+    if (zone === ZONE_UNREAD) fields.zoneRead = 'failed';
     const zoned = buildZonedUsageReport({ ...query, records, metricNames: deps.metricNames, ...closing() });
     const report = accountTimeZone === undefined ? zoned : { ...zoned, accountTimeZone };
     const withQuota =
@@ -165,7 +167,27 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
         ? { ...report, quota: await quotaBlock({ ...deps.quotas, reader: deps.reader, metricNames: report.metricNames }, query.accountId, now()) }
         : report;
     const body = query.format === 'csv' ? usageReportCsv(report) : JSON.stringify(withQuota);
-    return cachedResponse(body, range, ifNoneMatch, query.format === 'csv' ? usageCsvFileName(report) : undefined);
+    const response = cachedResponse(body, range, ifNoneMatch, query.format === 'csv' ? usageCsvFileName(report) : undefined);
+    // A report missing its zone's name is not kept: the next request may read it.
+    if (zone === ZONE_UNREAD) response.headers = { ...response.headers, 'cache-control': 'no-store' };
+    return response;
+  }
+
+  /**
+   * The account's billing zone (undefined when none is set), or {@link ZONE_UNREAD} when
+   * its GetItem failed (throttled past the SDK's retries, or an error). The zone only
+   * names a choice and changes no figure (domain/reading/account-zone.ts), so a failed
+   * read costs the report its `accountTimeZone`, logged as a warning, never the usage:
+   * a 500 there would turn away a request whose every number was read.
+   */
+  async function accountZone(accountId: string): Promise<string | undefined | typeof ZONE_UNREAD> {
+    if (deps.zones === undefined) return undefined;
+    try {
+      return await deps.zones.zoneOf(accountId);
+    } catch (error) {
+      deps.log.warn('account zone unreadable', { requestId, accountId, error: describeError(error) });
+      return ZONE_UNREAD;
+    }
   }
 
   function cachedResponse(body: string, range: Pick<UsageQuery, 'to'>, ifNoneMatch: string | undefined, csvFile?: string): Response {
