@@ -61,6 +61,29 @@ const TARGET_VARIABLES = [
 ] as const;
 
 
+/**
+ * The flags whose empty value (`--table ""`, often an unset shell variable) is refused:
+ * taken as not given, it would silently fall back to the environment or the local stack.
+ * `--prefix ""` (the bucket's root) and `--metrics ""` (no metric rules) mean something.
+ */
+const NON_EMPTY_FLAGS = {
+  table: '--table',
+  queueUrl: '--queue-url',
+  dlqUrl: '--dlq-url',
+  bucket: '--bucket',
+  region: '--region',
+  endpoint: '--endpoint',
+  stack: '--stack',
+  resolver: '--resolver',
+} as const satisfies Partial<Record<keyof TargetFlags, string>>;
+
+/** Refuses a target flag given with an empty value (exit 2), before anything is resolved. */
+function refuseEmptyFlags(flags: TargetFlags): void {
+  for (const [key, flag] of Object.entries(NON_EMPTY_FLAGS) as [keyof typeof NON_EMPTY_FLAGS, string][]) {
+    if (flags[key] === '') throw new ConfigError(`${flag} is empty: give it a value, or leave it out to use the environment or the local stack`);
+  }
+}
+
 function given(value: string | undefined): value is string {
   return value !== undefined && value !== '';
 }
@@ -91,6 +114,7 @@ function isLoopback(url: string | undefined): boolean {
  * for `--inline` work and reconciliation they must be the consumer's own.
  */
 export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): OperatorTarget {
+  refuseEmptyFlags(flags);
   const namedBy = [
     ...(Object.entries({ '--table': flags.table, '--queue-url': flags.queueUrl, '--dlq-url': flags.dlqUrl, '--endpoint': flags.endpoint }) as [string, string | undefined][])
       .filter(([, value]) => given(value))

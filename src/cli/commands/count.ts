@@ -117,6 +117,19 @@ export function printCount(
   return text;
 }
 
+/**
+ * Refuses `--resolver ""`, `--fields ""` or `--sampling-rate ""` (often an unset shell
+ * variable): taken as not given, they would silently fall back to the environment or the
+ * local stack's settings. `--metrics ""` means no metric rules; `--delimiter ""` is refused
+ * where the delimiter is read.
+ */
+function refuseEmptyCountFlags(options: { readonly resolver?: string; readonly fields?: string; readonly samplingRate?: string }): void {
+  const flags = { '--resolver': options.resolver, '--fields': options.fields, '--sampling-rate': options.samplingRate };
+  for (const [flag, value] of Object.entries(flags)) {
+    if (value === '') throw new ConfigError(`${flag} is empty: give it a value, or leave it out to use the environment or the local stack's settings`);
+  }
+}
+
 /** Hosts the resolver missed that `tally count` names, over all its files. */
 const MISSED_SHOWN = 5;
 
@@ -160,6 +173,7 @@ export const countCommand = defineCommand<{
   ],
   async run({ options, args, context: { io, env, cwd } }) {
     const { fields, delimiter, samplingRate } = options;
+    refuseEmptyCountFlags(options);
     const choice = chooseCountSettings(options, env, cwd);
     const settings = describeCountSettings(choice, readMetricRules(choice.metrics, choice.metricsFrom));
     // The settings come first, so that the counts are read with them; --json keeps stdout for the JSON.

@@ -42,6 +42,7 @@ export const replayCommand = defineCommand<ReplayOptions>({
   ],
   target: { settings: ['resolver', 'metrics'] },
   async run({ options, context: { io, now }, target: open }) {
+    if (options.queue === '') throw new ConfigError('--queue is empty: give the dead-letter queue URL, or leave it out to use TALLY_DLQ_URL or the local stack');
     const { target, clients } = await open(options.queue === undefined ? {} : { dlqUrl: options.queue });
     const { checkClock, createIngestDeps, prepareToWrite, SqsMessageVisibility, SqsReplayQueues, sourceQueueOf } = await import('../aws-adapters');
     const dlqUrl = target.dlqUrl;
