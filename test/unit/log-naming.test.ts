@@ -35,6 +35,15 @@ describe('naming a log file put into the local stack', () => {
     expect(firstRequestHour('{"not":"a log"}\n{broken\n')).toBeUndefined();
   });
 
+  it('reads past a byte order mark, as the counter does: the first request is the first line after it', () => {
+    // tryout: a BOM before v2 JSON named the file from its second request (2026-11-21-00, not 2026-11-20-23).
+    const json = '\uFEFF{"date":"2026-11-20","time":"23:59:58","cs(Host)":"acme.example.com"}\r\n{"date":"2026-11-21","time":"00:00:01"}\r\n';
+    const fieldsFirst = '\uFEFF#Fields: date time cs(Host)\r\n2026-11-20\t23:59:58\tacme.example.com\r\n';
+
+    expect(firstRequestHour(json)).toEqual({ day: '2026-11-20', hour: 23 });
+    expect(firstRequestHour(fieldsFirst)).toEqual({ day: '2026-11-20', hour: 23 });
+  });
+
   it('names a file by its content alone, never by the clock', () => {
     expect(logObjectKey('', { ...facts, firstHour: { day: '2026-11-21', hour: 7 } })).toBe('E2TALLYPUT.2026-11-21-07.9f86d081.gz');
   });

@@ -17,7 +17,8 @@ export interface LogHour {
 /**
  * The day and hour of the first request line of a CloudFront log with a `#Fields`
  * directive (tab-separated), or of JSON lines (standard logging v2 JSON: an object per
- * line), or undefined when the text holds no such line. The hour comes from where the
+ * line), or undefined when the text holds no such line; a leading byte order mark is
+ * skipped. The hour comes from where the
  * line's day does ({@link FieldLayout.daySource}): `date` and `time`, else
  * `timestamp(ms)` or `timestamp`, read as UTC.
  *
@@ -28,7 +29,8 @@ export interface LogHour {
  */
 export function firstRequestHour(text: string): LogHour | undefined {
   let layout: FieldLayout | undefined;
-  for (const line of text.split(/\r?\n/)) {
+  // A byte order mark before the first line is no part of it, as the counter reads it.
+  for (const line of text.replace(/^\uFEFF/, '').split(/\r?\n/)) {
     if (line.startsWith('#')) {
       layout = parseFieldsDirective(line) ?? layout;
       continue;
