@@ -7,7 +7,11 @@
  * mode, https://docs.stripe.com/api/billing/meter-event/create; the v2 meter event stream
  * takes 10,000, https://docs.stripe.com/changelog/acacia/2024-09-30/usage-based-billing-v2-meter-events-api).
  *
- *   npx tsx bench/stripe-running-cost.ts [--accounts 20] [--minutes 60]
+ * With `--window hour` (TALLY_STRIPE_WINDOW=hour, meters with hour windows) each hour's total
+ * is an event of its own: each log object holds the end of the hour before and the hour it is
+ * named for (CloudFront's delivery lag), so a sweep finds two hours changed.
+ *
+ *   npx tsx bench/stripe-running-cost.ts [--accounts 20] [--minutes 60] [--window day|hour]
  */
 import { parseArgs } from 'node:util';
 import { silentLog } from '../src/app/log';
@@ -32,7 +36,8 @@ const V1_EVENTS_PER_SECOND = 1_000;
 const AT_SCALE = 10_000;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { accounts: { type: 'string', default: '20' }, minutes: { type: 'string', default: '60' } } });
+  const { values } = parseArgs({ options: { accounts: { type: 'string', default: '20' }, minutes: { type: 'string', default: '60' }, window: { type: 'string', default: 'day' } } });
+  const window = values.window === 'hour' ? 'hour' : 'day';
   const minutes = Number(values.minutes);
   const accounts = Array.from({ length: Number(values.accounts) }, (_, i) => `running-${String(i).padStart(4, '0')}`);
   const day = '2026-06-10';
@@ -40,8 +45,8 @@ async function main(): Promise<void> {
   const stack = await startLocalStack();
   const server = await startStripeServer('sk_test_bench_running_cost_0000');
   server.setClock(() => Math.floor(now.getTime() / 1000));
-  server.addMeter('cdn_requests');
-  server.addMeter('cdn_bytes');
+  server.addMeter('cdn_requests', { event_time_window: window });
+  server.addMeter('cdn_bytes', { event_time_window: window });
   try {
     const env = { ...localEnvironment(stack.info), TALLY_TABLE: 'stripe-running-cost', TALLY_HEARTBEAT_SECONDS: '0' };
     const tally = readConfig(env);
@@ -52,6 +57,7 @@ async function main(): Promise<void> {
       TALLY_STRIPE_API_BASE: server.url,
       TALLY_STRIPE_METERS: '{"requests":"cdn_requests","bytes":"cdn_bytes"}',
       TALLY_STRIPE_RUNNING_MINUTES: String(minutes),
+      TALLY_STRIPE_WINDOW: window,
     });
     const store = usageStoreFor(tally, clients.dynamodb, { clock: () => now });
     const links = new DynamoStripeStore({ client: clients.dynamodb, tableName: tally.tableName });
@@ -63,17 +69,20 @@ async function main(): Promise<void> {
     let sweeps = 0;
     let sweepDb = 0;
     let ingestDb = 0;
-    const increment = async (account: string, on: string) => {
+    // A log object of hour `hour`: a third of its requests from the hour before (none before 00:00).
+    const increment = async (account: string, on: string, hour: number) => {
       const ref = { bucket: 'logs', key: `cloudfront/E1.${on}-${String(object++).padStart(6, '0')}.x.gz`, etag: 'e' };
       const { key, shard } = incrementKey(ref, account, on, tally.keyScheme);
-      await store.applyIncrement({ account, day: on, shard, key, metrics: { requests: 3, bytes: 3000 } });
+      const hours = hour === 0 ? { 0: { requests: 3, bytes: 3000 } } : { [hour - 1]: { requests: 1, bytes: 1000 }, [hour]: { requests: 2, bytes: 2000 } };
+      await store.applyIncrement({ account, day: on, shard, key, metrics: { requests: 3, bytes: 3000 }, hours });
     };
     const started = Date.now();
     for (let minute = minutes; minute <= 24 * 60; minute += minutes) {
       // Traffic of the interval (one log object an hour, and a late one for yesterday every fourth hour).
       if (minute % 60 < minutes) {
-        for (const account of accounts) await increment(account, day);
-        if (Math.floor((minute - 1) / 60) % 4 === 0) for (const account of accounts) await increment(account, addDays(day, -1));
+        const hour = Math.floor((minute - 1) / 60);
+        for (const account of accounts) await increment(account, day, hour);
+        if (hour % 4 === 0) for (const account of accounts) await increment(account, addDays(day, -1), 23 - hour / 4);
       }
       ingestDb += totalRequests(meter.reset());
       now = new Date(Date.parse(`${day}T00:00:00Z`) + minute * 60_000 - 1_000);
@@ -87,7 +96,7 @@ async function main(): Promise<void> {
     const perAccount = (n: number) => n / accounts.length;
     const eventsPerDayAtScale = perAccount(events) * AT_SCALE;
     const perSweepAtScale = eventsPerDayAtScale / sweeps;
-    console.log(`running totals every ${minutes} min, ${accounts.length} linked accounts, one day (${sweeps} sweeps), 2 metrics; ${elapsed} ms on DynamoDB Local`);
+    console.log(`running totals every ${minutes} min, ${window} windows, ${accounts.length} linked accounts, one day (${sweeps} sweeps), 2 metrics; ${elapsed} ms on DynamoDB Local`);
     console.log(`  per linked account per day: ${perAccount(events).toFixed(1)} meter events, ${perAccount(calls).toFixed(1)} Stripe calls, ${perAccount(sweepDb).toFixed(1)} DynamoDB requests for the sweeps (${(sweepDb / sweeps / accounts.length).toFixed(1)} per account and sweep)`);
     console.log(`  at ${AT_SCALE.toLocaleString('en')} linked accounts: ${Math.round(eventsPerDayAtScale).toLocaleString('en')} meter events a day, ${(eventsPerDayAtScale / 86_400).toFixed(1)} calls/s on average;`);
     console.log(`    ${Math.round(perSweepAtScale).toLocaleString('en')} per sweep: ${(perSweepAtScale / (minutes * 60)).toFixed(1)} calls/s spread over the interval, ${(perSweepAtScale / 60).toFixed(0)} calls/s if sent within a minute (v1 limit ${V1_EVENTS_PER_SECOND}/s)`);

@@ -32,6 +32,8 @@ export const DEFAULTS = {
   stripeRunningMinutes: 60,
   /** A difference after its invoice was finalized is reported (webhook, alarm); `invoice-item` also bills it. */
   stripeLateUsage: 'webhook',
+  /** One meter event per UTC day (`day`) or per UTC hour (`hour`, for meters with an hour window). */
+  stripeWindow: 'day',
 } as const;
 
 export interface Endpoints {

@@ -407,6 +407,8 @@ export interface StripeMeterApi {
   meters(): Promise<StripeMeterInfo[]>;
   /** The meter's billed value for `customer` per UTC day of `from..to` (days without events are absent). */
   daySummaries(meterId: string, customer: string, from: string, to: string): Promise<Record<string, number>>;
+  /** The meter's billed value for `customer` over [start, end) (unix seconds, whole minutes), without grouping; hour windows' reconcile. */
+  summaryOver?(meterId: string, customer: string, start: number, end: number): Promise<number>;
   /** The customer's subscription items (`GET /v1/subscriptions?customer=`); absent: the invoice is not known. */
   subscriptionItems?(customer: string): Promise<StripeSubscriptionItemInfo[]>;
   /** The customer's invoices, newest first (`GET /v1/invoices?customer=`, the first 100). */

@@ -14,8 +14,8 @@ import { join } from 'node:path';
  *                                               event name (429 to the one that overlaps)
  * GET  /v1/billing/meters                       list, status filter, cursor pagination
  * GET  /v1/billing/meters/{id}/event_summaries  per customer; value_grouping_window=day needs UTC-midnight bounds;
- *                                               a meter with event_time_window=day counts the latest event of
- *                                               each UTC day (by receipt, as Stripe documents; or by timestamp)
+ *                                               a meter with event_time_window=day (hour) counts the latest event
+ *                                               of each UTC day (hour) (by receipt, as Stripe documents; or by timestamp)
  * GET  /v1/subscriptions?customer=              subscriptions with periods of a fixed length; each item's
  *                                               current_period_start/end and its metered price
  * GET  /v1/invoices?customer=                   one invoice per ended period: draft until period end + the
@@ -270,6 +270,7 @@ function schemaLimits(schema: SpecSchema): { maxLength?: number; enum?: readonly
 }
 
 const DAY = 86_400;
+const HOUR = 3_600;
 const IDENTIFIER_WINDOW = DAY;
 const PAST_LIMIT = 35 * DAY;
 const FUTURE_LIMIT = 300;
@@ -418,7 +419,8 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
     );
     if (events.length === 0) return undefined;
     const valueOf = (event: RecordedMeterEvent) => Number(event.payload[meter.value_settings.event_payload_key] ?? 0);
-    const counted = meter.event_time_window === 'day' ? latestPerDay(events) : events;
+    // Pre-aggregated meters keep the latest event of each window, a UTC day or a UTC hour; raw meters keep all.
+    const counted = meter.event_time_window === null ? events : latestPerWindow(events, meter.event_time_window === 'day' ? DAY : HOUR);
     if (meter.default_aggregation.formula === 'count') return counted.length;
     if (meter.default_aggregation.formula === 'last') return valueOf([...counted].sort(laterLast).at(-1)!);
     return counted.reduce((sum, event) => sum + valueOf(event), 0);
@@ -669,10 +671,10 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
     send(res, 200, { data, next_page_url: offset + limit < all.length ? `${path}?${next.toString()}` : null, previous_page_url: null });
   };
 
-  const latestPerDay = (events: RecordedMeterEvent[]): RecordedMeterEvent[] => {
+  const latestPerWindow = (events: RecordedMeterEvent[], size: number): RecordedMeterEvent[] => {
     const byDay = new Map<number, RecordedMeterEvent>();
     for (const event of events) {
-      const day = Math.floor(event.timestamp / DAY);
+      const day = Math.floor(event.timestamp / size);
       const held = byDay.get(day);
       const later = held === undefined || (order === 'receipt' ? event.seq > held.seq : event.timestamp > held.timestamp || (event.timestamp === held.timestamp && event.seq > held.seq));
       if (later) byDay.set(day, event);

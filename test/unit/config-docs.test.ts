@@ -59,7 +59,7 @@ describe('docs/configuration.md', () => {
     (variable, value) => {
       const base = readStripeConfig(STRIPE);
       expect(readStripeConfig({ ...STRIPE, [variable]: value })).toEqual(base);
-      const other = /^\d+$/.test(value) ? String(Number(value) + 1) : value === 'webhook' ? 'invoice-item' : 'http://127.0.0.1:12111';
+      const other = /^\d+$/.test(value) ? String(Number(value) + 1) : value === 'webhook' ? 'invoice-item' : value === 'day' ? 'hour' : 'http://127.0.0.1:12111';
       expect(readStripeConfig({ ...STRIPE, [variable]: other })).not.toEqual(base);
     },
   );

@@ -117,7 +117,7 @@ describe('Stripe settings', () => {
   const base = { TALLY_STRIPE_API_KEY: 'sk_test_abcdefgh12345678', TALLY_STRIPE_METERS: '{"requests":"cdn_requests"}' };
 
   it('reads the key, the base and the meters; defaults to Stripe\'s API', () => {
-    expect(readStripeConfig(base)).toEqual({ key: { kind: 'key', apiKey: base.TALLY_STRIPE_API_KEY }, apiBase: 'https://api.stripe.com', meters: { requests: 'cdn_requests' }, runningMinutes: 60, lateUsage: 'webhook' });
+    expect(readStripeConfig(base)).toEqual({ key: { kind: 'key', apiKey: base.TALLY_STRIPE_API_KEY }, apiBase: 'https://api.stripe.com', meters: { requests: 'cdn_requests' }, runningMinutes: 60, lateUsage: 'webhook', window: 'day' });
     expect(readStripeConfig({ ...base, TALLY_STRIPE_RUNNING_MINUTES: '0' }).runningMinutes).toBe(0);
     expect(readStripeConfig({ ...base, TALLY_STRIPE_LATE_USAGE: 'invoice-item' }).lateUsage).toBe('invoice-item');
     expect(() => readStripeConfig({ ...base, TALLY_STRIPE_LATE_USAGE: 'credit-note' })).toThrow(/TALLY_STRIPE_LATE_USAGE must be webhook .* or invoice-item/);

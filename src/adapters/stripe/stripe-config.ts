@@ -1,6 +1,7 @@
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { ConfigError } from '../../domain/errors';
 import { parseStripeMeters, type LateUsageMode, type StripeMeterMap } from '../../domain/billing/stripe';
+import { parseStripeWindow, type StripeWindow } from '../../domain/billing/stripe-hours';
 import { DEFAULTS } from '../config';
 import type { Env } from '../env';
 import { STRIPE_API_BASE } from './stripe-meter-api';
@@ -21,6 +22,8 @@ export interface StripeConfig {
   readonly runningMinutes: number;
   /** `TALLY_STRIPE_LATE_USAGE`: `webhook` (report a late difference) or `invoice-item` (also bill it on the next invoice). */
   readonly lateUsage: LateUsageMode;
+  /** `TALLY_STRIPE_WINDOW`: one meter event per UTC day (`day`) or per UTC hour (`hour`). */
+  readonly window: StripeWindow;
 }
 
 /** The longest running interval: a day. */
@@ -36,7 +39,7 @@ export function stripeConfigured(env: Env): boolean {
 /**
  * Reads `TALLY_STRIPE_API_KEY` (or, on AWS, the SSM SecureString named by
  * `TALLY_STRIPE_API_KEY_PARAMETER`), `TALLY_STRIPE_API_BASE`, `TALLY_STRIPE_METERS` and
- * `TALLY_STRIPE_QUEUE_URL`, `TALLY_STRIPE_RUNNING_MINUTES` and `TALLY_STRIPE_LATE_USAGE`. Errors name the variable, never the key.
+ * `TALLY_STRIPE_QUEUE_URL`, `TALLY_STRIPE_RUNNING_MINUTES`, `TALLY_STRIPE_LATE_USAGE` and `TALLY_STRIPE_WINDOW`. Errors name the variable, never the key.
  */
 export function readStripeConfig(env: Env): StripeConfig {
   const apiKey = env.TALLY_STRIPE_API_KEY;
@@ -79,6 +82,12 @@ export function readStripeConfig(env: Env): StripeConfig {
   if (lateUsage !== 'webhook' && lateUsage !== 'invoice-item') {
     throw new ConfigError(`TALLY_STRIPE_LATE_USAGE must be webhook (report a late difference) or invoice-item (also bill it on the next invoice), got "${lateUsage}"`);
   }
+  let window: StripeWindow;
+  try {
+    window = parseStripeWindow(given(env.TALLY_STRIPE_WINDOW) ? env.TALLY_STRIPE_WINDOW : DEFAULTS.stripeWindow);
+  } catch (error) {
+    throw new ConfigError(`TALLY_STRIPE_WINDOW ${(error as Error).message}`, { cause: error });
+  }
   return {
     key: given(apiKey) ? { kind: 'key', apiKey } : { kind: 'key-parameter', parameterName: parameter! },
     apiBase: base.origin,
@@ -86,6 +95,7 @@ export function readStripeConfig(env: Env): StripeConfig {
     ...(given(queueUrl) ? { queueUrl } : {}),
     runningMinutes,
     lateUsage,
+    window,
   };
 }
 

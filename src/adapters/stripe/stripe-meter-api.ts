@@ -72,6 +72,15 @@ export class SdkStripeMeterApi implements StripeMeterApi {
   }
 
   /**
+   * The meter's value over [start, end) as one summary (no `value_grouping_window`; bounds on
+   * whole minutes, https://docs.stripe.com/api/billing/meter-event-summary/list).
+   */
+  async summaryOver(meterId: string, customer: string, start: number, end: number): Promise<number> {
+    const summaries = await this.stripe.billing.meters.listEventSummaries(meterId, { customer, start_time: start, end_time: end, limit: 100 }).autoPagingToArray({ limit: 10_000 });
+    return summaries.reduce((sum, summary) => sum + summary.aggregated_value, 0);
+  }
+
+  /**
    * Stripe's meter error reports created at or after `since` (`created[gte]`), else of the last
    * 30 days (as far back as `GET /v2/core/events` lists, https://docs.stripe.com/api/v2/core/events/list),
    * newest first, at most {@link METER_ERROR_REPORTS_READ}: the events Stripe accepted and dropped later.

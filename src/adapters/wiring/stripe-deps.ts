@@ -6,6 +6,7 @@ import type { TallyConfig } from '../config';
 import { DynamoAdjustmentStore } from '../dynamodb/dynamodb-adjustments';
 import { DynamoCloseStore } from '../dynamodb/dynamodb-close-store';
 import { DynamoStripeStore } from '../dynamodb/dynamodb-stripe-store';
+import { DynamoUsageReader } from '../dynamodb/dynamodb-usage-reader';
 import { SqsStripeSendQueue } from '../sqs/sqs-stripe-send-queue';
 import { SqsWebhookOutbox } from '../sqs/sqs-webhook-outbox';
 import type { StripeConfig } from '../stripe/stripe-config';
@@ -36,6 +37,9 @@ export function createStripeSyncDeps(
     graceHours: config.tally.closeGraceHours,
     runningMinutes: config.stripe.runningMinutes,
     lateUsage: config.stripe.lateUsage,
+    window: config.stripe.window,
+    // Hour windows read the account's usage items with their hours (one Query per account and run).
+    ...(config.stripe.window === 'hour' ? { usage: new DynamoUsageReader({ ...table, consistentRead: true }) } : {}),
     subscriptions: new SubscriptionCache(),
     log,
     ...extra,

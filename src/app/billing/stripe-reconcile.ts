@@ -2,18 +2,25 @@ import { isClosed } from '../../domain/billing/day-close';
 import { addDays, dayOf, eachDay } from '../../domain/days';
 import { TallyError } from '../../domain/errors';
 import { compareEvents, firstDayOfPeriod, meterValue, STRIPE_CUSTOMER_KEY, STRIPE_VALUE_KEY, type StripeLink, type StripeOutboxRecord } from '../../domain/billing/stripe';
+import { windowKey, type StripeWindow } from '../../domain/billing/stripe-hours';
+import { periodHourTotals } from './stripe-hours';
 import { mapWithConcurrency } from '../concurrency';
 import type { StripeInvoiceInfo, StripeMeterApi, StripeMeterInfo } from '../ports';
 import type { StripeSyncDeps } from './stripe-sync';
 
-/** What `tally stripe check` finds wrong with the meter of one event name (empty: fine). */
-export function meterProblems(eventName: string, meters: readonly StripeMeterInfo[]): string[] {
+/**
+ * What `tally stripe check` finds wrong with the meter of one event name (empty: fine). Its
+ * event time window must be the one Tally sends (`TALLY_STRIPE_WINDOW`): a day meter given hour
+ * events keeps only each day's last hour, an hour meter given day events bills each day's
+ * total in its 00:00 hour (https://docs.stripe.com/billing/subscriptions/usage-based/recording-usage).
+ */
+export function meterProblems(eventName: string, meters: readonly StripeMeterInfo[], window: StripeWindow = 'day'): string[] {
   const candidates = meters.filter((meter) => meter.eventName === eventName);
   const active = candidates.filter((meter) => meter.status === 'active');
   if (active.length === 0) return [candidates.length === 0 ? `no meter has event_name ${eventName}` : `the meter of ${eventName} is not active`];
   const meter = active[0]!;
   const problems: string[] = [];
-  if (meter.eventTimeWindow !== 'day') problems.push(`${meter.id}: event_time_window is ${meter.eventTimeWindow ?? 'unset'}, needs day`);
+  if (meter.eventTimeWindow !== window) problems.push(`${meter.id}: event_time_window is ${meter.eventTimeWindow ?? 'unset'}, needs ${window}${window === 'day' ? '' : ' (TALLY_STRIPE_WINDOW)'}`);
   if (meter.formula !== 'sum') problems.push(`${meter.id}: default_aggregation.formula is ${meter.formula}, needs sum`);
   if (meter.customerKey !== STRIPE_CUSTOMER_KEY) problems.push(`${meter.id}: customer_mapping.event_payload_key is ${meter.customerKey}, needs ${STRIPE_CUSTOMER_KEY}`);
   if (meter.valueKey !== STRIPE_VALUE_KEY) problems.push(`${meter.id}: value_settings.event_payload_key is ${meter.valueKey}, needs ${STRIPE_VALUE_KEY}`);
@@ -182,6 +189,7 @@ async function compareInvoice(
   items: readonly { priceId: string; meterId: string | null }[],
   meterIds: Readonly<Record<string, string>>,
 ): Promise<InvoiceComparison[]> {
+  if (deps.window === 'hour') return compareInvoiceByHour(deps, link, invoice, items, meterIds);
   const days = daysOfPeriod(invoice.periodStart, invoice.periodEnd);
   if (days.length === 0) return [];
   const first = days[0]!;
@@ -206,10 +214,38 @@ async function compareInvoice(
   return rows;
 }
 
-/** The late usage recorded against `invoice` for `metric`: per day, the newest reported total less what was billed. */
+/**
+ * {@link compareInvoice} with hour windows: Tally's total over the hours the period holds
+ * (`periodHourTotals`) against the meter's value over those hours and the invoice's line.
+ */
+async function compareInvoiceByHour(
+  deps: StripeSyncDeps,
+  link: StripeLink,
+  invoice: StripeInvoiceInfo,
+  items: readonly { priceId: string; meterId: string | null }[],
+  meterIds: Readonly<Record<string, string>>,
+): Promise<InvoiceComparison[]> {
+  const { from, to, totals } = await periodHourTotals(deps, link.account, invoice.periodStart, invoice.periodEnd);
+  if (from >= to) return [];
+  const first = dayOf(new Date(from * 1000));
+  const last = dayOf(new Date((to - 1) * 1000));
+  const records = await deps.store.records(link.account, first, last);
+  const rows: InvoiceComparison[] = [];
+  for (const [metric, meterId] of Object.entries(meterIds)) {
+    const prices = new Set(items.filter((item) => item.meterId === meterId).map((item) => item.priceId));
+    const line = invoice.lines.find((l) => l.priceId !== null && prices.has(l.priceId));
+    if (line === undefined) continue;
+    const tally = totals[metric] ?? 0;
+    const meter = deps.api.summaryOver === undefined ? 0 : await deps.api.summaryOver(meterId, link.customer, from, to);
+    rows.push({ account: link.account, customer: link.customer, invoice: invoice.id, metric, from: first, to: last, tally, meter, invoiced: line.quantity, difference: tally - line.quantity, recordedLate: recordedLate(records, metric, invoice.id) });
+  }
+  return rows;
+}
+
+/** The late usage recorded against `invoice` for `metric`: per window (day or hour), the newest reported total less what was billed. */
 function recordedLate(records: readonly StripeOutboxRecord[], metric: string, invoice: string): number {
   const newest = new Map<string, StripeOutboxRecord>();
-  for (const record of records.filter((r) => r.metric === metric && r.invoice === invoice).sort(compareEvents)) newest.set(record.day, record);
+  for (const record of records.filter((r) => r.metric === metric && r.invoice === invoice).sort(compareEvents)) newest.set(windowKey(record), record);
   return [...newest.values()].reduce((sum, r) => sum + (r.value - (r.billed ?? 0)), 0);
 }
 

@@ -17,7 +17,7 @@ import {
   type MeteredPrice,
   lateUsageEvent,
   eventStep,
-  isTooOldForStripe,
+  isTimestampTooOld,
   latestSendable,
   meterErrorReadSince,
   meterEventIdentifier,
@@ -29,9 +29,11 @@ import {
   type StripeMeterMap,
   type StripeOutboxRecord,
 } from '../../domain/billing/stripe';
+import { windowKey, type StripeWindow } from '../../domain/billing/stripe-hours';
 import { mapWithConcurrency } from '../concurrency';
 import type { Log } from '../log';
-import type { AdjustmentStore, CloseStore, InvoiceItemOutcome, StripeInvoiceInfo, StripeMeterApi, StripeSendMessage, StripeSendQueue, StripeStore, StripeSubscriptionItemInfo, WebhookOutbox } from '../ports';
+import type { AdjustmentStore, CloseStore, InvoiceItemOutcome, StripeInvoiceInfo, StripeMeterApi, StripeSendMessage, StripeSendQueue, StripeStore, StripeSubscriptionItemInfo, UsageReader, WebhookOutbox } from '../ports';
+import { planClosedHours, planRunningHours } from './stripe-hours';
 
 /** Something is left to send (Stripe busy or unreachable, or another sender holds the lease): try again later. */
 export class StripeRetryLaterError extends TallyError {
@@ -76,6 +78,13 @@ export interface StripeSyncDeps {
    * default) or also billed as an invoice item on the next invoice (`invoice-item`).
    */
   readonly lateUsage?: LateUsageMode;
+  /**
+   * `TALLY_STRIPE_WINDOW`: one event per UTC day (`day`, the default) or per UTC hour (`hour`,
+   * for meters with `event_time_window=hour`; stripe-hours.ts). Hour windows need `usage`.
+   */
+  readonly window?: StripeWindow;
+  /** Reads an account's usage items with their hours (hour windows). */
+  readonly usage?: Pick<UsageReader, 'read'>;
 }
 
 /** How long a customer's subscription items (its current period) are kept: an hour, and never past the period's end. */
@@ -155,6 +164,7 @@ export async function planAccountDays(deps: StripeSyncDeps, link: StripeLink, da
   const closed = days.filter(isClosed).filter((d) => link.from === undefined || d.day >= link.from);
   if (closed.length === 0) return [];
   const sorted = [...closed].sort((a, b) => (a.day < b.day ? -1 : 1));
+  if (deps.window === 'hour') return planClosedHours(deps, link, sorted);
   const existing = await deps.store.records(link.account, sorted[0]!.day, sorted[sorted.length - 1]!.day);
   const known = new Set(existing.map((r) => `${r.day}#${r.metric}#${r.revision}#${r.adjusted ?? 0}`));
   const newest = new Map<string, number>();
@@ -259,6 +269,7 @@ export async function planRunningTotals(deps: StripeSyncDeps, link: StripeLink):
   const closed = new Set((await deps.closeStore.closedDays(from, to)).filter(isClosed).map((d) => d.day));
   const open = eachDay(from, to).filter((day) => !closed.has(day) && (link.from === undefined || day >= link.from));
   if (open.length === 0) return [];
+  if (deps.window === 'hour') return planRunningHours(deps, link, open, from, to);
   const existing = await deps.store.records(link.account, from, to);
   const adjustments = await deps.adjustments.list(link.account, from, to);
   const metrics = Object.keys(deps.meters);
@@ -386,8 +397,9 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
   if (!(await take())) return pending.map((r) => outcome(r, 'busy'));
   const outcomes: SendOutcome[] = [];
   try {
+    // A window: the day, or with TALLY_STRIPE_WINDOW=hour the day's hour; each has its own sequence.
     const byDay = new Map<string, StripeOutboxRecord[]>();
-    for (const record of records) byDay.set(record.day, [...(byDay.get(record.day) ?? []), record]);
+    for (const record of records) byDay.set(windowKey(record), [...(byDay.get(windowKey(record)) ?? []), record]);
     for (const [, dayRecords] of [...byDay].sort(([a], [b]) => (a < b ? -1 : 1))) {
       const sorted = dayRecords.sort(compareEvents);
       const newest = sorted[sorted.length - 1]!;
@@ -538,8 +550,9 @@ export async function settleInvoiceItem(deps: StripeSyncDeps, record: StripeOutb
     currency: item.currency,
     unitAmountDecimal: item.unitAmountDecimal,
     quantity: item.quantity,
-    description: `Late usage: ${record.metric} of ${record.day} (invoice ${record.invoice ?? '?'} billed ${record.billed ?? 0}, Tally counts ${record.value})`,
-    period: { start: meterEventTimestamp(record.day, 0), end: meterEventTimestamp(record.day, 0) + 86_399 },
+    description: `Late usage: ${record.metric} of ${record.day}${record.hour === undefined ? '' : ` ${String(record.hour).padStart(2, '0')}:00 UTC`} (invoice ${record.invoice ?? '?'} billed ${record.billed ?? 0}, Tally counts ${record.value})`,
+    // The day, or the hour of an hour window's record (inclusive bounds).
+    period: record.hour === undefined ? { start: meterEventTimestamp(record.day, 0), end: meterEventTimestamp(record.day, 0) + 86_399 } : { start: record.timestamp - (record.timestamp % 3_600), end: record.timestamp - (record.timestamp % 3_600) + 3_599 },
     tallyId: item.tallyId,
   });
   if (outcome.kind === 'created') return { ...(await created(outcome.id, false)) };
@@ -556,7 +569,8 @@ async function deliver(
   dayRecords: readonly StripeOutboxRecord[] = [],
 ): Promise<SendOutcome> {
   const log = { account: record.account, metric: record.metric, day: record.day, revision: record.revision, identifier: record.identifier, eventName: record.eventName };
-  if (isTooOldForStripe(record.day, eventStep(record), now(deps))) {
+  // The record's own timestamp: its day's (day windows) or its hour's.
+  if (isTimestampTooOld(record.timestamp, now(deps))) {
     const at = now(deps).toISOString();
     // The event before the state: a failure in between sends it again (same id), never not at all.
     if (deps.outbox !== undefined && record.notifiedAt === undefined) {

@@ -3,7 +3,7 @@ import type { StripeMeterApi, StripeMeterErrorReport } from '../../app/ports';
 import type { SendOutcome, StripeSyncDeps } from '../../app/billing/stripe-sync';
 import { addDays, dayOf } from '../../domain/days';
 import { ConfigError, LocalStackNotRunningError, ValidationError } from '../../domain/errors';
-import { eventStep, isTooOldForStripe, validateCustomerId, type StripeLink, type StripeOutboxRecord } from '../../domain/billing/stripe';
+import { isTimestampTooOld, validateCustomerId, type StripeLink, type StripeOutboxRecord } from '../../domain/billing/stripe';
 import { defineCommand, JSON_OPTION, type CommandGroup, type OptionDeclaration } from '../command';
 import { formatTable } from '../io';
 import type { OpenTarget } from '../open-target';
@@ -160,7 +160,8 @@ export const stripeCheckCommand = defineCommand<Record<string, never>>({
   group: STRIPE_GROUP,
   summary: 'check the meters, each linked customer\'s subscription and its invoices\' finalization delay',
   description:
-    'Each event name of TALLY_STRIPE_METERS needs an active meter with event_time_window day, formula ' +
+    'Each event name of TALLY_STRIPE_METERS needs an active meter with event_time_window day (hour with ' +
+    'TALLY_STRIPE_WINDOW=hour), formula ' +
     'sum, customer key stripe_customer_id and value key value (else the line that creates it). Each ' +
     'linked customer needs a subscription item priced on each meter, and its latest finalized invoice ' +
     'a finalization delay at least the running interval plus an hour of log delivery (printed). Exit 1 ' +
@@ -168,13 +169,13 @@ export const stripeCheckCommand = defineCommand<Record<string, never>>({
   options: [],
   target: { settings: [] },
   async run({ context: { io, env }, target }) {
-    const { api, meters: configured, runningMinutes } = await stripeOnly(env, target);
+    const { api, meters: configured, runningMinutes, window } = await stripeOnly(env, target);
     const { checkCustomer, meterProblems } = await import('../../app/billing/stripe-reconcile');
     const meters = await api.meters();
     let bad = 0;
     const meterIds: Record<string, string> = {};
     for (const [metric, eventName] of Object.entries(configured)) {
-      const problems = meterProblems(eventName, meters);
+      const problems = meterProblems(eventName, meters, window);
       const active = meters.find((m) => m.eventName === eventName && m.status === 'active');
       if (active !== undefined) meterIds[metric] = active.id;
       if (problems.length === 0) {
@@ -183,7 +184,7 @@ export const stripeCheckCommand = defineCommand<Record<string, never>>({
       }
       bad++;
       io.out(`BAD ${metric} -> ${eventName}: ${problems.join('; ')}\n`);
-      io.out(`    create it: ${createMeterCommand(metric, eventName)}\n`);
+      io.out(`    create it: ${createMeterCommand(metric, eventName, window)}\n`);
     }
     const linked = await linksIfTable(target);
     if (linked === undefined) io.out('    (no table or running stack: linked customers not checked)\n');
@@ -204,7 +205,7 @@ export const stripeCheckCommand = defineCommand<Record<string, never>>({
  * the environment's `TALLY_STRIPE_*`, completed by the local stack's Stripe settings when
  * a target can be opened, but never requiring one (no table, no stack).
  */
-async function stripeOnly(env: Env, target: () => Promise<OpenTarget>): Promise<{ api: StripeMeterApi; meters: Record<string, string>; runningMinutes: number }> {
+async function stripeOnly(env: Env, target: () => Promise<OpenTarget>): Promise<{ api: StripeMeterApi; meters: Record<string, string>; runningMinutes: number; window: 'day' | 'hour' }> {
   const fromEnv = Object.fromEntries(Object.entries(env).filter(([name, value]) => name.startsWith('TALLY_STRIPE_') && value !== undefined && value !== ''));
   let fromTarget: Env = {};
   if (fromEnv.TALLY_STRIPE_METERS === undefined || fromEnv.TALLY_STRIPE_API_BASE === undefined) {
@@ -221,7 +222,7 @@ async function stripeOnly(env: Env, target: () => Promise<OpenTarget>): Promise<
   const { readStripeConfig } = await import('../../adapters/stripe/stripe-config');
   const { SdkStripeMeterApi } = await import('../../adapters/stripe/stripe-meter-api');
   const config = readStripeConfig(settings);
-  return { api: new SdkStripeMeterApi({ apiKey: settings.TALLY_STRIPE_API_KEY, apiBase: config.apiBase }), meters: config.meters, runningMinutes: config.runningMinutes };
+  return { api: new SdkStripeMeterApi({ apiKey: settings.TALLY_STRIPE_API_KEY, apiBase: config.apiBase }), meters: config.meters, runningMinutes: config.runningMinutes, window: config.window };
 }
 
 /** The links and the close grace of the target's table, when one can be opened (else undefined: `check` needs no table). */
@@ -238,11 +239,11 @@ async function linksIfTable(target: () => Promise<OpenTarget>): Promise<{ links:
   return { links, graceHours: open.target.config.closeGraceHours };
 }
 
-/** The Stripe CLI line that creates the meter Tally needs for `eventName`. */
-export function createMeterCommand(metric: string, eventName: string): string {
+/** The Stripe CLI line that creates the meter Tally needs for `eventName` (its window: `TALLY_STRIPE_WINDOW`). */
+export function createMeterCommand(metric: string, eventName: string, window: 'day' | 'hour' = 'day'): string {
   return (
     `stripe billing meters create --display-name="Tally ${metric}" --event-name=${eventName} ` +
-    '-d "default_aggregation[formula]=sum" -d event_time_window=day ' +
+    `-d "default_aggregation[formula]=sum" -d event_time_window=${window} ` +
     '-d "customer_mapping[event_payload_key]=stripe_customer_id" -d "customer_mapping[type]=by_id" ' +
     '-d "value_settings[event_payload_key]=value"'
   );
@@ -313,7 +314,7 @@ export const stripeStatusCommand = defineCommand<{ account?: string; from?: stri
     const to = options.to ?? dayOf(at);
     const links = (await deps.store.links()).filter((link) => options.account === undefined || link.account === options.account);
     const records = (await Promise.all(links.map((link) => deps.store.records(link.account, from, to)))).flat();
-    const rows = records.map((r) => ({ ...r, tooOld: r.state === 'too-old' || (r.state === 'pending' && isTooOldForStripe(r.day, eventStep(r), at)) }));
+    const rows = records.map((r) => ({ ...r, tooOld: r.state === 'too-old' || (r.state === 'pending' && isTimestampTooOld(r.timestamp, at)) }));
     // Stripe unreachable must not hide the outbox: the reports are then said to be unread, and why.
     const reports = deps.api.meterErrorReports === undefined ? undefined : await deps.api.meterErrorReports().catch((error: unknown) => ({ unread: describeReadError(error) }));
     const dropped = reports === undefined || 'unread' in reports ? undefined : droppedEvents(reports, rows);
@@ -329,7 +330,8 @@ export const stripeStatusCommand = defineCommand<{ account?: string; from?: stri
           rows.map((r) => [
             r.account,
             r.metric,
-            r.day,
+            // TALLY_STRIPE_WINDOW=hour: the UTC hour of the day's window.
+            r.hour === undefined ? r.day : `${r.day} ${String(r.hour).padStart(2, '0')}h`,
             r.running === undefined ? `${r.revision}${r.adjusted === undefined ? '' : `+${r.adjusted} adj`}` : `open #${r.running}`,
             String(r.value),
             r.state,

@@ -89,6 +89,11 @@ export interface MeterEventSubject {
    * closed day's events. Running totals of a day are sent in this order, all before revision 1.
    */
   readonly running?: number;
+  /**
+   * The UTC hour (0-23) of the event's window with `TALLY_STRIPE_WINDOW=hour` (stripe-hours.ts);
+   * absent with day windows. Each hour of a day is a window of its own, with its own sequence.
+   */
+  readonly hour?: number;
 }
 
 /**
@@ -115,10 +120,11 @@ export function compareEvents(a: Pick<MeterEventSubject, 'revision' | 'adjusted'
 export function meterEventIdentifier(scope: string, subject: MeterEventSubject): string {
   const adjusted = subject.adjusted ?? 0;
   const running = subject.running ?? 0;
-  const name = `${scope}\n${subject.account}\n${subject.metric}\n${subject.day}\n${subject.revision}${adjusted > 0 ? `\n${adjusted}` : ''}${running > 0 ? `\nP${running}` : ''}`;
+  const hour = subject.hour === undefined ? '' : String(subject.hour).padStart(2, '0');
+  const name = `${scope}\n${subject.account}\n${subject.metric}\n${subject.day}\n${subject.revision}${adjusted > 0 ? `\n${adjusted}` : ''}${running > 0 ? `\nP${running}` : ''}${hour === '' ? '' : `\nH${hour}`}`;
   const digest = Buffer.from(hash(encoder.encode(name))).toString('hex').slice(0, 20);
   const place = running > 0 ? `p${running}` : `r${subject.revision}`;
-  return `tally-${subject.day}-${place}${adjusted > 0 ? `a${adjusted}` : ''}-${digest}`;
+  return `tally-${subject.day}-${hour === '' ? '' : `h${hour}-`}${place}${adjusted > 0 ? `a${adjusted}` : ''}-${digest}`;
 }
 
 const SECONDS_PER_DAY = 86_400;
@@ -149,8 +155,13 @@ export function oldestSendableDay(now: Date): string {
 
 /** True when the event at `step` of `day` may no longer be sent at `now`. */
 export function isTooOldForStripe(day: string, step: number, now: Date): boolean {
+  return isTimestampTooOld(meterEventTimestamp(day, step), now);
+}
+
+/** True when an event stamped `timestamp` (unix seconds: a day's or an hour's) may no longer be sent at `now`. */
+export function isTimestampTooOld(timestamp: number, now: Date): boolean {
   const limitSeconds = (now.getTime() - (STRIPE_PAST_LIMIT_DAYS * 24 - STRIPE_SAFETY_MARGIN_HOURS) * 3_600_000) / 1000;
-  return meterEventTimestamp(day, step) < limitSeconds;
+  return timestamp < limitSeconds;
 }
 
 /** A billable total as Stripe's payload value: a whole number, never negative (Stripe meters sum, Tally sends totals). */
@@ -417,6 +428,8 @@ export function lateUsageEvent(
       metric: record.metric,
       eventName: record.eventName,
       day: record.day,
+      // TALLY_STRIPE_WINDOW=hour: the UTC hour of the day whose total this is.
+      ...(record.hour === undefined ? {} : { hour: record.hour }),
       revision: record.revision,
       reason: late.reason,
       invoice: late.invoice,

@@ -36,6 +36,7 @@ import type { LogObjectRef } from './log-object';
  * PK STRIPE#LINK               SK acme              acme is billed in Stripe as customer cus_... (tally stripe link)
  * PK STRIPE#OUT#acme           SK 2026-11-21#requests#R#0002  outbox record of one meter event (written before it is sent)
  * PK STRIPE#OUT#acme           SK 2026-11-21#requests#R#0000#P#000003  the 3rd running total of an open day
+ * PK STRIPE#OUT#acme           SK 2026-11-21#requests#H#15#R#0002  TALLY_STRIPE_WINDOW=hour: hour 15 UTC's event of revision 2
  * PK STRIPE#LOCK               SK cus_...#cdn_requests  lease: one Stripe request at a time per customer and meter
  * PK STRIPE#METERERR           SK 2026-11-21T10:30:01.000Z#evt_...  a meter error report of Stripe's, recorded once (ttl 35 days)
  * PK STRIPE#METERERR           SK #CURSOR            the newest report's created: the next read asks from there
@@ -461,6 +462,7 @@ export function stripeOutboxKey({
   revision,
   adjusted,
   running,
+  hour,
 }: {
   accountId: string;
   day: string;
@@ -468,12 +470,15 @@ export function stripeOutboxKey({
   revision: number;
   adjusted?: number;
   running?: number;
+  hour?: number;
 }): TableKey {
   if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
   const adjustments = adjusted === undefined || adjusted === 0 ? '' : `#A#${revisionPart(adjusted)}`;
   // A running total of an open day (revision 0): sorts before the day's closed revisions.
   const runningPart = running === undefined || running === 0 ? '' : `#P#${String(running).padStart(6, '0')}`;
-  return { PK: `STRIPE#OUT#${accountId}`, SK: `${day}#${metric}#R#${revisionPart(revision)}${adjustments}${runningPart}` };
+  // TALLY_STRIPE_WINDOW=hour: the UTC hour's own window, inside the day's range.
+  const hourPart = hour === undefined ? '' : `#H#${String(hour).padStart(2, '0')}`;
+  return { PK: `STRIPE#OUT#${accountId}`, SK: `${day}#${metric}${hourPart}#R#${revisionPart(revision)}${adjustments}${runningPart}` };
 }
 
 /** Partition and sort-key bounds of `accountId`'s outbox records from `from` to `to`, both included. */

@@ -1,0 +1,120 @@
+import { ValidationError } from '../errors';
+import { dayHours, HOURS_PER_DAY, type HourSums } from '../hours';
+import { compareEvents, meterValue, type MeterEventSubject, type StripeOutboxRecord } from './stripe';
+
+/**
+ * Hour windows (`TALLY_STRIPE_WINDOW=hour`): Tally sends, per UTC hour of a day, that hour's
+ * billable total to a meter created with `event_time_window=hour`. Stripe keeps the most
+ * recent event of each pre-aggregated window ("A newer event sent within the same hourly or
+ * daily window overwrites the previous one", https://docs.stripe.com/billing/subscriptions/usage-based/recording-usage),
+ * and an invoice bills the events whose timestamps fall in its period, so a period that starts
+ * at 15:00 UTC bills the hours from 15:00 on, where a day window bills whole days by their
+ * midnight.
+ *
+ * ```
+ * hour 15 of (acme, requests, 2026-11-20), revision n with k adjustments (or the p-th running total)
+ *   identifier  tally-2026-11-20-h15-r<n>[a<k>]-<hash>   (or -h15-p<p>-)
+ *   timestamp   2026-11-20T15:00:00Z + (n + k) s        (running totals: 15:00:00 itself)
+ *   value       the hour's total: the shards' sum for hour 15 (hours.ts), plus the day's adjustments in hour 00
+ * ```
+ *
+ * Closed days, revisions and late usage stay on UTC days: a closed day's hours are sent when a
+ * revision of the day is planned, and only the hours whose total changed.
+ */
+
+/** How Tally's meter events are windowed (`TALLY_STRIPE_WINDOW`). */
+export type StripeWindow = 'day' | 'hour';
+
+const SECONDS_PER_HOUR = 3_600;
+
+/** Parses `TALLY_STRIPE_WINDOW`: `day` (one event per UTC day) or `hour` (one per UTC hour). */
+export function parseStripeWindow(text: string): StripeWindow {
+  if (text !== 'day' && text !== 'hour') throw new ValidationError(`must be day (one meter event per UTC day) or hour (one per UTC hour), got "${text}"`);
+  return text;
+}
+
+/**
+ * The timestamp (unix seconds) of the event at `step` of hour `hour` of `day`: inside that
+ * UTC hour, so the hour-windowed meter counts it there, one second later per step (a later
+ * revision or adjustment wins when Stripe orders a window's events by timestamp too).
+ */
+export function hourEventTimestamp(day: string, hour: number, step: number): number {
+  if (!Number.isInteger(hour) || hour < 0 || hour >= HOURS_PER_DAY) throw new RangeError(`hour ${hour} is not 0..23`);
+  return Date.parse(`${day}T00:00:00Z`) / 1000 + hour * SECONDS_PER_HOUR + Math.min(Math.max(step, 0), SECONDS_PER_HOUR - 1);
+}
+
+/** What a day's hours are built from: its counted totals, the shards' hour sums, the backfilled hours, its adjustments. */
+export interface DayHourInput {
+  /** Each metric's counted total of the day (every shard summed). */
+  readonly counted: Readonly<Record<string, number>>;
+  /** The shards' sums by UTC hour (their `05R` attributes). */
+  readonly shards: HourSums;
+  /** The hours `tally backfill --hours` recomputed, when it ran. */
+  readonly backfilled?: HourSums;
+  /** The day's adjustments per metric (dated by day: they count in hour 00, as the read API shows them). */
+  readonly adjustments: Readonly<Record<string, number>>;
+}
+
+/** A day's billable totals per metric and UTC hour, and the metrics whose hours had to be guessed. */
+export interface DayHourTotals {
+  /** metric -> 24 hour totals (hour 0 first), summing to the day's billable total. */
+  readonly hours: Readonly<Record<string, readonly number[]>>;
+  /**
+   * Metrics part of whose day has no hour (counted before Tally kept hours, or from log lines
+   * with a date and no time of day): that part is put in hour 00, never dropped.
+   */
+  readonly unplaced: Readonly<Record<string, number>>;
+}
+
+/**
+ * A day's billable total of each metric split into its 24 UTC hours: the shards' hours when
+ * they cover the day, else the backfilled ones when those do (as the read API chooses,
+ * `dayHours`); else the shards' hours with what they miss in hour 00. The day's adjustments
+ * count in hour 00. The hours of a metric always sum to its billable total (counted plus
+ * adjustments), so no usage is lost and none counted twice whichever hours are known.
+ */
+export function dayHourTotals(input: DayHourInput, metrics: readonly string[]): DayHourTotals {
+  const known = dayHours(input.counted, input.shards, input.backfilled);
+  const source = known.hours ?? input.shards;
+  const hours: Record<string, number[]> = {};
+  const unplaced: Record<string, number> = {};
+  for (const metric of metrics) {
+    const row = Array.from({ length: HOURS_PER_DAY }, (_, hour) => source[hour]?.[metric] ?? 0);
+    const missing = (input.counted[metric] ?? 0) - row.reduce((sum, value) => sum + value, 0);
+    if (missing !== 0) unplaced[metric] = missing;
+    row[0]! += missing + (input.adjustments[metric] ?? 0);
+    hours[metric] = row;
+  }
+  return { hours, unplaced };
+}
+
+/** The subject of an hour's event: one of the day's, in hour `hour`. */
+export type HourEventSubject = MeterEventSubject & { readonly hour: number };
+
+/**
+ * The hours of one metric's day whose total differs from what its newest record says (an
+ * hour without a record: when its total is not 0), with the value to send: only these cost a
+ * meter event. `records` are the metric's records of the day (hour records; others ignored).
+ *
+ * @example hoursDue([{ hour: 3, revision: 0, running: 1, value: 5 }], [0, 0, 0, 5, 2, ...zeros])
+ * // [{ hour: 4, value: 2, newest: undefined }]
+ */
+export function hoursDue<R extends Pick<StripeOutboxRecord, 'hour' | 'revision' | 'adjusted' | 'running' | 'value'>>(
+  records: readonly R[],
+  totals: readonly number[],
+): { hour: number; value: number; newest: R | undefined }[] {
+  const due: { hour: number; value: number; newest: R | undefined }[] = [];
+  for (let hour = 0; hour < HOURS_PER_DAY; hour++) {
+    const own = records.filter((r) => r.hour === hour).sort(compareEvents);
+    const newest = own.at(-1);
+    const value = Number(meterValue(totals[hour] ?? 0));
+    if (newest === undefined ? value === 0 : newest.value === value) continue;
+    due.push({ hour, value, newest });
+  }
+  return due;
+}
+
+/** The window a record's event belongs to: its day, and its hour in hour mode. Sorts in time order. */
+export function windowKey(record: Pick<StripeOutboxRecord, 'day' | 'hour'>): string {
+  return record.hour === undefined ? record.day : `${record.day}T${String(record.hour).padStart(2, '0')}`;
+}

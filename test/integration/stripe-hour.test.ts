@@ -1,0 +1,256 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import Stripe from 'stripe';
+import { ingestBatch } from '../../src/app/ingest/ingest';
+import { jsonLog, type Log } from '../../src/app/log';
+import { handleStripeMessage, type StripeSyncDeps } from '../../src/app/billing/stripe-sync';
+import { readConfig } from '../../src/adapters/config';
+import { readStripeConfig } from '../../src/adapters/stripe/stripe-config';
+import { createStripeSyncDeps } from '../../src/adapters/wiring/stripe-deps';
+import { stripeConnection } from '../../src/adapters/stripe/stripe-meter-api';
+import { hourEventTimestamp } from '../../src/domain/billing/stripe-hours';
+import { usageKey } from '../../src/domain/counters/keys';
+import { hourSumsToAttributes } from '../../src/domain/hours';
+import { expectedKey, generateLog } from '../../src/local/log-generator';
+import { closeOk, handoffTable, testCloser } from '../support/handoff';
+import { startStripeServer } from '../support/stripe-server';
+import { captureIo, tallyCommand } from '../support/cli';
+import { putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+
+/**
+ * TALLY_STRIPE_WINDOW=hour against the Stripe stand-in (test/support/stripe-server.ts), whose
+ * hour-window meters keep the last event of each UTC hour, as Stripe documents for
+ * pre-aggregated meters (https://docs.stripe.com/billing/subscriptions/usage-based/recording-usage).
+ */
+const info = testStackInfo();
+const METERS = '{"requests":"cdn_requests","bytes":"cdn_bytes"}';
+const API_KEY = 'sk_test_tally_hour_key_0123456789';
+const D1 = '2026-11-01';
+const D2 = '2026-11-02';
+const D3 = '2026-11-03';
+const D4 = '2026-11-04';
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+const servers: { close(): Promise<void> }[] = [];
+
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+});
+
+/** A table, a Stripe stand-in with Tally's two meters in `window` windows, and the sync wired as the sender wires it. */
+async function scenario(window: 'day' | 'hour', logLines: string[] = []) {
+  const { env } = await handoffTable(info);
+  const server = await startStripeServer(API_KEY);
+  servers.push(server);
+  let now = new Date(`${D1}T00:00:00Z`);
+  server.setClock(() => seconds(now));
+  server.addMeter('cdn_requests', { event_time_window: window });
+  server.addMeter('cdn_bytes', { event_time_window: window });
+  const log: Log = jsonLog((line) => void logLines.push(line), 'warn');
+  const stripeEnv = { TALLY_STRIPE_API_KEY: API_KEY, TALLY_STRIPE_API_BASE: server.url, TALLY_STRIPE_METERS: METERS, TALLY_STRIPE_RUNNING_MINUTES: '60', TALLY_STRIPE_WINDOW: window };
+  const clients = testClients(info);
+  const sync = (): StripeSyncDeps =>
+    createStripeSyncDeps({ tally: readConfig(env), stripe: readStripeConfig(stripeEnv) }, clients, API_KEY, log, { clock: () => now, retry: { attempts: 4, baseMs: 5, maxMs: 20 } });
+  const ingestDeps = testIngestDeps(env, { log });
+  /** Requests counted per `day hh` for the account, from the generated logs (known apart from Tally). */
+  const counted = new Map<string, number>();
+  return {
+    env,
+    stripeEnv,
+    server,
+    sync,
+    counted,
+    now: () => now,
+    moveTo(next: string) {
+      now = new Date(next);
+    },
+    sweep: (account: string) => handleStripeMessage(sync(), { account, running: true }),
+    async ingest(day: string, hour: number, seed: number, account: string, lines = 40) {
+      const generated = generateLog({ seed, day, hour, distribution: 'E2HOUR', accounts: [{ id: account, weight: 1 }], lines, previousDayRate: 0, malformedRate: 0, unattributedRate: 0 });
+      const ref = await putLogObject(`cloudfront/${uniqueId('E2HOUR')}.${day}-${String(hour).padStart(2, '0')}.x.gz`, generated.text);
+      const at = now;
+      const result = await ingestBatch({ Records: [s3NotificationMessage(ref)] }, { ...ingestDeps, clock: () => at });
+      expect(result.batchItemFailures).toEqual([]);
+      const requests = generated.expected.hours?.get(expectedKey(account, day))?.[hour]?.requests ?? 0;
+      counted.set(`${day} ${hour}`, (counted.get(`${day} ${hour}`) ?? 0) + requests);
+    },
+    /** The hourly closer, then the sender's message for each revision it wrote. */
+    async close() {
+      const report = await closeOk(testCloser(env, () => now));
+      for (const day of report.days) for (const { revision } of day.written ?? []) await handleStripeMessage(sync(), { day: day.day, revision });
+    },
+    requestEvents: () => server.events().filter((e) => e.event_name === 'cdn_requests'),
+  };
+}
+
+type Scenario = Awaited<ReturnType<typeof scenario>>;
+
+/**
+ * A two-day period from 2026-11-01T15:00Z to 2026-11-03T15:00Z (finalized an hour after, Stripe's
+ * default grace), traffic before, inside and after it, a running sweep after each log, the closer
+ * at 00:30 each day. Answers the period's invoice and the requests counted in its hours.
+ */
+async function periodFromThreePm(s: Scenario) {
+  const acme = uniqueId('acme');
+  const customer = `cus_${acme.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`;
+  await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
+  const start = seconds(new Date(`${D1}T15:00:00Z`));
+  s.server.addSubscription({ customer, eventName: 'cdn_requests', start, periodSeconds: 2 * 86_400 });
+  const traffic: [string, string, number][] = [
+    [`${D1}T10:30:00Z`, D1, 10], // before the period
+    [`${D1}T16:30:00Z`, D1, 16],
+    [`${D2}T03:30:00Z`, D2, 3],
+    [`${D3}T12:30:00Z`, D3, 12],
+    [`${D3}T14:40:00Z`, D3, 14],
+    [`${D3}T18:30:00Z`, D3, 18], // after it
+  ];
+  const timeline: [string, () => Promise<unknown>][] = [
+    ...traffic.map(([time, day, hour], i): [string, () => Promise<unknown>] => [time, async () => {
+      await s.ingest(day, hour, 100 + i, acme, 30 + 7 * i);
+      await s.sweep(acme);
+    }]),
+    // D1 closes 48 h after its end (after the invoice): its closed hours equal the running totals sent.
+    [`${D4}T00:30:00Z`, () => s.close()],
+  ];
+  for (const [time, step] of timeline.sort(([a], [b]) => (a < b ? -1 : 1))) {
+    s.moveTo(time);
+    await step();
+  }
+  s.moveTo(`${D4}T01:00:00Z`);
+  const stripe = new Stripe(API_KEY, { ...stripeConnection(s.server.url), maxNetworkRetries: 0 });
+  const invoices = (await stripe.invoices.list({ customer })).data;
+  const inPeriod = [...s.counted].filter(([key]) => {
+    const [day, hour] = key.split(' ');
+    const at = hourEventTimestamp(day!, Number(hour), 0);
+    return at >= start && at < start + 2 * 86_400;
+  });
+  return { acme, customer, invoices, inPeriod: inPeriod.reduce((sum, [, n]) => sum + n, 0), all: [...s.counted.values()].reduce((a, b) => a + b, 0) };
+}
+
+describe('TALLY_STRIPE_WINDOW=hour', () => {
+  it('bills a period starting at 15:00 UTC exactly the hours inside it, sending per hour only the hours that changed', async () => {
+    const s = await scenario('hour');
+    const { acme, invoices, inPeriod, all } = await periodFromThreePm(s);
+
+    expect(invoices).toHaveLength(1);
+    expect(invoices[0]!.status).toBe('open');
+    expect(invoices[0]!.status_transitions.finalized_at).toBe(seconds(new Date(`${D3}T16:00:00Z`)));
+    expect(inPeriod).toBeGreaterThan(0);
+    expect(inPeriod).toBeLessThan(all);
+    expect(invoices[0]!.lines.data.map((line) => line.quantity)).toEqual([inPeriod]);
+    // One event per metric per hour with traffic, stamped at that hour; D1's close changed no hour, so it sent nothing.
+    const events = s.requestEvents();
+    expect(events.map((e) => [new Date(e.timestamp * 1000).toISOString(), Number(e.payload.value)])).toEqual(
+      [...s.counted].map(([key, n]) => {
+        const [day, hour] = key.split(' ');
+        return [new Date(hourEventTimestamp(day!, Number(hour), 0) * 1000).toISOString(), n];
+      }),
+    );
+    expect(s.server.events()).toHaveLength(2 * s.counted.size);
+    // The meter's day summaries still sum a day's hours: reconcile compares closed days as before.
+    const reconcile = captureIo();
+    expect(await tallyCommand('stripe')(['reconcile', '--from', D1, '--to', D1], reconcile, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now)).toBe(0);
+    // reconcile --invoices compares the invoice with the hours it holds: equal, exit 0.
+    const invoicesCheck = captureIo();
+    expect(await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D3], invoicesCheck, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now)).toBe(0);
+    expect((JSON.parse(invoicesCheck.stdout) as { rows: unknown[] }).rows).toEqual([
+      expect.objectContaining({ invoice: invoices[0]!.id, metric: 'requests', from: D1, to: D3, tally: inPeriod, meter: inPeriod, invoiced: inPeriod, difference: 0 }),
+    ]);
+    const status = captureIo();
+    await tallyCommand('stripe')(['status', '--account', acme, '--from', D1, '--to', D1], status, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+    expect(status.stdout).toMatch(new RegExp(`${acme}\\s+requests\\s+${D1} 16h\\s+open #1\\s+${s.counted.get(`${D1} 16`)}\\s+delivered`));
+  });
+
+  it('with day windows (the default) the same period bills whole days by their midnight, as before', async () => {
+    const s = await scenario('day');
+    const { invoices, inPeriod } = await periodFromThreePm(s);
+    const days = (day: string, hours: number[], before = Number.POSITIVE_INFINITY) => hours.filter((h) => h < before).reduce((sum, h) => sum + (s.counted.get(`${day} ${h}`) ?? 0), 0);
+
+    // D2 and D3 (their midnights are inside), D3 as received by finalization (12:00 and 14:00); D1's 16:00 on the period before.
+    expect(invoices[0]!.lines.data.map((line) => line.quantity)).toEqual([days(D2, [3]) + days(D3, [12, 14])]);
+    expect(invoices[0]!.lines.data[0]!.quantity).not.toBe(inPeriod);
+    expect(s.requestEvents().every((e) => e.timestamp % 86_400 < 60)).toBe(true);
+  });
+
+  it('a late log after a day closed sends a revision of the hour it changed, and that hour alone', async () => {
+    const s = await scenario('hour');
+    const acme = uniqueId('acme');
+    await s.sync().store.link({ account: acme, customer: 'cus_hourrev01', linkedAt: `${D1}T00:00:00Z` });
+    for (const [time, hour, seed] of [[`${D1}T10:30:00Z`, 10, 1], [`${D1}T13:30:00Z`, 13, 2]] as const) {
+      s.moveTo(time);
+      await s.ingest(D1, hour, seed, acme);
+      await s.sweep(acme);
+    }
+    s.moveTo(`${D4}T00:30:00Z`);
+    await s.close();
+    const afterClose = s.server.events().length;
+    s.moveTo(`${D4}T05:00:00Z`);
+    await s.ingest(D1, 20, 3, acme, 17);
+    s.moveTo(`${D4}T05:30:00Z`);
+    await s.close();
+
+    const total = (await s.sync().closeStore.accountDay(acme, D1)).counters.requests!;
+    expect(afterClose).toBe(4); // two hours x two metrics, all running totals: revision 1 changed no hour
+    const revised = s.server.events().slice(afterClose);
+    expect(revised.map((e) => [e.event_name, e.timestamp]).sort()).toEqual([
+      ['cdn_bytes', hourEventTimestamp(D1, 20, 2)],
+      ['cdn_requests', hourEventTimestamp(D1, 20, 2)],
+    ]);
+    expect(revised.find((e) => e.event_name === 'cdn_requests')!.payload.value).toBe(String(s.counted.get(`${D1} 20`)));
+    expect(s.server.billedByDay('cdn_requests', 'cus_hourrev01')).toEqual({ [D1]: total });
+    const records = await s.sync().store.records(acme, D1, D1);
+    expect(records.filter((r) => r.metric === 'requests').map((r) => [r.hour, r.revision, r.running ?? 0, r.state]).sort()).toEqual([
+      [10, 0, 1, 'delivered'],
+      [13, 0, 1, 'delivered'],
+      [20, 2, 0, 'delivered'],
+    ]);
+  });
+
+  it('a lost answer is retried with the same identifier: Stripe keeps one event per hour, nothing is billed twice', async () => {
+    const s = await scenario('hour');
+    const acme = uniqueId('acme');
+    await s.sync().store.link({ account: acme, customer: 'cus_hourlost01', linkedAt: `${D1}T00:00:00Z` });
+    s.moveTo(`${D1}T09:30:00Z`);
+    await s.ingest(D1, 8, 7, acme);
+    await s.ingest(D1, 9, 8, acme);
+    // Stripe records the first event, then its answer is lost (500 after recording).
+    s.server.fail({ status: 500, afterRecording: true });
+    const first = await s.sweep(acme);
+    // The same sweep message delivered again: nothing new to plan or send.
+    const again = await s.sweep(acme);
+
+    const identifiers = s.server.events().map((e) => e.identifier);
+    expect(new Set(identifiers).size).toBe(identifiers.length);
+    expect(identifiers).toHaveLength(4);
+    expect(first.outcomes.map((o) => o.outcome).sort()).toEqual(['already-existed', 'delivered', 'delivered', 'delivered']);
+    expect(again.outcomes).toEqual([]);
+    expect(s.server.billedByDay('cdn_requests', 'cus_hourlost01')).toEqual({ [D1]: (s.counted.get(`${D1} 8`) ?? 0) + (s.counted.get(`${D1} 9`) ?? 0) });
+  });
+
+  it('a day counted before Tally kept hours is sent whole, its hourless part in hour 00 with a warning, never lost', async () => {
+    const lines: string[] = [];
+    const s = await scenario('hour', lines);
+    const acme = uniqueId('acme');
+    await s.sync().store.link({ account: acme, customer: 'cus_hourold01', linkedAt: `${D1}T00:00:00Z` });
+    // Two shards of D1: one from before hours (7 requests, no hour attributes), one with 5 requests in hour 03.
+    const { dynamodb } = testClients(info);
+    const tableName = readConfig(s.env).tableName;
+    const put = async (shard: number, requests: number, hours: Record<number, Record<string, number>>) => {
+      const key = usageKey({ accountId: acme, day: D1, shard });
+      const attributes = Object.fromEntries(Object.entries(hourSumsToAttributes(hours)).map(([name, n]) => [name, { N: String(n) }]));
+      await dynamodb.send(new PutItemCommand({ TableName: tableName, Item: { PK: { S: key.PK }, SK: { S: key.SK }, requests: { N: String(requests) }, bytes: { N: String(requests * 10) }, ...attributes } }));
+    };
+    await put(0, 7, {});
+    await put(1, 5, { 3: { requests: 5, bytes: 50 } });
+    s.moveTo(`${D1}T12:00:00Z`);
+    await s.sweep(acme);
+
+    expect(s.requestEvents().map((e) => [e.timestamp, e.payload.value])).toEqual([
+      [hourEventTimestamp(D1, 0, 0), '7'],
+      [hourEventTimestamp(D1, 3, 0), '5'],
+    ]);
+    expect(s.server.billedByDay('cdn_requests', 'cus_hourold01')).toEqual({ [D1]: 12 });
+    expect(lines.filter((line) => line.includes('usage without an hour sent in hour 00')).map((line) => JSON.parse(line) as { metric: string; amount: number })).toEqual([
+      expect.objectContaining({ metric: 'requests', amount: 7 }),
+      expect.objectContaining({ metric: 'bytes', amount: 70 }),
+    ]);
+  });
+});

@@ -1,0 +1,95 @@
+import fc from 'fast-check';
+import { meterEventIdentifier } from '../../src/domain/billing/stripe';
+import { dayHourTotals, hourEventTimestamp, hoursDue, parseStripeWindow, windowKey } from '../../src/domain/billing/stripe-hours';
+import { meterProblems } from '../../src/app/billing/stripe-reconcile';
+import { readStripeConfig } from '../../src/adapters/stripe/stripe-config';
+import { stripeOutboxKey } from '../../src/domain/counters/keys';
+
+const METRICS = ['requests', 'bytes'] as const;
+const hourSums = fc.dictionary(
+  fc.integer({ min: 0, max: 23 }).map(String),
+  fc.record({ requests: fc.nat({ max: 1_000 }), bytes: fc.nat({ max: 1_000_000 }) }),
+  { maxKeys: 24 },
+);
+
+describe('hour windows (TALLY_STRIPE_WINDOW=hour)', () => {
+  it('a day split into hours sums to its billable total, whatever hours are known (none, some, all, backfilled), and known hours stay where they were counted', () => {
+    fc.assert(
+      fc.property(
+        hourSums,
+        fc.option(hourSums, { nil: undefined }),
+        fc.record({ requests: fc.nat({ max: 5_000 }), bytes: fc.nat({ max: 5_000_000 }) }),
+        fc.record({ requests: fc.integer({ min: -500, max: 500 }), bytes: fc.integer({ min: -500, max: 500 }) }),
+        fc.boolean(),
+        (shards, backfilled, extra, adjustments, covered) => {
+          // counted: the shards' hours plus (unless covered) usage counted without an hour.
+          const counted: Record<string, number> = {};
+          for (const metric of METRICS) counted[metric] = Object.values(shards).reduce((sum, h) => sum + h[metric], 0) + (covered ? 0 : extra[metric]);
+          const { hours, unplaced } = dayHourTotals({ counted, shards, ...(backfilled === undefined ? {} : { backfilled }), adjustments }, METRICS);
+          for (const metric of METRICS) {
+            const row = hours[metric]!;
+            expect(row).toHaveLength(24);
+            expect(row.reduce((a, b) => a + b, 0)).toBe(counted[metric]! + adjustments[metric]);
+            if (covered) {
+              // The shards cover the day: each hour is its shards' sum (adjustments in hour 00), nothing unplaced.
+              for (let hour = 1; hour < 24; hour++) expect(row[hour]).toBe(shards[String(hour)]?.[metric] ?? 0);
+              expect(unplaced[metric]).toBeUndefined();
+            }
+          }
+        },
+      ),
+    );
+  });
+
+  it('sending only the hours due keeps the meter (last value per hour) equal to every hour\'s total, with one event per hour that changed', () => {
+    // Successive hour totals of a day, each a running total as a sweep reads it.
+    const sweeps = fc.array(fc.array(fc.integer({ min: -5, max: 60 }), { minLength: 24, maxLength: 24 }), { minLength: 1, maxLength: 6 });
+    fc.assert(
+      fc.property(sweeps, (totals) => {
+        const records: { hour: number; revision: number; running: number; value: number }[] = [];
+        const meter = new Map<number, number>();
+        for (const sweep of totals) {
+          const before = new Map(meter);
+          const due = hoursDue(records, sweep);
+          for (const { hour, value, newest } of due) {
+            records.push({ hour, revision: 0, running: (newest?.running ?? 0) + 1, value });
+            meter.set(hour, value);
+          }
+          for (let hour = 0; hour < 24; hour++) expect(meter.get(hour) ?? 0).toBe(Math.max(0, sweep[hour]!));
+          // Only hours whose (clamped) total changed cost an event.
+          const changed = sweep.filter((value, hour) => Math.max(0, value) !== (before.get(hour) ?? 0)).length;
+          expect(due).toHaveLength(changed);
+        }
+      }),
+    );
+  });
+
+  it('stamps each hour\'s events inside that UTC hour, one second later per step, and names each hour apart', () => {
+    expect(hourEventTimestamp('2026-11-01', 15, 0)).toBe(Date.parse('2026-11-01T15:00:00Z') / 1000);
+    expect(hourEventTimestamp('2026-11-01', 15, 2)).toBe(Date.parse('2026-11-01T15:00:02Z') / 1000);
+    expect(hourEventTimestamp('2026-11-01', 23, 99_999)).toBe(Date.parse('2026-11-01T23:59:59Z') / 1000);
+    expect(() => hourEventTimestamp('2026-11-01', 24, 0)).toThrow(RangeError);
+    const subject = { account: 'acme', metric: 'requests', day: '2026-11-01', revision: 2 };
+    const day = meterEventIdentifier('t', subject);
+    const h5 = meterEventIdentifier('t', { ...subject, hour: 5 });
+    const h6 = meterEventIdentifier('t', { ...subject, hour: 6 });
+    expect(new Set([day, h5, h6]).size).toBe(3);
+    expect(h5).toMatch(/^tally-2026-11-01-h05-r2-[0-9a-f]{20}$/);
+    expect(day).toMatch(/^tally-2026-11-01-r2-[0-9a-f]{20}$/);
+    expect(stripeOutboxKey({ accountId: 'acme', ...subject, hour: 5 }).SK).toBe('2026-11-01#requests#H#05#R#0002');
+    expect(stripeOutboxKey({ accountId: 'acme', ...subject }).SK).toBe('2026-11-01#requests#R#0002');
+    expect([windowKey({ day: '2026-11-01', hour: 10 }), windowKey({ day: '2026-11-01', hour: 9 }), windowKey({ day: '2026-10-31' })].sort()).toEqual(['2026-10-31', '2026-11-01T09', '2026-11-01T10']);
+  });
+
+  it('TALLY_STRIPE_WINDOW is day unless set to hour; anything else is refused; check wants the meter\'s window to match', () => {
+    const env = { TALLY_STRIPE_API_KEY: 'sk_test_0123456789abcdef', TALLY_STRIPE_METERS: '{"requests":"cdn_requests"}' };
+    expect(readStripeConfig(env).window).toBe('day');
+    expect(readStripeConfig({ ...env, TALLY_STRIPE_WINDOW: 'hour' }).window).toBe('hour');
+    expect(() => readStripeConfig({ ...env, TALLY_STRIPE_WINDOW: 'minute' })).toThrow(/TALLY_STRIPE_WINDOW must be day .* or hour/);
+    expect(() => parseStripeWindow('Hour')).toThrow();
+    const meter = { id: 'mtr_1', eventName: 'cdn_requests', status: 'active', eventTimeWindow: 'hour', formula: 'sum', customerKey: 'stripe_customer_id', valueKey: 'value' };
+    expect(meterProblems('cdn_requests', [meter], 'hour')).toEqual([]);
+    expect(meterProblems('cdn_requests', [meter])).toEqual(['mtr_1: event_time_window is hour, needs day']);
+    expect(meterProblems('cdn_requests', [{ ...meter, eventTimeWindow: 'day' }], 'hour')).toEqual(['mtr_1: event_time_window is day, needs hour (TALLY_STRIPE_WINDOW)']);
+  });
+});
