@@ -3,6 +3,7 @@
 // logs, what the resolver missed, the dead-letter queue, the last reconcile and the
 // history horizon.
 import { utcTime } from './lib/format.js';
+import { reconcileVerdict } from './lib/reconcile.js';
 import { $, clear, el } from './dom.js';
 
 const percent = (rate) => (rate * 100).toFixed(2) + '%';
@@ -38,7 +39,7 @@ export function renderHealth(health) {
     fact(
       'health-reconcile',
       'Last reconcile',
-      reconcile === null ? 'none' : reconcile.clean ? 'no drift' : 'drift on ' + reconcile.drifting + ' row(s)',
+      reconcile === null ? 'none' : reconcileVerdict(reconcile),
       reconcile === null ? 'run npx tally reconcile' : reconcile.from + ' – ' + reconcile.to + ', ' + utcTime(reconcile.at),
     ),
     fact(

@@ -122,6 +122,7 @@ export function reconcileRecord(report: ReconcileReport, at: Date): ReconcileRec
     drifting: report.drifting.length,
     notCounted: report.objects.notCounted.length,
     failed,
+    poison: report.objects.poison.length,
     clean: report.drifting.length === 0 && failed === 0 && report.objects.poison.length === 0,
   };
 }

@@ -1,4 +1,5 @@
 import { HEALTH_DAYS, MAX_HEALTH_DAYS, type HealthReport } from '../../domain/reading/health';
+import { reconcileVerdict } from '../../domain/reading/reconcile-verdict';
 import { defineCommand, JSON_OPTION } from '../command';
 import { formatTable } from '../io';
 import { integerFrom } from '../values';
@@ -67,7 +68,7 @@ export function describeHealth(h: HealthReport): string {
     h.lastReconcile === null
       ? 'last reconcile: none recorded'
       : `last reconcile: ${h.lastReconcile.at} over ${h.lastReconcile.from}..${h.lastReconcile.to}${h.lastReconcile.account === undefined ? '' : ` (${h.lastReconcile.account})`}: ` +
-          `${h.lastReconcile.clean ? 'no drift' : `DRIFT on ${h.lastReconcile.drifting} row(s), ${h.lastReconcile.failed} unreadable object(s)`}; ${h.lastReconcile.objects} object(s), ${h.lastReconcile.accountDays} account-day(s)`,
+          `${reconcileVerdict(h.lastReconcile)}; ${h.lastReconcile.objects} object(s), ${h.lastReconcile.accountDays} account-day(s)`,
     `history horizon: ${h.history.shards} shards x ${h.history.cap} keys = the last ${h.history.keysPerAccountDay} increments of an account-day in its histories; ` +
       `older keys by their tombstones for ${h.history.tombstoneDays} days`,
   );

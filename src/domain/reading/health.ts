@@ -58,6 +58,8 @@ export interface ReconcileRecord {
   readonly drifting: number;
   readonly notCounted: number;
   readonly failed: number;
+  /** Objects no consumer can count (poison); absent from records written before it was kept. */
+  readonly poison?: number;
   readonly clean: boolean;
 }
 
