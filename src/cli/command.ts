@@ -2,7 +2,7 @@ import type { Env } from '../adapters/env';
 import type { CliIo } from './io';
 import type { OpenTarget } from './open-target';
 import type { TargetFlags } from './operator-target';
-import { concurrency, day, type ValueReader } from './values';
+import { concurrency, day, recordText, type ValueReader } from './values';
 
 /** What a command runs with: where it writes, its environment and working directory. */
 export interface CliContext {
@@ -121,8 +121,11 @@ export function defineCommand<Options>(declaration: CommandDeclaration<Options>)
   return declaration;
 }
 
+/** The longest `--actor` (a login name, an email address) a record keeps. */
+export const MAX_ACTOR_LENGTH = 128;
+
 /** `--actor`: who did it, for the records an operator's action leaves. */
-export const ACTOR_OPTION: OptionDeclaration = { flags: '--actor <name>', help: 'who does it, for the record (default $USER)' };
+export const ACTOR_OPTION: OptionDeclaration = { flags: '--actor <name>', help: `who does it, for the record (default $USER; at most ${MAX_ACTOR_LENGTH} characters)`, read: recordText(MAX_ACTOR_LENGTH) };
 
 /** The actor a command records: `--actor`, else the login name the environment gives. */
 export function actorOf(flag: string | undefined, env: Env): string {

@@ -53,6 +53,39 @@ export const accountId: ValueReader<string> = (text, flag) => {
   return text;
 };
 
+/**
+ * Words an operator writes into a record (`--reason`, `--actor`, `--subject`): trimmed,
+ * 1 to `max` characters, with no control character (C0, DEL, C1: a newline or an escape
+ * sequence would forge lines or repaint the terminal where records are listed) and no
+ * lone surrogate (it has no UTF-8, and DynamoDB strings are UTF-8). Any other text goes.
+ */
+export function recordText(max: number): ValueReader<string> {
+  return (text, flag) => {
+    const value = text.trim();
+    if (value.length === 0) throw new ValidationError(`${flag} must say something: it is kept in the record`);
+    if (value.length > max) throw new ValidationError(`${flag} is ${value.length.toLocaleString('en-US')} characters; at most ${max} are kept`);
+    if (CONTROL_OR_LONE_SURROGATE.test(value)) {
+      throw new ValidationError(`${flag} "${printable(value)}" has a control character or a broken one (a lone surrogate); write it on one line of plain text`);
+    }
+    return value;
+  };
+}
+
+/** A C0 or C1 control character, DEL, or a surrogate half without its other half. */
+const CONTROL_OR_LONE_SURROGATE = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** A value as a message may quote it: control characters as `?`, at most 40 characters. */
+function printable(value: string): string {
+  const clean = value.replace(/[\u0000-\u001f\u007f-\u009f\ud800-\udfff]/g, '?');
+  return clean.length > 40 ? `${clean.slice(0, 40)}...` : clean;
+}
+
+/** An SQS message id as `tally dlq list` shows it: 1 to 128 letters, digits, `-`, `_`, `.` or `:`. */
+export const messageId: ValueReader<string> = (text, flag) => {
+  if (!/^[A-Za-z0-9._:-]{1,128}$/.test(text)) throw new ValidationError(`${flag} "${printable(text)}" is not a message id (1 to 128 letters, digits, "-", "_", "." or ":")`);
+  return text;
+};
+
 /** Refuses a day range that ends before it starts. */
 export function checkDayRange(range: { from?: string; to?: string }): void {
   if (range.from !== undefined && range.to !== undefined && range.to < range.from) {

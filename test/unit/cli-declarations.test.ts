@@ -107,7 +107,7 @@ describe('shared checks of option values', () => {
   it.each([
     [['drop', '--reason', 'x'], 'tally dlq drop: name the messages: --id ID (repeatable) or --poison, not both\n'],
     [['drop', '--poison', '--id', 'm-1', '--reason', 'x'], 'tally dlq drop: name the messages: --id ID (repeatable) or --poison, not both\n'],
-    [['drop', '--poison', '--reason', '  '], 'tally dlq drop: --reason must say why\n'],
+    [['drop', '--poison', '--reason', '  '], 'tally dlq drop: --reason must say something: it is kept in the record\n'],
     [['drop', '--poison', '--force', '--reason', 'x'], 'tally dlq drop: --force goes with --id: --poison drops poison messages only\n'],
     [['drop', '--poison'], 'tally dlq drop: --reason <text> is required\n'],
   ])('dlq %j exits 2 before touching any target: %s', async (argv, message) => {

@@ -287,7 +287,7 @@ const ARGUMENTS: Readonly<Record<string, string[]>> = {
 };
 
 /** What kind of value an option reads, told by what its reader accepts. */
-function kindOf(option: OptionDeclaration): 'day' | 'month' | 'number' | 'text' {
+function kindOf(option: OptionDeclaration): 'day' | 'month' | 'number' | 'text' | 'prose' {
   const accepts = (text: string) => {
     try {
       option.read!(text, option.flags);
@@ -296,6 +296,8 @@ function kindOf(option: OptionDeclaration): 'day' | 'month' | 'number' | 'text' 
       return false;
     }
   };
+  // Words an operator writes into a record (a reason, who did it): any printable text.
+  if (accepts("restored after INC-7's replay: 'x' / 🙂")) return 'prose';
   if (accepts('acme') || accepts('cus_123') || accepts('1h') || accepts('50,80')) return 'text';
   if (accepts('2026-11-21')) return 'day';
   if (accepts('2026-11')) return 'month';
@@ -315,7 +317,36 @@ const hostileNumber = fc.constantFrom('', ' ', 'NaN', 'Infinity', '-Infinity', '
 /** Text no account id, metric, customer, TTL or level list may be. */
 const hostileTextValue = fc.constantFrom('', ' ', '\u0000', '../../etc/passwd', '$(touch /tmp/pwned)', '%00', "'; DROP TABLE usage; --", '🙂', 'A#DAY#2026-11-21', 'a'.repeat(100_000));
 
-const HOSTILE_BY_KIND = { day: hostileDay, month: hostileMonth, number: hostileNumber, text: hostileTextValue } as const;
+/**
+ * Text no reason, actor or token subject may be: nothing, blanks, control characters (a
+ * newline or an escape sequence would forge lines and repaint terminals where records are
+ * listed), a lone surrogate (no UTF-8 for DynamoDB), and more than any record keeps.
+ */
+const hostileProse = fc.oneof(
+  fc.constantFrom('', ' ', '\t', '\u0000', 'fixed\nINC-9 approved by cfo', 'x\u001b[2J', 'bell\u0007', '\u009b31m', 'a\ud800b', 'a'.repeat(100_000), 'b'.repeat(501)),
+  // Inside the text (at its ends, whitespace such as CR is trimmed away, not kept).
+  fc.tuple(fc.string({ maxLength: 20 }), fc.constantFrom('\u0000', '\r', '\u007f', '\u0085', '\udfff'), fc.string({ maxLength: 20 })).map(([before, bad, after]) => `x${before}${bad}${after}x`),
+);
+
+const HOSTILE_BY_KIND = { day: hostileDay, month: hostileMonth, number: hostileNumber, text: hostileTextValue, prose: hostileProse } as const;
+
+/**
+ * Options that take a value and have no reader of their own, and why: each is checked,
+ * as a whole, by what reads it (exit 2 with a message), or only names where to look.
+ */
+const READ_ELSEWHERE: Readonly<Record<string, string>> = {
+  'count --resolver': 'a counting setting, parsed with TALLY_RESOLVER (count-settings.ts)',
+  'count --metrics': 'a counting setting, parsed with TALLY_METRICS (count-settings.ts)',
+  'count --fields': 'a counting setting, parsed with TALLY_LOG_FIELDS (count-settings.ts)',
+  'count --delimiter': 'a counting setting, parsed with TALLY_LOG_DELIMITER (count-settings.ts)',
+  'count --sampling-rate': 'a counting setting, parsed with TALLY_SAMPLING_RATE (count-settings.ts)',
+  'plan --metrics': 'parsed as TALLY_METRICS is',
+  'replay --queue': 'a queue URL, the target (same as --dlq-url)',
+  'dlq list --queue': 'a queue URL, the target (same as --dlq-url)',
+  'dlq drop --queue': 'a queue URL, the target (same as --dlq-url)',
+  'adjust --metric': 'checked with the adjustment (metric name rule)',
+  'adjust --id': 'checked with the adjustment (adjustment id rule)',
+};
 
 /** Every (command, option with a reader) pair, with the argv that makes only that option hostile. */
 function optionCases(): { path: string; option: OptionDeclaration; flag: string; argv: (value: string) => string[] }[] {
@@ -336,6 +367,16 @@ function optionCases(): { path: string; option: OptionDeclaration; flag: string;
 
 describe('every command refuses hostile option values with exit 2 and a message naming the option', () => {
   const cases = optionCases();
+
+  it('reads every option that takes a value (or says what reads it instead): a reason, an actor, a subject or an id is bounded before any write', () => {
+    const unread = COMMANDS.flatMap((declaration) =>
+      declaration.options
+        .filter((option) => option.flags.includes('<') && option.read === undefined)
+        .map((option) => `${commandPath(declaration)} ${option.flags.split(' ')[0]}`),
+    );
+
+    expect(unread.filter((name) => READ_ELSEWHERE[name] === undefined)).toEqual([]);
+  });
 
   it('covers the day options of close, reconcile, backfill, adjust, explain, adjustments, stripe', () => {
     const dayOptions = cases.filter((c) => kindOf(c.option) === 'day').map((c) => `${c.path} ${c.flag}`);

@@ -1,13 +1,13 @@
 import type { AdjustmentStore } from '../../app/ports';
-import { MAX_ADJUSTMENT_DELTA, negativeTotalProblem, validateAdjustment, type Adjustment } from '../../domain/counters/adjustment';
+import { MAX_ADJUSTMENT_DELTA, MAX_REASON_LENGTH, negativeTotalProblem, validateAdjustment, type Adjustment } from '../../domain/counters/adjustment';
 import { dayOf } from '../../domain/days';
 import { monthOf } from '../../domain/billing/quota';
 import { AdjustmentConflictError, ValidationError } from '../../domain/errors';
 import { metricNames } from '../../domain/logs/metric-rules';
-import { actorOf, defineCommand, JSON_OPTION, type CliContext } from '../command';
+import { ACTOR_OPTION, actorOf, defineCommand, JSON_OPTION, MAX_ACTOR_LENGTH, type CliContext } from '../command';
 import type { OpenTarget } from '../open-target';
 import type { CliIo } from '../io';
-import { accountId, day, signedInteger } from '../values';
+import { accountId, day, recordText, signedInteger } from '../values';
 
 interface AdjustOptions {
   account: string;
@@ -42,9 +42,9 @@ export const adjustCommand = defineCommand<AdjustOptions>({
     { flags: '--day <day>', help: 'the UTC day to correct (YYYY-MM-DD)', read: day, required: true },
     { flags: '--metric <name>', help: 'the metric to correct (requests, bytes, ...)', required: true },
     { flags: '--delta <n>', help: `whole number to add; negative to take away (--delta -1200); at most ${MAX_ADJUSTMENT_DELTA.toExponential().replace('e+', 'e')} either way`, read: signedInteger, required: true },
-    { flags: '--reason <text>', help: 'why, shown with the correction', required: true },
+    { flags: '--reason <text>', help: `why, shown with the correction (at most ${MAX_REASON_LENGTH} characters)`, required: true, read: recordText(MAX_REASON_LENGTH) },
     { flags: '--id <id>', help: 'your reference for this correction (ticket, credit note)', required: true },
-    { flags: '--actor <name>', help: 'who records it (default $USER)' },
+    { ...ACTOR_OPTION, help: `who records it (default $USER; at most ${MAX_ACTOR_LENGTH} characters)` },
     { flags: '--allow-new-metric', help: 'accept a metric the configured TALLY_METRICS does not name' },
     { flags: '--allow-negative', help: "record it even if it takes the day's billable total below zero" },
     { flags: '--force', help: 'record it for a future day, or for an account with no measured usage' },

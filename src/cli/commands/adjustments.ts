@@ -1,8 +1,8 @@
-import { ADJUSTMENT_ID_RULE, isValidAdjustmentId, revertOf, type RecordedAdjustment } from '../../domain/counters/adjustment';
+import { ADJUSTMENT_ID_RULE, isValidAdjustmentId, MAX_REASON_LENGTH, revertOf, type RecordedAdjustment } from '../../domain/counters/adjustment';
 import { ValidationError } from '../../domain/errors';
 import { ACTOR_OPTION, defineCommand, JSON_OPTION, type CommandGroup } from '../command';
 import { formatTable } from '../io';
-import { accountId, checkDayRange, day } from '../values';
+import { accountId, checkDayRange, day, recordText } from '../values';
 import { storeCorrection } from './adjust';
 
 /** `tally adjustments`: lists an account's adjustments. */
@@ -60,7 +60,7 @@ export const adjustmentsRevertCommand = defineCommand<RevertOptions>({
   arguments: [{ name: '<id>', help: 'the id of the adjustment to take back' }],
   options: [
     { flags: '--account <id>', help: 'the account the adjustment belongs to', read: accountId, required: true },
-    { flags: '--reason <text>', help: 'why, added to the revert\'s reason ("revert of ID: ...")' },
+    { flags: '--reason <text>', help: 'why, added to the revert\'s reason ("revert of ID: ...")', read: recordText(MAX_REASON_LENGTH) },
     ACTOR_OPTION,
     { flags: '--allow-negative', help: "record it even if it takes the day's billable total below zero" },
     { flags: '--dry-run', help: 'say what would happen; write nothing' },

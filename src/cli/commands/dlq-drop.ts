@@ -1,5 +1,7 @@
 import { dropDeadLetters, type DropReport, type DropSelection } from '../../app/ingest/dead-letters';
+import { MAX_REASON_LENGTH } from '../../domain/counters/adjustment';
 import { ValidationError } from '../../domain/errors';
+import { messageId, recordText } from '../values';
 import { ACTOR_OPTION, actorOf, defineCommand, JSON_OPTION } from '../command';
 import { formatTable } from '../io';
 import { DLQ_GROUP } from './dlq-group';
@@ -30,9 +32,9 @@ export const dlqDropCommand = defineCommand<DlqDropOptions>({
     'Messages not dropped stay in the DLQ, visible again when the command ends.',
   options: [
     DLQ_QUEUE_OPTION,
-    { flags: '--id <message-id>', help: 'a message to drop (repeat for more)', repeatable: true },
+    { flags: '--id <message-id>', help: 'a message to drop (repeat for more)', repeatable: true, read: messageId },
     { flags: '--poison', help: 'drop every message diagnosed poison' },
-    { flags: '--reason <text>', help: 'why, kept in each record', required: true },
+    { flags: '--reason <text>', help: `why, kept in each record (at most ${MAX_REASON_LENGTH} characters)`, required: true, read: recordText(MAX_REASON_LENGTH) },
     ACTOR_OPTION,
     { flags: '--force', help: 'with --id: drop messages that may still carry usage (retryable, unknown)' },
     { flags: '--dry-run', help: 'say what would be dropped; record and delete nothing' },
@@ -41,7 +43,6 @@ export const dlqDropCommand = defineCommand<DlqDropOptions>({
   target: { settings: ['resolver', 'metrics'] },
   check(options) {
     if ((options.id === undefined) === (options.poison !== true)) throw new ValidationError('name the messages: --id ID (repeatable) or --poison, not both');
-    if (options.reason.trim() === '') throw new ValidationError('--reason must say why');
     if (options.force === true && options.id === undefined) throw new ValidationError('--force goes with --id: --poison drops poison messages only');
   },
   async run({ options, context: { io, env }, target }) {

@@ -3,7 +3,10 @@ import { mintToken } from '../../adapters/http/jwt-tokens';
 import { ConfigError, ValidationError } from '../../domain/errors';
 import { LOCAL_JWT_SECRET_FILE, readLocalJwtSecret } from '../../local/jwt-secret';
 import { defineCommand } from '../command';
-import { accountId } from '../values';
+import { accountId, recordText } from '../values';
+
+/** The longest `--subject` a token carries (it is logged with every request the token makes). */
+const MAX_SUBJECT_LENGTH = 128;
 
 /**
  * Reads a duration such as `90s`, `15m`, `1h`, `7d` (a bare number is seconds).
@@ -37,7 +40,7 @@ export const tokenCommand = defineCommand<TokenOptions>({
     { flags: '--account <id>', help: 'an account the token may read (repeatable; exact, case-sensitive)', read: accountId, repeatable: true },
     { flags: '--admin', help: 'scope usage:admin: every account' },
     { flags: '--ttl <duration>', help: 'lifetime: 90s, 15m, 1h, 7d; at most 90d', read: (text) => parseTtl(text), default: '1h' },
-    { flags: '--subject <name>', help: "the sub claim, shown in the API's logs", default: 'tally-cli' },
+    { flags: '--subject <name>', help: `the sub claim, shown in the API's logs (at most ${MAX_SUBJECT_LENGTH} characters)`, default: 'tally-cli', read: recordText(MAX_SUBJECT_LENGTH) },
   ],
   notes: 'TALLY_JWT_AUDIENCE and TALLY_JWT_ISSUER set aud and iss (defaults tally-usage-api, tally).',
   check(options) {
