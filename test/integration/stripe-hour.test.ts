@@ -2,7 +2,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import Stripe from 'stripe';
 import { ingestBatch } from '../../src/app/ingest/ingest';
 import { jsonLog, type Log } from '../../src/app/log';
-import { handleStripeMessage, type StripeSyncDeps } from '../../src/app/billing/stripe-sync';
+import { handleStripeMessage, linkAccount, type StripeSyncDeps } from '../../src/app/billing/stripe-sync';
 import { readConfig } from '../../src/adapters/config';
 import { readStripeConfig } from '../../src/adapters/stripe/stripe-config';
 import { createStripeSyncDeps } from '../../src/adapters/wiring/stripe-deps';
@@ -201,6 +201,25 @@ describe('TALLY_STRIPE_WINDOW=hour', () => {
       [10, 0, 1, 'delivered'],
       [13, 0, 1, 'delivered'],
       [20, 2, 0, 'delivered'],
+    ]);
+  });
+
+  it('linking sends from the first whole hour of the customer\'s current period, never its hours before', async () => {
+    const s = await scenario('hour');
+    const acme = uniqueId('acme');
+    const customer = 'cus_hourlink01';
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T14:20:00Z`)), periodSeconds: 2 * 86_400 });
+    s.moveTo(`${D1}T16:30:00Z`);
+    for (const [hour, seed] of [[10, 31], [14, 32], [15, 33], [16, 34]] as const) await s.ingest(D1, hour, seed, acme);
+    const linked = await linkAccount(s.sync(), acme, customer);
+    await s.sweep(acme);
+
+    // The period starts at 14:20: hour 14's events (stamped 14:00) would count in the period before.
+    expect(linked.window.from).toBe(D1);
+    expect(await s.sync().store.linkOf(acme)).toMatchObject({ from: D1, fromTime: seconds(new Date(`${D1}T15:00:00Z`)) });
+    expect(s.requestEvents().map((e) => [e.timestamp, Number(e.payload.value)])).toEqual([
+      [hourEventTimestamp(D1, 15, 0), s.counted.get(`${D1} 15`)],
+      [hourEventTimestamp(D1, 16, 0), s.counted.get(`${D1} 16`)],
     ]);
   });
 

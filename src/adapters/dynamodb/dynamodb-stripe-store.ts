@@ -17,7 +17,7 @@ import { queryAll } from './query-partition';
  * The Stripe sync's items in the usage table (see keys.ts):
  *
  * ```
- * STRIPE#LINK / <account>                       customer, linkedAt, sendFrom (first day sent)
+ * STRIPE#LINK / <account>                       customer, linkedAt, sendFrom (first day sent), sendFromTime (hour windows: first hour)
  * STRIPE#OUT#<account> / <day>#<metric>[#H#<hh>]#R#<n>[#A#<k>][#P#<p>]   identifier, customer, eventName, value, ts, state, attempts,
  *                                               createdAt, sentAt, deliveredAt, error, notifiedAt, invoice, billed, hour (hour windows),
  *                                               item (JSON: the late difference's invoice item, TALLY_STRIPE_LATE_USAGE)
@@ -40,7 +40,7 @@ export class DynamoStripeStore implements StripeStore {
     const output = await this.client.send(
       new PutItemCommand({
         TableName: this.tableName,
-        Item: { PK: { S: key.PK }, SK: { S: key.SK }, customer: { S: link.customer }, linkedAt: { S: link.linkedAt }, ...(link.from === undefined ? {} : { sendFrom: { S: link.from } }) },
+        Item: { PK: { S: key.PK }, SK: { S: key.SK }, customer: { S: link.customer }, linkedAt: { S: link.linkedAt }, ...(link.from === undefined ? {} : { sendFrom: { S: link.from } }), ...(link.fromTime === undefined ? {} : { sendFromTime: { N: String(link.fromTime) } }) },
         ReturnValues: 'ALL_OLD',
       }),
     );
@@ -207,7 +207,7 @@ export class DynamoStripeStore implements StripeStore {
 }
 
 function linkOf(item: Record<string, AttributeValue>): StripeLink {
-  return { account: item.SK?.S ?? '', customer: item.customer?.S ?? '', linkedAt: item.linkedAt?.S ?? '', ...(item.sendFrom?.S === undefined ? {} : { from: item.sendFrom.S }) };
+  return { account: item.SK?.S ?? '', customer: item.customer?.S ?? '', linkedAt: item.linkedAt?.S ?? '', ...(item.sendFrom?.S === undefined ? {} : { from: item.sendFrom.S }), ...(item.sendFromTime?.N === undefined ? {} : { fromTime: Number(item.sendFromTime.N) }) };
 }
 
 function recordOf(account: string, item: Record<string, AttributeValue>): StripeOutboxRecord {

@@ -66,6 +66,11 @@ async function readDays(deps: HourPlanDeps, account: string, from: string, to: s
   return figuresByDay(records);
 }
 
+/** True for an hour before the link's first hour (hours of the period before the one linked): never sent. */
+function beforeLink(link: StripeLink, day: string, hour: number): boolean {
+  return link.fromTime !== undefined && hourEventTimestamp(day, hour, 0) < link.fromTime;
+}
+
 /** Logs, once per day and metric planned, usage of a day that has no hour: it goes to hour 00. */
 function warnUnplaced(deps: HourPlanDeps, account: string, day: string, unplaced: Readonly<Record<string, number>>): void {
   for (const [metric, amount] of Object.entries(unplaced)) {
@@ -112,6 +117,7 @@ export async function planClosedHours(deps: HourPlanDeps, link: StripeLink, clos
       const step = revision + adjusted;
       const own = existing.filter((r) => r.day === record.day && r.metric === metric && r.hour !== undefined);
       for (const { hour, value, newest } of hoursDue(own, hours[metric]!)) {
+        if (beforeLink(link, record.day, hour)) continue;
         // Written at this step already (or later): an hour split that changed since (a backfill) stays as sent.
         if (newest !== undefined && newest.revision > 0 && eventStep(newest) >= step) continue;
         const subject = { account: link.account, metric, day: record.day, revision, ...(adjusted === 0 ? {} : { adjusted }), hour };
@@ -152,6 +158,7 @@ export async function planRunningHours(deps: HourPlanDeps, link: StripeLink, ope
       const own = existing.filter((r) => r.day === day && r.metric === metric);
       if (own.some((r) => r.revision > 0)) continue;
       for (const { hour, value, newest } of hoursDue(own.filter((r) => r.hour !== undefined), hours[metric]!)) {
+        if (beforeLink(link, day, hour)) continue;
         const subject = { account: link.account, metric, day, revision: 0, running: (newest?.running ?? 0) + 1, hour };
         const outbox: StripeOutboxRecord = {
           ...subject,

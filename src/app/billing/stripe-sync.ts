@@ -33,7 +33,7 @@ import { windowKey, type StripeWindow } from '../../domain/billing/stripe-hours'
 import { mapWithConcurrency } from '../concurrency';
 import type { Log } from '../log';
 import type { AdjustmentStore, CloseStore, InvoiceItemOutcome, StripeInvoiceInfo, StripeMeterApi, StripeSendMessage, StripeSendQueue, StripeStore, StripeSubscriptionItemInfo, UsageReader, WebhookOutbox } from '../ports';
-import { planClosedHours, planRunningHours } from './stripe-hours';
+import { ceilHour, planClosedHours, planRunningHours } from './stripe-hours';
 
 /** Something is left to send (Stripe busy or unreachable, or another sender holds the lease): try again later. */
 export class StripeRetryLaterError extends TallyError {
@@ -304,14 +304,23 @@ export async function planRunningTotals(deps: StripeSyncDeps, link: StripeLink):
  * customer's current billing period (read through the SDK), else nothing earlier than
  * Stripe's window; never before that window.
  */
-async function linkStartDay(deps: StripeSyncDeps, customer: string, at: Date, from: string | undefined): Promise<string> {
+async function linkStartDay(deps: StripeSyncDeps, customer: string, at: Date, from: string | undefined): Promise<{ day: string; fromTime?: number }> {
   const oldest = oldestSendableDay(at);
   let start = from;
+  let fromTime: number | undefined;
   if (start === undefined) {
     const items = (await deps.api.subscriptionItems?.(customer)) ?? [];
-    if (items.length > 0) start = firstDayOfPeriod(Math.min(...items.map((item) => item.currentPeriodStart)));
+    if (items.length > 0) {
+      const periodStart = Math.min(...items.map((item) => item.currentPeriodStart));
+      if (deps.window === 'hour') {
+        // Hour windows bill the period's own hours: from its first whole hour, on that hour's day.
+        fromTime = ceilHour(periodStart);
+        start = dayOf(new Date(fromTime * 1000));
+      } else start = firstDayOfPeriod(periodStart);
+    }
   }
-  return start === undefined || start < oldest ? oldest : start;
+  if (start === undefined || start < oldest) return { day: oldest };
+  return { day: start, ...(fromTime === undefined ? {} : { fromTime }) };
 }
 
 /**
@@ -327,8 +336,8 @@ export async function linkAccount(
   options: { from?: string } = {},
 ): Promise<{ previous?: StripeLink; planned: number; window: { from: string; to: string } }> {
   const at = now(deps);
-  const from = await linkStartDay(deps, customer, at, options.from);
-  const link: StripeLink = { account, customer, linkedAt: at.toISOString(), from };
+  const { day: from, fromTime } = await linkStartDay(deps, customer, at, options.from);
+  const link: StripeLink = { account, customer, linkedAt: at.toISOString(), from, ...(fromTime === undefined ? {} : { fromTime }) };
   const previous = await deps.store.link(link);
   const window = { from, to: sendableWindow(at, deps.graceHours).to };
   const days = window.from <= window.to ? await deps.closeStore.closedDays(window.from, window.to) : [];

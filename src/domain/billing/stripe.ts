@@ -385,6 +385,12 @@ export interface StripeLink {
    * never sent and never reported late. Absent (links made before): Stripe's window alone.
    */
   readonly from?: string;
+  /**
+   * With hour windows (`TALLY_STRIPE_WINDOW=hour`), the first hour sent (unix seconds): the
+   * current period's start rounded up to a whole hour, on day `from`. The hours of `from`
+   * before it belong to the period before and are never sent. Absent: all of `from`.
+   */
+  readonly fromTime?: number;
 }
 
 /**
