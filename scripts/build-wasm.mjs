@@ -1,5 +1,5 @@
 // Assembles the WebAssembly modules (src/domain/logs/line-scan.wat,
-// src/adapters/logs/parquet-rle.wat) into NAME-wasm.ts beside each (each module's bytes
+// src/adapters/logs/parquet-rle.wat and parquet-plain.wat) into NAME-wasm.ts beside each (each module's bytes
 // as base64, so the Lambda
 // bundle and the CLI carry them with no file to ship). Run after changing a .wat:
 // `node scripts/build-wasm.mjs`; with --check it only says whether the committed modules
@@ -19,6 +19,12 @@ const MODULES = [
     name: 'parquet-rle',
     constant: 'PARQUET_RLE_WASM_BASE64',
     what: "Parquet's RLE / bit-packed hybrid decoder, a WebAssembly module, as base64.",
+  },
+  {
+    folder: join(root, 'src', 'adapters', 'logs'),
+    name: 'parquet-plain',
+    constant: 'PARQUET_PLAIN_WASM_BASE64',
+    what: "Where a Parquet PLAIN BYTE_ARRAY page's values are, a WebAssembly module, as base64.",
   },
 ];
 

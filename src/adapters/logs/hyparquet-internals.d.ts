@@ -15,3 +15,6 @@ declare module 'hyparquet/src/convert.js' {
 declare module 'hyparquet/src/encoding.js' {
   export { readRleBitPackedHybrid } from 'hyparquet/types/encoding';
 }
+declare module 'hyparquet/src/plain.js' {
+  export { readPlain } from 'hyparquet/types/plain';
+}

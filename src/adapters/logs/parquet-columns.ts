@@ -7,6 +7,7 @@ import { decompressPage } from 'hyparquet/src/datapage.js';
 import { getMaxDefinitionLevel, getTreePath, isFlatColumn } from 'hyparquet/src/schema.js';
 import { fieldKey } from '../../domain/logs/cloudfront-log';
 import type { ColumnRun } from '../../domain/logs/column-run';
+import { placePlainValues } from './parquet-plain';
 import { HybridDecoder } from './parquet-rle';
 
 /**
@@ -368,24 +369,13 @@ function spreadEntries(indices: Int32Array, definitions: Int32Array, maxDefiniti
   for (let row = 0, value = 0; row < rows; row++) rowEntries[row] = definitions[row] !== maxDefinition ? -1 : indices[value++]!;
 }
 
-/** Where each of `rows` PLAIN BYTE_ARRAY values from `at` is in the page (`starts`, `ends`); answers the longest's length. */
+/** Where each of `rows` PLAIN BYTE_ARRAY values from `at` is in the page (`starts`, `ends`); answers the longest's length (parquet-plain.ts). */
 function placePlain(page: Uint8Array, at: number, rows: number, definitions: Int32Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array, name: string): number {
-  const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
-  let longest = 0;
-  for (let row = 0; row < rows; row++) {
-    starts[row] = at;
-    if (definitions === undefined || definitions[row] === maxDefinition) {
-      if (at + 4 > page.length) throw new Error(`column ${name}: a value runs past its page`);
-      const length = view.getUint32(at, true);
-      at += 4;
-      if (at + length > page.length) throw new Error(`column ${name}: a value runs past its page`);
-      starts[row] = at;
-      at += length;
-      if (length > longest) longest = length;
-    }
-    ends[row] = at;
+  try {
+    return placePlainValues(page, at, rows, definitions, maxDefinition, starts, ends);
+  } catch (error) {
+    throw new Error(`column ${name}: ${(error as Error).message}`, { cause: error });
   }
-  return longest;
 }
 
 /**

@@ -1,0 +1,61 @@
+import { PARQUET_PLAIN_WASM_BASE64 } from './parquet-plain-wasm';
+
+/**
+ * Where each of `rows` PLAIN BYTE_ARRAY values from `page[at]` is (4-byte little-endian
+ * length, then the bytes): into `starts` and `ends`, offsets in `page`. A row whose
+ * definition level is not `maxDefinition` (when `definitions` is given) has none: an empty
+ * span where the next value would start. Answers the longest value's length; throws
+ * where a value runs past the page.
+ *
+ * In WebAssembly (parquet-plain.wat), which V8 compiles at once, where the JavaScript loop
+ * ran unoptimized for much of a fresh process's count (issue 34): the page is copied in,
+ * the places copied out.
+ */
+export function placePlainValues(page: Uint8Array, at: number, rows: number, definitions: Int32Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array): number {
+  if (rows > starts.length || rows > ends.length) throw new RangeError(`${rows} values for ${Math.min(starts.length, ends.length)} places`);
+  if (definitions !== undefined && definitions.length < rows) throw new RangeError(`${rows} values for ${definitions.length} definition levels`);
+  const length = Math.max(0, page.length - at);
+  // Never at 0: 0 tells the module there are no levels.
+  const levelsAt = align8(length) + 8;
+  const startsAt = levelsAt + (definitions === undefined ? 0 : 4 * rows);
+  const endsAt = startsAt + 4 * rows;
+  const needed = endsAt + 4 * rows;
+  if (needed > MAX_MEMORY_BYTES) throw new RangeError(`a page of ${length} bytes and ${rows} values: more than this reader holds`);
+  const wasm = plainModule();
+  const memory = wasm.memory;
+  if (needed > memory.buffer.byteLength) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / WASM_PAGE_BYTES));
+  new Uint8Array(memory.buffer).set(page.subarray(at, at + length), 0);
+  if (definitions !== undefined) new Int32Array(memory.buffer, levelsAt, rows).set(definitions.subarray(0, rows));
+  const longest = wasm.place(length, rows, definitions === undefined ? 0 : levelsAt, maxDefinition, startsAt, endsAt, at);
+  if (longest < 0) throw new Error('a value runs past its page');
+  starts.set(new Int32Array(memory.buffer, startsAt, rows));
+  ends.set(new Int32Array(memory.buffer, endsAt, rows));
+  return longest;
+}
+
+function align8(value: number): number {
+  return (value + 7) & ~7;
+}
+
+/** The few WebAssembly names used here (the project's TypeScript lib has no DOM types). */
+declare const WebAssembly: {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
+};
+
+interface PlainExports {
+  readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
+  readonly place: (end: number, rows: number, levels: number, maxLevel: number, starts: number, ends: number, base: number) => number;
+}
+
+const WASM_PAGE_BYTES = 65_536;
+/** The most memory the reader grows to (a page and its places are far less: pages are about a megabyte). */
+const MAX_MEMORY_BYTES = 1024 * 1024 * 1024;
+
+let instance: PlainExports | undefined;
+
+/** The module's one instance in this process (placing is synchronous: its memory is used by one call at a time). */
+function plainModule(): PlainExports {
+  instance ??= new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(PARQUET_PLAIN_WASM_BASE64, 'base64')), {}).exports as unknown as PlainExports;
+  return instance;
+}
