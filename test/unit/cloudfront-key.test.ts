@@ -40,6 +40,20 @@ describe('CloudFront log keys of every layout', () => {
     expect(parseCloudFrontKey(key)).toMatchObject(expected);
   });
 
+  it.each([
+    ['a hyphen', 'logs-E2ABC.2026-11-21-07.a1b2c3.gz'],
+    ['a lower-case word', 'cloudfrontE2ABC.2026-11-21-07.a1b2c3.gz'],
+    ['a folder and a word', 'cf/site-a_E2ABC.2026-11-21-07.a1b2c3.gz'],
+  ])('reads the distribution of a legacy name whose log prefix ends without a slash (%s), as CloudFront writes the prefix verbatim', (_how, key) => {
+    // tryout: 'logs-E2ABC' was taken for the distribution, so the distribution resolver attributed none of its lines.
+    expect(parseCloudFrontKey(key)).toMatchObject({ layout: 'name', distribution: 'E2ABC', day: '2026-11-21', hour: 7, uniqueId: 'a1b2c3' });
+  });
+
+  it('keeps a name whose text before the date is no distribution id after a prefix as it is', () => {
+    expect(parseCloudFrontKey('cf/my-site.2026-11-21-07.a1b2c3.gz')).toMatchObject({ distribution: 'my-site' });
+    expect(parseCloudFrontKey('cf/LOGSE2ABC.2026-11-21-07.a1b2c3.gz')).toMatchObject({ distribution: 'LOGSE2ABC' });
+  });
+
   it('prefers the hour in the file name to the partition folders', () => {
     expect(parseCloudFrontKey(`2026/11/21/06/s-1-2026-11-21-07-00-00-${UUID}.gz`)).toMatchObject({ day: '2026-11-21', hour: 7 });
   });

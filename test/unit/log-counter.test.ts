@@ -257,6 +257,8 @@ describe('CloudFront log counting', () => {
       const text = '#Fields: date time sc-bytes\n2026-11-21\t00:00:00\t5\n';
       const keys = [
         'cf/E3ACME01.2026-11-21-00.abc.gz',
+        // A legacy log prefix without a slash ('logs-'), which CloudFront puts before the name verbatim (tryout: unattributed before).
+        'logs-E3ACME01.2026-11-21-00.abc.gz',
         'AWSLogs/123456789012/CloudFront/E3ACME01/2026/11/21/00/part.log.gz',
         'AWSLogs/123456789012/CloudFront/DistributionId=E3ACME01/year=2026/month=11/day=21/hour=00/f.log.gz',
       ];
@@ -264,7 +266,7 @@ describe('CloudFront log counting', () => {
       const accounts = [];
       for (const objectKey of keys) accounts.push((await countLogStream(bytesOf(text), options({ resolver, objectKey }), 'x')).tally.usage().map((row) => row.account));
 
-      expect(accounts).toEqual([['acme'], ['acme'], ['acme']]);
+      expect(accounts).toEqual([['acme'], ['acme'], ['acme'], ['acme']]);
     });
 
     it("prefers each line's DistributionId (any spelling of the field) and falls back to the key when a line has none", async () => {

@@ -36,6 +36,14 @@ const FIREHOSE_NAME =
 /** A CloudFront distribution id as it appears in a partition: `E` and upper-case letters or digits. */
 const DISTRIBUTION_ID = /^E[A-Z0-9]{5,}$/;
 const HIVE_SEGMENT = /^([A-Za-z]+)=([^=]*)$/;
+/**
+ * A distribution id at the end of a legacy name's first part, after a log prefix that
+ * does not end with a slash: CloudFront puts the prefix before the file name verbatim
+ * (`Prefix`: "an optional string that you want CloudFront to prefix to the access log
+ * filenames", https://docs.aws.amazon.com/cloudfront/latest/APIReference/API_LoggingConfig.html),
+ * so `logs-` gives `logs-E2ABC.2026-11-21-07.a1b2c3.gz`.
+ */
+const PREFIXED_DISTRIBUTION_ID = /[^A-Z0-9](E[A-Z0-9]{4,})$/;
 
 /**
  * Reads what a CloudFront log object's key says: the day and hour it was written for,
@@ -45,7 +53,7 @@ const HIVE_SEGMENT = /^([A-Za-z]+)=([^=]*)$/;
  *
  * | layout | example |
  * |---|---|
- * | `name` | `cf/E2ABC.2026-11-21-07.a1b2c3.gz` |
+ * | `name` | `cf/E2ABC.2026-11-21-07.a1b2c3.gz` (or `logs-E2ABC...`: a prefix without a slash) |
  * | `partitioned` | `AWSLogs/123456789012/CloudFront/E2ABC/2026/11/21/07/E2ABC.2026-11-21-07.a1b2c3.parquet` |
  * | `hive` | `AWSLogs/123456789012/CloudFront/DistributionId=E2ABC/year=2026/month=11/day=21/hour=07/f.log.gz` |
  * | `firehose` | `2026/11/21/07/cf-logs-1-2026-11-21-07-15-42-0f8fad5b-d9cb-469f-a165-70867728950e.gz` |
@@ -102,8 +110,9 @@ function keyTime(day: string, hh: string | undefined): KeyTime | undefined {
 function standardName(name: string): { time: KeyTime; distribution: string; uniqueId: string } | undefined {
   const match = STANDARD_NAME.exec(name);
   if (!match) return undefined;
-  const [, distribution, day, hh, uniqueId] = match as unknown as [string, string, string, string, string];
+  const [, named, day, hh, uniqueId] = match as unknown as [string, string, string, string, string];
   const time = keyTime(day, hh);
+  const distribution = PREFIXED_DISTRIBUTION_ID.exec(named)?.[1] ?? named;
   return time === undefined ? undefined : { time, distribution, uniqueId };
 }
 
