@@ -1,4 +1,5 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import Stripe from 'stripe';
 import { ingestBatch } from '../../src/app/ingest/ingest';
 import { jsonLog, type Log } from '../../src/app/log';
@@ -14,7 +15,7 @@ import { expectedKey, generateLog } from '../../src/local/log-generator';
 import { closeOk, handoffTable, testCloser } from '../support/handoff';
 import { startStripeServer } from '../support/stripe-server';
 import { captureIo, tallyCommand } from '../support/cli';
-import { putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
+import { createTestQueues, putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 /**
  * TALLY_STRIPE_WINDOW=hour against the Stripe stand-in (test/support/stripe-server.ts), whose
@@ -36,7 +37,7 @@ afterAll(async () => {
 });
 
 /** A table, a Stripe stand-in with Tally's two meters in `window` windows, and the sync wired as the sender wires it. */
-async function scenario(window: 'day' | 'hour', logLines: string[] = []) {
+async function scenario(window: 'day' | 'hour', logLines: string[] = [], webhookQueueUrl?: string) {
   const { env } = await handoffTable(info);
   const server = await startStripeServer(API_KEY);
   servers.push(server);
@@ -48,7 +49,7 @@ async function scenario(window: 'day' | 'hour', logLines: string[] = []) {
   const stripeEnv = { TALLY_STRIPE_API_KEY: API_KEY, TALLY_STRIPE_API_BASE: server.url, TALLY_STRIPE_METERS: METERS, TALLY_STRIPE_RUNNING_MINUTES: '60', TALLY_STRIPE_WINDOW: window };
   const clients = testClients(info);
   const sync = (): StripeSyncDeps =>
-    createStripeSyncDeps({ tally: readConfig(env), stripe: readStripeConfig(stripeEnv) }, clients, API_KEY, log, { clock: () => now, retry: { attempts: 4, baseMs: 5, maxMs: 20 } });
+    createStripeSyncDeps({ tally: readConfig(env), stripe: readStripeConfig(stripeEnv), ...(webhookQueueUrl === undefined ? {} : { webhookQueueUrl }) }, clients, API_KEY, log, { clock: () => now, retry: { attempts: 4, baseMs: 5, maxMs: 20 } });
   const ingestDeps = testIngestDeps(env, { log });
   /** Requests counted per `day hh` for the account, from the generated logs (known apart from Tally). */
   const counted = new Map<string, number>();
@@ -202,6 +203,47 @@ describe('TALLY_STRIPE_WINDOW=hour', () => {
       [13, 0, 1, 'delivered'],
       [20, 2, 0, 'delivered'],
     ]);
+  });
+
+  it('an hour revised after its invoice was finalized is reported once, naming the hour, and reconcile --invoices finds it recorded', async () => {
+    const webhooks = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
+    const s = await scenario('hour', [], webhooks.queueUrl);
+    const acme = uniqueId('acme');
+    const customer = 'cus_hourlate01';
+    // A one-day period from D1 15:00 to D2 15:00, finalized at D2 16:00.
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T15:00:00Z`)), periodSeconds: 86_400 });
+    await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
+    s.moveTo(`${D1}T16:30:00Z`);
+    await s.ingest(D1, 16, 41, acme);
+    await s.sweep(acme);
+    s.moveTo(`${D4}T00:30:00Z`);
+    await s.close();
+    // A late log of D1 17:00 after finalization: revision 2 of that hour alone, late.
+    s.moveTo(`${D4}T02:00:00Z`);
+    await s.ingest(D1, 17, 42, acme, 13);
+    s.moveTo(`${D4}T02:30:00Z`);
+    await s.close();
+
+    const received = await testClients(info).sqs.send(new ReceiveMessageCommand({ QueueUrl: webhooks.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const late = (received.Messages ?? []).map((m) => JSON.parse(m.Body!) as { type: string; data: Record<string, unknown> }).filter((e) => e.data.metric === 'requests');
+    const invoice = s.server.invoices(customer)[0]!;
+    const h16 = s.counted.get(`${D1} 16`)!;
+    const h17 = s.counted.get(`${D1} 17`)!;
+    expect(invoice.lines.data[0]!.quantity).toBe(h16);
+    expect(late).toEqual([
+      expect.objectContaining({ type: 'stripe.late_usage', data: expect.objectContaining({ account: acme, day: D1, hour: 17, revision: 2, invoice: invoice.id, billed: 0, total: h17, difference: h17, reason: 'invoice-finalized' }) }),
+    ]);
+    const records = (await s.sync().store.records(acme, D1, D1)).filter((r) => r.metric === 'requests');
+    expect(records.map((r) => [r.hour, r.revision, r.state, r.invoice ?? null]).sort()).toEqual([
+      [16, 0, 'delivered', null],
+      [17, 2, 'invoice-finalized', invoice.id],
+    ]);
+    const reconcile = captureIo();
+    expect(await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D2], reconcile, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now)).toBe(0);
+    // The next period (D2 15:00 to D3 15:00, finalized too) has no usage: a row of zeros.
+    expect((JSON.parse(reconcile.stdout) as { rows: { invoice: string }[] }).rows.find((row) => row.invoice === invoice.id)).toEqual(
+      expect.objectContaining({ from: D1, to: D2, tally: h16 + h17, meter: h16 + h17, invoiced: h16, difference: h17, recordedLate: h17 }),
+    );
   });
 
   it('linking sends from the first whole hour of the customer\'s current period, never its hours before', async () => {
