@@ -12,9 +12,9 @@ export type RandomAccessFile = AsyncBuffer;
 
 /**
  * The codecs read. GZIP, the codec AWS's vended-log Parquet (VPC flow logs, CloudFront
- * v2) is described with, goes to Node's native zlib; hyparquet-compressors adds Snappy
- * (in WebAssembly), ZSTD, Brotli and LZ4, loaded the first time a file needs one of
- * those: loading it (its WebAssembly compiled, its tables built) took about 12 ms of CPU
+ * v2) is described with, goes to Node's native zlib; hysnappy reads Snappy (in
+ * WebAssembly) and hyparquet-compressors adds ZSTD, Brotli and LZ4, each loaded the first
+ * time a file needs it: loading hyparquet-compressors (its WebAssembly compiled, its tables built) took about 12 ms of CPU
  * at every fresh process's start, text logs and uncompressed or GZIP Parquet included
  * (issue 34). Snappy stays with its WebAssembly decoder: hyparquet's own (JavaScript)
  * made a warm count of the 900,000-row string file 0.12 s of CPU instead of 0.09 s.
@@ -24,11 +24,23 @@ const OWN_CODECS: Compressors = {
 };
 const READ_HERE = new Set(['UNCOMPRESSED', 'GZIP']);
 let allCodecs: Promise<Compressors> | undefined;
+let snappyCodecs: Promise<Compressors> | undefined;
 
-/** The decompressors a file's column chunks need: hyparquet-compressors only when one is not read here. */
+/**
+ * The decompressors a file's column chunks need: hyparquet-compressors only when one is
+ * neither read here nor Snappy. A Snappy file (CloudFront's, DuckDB's) loads hysnappy
+ * alone, the WebAssembly decoder hyparquet-compressors itself uses for Snappy: loading all
+ * of hyparquet-compressors built Brotli's dictionary and GZIP's tables too, about 7 ms of
+ * a fresh process's count of a Parquet file (issue 34).
+ */
 async function compressorsFor(metadata: FileMetaData): Promise<Compressors> {
   const codecs = metadata.row_groups.flatMap((group) => group.columns.map((column) => column.meta_data?.codec));
-  if (codecs.every((codec) => codec === undefined || READ_HERE.has(codec))) return OWN_CODECS;
+  const needed = codecs.filter((codec) => codec !== undefined && !READ_HERE.has(codec));
+  if (needed.length === 0) return OWN_CODECS;
+  if (needed.every((codec) => codec === 'SNAPPY')) {
+    snappyCodecs ??= import('hysnappy').then(({ snappyUncompressor }) => ({ SNAPPY: snappyUncompressor(), ...OWN_CODECS }));
+    return snappyCodecs;
+  }
   allCodecs ??= import('hyparquet-compressors').then(({ compressors }) => ({ ...compressors, ...OWN_CODECS }));
   return allCodecs;
 }
