@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -157,10 +157,11 @@ describe('tally put', () => {
     writeFileSync(join(dir, 'empty.log'), '');
     copyFileSync(join(REPO_ROOT, 'fixtures', 'logs', 'truncated.log.gz'), join(dir, 'truncated.log.gz'));
     copyFileSync(join(REPO_ROOT, 'fixtures', 'logs', 'header-only.log.gz'), join(dir, 'header-only.log.gz'));
+    mkdirSync(join(dir, 'a-folder'));
     const env = operatorEnv(info, { queueUrl: queues.queueUrl, dlqUrl: queues.dlqUrl, prefix });
 
     const outcomes: [string, number, string][] = [];
-    for (const file of ['notes.txt', 'notes.gz', 'empty.log', 'truncated.log.gz', 'header-only.log.gz']) {
+    for (const file of ['notes.txt', 'notes.gz', 'empty.log', 'truncated.log.gz', 'header-only.log.gz', 'a-folder']) {
       const io = captureIo();
       outcomes.push([file, await put([file], io, env, dir), io.stderr]);
     }
@@ -175,6 +176,8 @@ describe('tally put', () => {
     expect(said['notes.gz']).toBe(`${countSays('notes.gz').replace('tally count:', 'tally put:')}; nothing was put\n`);
     expect(said['truncated.log.gz']).toBe(`${countSays('truncated.log.gz').replace('tally count:', 'tally put:')}; nothing was put\n`);
     expect(said['empty.log']).toBe('tally put: file empty.log: empty: nothing to count; nothing was put\n');
+    // tryout: a directory said "EISDIR: illegal operation on a directory, read", exit 1.
+    expect(said['a-folder']).toBe('tally put: a-folder: a directory, not a log file (name the files in it); nothing was put\n');
     expect(said['header-only.log.gz']).toBe('tally put: file header-only.log.gz: no request line with a day: nothing to count (tally count header-only.log.gz shows its lines)\n');
     expect(listed.KeyCount ?? 0).toBe(0);
     expect(await queueDepth(sqs, queues.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
