@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { readPlain } from 'hyparquet/src/plain.js';
-import { placePlainValues } from '../../src/adapters/logs/parquet-plain';
+import { placePlainValues, plainNumbers, type NumberUnit } from '../../src/adapters/logs/parquet-plain';
 
 /**
  * Where the values of a PLAIN BYTE_ARRAY page are (src/adapters/logs/parquet-plain.ts, in
@@ -75,5 +75,57 @@ describe('placePlainValues', () => {
     const one = [new Int32Array(1), new Int32Array(1)] as const;
     expect(placePlainValues(small, 0, 1, undefined, MAX_LEVEL, one[0], one[1])).toBe(1);
     expect([one[0][0], one[1][0]]).toEqual([4, 5]);
+  });
+});
+
+/**
+ * The reference for plainNumbers, as hyparquet converts the same values (INT64 a bigint,
+ * DATE days × 86,400,000 ms, TIMESTAMP_MICROS divided toward zero, an instant no Date
+ * holds none): stated with BigInt, exact, value by value.
+ */
+function referenceNumber(raw: bigint, unit: NumberUnit): number | 'past 2^53' {
+  if (raw > 9007199254740991n || raw < -9007199254740992n) return 'past 2^53';
+  const value = Number(raw);
+  if (unit === 'integer') return value;
+  const millis = unit === 'days' ? value * 86_400_000 : unit === 'micros' ? Number(raw / 1000n) : value;
+  return Math.abs(millis) <= 8.64e15 ? millis : Number.NaN;
+}
+
+describe('plainNumbers', () => {
+  const units: NumberUnit[] = ['integer', 'days', 'millis', 'micros'];
+  const int64 = fc.oneof(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), fc.bigInt({ min: -(2n ** 54n), max: 2n ** 54n }), fc.bigInt({ min: -100_000n, max: 100_000n }));
+  const int32 = fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }).map((value) => BigInt(value));
+
+  it('reads INT32 and INT64 values as the reference does, every unit, false past 2^53', () => {
+    fc.assert(
+      fc.property(fc.boolean(), fc.constantFrom(...units), fc.nat(9), (wide, unit, before) =>
+        fc.assert(
+          fc.property(fc.array(wide ? int64 : int32, { maxLength: 200 }), (values) => {
+            const size = wide ? 8 : 4;
+            const page = new Uint8Array(before + values.length * size + 3).fill(0xab);
+            const view = new DataView(page.buffer);
+            values.forEach((value, i) => (wide ? view.setBigInt64(before + i * size, value, true) : view.setInt32(before + i * size, Number(value), true)));
+            const out = new Float64Array(values.length + 2).fill(7);
+            const expected = values.map((value) => referenceNumber(value, unit));
+            const read = plainNumbers(page, before, values.length, wide, unit, out);
+            if (expected.includes('past 2^53')) {
+              expect(read).toBe(false);
+              return;
+            }
+            expect(read).toBe(true);
+            // -0 (a negative microsecond divided toward zero) is the instant 0.
+            expect(Array.from(out.subarray(0, values.length), (value) => (value === 0 ? 0 : value))).toEqual(expected);
+            expect(Array.from(out.subarray(values.length))).toEqual([7, 7]);
+          }),
+          { numRuns: 20 },
+        ),
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('refuses values that run past their page', () => {
+    expect(() => plainNumbers(new Uint8Array(15), 0, 2, true, 'integer', new Float64Array(2))).toThrow(/run past their page/);
+    expect(() => plainNumbers(new Uint8Array(8), 1, 2, false, 'days', new Float64Array(2))).toThrow(/run past their page/);
   });
 });

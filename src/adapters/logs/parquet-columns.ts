@@ -7,7 +7,7 @@ import { decompressPage } from 'hyparquet/src/datapage.js';
 import { getMaxDefinitionLevel, getTreePath, isFlatColumn } from 'hyparquet/src/schema.js';
 import { fieldKey } from '../../domain/logs/cloudfront-log';
 import type { ColumnRun } from '../../domain/logs/column-run';
-import { placePlainValues } from './parquet-plain';
+import { placePlainValues, plainNumbers, type NumberUnit } from './parquet-plain';
 import { HybridDecoder } from './parquet-rle';
 
 /**
@@ -401,38 +401,9 @@ function plainText(page: Uint8Array, at: number, rows: number, definitions: Int3
   return { bytes: out, starts, ends, longest };
 }
 
-/** What the integers of a typed column count: themselves, or days, ms or µs since the epoch (read as epoch ms). */
-type NumberUnit = 'integer' | 'days' | 'millis' | 'micros';
-
-/**
- * `count` PLAIN INT32 or INT64 values from `at` as numbers into `out`, dates and
- * timestamps as epoch milliseconds (a time no Date holds: NaN, none, as hyparquet's
- * invalid Date is written); false when an INT64 is past 2^53 (no exact double).
- */
+/** `count` PLAIN INT32 or INT64 values from `at` as numbers into `out` (parquet-plain.ts); false when an INT64 is past 2^53. */
 function readNumbers(page: Uint8Array, at: number, count: number, int64: boolean, unit: NumberUnit, out: Float64Array): boolean {
-  const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
-  if (at + count * (int64 ? 8 : 4) > page.length) throw new Error('typed values run past their page');
-  for (let i = 0; i < count; i++) {
-    let value: number;
-    if (int64) {
-      const low = view.getUint32(at, true);
-      const high = view.getInt32(at + 4, true);
-      at += 8;
-      if (high > 0x1fffff || high < -0x200000) return false;
-      value = high * 4294967296 + low;
-    } else {
-      value = view.getInt32(at, true);
-      at += 4;
-    }
-    if (unit === 'integer') {
-      out[i] = value;
-      continue;
-    }
-    // µs to ms as hyparquet divides (bigint division: toward zero).
-    const millis = unit === 'days' ? value * 86_400_000 : unit === 'micros' ? Math.trunc(value / 1000) : value;
-    out[i] = Math.abs(millis) <= MAX_DATE_MS ? millis : Number.NaN;
-  }
-  return true;
+  return plainNumbers(page, at, count, int64, unit, out);
 }
 
 /**

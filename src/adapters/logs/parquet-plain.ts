@@ -1,6 +1,11 @@
 import { PARQUET_PLAIN_WASM_BASE64 } from './parquet-plain-wasm';
 
 /**
+ * PLAIN-encoded Parquet values read in WebAssembly (parquet-plain.wat): where a BYTE_ARRAY
+ * page's values are, and INT32 / INT64 values as numbers.
+ */
+
+/**
  * Where each of `rows` PLAIN BYTE_ARRAY values from `page[at]` is (4-byte little-endian
  * length, then the bytes): into `starts` and `ends`, offsets in `page`. A row whose
  * definition level is not `maxDefinition` (when `definitions` is given) has none: an empty
@@ -33,6 +38,33 @@ export function placePlainValues(page: Uint8Array, at: number, rows: number, def
   return longest;
 }
 
+/** What the integers of a typed column count (see parquet-columns.ts). */
+export type NumberUnit = 'integer' | 'days' | 'millis' | 'micros';
+const UNIT_CODES: Record<NumberUnit, number> = { integer: 0, days: 1, millis: 2, micros: 3 };
+
+/**
+ * `count` PLAIN INT32 or INT64 values from `page[at]` as numbers into `out`, dates and
+ * timestamps as epoch milliseconds (a time no Date holds: NaN, none, as hyparquet's
+ * invalid Date is written); false when an INT64 is past 2^53 (no exact double). In
+ * WebAssembly (parquet-plain.wat): the JavaScript loop boxed a number per value while a
+ * fresh process ran it unoptimized (issue 34).
+ */
+export function plainNumbers(page: Uint8Array, at: number, count: number, int64: boolean, unit: NumberUnit, out: Float64Array): boolean {
+  const size = count * (int64 ? 8 : 4);
+  if (at + size > page.length) throw new Error('typed values run past their page');
+  if (count > out.length) throw new RangeError(`${count} values for ${out.length} places`);
+  const outAt = align8(size);
+  const needed = outAt + 8 * count;
+  if (needed > MAX_MEMORY_BYTES) throw new RangeError(`a page of ${count} typed values: more than this reader holds`);
+  const wasm = plainModule();
+  const memory = wasm.memory;
+  if (needed > memory.buffer.byteLength) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / WASM_PAGE_BYTES));
+  new Uint8Array(memory.buffer).set(page.subarray(at, at + size), 0);
+  if (wasm.numbers(count, int64 ? 1 : 0, UNIT_CODES[unit], outAt) !== 0) return false;
+  out.set(new Float64Array(memory.buffer, outAt, count));
+  return true;
+}
+
 function align8(value: number): number {
   return (value + 7) & ~7;
 }
@@ -46,6 +78,7 @@ declare const WebAssembly: {
 interface PlainExports {
   readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
   readonly place: (end: number, rows: number, levels: number, maxLevel: number, starts: number, ends: number, base: number) => number;
+  readonly numbers: (count: number, int64: number, unit: number, out: number) => number;
 }
 
 const WASM_PAGE_BYTES = 65_536;

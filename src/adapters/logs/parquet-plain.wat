@@ -1,14 +1,15 @@
-;; Where each value of a PLAIN-encoded BYTE_ARRAY page is (a 4-byte little-endian length,
-;; then the bytes), in WebAssembly. The source of src/adapters/logs/parquet-plain-wasm.ts,
+;; PLAIN-encoded Parquet values, in WebAssembly: where each value of a BYTE_ARRAY page is
+;; (a 4-byte little-endian length, then the bytes), and INT32 / INT64 values as numbers. The source of src/adapters/logs/parquet-plain-wasm.ts,
 ;; which `node scripts/build-wasm.mjs` writes (test/unit/line-scanner.test.ts checks the
 ;; two agree); placePlain in parquet-columns.ts copies the page in, calls $place and copies
 ;; the places out. WebAssembly because a fresh process ran this loop as unoptimized
 ;; JavaScript for most of a file: the AWS-documented shape writes sc_bytes as PLAIN
 ;; strings, 900,000 of them in the bench's file (issue 34).
 ;;
-;; Memory, laid out by the caller: the page's values part at [0, end), then (when some
-;; rows are absent) each row's definition level (Int32) at `levels`, then `rows` Int32
-;; starts at `starts` and as many ends at `ends`.
+;; Memory, laid out by the caller: the page's values part at [0, end), then for $place
+;; (when some rows are absent) each row's definition level (Int32) at `levels`, then
+;; `rows` Int32 starts at `starts` and as many ends at `ends`; for $numbers the values
+;; (Float64) at `out`.
 (module
   (memory (export "memory") 1)
 
@@ -39,4 +40,35 @@
         (local.set $row (i32.add (local.get $row) (i32.const 1)))
         (br $rows)))
     (local.get $longest))
+;; `count` PLAIN INT64 (`int64` 1) or INT32 values from 0 as numbers (Float64) at `out`,
+  ;; as parquet-columns.ts's readNumbers states them: `unit` 0 the integer itself, 1 days,
+  ;; 2 milliseconds, 3 microseconds since the epoch, the last three as epoch milliseconds
+  ;; (microseconds divided toward zero), NaN past what a Date holds (8.64e15 ms). Answers
+  ;; 0, or 1 when an INT64 is past 2^53 (no exact double: the caller reads the page otherwise).
+  (func (export "numbers") (param $count i32) (param $int64 i32) (param $unit i32) (param $out i32) (result i32)
+    (local $i i32) (local $wide i64) (local $value f64)
+    (block $done
+      (loop $values
+        (br_if $done (i32.ge_u (local.get $i) (local.get $count)))
+        (if (local.get $int64)
+          (then
+            (local.set $wide (i64.load (i32.shl (local.get $i) (i32.const 3))))
+            (if (i32.or (i64.lt_s (local.get $wide) (i64.const -9007199254740992))
+                        (i64.gt_s (local.get $wide) (i64.const 9007199254740991)))
+              (then (return (i32.const 1))))
+            (local.set $value (f64.convert_i64_s (local.get $wide))))
+          (else
+            (local.set $value (f64.convert_i32_s (i32.load (i32.shl (local.get $i) (i32.const 2)))))))
+        (if (local.get $unit)
+          (then
+            (if (i32.eq (local.get $unit) (i32.const 1))
+              (then (local.set $value (f64.mul (local.get $value) (f64.const 86400000)))))
+            (if (i32.eq (local.get $unit) (i32.const 3))
+              (then (local.set $value (f64.trunc (f64.div (local.get $value) (f64.const 1000))))))
+            (if (i32.eqz (f64.le (f64.abs (local.get $value)) (f64.const 8.64e15)))
+              (then (local.set $value (f64.const nan))))))
+        (f64.store (i32.add (local.get $out) (i32.shl (local.get $i) (i32.const 3))) (local.get $value))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $values)))
+    (i32.const 0))
 )
