@@ -115,7 +115,8 @@ describe('every route refuses hostile parameters with a 4xx and a message, readi
     const started = performance.now();
     const response = await handleUsageApiRequest(event, deps);
     const ms = performance.now() - started;
-    const body = JSON.parse(response.body ?? '{}') as { message?: string };
+    // A CSV answer (format=csv, Accept: text/csv) has no message.
+    const body = (response.headers?.['content-type']?.startsWith('application/json') ? JSON.parse(response.body ?? '{}') : {}) as { message?: string };
     return { status: response.statusCode, message: body.message ?? '', ms, reads: [...reads] };
   }
 
@@ -246,6 +247,35 @@ describe('every route refuses hostile parameters with a 4xx and a message, readi
         expect([answer.status, answer.message.length > 0, answer.reads]).toEqual([400, true, []]);
       }),
       { numRuns: 100 },
+    );
+  });
+
+  /** Accept headers: what browsers and tools send, several types, parameters, nonsense. */
+  const accept = fc.oneof(
+    fc.constantFrom('text/csv', 'application/json', '*/*', 'text/csv;q=0', 'text/csv, application/json;q=0.1', 'text/*', 'text/html', '', ';;;', 'text/csv;q=abc', 'x'.repeat(2_000)),
+    fc.string({ maxLength: 40 }),
+  );
+
+  /** A good request of every route whose other parameters (and Accept) are hostile: 200 or a 4xx with a message, never a 5xx. */
+  const routes = [
+    { name: 'usage', path: '/v1/accounts/acme/usage', token: () => tenant, base: { from: '2026-11-01', to: '2026-11-03' }, optional: ['granularity', 'format', 'quota', 'tz'] },
+    { name: 'explain', path: '/v1/accounts/acme/days/2026-11-02/explain', token: () => tenant, base: {}, optional: ['format', 'tz'] },
+    { name: 'ranking', path: '/v1/accounts', token: () => admin, base: { from: '2026-11-01', to: '2026-11-03' }, optional: ['metric', 'format'] },
+  ] as const;
+
+  it.each(routes.map((route) => [route.name, route] as const))('%s: any value of its other parameters and of Accept is answered, never a 5xx', async (_name, route) => {
+    const values = fc.oneof(hostileText, fc.constantFrom('csv', 'json', 'hour', 'day', 'month', 'true', 'false', 'UTC', 'Asia/Tokyo', 'Asia/Kolkata', 'bytes', 'requests'));
+    await fc.assert(
+      fc.asyncProperty(fc.dictionary(fc.constantFrom(...route.optional), values), fc.option(accept), async (optional, acceptHeader) => {
+        const query = { ...route.base, ...optional };
+        const event = usageApiEvent({ path: route.path, token: route.token(), query, ...(acceptHeader === null ? {} : { headers: { accept: acceptHeader } }) });
+        const answer = await call(event);
+
+        expect(answer.ms).toBeLessThan(BOUNDED_MS);
+        if (answer.status >= 400) expect([answer.status < 500, answer.message.length > 0, answer.reads]).toEqual([true, true, []]);
+        else expect(answer.status).toBe(200);
+      }),
+      { numRuns: 150 },
     );
   });
 
@@ -406,6 +436,26 @@ describe('every command refuses hostile option values with exit 2 and a message 
         }
       }),
       { numRuns: kind === 'text' ? 10 : 25 },
+    );
+  });
+});
+
+describe('tally count and tally put refuse a file argument that names no log file, with exit 2 and in bounded time', () => {
+  /** What no log file is: an empty name, blanks, a folder, endless or empty devices. Each alone, or after a good file. */
+  const notAFile = fc.constantFrom('', ' ', '.', '..', NO_STACK, '/', '/dev/zero', '/dev/urandom', '/dev/null');
+
+  it.each(['count', 'put'])('tally %s', async (command) => {
+    await fc.assert(
+      fc.asyncProperty(notAFile, fc.boolean(), async (name, afterGood) => {
+        const io = captureIo();
+        const started = performance.now();
+        const code = await runCli([command, ...(afterGood ? [PLAIN_LOG] : []), name], { io, env: {}, cwd: NO_STACK, now: () => new Date('2026-11-23T12:00:00Z') });
+
+        expect(code).toBe(2);
+        expect(io.stderr).toMatch(new RegExp(`^tally ${command}: file .*(the file name is empty|is a folder, not a log file|is a device or socket, not a log file)\n$`));
+        expect(performance.now() - started).toBeLessThan(BOUNDED_MS);
+      }),
+      { numRuns: 30 },
     );
   });
 });

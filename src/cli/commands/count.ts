@@ -1,8 +1,9 @@
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { readLogFormat, readMetricRules, readResolver } from '../../adapters/config';
 import { openLogFile } from '../../adapters/logs/log-opening';
 import { missedHostReason, RESOLVER_FORMS } from '../../domain/logs/account-resolver';
-import { ConfigError, PoisonObjectError } from '../../domain/errors';
+import { ConfigError, PoisonObjectError, ValidationError } from '../../domain/errors';
 import { countObject, type CountSettings, type FormatCount } from '../../domain/logs/log-formats';
 import { countsEstimates } from '../../domain/logs/log-fields';
 import { metricNames } from '../../domain/logs/metric-rules';
@@ -131,6 +132,29 @@ function refuseEmptyCountFlags(options: { readonly resolver?: string; readonly f
   }
 }
 
+/**
+ * Refuses, before anything is read, a file argument that names no log file: an empty
+ * name (an unset shell variable; it would read the folder), a folder, a device such as
+ * /dev/zero (endless bytes: the count would never end) or a socket. `pipes` lets a FIFO
+ * through (`tally count <(zcat a.gz)` streams it once); `tally put` reads a file twice and
+ * takes regular files only. A missing file is left to the reader ("no such file").
+ */
+export function refuseNonLogFiles(names: readonly string[], cwd: string, pipes: boolean): void {
+  for (const name of names) {
+    if (name.trim() === '') throw new ValidationError(`file "${name}": the file name is empty`);
+    let kind: string | undefined;
+    try {
+      const stats = statSync(resolve(cwd, name));
+      if (stats.isDirectory()) kind = 'a folder';
+      else if (stats.isFIFO()) kind = pipes ? undefined : 'a pipe (put reads a file twice: save it to a file first)';
+      else if (!stats.isFile()) kind = 'a device or socket';
+    } catch {
+      continue;
+    }
+    if (kind !== undefined) throw new ValidationError(`file ${name}: is ${kind}, not a log file`);
+  }
+}
+
 /** Hosts the resolver missed that `tally count` names, over all its files. */
 const MISSED_SHOWN = 5;
 
@@ -175,6 +199,7 @@ export const countCommand = defineCommand<{
   async run({ options, args, context: { io, env, cwd } }) {
     const { fields, delimiter, samplingRate } = options;
     refuseEmptyCountFlags(options);
+    refuseNonLogFiles(args, cwd, true);
     const choice = chooseCountSettings(options, env, cwd);
     const settings = describeCountSettings(choice, readMetricRules(choice.metrics, choice.metricsFrom));
     // The settings come first, so that the counts are read with them; --json keeps stdout for the JSON.

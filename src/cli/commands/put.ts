@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { firstHourOf, putLogs, type LogFile, type PutLogResult } from '../../app/ingest/put-logs';
 import { ConfigError, ValidationError } from '../../domain/errors';
-import { countLogFile } from './count';
+import { countLogFile, refuseNonLogFiles } from './count';
 import { defineCommand, JSON_OPTION } from '../command';
 import { formatTable } from '../io';
 import { logBucketOf } from '../operator-target';
@@ -25,6 +25,8 @@ export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
   options: [{ flags: '--dry-run', help: 'say which object each file would become; put and send nothing' }, JSON_OPTION],
   target: { settings: [] },
   async run({ options, args, context: { io, cwd }, target: open }) {
+    // Before the target: a folder or /dev/zero is refused with nothing opened or read.
+    refuseNonLogFiles(args, cwd, false);
     const { target, clients } = await open();
     if (!target.emulated) {
       throw new ConfigError(
