@@ -14,7 +14,7 @@ import { hideHealth, renderHealth } from './health.js';
 import { destroyChart, renderChart } from './chart.js';
 import { destroyHourChart, renderHourChart } from './hour-chart.js';
 import { $, clear, el, fillNotice, setStatus } from './dom.js';
-import { decodeClaims, isExpired } from './lib/claims.js';
+import { decodeClaims, isExpired, tokenFromPaste } from './lib/claims.js';
 import { longDay, metricLabel, readableValue, shortDay, utcTime } from './lib/format.js';
 import { checkSelection, rangeFor, rangeLength } from './lib/selection.js';
 import { accountZoneOf, browserZone, hoursNote, hoursOfDay, MAX_HOURLY_CHART_DAYS, missingHoursReason, parseHourStart, pickZone, todayIn, zoneOptions } from './lib/time-zone.js';
@@ -558,7 +558,7 @@ async function downloadCsv() {
 function init() {
   $('signin-form').addEventListener('submit', (event) => {
     event.preventDefault();
-    const token = $('token-input').value.trim().replace(/^Bearer\s+/i, '');
+    const token = tokenFromPaste($('token-input').value);
     const base = $('api-base-input').value.trim();
     if (base && !/^https?:\/\/[^\s]+$/.test(base)) {
       showSignIn({ title: 'The API base URL is not valid.', detail: 'Use a URL such as https://usage.example.com, or leave it empty.' });

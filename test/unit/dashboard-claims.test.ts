@@ -1,4 +1,4 @@
-import { decodeClaims, isExpired } from '../../src/dashboard/lib/claims';
+import { decodeClaims, isExpired, tokenFromPaste } from '../../src/dashboard/lib/claims';
 
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const token = (claims: unknown) => `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url(claims)}.c2lnbmF0dXJl`;
@@ -18,6 +18,16 @@ describe('dashboard token claims', () => {
     expect(() => decodeClaims('this is not a token')).toThrow('expected three base64url parts separated by dots');
     expect(() => decodeClaims('a.b.c')).toThrow('its claims could not be read');
     expect(() => decodeClaims(`x.${base64url(42)}.y`)).toThrow('That does not look like an access token.');
+  });
+
+  it('takes the token out of what a user pastes: a terminal-wrapped line, a Bearer header, quotes', () => {
+    // tryout: a token copied from a terminal that broke its line was refused as "not an access token".
+    const jwt = token({ accounts: ['acme'] });
+    for (const pasted of [jwt, `${jwt}\n`, `  ${jwt}  `, `${jwt.slice(0, 40)}\n${jwt.slice(40, 90)}\r\n${jwt.slice(90)}`, `Bearer ${jwt}`, `"${jwt}"`, `'${jwt}'\n`]) {
+      expect(tokenFromPaste(pasted)).toBe(jwt);
+      expect(decodeClaims(tokenFromPaste(pasted)).accounts).toEqual(['acme']);
+    }
+    expect(tokenFromPaste('  ')).toBe('');
   });
 
   it('treats a token as expired from its expiry second on', () => {

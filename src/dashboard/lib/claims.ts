@@ -14,6 +14,19 @@ export interface TokenClaims {
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
+/**
+ * The token in what a user pasted: without the white space a terminal puts in a long
+ * line it wraps (a JWT holds none), an `Authorization` header's `Bearer `, or the quotes
+ * of a JSON or shell string around it.
+ *
+ * @example tokenFromPaste('Bearer eyJh.eyJh\n.sig ') // 'eyJh.eyJh.sig'
+ */
+export function tokenFromPaste(text: string): string {
+  const trimmed = text.trim().replace(/^Bearer\s+/i, '');
+  const unquoted = /^(["'])(.*)\1$/s.exec(trimmed)?.[2] ?? trimmed;
+  return unquoted.replace(/\s+/g, '');
+}
+
 /** Reads a JWT's claims, throwing an `Error` whose message tells the user what is wrong. */
 export function decodeClaims(token: string): TokenClaims {
   const parts = token.split('.');
