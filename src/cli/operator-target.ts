@@ -35,7 +35,7 @@ export interface OperatorTarget {
   /** The webhook queue `tally close` hands events to (`TALLY_WEBHOOK_QUEUE_URL`); none: webhooks off. */
   readonly webhookQueueUrl?: string;
   /** The Stripe settings the target names besides the environment (the local stack's sender queue, base, meters). */
-  readonly stripe?: { readonly queueUrl?: string; readonly apiBase?: string; readonly meters?: string };
+  readonly stripe?: { readonly queueUrl?: string; readonly apiBase?: string; readonly meters?: string; readonly window?: string };
   /** The emulators' keys (local stack, or loopback endpoints and no keys), or keys the environment gives. */
   readonly credentials?: AwsCredentialIdentity;
   /** Says where the target came from, for the first line of a command's output. */
@@ -155,6 +155,7 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
       TALLY_STRIPE_QUEUE_URL: env.TALLY_STRIPE_QUEUE_URL ?? info.stripe?.queueUrl,
       TALLY_STRIPE_API_BASE: env.TALLY_STRIPE_API_BASE ?? info.stripe?.apiBase,
       TALLY_STRIPE_METERS: env.TALLY_STRIPE_METERS ?? info.stripe?.meters,
+      TALLY_STRIPE_WINDOW: env.TALLY_STRIPE_WINDOW ?? info.stripe?.window,
       // The consumer's own counting settings, as `npm start` recorded them; the environment wins.
       ...Object.fromEntries(Object.entries(info.consumer ?? {}).filter(([name]) => env[name] === undefined)),
     };
@@ -213,6 +214,7 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
       ...(given(overlay.TALLY_STRIPE_QUEUE_URL) ? { queueUrl: overlay.TALLY_STRIPE_QUEUE_URL } : {}),
       ...(given(overlay.TALLY_STRIPE_API_BASE) ? { apiBase: overlay.TALLY_STRIPE_API_BASE } : {}),
       ...(given(overlay.TALLY_STRIPE_METERS) ? { meters: overlay.TALLY_STRIPE_METERS } : {}),
+      ...(given(overlay.TALLY_STRIPE_WINDOW) ? { window: overlay.TALLY_STRIPE_WINDOW } : {}),
     },
     logPrefix: overlay.TALLY_LOG_PREFIX ?? '',
     ...(credentials === undefined ? {} : { credentials }),

@@ -74,7 +74,7 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
   if (stripeOn) {
     const stripe = readStripeConfig(env);
     const queues = await createQueuePair(stack, 'tally-stripe', LOCAL_STRIPE_MAX_RECEIVE_COUNT);
-    info.stripe = { queueUrl: queues.queueUrl, apiBase: stripe.apiBase, meters: JSON.stringify(stripe.meters) };
+    info.stripe = { queueUrl: queues.queueUrl, apiBase: stripe.apiBase, meters: JSON.stringify(stripe.meters), window: stripe.window };
     Object.assign(info, { stripeDlqUrl: queues.dlqUrl });
   }
   const closerConfig = readCloserConfig({

@@ -30,7 +30,7 @@ export interface LocalStackInfo {
   /** The webhook queue and its DLQ, when `npm start` runs with TALLY_WEBHOOK_URL and TALLY_WEBHOOK_SECRET. */
   webhookQueueUrl?: string;
   /** The Stripe sender's queue and settings when `npm start` runs it (never the API key). */
-  stripe?: { queueUrl: string; apiBase: string; meters: string };
+  stripe?: { queueUrl: string; apiBase: string; meters: string; window?: string };
   webhookDlqUrl?: string;
   /**
    * The consumer's counting settings (`TALLY_METRICS`, `TALLY_RESOLVER`, `TALLY_SHARDS`,

@@ -246,6 +246,30 @@ describe('TALLY_STRIPE_WINDOW=hour', () => {
     );
   });
 
+  it('tally stripe push with day windows against hour meters refuses before writing anything; with hour windows it sends the hours', async () => {
+    const s = await scenario('hour');
+    const acme = uniqueId('acme');
+    await s.sync().store.link({ account: acme, customer: 'cus_hourpush01', linkedAt: `${D1}T00:00:00Z` });
+    s.moveTo(`${D1}T10:30:00Z`);
+    await s.ingest(D1, 10, 51, acme);
+    s.moveTo(`${D4}T00:30:00Z`);
+    await closeOk(testCloser(s.env, s.now));
+    // The operator's environment without TALLY_STRIPE_WINDOW: day windows, the default.
+    const dayEnv = Object.fromEntries(Object.entries(s.stripeEnv).filter(([name]) => name !== 'TALLY_STRIPE_WINDOW'));
+
+    const refused = captureIo();
+    const refusedCode = await tallyCommand('stripe')(['push', '--account', acme], refused, { ...s.env, ...dayEnv }, process.cwd(), s.now);
+    const afterRefusal = await s.sync().store.records(acme, D1, D1);
+    const pushed = captureIo();
+    const pushedCode = await tallyCommand('stripe')(['push', '--account', acme], pushed, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+
+    expect(refusedCode).toBe(2);
+    expect(refused.stderr).toContain('has event_time_window=hour but TALLY_STRIPE_WINDOW is day: set TALLY_STRIPE_WINDOW=hour');
+    expect(afterRefusal).toEqual([]);
+    expect(pushedCode).toBe(0);
+    expect(s.requestEvents().map((e) => [e.timestamp, Number(e.payload.value)])).toEqual([[hourEventTimestamp(D1, 10, 1), s.counted.get(`${D1} 10`)]]);
+  });
+
   it('linking sends from the first whole hour of the customer\'s current period, never its hours before', async () => {
     const s = await scenario('hour');
     const acme = uniqueId('acme');

@@ -55,6 +55,7 @@ async function stripeDeps(open: OpenTarget, env: Env, needsKey: boolean, now: ()
     TALLY_STRIPE_API_BASE: target.stripe?.apiBase,
     TALLY_STRIPE_METERS: target.stripe?.meters,
     TALLY_STRIPE_QUEUE_URL: target.stripe?.queueUrl,
+    TALLY_STRIPE_WINDOW: target.stripe?.window,
     ...Object.fromEntries(Object.entries(env).filter(([name, value]) => name.startsWith('TALLY_STRIPE_') && value !== undefined && value !== '')),
   };
   const hasKey = settings.TALLY_STRIPE_API_KEY !== undefined;
@@ -69,6 +70,26 @@ async function stripeDeps(open: OpenTarget, env: Env, needsKey: boolean, now: ()
     { clock: now },
   );
   return hasKey ? deps : { ...deps, api: NO_KEY_API };
+}
+
+/**
+ * Refuses (exit 2) before anything is written when a configured meter's event time window is not
+ * the one this command would send (`TALLY_STRIPE_WINDOW`, from the environment or the local stack):
+ * day events on an hour meter, or hour events on a day meter, would bill wrong. Needs the key; without
+ * it nothing is checked (the sender's own setting decides what is sent).
+ */
+async function requireMatchingWindows(deps: StripeSyncDeps): Promise<void> {
+  if (deps.api === NO_KEY_API) return;
+  const window = deps.window ?? 'day';
+  const meters = await deps.api.meters();
+  for (const eventName of Object.values(deps.meters)) {
+    const meter = meters.find((m) => m.eventName === eventName && m.status === 'active');
+    if (meter === undefined || meter.eventTimeWindow === window || (meter.eventTimeWindow !== 'day' && meter.eventTimeWindow !== 'hour')) continue;
+    throw new ConfigError(
+      `the meter of ${eventName} (${meter.id}) has event_time_window=${meter.eventTimeWindow} but TALLY_STRIPE_WINDOW is ${window}: ` +
+        `set TALLY_STRIPE_WINDOW=${meter.eventTimeWindow} as the sender has it (nothing was written)`,
+    );
+  }
 }
 
 /** `tally stripe link`: exit 0. */
@@ -96,6 +117,7 @@ export const stripeLinkCommand = defineCommand<{ account: string; customer: stri
     if (options.force !== true) await requireMeasuredAccount(open, options.account);
     const { linkAccount } = await import('../../app/billing/stripe-sync');
     const deps = await stripeDeps(open, env, false, now);
+    await requireMatchingWindows(deps);
     const result = await linkAccount(deps, options.account, options.customer, options.from === undefined ? {} : { from: options.from });
     if (options.json === true) {
       io.out(`${JSON.stringify({ account: options.account, customer: options.customer, ...result })}\n`);
@@ -211,7 +233,7 @@ async function stripeOnly(env: Env, target: () => Promise<OpenTarget>): Promise<
   if (fromEnv.TALLY_STRIPE_METERS === undefined || fromEnv.TALLY_STRIPE_API_BASE === undefined) {
     try {
       const { stripe } = (await target()).target;
-      fromTarget = { TALLY_STRIPE_API_BASE: stripe?.apiBase, TALLY_STRIPE_METERS: stripe?.meters };
+      fromTarget = { TALLY_STRIPE_API_BASE: stripe?.apiBase, TALLY_STRIPE_METERS: stripe?.meters, TALLY_STRIPE_WINDOW: stripe?.window };
     } catch (error) {
       // No table and no running stack: the environment alone says where Stripe is.
       if (!(error instanceof ConfigError) && !(error instanceof LocalStackNotRunningError)) throw error;
@@ -270,6 +292,7 @@ export const stripePushCommand = defineCommand<{ account?: string; from?: string
   },
   async run({ options, context: { io, env, now }, target }) {
     const deps = await stripeDeps(await target(), env, true, now);
+    await requireMatchingWindows(deps);
     const { planLinked, sendPending, sendableWindow } = await import('../../app/billing/stripe-sync');
     const window = sendableWindow(now(), deps.graceHours);
     const from = options.from ?? window.from;
