@@ -177,7 +177,7 @@ describe('tally put', () => {
     expect(said['truncated.log.gz']).toBe(`${countSays('truncated.log.gz').replace('tally count:', 'tally put:')}; nothing was put\n`);
     expect(said['empty.log']).toBe('tally put: file empty.log: empty: nothing to count; nothing was put\n');
     // tryout: a directory said "EISDIR: illegal operation on a directory, read", exit 1.
-    expect(said['a-folder']).toBe('tally put: a-folder: a directory, not a log file (name the files in it); nothing was put\n');
+    expect(said['a-folder']).toBe('tally put: file a-folder: is a folder, not a log file\n');
     expect(said['header-only.log.gz']).toBe('tally put: file header-only.log.gz: no request line with a day: nothing to count (tally count header-only.log.gz shows its lines)\n');
     expect(listed.KeyCount ?? 0).toBe(0);
     expect(await queueDepth(sqs, queues.queueUrl)).toEqual({ visible: 0, inFlight: 0 });

@@ -133,7 +133,7 @@ describe('tally count', () => {
 
   it('says a directory is no log file, naming it', async () => {
     // tryout: "file fixtures: EISDIR: illegal operation on a directory, read".
-    await expect(tally('count', 'fixtures')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('tally count: fixtures: a directory, not a log file (name the files in it)\n') });
+    await expect(tally('count', 'fixtures')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('tally count: file fixtures: is a folder, not a log file\n') });
   });
 
   it('exits non-zero naming a file that does not exist', async () => {

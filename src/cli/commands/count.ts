@@ -32,7 +32,6 @@ export interface CountReport {
  */
 function fileProblem(file: string, error: unknown): string {
   if ((error as NodeJS.ErrnoException).code === 'ENOENT') return `${file}: no such file`;
-  if ((error as NodeJS.ErrnoException).code === 'EISDIR') return `${file}: a directory, not a log file (name the files in it)`;
   const reason = error instanceof PoisonObjectError ? error.reason : (error as Error).message;
   return `file ${file}: ${reason}`;
 }
