@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { readPlain } from 'hyparquet/src/plain.js';
 import { placePlainValues, plainNumbers, type NumberUnit } from '../../src/adapters/logs/parquet-plain';
+import { parseByteCountBytes } from '../../src/domain/logs/cloudfront-log';
 
 /**
  * Where the values of a PLAIN BYTE_ARRAY page are (src/adapters/logs/parquet-plain.ts, in
@@ -47,6 +48,31 @@ describe('placePlainValues', () => {
         });
         expect(next).toBe(present.length);
         expect(longest).toBe(Math.max(0, ...present.map((value) => value.length)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("reads each value as a byte count as the counter's parseByteCountBytes does (none 0)", () => {
+    const ascii = (text: string) => new TextEncoder().encode(text);
+    const value = fc.oneof(
+      fc.stringMatching(/^[0-9]{1,17}$/).map(ascii),
+      fc.constantFrom('-', '', '0', '007', '999999999999999', '1000000000000000', '12a', ' 1', '1\t', '+1', '-1').map(ascii),
+      fc.uint8Array({ maxLength: 8 }),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.option(value, { nil: undefined, freq: 5 }), { maxLength: 200 }), fc.nat(5), (rows, before) => {
+        const present = rows.filter((row) => row !== undefined);
+        const page = plainPage(present, before);
+        const definitions = Int32Array.from(rows, (row) => (row === undefined ? 0 : MAX_LEVEL));
+        const starts = new Int32Array(rows.length);
+        const ends = new Int32Array(rows.length);
+        const counts = new Float64Array(rows.length).fill(-7);
+        placePlainValues(page, before, rows.length, definitions, MAX_LEVEL, starts, ends, counts);
+        rows.forEach((_, i) => {
+          const expected = starts[i] === ends[i] ? 0 : parseByteCountBytes(page, starts[i]!, ends[i]!);
+          expect(counts[i]).toBe(expected);
+        });
       }),
       { numRuns: 300 },
     );

@@ -98,6 +98,7 @@ class ColumnPages {
     numbers: undefined,
     numberKind: undefined,
     numberText: undefined,
+    byteCounts: undefined,
   };
   private length = 0;
   private readonly reader: { view: DataView; offset: number };
@@ -113,6 +114,8 @@ class ColumnPages {
   private readonly hybrid = new HybridDecoder();
   /** Typed integer, date and timestamp columns: read as numbers (see {@link numberKind}). */
   private readonly numeric: NumericColumn | undefined;
+  /** The sc-bytes column: its PLAIN text pages' values are read as byte counts too. */
+  private readonly byteCountColumn: boolean;
 
   constructor(
     private readonly name: string,
@@ -124,6 +127,7 @@ class ColumnPages {
     const { element } = decoder;
     const logical = element.logical_type?.type;
     this.text = decoder.type === 'BYTE_ARRAY' && (element.converted_type === undefined || element.converted_type === 'UTF8') && (logical === undefined || logical === 'STRING');
+    this.byteCountColumn = fieldKey(name) === fieldKey('sc-bytes');
     const kind = numberKind(decoder);
     this.numeric = kind === undefined ? undefined : { kind, unit: numberUnit(decoder, kind), decoder: { ...decoder, parsers: NUMBER_PARSERS }, text: numberText(kind, name) };
   }
@@ -184,8 +188,9 @@ class ColumnPages {
     this.textPage(header, encoding);
   }
 
-  private use(rendered: Rendered, entries?: Int32Array): void {
+  private use(rendered: Rendered, entries?: Int32Array, byteCounts?: Float64Array): void {
     const run = this.run;
+    run.byteCounts = byteCounts;
     run.bytes = rendered.bytes;
     run.starts = rendered.starts;
     run.ends = rendered.ends;
@@ -213,6 +218,7 @@ class ColumnPages {
     run.numbers = numbers;
     run.numberKind = numeric.kind;
     run.numberText = numeric.text;
+    run.byteCounts = undefined;
     this.length = numbers.length;
   }
 
@@ -333,7 +339,9 @@ class ColumnPages {
     const at = valuesAt;
     const maxDefinition = this.maxDefinition;
     if (encoding === 'PLAIN') {
-      this.use(plainText(page, at, rows, definitions, maxDefinition, this.buffers.ints(3, rows), this.buffers.ints(4, rows), this.name));
+      // The sc-bytes column's values are read as byte counts as they are placed (the AWS-documented shape writes them as PLAIN strings).
+      const counts = this.byteCountColumn ? this.buffers.floats(rows, 2) : undefined;
+      this.use(plainText(page, at, rows, definitions, maxDefinition, this.buffers.ints(3, rows), this.buffers.ints(4, rows), this.name, counts), undefined, counts);
       return;
     }
     const dictionary = this.dictionary;
@@ -370,9 +378,19 @@ function spreadEntries(indices: Int32Array, definitions: Int32Array, maxDefiniti
 }
 
 /** Where each of `rows` PLAIN BYTE_ARRAY values from `at` is in the page (`starts`, `ends`); answers the longest's length (parquet-plain.ts). */
-function placePlain(page: Uint8Array, at: number, rows: number, definitions: Int32Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array, name: string): number {
+function placePlain(
+  page: Uint8Array,
+  at: number,
+  rows: number,
+  definitions: Int32Array | undefined,
+  maxDefinition: number,
+  starts: Int32Array,
+  ends: Int32Array,
+  name: string,
+  counts?: Float64Array,
+): number {
   try {
-    return placePlainValues(page, at, rows, definitions, maxDefinition, starts, ends);
+    return placePlainValues(page, at, rows, definitions, maxDefinition, starts, ends, counts);
   } catch (error) {
     throw new Error(`column ${name}: ${(error as Error).message}`, { cause: error });
   }
@@ -384,8 +402,18 @@ function placePlain(page: Uint8Array, at: number, rows: number, definitions: Int
  * where they are when none holds a tab, LF or CR (nearly always), else written escaped
  * into a buffer of their own. Fills `starts` and `ends`.
  */
-function plainText(page: Uint8Array, at: number, rows: number, definitions: Int32Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array, name: string): Rendered {
-  let longest = placePlain(page, at, rows, definitions, maxDefinition, starts, ends, name);
+function plainText(
+  page: Uint8Array,
+  at: number,
+  rows: number,
+  definitions: Int32Array | undefined,
+  maxDefinition: number,
+  starts: Int32Array,
+  ends: Int32Array,
+  name: string,
+  counts?: Float64Array,
+): Rendered {
+  let longest = placePlain(page, at, rows, definitions, maxDefinition, starts, ends, name, counts);
   if (!controlInValues(page, starts, ends)) return { bytes: page, starts, ends, longest };
   // The same values, escaped (an absent one is empty).
   const out = new Uint8Array(page.length * 3 + 1);

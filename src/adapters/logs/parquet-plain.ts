@@ -9,14 +9,25 @@ import { PARQUET_PLAIN_WASM_BASE64 } from './parquet-plain-wasm';
  * Where each of `rows` PLAIN BYTE_ARRAY values from `page[at]` is (4-byte little-endian
  * length, then the bytes): into `starts` and `ends`, offsets in `page`. A row whose
  * definition level is not `maxDefinition` (when `definitions` is given) has none: an empty
- * span where the next value would start. Answers the longest value's length; throws
- * where a value runs past the page.
+ * span where the next value would start. With `counts`, each row's value read as a byte
+ * count too (cloudfront-log.ts's parseByteCountBytes: none, empty or `-` 0, no byte
+ * count -1), found while the value is in hand. Answers the longest value's length;
+ * throws where a value runs past the page.
  *
  * In WebAssembly (parquet-plain.wat), which V8 compiles at once, where the JavaScript loop
  * ran unoptimized for much of a fresh process's count (issue 34): the page is copied in,
  * the places copied out.
  */
-export function placePlainValues(page: Uint8Array, at: number, rows: number, definitions: Int32Array | undefined, maxDefinition: number, starts: Int32Array, ends: Int32Array): number {
+export function placePlainValues(
+  page: Uint8Array,
+  at: number,
+  rows: number,
+  definitions: Int32Array | undefined,
+  maxDefinition: number,
+  starts: Int32Array,
+  ends: Int32Array,
+  counts?: Float64Array,
+): number {
   if (rows > starts.length || rows > ends.length) throw new RangeError(`${rows} values for ${Math.min(starts.length, ends.length)} places`);
   if (definitions !== undefined && definitions.length < rows) throw new RangeError(`${rows} values for ${definitions.length} definition levels`);
   const length = Math.max(0, page.length - at);
@@ -24,17 +35,20 @@ export function placePlainValues(page: Uint8Array, at: number, rows: number, def
   const levelsAt = align8(length) + 8;
   const startsAt = levelsAt + (definitions === undefined ? 0 : 4 * rows);
   const endsAt = startsAt + 4 * rows;
-  const needed = endsAt + 4 * rows;
+  const countsAt = align8(endsAt + 4 * rows);
+  const needed = countsAt + (counts === undefined ? 0 : 8 * rows);
+  if (counts !== undefined && counts.length < rows) throw new RangeError(`${rows} values for ${counts.length} byte counts`);
   if (needed > MAX_MEMORY_BYTES) throw new RangeError(`a page of ${length} bytes and ${rows} values: more than this reader holds`);
   const wasm = plainModule();
   const memory = wasm.memory;
   if (needed > memory.buffer.byteLength) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / WASM_PAGE_BYTES));
   new Uint8Array(memory.buffer).set(page.subarray(at, at + length), 0);
   if (definitions !== undefined) new Int32Array(memory.buffer, levelsAt, rows).set(definitions.subarray(0, rows));
-  const longest = wasm.place(length, rows, definitions === undefined ? 0 : levelsAt, maxDefinition, startsAt, endsAt, at);
+  const longest = wasm.place(length, rows, definitions === undefined ? 0 : levelsAt, maxDefinition, startsAt, endsAt, at, counts === undefined ? 0 : countsAt);
   if (longest < 0) throw new Error('a value runs past its page');
   starts.set(new Int32Array(memory.buffer, startsAt, rows));
   ends.set(new Int32Array(memory.buffer, endsAt, rows));
+  if (counts !== undefined) counts.set(new Float64Array(memory.buffer, countsAt, rows));
   return longest;
 }
 
@@ -77,7 +91,7 @@ declare const WebAssembly: {
 
 interface PlainExports {
   readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
-  readonly place: (end: number, rows: number, levels: number, maxLevel: number, starts: number, ends: number, base: number) => number;
+  readonly place: (end: number, rows: number, levels: number, maxLevel: number, starts: number, ends: number, base: number, counts: number) => number;
   readonly numbers: (count: number, int64: number, unit: number, out: number) => number;
 }
 

@@ -8,7 +8,8 @@
 ;;
 ;; Memory, laid out by the caller: the page's values part at [0, end), then for $place
 ;; (when some rows are absent) each row's definition level (Int32) at `levels`, then
-;; `rows` Int32 starts at `starts` and as many ends at `ends`; for $numbers the values
+;; `rows` Int32 starts at `starts`, as many ends at `ends` and (when asked) `rows`
+;; Float64 byte counts at `counts`; for $numbers the values
 ;; (Float64) at `out`.
 (module
   (memory (export "memory") 1)
@@ -16,13 +17,18 @@
   ;; For each of `rows` rows: a row whose level is not `maxLevel` (when `levels` is not 0)
   ;; has no value (an empty span where the next value would start); a present row's
   ;; value is read. Places are written plus `base` (where the part starts in its page).
+  ;; When `counts` is not 0, each row's value read as a byte count (Float64) goes there
+  ;; too, as cloudfront-log.ts's parseByteCountBytes reads it: none, empty or `-` 0, up to
+  ;; 15 decimal digits their number, anything else -1 (no byte count).
   ;; Answers the longest value's length, or -1 when a value runs past `end`.
-  (func (export "place") (param $end i32) (param $rows i32) (param $levels i32) (param $maxLevel i32) (param $starts i32) (param $ends i32) (param $base i32) (result i32)
+  (func (export "place") (param $end i32) (param $rows i32) (param $levels i32) (param $maxLevel i32) (param $starts i32) (param $ends i32) (param $base i32) (param $counts i32) (result i32)
     (local $at i32) (local $row i32) (local $length i32) (local $longest i32) (local $slot i32)
+    (local $count f64)
     (block $done
       (loop $rows
         (br_if $done (i32.ge_u (local.get $row) (local.get $rows)))
         (local.set $slot (i32.shl (local.get $row) (i32.const 2)))
+        (local.set $count (f64.const 0))
         (if (i32.or (i32.eqz (local.get $levels))
               (i32.eq (i32.load (i32.add (local.get $levels) (local.get $slot))) (local.get $maxLevel)))
           (then
@@ -32,15 +38,39 @@
             ;; Unsigned: a length past 2^31 is past the end too.
             (if (i32.gt_u (local.get $length) (i32.sub (local.get $end) (local.get $at))) (then (return (i32.const -1))))
             (i32.store (i32.add (local.get $starts) (local.get $slot)) (i32.add (local.get $at) (local.get $base)))
+            (if (local.get $counts)
+              (then (local.set $count (call $byteCount (local.get $at) (local.get $length)))))
             (local.set $at (i32.add (local.get $at) (local.get $length)))
             (if (i32.gt_u (local.get $length) (local.get $longest)) (then (local.set $longest (local.get $length)))))
           (else
             (i32.store (i32.add (local.get $starts) (local.get $slot)) (i32.add (local.get $at) (local.get $base)))))
         (i32.store (i32.add (local.get $ends) (local.get $slot)) (i32.add (local.get $at) (local.get $base)))
+        (if (local.get $counts)
+          (then (f64.store (i32.add (local.get $counts) (i32.shl (local.get $row) (i32.const 3))) (local.get $count))))
         (local.set $row (i32.add (local.get $row) (i32.const 1)))
         (br $rows)))
     (local.get $longest))
-;; `count` PLAIN INT64 (`int64` 1) or INT32 values from 0 as numbers (Float64) at `out`,
+
+  ;; The `length` bytes at `at` as a byte count: empty or `-` 0, 1 to 15 decimal digits
+  ;; their number, else -1.
+  (func $byteCount (param $at i32) (param $length i32) (result f64)
+    (local $end i32) (local $digit i32) (local $total i64)
+    (if (i32.eqz (local.get $length)) (then (return (f64.const 0))))
+    (if (i32.and (i32.eq (local.get $length) (i32.const 1)) (i32.eq (i32.load8_u (local.get $at)) (i32.const 45)))
+      (then (return (f64.const 0))))
+    (if (i32.gt_u (local.get $length) (i32.const 15)) (then (return (f64.const -1))))
+    (local.set $end (i32.add (local.get $at) (local.get $length)))
+    (block $done
+      (loop $digits
+        (br_if $done (i32.ge_u (local.get $at) (local.get $end)))
+        (local.set $digit (i32.sub (i32.load8_u (local.get $at)) (i32.const 48)))
+        (if (i32.gt_u (local.get $digit) (i32.const 9)) (then (return (f64.const -1))))
+        (local.set $total (i64.add (i64.mul (local.get $total) (i64.const 10)) (i64.extend_i32_u (local.get $digit))))
+        (local.set $at (i32.add (local.get $at) (i32.const 1)))
+        (br $digits)))
+    (f64.convert_i64_s (local.get $total)))
+
+  ;; `count` PLAIN INT64 (`int64` 1) or INT32 values from 0 as numbers (Float64) at `out`,
   ;; as parquet-columns.ts's readNumbers states them: `unit` 0 the integer itself, 1 days,
   ;; 2 milliseconds, 3 microseconds since the epoch, the last three as epoch milliseconds
   ;; (microseconds divided toward zero), NaN past what a Date holds (8.64e15 ms). Answers

@@ -852,7 +852,17 @@ function numberBytes(run: ColumnRun, count: number, days: Int32Array, sent: Floa
 
 /** Each unmarked row's sc-bytes from its text (`-` or none: 0); a row of no byte count is marked. */
 function textBytes(run: ColumnRun, count: number, days: Int32Array, sent: Float64Array): void {
-  const { bytes, starts, ends, at } = run;
+  const { bytes, starts, ends, at, byteCounts } = run;
+  if (byteCounts !== undefined) {
+    // Read by the reader as it placed the values (ColumnRun.byteCounts).
+    for (let row = 0; row < count; row++) {
+      if (days[row]! < 0) continue;
+      const value = byteCounts[at + row]!;
+      if (value < 0) days[row] = INVALID;
+      else sent[row] = value;
+    }
+    return;
+  }
   for (let row = 0; row < count; row++) {
     if (days[row]! < 0) continue;
     const start = starts[at + row]!;

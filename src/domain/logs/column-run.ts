@@ -30,6 +30,12 @@ export interface ColumnRun {
   numbers: Float64Array | undefined;
   numberKind: 'integer' | 'instant' | undefined;
   numberText: ((value: number) => string) | undefined;
+  /**
+   * When the reader found them with the values (the sc-bytes column's PLAIN text pages):
+   * each row's value read as a byte count, as `parseByteCountBytes` reads it (none, empty
+   * or `-` 0; no byte count -1), in place of reading the text again.
+   */
+  byteCounts: Float64Array | undefined;
 }
 
 /** Makes sure `run.starts` and `run.ends` say where each row's text is (a dictionary run's are filled from its entries). */
