@@ -209,10 +209,10 @@ function describeStripeBatch(messages: number, failures: number): string[] {
 }
 
 /** What the minute's sweep of pending Stripe records did. */
-function describeStripeSweep(outcomes: readonly { account: string; metric: string; day: string; revision: number; value: number; outcome: string }[]): string[] {
+function describeStripeSweep(outcomes: readonly { account: string; metric: string; day: string; hour?: number; revision: number; value: number; outcome: string }[]): string[] {
   return outcomes
     .filter((o) => o.outcome !== 'superseded')
-    .map((o) => `tally: stripe ${o.outcome}: ${o.account} ${o.metric} ${o.day} revision ${o.revision} = ${o.value}`);
+    .map((o) => `tally: stripe ${o.outcome}: ${o.account} ${o.metric} ${o.day}${o.hour === undefined ? '' : ` ${String(o.hour).padStart(2, '0')}:00 UTC`} revision ${o.revision} = ${o.value}`);
 }
 
 async function createWebhookQueues(stack: LocalStack): Promise<{ queueUrl: string; queueArn: string; dlqUrl: string }> {

@@ -267,6 +267,7 @@ describe('TALLY_STRIPE_WINDOW=hour', () => {
     expect(refused.stderr).toContain('has event_time_window=hour but TALLY_STRIPE_WINDOW is day: set TALLY_STRIPE_WINDOW=hour');
     expect(afterRefusal).toEqual([]);
     expect(pushedCode).toBe(0);
+    expect(pushed.stdout).toMatch(new RegExp(`${acme}\\s+requests\\s+${D1} 10h\\s+1\\s+${s.counted.get(`${D1} 10`)}\\s+delivered`));
     expect(s.requestEvents().map((e) => [e.timestamp, Number(e.payload.value)])).toEqual([[hourEventTimestamp(D1, 10, 1), s.counted.get(`${D1} 10`)]]);
   });
 

@@ -133,6 +133,8 @@ export interface SendOutcome {
   readonly revision: number;
   /** Adjustments of the day's metric the value holds (absent: none). */
   readonly adjusted?: number;
+  /** The UTC hour of the event's window (`TALLY_STRIPE_WINDOW=hour`); absent for a day's event. */
+  readonly hour?: number;
   readonly value: number;
   readonly outcome: 'delivered' | 'already-existed' | 'failed' | 'too-old' | 'superseded' | 'retry-later' | 'busy' | 'invoice-finalized';
   readonly error?: string;
@@ -678,7 +680,7 @@ async function deliver(
 }
 
 function outcome(record: StripeOutboxRecord, kind: SendOutcome['outcome']): SendOutcome {
-  return { account: record.account, metric: record.metric, day: record.day, revision: record.revision, ...(record.adjusted === undefined ? {} : { adjusted: record.adjusted }), value: record.value, outcome: kind };
+  return { account: record.account, metric: record.metric, day: record.day, revision: record.revision, ...(record.adjusted === undefined ? {} : { adjusted: record.adjusted }), ...(record.hour === undefined ? {} : { hour: record.hour }), value: record.value, outcome: kind };
 }
 
 /**

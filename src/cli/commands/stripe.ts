@@ -314,7 +314,7 @@ function describePush(from: string, to: string, planned: number, outcomes: reado
     lines.push(
       formatTable(
         ['account', 'metric', 'day', 'revision', 'value', 'outcome', 'error'],
-        outcomes.map((o) => [o.account, o.metric, o.day, `${o.revision}${o.adjusted === undefined ? '' : `+${o.adjusted} adj`}`, String(o.value), o.outcome, o.error ?? '']),
+        outcomes.map((o) => [o.account, o.metric, o.hour === undefined ? o.day : `${o.day} ${String(o.hour).padStart(2, '0')}h`, `${o.revision}${o.adjusted === undefined ? '' : `+${o.adjusted} adj`}`, String(o.value), o.outcome, o.error ?? '']),
       ).trimEnd(),
     );
   }
