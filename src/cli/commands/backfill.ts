@@ -1,7 +1,7 @@
 import { backfill, type BackfillMode, type BackfillReport } from '../../app/ingest/backfill';
 import { hoursBackfillDays, type HoursBackfillReport } from '../../app/ingest/backfill-hours';
 import { jsonLog, silentLog } from '../../app/log';
-import { addDays } from '../../domain/days';
+import { addDays, isSupportedDay, SUPPORTED_DAYS_TEXT } from '../../domain/days';
 import { ConfigError, ValidationError } from '../../domain/errors';
 import { MAX_HOURS_BACKFILL_DAYS } from '../../domain/counters/hours-backfill';
 import { concurrencyOption, dayRangeOptions, defineCommand, JSON_OPTION } from '../command';
@@ -213,9 +213,11 @@ export function describeBackfill(report: BackfillReport, from: string, to: strin
   if (report.failed.length > 0) {
     lines.push('', formatTable(['object', 'kind', 'error'], report.failed.map((f) => [f.object, f.poison ? 'poison' : 'retryable', f.error])).trimEnd());
   }
+  // The day after the last supported day cannot be added: say so rather than advise it.
+  const next = addDays(to, 1);
   lines.push(
     `note: objects are chosen by the hour in their name and counted whole; late lines of ${to} sit in objects named ` +
-      `${addDays(to, 1)}-00 (add that day to include them).`,
+      (isSupportedDay(next) ? `${next}-00 (add that day to include them).` : `${next}-00, past the days Tally supports (${SUPPORTED_DAYS_TEXT}).`),
   );
   return `${lines.join('\n')}\n`;
 }
