@@ -78,6 +78,27 @@ describe('placePlainValues', () => {
     );
   });
 
+  it('places a page of more rows than one call of the module takes (chunks), absent rows and byte counts included', () => {
+    const rows = Array.from({ length: 70_001 }, (_, i) => (i % 3 === 2 ? undefined : new TextEncoder().encode(i % 11 === 0 ? `x${i}` : String(i * 13))));
+    const present = rows.filter((row) => row !== undefined);
+    const page = plainPage(present, 5);
+    const definitions = Int32Array.from(rows, (row) => (row === undefined ? 0 : MAX_LEVEL));
+    const starts = new Int32Array(rows.length);
+    const ends = new Int32Array(rows.length);
+    const counts = new Float64Array(rows.length);
+    const longest = placePlainValues(page, 5, rows.length, definitions, MAX_LEVEL, starts, ends, counts);
+    rows.forEach((row, i) => {
+      if (row === undefined) {
+        expect(ends[i]).toBe(starts[i]);
+        expect(counts[i]).toBe(0);
+        return;
+      }
+      expect(Buffer.from(page.subarray(starts[i], ends[i])).equals(Buffer.from(row))).toBe(true);
+      expect(counts[i]).toBe(i % 11 === 0 ? -1 : i * 13);
+    });
+    expect(longest).toBe(Math.max(...present.map((value) => value.length)));
+  });
+
   it('refuses a page whose values run past its end, whatever the cut', () => {
     fc.assert(
       fc.property(fc.array(fc.uint8Array({ minLength: 1, maxLength: 30 }), { minLength: 1, maxLength: 20 }), fc.nat(), (values, cutSeed) => {
@@ -148,6 +169,20 @@ describe('plainNumbers', () => {
       ),
       { numRuns: 40 },
     );
+  });
+
+  it('reads a page of more values than one call of the module takes (chunks), and refuses one past 2^53 in a later chunk', () => {
+    const count = 70_001;
+    const page = new Uint8Array(3 + count * 8);
+    const view = new DataView(page.buffer);
+    for (let i = 0; i < count; i++) view.setBigInt64(3 + i * 8, BigInt(i) * 1_000_003n - 5n, true);
+    const out = new Float64Array(count);
+    expect(plainNumbers(page, 3, count, true, 'integer', out)).toBe(true);
+    expect(out[0]).toBe(-5);
+    expect(out[count - 1]).toBe((count - 1) * 1_000_003 - 5);
+    expect(out[40_000]).toBe(40_000 * 1_000_003 - 5);
+    view.setBigInt64(3 + 69_000 * 8, 2n ** 60n, true);
+    expect(plainNumbers(page, 3, count, true, 'integer', out)).toBe(false);
   });
 
   it('refuses values that run past their page', () => {

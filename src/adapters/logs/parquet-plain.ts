@@ -30,25 +30,37 @@ export function placePlainValues(
 ): number {
   if (rows > starts.length || rows > ends.length) throw new RangeError(`${rows} values for ${Math.min(starts.length, ends.length)} places`);
   if (definitions !== undefined && definitions.length < rows) throw new RangeError(`${rows} values for ${definitions.length} definition levels`);
+  if (counts !== undefined && counts.length < rows) throw new RangeError(`${rows} values for ${counts.length} byte counts`);
   const length = Math.max(0, page.length - at);
+  // The page once, the places a chunk of rows at a time: the module's memory (it never
+  // shrinks) holds the largest page and one chunk's places, not a page's worth of places
+  // (a row group of a million rows in one page grew the peak RSS by 15 MiB).
+  const chunk = Math.min(rows, CHUNK_VALUES);
   // Never at 0: 0 tells the module there are no levels.
   const levelsAt = align8(length) + 8;
-  const startsAt = levelsAt + (definitions === undefined ? 0 : 4 * rows);
-  const endsAt = startsAt + 4 * rows;
-  const countsAt = align8(endsAt + 4 * rows);
-  const needed = countsAt + (counts === undefined ? 0 : 8 * rows);
-  if (counts !== undefined && counts.length < rows) throw new RangeError(`${rows} values for ${counts.length} byte counts`);
-  if (needed > MAX_MEMORY_BYTES) throw new RangeError(`a page of ${length} bytes and ${rows} values: more than this reader holds`);
+  const startsAt = levelsAt + (definitions === undefined ? 0 : 4 * chunk);
+  const endsAt = startsAt + 4 * chunk;
+  const countsAt = align8(endsAt + 4 * chunk);
+  const needed = countsAt + (counts === undefined ? 0 : 8 * chunk);
+  if (needed > MAX_MEMORY_BYTES) throw new RangeError(`a page of ${length} bytes: more than this reader holds`);
   const wasm = plainModule();
   const memory = wasm.memory;
   if (needed > memory.buffer.byteLength) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / WASM_PAGE_BYTES));
-  new Uint8Array(memory.buffer).set(page.subarray(at, at + length), 0);
-  if (definitions !== undefined) new Int32Array(memory.buffer, levelsAt, rows).set(definitions.subarray(0, rows));
-  const longest = wasm.place(length, rows, definitions === undefined ? 0 : levelsAt, maxDefinition, startsAt, endsAt, at, counts === undefined ? 0 : countsAt);
-  if (longest < 0) throw new Error('a value runs past its page');
-  starts.set(new Int32Array(memory.buffer, startsAt, rows));
-  ends.set(new Int32Array(memory.buffer, endsAt, rows));
-  if (counts !== undefined) counts.set(new Float64Array(memory.buffer, countsAt, rows));
+  const buffer = memory.buffer;
+  new Uint8Array(buffer).set(page.subarray(at, at + length), 0);
+  let longest = 0;
+  let from = 0;
+  for (let row = 0; row < rows; row += chunk) {
+    const size = Math.min(chunk, rows - row);
+    if (definitions !== undefined) new Int32Array(buffer, levelsAt, size).set(definitions.subarray(row, row + size));
+    const chunkLongest = wasm.place(length, size, definitions === undefined ? 0 : levelsAt, maxDefinition, startsAt, endsAt, at, counts === undefined ? 0 : countsAt, from);
+    if (chunkLongest < 0) throw new Error('a value runs past its page');
+    longest = Math.max(longest, chunkLongest);
+    from = wasm.placedTo.value;
+    starts.set(new Int32Array(buffer, startsAt, size), row);
+    ends.set(new Int32Array(buffer, endsAt, size), row);
+    if (counts !== undefined) counts.set(new Float64Array(buffer, countsAt, size), row);
+  }
   return longest;
 }
 
@@ -64,18 +76,25 @@ const UNIT_CODES: Record<NumberUnit, number> = { integer: 0, days: 1, millis: 2,
  * fresh process ran it unoptimized (issue 34).
  */
 export function plainNumbers(page: Uint8Array, at: number, count: number, int64: boolean, unit: NumberUnit, out: Float64Array): boolean {
-  const size = count * (int64 ? 8 : 4);
-  if (at + size > page.length) throw new Error('typed values run past their page');
+  const width = int64 ? 8 : 4;
+  if (at + count * width > page.length) throw new Error('typed values run past their page');
   if (count > out.length) throw new RangeError(`${count} values for ${out.length} places`);
-  const outAt = align8(size);
-  const needed = outAt + 8 * count;
-  if (needed > MAX_MEMORY_BYTES) throw new RangeError(`a page of ${count} typed values: more than this reader holds`);
+  // A chunk of values at a time (see placePlainValues).
+  const chunk = Math.min(count, CHUNK_VALUES);
+  const outAt = align8(chunk * width);
+  const needed = outAt + 8 * chunk;
   const wasm = plainModule();
   const memory = wasm.memory;
   if (needed > memory.buffer.byteLength) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / WASM_PAGE_BYTES));
-  new Uint8Array(memory.buffer).set(page.subarray(at, at + size), 0);
-  if (wasm.numbers(count, int64 ? 1 : 0, UNIT_CODES[unit], outAt) !== 0) return false;
-  out.set(new Float64Array(memory.buffer, outAt, count));
+  const buffer = memory.buffer;
+  const bytes = new Uint8Array(buffer);
+  for (let done = 0; done < count; done += chunk) {
+    const size = Math.min(chunk, count - done);
+    const from = at + done * width;
+    bytes.set(page.subarray(from, from + size * width), 0);
+    if (wasm.numbers(size, int64 ? 1 : 0, UNIT_CODES[unit], outAt) !== 0) return false;
+    out.set(new Float64Array(buffer, outAt, size), done);
+  }
   return true;
 }
 
@@ -91,11 +110,14 @@ declare const WebAssembly: {
 
 interface PlainExports {
   readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
-  readonly place: (end: number, rows: number, levels: number, maxLevel: number, starts: number, ends: number, base: number, counts: number) => number;
+  readonly place: (end: number, rows: number, levels: number, maxLevel: number, starts: number, ends: number, base: number, counts: number, from: number) => number;
   readonly numbers: (count: number, int64: number, unit: number, out: number) => number;
+  readonly placedTo: { readonly value: number };
 }
 
 const WASM_PAGE_BYTES = 65_536;
+/** Rows placed (values read) per call of the module: 32,768 rows' places are 512 KiB. */
+const CHUNK_VALUES = 32_768;
 /** The most memory the reader grows to (a page and its places are far less: pages are about a megabyte). */
 const MAX_MEMORY_BYTES = 1024 * 1024 * 1024;
 

@@ -9,10 +9,12 @@
 ;; Memory, laid out by the caller: the page's values part at [0, end), then for $place
 ;; (when some rows are absent) each row's definition level (Int32) at `levels`, then
 ;; `rows` Int32 starts at `starts`, as many ends at `ends` and (when asked) `rows`
-;; Float64 byte counts at `counts`; for $numbers the values
+;; Float64 byte counts at `counts` (the rows of one chunk); for $numbers the values
 ;; (Float64) at `out`.
 (module
   (memory (export "memory") 1)
+  ;; Where the last $place stopped reading (the next chunk's `from`).
+  (global $placedTo (export "placedTo") (mut i32) (i32.const 0))
 
   ;; For each of `rows` rows: a row whose level is not `maxLevel` (when `levels` is not 0)
   ;; has no value (an empty span where the next value would start); a present row's
@@ -20,10 +22,13 @@
   ;; When `counts` is not 0, each row's value read as a byte count (Float64) goes there
   ;; too, as cloudfront-log.ts's parseByteCountBytes reads it: none, empty or `-` 0, up to
   ;; 15 decimal digits their number, anything else -1 (no byte count).
+  ;; The values are read from byte `from` on, and where they end is left in $placedTo, so
+  ;; that a page's rows are placed a chunk at a time.
   ;; Answers the longest value's length, or -1 when a value runs past `end`.
-  (func (export "place") (param $end i32) (param $rows i32) (param $levels i32) (param $maxLevel i32) (param $starts i32) (param $ends i32) (param $base i32) (param $counts i32) (result i32)
+  (func (export "place") (param $end i32) (param $rows i32) (param $levels i32) (param $maxLevel i32) (param $starts i32) (param $ends i32) (param $base i32) (param $counts i32) (param $from i32) (result i32)
     (local $at i32) (local $row i32) (local $length i32) (local $longest i32) (local $slot i32)
     (local $count f64)
+    (local.set $at (local.get $from))
     (block $done
       (loop $rows
         (br_if $done (i32.ge_u (local.get $row) (local.get $rows)))
@@ -49,6 +54,7 @@
           (then (f64.store (i32.add (local.get $counts) (i32.shl (local.get $row) (i32.const 3))) (local.get $count))))
         (local.set $row (i32.add (local.get $row) (i32.const 1)))
         (br $rows)))
+    (global.set $placedTo (local.get $at))
     (local.get $longest))
 
   ;; The `length` bytes at `at` as a byte count: empty or `-` 0, 1 to 15 decimal digits
