@@ -48,7 +48,7 @@ export async function gunzipFloor(path: string): Promise<Answer> {
 
 /** What `tally count --json FILE` runs (`countFiles`, host-label resolver). */
 export async function tallyCount(path: string): Promise<() => Promise<Answer>> {
-  const { countFiles } = await import('../src/cli/commands/count');
+  const { countFiles } = await import('../src/cli/commands/ingest/count');
   return async () => {
     const report = await countFiles([path], { resolver: 'host-label' });
     const rows = report.usage.map((row) => [row.account, row.day, row.metrics.requests ?? 0, row.metrics.bytes ?? 0] as const);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { addDays } from '../src/domain/days';
-import { emptyExpected, generateLog, mergeExpected, type ExpectedCount } from '../src/local/log-generator';
+import { emptyExpected, generateLog, mergeExpected, type ExpectedCount } from '../src/local/demo/log-generator';
 
 export interface GeneratedLog {
   readonly path: string;

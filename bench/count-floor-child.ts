@@ -11,7 +11,7 @@
  *   bytes counted and dropped: no program that reads the whole log can do less.
  * - `duckdb`: DuckDB on one thread, `read_csv` of the same file and the same question.
  */
-import { CLOUDFRONT_FIELDS } from '../src/local/log-generator';
+import { CLOUDFRONT_FIELDS } from '../src/local/demo/log-generator';
 import { duckdbCount, FLOOR_CHUNK_BYTES, FLOOR_READ_BYTES, gunzipFloor, hostLabelQuery, printMeasure, runChild, tallyCount, type Answer, type MeasuredLines } from './child-measure';
 
 export { FLOOR_CHUNK_BYTES, FLOOR_READ_BYTES };

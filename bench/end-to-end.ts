@@ -19,15 +19,15 @@ import { createIngestDeps } from '../src/adapters/wiring/ingest-deps';
 import { normaliseEtag, type LogObjectRef } from '../src/domain/counters/log-object';
 import { s3EventBody } from '../src/domain/counters/notifications';
 import { LOCAL_CREDENTIALS } from '../src/local/local-credentials';
-import { cloudFrontObjectKey, generateLog } from '../src/local/log-generator';
-import { QueuePoller } from '../src/local/poller';
+import { cloudFrontObjectKey, generateLog } from '../src/local/demo/log-generator';
+import { QueuePoller } from '../src/local/pipeline/poller';
 import { localEnvironment, type LocalStack } from '../src/local/stack';
 import { meterCapacity, totalRequests, type CapacityTotals } from './capacity-meter';
 import { readCounters } from './increment-strategies';
 import { BENCH_METRICS, countError, usageId, type BenchMetric, type CountError } from './increment-workload';
 import { PlainAddStore } from './plain-add';
 import { median, rotate } from './stats';
-import { DEMO_METRICS } from '../src/local/demo';
+import { DEMO_METRICS } from '../src/local/demo/demo';
 
 export interface EndToEndOptions {
   readonly rounds: number;

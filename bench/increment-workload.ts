@@ -5,7 +5,7 @@
  */
 import { incrementKey, type KeyScheme } from '../src/domain/counters/idempotency-key';
 import type { Increment } from '../src/domain/counters/usage-store';
-import { seededRandom } from '../src/local/log-generator';
+import { seededRandom } from '../src/local/demo/log-generator';
 
 export const BENCH_METRICS = ['requests', 'bytes', 'authorization_requests'] as const;
 export type BenchMetric = (typeof BENCH_METRICS)[number];

@@ -4,7 +4,7 @@
  * real ingest flow. Run: npx tsx bench/object-cost.ts
  */
 import type { SQSEvent } from 'aws-lambda';
-import { logObjectBody } from '../src/local/log-generator';
+import { logObjectBody } from '../src/local/demo/log-generator';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { ingestBatch } from '../src/app/ingest/ingest';
@@ -15,7 +15,7 @@ import { readConfig } from '../src/adapters/config';
 import { createIngestDeps, usageStoreFor } from '../src/adapters/wiring/ingest-deps';
 import { normaliseEtag } from '../src/domain/counters/log-object';
 import { s3EventBody } from '../src/domain/counters/notifications';
-import { DEMO_METRICS, planDemoLogs } from '../src/local/demo';
+import { DEMO_METRICS, planDemoLogs } from '../src/local/demo/demo';
 import { LOCAL_CREDENTIALS } from '../src/local/local-credentials';
 import { localEnvironment, startLocalStack } from '../src/local/stack';
 

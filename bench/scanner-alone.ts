@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { LineScanner } from '../src/domain/logs/line-scanner';
-import { CLOUDFRONT_FIELDS } from '../src/local/log-generator';
+import { CLOUDFRONT_FIELDS } from '../src/local/demo/log-generator';
 import { generatedLog } from './cloudfront-log-file';
 import { median } from './stats';
 

@@ -4,7 +4,7 @@ import { readMetricRules } from '../adapters/config';
 import type { Env } from '../adapters/env';
 import { describeMetricRule, type MetricRule } from '../domain/logs/metric-rules';
 import type { LocalStackInfo } from '../local/stack';
-import { isAlive, readHolder } from '../local/stack-lock';
+import { isAlive, readHolder } from '../local/lifecycle/stack-lock';
 
 /** The resolver and metric rules `tally count` counts with, each with where it came from. */
 export interface CountSettingsChoice {

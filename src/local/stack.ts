@@ -4,8 +4,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ensureUsageTable } from '../adapters/dynamodb/usage-table';
-import { startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local';
-import { startSqsS3Emulator, type SqsS3Emulator } from './emulator';
+import { startDynamoDbLocal, type DynamoDbLocal } from './services/dynamodb-local';
+import { startSqsS3Emulator, type SqsS3Emulator } from './services/emulator';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './local-credentials';
 
 /**

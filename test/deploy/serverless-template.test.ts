@@ -1055,7 +1055,7 @@ describe('dashboard hosting', () => {
   it('sends the dashboard with the security headers the local server sends', () => {
     const policy = resource(template(prod), 'DashboardResponseHeadersPolicy', 'AWS::CloudFront::ResponseHeadersPolicy');
     const headers = policy.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
-    // Same policy as src/local/api-server.ts: the page runs no inline script and calls only its own origin.
+    // Same policy as src/local/serving/api-server.ts: the page runs no inline script and calls only its own origin.
     expect(headers.ContentSecurityPolicy).toEqual({
       ContentSecurityPolicy:
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",

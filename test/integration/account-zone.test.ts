@@ -6,7 +6,7 @@ import { DynamoAccountZones } from '../../src/adapters/dynamodb/dynamodb-account
 import { DynamoUsageReader } from '../../src/adapters/dynamodb/dynamodb-usage-reader';
 import { mintToken } from '../../src/adapters/http/jwt-tokens';
 import { accountZoneKey, usageKey } from '../../src/domain/counters/keys';
-import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
+import { createLocalUsageApiDeps } from '../../src/local/serving/local-usage-api';
 import { localEnvironment } from '../../src/local/stack';
 import { usageApiEvent } from '../support/api-events';
 import { captureIo, tallyCommand } from '../support/cli';

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { startDynamoDbLocal } from '../../src/local/dynamodb-local';
+import { startDynamoDbLocal } from '../../src/local/services/dynamodb-local';
 
 // A DynamoDB Local that is slow to start (Java on a CPU-starved machine) is stood in for
 // by a `java` on PATH that never answers (a shell script that sleeps). On its port either

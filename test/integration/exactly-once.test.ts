@@ -1,6 +1,6 @@
 import type { SQSEvent } from 'aws-lambda';
 import { ingestBatch } from '../../src/app/ingest/ingest';
-import { generateLog, type ExpectedCount } from '../../src/local/log-generator';
+import { generateLog, type ExpectedCount } from '../../src/local/demo/log-generator';
 import { crashAfterUpdates, loseUpdateResponses, throttleUpdates } from '../support/faults';
 import { nonZero, putLogObject, readCounters, readHourCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 

@@ -2,8 +2,8 @@ import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { ingestBatch } from '../../src/app/ingest/ingest';
 import type { LogObjectRef } from '../../src/domain/counters/log-object';
 import { s3EventBody } from '../../src/domain/counters/notifications';
-import { IngestProgress, IngestSummary } from '../../src/local/ingest-summary';
-import { QueuePoller, queueDepth } from '../../src/local/poller';
+import { IngestProgress, IngestSummary } from '../../src/local/pipeline/ingest-summary';
+import { QueuePoller, queueDepth } from '../../src/local/pipeline/poller';
 import { createTestQueues, putRequestsObject, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 const info = testStackInfo();

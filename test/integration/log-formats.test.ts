@@ -3,7 +3,7 @@ import { ingestBatch } from '../../src/app/ingest/ingest';
 import { silentLog } from '../../src/app/log';
 import { handleUsageApiRequest } from '../../src/app/reading/usage-api';
 import { mintToken } from '../../src/adapters/http/jwt-tokens';
-import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
+import { createLocalUsageApiDeps } from '../../src/local/serving/local-usage-api';
 import { usageApiEvent } from '../support/api-events';
 import { TEST_SECRET } from '../support/tokens';
 import { expectedUsage, firehoseKey, gzip, jsonLog, legacyLog, PLAIN_FIELDS, plainLog, REALTIME_FIELDS_SETTING, realtimeLog, traffic, w3cLog, type Request } from '../support/log-formats';

@@ -5,7 +5,7 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { addDays, dayOf } from '../../src/domain/days';
 import { normaliseEtag } from '../../src/domain/counters/log-object';
-import { waitForEmptyQueue } from '../../src/local/poller';
+import { waitForEmptyQueue } from '../../src/local/pipeline/poller';
 import { localClients } from '../../src/local/stack';
 import { runTallyBin } from '../support/cli';
 import {

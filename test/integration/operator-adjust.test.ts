@@ -1,7 +1,7 @@
 import { DynamoAdjustmentStore } from '../../src/adapters/dynamodb/dynamodb-adjustments';
 import { DynamoUsageReader } from '../../src/adapters/dynamodb/dynamodb-usage-reader';
 import { tallyCommand } from '../support/cli';
-import { storeCorrection } from '../../src/cli/commands/adjust';
+import { storeCorrection } from '../../src/cli/commands/billing/adjust';
 import { openTarget } from '../../src/cli/open-target';
 import { revertOf } from '../../src/domain/counters/adjustment';
 import { AdjustmentConflictError } from '../../src/domain/errors';

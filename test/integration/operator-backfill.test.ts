@@ -1,5 +1,5 @@
 import { tallyCommand } from '../support/cli';
-import { queueDepth } from '../../src/local/poller';
+import { queueDepth } from '../../src/local/pipeline/poller';
 import { captureIo, countersOf, eventually, expectedOf, halfIngest, ingestFully, operatorEnv, putLogSet, startConsumer } from '../support/operator';
 import { createTestQueues, putLogObject, testClients, testStackInfo } from '../support/stack';
 import { SHORT_WAIT_MS } from '../support/time-limits';

@@ -3,7 +3,7 @@ import type { DropReport, InspectedDeadLetter } from '../../src/app/ingest/dead-
 import type { ReplayReport } from '../../src/app/ingest/replay';
 import type { DeadLetterDrop } from '../../src/domain/counters/dead-letter';
 import type { LogObjectRef } from '../../src/domain/counters/log-object';
-import { queueDepth } from '../../src/local/poller';
+import { queueDepth } from '../../src/local/pipeline/poller';
 import { tallyCommand } from '../support/cli';
 import { captureIo, countersOf, eventually, halfIngest, notificationBody, operatorEnv, putLogSet, sendBodies, startConsumer } from '../support/operator';
 import { createTestQueues, testClients, testStackInfo } from '../support/stack';

@@ -4,8 +4,8 @@ import { DynamoThresholdStore } from '../../src/adapters/dynamodb/dynamodb-quota
 import { handoffTable } from '../support/handoff';
 import { captureIo, tallyCommand } from '../support/cli';
 import { ingestBatch } from '../../src/app/ingest/ingest';
-import { DEMO_QUOTA, setDemoQuota } from '../../src/local/demo';
-import { generateLog } from '../../src/local/log-generator';
+import { DEMO_QUOTA, setDemoQuota } from '../../src/local/demo/demo';
+import { generateLog } from '../../src/local/demo/log-generator';
 import { createTestQueues, putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 const runQuota = tallyCommand('quota');

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { isDeepStrictEqual, promisify } from 'node:util';
 import { tallyCommand } from '../support/cli';
-import { queueDepth } from '../../src/local/poller';
+import { queueDepth } from '../../src/local/pipeline/poller';
 import { crashAfterUpdates } from '../support/faults';
 import {
   captureIo,

@@ -4,8 +4,8 @@ import { jsonLog } from '../../src/app/log';
 import type { LogSource } from '../../src/app/ports';
 import { ingestBatch } from '../../src/app/ingest/ingest';
 import { s3EventBody } from '../../src/domain/counters/notifications';
-import { emptyExpected, generateLog, mergeExpected } from '../../src/local/log-generator';
-import { QueuePoller, queueDepth, waitForEmptyQueue } from '../../src/local/poller';
+import { emptyExpected, generateLog, mergeExpected } from '../../src/local/demo/log-generator';
+import { QueuePoller, queueDepth, waitForEmptyQueue } from '../../src/local/pipeline/poller';
 import { createTestQueues, nonZero, putLogObject, readCounters, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 import { SHORT_WAIT_MS } from '../support/time-limits';
 

@@ -8,10 +8,10 @@ import { DynamoQuotaStore } from '../../src/adapters/dynamodb/dynamodb-quotas';
 import { readThresholdConfig } from '../../src/adapters/wiring/handoff-config';
 import { createThresholdDeps } from '../../src/adapters/wiring/handoff-deps';
 import { mintToken } from '../../src/adapters/http/jwt-tokens';
-import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
+import { createLocalUsageApiDeps } from '../../src/local/serving/local-usage-api';
 import { usageApiEvent } from '../support/api-events';
 import { handoffTable } from '../support/handoff';
-import { generateLog } from '../../src/local/log-generator';
+import { generateLog } from '../../src/local/demo/log-generator';
 import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 import { TEST_SECRET } from '../support/tokens';
 

@@ -8,7 +8,7 @@ import { DynamoQuotaStore, DynamoThresholdStore } from '../../src/adapters/dynam
 import { readThresholdConfig } from '../../src/adapters/wiring/handoff-config';
 import { createThresholdDeps } from '../../src/adapters/wiring/handoff-deps';
 import type { ThresholdEvent } from '../../src/domain/billing/webhook';
-import { generateLog } from '../../src/local/log-generator';
+import { generateLog } from '../../src/local/demo/log-generator';
 import { DynamoMonthRechecks } from '../../src/adapters/dynamodb/dynamodb-quotas';
 import { captureIo, tallyCommand } from '../support/cli';
 import { closeOk, handoffTable, testCloser } from '../support/handoff';

@@ -5,8 +5,8 @@ import { jsonLog } from '../../src/app/log';
 import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/reading/usage-api';
 import { mintToken } from '../../src/adapters/http/jwt-tokens';
 import { adjustmentItemKey } from '../../src/domain/counters/keys';
-import { startApiServer, type ApiServer } from '../../src/local/api-server';
-import { createLocalUsageApiDeps, dashboardMounts } from '../../src/local/local-usage-api';
+import { startApiServer, type ApiServer } from '../../src/local/serving/api-server';
+import { createLocalUsageApiDeps, dashboardMounts } from '../../src/local/serving/local-usage-api';
 import { putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 import { rsaKeys, signHs256, standardClaims, tamperedToken, TEST_SECRET, unsignedToken } from '../support/tokens';
 

@@ -11,7 +11,7 @@ import { stripeConnection } from '../../src/adapters/stripe/stripe-meter-api';
 import { hourEventTimestamp } from '../../src/domain/billing/stripe-hours';
 import { usageKey } from '../../src/domain/counters/keys';
 import { hourSumsToAttributes } from '../../src/domain/hours';
-import { expectedKey, generateLog } from '../../src/local/log-generator';
+import { expectedKey, generateLog } from '../../src/local/demo/log-generator';
 import { closeOk, handoffTable, testCloser } from '../support/handoff';
 import { startStripeServer } from '../support/stripe-server';
 import { captureIo, tallyCommand } from '../support/cli';

@@ -12,7 +12,7 @@ import { readStripeConfig } from '../../src/adapters/stripe/stripe-config';
 import { createStripeSyncDeps } from '../../src/adapters/wiring/stripe-deps';
 import { stripeConnection } from '../../src/adapters/stripe/stripe-meter-api';
 import { meterEventTimestamp } from '../../src/domain/billing/stripe';
-import { generateLog } from '../../src/local/log-generator';
+import { generateLog } from '../../src/local/demo/log-generator';
 import { closeOk, handoffTable, testCloser } from '../support/handoff';
 import { startStripeServer, type StripeTestServer } from '../support/stripe-server';
 import { startLosingProxy } from '../support/stripe-proxy';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { addDays, dayOf } from '../../src/domain/days';
-import { generateLog } from '../../src/local/log-generator';
+import { generateLog } from '../../src/local/demo/log-generator';
 import { localClients } from '../../src/local/stack';
 import { DynamoCloseStore } from '../../src/adapters/dynamodb/dynamodb-close-store';
 import { runTallyBin } from '../support/cli';

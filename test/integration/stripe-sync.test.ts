@@ -19,7 +19,7 @@ import { createStripeSyncDeps } from '../../src/adapters/wiring/stripe-deps';
 import { stripeConnection } from '../../src/adapters/stripe/stripe-meter-api';
 import { meterEventTimestamp, oldestSendableDay } from '../../src/domain/billing/stripe';
 import { verifySignature } from '../../src/domain/billing/webhook';
-import { generateLog } from '../../src/local/log-generator';
+import { generateLog } from '../../src/local/demo/log-generator';
 import { captureIo, tallyCommand } from '../support/cli';
 import { closeOk, handoffTable, testCloser, webhookReceiver } from '../support/handoff';
 import { startStripeServer, type StripeTestServer } from '../support/stripe-server';

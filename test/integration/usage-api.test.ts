@@ -6,9 +6,9 @@ import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/reading/
 import { mintToken } from '../../src/adapters/http/jwt-tokens';
 import { addDays, dayOf, eachDay } from '../../src/domain/days';
 import { adjustmentItemKey, usageKey } from '../../src/domain/counters/keys';
-import { startApiServer, type ApiServer } from '../../src/local/api-server';
-import { createLocalUsageApiDeps, dashboardMounts } from '../../src/local/local-usage-api';
-import { emptyExpected, expectedKey, generateLog, mergeExpected } from '../../src/local/log-generator';
+import { startApiServer, type ApiServer } from '../../src/local/serving/api-server';
+import { createLocalUsageApiDeps, dashboardMounts } from '../../src/local/serving/local-usage-api';
+import { emptyExpected, expectedKey, generateLog, mergeExpected } from '../../src/local/demo/log-generator';
 import { localEnvironment } from '../../src/local/stack';
 import { usageApiEvent } from '../support/api-events';
 import { putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';

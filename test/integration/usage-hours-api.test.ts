@@ -5,7 +5,7 @@ import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/reading/
 import { mintToken } from '../../src/adapters/http/jwt-tokens';
 import { hourAttribute } from '../../src/domain/hours';
 import { adjustmentItemKey, hoursBackfillKey, usageKey, type TableKey } from '../../src/domain/counters/keys';
-import { createLocalUsageApiDeps } from '../../src/local/local-usage-api';
+import { createLocalUsageApiDeps } from '../../src/local/serving/local-usage-api';
 import { usageApiEvent } from '../support/api-events';
 import { testClients, testStackInfo, uniqueId } from '../support/stack';
 import { TEST_SECRET } from '../support/tokens';

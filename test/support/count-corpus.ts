@@ -8,7 +8,7 @@
  * them byte for byte.
  */
 import { gzipSync } from 'node:zlib';
-import { CLOUDFRONT_FIELDS, seededRandom } from '../../src/local/log-generator';
+import { CLOUDFRONT_FIELDS, seededRandom } from '../../src/local/demo/log-generator';
 
 export interface CorpusFile {
   readonly name: string;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { handleUsageApiRequest, type UsageApiDeps } from '../../src/app/reading/usage-api';
-import { startApiServer, type ApiServer } from '../../src/local/api-server';
+import { startApiServer, type ApiServer } from '../../src/local/serving/api-server';
 
 /** Debian's Chromium, which `.ci/run` installs. */
 export const CHROMIUM = '/usr/bin/chromium';

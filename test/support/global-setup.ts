@@ -1,4 +1,4 @@
-import { readDynamoDbStartSeconds } from '../../src/local/dynamodb-local';
+import { readDynamoDbStartSeconds } from '../../src/local/services/dynamodb-local';
 import { startLocalStack } from '../../src/local/stack';
 
 /**

@@ -10,7 +10,7 @@ import { silentLog } from '../../src/app/log';
 import { readCloserConfig } from '../../src/adapters/wiring/handoff-config';
 import { createCloserDeps } from '../../src/adapters/wiring/handoff-deps';
 import { ensureUsageTable } from '../../src/adapters/dynamodb/usage-table';
-import { DEMO_METRICS } from '../../src/local/demo';
+import { DEMO_METRICS } from '../../src/local/demo/demo';
 import { localEnvironment, type LocalStackInfo } from '../../src/local/stack';
 import { testClients, testStackInfo, uniqueId } from './stack';
 

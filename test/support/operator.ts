@@ -3,13 +3,13 @@ import type { SQSEvent } from 'aws-lambda';
 import { ingestBatch, type IngestDeps } from '../../src/app/ingest/ingest';
 import type { LogObjectRef } from '../../src/domain/counters/log-object';
 import { s3EventBody } from '../../src/domain/counters/notifications';
-import { cloudFrontObjectKey, emptyExpected, generateLog, mergeExpected, type ExpectedCount } from '../../src/local/log-generator';
-import { QueuePoller } from '../../src/local/poller';
+import { cloudFrontObjectKey, emptyExpected, generateLog, mergeExpected, type ExpectedCount } from '../../src/local/demo/log-generator';
+import { QueuePoller } from '../../src/local/pipeline/poller';
 import { localEnvironment, type LocalStackInfo } from '../../src/local/stack';
 import { crashAfterUpdates } from './faults';
 import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from './stack';
 import { SHORT_WAIT_MS } from './time-limits';
-import { DEMO_METRICS } from '../../src/local/demo';
+import { DEMO_METRICS } from '../../src/local/demo/demo';
 
 /** The metric rule the local stack's consumer counts with. */
 export const AUTH_METRICS = DEMO_METRICS;

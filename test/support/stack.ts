@@ -12,7 +12,7 @@ import { DynamoUsageReader } from '../../src/adapters/dynamodb/dynamodb-usage-re
 import { addHourSums, hourTotals } from '../../src/domain/hours';
 import { normaliseEtag, type LogObjectRef } from '../../src/domain/counters/log-object';
 import { s3EventBody } from '../../src/domain/counters/notifications';
-import { DEMO_METRICS } from '../../src/local/demo';
+import { DEMO_METRICS } from '../../src/local/demo/demo';
 import { LOCAL_CREDENTIALS } from '../../src/local/local-credentials';
 import { localClients, localEnvironment, type LocalStackInfo } from '../../src/local/stack';
 

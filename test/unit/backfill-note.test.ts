@@ -1,5 +1,5 @@
 import type { BackfillReport } from '../../src/app/ingest/backfill';
-import { describeBackfill } from '../../src/cli/commands/backfill';
+import { describeBackfill } from '../../src/cli/commands/ingest/backfill';
 
 /** A dry run that selected nothing: only the closing note matters here. */
 const report: BackfillReport = {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { readConfig } from '../../src/adapters/config';
 import { readUsageApiConfig } from '../../src/adapters/wiring/usage-api-config';
 import { readStripeConfig } from '../../src/adapters/stripe/stripe-config';
-import { readLocalSettings } from '../../src/local/local-settings';
+import { readLocalSettings } from '../../src/local/lifecycle/local-settings';
 
 // docs/configuration.md is checked against the code it describes: the code is the
 // source of every default, the page must say the same and name every variable read.
@@ -81,7 +81,7 @@ describe('docs/configuration.md', () => {
 
   it("lists every variable the local stack's own settings read, in its own section", () => {
     const read = new Set(
-      ['src/local/local-settings.ts', 'src/local/dynamodb-local.ts'].flatMap((file) => [...readFileSync(path.join(root, file), 'utf8').matchAll(/\b(TALLY_[A-Z0-9_]+)\b/g)].map((m) => m[1]!)),
+      ['src/local/lifecycle/local-settings.ts', 'src/local/services/dynamodb-local.ts'].flatMap((file) => [...readFileSync(path.join(root, file), 'utf8').matchAll(/\b(TALLY_[A-Z0-9_]+)\b/g)].map((m) => m[1]!)),
     );
     const elsewhere = new Set([...ingestRows, ...apiRows, ...stripeRows].map((row) => row.variable));
     const listed = new Set(localRows.map((row) => row.variable));

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { DEMO_METRICS } from '../../src/local/demo';
-import { acquireStackLock, STACK_LOCK_FILE } from '../../src/local/stack-lock';
+import { DEMO_METRICS } from '../../src/local/demo/demo';
+import { acquireStackLock, STACK_LOCK_FILE } from '../../src/local/lifecycle/stack-lock';
 import { captureIo, tallyCommand } from '../support/cli';
 
 const run = promisify(execFile);

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { countFiles } from '../../src/cli/commands/count';
+import { countFiles } from '../../src/cli/commands/ingest/count';
 import { CORPUS_CONFIGS, countCorpus } from '../support/count-corpus';
 
 /**

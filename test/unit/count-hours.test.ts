@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { countGranularity, timeZone, zonedHoursOfUtcDay, zoneUsage } from '../../src/cli/count-hours';
-import { printCount } from '../../src/cli/commands/count';
+import { printCount } from '../../src/cli/commands/ingest/count';
 import type { HourSums } from '../../src/domain/hours';
 import type { AccountDayUsage } from '../../src/domain/logs/usage-tally';
 import { addDays } from '../../src/domain/days';

@@ -1,6 +1,6 @@
 import { ConfigError } from '../../src/domain/errors';
-import { DYNAMODB_START_DEFAULT_SECONDS, readDynamoDbStartSeconds } from '../../src/local/dynamodb-local';
-import { readLocalSettings } from '../../src/local/local-settings';
+import { DYNAMODB_START_DEFAULT_SECONDS, readDynamoDbStartSeconds } from '../../src/local/services/dynamodb-local';
+import { readLocalSettings } from '../../src/local/lifecycle/local-settings';
 
 // How long a start waits for DynamoDB Local (test/integration/dynamodb-local-start.test.ts
 // checks the wait itself).

@@ -1,5 +1,5 @@
 import type { MessageResult, ObjectResult } from '../../src/app/ingest/ingest';
-import { IngestSummary } from '../../src/local/ingest-summary';
+import { IngestSummary } from '../../src/local/pipeline/ingest-summary';
 
 /** What ingest reports for one message naming `key`, counted now or found in the ledger. */
 function message(key: string, status: ObjectResult['status']): MessageResult {

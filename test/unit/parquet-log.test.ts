@@ -13,7 +13,7 @@ import { countLogContent } from '../../src/domain/logs/log-formats';
 import { LogCounter, type CountOptions } from '../../src/domain/logs/log-counter';
 import { RecordLines } from '../../src/domain/logs/log-records';
 import { validateMetricRules } from '../../src/domain/logs/metric-rules';
-import { DEMO_METRICS } from '../../src/local/demo';
+import { DEMO_METRICS } from '../../src/local/demo/demo';
 import { recountParquetLog, writeParquetLog, type ParquetLogSpec, type Recount } from '../support/parquet-logs';
 
 const options: CountOptions = { resolver: parseResolverSpec('host-label'), metricRules: validateMetricRules(JSON.parse(DEMO_METRICS)), objectKey: 'logs/E2PARQUETTEST.2026-11-21-00.abc.parquet' };

@@ -1,6 +1,6 @@
 import type { ReconcileReport } from '../../src/app/ingest/reconcile';
-import { reconcileRecord } from '../../src/cli/commands/reconcile';
-import { describeHealth } from '../../src/cli/commands/status';
+import { reconcileRecord } from '../../src/cli/commands/ingest/reconcile';
+import { describeHealth } from '../../src/cli/commands/ingest/status';
 import type { HealthReport } from '../../src/domain/reading/health';
 import { reconcileVerdict } from '../../src/domain/reading/reconcile-verdict';
 

@@ -1,5 +1,5 @@
 import { readShards } from '../../src/adapters/config';
-import { shardScheduleLine } from '../../src/cli/commands/plan';
+import { shardScheduleLine } from '../../src/cli/commands/ingest/plan';
 import { ConfigError } from '../../src/domain/errors';
 import { formatShards, incrementKey, shardsOn } from '../../src/domain/counters/idempotency-key';
 

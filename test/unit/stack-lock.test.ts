@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StackAlreadyRunningError } from '../../src/domain/errors';
-import { acquireStackLock, readHolder } from '../../src/local/stack-lock';
+import { acquireStackLock, readHolder } from '../../src/local/lifecycle/stack-lock';
 
 const folders: string[] = [];
 afterAll(() => folders.forEach((folder) => rmSync(folder, { recursive: true, force: true })));

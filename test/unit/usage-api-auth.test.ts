@@ -6,7 +6,7 @@ import { JoseTokenVerifier, mintToken } from '../../src/adapters/http/jwt-tokens
 import { readCorsOrigins, readUsageApiConfig } from '../../src/adapters/wiring/usage-api-config';
 import { resolveJwtKey } from '../../src/adapters/wiring/usage-api-deps';
 import type { SSMClient } from '@aws-sdk/client-ssm';
-import { parseTtl } from '../../src/cli/commands/token';
+import { parseTtl } from '../../src/cli/commands/reading/token';
 import { tallyCommand } from '../support/cli';
 import { ecKeys, rsaKeys, signHs256, standardClaims, tamperedToken, TEST_SECRET, unsignedToken } from '../support/tokens';
 

@@ -1,22 +1,22 @@
 import type { DeclaredCommand } from '../command';
-import { adjustCommand } from './adjust';
-import { adjustmentsCommand, adjustmentsRevertCommand } from './adjustments';
-import { backfillCommand } from './backfill';
-import { closeCommand } from './close';
-import { countCommand } from './count';
-import { dlqDropCommand } from './dlq-drop';
-import { dlqDroppedCommand } from './dlq-dropped';
-import { dlqListCommand } from './dlq-list';
-import { explainCommand } from './explain';
-import { planCommand } from './plan';
-import { putCommand } from './put';
-import { quotaCheckCommand, quotaListCommand, quotaRemoveCommand, quotaSetCommand } from './quota';
-import { reconcileCommand } from './reconcile';
-import { statusCommand } from './status';
-import { replayCommand } from './replay';
-import { STRIPE_COMMANDS } from './stripe';
-import { tokenCommand } from './token';
-import { zoneClearCommand, zoneSetCommand, zoneShowCommand } from './zone';
+import { adjustCommand } from './billing/adjust';
+import { adjustmentsCommand, adjustmentsRevertCommand } from './billing/adjustments';
+import { backfillCommand } from './ingest/backfill';
+import { closeCommand } from './billing/close';
+import { countCommand } from './ingest/count';
+import { dlqDropCommand } from './dlq/dlq-drop';
+import { dlqDroppedCommand } from './dlq/dlq-dropped';
+import { dlqListCommand } from './dlq/dlq-list';
+import { explainCommand } from './reading/explain';
+import { planCommand } from './ingest/plan';
+import { putCommand } from './ingest/put';
+import { quotaCheckCommand, quotaListCommand, quotaRemoveCommand, quotaSetCommand } from './billing/quota';
+import { reconcileCommand } from './ingest/reconcile';
+import { statusCommand } from './ingest/status';
+import { replayCommand } from './ingest/replay';
+import { STRIPE_COMMANDS } from './billing/stripe';
+import { tokenCommand } from './reading/token';
+import { zoneClearCommand, zoneSetCommand, zoneShowCommand } from './reading/zone';
 
 /**
  * Every `tally` command, in the order `tally --help` lists them. A command is one

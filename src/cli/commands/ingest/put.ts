@@ -1,0 +1,101 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { firstHourOf, putLogs, type LogFile, type PutLogResult } from '../../../app/ingest/put-logs';
+import { ConfigError, ValidationError } from '../../../domain/errors';
+import { countLogFile, refuseNonLogFiles } from './count';
+import { defineCommand, JSON_OPTION } from '../../command';
+import { formatTable } from '../../io';
+import { logBucketOf } from '../../operator-target';
+
+/** `tally put FILE...`: exit 0 when every file was put and notified; 2 against AWS. */
+export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
+  name: 'put',
+  summary: 'put log files into the local stack and send their S3 notifications',
+  description:
+    "Local stack only. Puts log files into the local bucket under its log prefix (--prefix to " +
+    'choose another) and sends each one the S3 notification S3 would send: one message per ' +
+    'object with its real ETag, size and sequencer. A file keeps its name when it is a ' +
+    'CloudFront standard-log name (<distribution>.YYYY-MM-DD-HH.<id>.gz); any other file is named ' +
+    'E2TALLYPUT.<hour of its first request>.<8 hex of its content hash>[.gz] (from the content ' +
+    'alone, never the clock), so putting the same file again, whenever, writes the same object and it is ' +
+    'counted once. A file tally count refuses (not gzip, truncated, not a log), an empty one or one with ' +
+    'no dated request line is refused and nothing is put. On AWS, CloudFront writes the ' +
+    'logs and S3 sends the notifications: use tally backfill for objects already in the bucket.',
+  arguments: [{ name: '<file...>', help: 'log files to put (gzip or plain text), sent in this order' }],
+  options: [{ flags: '--dry-run', help: 'say which object each file would become; put and send nothing' }, JSON_OPTION],
+  target: { settings: [] },
+  async run({ options, args, context: { io, cwd }, target: open }) {
+    // Before the target: a folder or /dev/zero is refused with nothing opened or read.
+    refuseNonLogFiles(args, cwd, false);
+    const { target, clients } = await open();
+    if (!target.emulated) {
+      throw new ConfigError(
+        `the target is AWS (${target.origin}: ${target.config.tableName} in ${target.config.region}), and put feeds the local stack only. ` +
+          'On AWS, CloudFront writes the logs and S3 sends their notifications; tally backfill notifies objects already in the bucket'
+      );
+    }
+    const bucket = logBucketOf(target);
+    const queueUrl = target.config.ingestQueueUrl;
+    if (queueUrl === undefined) throw new ConfigError('no ingest queue: pass --queue-url or set TALLY_INGEST_QUEUE_URL');
+    // Every file is read and counted as the consumer counts it before anything is put: a
+    // mistyped name, or a file tally count refuses (with the same words), puts nothing.
+    const files: LogFile[] = [];
+    const { config } = target;
+    for (const name of args) {
+      let bytes: Buffer;
+      try {
+        bytes = await readFile(resolve(cwd, name));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ValidationError(`${name}: no such file; nothing was put`, { cause: error });
+        throw error;
+      }
+      if (bytes.length === 0) throw new ValidationError(`file ${name}: empty: nothing to count; nothing was put`);
+      let days: string[];
+      try {
+        const count = await countLogFile(resolve(cwd, name), { resolver: config.resolver, metricRules: config.metricRules, logFormat: config.logFormat }, name);
+        days = [...new Set(count.tally.usage().map((row) => row.day))];
+      } catch (error) {
+        throw new ValidationError(`${(error as Error).message}; nothing was put`, { cause: error });
+      }
+      const { firstHour, from } = firstHourOf(name, bytes, days);
+      files.push({ name, bytes, firstHour, hourFrom: from });
+    }
+    const { S3LogSink, S3LogSource, SqsNotificationSender } = await import('../../aws-adapters');
+    if (options.json !== true) io.out(`tally put: ${target.origin}\n  into s3://${bucket}/${target.logPrefix}, notifications to ${queueUrl}\n`);
+    const results = await putLogs({
+      sink: new S3LogSink({ client: clients.s3 }),
+      source: new S3LogSource({ client: clients.s3 }),
+      sender: new SqsNotificationSender({ client: clients.sqs, queueUrl, region: target.config.region }),
+      bucket,
+      prefix: target.logPrefix,
+      files,
+      dryRun: options.dryRun === true,
+    });
+    io.out(options.json === true ? `${JSON.stringify({ bucket, queueUrl, dryRun: options.dryRun === true, objects: results })}\n` : describePut(results, options.dryRun === true));
+    return 0;
+  },
+});
+
+const BEFORE: Record<PutLogResult['before'], string> = {
+  new: 'new',
+  same: 'same content was there: counted once',
+  replaced: 'REPLACED other content (its counts stay)',
+};
+
+/** The human account of a put. */
+export function describePut(results: readonly PutLogResult[], dryRun = false): string {
+  const rows = results.map((result) => [
+    result.file,
+    result.object.key,
+    result.object.etag,
+    String(result.object.size ?? 0),
+    result.named ? `named from content${result.hourFrom === 'first-day' ? ' (first day of its requests, hour 00)' : ''}` : 'own name',
+    BEFORE[result.before],
+  ]);
+  return (
+    `${formatTable(['file', 'key', 'etag', 'bytes', 'name', 'object'], rows)}\n` +
+    (dryRun
+      ? `dry run: would put ${results.length} object(s) and send their S3 notifications; nothing was put or sent\n`
+      : `put ${results.length} object(s) and sent ${results.length} S3 notification(s); the consumer counts them within seconds\n`)
+  );
+}
