@@ -131,7 +131,9 @@ describe('tally backfill', () => {
 
     expect(code).toBe(1);
     expect(io.stdout).toMatch(/counted now 1 .*failed 1/);
-    expect(io.stdout).toMatch(/broken\.gz +poison +PoisonObjectError: object .*cannot gunzip/);
+    // The reason alone: the row names the object (tryout: 'PoisonObjectError: object s3://...broken.gz: cannot gunzip' repeated it).
+    expect(io.stdout).toMatch(/broken\.gz +poison +cannot gunzip/);
+    expect(io.stdout).not.toContain('PoisonObjectError');
     expect(got).toEqual(want);
   });
 });

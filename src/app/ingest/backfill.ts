@@ -128,7 +128,8 @@ export async function backfill(options: BackfillOptions): Promise<BackfillReport
       report.applied += result.applied;
       report.duplicates += result.duplicates + result.resumed;
     } catch (error) {
-      report.failed.push({ object: describeObject(object), error: describeError(error), poison: error instanceof PoisonObjectError });
+      // A poison object's reason alone: the row names the object already.
+      report.failed.push({ object: describeObject(object), error: error instanceof PoisonObjectError ? error.reason : describeError(error), poison: error instanceof PoisonObjectError });
     } finally {
       progress.advance(1, counts());
     }

@@ -92,7 +92,8 @@ export async function reconcileUsage(options: ReconcileOptions): Promise<Reconci
         objects.notCounted.push(describeObject(object));
       }
     } catch (error) {
-      const entry = { object: describeObject(object), error: describeError(error) };
+      // A poison object's reason alone: the row names the object already.
+      const entry = { object: describeObject(object), error: error instanceof PoisonObjectError ? error.reason : describeError(error) };
       if (error instanceof PoisonObjectError) objects.poison.push(entry);
       else objects.failed.push(entry);
     } finally {
