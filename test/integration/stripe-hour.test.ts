@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 /** A table, a Stripe stand-in with Tally's two meters in `window` windows, and the sync wired as the sender wires it. */
-async function scenario(window: 'day' | 'hour', logLines: string[] = [], webhookQueueUrl?: string) {
+async function scenario(window: 'day' | 'hour', logLines: string[] = [], webhookQueueUrl?: string, lateUsage?: 'invoice-item') {
   const { env } = await handoffTable(info);
   const server = await startStripeServer(API_KEY);
   servers.push(server);
@@ -46,7 +46,7 @@ async function scenario(window: 'day' | 'hour', logLines: string[] = [], webhook
   server.addMeter('cdn_requests', { event_time_window: window });
   server.addMeter('cdn_bytes', { event_time_window: window });
   const log: Log = jsonLog((line) => void logLines.push(line), 'warn');
-  const stripeEnv = { TALLY_STRIPE_API_KEY: API_KEY, TALLY_STRIPE_API_BASE: server.url, TALLY_STRIPE_METERS: METERS, TALLY_STRIPE_RUNNING_MINUTES: '60', TALLY_STRIPE_WINDOW: window };
+  const stripeEnv = { TALLY_STRIPE_API_KEY: API_KEY, TALLY_STRIPE_API_BASE: server.url, TALLY_STRIPE_METERS: METERS, TALLY_STRIPE_RUNNING_MINUTES: '60', TALLY_STRIPE_WINDOW: window, ...(lateUsage === undefined ? {} : { TALLY_STRIPE_LATE_USAGE: lateUsage }) };
   const clients = testClients(info);
   const sync = (): StripeSyncDeps =>
     createStripeSyncDeps({ tally: readConfig(env), stripe: readStripeConfig(stripeEnv), ...(webhookQueueUrl === undefined ? {} : { webhookQueueUrl }) }, clients, API_KEY, log, { clock: () => now, retry: { attempts: 4, baseMs: 5, maxMs: 20 } });
@@ -205,11 +205,9 @@ describe('TALLY_STRIPE_WINDOW=hour', () => {
     ]);
   });
 
-  it('an hour revised after its invoice was finalized is reported once, naming the hour, and reconcile --invoices finds it recorded', async () => {
-    const webhooks = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
-    const s = await scenario('hour', [], webhooks.queueUrl);
+  /** A one-day period from D1 15:00, its invoice finalized at D2 16:00; D1 16:00 sent running, then a log of D1 17:00 after D1 closed. */
+  async function lateHour(s: Scenario, customer: string) {
     const acme = uniqueId('acme');
-    const customer = 'cus_hourlate01';
     // A one-day period from D1 15:00 to D2 15:00, finalized at D2 16:00.
     s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T15:00:00Z`)), periodSeconds: 86_400 });
     await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
@@ -223,6 +221,14 @@ describe('TALLY_STRIPE_WINDOW=hour', () => {
     await s.ingest(D1, 17, 42, acme, 13);
     s.moveTo(`${D4}T02:30:00Z`);
     await s.close();
+    return acme;
+  }
+
+  it('an hour revised after its invoice was finalized is reported once, naming the hour, and reconcile --invoices finds it recorded', async () => {
+    const webhooks = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
+    const s = await scenario('hour', [], webhooks.queueUrl);
+    const customer = 'cus_hourlate01';
+    const acme = await lateHour(s, customer);
 
     const received = await testClients(info).sqs.send(new ReceiveMessageCommand({ QueueUrl: webhooks.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
     const late = (received.Messages ?? []).map((m) => JSON.parse(m.Body!) as { type: string; data: Record<string, unknown> }).filter((e) => e.data.metric === 'requests');
@@ -244,6 +250,18 @@ describe('TALLY_STRIPE_WINDOW=hour', () => {
     expect((JSON.parse(reconcile.stdout) as { rows: { invoice: string }[] }).rows.find((row) => row.invoice === invoice.id)).toEqual(
       expect.objectContaining({ from: D1, to: D2, tally: h16 + h17, meter: h16 + h17, invoiced: h16, difference: h17, recordedLate: h17 }),
     );
+  });
+
+  it('with TALLY_STRIPE_LATE_USAGE=invoice-item, the late hour becomes one invoice item for that hour on the next invoice', async () => {
+    const s = await scenario('hour', [], undefined, 'invoice-item');
+    const customer = 'cus_hourlate02';
+    await lateHour(s, customer);
+
+    const items = s.server.invoiceItems(customer);
+    const h17 = s.counted.get(`${D1} 17`)!;
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ quantity: h17, amount: 3 * h17, period: { start: hourEventTimestamp(D1, 17, 0), end: hourEventTimestamp(D1, 17, 0) + 3_599 } });
+    expect(items[0]!.description).toContain(`requests of ${D1} 17:00 UTC`);
   });
 
   it('tally stripe push with day windows against hour meters refuses before writing anything; with hour windows it sends the hours', async () => {
@@ -288,6 +306,34 @@ describe('TALLY_STRIPE_WINDOW=hour', () => {
       [hourEventTimestamp(D1, 15, 0), s.counted.get(`${D1} 15`)],
       [hourEventTimestamp(D1, 16, 0), s.counted.get(`${D1} 16`)],
     ]);
+  });
+
+  it('a closed day whose counters moved past the revision being planned waits for the revision that holds them', async () => {
+    const s = await scenario('hour');
+    const acme = uniqueId('acme');
+    await s.sync().store.link({ account: acme, customer: 'cus_hourwait01', linkedAt: `${D1}T00:00:00Z` });
+    s.moveTo(`${D1}T10:30:00Z`);
+    await s.ingest(D1, 10, 61, acme);
+    await s.sweep(acme);
+    s.moveTo(`${D4}T00:30:00Z`);
+    const first = await closeOk(testCloser(s.env, s.now));
+    const revision1 = first.days.find((d) => d.day === D1)!.written![0]!.revision;
+    // A late log lands between the close and the sender's handling of revision 1.
+    s.moveTo(`${D4}T00:40:00Z`);
+    await s.ingest(D1, 20, 62, acme, 11);
+    await handleStripeMessage(s.sync(), { day: D1, revision: revision1 });
+    const afterRevision1 = (await s.sync().store.records(acme, D1, D1)).filter((r) => r.revision > 0);
+    s.moveTo(`${D4}T01:30:00Z`);
+    await s.close();
+
+    expect(revision1).toBe(1);
+    expect(afterRevision1).toEqual([]);
+    const records = (await s.sync().store.records(acme, D1, D1)).filter((r) => r.metric === 'requests');
+    expect(records.map((r) => [r.hour, r.revision, r.value]).sort()).toEqual([
+      [10, 0, s.counted.get(`${D1} 10`)],
+      [20, 2, s.counted.get(`${D1} 20`)],
+    ]);
+    expect(s.server.billedByDay('cdn_requests', 'cus_hourwait01')).toEqual({ [D1]: s.counted.get(`${D1} 10`)! + s.counted.get(`${D1} 20`)! });
   });
 
   it('a lost answer is retried with the same identifier: Stripe keeps one event per hour, nothing is billed twice', async () => {
