@@ -66,6 +66,17 @@ describe('parseUsageQuery', () => {
     expect(() => parseUsageQuery(accountId, { from: '2026-11-01', to: '2026-11-02' })).toThrow(/invalid account id: an account id is 1-64 characters/);
   });
 
+  it('says a parameter was given twice when its value holds a comma, as API Gateway joins repeated parameters', () => {
+    // tryout: from=2026-11-21&from=2026-11-01 answered only 'got "2026-11-21,2026-11-01"'.
+    const hint = ' (a parameter given more than once arrives joined by commas: give it once)';
+    expect(() => parseUsageQuery('acme', { from: '2026-11-21,2026-11-01', to: '2026-11-22' })).toThrow(
+      `query parameter "from" must be a calendar day as YYYY-MM-DD, got "2026-11-21,2026-11-01"${hint}`,
+    );
+    expect(() => parseUsageQuery('acme', { from: '2026-11-21', to: '2026-11-22', granularity: 'day,hour' })).toThrow(`got "day,hour"${hint}`);
+    expect(() => parseUsageQuery('acme', { from: '2026-11-21', to: '2026-11-22', format: 'csv,json' })).toThrow(`got "csv,json"${hint}`);
+    expect(() => parseUsageQuery('acme', { from: '2026-11-21', to: '2026-11-22', granularity: 'minute' })).not.toThrow(/given more than once/);
+  });
+
   it('keeps control characters and long input out of messages', () => {
     expect(() => parseUsageQuery('acme', { from: `2026\n${'x'.repeat(100)}`, to: '2026-11-02' })).toThrow(
       `query parameter "from" must be a calendar day as YYYY-MM-DD, got "2026?${'x'.repeat(35)}..."`,

@@ -117,7 +117,7 @@ function quotaOf(value: string | undefined, granularity: Granularity): boolean {
   if (value === undefined || value === '') return granularity === 'month';
   if (value === 'true' || value === '1') return true;
   if (value === 'false' || value === '0') return false;
-  throw new ValidationError(`query parameter "quota" must be "true" or "false", got "${printable(value)}"`);
+  throw new ValidationError(`query parameter "quota" must be "true" or "false", ${got(value)}`);
 }
 
 /** A validated read of the operator ranking: every account's usage over a day range, ranked by one metric. */
@@ -134,7 +134,7 @@ export interface RankingQuery {
 export function parseRankingQuery(params: QueryParameters, metricNames: readonly string[], accept?: string): RankingQuery {
   const { from, to } = parseDayRange(params);
   const metric = params.metric === undefined || params.metric === '' ? 'requests' : params.metric;
-  if (!metricNames.includes(metric)) throw new ValidationError(`query parameter "metric" must be one of ${metricNames.join(', ')}, got "${printable(metric)}"`);
+  if (!metricNames.includes(metric)) throw new ValidationError(`query parameter "metric" must be one of ${metricNames.join(', ')}, ${got(metric)}`);
   return { from, to, metric, format: formatOf(params.format, accept) };
 }
 
@@ -144,7 +144,7 @@ function requiredDay(params: QueryParameters, name: 'from' | 'to'): string {
     throw new ValidationError(`query parameter "${name}" is required: a UTC day as YYYY-MM-DD`);
   }
   if (!isValidDay(value)) {
-    throw new ValidationError(`query parameter "${name}" must be a calendar day as YYYY-MM-DD, got "${printable(value)}"`);
+    throw new ValidationError(`query parameter "${name}" must be a calendar day as YYYY-MM-DD, ${got(value)}`);
   }
   if (!isSupportedDay(value)) {
     throw new ValidationError(`query parameter "${name}" must be within the days Tally supports, ${SUPPORTED_DAYS_TEXT}, got "${value}"`);
@@ -156,13 +156,13 @@ function granularityOf(value: string | undefined): Granularity {
   if (value === undefined || value === '' || value === 'day') return 'day';
   if (value === 'month') return 'month';
   if (value === 'hour') return 'hour';
-  throw new ValidationError(`query parameter "granularity" must be "hour", "day" or "month", got "${printable(value)}"`);
+  throw new ValidationError(`query parameter "granularity" must be "hour", "day" or "month", ${got(value)}`);
 }
 
 function formatOf(value: string | undefined, accept: string | undefined): ReportFormat {
   if (value === 'json' || value === 'csv') return value;
   if (value !== undefined && value !== '') {
-    throw new ValidationError(`query parameter "format" must be "json" or "csv", got "${printable(value)}"`);
+    throw new ValidationError(`query parameter "format" must be "json" or "csv", ${got(value)}`);
   }
   return acceptsCsvFirst(accept) ? 'csv' : 'json';
 }
@@ -180,6 +180,16 @@ function acceptsCsvFirst(accept: string | undefined): boolean {
     if (best === undefined || q > best.q) best = { type: type.trim(), q };
   }
   return best?.type === 'text/csv';
+}
+
+/**
+ * `got "<value>"` for a message, with a hint when the value holds a comma: API Gateway's
+ * payload 2.0 joins a parameter given twice with commas ("Duplicate query strings are
+ * combined with commas", https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html),
+ * so `from=a&from=b` arrives as `from=a,b`, which no valid value contains.
+ */
+function got(value: string): string {
+  return `got "${printable(value)}"` + (value.includes(',') ? ' (a parameter given more than once arrives joined by commas: give it once)' : '');
 }
 
 /** Echoes caller input in a message without letting it grow or carry control characters. */
