@@ -149,3 +149,15 @@ export async function parquetFromJsonLines(jsonLines: string, codec: ParquetLogS
     rmSync(folder, { recursive: true, force: true });
   }
 }
+
+/** A Parquet file of the rows a DuckDB `SELECT` gives, with its column types (DATE, TIMESTAMP, ...), UTC. */
+export async function parquetFromSelect(select: string): Promise<Buffer> {
+  const folder = mkdtempSync(join(tmpdir(), 'tally-parquet-'));
+  try {
+    const file = join(folder, 'log.parquet');
+    await withDuckDb((run) => run(`COPY (${select}) TO '${file}' (FORMAT parquet)`));
+    return readFileSync(file);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}

@@ -6,7 +6,7 @@ import { parseLogFields } from '../../src/domain/logs/log-fields';
 import { countLogContent, type FormatOptions } from '../../src/domain/logs/log-formats';
 import { linesBalance } from '../../src/domain/logs/usage-tally';
 import { parquetContent, type RandomAccessFile } from '../../src/adapters/logs/parquet-log';
-import { parquetFromJsonLines } from '../support/parquet-logs';
+import { parquetFromJsonLines, parquetFromSelect } from '../support/parquet-logs';
 import { expectedUsage, gzip, jsonLog, legacyLog, PLAIN_FIELDS, plainLog, REALTIME_FIELDS_SETTING, realtimeLog, traffic, w3cLog } from '../support/log-formats';
 
 const base: FormatOptions = { resolver: { kind: 'host-label' }, metricRules: [], objectKey: 'logs/x' };
@@ -147,6 +147,18 @@ describe('bad input per format: a clear reason, every line accounted for', () =>
       const file: RandomAccessFile = { byteLength: bytes.length, slice: async (start, end) => new Uint8Array(bytes.subarray(start, end ?? bytes.length)).buffer };
 
       expectOutsideMalformed(await countLogContent(parquetContent(file, 'k'), base, 'k'), /^date "(\d{4}-\d{2}-\d{2})" is outside the days Tally supports, 2000-01-01\.\.2099-12-31$/);
+    });
+
+    it.each([
+      ['a DATE column', 'DATE', (at: number) => `DATE '${dayOf(at)}'`, '"date"', /^date "(\d{4}-\d{2}-\d{2})" is outside the days Tally supports, 2000-01-01\.\.2099-12-31$/],
+      ['a TIMESTAMP column', 'TIMESTAMP', (at: number) => `TIMESTAMP '${new Date(at).toISOString().slice(0, 19).replace('T', ' ')}'`, '"timestamp"', /^timestamp "[\d.]+" is on (\d{4}-\d{2}-\d{2}), outside the days Tally supports, 2000-01-01\.\.2099-12-31$/],
+    ] as const)('Parquet with %s (typed: read as numbers)', async (_what, _type, literal, column, reason) => {
+      const rows = mixed.map((r) => `(${literal(r.at)}, '${new Date(r.at).toISOString().slice(11, 19)}', ${r.bytes}::BIGINT, '${r.host}')`).join(', ');
+      const time = column === '"date"' ? ', "time"' : '';
+      const bytes = await parquetFromSelect(`SELECT ${column}${time}, sc_bytes, x_host_header FROM (VALUES ${rows}) AS t(${column}, "time", sc_bytes, x_host_header)`);
+      const file: RandomAccessFile = { byteLength: bytes.length, slice: async (start, end) => new Uint8Array(bytes.subarray(start, end ?? bytes.length)).buffer };
+
+      expectOutsideMalformed(await countLogContent(parquetContent(file, 'k'), base, 'k'), reason);
     });
   });
 
