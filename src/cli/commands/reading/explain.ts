@@ -56,6 +56,10 @@ export function describeExplanation(e: DayExplanation): string {
     ],
   );
   const lines = [`${e.accountId} ${e.day}: ${status}; ${e.sources.length} log object(s)`, '', figures.trimEnd(), ''];
+  if (recordsNothing(e)) {
+    // Tally keeps no account registry: zeros for a mistyped id look like a quiet day.
+    lines.push(`nothing recorded for ${e.accountId} on ${e.day}: no log object, counter, adjustment or revision (account ids are exact: case counts)`, '');
+  }
   lines.push(
     e.complete
       ? 'complete: the log objects below add up to the measured counters exactly; measured + adjustments = total'
@@ -78,6 +82,11 @@ export function describeExplanation(e: DayExplanation): string {
     );
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** True when the account-day holds nothing at all: no source, no measured usage, no adjustment, no revision. */
+function recordsNothing(e: DayExplanation): boolean {
+  return e.sources.length === 0 && e.adjustments.length === 0 && e.revisions.length === 0 && Object.values(e.metrics).every((value) => value === 0);
 }
 
 /** The day's hours with usage as a table, where they come from, or why they are unknown. */
