@@ -1,4 +1,4 @@
-import { SingleBar } from 'cli-progress';
+import type { SingleBar } from 'cli-progress';
 import type { ProgressReporter } from '../app/progress';
 import { processIo, type CliIo } from './io';
 
@@ -16,6 +16,15 @@ function describeCounts(counts: Readonly<Record<string, number>>): string {
   return Object.entries(counts)
     .map(([name, value]) => `${name} ${value}`)
     .join(', ');
+}
+
+/**
+ * `cli-progress`, loaded when a bar is first drawn, not when this module is: the CLI's
+ * command list imports this module for every command (`tally count` too), and loading
+ * cli-progress was about a twentieth of a fresh `tally count` of a small file's CPU (issue 34).
+ */
+async function loadSingleBar(): Promise<typeof SingleBar> {
+  return (await import('cli-progress')).SingleBar;
 }
 
 /**
@@ -43,16 +52,23 @@ export function progressDisplay(
   let plain: NodeJS.Timeout | undefined;
   const payload = () => ({ rate: rate(), counts: describeCounts(counts), unit });
   const line = () => io.err(`${label}: ${value}/${total} ${unit}, ${rate()}/s${Object.keys(counts).length > 0 ? `, ${describeCounts(counts)}` : ''}\n`);
+  let stopped = false;
+  const drawBar = async () => {
+    const Bar = await loadSingleBar();
+    // Stopped while cli-progress loaded: the command's own output follows, no bar.
+    if (stopped) return;
+    bar = new Bar({
+      format: `${label} [{bar}] {value}/{total} {unit} | {rate}/s | {counts} | {duration_formatted}`,
+      stream: process.stderr,
+      hideCursor: true,
+      clearOnComplete: false,
+      fps: 5,
+    });
+    bar.start(Math.max(total, value), value, payload());
+  };
   const begin = setTimeout(() => {
     if (drawing.terminal ?? process.stderr.isTTY === true) {
-      bar = new SingleBar({
-        format: `${label} [{bar}] {value}/{total} {unit} | {rate}/s | {counts} | {duration_formatted}`,
-        stream: process.stderr,
-        hideCursor: true,
-        clearOnComplete: false,
-        fps: 5,
-      });
-      bar.start(Math.max(total, value), value, payload());
+      drawBar().catch((error: unknown) => io.err(`${label}: no progress bar (${error instanceof Error ? error.message : String(error)})\n`));
     } else {
       line();
       plain = setInterval(line, PLAIN_EVERY_MS);
@@ -74,6 +90,7 @@ export function progressDisplay(
       bar?.update(value, payload());
     },
     stop() {
+      stopped = true;
       clearTimeout(begin);
       if (plain !== undefined) {
         clearInterval(plain);
