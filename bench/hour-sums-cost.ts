@@ -6,8 +6,10 @@
  * ```
  * before  the day's totals only, at the cap before hours (48)
  * hours   the day's totals and the increment's sums by UTC hour, at the default cap (DEFAULTS.historyCap)
+ * metric  as hours, with one configured metric (`authorization_requests`, the demo's and the chaos's rule)
  * ```
- * Base metrics only (requests, bytes): the default plan. Each object is an hourly log
+ * `before` and `hours` count base metrics only (requests, bytes): the default plan;
+ * `metric` adds the configured metric, whose hour attributes carry a code of its name (hours.ts). Each object is an hourly log
  * (object n is hour n mod 24) with a tenth of its requests in the hour before, as
  * CloudFront files hold late lines, so a busy shard item ends the day with 48 hour
  * attributes. Costs are per delivered increment: WCU DynamoDB reports (increments and
@@ -17,7 +19,7 @@ import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DEFAULTS } from '../src/adapters/config';
 import { DynamoUsageStore } from '../src/adapters/dynamodb/dynamodb-usage-store';
 import { mapWithConcurrency } from '../src/app/concurrency';
-import { addHourSums, hourTotals, hoursCoverDay, parseHourAttribute } from '../src/domain/hours';
+import { addHourSums, hourSumsOfAttributes, hourTotals, hoursCoverDay } from '../src/domain/hours';
 import { usageKey } from '../src/domain/counters/keys';
 import type { Increment } from '../src/domain/counters/usage-store';
 import { itemBytes, meterCapacity, totalRequests } from './capacity-meter';
@@ -31,7 +33,7 @@ export interface HourSumsCostOptions {
   readonly accounts: number;
 }
 
-export const HOUR_WAYS = ['before', 'hours'] as const;
+export const HOUR_WAYS = ['before', 'hours', 'metric'] as const;
 export type HourWay = (typeof HOUR_WAYS)[number];
 
 /** The cap shard histories held before hours (`DEFAULTS.historyCap` until issue 35). */
@@ -57,21 +59,24 @@ export interface HourSumsCostResult {
   readonly ways: Record<HourWay, HourWaySummary>;
   /** hours / before, WCU per delivered increment (billed). */
   readonly ratio: number;
+  /** metric / before, WCU per delivered increment (billed). */
+  readonly metricRatio: number;
 }
 
-/** The deliveries with base metrics only, and (for `hours`) each increment's sums by hour. */
-function deliveriesFor(tag: string, options: HourSumsCostOptions, seed: number, withHours: boolean): readonly Delivery[] {
+/** The deliveries with base metrics (and for `metric` the configured one), and (but for `before`) each increment's sums by hour. */
+function deliveriesFor(tag: string, options: HourSumsCostOptions, seed: number, way: HourWay): readonly Delivery[] {
   const workload = incrementWorkload({ tag, objects: options.objects, accounts: options.accounts, day: DAY, duplicateRate: 0.1, seed, keyScheme: { keyBytes: 12, shards: SHARDS } });
   return workload.deliveries.map((delivery) => ({
     ...delivery,
     increments: delivery.increments.map((increment): Increment => {
-      const requests = increment.metrics.requests ?? 0;
-      const bytes = increment.metrics.bytes ?? 0;
-      const base = { ...increment, metrics: { requests, bytes } };
-      if (!withHours) return base;
+      const metrics: Record<string, number> = { requests: increment.metrics.requests ?? 0, bytes: increment.metrics.bytes ?? 0 };
+      if (way === 'metric') metrics.authorization_requests = increment.metrics.authorization_requests ?? 0;
+      const base = { ...increment, metrics };
+      if (way === 'before') return base;
       const hour = delivery.object % 24;
-      const late = { requests: Math.floor(requests / 10), bytes: Math.floor(bytes / 10) };
-      const hours = addHourSums({ [hour]: { requests: requests - late.requests, bytes: bytes - late.bytes } }, { [(hour + 23) % 24]: late });
+      const late = Object.fromEntries(Object.entries(metrics).map(([name, amount]) => [name, Math.floor(amount / 10)]));
+      const own = Object.fromEntries(Object.entries(metrics).map(([name, amount]) => [name, amount - (late[name] ?? 0)]));
+      const hours = addHourSums({ [hour]: own }, { [(hour + 23) % 24]: late });
       return { ...base, hours };
     }),
   }));
@@ -94,20 +99,19 @@ export async function runHourSumsCost(client: DynamoDBClient, table: string, opt
   const runTag = `hs${Date.now().toString(36)}`;
   const runOnce = async (way: HourWay, round: number) => {
     const tag = `${runTag}-${round}-${way}`;
-    const deliveries = deliveriesFor(tag, options, 42 + Math.max(0, round), way === 'hours');
-    const historyCap = way === 'hours' ? DEFAULTS.historyCap : CAP_BEFORE_HOURS;
+    const deliveries = deliveriesFor(tag, options, 42 + Math.max(0, round), way);
+    const historyCap = way === 'before' ? CAP_BEFORE_HOURS : DEFAULTS.historyCap;
     const store = new DynamoUsageStore({ client, tableName: table, historyCap, ledgerTtlDays: 400 });
     meter.reset();
     await mapWithConcurrency(deliveries, 4, (delivery) => mapWithConcurrency(delivery.increments, 8, (increment) => store.applyIncrement(increment)));
     const totals = meter.reset();
     const delivered = deliveries.reduce((sum, delivery) => sum + delivery.increments.length, 0);
     // What the distinct increments add up to, per account.
-    const expected = new Map<string, { requests: number; bytes: number }>();
+    const expected = new Map<string, Record<string, number>>();
     for (const delivery of deliveries.filter((d) => !d.duplicate)) {
       for (const increment of delivery.increments) {
-        const sum = expected.get(increment.account) ?? { requests: 0, bytes: 0 };
-        sum.requests += increment.metrics.requests ?? 0;
-        sum.bytes += increment.metrics.bytes ?? 0;
+        const sum = expected.get(increment.account) ?? {};
+        for (const [name, amount] of Object.entries(increment.metrics)) sum[name] = (sum[name] ?? 0) + amount;
         expected.set(increment.account, sum);
       }
     }
@@ -116,18 +120,14 @@ export async function runHourSumsCost(client: DynamoDBClient, table: string, opt
     let exact = true;
     for (const [account, want] of expected) {
       const mine = items.filter((item) => item.PK?.S === `ACCT#${account}`);
-      const day = { requests: 0, bytes: 0 };
+      const day: Record<string, number> = {};
       const hours: Record<number, Record<string, number>> = {};
       for (const item of mine) {
-        day.requests += Number(item.requests?.N ?? 0);
-        day.bytes += Number(item.bytes?.N ?? 0);
-        for (const [name, value] of Object.entries(item)) {
-          const parsed = parseHourAttribute(name);
-          if (parsed !== undefined) addHourSums(hours, { [parsed.hour]: { [parsed.metric]: Number(value.N) } });
-        }
+        for (const name of Object.keys(want)) day[name] = (day[name] ?? 0) + Number(item[name]?.N ?? 0);
+        addHourSums(hours, hourSumsOfAttributes(Object.fromEntries(Object.entries(item).flatMap(([name, value]) => (value.N === undefined ? [] : [[name, Number(value.N)]])))));
       }
-      if (day.requests !== want.requests || day.bytes !== want.bytes) exact = false;
-      if (way === 'hours' && !hoursCoverDay(day, hours)) exact = false;
+      if (Object.keys(want).some((name) => day[name] !== want[name])) exact = false;
+      if (way !== 'before' && !hoursCoverDay(day, hours)) exact = false;
       if (way === 'before' && Object.keys(hourTotals(hours)).length > 0) exact = false;
     }
     return {
@@ -143,11 +143,11 @@ export async function runHourSumsCost(client: DynamoDBClient, table: string, opt
 
   // One unrecorded round warms the SDK and DynamoDB Local.
   for (const way of HOUR_WAYS) await runOnce(way, -1);
-  const runs: Record<HourWay, Awaited<ReturnType<typeof runOnce>>[]> = { before: [], hours: [] };
+  const runs: Record<HourWay, Awaited<ReturnType<typeof runOnce>>[]> = { before: [], hours: [], metric: [] };
   for (let round = 0; round < options.rounds; round++) {
     const order = round % 2 === 0 ? HOUR_WAYS : ([...HOUR_WAYS].reverse() as HourWay[]);
     for (const way of order) runs[way].push(await runOnce(way, round));
-    progress(`hours round ${round + 1}/${options.rounds}: before ${runs.before.at(-1)!.billed.toFixed(3)} WCU, hours ${runs.hours.at(-1)!.billed.toFixed(3)} WCU per delivered increment`);
+    progress(`hours round ${round + 1}/${options.rounds}: before ${runs.before.at(-1)!.billed.toFixed(3)} WCU, hours ${runs.hours.at(-1)!.billed.toFixed(3)} WCU, with a configured metric ${runs.metric.at(-1)!.billed.toFixed(3)} WCU per delivered increment`);
   }
   const summary = (way: HourWay): HourWaySummary => ({
     historyCap: runs[way][0]!.historyCap,
@@ -157,6 +157,7 @@ export async function runHourSumsCost(client: DynamoDBClient, table: string, opt
     largestItemBytes: Math.max(...runs[way].map((run) => run.largest)),
     exact: runs[way].every((run) => run.exact),
   });
-  const ways = { before: summary('before'), hours: summary('hours') };
-  return { options, deliveredIncrements: runs.hours[0]!.delivered, ways, ratio: ways.hours.billedWcuPerIncrement / ways.before.billedWcuPerIncrement };
+  const ways = { before: summary('before'), hours: summary('hours'), metric: summary('metric') };
+  const billedRatio = (way: HourWay) => ways[way].billedWcuPerIncrement / ways.before.billedWcuPerIncrement;
+  return { options, deliveredIncrements: runs.hours[0]!.delivered, ways, ratio: billedRatio('hours'), metricRatio: billedRatio('metric') };
 }

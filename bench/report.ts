@@ -174,6 +174,16 @@ export function summaryRows(results: BenchResults): SummaryRow[] {
       target: '≤ 1.1×',
       met: met(results.hours.ratio <= 1.1 && hours.exact && before.exact),
     });
+    const metric = results.hours.ways.metric;
+    rows.push({
+      item: '7',
+      measure: 'WCU per delivered increment with hourly sums and one configured metric (authorization_requests, default cap)',
+      tally: `${fixed(metric.billedWcuPerIncrement, 3)} billed (${fixed(metric.wcuPerIncrement, 3)} reported), cap ${metric.historyCap}, largest item ${metric.largestItemBytes} B${metric.exact ? '' : ', NOT EXACT'}`,
+      against: `before hours (base metrics): ${fixed(before.billedWcuPerIncrement, 3)} billed`,
+      ratio: `${fixed(results.hours.metricRatio, 3)}×`,
+      target: '—',
+      met: '—',
+    });
   }
   if (endToEnd) {
     const w = endToEnd.ways;
@@ -542,8 +552,8 @@ function hoursSection(result: HourSumsCostResult): string {
   return [
     '## 7. Hourly sums in the write',
     '',
-    `${grouped(o.objects)} hourly log objects of one day × ${o.accounts} accounts (4 shards), 10% delivered twice: ${grouped(result.deliveredIncrements)} delivered increments per way and round, requests and bytes only (the default plan). Before: the day's totals, cap 48. Hours: the same and the increment's sums by UTC hour (a tenth of each object's usage in the hour before its own), cap DEFAULTS.historyCap. Each round gives both ways fresh accounts and alternates which goes first (${o.rounds} rounds, medians). WCU billed adds what the rejected writes (duplicates) cost.`,
+    `${grouped(o.objects)} hourly log objects of one day × ${o.accounts} accounts (4 shards), 10% delivered twice: ${grouped(result.deliveredIncrements)} delivered increments per way and round, requests and bytes only (the default plan), and with a configured metric: authorization_requests, the demo's rule (its hour attributes named by a code of its name, hours.ts). Before: the day's totals, cap 48. Hours: the same and the increment's sums by UTC hour (a tenth of each object's usage in the hour before its own), cap DEFAULTS.historyCap. Each round gives both ways fresh accounts and alternates which goes first (${o.rounds} rounds, medians). WCU billed adds what the rejected writes (duplicates) cost.`,
     '',
-    table(['way', 'cap', 'WCU reported', 'WCU billed', 'requests', 'largest shard item', 'exact (days; hours sum to days)'], [row('before hours', result.ways.before), row('hours', result.ways.hours)]),
+    table(['way', 'cap', 'WCU reported', 'WCU billed', 'requests', 'largest shard item', 'exact (days; hours sum to days)'], [row('before hours', result.ways.before), row('hours', result.ways.hours), row('hours, 1 configured metric', result.ways.metric)]),
   ].join('\n');
 }

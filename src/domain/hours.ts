@@ -8,13 +8,25 @@
  * requests 1520   bytes 88143211        the shard's day totals (unchanged)
  * 05R 311   05B 17733020                hour 05 UTC: requests and bytes
  * 06R 1209  06B 70410191
- * 06authorization_requests 44           a configured metric in hour 06 UTC
+ * 06M0rbu 44                            a configured metric in hour 06 UTC (its code)
  * ```
  *
  * An hour attribute is the two-digit UTC hour followed by the metric's short name: `R`
- * for requests, `B` for bytes, the metric's own name for configured metrics. Metric
- * names are lower case and start with a letter (`METRIC_NAME`), so an hour attribute
- * is never read as a metric, and `R`/`B` never clash with a configured metric.
+ * for requests, `B` for bytes, and for a configured metric its code, `M` and four base-36
+ * digits of a digest of its name ({@link metricCode}): `06M1x9z`, 7 bytes whichever the
+ * name (DynamoDB bills every byte of every attribute name on every write, and a day of
+ * `06authorization_requests` took a busy shard item past 1 KB: 2 WCU per increment). Every
+ * writer and reader derives the code the same way, with no registry to read. A reader
+ * decodes a code with the names of the item's own day totals (a shard that holds a
+ * metric's hours holds its day total, written in the same `ADD`), so the hours of a
+ * metric no longer configured still read. Configured metrics whose codes clash are
+ * refused at config load (metric-rules.ts); a code the item's names do not decode, or
+ * decode twice, stays a code, which no day total matches, so the day's hours read as
+ * unknown, never as another metric's. Items written before the codes name the hour
+ * with the metric's whole name (`06authorization_requests`) and still read, as do the
+ * items `tally backfill --hours` writes, which keep whole names (they hold no day totals
+ * to decode with). Metric names are lower case and start with a letter (`METRIC_NAME`),
+ * so an hour attribute is never read as a metric, and `R`/`B`/`M…` never clash with one.
  *
  * **Hours sum to the day.** For a day whose every increment carried hours, the hours of
  * each metric add up to its day total. A day counted before hours existed has fewer:
@@ -33,15 +45,52 @@ export type HourSums = Readonly<Record<number, Readonly<Record<string, number>>>
 /** Short names of the base metrics (`BASE_METRICS`; test/unit/hours.test.ts checks that each has one). */
 const SHORT_NAMES: Readonly<Record<string, string>> = { requests: 'R', bytes: 'B' };
 const LONG_NAMES: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(SHORT_NAMES).map(([long, short]) => [short, long]));
-const HOUR_ATTRIBUTE = /^([01]\d|2[0-3])([RB]|[a-z][a-z0-9_]*)$/;
+const HOUR_ATTRIBUTE = /^([01]\d|2[0-3])([RB]|M[0-9a-z]{4}|[a-z][a-z0-9_]*)$/;
+const METRIC_CODE = /^M[0-9a-z]{4}$/;
+/** How a configured metric may be named (`METRIC_NAME` in metric-rules.ts); only such names decode a code. */
+const METRIC_NAME_FORM = /^[a-z][a-z0-9_]*$/;
+const CODE_DIGITS = 4;
+const CODES = 36 ** CODE_DIGITS;
 
-/** The shard attribute that holds `metric`'s sum in UTC hour `hour` (`5, 'requests'` -> `05R`). */
-export function hourAttribute(hour: number, metric: string): string {
-  if (!Number.isInteger(hour) || hour < 0 || hour >= HOURS_PER_DAY) throw new RangeError(`hour ${hour} is not 0..23`);
-  return `${String(hour).padStart(2, '0')}${SHORT_NAMES[metric] ?? metric}`;
+/**
+ * The code that stands for configured metric `name` in its hour attributes: `M` and four
+ * base-36 digits of the name's 32-bit FNV-1a digest (any fixed digest would do; this one
+ * needs no library and reads the same in every runtime). 36^4 = 1,679,616 codes: two names
+ * share one rarely, and config load refuses configured metrics that do.
+ */
+export function metricCode(name: string): string {
+  let digest = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) {
+    digest ^= name.charCodeAt(i);
+    digest = Math.imul(digest, 0x01000193) >>> 0;
+  }
+  return `M${(digest % CODES).toString(36).padStart(CODE_DIGITS, '0')}`;
 }
 
-/** The hour and metric an hour attribute names, or undefined for any other attribute. */
+/** The shard attribute that holds `metric`'s sum in UTC hour `hour` (`5, 'requests'` -> `05R`; a configured metric -> `05M0rbu`). */
+export function hourAttribute(hour: number, metric: string): string {
+  return `${hourPrefix(hour)}${SHORT_NAMES[metric] ?? metricCode(metric)}`;
+}
+
+/**
+ * The hour attribute with the metric's whole name (`5, 'authorization_requests'` ->
+ * `05authorization_requests`): how shards named configured metrics' hours before codes,
+ * and how the backfilled-hours item names them (it holds no day totals to decode a code).
+ */
+export function namedHourAttribute(hour: number, metric: string): string {
+  return `${hourPrefix(hour)}${SHORT_NAMES[metric] ?? metric}`;
+}
+
+function hourPrefix(hour: number): string {
+  if (!Number.isInteger(hour) || hour < 0 || hour >= HOURS_PER_DAY) throw new RangeError(`hour ${hour} is not 0..23`);
+  return String(hour).padStart(2, '0');
+}
+
+/**
+ * The hour and metric an hour attribute names, or undefined for any other attribute.
+ * For a coded attribute the metric is the code (`M0rbu`): {@link hourSumsOfAttributes}
+ * decodes it with the item's names.
+ */
 export function parseHourAttribute(attribute: string): { hour: number; metric: string } | undefined {
   const match = HOUR_ATTRIBUTE.exec(attribute);
   if (match === null) return undefined;
@@ -52,6 +101,21 @@ export function parseHourAttribute(attribute: string): { hour: number; metric: s
 /** True when `attribute` is an hour attribute (never a metric, never a key). */
 export function isHourAttribute(attribute: string): boolean {
   return HOUR_ATTRIBUTE.test(attribute);
+}
+
+/**
+ * The metric names that decode codes among `names` (an item's attribute names): each
+ * name that could be a configured metric's day total, by its code. A code two of them
+ * share decodes to neither.
+ */
+function decoderOf(names: Iterable<string>): Map<string, string | undefined> {
+  const decoder = new Map<string, string | undefined>();
+  for (const name of names) {
+    if (isHourAttribute(name) || !METRIC_NAME_FORM.test(name)) continue;
+    const code = metricCode(name);
+    decoder.set(code, decoder.has(code) ? undefined : name);
+  }
+  return decoder;
 }
 
 /** Adds `from` into `into` (both by hour, then metric), returning `into`. */
@@ -89,21 +153,33 @@ export function hoursBackfillSortKey(day: string): string {
   return `DAY#${day}#H#00`;
 }
 
-/** `hours` as attributes named like a shard's ({@link hourAttribute}); zero amounts are left out. */
+/**
+ * `hours` as attributes with whole names ({@link namedHourAttribute}), as the
+ * backfilled-hours item holds them; zero amounts are left out.
+ */
 export function hourSumsToAttributes(hours: HourSums): Record<string, number> {
   const attributes: Record<string, number> = {};
   for (const [hour, metrics] of Object.entries(hours)) {
-    for (const [metric, amount] of Object.entries(metrics)) if (amount !== 0) attributes[hourAttribute(Number(hour), metric)] = amount;
+    for (const [metric, amount] of Object.entries(metrics)) if (amount !== 0) attributes[namedHourAttribute(Number(hour), metric)] = amount;
   }
   return attributes;
 }
 
-/** The hour sums held by an item's hour attributes (any other attribute is ignored). */
+/**
+ * The hour sums held by an item's hour attributes (any other attribute is ignored),
+ * coded or whole-named. A code is decoded with the item's other attribute names (a
+ * shard's day totals); one they do not decode stays a code (the hours then cover no day).
+ * An item with both names of one metric's hour (possible only across the change) adds them.
+ */
 export function hourSumsOfAttributes(attributes: Readonly<Record<string, number>>): Record<number, Record<string, number>> {
+  const decoder = decoderOf(Object.keys(attributes));
   const hours: Record<number, Record<string, number>> = {};
   for (const [attribute, amount] of Object.entries(attributes)) {
     const parsed = parseHourAttribute(attribute);
-    if (parsed !== undefined) (hours[parsed.hour] ??= {})[parsed.metric] = amount;
+    if (parsed === undefined) continue;
+    const metric = METRIC_CODE.test(parsed.metric) ? (decoder.get(parsed.metric) ?? parsed.metric) : parsed.metric;
+    const sums = (hours[parsed.hour] ??= {});
+    sums[metric] = (sums[metric] ?? 0) + amount;
   }
   return hours;
 }

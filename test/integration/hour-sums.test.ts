@@ -1,9 +1,9 @@
 import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DynamoUsageStore } from '../../src/adapters/dynamodb/dynamodb-usage-store';
-import { addHourSums, hourTotals, hoursCoverDay, parseHourAttribute, type HourSums } from '../../src/domain/hours';
+import { addHourSums, hourSumsOfAttributes, hourTotals, hoursCoverDay, metricCode, type HourSums } from '../../src/domain/hours';
 import { usageKey } from '../../src/domain/counters/keys';
 import type { Increment } from '../../src/domain/counters/usage-store';
-import { testClients, testStackInfo, uniqueId } from '../support/stack';
+import { readHourCounters, testClients, testStackInfo, uniqueId } from '../support/stack';
 
 const info = testStackInfo();
 const { dynamodb } = testClients(info);
@@ -18,12 +18,7 @@ async function readItem(account: string, shard: number): Promise<Record<string, 
 
 /** The sums by hour a shard item holds, read back from its flat hour attributes. */
 function hoursOf(item: Record<string, AttributeValue>): HourSums {
-  const hours: Record<number, Record<string, number>> = {};
-  for (const [name, value] of Object.entries(item)) {
-    const parsed = parseHourAttribute(name);
-    if (parsed !== undefined) addHourSums(hours, { [parsed.hour]: { [parsed.metric]: Number(value.N) } });
-  }
-  return hours;
+  return hourSumsOfAttributes(Object.fromEntries(Object.entries(item).flatMap(([name, value]) => (value.N === undefined ? [] : [[name, Number(value.N)]]))));
 }
 
 const dayOf = (item: Record<string, AttributeValue>) => ({ requests: Number(item.requests?.N ?? 0), bytes: Number(item.bytes?.N ?? 0) });
@@ -114,6 +109,44 @@ describe('sums by UTC hour in the conditional write (DynamoDB Local)', () => {
     expect(hourTotals(hoursOf(item))).toEqual({ requests: 13, bytes: 130 });
     expect(dayOf(item)).toEqual({ requests: 20, bytes: 200 });
     expect(hoursCoverDay(dayOf(item), hoursOf(item))).toBe(false);
+  });
+
+  it("names a configured metric's hours by its code, and reads a shard written before the codes (whole names) and after alike", async () => {
+    const account = uniqueId('hrc');
+    const k = usageKey({ accountId: account, day, shard: 0 });
+    // As the version before the codes left it: hours of authorization_requests under its whole name.
+    await dynamodb.send(
+      new PutItemCommand({
+        TableName: info.table,
+        Item: {
+          PK: { S: k.PK },
+          SK: { S: k.SK },
+          d: { S: day },
+          h: { L: [{ B: key(300) }] },
+          t: { L: [{ N: '60' }] },
+          x: { N: '0' },
+          requests: { N: '5' },
+          bytes: { N: '50' },
+          authorization_requests: { N: '3' },
+          '01R': { N: '5' },
+          '01B': { N: '50' },
+          '01authorization_requests': { N: '3' },
+          updatedAt: { S: '2026-11-21T01:00:00.000Z' },
+        },
+      }),
+    );
+    const usage = new DynamoUsageStore({ client: dynamodb, tableName: info.table, historyCap: 3, ledgerTtlDays: 400 });
+    const hours = { 1: { requests: 2, bytes: 20, authorization_requests: 1 }, 2: { requests: 4, bytes: 40, authorization_requests: 2 } };
+    const outcome = await usage.applyIncrement({ account, day, shard: 0, key: key(301), metrics: { requests: 6, bytes: 60, authorization_requests: 3 }, hours });
+    const item = await readItem(account, 0);
+
+    expect(outcome).toBe('applied');
+    expect(Object.keys(item).filter((name) => name.includes('authorization_requests')).sort()).toEqual(['01authorization_requests', 'authorization_requests']);
+    expect(item[`01${metricCode('authorization_requests')}`]?.N).toBe('1');
+    expect(item[`02${metricCode('authorization_requests')}`]?.N).toBe('2');
+    const read = (await readHourCounters(dynamodb, info.table, account, day))[day];
+    expect(read).toEqual({ 1: { requests: 7, bytes: 70, authorization_requests: 4 }, 2: { requests: 4, bytes: 40, authorization_requests: 2 } });
+    expect(hoursCoverDay({ requests: 11, bytes: 110, authorization_requests: 6 }, read!)).toBe(true);
   });
 
   it('applies an increment recorded without hours to the day alone, so the day says its hours do not cover it', async () => {

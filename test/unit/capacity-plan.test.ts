@@ -23,8 +23,8 @@ describe('tally plan (capacity arithmetic)', () => {
   it("counts a configured metric's 24 hours too: past 1 KB, the keys fill the second KB and the plan warns of 2 WCU", () => {
     const plan = planCapacity({ objectsPerAccountDay: 40, metricNames: ['requests', 'bytes', 'authorization_requests'] });
 
-    // 24 attributes `05authorization_requests` (24 characters) of 9 bytes each.
-    expect(plan.fixedBytes).toBe(187 + 24 * 2 * (3 + 9) + 'authorization_requests'.length + 9 + 24 * (24 + 9));
+    // The day total `authorization_requests`, and 24 hour attributes named by its code (`05My6j1`, 7 characters) of 9 bytes each.
+    expect(plan.fixedBytes).toBe(187 + 24 * 2 * (3 + 9) + 'authorization_requests'.length + 9 + 24 * (7 + 9));
     expect(plan).toMatchObject({ maxCapAtOneWcu: 0, wcuPerIncrement: 2 });
     expect(plan.itemBytes).toBeLessThanOrEqual(2048);
     expect(plan.warnings.join('\n')).toMatch(/every increment costs 2 WCU/);

@@ -8,10 +8,12 @@ import {
   hourSumsToAttributes,
   hourTotals,
   isHourAttribute,
+  metricCode,
+  namedHourAttribute,
   parseHourAttribute,
 } from '../../src/domain/hours';
 import { isShardMetric, SHARD_ATTRIBUTES } from '../../src/domain/counters/keys';
-import { BASE_METRICS, METRIC_NAME } from '../../src/domain/logs/metric-rules';
+import { BASE_METRICS, METRIC_NAME, validateMetricRules } from '../../src/domain/logs/metric-rules';
 
 const metricName = fc.stringMatching(METRIC_NAME);
 
@@ -19,23 +21,41 @@ describe('hour attributes', () => {
   it('are short for the base metrics', () => {
     expect(hourAttribute(5, 'requests')).toBe('05R');
     expect(hourAttribute(23, 'bytes')).toBe('23B');
-    expect(hourAttribute(0, 'authorization_requests')).toBe('00authorization_requests');
     for (const metric of BASE_METRICS) expect(hourAttribute(1, metric).length).toBe(3);
   });
 
-  it('read back as the hour and metric they were made from, and are never metrics', () => {
+  it('name a configured metric by a 7-byte code of its name, the same every time, whatever its length', () => {
+    expect(hourAttribute(0, 'authorization_requests')).toBe(`00${metricCode('authorization_requests')}`);
+    expect(metricCode('authorization_requests')).toBe('My6j1');
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 23 }), metricName, (hour, metric) => {
+        expect(hourAttribute(hour, metric)).toMatch(/^\d\dM[0-9a-z]{4}$/);
+        expect(hourAttribute(hour, metric)).toBe(hourAttribute(hour, metric));
+      }),
+    );
+  });
+
+  it('read back as the hour and metric they were made from (a code, or the whole name of an older item), and are never metrics', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 23 }), fc.oneof(fc.constantFrom(...BASE_METRICS), metricName), (hour, metric) => {
-        const attribute = hourAttribute(hour, metric);
-        expect(parseHourAttribute(attribute)).toEqual({ hour, metric });
-        expect(isShardMetric(attribute)).toBe(false);
+        const coded = hourAttribute(hour, metric);
+        const named = namedHourAttribute(hour, metric);
+        const code = (BASE_METRICS as readonly string[]).includes(metric) ? metric : metricCode(metric);
+        expect(parseHourAttribute(coded)).toEqual({ hour, metric: code });
+        expect(parseHourAttribute(named)).toEqual({ hour, metric });
+        for (const attribute of [coded, named]) expect(isShardMetric(attribute)).toBe(false);
       }),
     );
   });
 
   it('are not confused with metrics or the shard attributes', () => {
     fc.assert(fc.property(metricName, (metric) => expect(isHourAttribute(metric)).toBe(false)));
-    for (const name of [...Object.values(SHARD_ATTRIBUTES), 'PK', 'SK', '24R', '5R', '05', '05R1']) expect(parseHourAttribute(name)).toBeUndefined();
+    for (const name of [...Object.values(SHARD_ATTRIBUTES), 'PK', 'SK', '24R', '5R', '05', '05R1', '05M', '05Mab', '05MABCD']) expect(parseHourAttribute(name)).toBeUndefined();
+  });
+
+  it('of two configured metrics never share a code: config load refuses names whose codes clash', () => {
+    expect(() => validateMetricRules([{ name: 'metric_893', path: '/a' }, { name: 'metric_5410', path: '/b' }])).toThrow(/metric_5410.*code M\w{4} with "metric_893".*rename one/);
+    expect(validateMetricRules([{ name: 'metric_893', path: '/a' }, { name: 'metric_5411', path: '/b' }])).toHaveLength(2);
   });
 
   it('refuse an hour outside the day', () => {
@@ -86,6 +106,53 @@ describe('hours as item attributes, and which hours a day shows', () => {
       }),
     );
     expect(hourSumsToAttributes({ 5: { requests: 3, bytes: 0 } })).toEqual({ '05R': 3 });
+  });
+
+  /** A shard's attributes as the increments write them: day totals by name, hours by code. */
+  function shardAttributes(hours: Record<string, Record<string, number>>): Record<string, number> {
+    const attributes: Record<string, number> = { ...hourTotals(hours), objects: 7 };
+    for (const [hour, metrics] of Object.entries(hours)) {
+      for (const [metric, amount] of Object.entries(metrics)) attributes[hourAttribute(Number(hour), metric)] = amount;
+    }
+    return attributes;
+  }
+  const metricNames = fc.uniqueArray(metricName.filter((name) => !(BASE_METRICS as readonly string[]).includes(name)), { minLength: 1, maxLength: 6 });
+  const shardHours = metricNames.chain((names) =>
+    fc.dictionary(fc.integer({ min: 0, max: 23 }).map(String), fc.dictionary(fc.constantFrom('requests', 'bytes', ...names), fc.integer({ min: 1, max: 1e12 }), { minKeys: 1 })),
+  );
+  const distinctCodes = (hours: Record<string, Record<string, number>>) => {
+    const names = Object.keys(hourTotals(hours)).filter((name) => !(BASE_METRICS as readonly string[]).includes(name));
+    return new Set(names.map(metricCode)).size === names.length;
+  };
+
+  it('round-trip through coded names: a shard decodes its codes with its own day totals, and its hours cover its day', () => {
+    fc.assert(
+      fc.property(shardHours, (hours) => {
+        fc.pre(distinctCodes(hours));
+        const attributes = shardAttributes(hours);
+        expect(hourSumsOfAttributes(attributes)).toEqual(hours);
+        expect(hoursCoverDay(hourTotals(hours), hourSumsOfAttributes(attributes))).toBe(true);
+      }),
+    );
+  });
+
+  it('read the whole names items held before the codes, and add both where an item holds both (written across the change)', () => {
+    const before = { requests: 10, authorization_requests: 4, '05R': 10, '05authorization_requests': 3, '06authorization_requests': 1 };
+    expect(hourSumsOfAttributes(before)).toEqual({ 5: { requests: 10, authorization_requests: 3 }, 6: { authorization_requests: 1 } });
+    const across = { ...before, authorization_requests: 9, [hourAttribute(5, 'authorization_requests')]: 5 };
+    expect(hourSumsOfAttributes(across)).toEqual({ 5: { requests: 10, authorization_requests: 8 }, 6: { authorization_requests: 1 } });
+    expect(hoursCoverDay({ requests: 10, authorization_requests: 9 }, hourSumsOfAttributes(across))).toBe(true);
+  });
+
+  it('leave a code the item cannot decode (no day total of that name, or two names with that code) as a code, so the hours cover no day', () => {
+    const code = metricCode('authorization_requests');
+    expect(hourSumsOfAttributes({ '05R': 2, [`05${code}`]: 1 })).toEqual({ 5: { requests: 2, [code]: 1 } });
+    // metric_893 and metric_5410 share a code: neither is guessed.
+    expect(metricCode('metric_893')).toBe(metricCode('metric_5410'));
+    const shared = { metric_893: 1, metric_5410: 1, [hourAttribute(3, 'metric_893')]: 1 };
+    const hours = hourSumsOfAttributes(shared);
+    expect(hours).toEqual({ 3: { [metricCode('metric_893')]: 1 } });
+    expect(hoursCoverDay({ metric_893: 1, metric_5410: 1 }, hours)).toBe(false);
   });
 
   it("are the shards' when they cover the day, else the backfilled ones when they do, else unknown with a reason", () => {

@@ -129,7 +129,8 @@ function toRecord(item: Record<string, AttributeValue>): UsageRecord | undefined
 
 /**
  * The sums by UTC hour of a usage shard or a backfilled-hours item: its hour
- * attributes (`05R`, `05B`, `06authorization_requests`; hours.ts), the same names on both.
+ * attributes (`05R`, `05B`, `06My6j1` on shards, whose codes the shard's day totals decode,
+ * `06authorization_requests` on shards written before the codes and backfilled hours; hours.ts).
  */
 export function hoursOf(item: Record<string, AttributeValue>): HourSums {
   const numbers = Object.entries(item).flatMap(([name, value]) => (value.N === undefined ? [] : [[name, Number(value.N)] as const]));
