@@ -9,8 +9,8 @@
  * metric  as hours, with one configured metric (`authorization_requests`, the demo's and the chaos's rule)
  * ```
  * `before` and `hours` count base metrics only (requests, bytes): the default plan;
- * `metric` adds the configured metric, whose hour attributes carry a code of its name (hours.ts). Each object is an hourly log
- * (object n is hour n mod 24) with a tenth of its requests in the hour before, as
+ * `metric` adds the configured metric, whose hour attributes carry a code of its name
+ * (hours.ts). Each object is an hourly log (object n is hour n mod 24) with a tenth of its requests in the hour before, as
  * CloudFront files hold late lines, so a busy shard item ends the day with 48 hour
  * attributes. Costs are per delivered increment: WCU DynamoDB reports (increments and
  * tombstones), WCU billed with the rejected writes (duplicates), requests.
