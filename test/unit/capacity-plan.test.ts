@@ -28,6 +28,17 @@ describe('tally plan (capacity arithmetic)', () => {
     expect(plan).toMatchObject({ maxCapAtOneWcu: 0, wcuPerIncrement: 2 });
     expect(plan.itemBytes).toBeLessThanOrEqual(2048);
     expect(plan.warnings.join('\n')).toMatch(/every increment costs 2 WCU/);
+    // More shards would not help (the counters and hours alone pass 1 KB): the plan must not advise them.
+    expect(plan.warnings.join('\n')).not.toMatch(/use more shards/);
+    expect(plan.warnings.join('\n')).toMatch(/alone are 1178 bytes at 15-digit values, so no shard count or cap gives 1 WCU.*--counter-digits/);
+  });
+
+  it('sizes every counter value at the given digits: at 10 digits one configured metric fits 1 KB', () => {
+    const metricNames = ['requests', 'bytes', 'authorization_requests'];
+    const plan = planCapacity({ objectsPerAccountDay: 40, metricNames, counterDigits: 10 });
+    // 10 digits take 6 bytes (1 per two digits, + 1), 3 fewer than 15 on each of 3 day totals and 72 hourly sums.
+    expect(plan.fixedBytes).toBe(planCapacity({ objectsPerAccountDay: 40, metricNames }).fixedBytes - 3 * (3 + 72));
+    expect(plan).toMatchObject({ counterDigits: 10, wcuPerIncrement: 1, warnings: [] });
   });
 
   it('recommends the fewest shards whose history covers an account-day at 1 WCU per increment', () => {
@@ -147,6 +158,21 @@ describe('tally plan (command)', () => {
     expect(io.stdout).toMatch(/TALLY_SHARDS=20 \(recommended\)/);
     expect(io.stdout).toMatch(/1 WCU per increment/);
     expect(io.stdout).toMatch(/on a live table TALLY_SHARDS=4,20@/);
+  });
+
+  it('sizes counter values at --counter-digits (default 15, the worst case)', async () => {
+    const metrics = JSON.stringify([{ name: 'authorization_requests', path: '/api/authorization/*' }]);
+    const worst = capture();
+    const sized = capture();
+
+    await runPlan(['--objects-per-account-day', '40', '--metrics', metrics], worst, {});
+    const code = await runPlan(['--objects-per-account-day', '40', '--metrics', metrics, '--counter-digits', '10'], sized, {});
+
+    expect(worst.stdout).toMatch(/hourly sums at 15-digit values/);
+    expect(worst.stdout).toMatch(/cost +2 WCU per increment/);
+    expect(code).toBe(0);
+    expect(sized.stdout).toMatch(/hourly sums at 10-digit values/);
+    expect(sized.stdout).toMatch(/cost +1 WCU per increment/);
   });
 
   it('prints the recommendation and exits 0', async () => {

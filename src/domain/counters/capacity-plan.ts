@@ -115,6 +115,8 @@ export interface CapacityPlan {
   readonly keyBytes: number;
   readonly accountsPerObject: number;
   readonly windowHours: number;
+  /** Significant digits every counter value (day total and hourly sum) is sized at. */
+  readonly counterDigits: number;
   readonly shards: number;
   readonly historyCap: number;
   /** Whether shards and cap were given or recommended. */
@@ -234,6 +236,7 @@ export function planCapacity(input: CapacityPlanInput): CapacityPlan {
     keyBytes,
     accountsPerObject,
     windowHours,
+    counterDigits: digits,
     shards,
     historyCap,
     chosen: {
@@ -273,10 +276,20 @@ function planWarnings(plan: Omit<CapacityPlan, 'warnings' | 'breaksLimit'>): str
   if (plan.historyCap > CONFIG_LIMITS.maxHistoryCap || plan.historyCap * historyEntryBytes(plan.keyBytes) > CONFIG_LIMITS.maxHistoryBytes) {
     warnings.push(`a cap of ${plan.historyCap} is over what TALLY_HISTORY_CAP accepts (at most ${CONFIG_LIMITS.maxHistoryCap}, and cap × (key bytes + 1) ≤ ${CONFIG_LIMITS.maxHistoryBytes})`);
   }
-  if (plan.wcuPerIncrement > 1) {
+  if (plan.wcuPerIncrement > 1 && plan.maxCapAtOneWcu > 0) {
     warnings.push(
       `every increment costs ${plan.wcuPerIncrement} WCU (a full item is ${plan.itemBytes} bytes); ` +
         `at most ${plan.maxCapAtOneWcu} keys fit in 1 KB: use more shards for 1 WCU per increment`,
+    );
+  } else if (plan.wcuPerIncrement > 1) {
+    // More shards do not help: the counters and their hours alone fill the first KB.
+    warnings.push(
+      `every increment costs ${plan.wcuPerIncrement} WCU (a full item is ${plan.itemBytes} bytes): the counters and their 24 hourly sums alone are ` +
+        `${plan.fixedBytes} bytes at ${plan.counterDigits}-digit values, so no shard count or cap gives 1 WCU` +
+        (plan.counterDigits > 11
+          ? `; values that size are the worst case (a petabyte): bench item 7's busy shard (thousands of requests and millions of bytes an hour) ` +
+            `is 989 bytes with one configured metric at cap 15, and --counter-digits sizes the item for your values`
+          : ''),
     );
   }
   if (!plan.coversWindow) {

@@ -14,6 +14,7 @@ interface PlanOptions {
   accountsPerObject?: number;
   hours?: number;
   accountChars?: number;
+  counterDigits?: number;
   metrics?: string;
   json?: boolean;
 }
@@ -41,6 +42,7 @@ export const planCommand = defineCommand<PlanOptions>({
     { flags: '--accounts-per-object <n>', help: 'accounts one object has lines for (default 1)', read: finiteNumber },
     { flags: '--hours <n>', help: 'hours of objects the horizon should cover (default 0.67: one visibility timeout and margin)', read: finiteNumber },
     { flags: '--account-chars <n>', help: 'longest account id (default 64, the worst case)', read: finiteNumber },
+    { flags: '--counter-digits <n>', help: 'significant digits of the largest counter value, a day total or an hourly sum (default 15, a petabyte: the worst case)', read: finiteNumber },
     { flags: '--metrics <json>', help: 'metric rules as TALLY_METRICS (default: TALLY_METRICS)' },
     JSON_OPTION,
   ],
@@ -56,6 +58,7 @@ export const planCommand = defineCommand<PlanOptions>({
       // 1 WCU increments and redeliveries that prove from the history without reading tombstones.
       windowHours: options.hours ?? PLAN_WINDOW_HOURS,
       ...optional('accountIdChars', options.accountChars),
+      ...optional('counterDigits', options.counterDigits),
       metricNames: metricNames(readMetricRules(options.metrics ?? env.TALLY_METRICS, options.metrics === undefined ? 'TALLY_METRICS' : '--metrics')),
     });
     const current = readShards(env.TALLY_SHARDS);
@@ -101,7 +104,7 @@ export function describePlan(plan: CapacityPlan): string {
     '',
     `settings       TALLY_SHARDS=${plan.shards} (${shardsChosen})  TALLY_HISTORY_CAP=${plan.historyCap} (${chosen('historyCap')})  TALLY_KEY_BYTES=${plan.keyBytes}`,
     `               each shard must hold ~${plan.keysNeededPerShard} keys for the window (hash spread, 3 sigma); at most ${plan.maxCapAtOneWcu} fit in 1 KB`,
-    `shard item     ${plan.itemBytes} bytes full (${round(plan.itemKB, 2)} KB) = ${plan.fixedBytes} fixed (counters and their 24 hourly sums) + ${plan.historyCap} × ${historyEntryBytes(plan.keyBytes)} history (key and its minute)`,
+    `shard item     ${plan.itemBytes} bytes full (${round(plan.itemKB, 2)} KB) = ${plan.fixedBytes} fixed (counters and their 24 hourly sums at ${plan.counterDigits}-digit values) + ${plan.historyCap} × ${historyEntryBytes(plan.keyBytes)} history (key and its minute)`,
     `cost           ${plan.wcuPerIncrement} WCU per increment; ~${plan.wcuPerObject} WCU per object (${plan.accountsPerObject} increment(s) + ledger)`,
     `throughput     max writes/s per item: ${plan.maxWritesPerSecondPerItem} (seed: 1000 KB/s / ${round(plan.itemKB, 2)} KB = ${round(plan.seedWritesPerSecondPerItem, 0)}, ` +
       `but writes are billed per started KB)`,
