@@ -1,6 +1,8 @@
 // Bundles the entry points with esbuild. Dependencies stay external (node_modules),
-// so the DynamoDB Local jar and the emulator resolve from their own packages.
+// so the DynamoDB Local jar and the emulator resolve from their own packages; the
+// ES-module-only Parquet reader is bundled (scripts/bundled-packages.cjs says why).
 import { build } from 'esbuild';
+import bundledPackages from './bundled-packages.cjs';
 
 const entryPoints = {
   cli: 'src/cli/main.ts',
@@ -14,7 +16,7 @@ await build({
   platform: 'node',
   target: 'node20',
   format: 'cjs',
-  packages: 'external',
+  plugins: [bundledPackages.externalButBundled],
   sourcemap: 'linked',
   logLevel: 'warning',
 });
