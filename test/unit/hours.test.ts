@@ -55,6 +55,11 @@ describe('hour attributes', () => {
 
   it('of two configured metrics never share a code: config load refuses names whose codes clash', () => {
     expect(() => validateMetricRules([{ name: 'metric_893', path: '/a' }, { name: 'metric_5410', path: '/b' }])).toThrow(/metric_5410.*code M\w{4} with "metric_893".*rename one/);
+    // Estimates (estimated_<metric>, sampled real-time logs) have hours too: m2879 shares a code with estimated_m3776, r115491 with estimated_requests.
+    expect(metricCode('m2879')).toBe(metricCode('estimated_m3776'));
+    expect(() => validateMetricRules([{ name: 'm2879', path: '/a' }, { name: 'm3776', path: '/b' }])).toThrow(/"estimated_m3776".*with "m2879"/);
+    expect(metricCode('r115491')).toBe(metricCode('estimated_requests'));
+    expect(() => validateMetricRules([{ name: 'r115491', path: '/a' }])).toThrow(/with "estimated_requests"/);
     expect(validateMetricRules([{ name: 'metric_893', path: '/a' }, { name: 'metric_5411', path: '/b' }])).toHaveLength(2);
   });
 

@@ -29,15 +29,20 @@ export interface MetricRule {
 /** What a metric may be called: it becomes a DynamoDB attribute name and a report column. */
 export const METRIC_NAME = /^[a-z][a-z0-9_]{0,39}$/;
 const BASE: ReadonlySet<string> = new Set(BASE_METRICS);
-/** The other names a usage shard holds, which a reader also tries when it decodes an hour code (hours.ts). */
-const SHARD_NAMES: readonly string[] = ['ttl', ...BASE_METRICS, ...Object.values(SHARD_ATTRIBUTES)];
+/**
+ * The other names a usage shard holds, which a reader also tries when it decodes an hour
+ * code (hours.ts): its attributes and the base metrics and their estimates.
+ */
+function shardNames(): string[] {
+  return ['ttl', ...Object.values(SHARD_ATTRIBUTES), ...BASE_METRICS, ...BASE_METRICS.map(estimatedMetric)];
+}
 
 /** Validates rules from configuration, naming the first problem found. */
 export function validateMetricRules(input: unknown): MetricRule[] {
   if (!Array.isArray(input)) throw new ConfigError('metric rules must be a JSON array');
   const names = new Set<string>();
   // A configured metric's hours are named by a code of its name (hours.ts): two names with one code would add to the same hours.
-  const coded = new Map(SHARD_NAMES.map((name) => [metricCode(name), name]));
+  const coded = new Map(shardNames().map((name) => [metricCode(name), name]));
   return input.map((raw, position): MetricRule => {
     if (typeof raw !== 'object' || raw === null) throw new ConfigError(`metric rule ${position} is not an object`);
     const rule = raw as Record<string, unknown>;
@@ -49,11 +54,14 @@ export function validateMetricRules(input: unknown): MetricRule[] {
       throw new ConfigError(`metric rule ${position}: name "${name}" is reserved or repeated`);
     }
     names.add(name);
-    const clash = coded.get(metricCode(name));
-    if (clash !== undefined) {
-      throw new ConfigError(`metric rule "${name}": its hours would share the code ${metricCode(name)} with "${clash}" (hours are named by a digest of the name); rename one`);
+    // The metric and its estimate (sampled real-time logs) each have hours.
+    for (const shardName of [name, estimatedMetric(name)]) {
+      const clash = coded.get(metricCode(shardName));
+      if (clash !== undefined) {
+        throw new ConfigError(`metric rule "${name}": the hours of "${shardName}" would share the code ${metricCode(shardName)} with "${clash}" (hours are named by a digest of the name); rename one`);
+      }
+      coded.set(metricCode(shardName), shardName);
     }
-    coded.set(metricCode(name), name);
     for (const field of ['method', 'path', 'status'] as const) {
       if (rule[field] !== undefined && typeof rule[field] !== 'string') {
         throw new ConfigError(`metric rule "${name}": ${field} must be a string`);
