@@ -95,3 +95,78 @@ export class JsonScanner {
     this.on = this.sink.useTemplate(this.template);
   }
 }
+
+/** Bytes the record breaker looks at, by their code. */
+const NEWLINE = 10;
+const QUOTE = 34;
+const BACKSLASH = 92;
+
+/**
+ * Puts a line break between JSON records written back to back (`{...}{...}`), so that
+ * each is a line of its own and the readers count it as they count JSON lines: what
+ * follows a top-level object or array closed on the same line (past spaces, tabs and
+ * CRs) starts a new line. Braces and brackets inside strings, and escaped quotes, are
+ * not structure. Amazon Data Firehose writes records so unless the stream is told to add
+ * a delimiter: "By default, Firehose concatenates data without any delimiters"
+ * (https://docs.aws.amazon.com/firehose/latest/dev/basic-deliver.html; the delimiter is
+ * the `AppendDelimiterToRecord` processor,
+ * https://docs.aws.amazon.com/firehose/latest/APIReference/API_Processor.html).
+ * A line break in the text always ends a record (JSON strings cannot hold
+ * one), so a damaged record harms no more than its own line. Its state carries from one
+ * chunk to the next.
+ */
+export class RecordBreaks {
+  /** Open objects and arrays at this point of the record. */
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  /** A top-level value has just closed on this line. */
+  private closed = false;
+
+  /** `chunk` with a '\n' before each record that followed another on its line (the chunk itself when there is none). */
+  split(chunk: Uint8Array): Uint8Array {
+    const breaks = this.breaksIn(chunk);
+    if (breaks.length === 0) return chunk;
+    const out = new Uint8Array(chunk.length + breaks.length);
+    let from = 0;
+    breaks.forEach((at, i) => {
+      out.set(chunk.subarray(from, at), from + i);
+      out[at + i] = NEWLINE;
+      from = at;
+    });
+    out.set(chunk.subarray(from), from + breaks.length);
+    return out;
+  }
+
+  /** Where in `chunk` a record starts after another on its line (the offsets a '\n' goes before). */
+  breaksIn(chunk: Uint8Array): number[] {
+    const breaks: number[] = [];
+    let { depth, inString, escaped, closed } = this;
+    for (let i = 0; i < chunk.length; i++) {
+      const byte = chunk[i]!;
+      if (byte === NEWLINE) {
+        depth = 0;
+        inString = escaped = closed = false;
+      } else if (inString) {
+        if (escaped) escaped = false;
+        else if (byte === BACKSLASH) escaped = true;
+        else if (byte === QUOTE) inString = false;
+      } else if (closed && (byte === 32 || byte === 9 || byte === 13)) {
+        // White space after a record: the next one has not started yet.
+      } else {
+        if (closed) {
+          breaks.push(i);
+          closed = false;
+        }
+        if (byte === QUOTE) inString = true;
+        else if (byte === 0x7b /* { */ || byte === 0x5b /* [ */) depth++;
+        else if ((byte === 0x7d /* } */ || byte === 0x5d /* ] */) && depth > 0) closed = --depth === 0;
+      }
+    }
+    this.depth = depth;
+    this.inString = inString;
+    this.escaped = escaped;
+    this.closed = closed;
+    return breaks;
+  }
+}

@@ -2,7 +2,7 @@ import { fieldKey, parseFieldsDirective } from './cloudfront-log';
 import type { ResolverSpec } from './account-resolver';
 import { countsEstimates, DEFAULT_DELIMITER, type LogFormatSettings } from './log-fields';
 import { estimatedMetric, type MetricRule } from './metric-rules';
-import { JsonScanner, type JsonLineSink, type JsonTemplate } from './json-scanner';
+import { JsonScanner, RecordBreaks, type JsonLineSink, type JsonTemplate } from './json-scanner';
 import { DEFAULT_MAX_LINE_BYTES, LogCounter, type CountOptions, type LogCount } from './log-counter';
 import { RecordLines, resumed, type LogContent } from './log-records';
 import { UsageTally } from './usage-tally';
@@ -49,7 +49,8 @@ export function countObject(content: LogContent, settings: CountSettings, object
 /**
  * Counts a log whatever CloudFront format it is in, told from its content alone:
  * - text whose first character is `#`: a standard log (legacy, or v2 w3c) with `#Fields`;
- * - `{`: JSON lines (v2 JSON, and Firehose deliveries of it), one object per line;
+ * - `{`: JSON lines (v2 JSON, and Firehose deliveries of it), one object per line, or
+ *   objects back to back as Firehose joins records by default ({@link RecordBreaks});
  * - other text: a log with no header (v2 plain, real-time records), read with the
  *   configured field list, or poison when none is configured;
  * - records (Parquet): read by the adapter that opened it.
@@ -88,7 +89,7 @@ async function countText(text: AsyncIterable<Uint8Array>, options: FormatOptions
           ? 'no #Fields header with a date, timestamp(ms) or timestamp field (a log with no header needs its field list: TALLY_LOG_FIELDS, or tally count --fields)'
           : 'no #Fields header with a date, timestamp(ms) or timestamp field',
   });
-  const rest = resumed(opening.chunks, iterator);
+  const rest = format === 'json' && opening.backToBack ? recordsSplit(resumed(opening.chunks, iterator)) : resumed(opening.chunks, iterator);
 
   if (format === 'headerless') counter.setFields(headerless!.fields);
   if (format !== 'json' && delimiter === '\t') {
@@ -118,6 +119,15 @@ async function countText(text: AsyncIterable<Uint8Array>, options: FormatOptions
     return { ...count, tally: estimates(count.tally, rate!), format, samplingRate: rate! };
   }
   return { ...count, format };
+}
+
+/**
+ * JSON records written back to back (Firehose's default, see {@link RecordBreaks}), one
+ * per line: then they are read, and counted, as JSON lines are.
+ */
+async function* recordsSplit(text: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const breaks = new RecordBreaks();
+  for await (const chunk of text) yield breaks.split(chunk);
 }
 
 /**
@@ -160,10 +170,11 @@ const SNIFF_LINES = 16;
 /**
  * The first chunks of a text (at least {@link SNIFF_BYTES} of it, or all) and what they
  * show: `#` when the first character that is no byte order mark or white space is a
- * `#`; `{` when one of the first lines starts with `{`, so that a JSON log whose first
- * line is damaged is still read as JSON; else that first character.
+ * `#`; `{` when one of the first lines (or records, when they are back to back: see
+ * {@link RecordBreaks}) starts with `{`, so that a JSON log whose first line is damaged
+ * is still read as JSON; else that first character.
  */
-async function openingOf(iterator: AsyncIterator<Uint8Array>): Promise<{ chunks: Uint8Array[]; first: number | undefined; text: string }> {
+async function openingOf(iterator: AsyncIterator<Uint8Array>): Promise<{ chunks: Uint8Array[]; backToBack: boolean; first: number | undefined; text: string }> {
   const chunks: Uint8Array[] = [];
   let held = 0;
   while (held < SNIFF_BYTES) {
@@ -172,11 +183,16 @@ async function openingOf(iterator: AsyncIterator<Uint8Array>): Promise<{ chunks:
     chunks.push(step.value);
     held += step.value.length;
   }
-  const text = Buffer.concat(chunks).subarray(0, SNIFF_BYTES).toString('latin1').replace(/^\xef\xbb\xbf/, '');
+  const bytes = Buffer.concat(chunks).subarray(0, SNIFF_BYTES);
+  const text = bytes.toString('latin1').replace(/^\xef\xbb\xbf/, '');
   const first = /\S/.exec(text)?.[0];
-  if (first === undefined || first === '#') return { chunks, first: first?.charCodeAt(0), text };
-  const json = text.split('\n', SNIFF_LINES).some((line) => line.trimStart().startsWith('{'));
-  return { chunks, first: json ? 0x7b : first.charCodeAt(0), text };
+  if (first === undefined || first === '#') return { chunks, backToBack: false, first: first?.charCodeAt(0), text };
+  // Records back to back are looked at one by one, as they will be read.
+  const records = Buffer.from(new RecordBreaks().split(bytes));
+  const backToBack = records.length > bytes.length;
+  const lines = backToBack ? records.toString('latin1') : text;
+  const json = lines.split('\n', SNIFF_LINES).some((line) => line.trimStart().startsWith('{'));
+  return { chunks, backToBack, first: json ? 0x7b : first.charCodeAt(0), text };
 }
 
 /**
