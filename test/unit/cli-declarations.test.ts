@@ -143,12 +143,12 @@ describe('messages people read', () => {
     const badResolver = await runTallyBin(['count', '--resolver', 'bogus:x', 'fixtures/logs/plain-v33.log']);
     const noTarget = await runTallyBin(['reconcile', '--from', '2026-11-21', '--to', '2026-11-21'], { cwd: '/', env: { PATH: process.env.PATH } });
 
-    expect([missing.code, badResolver.code, noTarget.code]).toEqual([1, 2, 2]);
+    expect([missing.code, badResolver.code, noTarget.code]).toEqual([2, 2, 2]);
     for (const { stderr } of [missing, badResolver, noTarget]) {
       expect(stderr).toMatch(/^tally (count|reconcile): /);
       expect(stderr).not.toMatch(/\w+Error:/);
     }
-    expect(missing.stderr).toBe('tally count: fixtures/logs/nope.gz: no such file\n');
+    expect(missing.stderr).toBe('tally count: file fixtures/logs/nope.gz: no such file\n');
     expect(noTarget.stderr).toMatch(/^tally reconcile: no target: name one with --table/);
   });
 

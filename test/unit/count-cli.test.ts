@@ -136,10 +136,10 @@ describe('tally count', () => {
     await expect(tally('count', 'fixtures')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('tally count: file fixtures: is a folder, not a log file\n') });
   });
 
-  it('exits non-zero naming a file that does not exist', async () => {
+  it('exits 2 naming a file that does not exist, as tally put does: a wrong name, not a bad log (exit 1)', async () => {
     await expect(tally('count', 'fixtures/logs/nope.gz')).rejects.toMatchObject({
-      code: 1,
-      stderr: expect.stringContaining('fixtures/logs/nope.gz: no such file'),
+      code: 2,
+      stderr: 'tally count: file fixtures/logs/nope.gz: no such file\n',
     });
   });
 

@@ -31,22 +31,32 @@ export interface CountReport {
  * reason (what is wrong with the log) under the file's name, not the object's.
  */
 function fileProblem(file: string, error: unknown): string {
-  if ((error as NodeJS.ErrnoException).code === 'ENOENT') return `${file}: no such file`;
+  const unopened = UNOPENED[(error as NodeJS.ErrnoException).code ?? ''];
+  if (unopened !== undefined) return `file ${file}: ${unopened}`;
   const reason = error instanceof PoisonObjectError ? error.reason : (error as Error).message;
   return `file ${file}: ${reason}`;
 }
 
 /**
+ * Why a file named on the command line could not be opened, by its error code: a wrong
+ * name or a file out of reach is a usage error (exit 2, as `tally put` says it), not a
+ * log that cannot be read (exit 1).
+ */
+const UNOPENED: Readonly<Record<string, string>> = { ENOENT: 'no such file', EACCES: 'no permission to read it', EPERM: 'no permission to read it' };
+
+/**
  * Counts one local log file as the consumer counts its object, or throws an Error whose
- * message is the file's problem (no such file, cannot gunzip, not a CloudFront log):
- * what `tally count` and `tally put` (which refuses such a file before putting anything)
- * both say.
+ * message is the file's problem (cannot gunzip, not a CloudFront log; a ValidationError,
+ * exit 2, when there is no such file or it may not be read): what `tally count` and
+ * `tally put` (which refuses such a file before putting anything) both say.
  */
 export async function countLogFile(file: string, settings: CountSettings, shownName = file): Promise<FormatCount> {
   try {
     return await countObject(await openLogFile(file), settings, shownName, shownName);
   } catch (error) {
-    throw new Error(fileProblem(shownName, error), { cause: error });
+    const problem = fileProblem(shownName, error);
+    if (UNOPENED[(error as NodeJS.ErrnoException).code ?? ''] !== undefined) throw new ValidationError(problem, { cause: error });
+    throw new Error(problem, { cause: error });
   }
 }
 
@@ -157,7 +167,7 @@ export function refuseNonLogFiles(names: readonly string[], cwd: string, pipes: 
 /** Hosts the resolver missed that `tally count` names, over all its files. */
 const MISSED_SHOWN = 5;
 
-/** `tally count FILE...`: no AWS needed; exit 1 when a file cannot be read as a log. */
+/** `tally count FILE...`: no AWS needed; exit 1 when a file cannot be read as a log, 2 when it is missing or out of reach. */
 export const countCommand = defineCommand<{
   resolver?: string;
   metrics?: string;

@@ -46,7 +46,7 @@ export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
       try {
         bytes = await readFile(resolve(cwd, name));
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ValidationError(`${name}: no such file; nothing was put`, { cause: error });
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ValidationError(`file ${name}: no such file; nothing was put`, { cause: error });
         throw error;
       }
       if (bytes.length === 0) throw new ValidationError(`file ${name}: empty: nothing to count; nothing was put`);
