@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { firstHourOf, putLogs, type LogFile, type PutLogResult } from '../../../app/ingest/put-logs';
@@ -7,7 +8,39 @@ import { defineCommand, JSON_OPTION } from '../../command';
 import { formatTable } from '../../io';
 import { logBucketOf } from '../../operator-target';
 
-/** `tally put FILE...`: exit 0 when every file was put and notified; 2 against AWS. */
+/**
+ * The most bytes the files of one `tally put` may hold together. Put reads each file
+ * whole (to count it, hash its content for its name, and send it in one PutObject whose
+ * ETag is its MD5) and holds them all until every one is counted, so that a bad file puts
+ * nothing: memory is bounded here. CloudFront's own log files are far smaller (a few MB);
+ * 512 MiB also stays under the 2 GiB Node reads into one buffer.
+ */
+export const PUT_MAX_BYTES = 512 * 1024 * 1024;
+
+const MIB = 1024 * 1024;
+const LIMIT = `put's limit of ${PUT_MAX_BYTES / MIB} MiB (${PUT_MAX_BYTES} bytes) for the files of one run, which it holds in memory`;
+
+/**
+ * Refuses, before anything is read or a target opened, a file over {@link PUT_MAX_BYTES}
+ * or one that brings the run's files over it, naming the file and the sizes. A file that
+ * cannot be looked at is left to the reader (it says why).
+ */
+function refuseOversizedFiles(names: readonly string[], cwd: string): void {
+  let total = 0;
+  for (const name of names) {
+    let size: number;
+    try {
+      size = statSync(resolve(cwd, name)).size;
+    } catch {
+      continue;
+    }
+    total += size;
+    if (size > PUT_MAX_BYTES) throw new ValidationError(`file ${name}: ${Math.round(size / MIB)} MiB (${size} bytes) is over ${LIMIT}; nothing was put`);
+    if (total > PUT_MAX_BYTES) throw new ValidationError(`file ${name}: with the files before it, ${total} bytes, over ${LIMIT}: put them in several runs; nothing was put`);
+  }
+}
+
+/** `tally put FILE...`: exit 0 when every file was put and notified; 2 against AWS, and for a file refused (nothing put). */
 export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
   name: 'put',
   summary: 'put log files into the local stack and send their S3 notifications',
@@ -19,7 +52,7 @@ export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
     'E2TALLYPUT.<hour of its first request>.<8 hex of its content hash>[.gz] (from the content ' +
     'alone, never the clock), so putting the same file again, whenever, writes the same object and it is ' +
     'counted once. A file tally count refuses (not gzip, truncated, not a log), an empty one or one with ' +
-    'no dated request line is refused and nothing is put. On AWS, CloudFront writes the ' +
+    `no dated request line is refused and nothing is put; so are files over ${PUT_MAX_BYTES / MIB} MiB together (held in memory). On AWS, CloudFront writes the ` +
     'logs and S3 sends the notifications: use tally backfill for objects already in the bucket.',
   arguments: [{ name: '<file...>', help: 'log files to put (gzip or plain text), sent in this order' }],
   options: [{ flags: '--dry-run', help: 'say which object each file would become; put and send nothing' }, JSON_OPTION],
@@ -27,6 +60,7 @@ export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
   async run({ options, args, context: { io, cwd }, target: open }) {
     // Before the target: a folder or /dev/zero is refused with nothing opened or read.
     refuseNonLogFiles(args, cwd, false);
+    refuseOversizedFiles(args, cwd);
     const { target, clients } = await open();
     if (!target.emulated) {
       throw new ConfigError(
@@ -41,6 +75,7 @@ export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
     // mistyped name, or a file tally count refuses (with the same words), puts nothing.
     const files: LogFile[] = [];
     const { config } = target;
+    let held = 0;
     for (const name of args) {
       let bytes: Buffer;
       try {
@@ -49,6 +84,9 @@ export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ValidationError(`file ${name}: no such file; nothing was put`, { cause: error });
         throw error;
       }
+      // A file that grew since it was looked at is held to the same bound.
+      held += bytes.length;
+      if (held > PUT_MAX_BYTES) throw new ValidationError(`file ${name}: it grew, and the files read come to ${held} bytes, over ${LIMIT}; nothing was put`);
       if (bytes.length === 0) throw new ValidationError(`file ${name}: empty: nothing to count; nothing was put`);
       let days: string[];
       try {
