@@ -1,5 +1,5 @@
 import type { ClosedDay } from '../../domain/billing/day-close';
-import { eventStep, latestSendable, meterEventIdentifier, meterValue, type StripeLink, type StripeOutboxRecord } from '../../domain/billing/stripe';
+import { eventStep, latestSendable, meterValue, pendingOutboxRecord, type StripeLink, type StripeOutboxRecord } from '../../domain/billing/stripe';
 import { dayHourTotals, hourEventTimestamp, hoursDue, type DayHourInput, type DayHourTotals } from '../../domain/billing/stripe-hours';
 import { addHourSums } from '../../domain/hours';
 import type { UsageRecord } from '../../domain/reading/usage-records';
@@ -121,17 +121,7 @@ export async function planClosedHours(deps: HourPlanDeps, link: StripeLink, clos
         // Written at this step already (or later): an hour split that changed since (a backfill) stays as sent.
         if (newest !== undefined && newest.revision > 0 && eventStep(newest) >= step) continue;
         const subject = { account: link.account, metric, day: record.day, revision, ...(adjusted === 0 ? {} : { adjusted }), hour };
-        const outbox: StripeOutboxRecord = {
-          ...subject,
-          customer: link.customer,
-          eventName: deps.meters[metric]!,
-          identifier: meterEventIdentifier(deps.scope, subject),
-          timestamp: hourEventTimestamp(record.day, hour, step),
-          value,
-          state: 'pending',
-          attempts: 0,
-          createdAt,
-        };
+        const outbox = pendingOutboxRecord(deps.scope, link, deps.meters[metric]!, subject, { timestamp: hourEventTimestamp(record.day, hour, step), value, createdAt });
         if (await deps.store.addRecord(outbox)) written.push(outbox);
       }
     }
@@ -160,17 +150,7 @@ export async function planRunningHours(deps: HourPlanDeps, link: StripeLink, ope
       for (const { hour, value, newest } of hoursDue(own.filter((r) => r.hour !== undefined), hours[metric]!)) {
         if (beforeLink(link, day, hour)) continue;
         const subject = { account: link.account, metric, day, revision: 0, running: (newest?.running ?? 0) + 1, hour };
-        const outbox: StripeOutboxRecord = {
-          ...subject,
-          customer: link.customer,
-          eventName: deps.meters[metric]!,
-          identifier: meterEventIdentifier(deps.scope, subject),
-          timestamp: hourEventTimestamp(day, hour, 0),
-          value,
-          state: 'pending',
-          attempts: 0,
-          createdAt,
-        };
+        const outbox = pendingOutboxRecord(deps.scope, link, deps.meters[metric]!, subject, { timestamp: hourEventTimestamp(day, hour, 0), value, createdAt });
         if (await deps.store.addRecord(outbox)) written.push(outbox);
       }
     }

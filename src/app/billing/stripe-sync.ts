@@ -20,10 +20,10 @@ import {
   isTimestampTooOld,
   latestSendable,
   meterErrorReadSince,
-  meterEventIdentifier,
   meterEventTimestamp,
   meterValue,
   oldestSendableDay,
+  pendingOutboxRecord,
   runningTotalsDue,
   type StripeLink,
   type StripeMeterMap,
@@ -189,17 +189,7 @@ export async function planAccountDays(deps: StripeSyncDeps, link: StripeLink, da
       const adjusted = adjustedBy[metric] ?? 0;
       const subject = { account: link.account, metric, day: record.day, revision, ...(adjusted === 0 ? {} : { adjusted }) };
       if (known.has(`${record.day}#${metric}#${revision}#${adjusted}`) || (newest.get(`${record.day}#${metric}`) ?? 0) > eventStep(subject)) continue;
-      const outbox: StripeOutboxRecord = {
-        ...subject,
-        customer: link.customer,
-        eventName: deps.meters[metric]!,
-        identifier: meterEventIdentifier(deps.scope, subject),
-        timestamp: meterEventTimestamp(record.day, eventStep(subject)),
-        value: Number(meterValue(value)),
-        state: 'pending',
-        attempts: 0,
-        createdAt,
-      };
+      const outbox = pendingOutboxRecord(deps.scope, link, deps.meters[metric]!, subject, { timestamp: meterEventTimestamp(record.day, eventStep(subject)), value: Number(meterValue(value)), createdAt });
       if (await deps.store.addRecord(outbox)) written.push(outbox);
     }
   }
@@ -284,17 +274,7 @@ export async function planRunningTotals(deps: StripeSyncDeps, link: StripeLink):
     for (const adjustment of adjustments) if (adjustment.day === day && adjustment.metric in totals) totals[adjustment.metric]! += adjustment.delta;
     for (const { metric, running, value } of runningTotalsDue(existing.filter((r) => r.day === day), totals)) {
       const subject = { account: link.account, metric, day, revision: 0, running };
-      const outbox: StripeOutboxRecord = {
-        ...subject,
-        customer: link.customer,
-        eventName: deps.meters[metric]!,
-        identifier: meterEventIdentifier(deps.scope, subject),
-        timestamp: meterEventTimestamp(day, 0),
-        value,
-        state: 'pending',
-        attempts: 0,
-        createdAt,
-      };
+      const outbox = pendingOutboxRecord(deps.scope, link, deps.meters[metric]!, subject, { timestamp: meterEventTimestamp(day, 0), value, createdAt });
       if (await deps.store.addRecord(outbox)) written.push(outbox);
     }
   }

@@ -127,6 +127,20 @@ export function meterEventIdentifier(scope: string, subject: MeterEventSubject):
   return `tally-${subject.day}-${hour === '' ? '' : `h${hour}-`}${place}${adjusted > 0 ? `a${adjusted}` : ''}-${digest}`;
 }
 
+/**
+ * The outbox record of one meter event, pending: written before it is sent, for `subject`
+ * of `link`'s customer, on the meter named `eventName`, identified by its subject alone.
+ */
+export function pendingOutboxRecord(
+  scope: string,
+  link: Pick<StripeLink, 'customer'>,
+  eventName: string,
+  subject: MeterEventSubject,
+  event: { timestamp: number; value: number; createdAt: string },
+): StripeOutboxRecord {
+  return { ...subject, customer: link.customer, eventName, identifier: meterEventIdentifier(scope, subject), ...event, state: 'pending', attempts: 0 };
+}
+
 const SECONDS_PER_DAY = 86_400;
 
 /**
