@@ -386,3 +386,39 @@ describe('TALLY_STRIPE_WINDOW=hour', () => {
     ]);
   });
 });
+
+describe('a sender whose TALLY_STRIPE_WINDOW is not its meters\' window (tryout: npm start restarted with day windows)', () => {
+  it('sends nothing to a meter of the other window: the records fail naming both windows, and the hour sender still sends the hours', async () => {
+    const logLines: string[] = [];
+    const s = await scenario('hour', logLines);
+    const acme = uniqueId('acme');
+    await s.sync().store.link({ account: acme, customer: 'cus_hourmix01', linkedAt: `${D1}T00:00:00Z` });
+    s.moveTo(`${D1}T10:30:00Z`);
+    await s.ingest(D1, 10, 61, acme);
+    await s.ingest(D1, 9, 62, acme);
+    const daySync = createStripeSyncDeps(
+      { tally: readConfig(s.env), stripe: readStripeConfig({ ...s.stripeEnv, TALLY_STRIPE_WINDOW: 'day' }) },
+      testClients(info),
+      API_KEY,
+      jsonLog((line) => void logLines.push(line), 'warn'),
+      { clock: s.now, retry: { attempts: 2, baseMs: 5, maxMs: 10 } },
+    );
+
+    const dayRun = await handleStripeMessage(daySync, { account: acme, running: true });
+    const eventsAfterDay = s.requestEvents().length;
+    const dayRecords = (await s.sync().store.records(acme, D1, D1)).filter((r) => r.hour === undefined);
+    await s.sweep(acme);
+
+    expect(eventsAfterDay).toBe(0);
+    expect(dayRun.outcomes.map((o) => o.outcome)).toEqual(['failed', 'failed']);
+    expect(dayRecords.map((r) => [r.state, r.error])).toEqual([
+      ['failed', expect.stringContaining('event_time_window=hour but this event is for a day window (TALLY_STRIPE_WINDOW=day)')],
+      ['failed', expect.stringContaining('event_time_window=hour but this event is for a day window (TALLY_STRIPE_WINDOW=day)')],
+    ]);
+    expect(logLines.join('\n')).toContain('stripe meter event failed');
+    expect(s.requestEvents().map((e) => [e.timestamp, Number(e.payload.value)]).sort()).toEqual([
+      [hourEventTimestamp(D1, 9, 0), s.counted.get(`${D1} 9`)],
+      [hourEventTimestamp(D1, 10, 0), s.counted.get(`${D1} 10`)],
+    ]);
+  });
+});

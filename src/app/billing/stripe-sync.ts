@@ -32,7 +32,7 @@ import {
 import { windowKey, type StripeWindow } from '../../domain/billing/stripe-hours';
 import { mapWithConcurrency } from '../concurrency';
 import type { Log } from '../log';
-import type { AdjustmentStore, CloseStore, InvoiceItemOutcome, StripeInvoiceInfo, StripeMeterApi, StripeSendMessage, StripeSendQueue, StripeStore, StripeSubscriptionItemInfo, UsageReader, WebhookOutbox } from '../ports';
+import type { AdjustmentStore, CloseStore, InvoiceItemOutcome, StripeInvoiceInfo, StripeMeterApi, StripeMeterInfo, StripeSendMessage, StripeSendQueue, StripeStore, StripeSubscriptionItemInfo, UsageReader, WebhookOutbox } from '../ports';
 import { ceilHour, planClosedHours, planRunningHours } from './stripe-hours';
 
 /** Something is left to send (Stripe busy or unreachable, or another sender holds the lease): try again later. */
@@ -97,15 +97,20 @@ export const SUBSCRIPTION_CACHE_SECONDS = 3_600;
  */
 export class SubscriptionCache {
   private readonly held = new Map<string, { items: StripeSubscriptionItemInfo[]; until: number }>();
-  private meters: { ids: Map<string, string>; until: number } | undefined;
+  private meters: { active: Map<string, StripeMeterInfo>; until: number } | undefined;
 
-  /** The id of the active meter of `eventName` (meters kept as long as subscriptions). */
-  async meterId(api: StripeMeterApi, eventName: string, nowSeconds: number): Promise<string | undefined> {
-    if (this.meters === undefined || nowSeconds >= this.meters.until || !this.meters.ids.has(eventName)) {
-      const ids = new Map((await api.meters()).filter((m) => m.status === 'active').map((m) => [m.eventName, m.id]));
-      this.meters = { ids, until: nowSeconds + SUBSCRIPTION_CACHE_SECONDS };
+  /** The active meter of `eventName` (meters kept as long as subscriptions). */
+  async meter(api: StripeMeterApi, eventName: string, nowSeconds: number): Promise<StripeMeterInfo | undefined> {
+    if (this.meters === undefined || nowSeconds >= this.meters.until || !this.meters.active.has(eventName)) {
+      const active = new Map((await api.meters()).filter((m) => m.status === 'active').map((m) => [m.eventName, m]));
+      this.meters = { active, until: nowSeconds + SUBSCRIPTION_CACHE_SECONDS };
     }
-    return this.meters.ids.get(eventName);
+    return this.meters.active.get(eventName);
+  }
+
+  /** The id of the active meter of `eventName`. */
+  async meterId(api: StripeMeterApi, eventName: string, nowSeconds: number): Promise<string | undefined> {
+    return (await this.meter(api, eventName, nowSeconds))?.id;
   }
 
   async items(api: StripeMeterApi, customer: string, nowSeconds: number): Promise<StripeSubscriptionItemInfo[]> {
@@ -386,6 +391,7 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
   const renew = async () => (Date.now() - heldSince < leaseMs / 3 ? true : take());
   const pending = records.filter((r) => r.state === 'pending');
   if (!(await take())) return pending.map((r) => outcome(r, 'busy'));
+  const cache = deps.subscriptions ?? new SubscriptionCache();
   const outcomes: SendOutcome[] = [];
   try {
     // A window: the day, or with TALLY_STRIPE_WINDOW=hour the day's hour; each has its own sequence.
@@ -413,6 +419,13 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
         await deps.store.updateRecord(newest, { customer: link.customer });
         record = { ...newest, customer: link.customer };
       }
+      const mismatch = await windowMismatch(deps, record, cache);
+      if (mismatch !== undefined) {
+        await deps.store.updateRecord(record, { state: 'failed', error: mismatch });
+        deps.log.error('stripe meter event failed', { account: record.account, metric: record.metric, day: record.day, revision: record.revision, error: mismatch });
+        outcomes.push({ ...outcome(record, 'failed'), error: mismatch });
+        continue;
+      }
       const delivered = sorted.filter((r) => r.state === 'delivered' || r.state === 'invoice-finalized');
       outcomes.push(await deliver(deps, record, delivered.length === 0 ? null : delivered[delivered.length - 1]!.value, renew, sorted));
     }
@@ -420,6 +433,30 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
     await deps.store.releaseLease(customer, eventName, owner);
   }
   return outcomes;
+}
+
+/**
+ * Why `record` must not go to its meter, or undefined: a day's event on a meter with
+ * `event_time_window=hour` would bill the day's total in its 00:00 hour beside the hours already
+ * sent (twice), an hour's event on a day meter would keep one hour of the day. The record's own
+ * window decides (a day record has no hour), so records planned under another
+ * `TALLY_STRIPE_WINDOW` never reach the meter either. Not checked when the meter or its window
+ * is unknown or unreadable (Stripe answers for a missing meter).
+ */
+async function windowMismatch(deps: StripeSyncDeps, record: StripeOutboxRecord, cache: SubscriptionCache): Promise<string | undefined> {
+  let meter: StripeMeterInfo | undefined;
+  try {
+    meter = await cache.meter(deps.api, record.eventName, Math.floor(now(deps).getTime() / 1000));
+  } catch {
+    // Meters unreadable (Stripe failing, a key without read access): sent unchecked, as before this check.
+    return undefined;
+  }
+  const window = record.hour === undefined ? 'day' : 'hour';
+  if (meter === undefined || (meter.eventTimeWindow !== 'day' && meter.eventTimeWindow !== 'hour') || meter.eventTimeWindow === window) return undefined;
+  return (
+    `the meter of ${record.eventName} (${meter.id}) has event_time_window=${meter.eventTimeWindow} but this event is for a ${window} window ` +
+    `(TALLY_STRIPE_WINDOW=${window}): not sent; set TALLY_STRIPE_WINDOW=${meter.eventTimeWindow} for these meters (docs/stripe.md#hour-windows)`
+  );
 }
 
 /**
