@@ -422,3 +422,44 @@ describe('a sender whose TALLY_STRIPE_WINDOW is not its meters\' window (tryout:
     ]);
   });
 });
+
+describe('reconcile after a link from 14:20 UTC (tryout: false drift for what the link never sends)', () => {
+  it('compares only what the link sends: the first day from its first hour, no earlier day, no invoice of a period before the link', async () => {
+    const s = await scenario('hour');
+    const acme = uniqueId('acme');
+    const customer = 'cus_hourrec01';
+    const D5 = '2026-11-05';
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T14:20:00Z`)), periodSeconds: 86_400 });
+    s.moveTo(`${D1}T16:30:00Z`);
+    await s.ingest(D1, 16, 71, acme);
+    s.moveTo(`${D2}T10:30:00Z`);
+    await s.ingest(D2, 10, 72, acme);
+    s.moveTo(`${D2}T16:30:00Z`);
+    await s.ingest(D2, 16, 73, acme);
+    // The current period started at D2 14:20: the link sends from D2 15:00.
+    await linkAccount(s.sync(), acme, customer);
+    await s.sweep(acme);
+    s.moveTo(`${D3}T03:30:00Z`);
+    await s.ingest(D3, 3, 74, acme);
+    await s.sweep(acme);
+    s.moveTo(`${D5}T00:30:00Z`);
+    await s.close();
+    const env = { ...s.env, ...s.stripeEnv };
+
+    const days = captureIo();
+    const daysCode = await tallyCommand('stripe')(['reconcile', '--from', D1, '--to', D3], days, env, process.cwd(), s.now);
+    const invoices = captureIo();
+    const invoicesCode = await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D3], invoices, env, process.cwd(), s.now);
+
+    expect(s.requestEvents().map((e) => Number(e.payload.value))).toEqual([s.counted.get(`${D2} 16`), s.counted.get(`${D3} 3`)]);
+    expect({ code: daysCode, out: days.stdout }).toEqual({ code: 0, out: expect.stringContaining('0 differ') });
+    expect(invoicesCode).toBe(0);
+    const rows = (JSON.parse(invoices.stdout) as { rows: { invoice: string; tally: number; invoiced: number }[] }).rows;
+    const before = s.server.invoices(customer).find((invoice) => invoice.period_start === seconds(new Date(`${D1}T14:20:00Z`)))!;
+    const linked = s.server.invoices(customer).find((invoice) => invoice.period_start === seconds(new Date(`${D2}T14:20:00Z`)))!;
+    const inPeriod = s.counted.get(`${D2} 16`)! + s.counted.get(`${D3} 3`)!;
+    expect(before.status).toBe('open');
+    expect(rows.map((row) => row.invoice)).not.toContain(before.id);
+    expect(rows.find((row) => row.invoice === linked.id)).toMatchObject({ tally: inPeriod, invoiced: inPeriod });
+  });
+});

@@ -67,19 +67,40 @@ export async function reconcileStripe(deps: StripeSyncDeps, from: string, to: st
     return figures.get(key)!;
   };
   await mapWithConcurrency(links, deps.concurrency ?? 4, async (link) => {
+    // The link never sends a day before its first one, nor (hour windows) the hours of that day before its first hour.
+    const days = [...closedDays].filter((day) => link.from === undefined || day >= link.from);
+    const firstHours = await linkFirstDayHours(deps, link);
     for (const [metric, meterId] of Object.entries(meterIds)) {
       const billed = await deps.api.daySummaries(meterId, link.customer, from, to);
-      for (const day of closedDays) {
+      for (const day of days) {
         const { counters } = await accountDay(link.account, day);
         const adjustments = (await deps.adjustments.list(link.account, day, day)).filter((a) => a.metric === metric).reduce((sum, a) => sum + a.delta, 0);
         // Tally's own figure, not what the sender could send: meterValue() turns a negative total into 0,
         // and comparing that would call -99,999,912 and 0 equal.
-        rows.push({ account: link.account, customer: link.customer, metric, day, tally: (counters[metric] ?? 0) + adjustments, stripe: billed[day] ?? 0 });
+        const tally = day === link.from && firstHours !== undefined ? (firstHours[metric] ?? 0) : (counters[metric] ?? 0) + adjustments;
+        rows.push({ account: link.account, customer: link.customer, metric, day, tally, stripe: billed[day] ?? 0 });
       }
     }
   });
   rows.sort((a, b) => (a.account + a.metric + a.day < b.account + b.metric + b.day ? -1 : 1));
   return { from, to, compared: rows.length, drift: rows.filter((row) => row.tally !== row.stripe), openDays };
+}
+
+/**
+ * With hour windows, Tally's total of each metric over the hours of the link's first day that
+ * the link sends (from `fromTime`, the current period's first whole hour at the link); undefined
+ * when the link sends its first day whole.
+ */
+async function linkFirstDayHours(deps: StripeSyncDeps, link: StripeLink): Promise<Record<string, number> | undefined> {
+  if (deps.window !== 'hour' || link.from === undefined || link.fromTime === undefined) return undefined;
+  const dayStart = Date.parse(`${link.from}T00:00:00Z`) / 1000;
+  if (link.fromTime <= dayStart) return undefined;
+  return (await periodHourTotals(deps, link.account, link.fromTime, dayStart + 86_400)).totals;
+}
+
+/** The first second a link sends (its first hour, else its first day's midnight; 0: Stripe's window alone). */
+function linkStart(link: StripeLink): number {
+  return link.fromTime ?? (link.from === undefined ? 0 : Date.parse(`${link.from}T00:00:00Z`) / 1000);
 }
 
 /**
@@ -176,7 +197,10 @@ export async function reconcileInvoices(deps: StripeSyncDeps, from: string, to: 
   const rows: InvoiceComparison[] = [];
   for (const link of await deps.store.links()) {
     const items = (await deps.api.subscriptionItems?.(link.customer)) ?? [];
-    const invoices = ((await deps.api.invoices?.(link.customer)) ?? []).filter((i) => i.finalizedAt !== null && i.periodEnd > rangeStart && i.periodStart < rangeEnd);
+    // An invoice of a period that ended before the link's first sent second billed nothing the link sends.
+    const invoices = ((await deps.api.invoices?.(link.customer)) ?? []).filter(
+      (i) => i.finalizedAt !== null && i.periodEnd > rangeStart && i.periodStart < rangeEnd && i.periodEnd > linkStart(link),
+    );
     for (const invoice of invoices) rows.push(...(await compareInvoice(deps, link, invoice, items, meterIds)));
   }
   return { compared: rows.length, rows, unexplained: rows.filter((row) => row.difference !== row.recordedLate) };
