@@ -4,6 +4,7 @@ import Stripe from 'stripe';
 import { ingestBatch } from '../../src/app/ingest/ingest';
 import { jsonLog, type Log } from '../../src/app/log';
 import { handleStripeMessage, linkAccount, type StripeSyncDeps } from '../../src/app/billing/stripe-sync';
+import { checkCustomer } from '../../src/app/billing/stripe-reconcile';
 import { readConfig } from '../../src/adapters/config';
 import { readStripeConfig } from '../../src/adapters/stripe/stripe-config';
 import { createStripeSyncDeps } from '../../src/adapters/wiring/stripe-deps';
@@ -461,5 +462,20 @@ describe('reconcile after a link from 14:20 UTC (tryout: false drift for what th
     expect(before.status).toBe('open');
     expect(rows.map((row) => row.invoice)).not.toContain(before.id);
     expect(rows.find((row) => row.invoice === linked.id)).toMatchObject({ tally: inPeriod, invoiced: inPeriod });
+  });
+});
+
+describe('tally stripe check with a one-minute running interval (tryout: "finalized 1.0 h ...; running totals need 1.0 h")', () => {
+  it('prints a delay a minute short of the one needed as a different figure', async () => {
+    const s = await scenario('hour');
+    const customer = 'cus_hourcheck01';
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T14:20:00Z`)), periodSeconds: 86_400 });
+    s.moveTo(`${D3}T00:00:00Z`);
+    const meters = Object.fromEntries((await s.sync().api.meters()).map((m) => [m.eventName === 'cdn_requests' ? 'requests' : 'bytes', m.id]));
+
+    const check = await checkCustomer(s.sync().api, { account: 'acme', customer, linkedAt: `${D1}T00:00:00Z` }, { requests: meters.requests! }, 1, 48);
+
+    expect(check.finalization).toMatchObject({ delaySeconds: 3_600, neededSeconds: 3_660 });
+    expect(check.problems).toEqual([expect.stringContaining('was finalized 1 h after its period ended; running totals need 1 h 1 min (every 1 min + 60 min of log delivery): set Stripe\'s invoice finalization grace period to at least 1 h 1 min')]);
   });
 });

@@ -587,7 +587,7 @@ describe('tally stripe check', () => {
 
     expect(failed).toBe(1);
     expect(withDefaults.stdout).toMatch(/BAD .* no subscription item on a price of meter mtr_test_0002 \(bytes\)/);
-    expect(withDefaults.stdout).toContain('was finalized 1.0 h after its period ended; running totals need 2.0 h');
+    expect(withDefaults.stdout).toContain('was finalized 1 h after its period ended; running totals need 2 h');
     expect(stillNoBytes).toBe(1);
     expect(longer.stdout).not.toContain('was finalized');
     expect(longer.stdout).toContain('no subscription item on a price of meter mtr_test_0002 (bytes)');

@@ -119,7 +119,15 @@ export function neededFinalizationDelay(runningMinutes: number, graceHours: numb
   return runningMinutes > 0 ? (runningMinutes + LOG_DELIVERY_LAG_MINUTES) * 60 : (graceHours + 1) * 3600;
 }
 
-const hours = (seconds: number) => `${(seconds / 3600).toFixed(1)} h`;
+/**
+ * A finalization delay in whole hours and minutes, rounded down (`1 h`, `1 h 1 min`, `45 min`): a
+ * delay a minute short of the one needed must not read as the same figure (tryout: `1.0 h` and `1.0 h`).
+ */
+function hours(seconds: number): string {
+  const minutes = Math.floor(seconds / 60);
+  if (minutes % 60 === 0) return `${minutes / 60} h`;
+  return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
 
 /** What `tally stripe check` finds about one linked customer. */
 export interface CustomerCheck {
