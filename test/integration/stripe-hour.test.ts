@@ -479,3 +479,22 @@ describe('tally stripe check with a one-minute running interval (tryout: "finali
     expect(check.problems).toEqual([expect.stringContaining('was finalized 1 h after its period ended; running totals need 1 h 1 min (every 1 min + 60 min of log delivery): set Stripe\'s invoice finalization grace period to at least 1 h 1 min')]);
   });
 });
+
+describe('tally stripe link with hour windows (tryout: "queued for closed days 2026-11-26..2026-11-26" for a link sending from 15:00)', () => {
+  it('says the first hour it sends', async () => {
+    const s = await scenario('hour');
+    const acme = uniqueId('acme');
+    const customer = 'cus_hourlinkcli1';
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T14:20:00Z`)), periodSeconds: 4 * 86_400 });
+    s.moveTo(`${D1}T16:30:00Z`);
+    await s.ingest(D1, 16, 81, acme);
+    s.moveTo(`${D4}T00:30:00Z`);
+    await closeOk(testCloser(s.env, s.now));
+
+    const io = captureIo();
+    const code = await tallyCommand('stripe')(['link', '--account', acme, '--customer', customer], io, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+
+    expect(code).toBe(0);
+    expect(io.stdout).toContain(`2 meter event(s) queued for closed days ${D1} from 15:00 UTC..${D1}`);
+  });
+});

@@ -88,6 +88,8 @@ describe('npm start with the Stripe variables', () => {
     expect(reconcile.stdout).toContain('0 differ');
     expect(server.billedByDay('cdn_bytes', 'cus_npmstart01')[day]).toBe((await closeStore.accountDay(account, day)).counters.bytes);
     expect(run.output()).toContain('stripe on:');
+    // The window it sends by (tryout: an operator could not tell which TALLY_STRIPE_WINDOW the stack had).
+    expect(run.output()).toContain('one event per UTC day (TALLY_STRIPE_WINDOW)');
     expect(readFileSync(join(cwd, '.tally', 'local.json'), 'utf8')).not.toContain(API_KEY);
     expect(`${run.output()}${link.stdout}${push.stdout}${reconcile.stdout}${push.stderr}${reconcile.stderr}`).not.toContain(API_KEY);
     // eslint-disable-next-line no-console

@@ -321,7 +321,7 @@ export async function linkAccount(
   account: string,
   customer: string,
   options: { from?: string } = {},
-): Promise<{ previous?: StripeLink; planned: number; window: { from: string; to: string } }> {
+): Promise<{ previous?: StripeLink; planned: number; window: { from: string; to: string; fromTime?: number } }> {
   const at = now(deps);
   const { day: from, fromTime } = await linkStartDay(deps, customer, at, options.from);
   const link: StripeLink = { account, customer, linkedAt: at.toISOString(), from, ...(fromTime === undefined ? {} : { fromTime }) };
@@ -330,7 +330,8 @@ export async function linkAccount(
   const days = window.from <= window.to ? await deps.closeStore.closedDays(window.from, window.to) : [];
   const planned = await planAccountDays(deps, link, days);
   if (planned.length > 0) await deps.queue?.enqueue({ account });
-  return { ...(previous === undefined ? {} : { previous }), planned: planned.length, window };
+  // With hour windows, the first hour sent on `from` (unix seconds), for the operator to read.
+  return { ...(previous === undefined ? {} : { previous }), planned: planned.length, window: { ...window, ...(fromTime === undefined ? {} : { fromTime }) } };
 }
 
 /**

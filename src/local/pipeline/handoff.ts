@@ -175,7 +175,7 @@ export async function prepareLocalHandoff(stack: LocalStack, log: Log, say: (lin
       say(
         info.stripe === undefined
           ? '  stripe off: set TALLY_STRIPE_API_KEY and TALLY_STRIPE_METERS (and TALLY_STRIPE_API_BASE for a test server) to send closed days to Stripe meters'
-          : `  stripe on: closed days of linked accounts go to ${info.stripe.apiBase} (link with npx tally stripe link --account A --customer cus_...)`,
+          : `  stripe on: closed days of linked accounts go to ${info.stripe.apiBase}, one event per UTC ${info.stripe.window ?? 'day'} (TALLY_STRIPE_WINDOW) (link with npx tally stripe link --account A --customer cus_...)`,
       );
       timer = setInterval(() => {
         running = runOnce().catch((error: unknown) => say(`tally: closer error: ${describeError(error)}`));

@@ -92,6 +92,11 @@ async function requireMatchingWindows(deps: StripeSyncDeps): Promise<void> {
   }
 }
 
+/** ` from 15:00 UTC` for a link whose first day is sent from that hour (hour windows), else empty. */
+function firstHour(fromTime: number | undefined): string {
+  return fromTime === undefined ? '' : ` from ${new Date(fromTime * 1000).toISOString().slice(11, 16)} UTC`;
+}
+
 /** `tally stripe link`: exit 0. */
 export const stripeLinkCommand = defineCommand<{ account: string; customer: string; from?: string; force?: boolean; json?: boolean }>({
   name: 'link',
@@ -126,7 +131,7 @@ export const stripeLinkCommand = defineCommand<{ account: string; customer: stri
     io.out(`tally stripe link: ${open.target.origin}\n`);
     io.out(`  ${options.account} -> ${options.customer}${result.previous === undefined ? '' : ` (was ${result.previous.customer})`}\n`);
     io.out(
-      `  ${result.planned} meter event(s) queued for closed days ${result.window.from}..${result.window.to}` +
+      `  ${result.planned} meter event(s) queued for closed days ${result.window.from}${firstHour(result.window.fromTime)}..${result.window.to}` +
         `${deps.queue === undefined ? '; send them with tally stripe push' : '; the sender sends them'}\n`,
     );
     return 0;
