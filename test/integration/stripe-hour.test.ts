@@ -284,6 +284,8 @@ describe('TALLY_STRIPE_WINDOW=hour', () => {
 
     expect(refusedCode).toBe(2);
     expect(refused.stderr).toContain('has event_time_window=hour but TALLY_STRIPE_WINDOW is day: set TALLY_STRIPE_WINDOW=hour');
+    // Not 'as the sender has it' (tryout: after npm start was restarted with day windows, the sender had day too).
+    expect(refused.stderr).toContain("set TALLY_STRIPE_WINDOW=hour, the meters' window, here and for the sender");
     expect(afterRefusal).toEqual([]);
     expect(pushedCode).toBe(0);
     expect(pushed.stdout).toMatch(new RegExp(`${acme}\\s+requests\\s+${D1} 10h\\s+1\\s+${s.counted.get(`${D1} 10`)}\\s+delivered`));

@@ -87,7 +87,7 @@ async function requireMatchingWindows(deps: StripeSyncDeps): Promise<void> {
     if (meter === undefined || meter.eventTimeWindow === window || (meter.eventTimeWindow !== 'day' && meter.eventTimeWindow !== 'hour')) continue;
     throw new ConfigError(
       `the meter of ${eventName} (${meter.id}) has event_time_window=${meter.eventTimeWindow} but TALLY_STRIPE_WINDOW is ${window}: ` +
-        `set TALLY_STRIPE_WINDOW=${meter.eventTimeWindow} as the sender has it (nothing was written)`,
+        `set TALLY_STRIPE_WINDOW=${meter.eventTimeWindow}, the meters' window, here and for the sender (which refuses events of the other window) (nothing was written)`,
     );
   }
 }
