@@ -500,3 +500,50 @@ describe('tally stripe link with hour windows (tryout: "queued for closed days 2
     expect(io.stdout).toContain(`2 meter event(s) queued for closed days ${D1} from 15:00 UTC..${D1}`);
   });
 });
+
+describe('reconcile --invoices after a switch from day to hour windows (note3: day records left from a switch still counted)', () => {
+  it("compares an hour meter's invoice line with the hour records' late usage alone, never the day records' of the meters before", async () => {
+    const s = await scenario('hour');
+    const acme = uniqueId('acme');
+    const customer = 'cus_hourswitch01';
+    // The day meters Tally sent to before the switch; the subscription bills both meters while switching.
+    s.server.addMeter('cdn_requests_day', { event_time_window: 'day' });
+    s.server.addMeter('cdn_bytes_day', { event_time_window: 'day' });
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', alsoEventNames: ['cdn_requests_day'], start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 86_400 });
+    await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
+    const daySync = createStripeSyncDeps(
+      { tally: readConfig(s.env), stripe: readStripeConfig({ ...s.stripeEnv, TALLY_STRIPE_WINDOW: 'day', TALLY_STRIPE_METERS: '{"requests":"cdn_requests_day","bytes":"cdn_bytes_day"}' }) },
+      testClients(info),
+      API_KEY,
+      jsonLog(() => undefined, 'warn'),
+      { clock: s.now, retry: { attempts: 2, baseMs: 5, maxMs: 10 } },
+    );
+    // Day windows: D1's running total, then a late log after D1's invoice was finalized (D2 01:00): a day record noted late.
+    s.moveTo(`${D1}T10:30:00Z`);
+    await s.ingest(D1, 10, 91, acme);
+    await handleStripeMessage(daySync, { account: acme, running: true });
+    s.moveTo(`${D2}T05:00:00Z`);
+    await s.ingest(D1, 20, 92, acme, 13);
+    await handleStripeMessage(daySync, { account: acme, running: true });
+    // The operator switches to hour windows: D1's hours go to the hour meter, after its invoice: late too.
+    s.moveTo(`${D2}T06:00:00Z`);
+    await s.sweep(acme);
+    const env = { ...s.env, ...s.stripeEnv };
+
+    const io = captureIo();
+    const code = await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D1], io, env, process.cwd(), s.now);
+
+    const records = (await s.sync().store.records(acme, D1, D1)).filter((r) => r.metric === 'requests');
+    const invoice = s.server.invoices(customer)[0]!;
+    const total = s.counted.get(`${D1} 10`)! + s.counted.get(`${D1} 20`)!;
+    // The day record left from the switch holds the same invoice (its day line) and a late difference of its own.
+    expect(records.filter((r) => r.hour === undefined && r.invoice === invoice.id).map((r) => [r.eventName, r.value - r.billed!])).toEqual([['cdn_requests_day', s.counted.get(`${D1} 20`)]]);
+    expect(records.filter((r) => r.hour !== undefined).map((r) => [r.hour, r.invoice, r.billed])).toEqual([
+      [10, invoice.id, 0],
+      [20, invoice.id, 0],
+    ]);
+    const rows = (JSON.parse(io.stdout) as { rows: Record<string, unknown>[] }).rows;
+    expect(rows).toEqual([expect.objectContaining({ invoice: invoice.id, metric: 'requests', tally: total, meter: total, invoiced: 0, difference: total, recordedLate: total })]);
+    expect(code).toBe(0);
+  });
+});

@@ -78,12 +78,14 @@ export interface StripeTestServer {
   /** How `event_time_window=day` picks a day's event: by receipt alone (Stripe's documented rule, the default) or by timestamp (then receipt). */
   setOrder(order: 'timestamp' | 'receipt'): void;
   /**
-   * Subscribes `customer` to a metered price on the meter of `eventName`: periods of `periodSeconds` from `start` (unix seconds);
+   * Subscribes `customer` to a metered price on the meter of `eventName` (and of each of `alsoEventNames`): periods of `periodSeconds` from `start` (unix seconds);
    * per unit at `unitAmountDecimal` cents (default "3") unless tiered (`tiersMode`) or a package price (`packageSize`).
    */
   addSubscription(subscription: {
     customer: string;
     eventName: string;
+    /** More metered items on the same subscription, one per meter (both meters' lines on each invoice, as while switching meters). */
+    alsoEventNames?: readonly string[];
     start: number;
     periodSeconds: number;
     billingScheme?: 'per_unit' | 'tiered';
@@ -127,17 +129,22 @@ export interface TestSubscription {
   readonly customer: string;
   readonly start: number;
   readonly periodSeconds: number;
-  readonly item: {
+  /** Its first metered item (`items[0]`). */
+  readonly item: TestSubscriptionItem;
+  /** Every metered item, each priced on its own meter and billed on a line of each invoice (a switch of meters keeps both a while). */
+  readonly items: readonly TestSubscriptionItem[];
+}
+
+export interface TestSubscriptionItem {
+  readonly id: string;
+  readonly price: {
     readonly id: string;
-    readonly price: {
-      readonly id: string;
-      readonly meter: string;
-      readonly billing_scheme: 'per_unit' | 'tiered';
-      readonly tiers_mode: 'graduated' | 'volume' | null;
-      readonly transform_quantity: { readonly divide_by: number; readonly round: 'up' } | null;
-      readonly unit_amount_decimal: string | null;
-      readonly currency: string;
-    };
+    readonly meter: string;
+    readonly billing_scheme: 'per_unit' | 'tiered';
+    readonly tiers_mode: 'graduated' | 'volume' | null;
+    readonly transform_quantity: { readonly divide_by: number; readonly round: 'up' } | null;
+    readonly unit_amount_decimal: string | null;
+    readonly currency: string;
   };
 }
 
@@ -431,12 +438,16 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
 
   /** The periods of `subscription` ended at `now`, each as its invoice (draft within the grace, then finalized). */
   const invoicesOf = (subscription: TestSubscription, now: number): TestInvoice[] => {
-    const meter = meters.find((m) => m.id === subscription.item.price.meter)!;
     const out: TestInvoice[] = [];
     for (let start = subscription.start, k = 1; start + subscription.periodSeconds <= now; start += subscription.periodSeconds, k++) {
       const end = start + subscription.periodSeconds;
       const finalizedAt = end + finalizationGrace <= now ? end + finalizationGrace : null;
-      const quantity = aggregate(meter, subscription.customer, start, end, finalizedAt ?? now) ?? 0;
+      // A line per metered item: its meter's value over the period from the events received by finalization.
+      const metered = subscription.items.map((item, i): TestInvoiceLine => {
+        const meter = meters.find((m) => m.id === item.price.meter)!;
+        const quantity = aggregate(meter, subscription.customer, start, end, finalizedAt ?? now) ?? 0;
+        return { id: `il_${subscription.id.slice(4)}_${k}${i === 0 ? '' : `_${i}`}`, object: 'line_item', quantity, period: { start, end }, pricing: { type: 'price_details', price_details: { price: item.price.id } } };
+      });
       out.push({
         id: `in_${subscription.id.slice(4)}_${k}`,
         object: 'invoice',
@@ -450,7 +461,7 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
           object: 'list',
           has_more: false,
           data: [
-            { id: `il_${subscription.id.slice(4)}_${k}`, object: 'line_item', quantity, period: { start, end }, pricing: { type: 'price_details', price_details: { price: subscription.item.price.id } } },
+            ...metered,
             ...itemsOn(subscription, start, end).map((item) => itemLine(item)),
           ],
         },
@@ -565,7 +576,6 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
   const subscriptionObject = (subscription: TestSubscription, now: number) => {
     const elapsed = Math.max(0, now - subscription.start);
     const currentStart = subscription.start + Math.floor(elapsed / subscription.periodSeconds) * subscription.periodSeconds;
-    const meter = meters.find((m) => m.id === subscription.item.price.meter)!;
     return {
       id: subscription.id,
       object: 'subscription',
@@ -575,26 +585,24 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
       items: {
         object: 'list',
         has_more: false,
-        data: [
-          {
-            id: subscription.item.id,
-            object: 'subscription_item',
-            current_period_start: currentStart,
-            current_period_end: currentStart + subscription.periodSeconds,
-            price: {
-              id: subscription.item.price.id,
-              object: 'price',
-              billing_scheme: subscription.item.price.billing_scheme,
-              tiers_mode: subscription.item.price.tiers_mode,
-              transform_quantity: subscription.item.price.transform_quantity,
-              unit_amount_decimal: subscription.item.price.unit_amount_decimal,
-              unit_amount: subscription.item.price.unit_amount_decimal === null ? null : Math.floor(Number(subscription.item.price.unit_amount_decimal)),
-              currency: subscription.item.price.currency,
-              type: 'recurring',
-              recurring: { interval: 'day', interval_count: subscription.periodSeconds / DAY, meter: meter.id, usage_type: 'metered' },
-            },
+        data: subscription.items.map((item) => ({
+          id: item.id,
+          object: 'subscription_item',
+          current_period_start: currentStart,
+          current_period_end: currentStart + subscription.periodSeconds,
+          price: {
+            id: item.price.id,
+            object: 'price',
+            billing_scheme: item.price.billing_scheme,
+            tiers_mode: item.price.tiers_mode,
+            transform_quantity: item.price.transform_quantity,
+            unit_amount_decimal: item.price.unit_amount_decimal,
+            unit_amount: item.price.unit_amount_decimal === null ? null : Math.floor(Number(item.price.unit_amount_decimal)),
+            currency: item.price.currency,
+            type: 'recurring',
+            recurring: { interval: 'day', interval_count: subscription.periodSeconds / DAY, meter: item.price.meter, usage_type: 'metered' },
           },
-        ],
+        })),
       },
     };
   };
@@ -793,21 +801,26 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
     setOrder(next) {
       order = next;
     },
-    addSubscription({ customer, eventName, start, periodSeconds, billingScheme, tiersMode, packageSize, unitAmountDecimal = '3' }) {
-      const meter = meters.find((m) => m.event_name === eventName);
-      if (meter === undefined) throw new Error(`no meter has event_name ${eventName}`);
+    addSubscription({ customer, eventName, alsoEventNames = [], start, periodSeconds, billingScheme, tiersMode, packageSize, unitAmountDecimal = '3' }) {
       const n = String(subscriptions.length + 1).padStart(4, '0');
       const tiered = billingScheme === 'tiered' || tiersMode !== undefined;
-      const price: TestSubscription['item']['price'] = {
-        id: `price_test${n}`,
-        meter: meter.id,
-        billing_scheme: tiered ? 'tiered' : 'per_unit',
-        tiers_mode: tiered ? (tiersMode ?? 'graduated') : null,
-        transform_quantity: packageSize === undefined ? null : { divide_by: packageSize, round: 'up' },
-        unit_amount_decimal: tiered ? null : unitAmountDecimal,
-        currency: 'usd',
+      const itemOn = (name: string, i: number): TestSubscriptionItem => {
+        const meter = meters.find((m) => m.event_name === name);
+        if (meter === undefined) throw new Error(`no meter has event_name ${name}`);
+        const suffix = i === 0 ? '' : `_${i}`;
+        const price: TestSubscriptionItem['price'] = {
+          id: `price_test${n}${suffix}`,
+          meter: meter.id,
+          billing_scheme: tiered ? 'tiered' : 'per_unit',
+          tiers_mode: tiered ? (tiersMode ?? 'graduated') : null,
+          transform_quantity: packageSize === undefined ? null : { divide_by: packageSize, round: 'up' },
+          unit_amount_decimal: tiered ? null : unitAmountDecimal,
+          currency: 'usd',
+        };
+        return { id: `si_test${n}${suffix}`, price };
       };
-      const subscription: TestSubscription = { id: `sub_test${n}`, customer, start, periodSeconds, item: { id: `si_test${n}`, price } };
+      const items = [eventName, ...alsoEventNames].map(itemOn);
+      const subscription: TestSubscription = { id: `sub_test${n}`, customer, start, periodSeconds, item: items[0]!, items };
       subscriptions.push(subscription);
       return subscription;
     },

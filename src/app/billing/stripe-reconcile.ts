@@ -241,7 +241,7 @@ async function compareInvoice(
       tally += Number(meterValue((counters.get(day)![metric] ?? 0) + adjusted));
     }
     const meter = Object.values(await deps.api.daySummaries(meterId, link.customer, first, last)).reduce((sum, v) => sum + v, 0);
-    rows.push({ account: link.account, customer: link.customer, invoice: invoice.id, metric, from: first, to: last, tally, meter, invoiced: line.quantity, difference: tally - line.quantity, recordedLate: recordedLate(records, metric, invoice.id) });
+    rows.push({ account: link.account, customer: link.customer, invoice: invoice.id, metric, from: first, to: last, tally, meter, invoiced: line.quantity, difference: tally - line.quantity, recordedLate: recordedLate(records, metric, invoice.id, deps.meters[metric]!, deps.window ?? 'day') });
   }
   return rows;
 }
@@ -269,15 +269,22 @@ async function compareInvoiceByHour(
     if (line === undefined) continue;
     const tally = totals[metric] ?? 0;
     const meter = deps.api.summaryOver === undefined ? 0 : await deps.api.summaryOver(meterId, link.customer, from, to);
-    rows.push({ account: link.account, customer: link.customer, invoice: invoice.id, metric, from: first, to: last, tally, meter, invoiced: line.quantity, difference: tally - line.quantity, recordedLate: recordedLate(records, metric, invoice.id) });
+    rows.push({ account: link.account, customer: link.customer, invoice: invoice.id, metric, from: first, to: last, tally, meter, invoiced: line.quantity, difference: tally - line.quantity, recordedLate: recordedLate(records, metric, invoice.id, deps.meters[metric]!, deps.window ?? 'day') });
   }
   return rows;
 }
 
-/** The late usage recorded against `invoice` for `metric`: per window (day or hour), the newest reported total less what was billed. */
-function recordedLate(records: readonly StripeOutboxRecord[], metric: string, invoice: string): number {
+/**
+ * The late usage recorded against `invoice` for `metric`: per window (day or hour), the newest
+ * reported total less what was billed. Only records of the meter compared (its event name) and of
+ * the window Tally sends it (`TALLY_STRIPE_WINDOW`): after a switch of windows an invoice may bill
+ * both the old meters and the new ones, and the other window's records were sent to the old
+ * meters (their own invoice line) or refused, never to this one.
+ */
+function recordedLate(records: readonly StripeOutboxRecord[], metric: string, invoice: string, eventName: string, window: StripeWindow): number {
   const newest = new Map<string, StripeOutboxRecord>();
-  for (const record of records.filter((r) => r.metric === metric && r.invoice === invoice).sort(compareEvents)) newest.set(windowKey(record), record);
+  const ofThisMeter = (r: StripeOutboxRecord) => r.metric === metric && r.invoice === invoice && r.eventName === eventName && (r.hour === undefined) === (window === 'day');
+  for (const record of records.filter(ofThisMeter).sort(compareEvents)) newest.set(windowKey(record), record);
   return [...newest.values()].reduce((sum, r) => sum + (r.value - (r.billed ?? 0)), 0);
 }
 
