@@ -89,7 +89,7 @@ async function countText(text: AsyncIterable<Uint8Array>, options: FormatOptions
           ? 'no #Fields header with a date, timestamp(ms) or timestamp field (a log with no header needs its field list: TALLY_LOG_FIELDS, or tally count --fields)'
           : 'no #Fields header with a date, timestamp(ms) or timestamp field',
   });
-  const rest = format === 'json' && opening.backToBack ? recordsSplit(resumed(opening.chunks, iterator)) : resumed(opening.chunks, iterator);
+  const rest = resumed(opening.chunks, iterator);
 
   if (format === 'headerless') counter.setFields(headerless!.fields);
   if (format !== 'json' && delimiter === '\t') {
@@ -103,7 +103,8 @@ async function countText(text: AsyncIterable<Uint8Array>, options: FormatOptions
     const lines = new RecordLines(counter);
     const reader = format === 'json' ? new JsonLines(lines) : new DelimitedLines(lines, delimiter, format === 'headerless' ? headerless!.fields : undefined);
     const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-    const splitter = new LineSplitter(maxLineBytes, reader, lines);
+    const splitter = new LineSplitter(maxLineBytes, reader, lines, reader instanceof JsonLines);
+    if (format === 'json' && opening.backToBack) splitter.splitRecords();
     if (reader instanceof JsonLines && options.scanner !== 'js') {
       // CloudFront's own JSON lines are read by the counter's SIMD scanner; the others by JsonLines.
       const scanner = new JsonScanner(splitter.jsonSink(reader));
@@ -119,15 +120,6 @@ async function countText(text: AsyncIterable<Uint8Array>, options: FormatOptions
     return { ...count, tally: estimates(count.tally, rate!), format, samplingRate: rate! };
   }
   return { ...count, format };
-}
-
-/**
- * JSON records written back to back (Firehose's default, see {@link RecordBreaks}), one
- * per line: then they are read, and counted, as JSON lines are.
- */
-async function* recordsSplit(text: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const breaks = new RecordBreaks();
-  for await (const chunk of text) yield breaks.split(chunk);
 }
 
 /**
@@ -223,8 +215,19 @@ interface LineReader {
  * Cuts text into lines for the readers of formats the counter does not read itself.
  * Memory stays flat: a line longer than `maxLineBytes` is passed over to its end and
  * counted as malformed. Blank lines are not data, as in the counter.
+ *
+ * JSON records written back to back (Firehose's default, see {@link RecordBreaks}) are
+ * cut apart wherever they are in the text, so that each is read, and counted, as the
+ * same record on its own line would be: a line of JSON that fails to parse is cut by
+ * JsonLines, and a line longer than `maxLineBytes` here. Such a line cut across chunks
+ * turns the splitter to cutting every chunk into records from that line's start to the
+ * end of the text, as it does from the start when the opening shows records back to back
+ * ({@link splitRecords}); newline-delimited JSON meets none of this and is read as fast
+ * as before.
  */
 class LineSplitter {
+  /** Cuts the text into records before it is cut into lines, once it is read as records back to back. */
+  private breaks: RecordBreaks | undefined;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private skipping = false;
@@ -237,7 +240,14 @@ class LineSplitter {
     private readonly maxLineBytes: number,
     private readonly reader: LineReader,
     private readonly lines: RecordLines,
+    /** Whether the lines are JSON, whose records may be back to back. */
+    private readonly json: boolean,
   ) {}
+
+  /** The text is JSON records back to back (from its start on): each goes on a line of its own before the text is cut into lines. */
+  splitRecords(): void {
+    this.breaks = new RecordBreaks();
+  }
 
   /** Whole lines (never a partial or an overlong one held here) go to `bulk` from now on. */
   useBulk(bulk: (bytes: Buffer, from: number, end: number) => void): void {
@@ -257,7 +267,8 @@ class LineSplitter {
     };
   }
 
-  write(chunk: Uint8Array): void {
+  write(text: Uint8Array): void {
+    const chunk = this.breaks === undefined ? text : this.breaks.split(text);
     let bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
     if (!this.started) {
       this.started = true;
@@ -284,6 +295,12 @@ class LineSplitter {
         at = last + 1;
       }
     }
+    this.cut(bytes, at);
+  }
+
+  /** Cuts `bytes` from `at` into lines, one by one: the last, with no line break yet, is held. */
+  private cut(bytes: Buffer, from: number): void {
+    let at = from;
     for (;;) {
       const newline = bytes.indexOf(10, at);
       if (newline === -1) {
@@ -308,6 +325,17 @@ class LineSplitter {
     }
     this.pending.push(Buffer.from(part));
     this.pendingBytes += part.length;
+    if (this.pendingBytes > this.maxLineBytes && this.json && this.breaks === undefined) {
+      // Too long for one record: it may be records back to back (Firehose after a switch,
+      // or past a long first record). Cut from this line's start on, as from an opening
+      // that showed them (the breaker's state starts afresh at every line break).
+      const line = Buffer.concat(this.pending);
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.splitRecords();
+      const records = this.breaks!.split(line);
+      return this.cut(Buffer.from(records.buffer, records.byteOffset, records.length), 0);
+    }
     if (this.pendingBytes > this.maxLineBytes) {
       this.skipping = true;
       this.skipped = this.pendingBytes;
@@ -333,13 +361,37 @@ class LineSplitter {
   /** A whole line, `bytes[start, end)` without its line break. */
   private whole(bytes: Buffer, start: number, end: number): void {
     if (end - start > this.maxLineBytes) {
+      // Records back to back are each a line (each shorter than this one).
+      if (this.json && this.breaks === undefined && eachRecord(bytes, start, end, (b, from, to) => this.whole(b, from, to))) return;
       this.lines.malformed(`line of ${end - start} bytes is longer than ${this.maxLineBytes}`);
       return;
     }
-    if (end > start && bytes[end - 1] === 13 /* CR */) end--;
+    end = withoutCr(bytes, start, end);
     if (isBlank(bytes, start, end)) return;
     this.reader.line(bytes, start, end);
   }
+}
+
+/** The end of the line `bytes[start, end)` without its trailing CR, if it has one (a CRLF line break). */
+function withoutCr(bytes: Buffer, start: number, end: number): number {
+  return end > start && bytes[end - 1] === 13 /* CR */ ? end - 1 : end;
+}
+
+/**
+ * Reads each record of the line `bytes[start, end)` with `read`, as the line it would be
+ * with line breaks between them, when records are back to back on it (see
+ * {@link RecordBreaks}); false, and nothing read, when there is one record.
+ */
+function eachRecord(bytes: Buffer, start: number, end: number, read: (bytes: Buffer, start: number, end: number) => void): boolean {
+  const breaks = new RecordBreaks().breaksIn(bytes.subarray(start, end));
+  if (breaks.length === 0) return false;
+  let from = start;
+  for (const at of breaks) {
+    read(bytes, from, start + at);
+    from = start + at;
+  }
+  read(bytes, from, end);
+  return true;
 }
 
 /**
@@ -395,6 +447,8 @@ class JsonLines implements LineReader {
     try {
       value = JSON.parse(text);
     } catch {
+      // Records back to back (never a line JSON.parse reads): each read as its own line.
+      if (eachRecord(bytes, start, end, (b, from, to) => this.line(b, from, withoutCr(b, from, to)))) return;
       return this.lines.malformed(`line is not JSON: ${preview(text)}`);
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
