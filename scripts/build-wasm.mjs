@@ -1,4 +1,4 @@
-// Assembles the WebAssembly modules (src/domain/logs/line-scan.wat,
+// Assembles the WebAssembly modules (src/domain/logs/line-scan.wat, columns/column-sum.wat,
 // src/adapters/logs/parquet-rle.wat and parquet-plain.wat) into NAME-wasm.ts beside each (each module's bytes
 // as base64, so the Lambda
 // bundle and the CLI carry them with no file to ship). Run after changing a .wat:
@@ -14,6 +14,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** Each module: its folder, its source, its generated TypeScript, the constant's name and what it is. */
 const MODULES = [
   { folder: join(root, 'src', 'domain', 'logs'), name: 'line-scan', constant: 'LINE_SCAN_WASM_BASE64', what: 'The line scanner, a WebAssembly module (SIMD), as base64.' },
+  {
+    folder: join(root, 'src', 'domain', 'logs', 'columns'),
+    name: 'column-sum',
+    constant: 'COLUMN_SUM_WASM_BASE64',
+    what: "The per-row part of counting Parquet rows column by column, a WebAssembly module, as base64.",
+  },
   {
     folder: join(root, 'src', 'adapters', 'logs'),
     name: 'parquet-rle',

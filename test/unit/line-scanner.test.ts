@@ -5,7 +5,7 @@ import { LineScanner } from '../../src/domain/logs/line-scanner';
 const root = join(__dirname, '..', '..');
 
 describe('the line scanner', () => {
-  it('runs the modules assembled from line-scan.wat, parquet-rle.wat and parquet-plain.wat (their base64 in *-wasm.ts is not stale)', () => {
+  it('runs the modules assembled from line-scan.wat, column-sum.wat, parquet-rle.wat and parquet-plain.wat (their base64 in *-wasm.ts is not stale)', () => {
     const answer = execFileSync('node', [join(root, 'scripts', 'build-wasm.mjs'), '--check'], { encoding: 'utf8' });
 
     expect(answer).toContain('line-scan-wasm.ts matches');

@@ -199,6 +199,46 @@ describe('Parquet read column by column', () => {
     );
   });
 
+  // Counted in WebAssembly (column-sum.wat): typed dates of many days in any order (eight
+  // are looked up at once; past the 64th a row is its line), nulls among them, and more
+  // account-days than the sums' first room (256) holds.
+  it('counts typed dates of many days and hosts in any order as the same rows in text', async () => {
+    const days = Array.from({ length: 70 }, (_, i) => new Date(Date.UTC(2026, 8, 1 + i)).toISOString().slice(0, 10));
+    // Forty hosts: few enough that DuckDB writes x_host_header as a dictionary (host pairs).
+    const hosts = Array.from({ length: 40 }, (_, i) => `h${i}.example.com`);
+    const rowArb = fc.tuple(
+      fc.option(fc.constantFrom(...days), { freq: 20 }),
+      fc.constantFrom('12:00:00', '23:59:60', '00:00:00', '24:00:00'),
+      fc.option(fc.constantFrom('0', '1234', '-5', '999999999999999'), { freq: 10 }),
+      fc.constantFrom('d1.cloudfront.net', '-'),
+      fc.option(fc.constantFrom(...hosts), { freq: 30 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(rowArb, { minLength: 300, maxLength: 1500 }), fc.boolean(), async (picked, shuffled) => {
+        options = optionsOf(false);
+        // In order of day (as CloudFront writes), or as picked.
+        const ordered = shuffled ? picked : [...picked].sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+        const rows: Row[] = ordered.map(([date, time, bytes, cs, x]) => [date, time, bytes, cs, x, '/v1/items', 'r1', 'GET', 'E2ACME']);
+        const bytes = await duckdbParquet(rows, 'COMPRESSION snappy', 'typed');
+
+        expect(await asParquet(bytes)).toEqual(await asText(rows));
+      }),
+      { numRuns: 12 },
+    );
+  });
+
+  it('counts two files at once each as it counts alone (each count has sums of its own)', async () => {
+    options = optionsOf(false);
+    const rowsOf = (host: string, count: number): Row[] =>
+      Array.from({ length: count }, (_, i) => ['2026-11-21', `0${i % 10}:00:00`, String(i), 'd1.cloudfront.net', host, '/v1/items', 'r1', 'GET', 'E2ACME']);
+    // Row groups of 2,048 rows: the counts await between groups, and take turns.
+    const files = await Promise.all([rowsOf('acme.example.com', 9000), rowsOf('initech.example.com', 7000)].map((rows) => duckdbParquet(rows, 'COMPRESSION snappy, ROW_GROUP_SIZE 2048')));
+    const alone = [await asParquet(files[0]!), await asParquet(files[1]!)];
+
+    expect(await Promise.all(files.map((file) => asParquet(file)))).toEqual(alone);
+    expect(alone.map((count) => count.usage.map((row) => [row.account, row.metrics.requests]))).toEqual([[['acme', 9000]], [['initech', 7000]]]);
+  });
+
   // Pages after a row group's first meet host pairs already resolved: their good rows are
   // summed by the short loop (ColumnCounting's knownCells, sumCells), their bad rows must
   // still be handed over as lines, in their place.

@@ -6,7 +6,7 @@ import { convert, DEFAULT_PARSERS } from 'hyparquet/src/convert.js';
 import { decompressPage } from 'hyparquet/src/datapage.js';
 import { getMaxDefinitionLevel, getTreePath, isFlatColumn } from 'hyparquet/src/schema.js';
 import { fieldKey } from '../../domain/logs/cloudfront-log';
-import type { ColumnRun } from '../../domain/logs/column-run';
+import type { ColumnRun } from '../../domain/logs/columns/column-run';
 import { placePlainValues, plainNumbers, type NumberUnit } from './parquet-plain';
 import { HybridDecoder } from './parquet-rle';
 

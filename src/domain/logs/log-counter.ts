@@ -4,7 +4,7 @@ import { compileResolver, resolverKey, type LineResolver, type ResolverKey, type
 import { dayOfNumber, epochDayNumber, epochMillisBytes, FieldLayout, isValidTimeBytes, parseByteCountBytes, parseFieldsDirective } from './cloudfront-log';
 import { isSupportedDay, isValidDay, SUPPORTED_DAY_NUMBERS, SUPPORTED_DAYS_TEXT } from '../days';
 import { PoisonObjectError } from '../errors';
-import { ColumnCounting, type RowsAsLines } from './column-counting';
+import { ColumnCounting, type RowsAsLines } from './columns/column-counting';
 import {
   ALL_CHECKS,
   ALL_CHECKS_SECOND_DAY,

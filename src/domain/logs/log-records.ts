@@ -1,5 +1,5 @@
-import type { ColumnCounting } from './column-counting';
-import { spansOf, type ColumnRun } from './column-run';
+import type { ColumnCounting } from './columns/column-counting';
+import { spansOf, type ColumnRun } from './columns/column-run';
 import type { JsonTemplate } from './json-scanner';
 import type { LogCounter } from './log-counter';
 

@@ -1,9 +1,10 @@
-import { isCloudFrontDefaultDomainBytes, type LineResolver } from './account-resolver';
-import { dayOfNumber, epochDayNumber, epochMillisBytes, isValidTimeBytes, parseByteCountBytes } from './cloudfront-log';
-import { isSupportedDay, isValidDay } from '../days';
-import { ByteKeyCache, NOT_CACHED, type LogLine } from './log-line';
+import { isCloudFrontDefaultDomainBytes, type LineResolver } from '../account-resolver';
+import { dayOfNumber, epochDayNumber, epochMillisBytes, isValidTimeBytes, parseByteCountBytes } from '../cloudfront-log';
+import { isSupportedDay, isValidDay } from '../../days';
+import { ByteKeyCache, NOT_CACHED, type LogLine } from '../log-line';
 import { spansOf, type ColumnRun } from './column-run';
-import type { RuleEvaluator } from './metric-rules';
+import { ColumnSumKernel, SUM_CHUNK_ROWS, SumStop } from './column-sum';
+import type { RuleEvaluator } from '../metric-rules';
 
 /** What the counter tells {@link ColumnCounting} of its layout and how it counts (see LogCounter.columnCounting). */
 export interface CountingLayout {
@@ -152,6 +153,10 @@ export class ColumnCounting {
     if (hostAt !== undefined && pairs === undefined) for (const run of [x, c]) if (run !== undefined) spansOf(run);
     for (const column of layout.resolverColumns) spansOf(runs[column]!);
     if (layout.evaluate !== undefined) for (const column of layout.ruleColumns) spansOf(runs[column]!);
+    if (pairs !== undefined && !checkLength && this.kernelReads(runs[0]!, date, time, bytes)) {
+      this.sumInKernel(runs, date, time, bytes, x, c, pairs.accounts, count);
+      return true;
+    }
     if (this.rowDays.length < count) {
       const size = Math.max(count, 1024);
       this.rowDays = new Int32Array(size);
@@ -199,6 +204,131 @@ export class ColumnCounting {
    */
   flush(): void {
     this.addTouched();
+    const kernel = this.kernel;
+    if (kernel !== undefined) {
+      const { layout, values, accounts, days } = this;
+      kernel.forEachSum((cell, hour, requests, bytes) => {
+        const day = cell % MAX_DAYS;
+        values[0] = requests;
+        values[1] = bytes;
+        layout.add(accounts[(cell - day) / MAX_DAYS], days[day]!, hour, values);
+      });
+      kernel.release();
+      this.kernel = undefined;
+    }
+  }
+
+  /** The WebAssembly part of this count (column-sum.ts), once a run took it. */
+  private kernel: ColumnSumKernel | undefined;
+
+  /**
+   * Whether column-sum.wat reads these runs (host pairs, no rules, lines never too long):
+   * days of `date` entries or typed dates, times of entries (or none), sc-bytes of byte
+   * counts, integers or entries (or none), and no row's line a directive.
+   */
+  private kernelReads(first: ColumnRun, date: ColumnRun, time: ColumnRun | undefined, bytes: ColumnRun | undefined): boolean {
+    const layout = this.layout;
+    if (layout.evaluate !== undefined || layout.metrics !== 2 || layout.dayUnits !== 0) return false;
+    if (date.entries === undefined && date.numbers === undefined) return false;
+    if (time !== undefined && time.entries === undefined) return false;
+    if (bytes !== undefined && bytes.byteCounts === undefined && bytes.entries === undefined && !(bytes.numbers !== undefined && bytes.numberKind === 'integer')) return false;
+    return !mayHoldDirectives(first);
+  }
+
+  /**
+   * Counts the run in column-sum.wat, a chunk of rows at a time: each stop answered in
+   * row order (an entry's day, time or byte count, a pair's account found as the loops in
+   * JavaScript find them; a row handed over as its line), then on from that row.
+   */
+  private sumInKernel(runs: readonly ColumnRun[], date: ColumnRun, time: ColumnRun | undefined, bytes: ColumnRun | undefined, x: ColumnRun | undefined, c: ColumnRun | undefined, accounts: Int32Array, count: number): void {
+    const kernel = (this.kernel ??= ColumnSumKernel.acquire());
+    const layout = this.layout;
+    const cWidth = c === undefined ? 1 : c.dictionarySize + 1;
+    const dayCache = date.entries === undefined ? undefined : this.entryCache(this.entryDayIds, date, Int32Array);
+    const timeCache = time === undefined ? undefined : this.entryCache(this.entryTimeVerdicts, time, Int32Array);
+    const byteCache = bytes?.entries === undefined ? undefined : this.entryCache(this.entryByteCounts, bytes, Float64Array);
+    kernel.configure({
+      day: dayCache === undefined ? 1 : 0,
+      time: timeCache === undefined ? 0 : 1,
+      bytes: bytes === undefined ? 0 : bytes.byteCounts !== undefined ? 1 : byteCache === undefined ? 2 : 3,
+      hosts: (x === undefined ? 0 : 1) | (c === undefined ? 0 : 2),
+      cWidth,
+    });
+    if (dayCache !== undefined) kernel.table('day', dayCache);
+    if (timeCache !== undefined) kernel.timeTable(time!.dictionary!, timeCache);
+    if (byteCache !== undefined) kernel.bytesTable(byteCache);
+    kernel.table('pair', accounts);
+    for (let chunk = 0; chunk < count; chunk += SUM_CHUNK_ROWS) {
+      const size = Math.min(SUM_CHUNK_ROWS, count - chunk);
+      kernel.input('date', date.entries ?? date.numbers!, date.at + chunk, size);
+      if (time !== undefined) kernel.input('time', time.entries!, time.at + chunk, size);
+      if (bytes !== undefined) kernel.input('bytes', bytes.byteCounts ?? bytes.entries ?? bytes.numbers!, bytes.at + chunk, size);
+      if (x !== undefined) kernel.input('x', x.entries!, x.at + chunk, size);
+      if (c !== undefined) kernel.input('c', c.entries!, c.at + chunk, size);
+      let pending = 0;
+      for (let row = 0; row < size; ) {
+        const stop = kernel.sum(row, size);
+        pending += stop - row;
+        row = stop;
+        if (stop === size) break;
+        const at = chunk + stop;
+        switch (kernel.reason) {
+          case SumStop.Day:
+            if (dayCache !== undefined) {
+              const entry = date.entries![date.at + at]! + 1;
+              let day = dayCache[entry]!;
+              if (day === UNKNOWN_ENTRY) day = dayCache[entry] = entry === 0 ? INVALID : this.dayOfText(date.dictionary!, entry - 1);
+              kernel.setEntry('day', entry, day);
+            } else {
+              const value = date.numbers![date.at + at]!;
+              // A row of no date is its line (NaN stops the loop every time).
+              if (Number.isNaN(value)) {
+                row = this.rowAsLine(runs, at, pending, row);
+                pending = 0;
+              } else kernel.setDayValue(value, this.dayOfNumberValue(date, value));
+            }
+            break;
+          case SumStop.Time: {
+            const entry = time!.entries![time!.at + at]! + 1;
+            let verdict = timeCache![entry]!;
+            if (verdict === UNKNOWN_ENTRY) verdict = timeCache![entry] = entry === 0 ? 0 : timeVerdict(time!.dictionary!, entry - 1);
+            kernel.setEntry('time', entry, verdict);
+            break;
+          }
+          case SumStop.Bytes: {
+            const entry = bytes!.entries![bytes!.at + at]! + 1;
+            let value = byteCache![entry]!;
+            if (value === UNKNOWN_ENTRY) value = byteCache![entry] = entryByteCount(bytes!.dictionary!, entry);
+            kernel.setByteCount(entry, value);
+            break;
+          }
+          case SumStop.Pair: {
+            const pair = (x === undefined ? 0 : (x.entries![x.at + at]! + 1) * cWidth) + (c === undefined ? 0 : c.entries![c.at + at]! + 1);
+            let account = accounts[pair]!;
+            if (account === UNKNOWN) account = accounts[pair] = this.accountOfPair(x, c, pair, cWidth);
+            kernel.setEntry('pair', pair, account);
+            break;
+          }
+          case SumStop.Line:
+            row = this.rowAsLine(runs, at, pending, row);
+            pending = 0;
+            break;
+          case SumStop.Room:
+            kernel.grow();
+            break;
+          default:
+            throw new Error(`column-sum.wat stopped for reason ${kernel.reason}`);
+        }
+      }
+      if (pending > 0) layout.advance(pending);
+    }
+  }
+
+  /** Hands row `at` of the run over as its line, after the `pending` rows counted before it; answers the chunk's next row. */
+  private rowAsLine(runs: readonly ColumnRun[], at: number, pending: number, row: number): number {
+    if (pending > 0) this.layout.advance(pending);
+    this.asLines(runs, at, 1);
+    return row + 1;
   }
 
   /** Marks the rows whose line would be longer than `maxLineBytes`. */
@@ -906,20 +1036,24 @@ function knownCells(days: Int32Array, pairs: Int32Array, accounts: Int32Array, c
   return true;
 }
 
+/** Whether a row of this first column may start with `#` (its line a directive): not typed values, nor a dictionary of no such entry. */
+function mayHoldDirectives(first: ColumnRun): boolean {
+  if (first.numbers !== undefined) return false;
+  if (first.entries === undefined) return true;
+  const dictionary = first.dictionary!;
+  let any = HASH_DICTIONARIES.get(dictionary.bytes);
+  if (any === undefined) {
+    any = false;
+    for (let entry = 0; entry < dictionary.starts.length && !any; entry++) any = dictionary.starts[entry]! !== dictionary.ends[entry]! && dictionary.bytes[dictionary.starts[entry]!] === HASH;
+    HASH_DICTIONARIES.set(dictionary.bytes, any);
+  }
+  return any;
+}
+
 /** Marks the rows whose first value starts with `#`: their lines would be directives. */
 function markDirectives(first: ColumnRun, count: number, days: Int32Array): void {
-  if (first.numbers !== undefined) return;
-  if (first.entries !== undefined && first.starts.length === 0) {
-    // A dictionary run: only when one of its entries starts with `#`.
-    const dictionary = first.dictionary!;
-    let any = HASH_DICTIONARIES.get(dictionary.bytes);
-    if (any === undefined) {
-      any = false;
-      for (let entry = 0; entry < dictionary.starts.length && !any; entry++) any = dictionary.starts[entry]! !== dictionary.ends[entry]! && dictionary.bytes[dictionary.starts[entry]!] === HASH;
-      HASH_DICTIONARIES.set(dictionary.bytes, any);
-    }
-    if (!any) return;
-  }
+  // A dictionary run: only when one of its entries starts with `#`.
+  if (!mayHoldDirectives(first)) return;
   for (let row = 0; row < count; row++) if (startsWithHash(first, row)) days[row] = INVALID;
 }
 
