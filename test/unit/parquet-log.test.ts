@@ -225,6 +225,53 @@ describe('Parquet logs (CloudFront standard logging v2)', () => {
     });
   });
 
+  it('reads the next row group while counting one, and its read failing is the count\'s error', async () => {
+    await withFile({ accounts, rows: 8192, rowGroupRows: 2048, shape: 'strings', codec: 'snappy' }, async ({ bytes }) => {
+      const groups = parquetMetadata(new Uint8Array(bytes).buffer).row_groups.map((group) => Math.min(...group.columns.map((column) => Number(column.meta_data!.dictionary_page_offset || column.meta_data!.data_page_offset))));
+      const groupOf = (start: number) => groups.filter((first) => first <= start).length - 1;
+      const file = memoryFile(bytes);
+      const counter = new LogCounter(options);
+      const lines = new RecordLines(counter);
+      // Per row group: the rows counted when its first chunk was asked for.
+      const countedWhenRead = new Map<number, number>();
+      const watched: RandomAccessFile = {
+        byteLength: file.byteLength,
+        slice: (start, end) => {
+          const group = groupOf(start);
+          if (group >= 0 && !countedWhenRead.has(group)) countedWhenRead.set(group, counter.lines.read);
+          return file.slice(start, end);
+        },
+      };
+
+      await parquetContent(watched, 'prefetch.parquet').read(lines);
+      lines.flush();
+
+      expect(groups).toHaveLength(4);
+      // Group g + 1 is read before group g is counted (g groups of 2,048 rows counted).
+      expect([...countedWhenRead.entries()].sort(([a], [b]) => a - b)).toEqual([
+        [0, 0],
+        [1, 0],
+        [2, 2048],
+        [3, 4096],
+      ]);
+      expect(counter.lines.read).toBe(8192);
+
+      // The last group's read fails while the one before it is counted: that failure is the count's.
+      const dropped = new Error('socket hang up');
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        const flaky: RandomAccessFile = { byteLength: file.byteLength, slice: (start, end) => (groupOf(start) === 3 ? Promise.reject(dropped) : file.slice(start, end)) };
+        await expect(countLogContent(parquetContent(flaky, 'flaky.parquet'), options, 'flaky.parquet')).rejects.toBe(dropped);
+        await new Promise((resolve) => setImmediate(resolve));
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+      }
+      expect(unhandled).toEqual([]);
+    });
+  });
+
   it('tells Parquet from text by its first bytes, not by its name', async () => {
     await withFile({ accounts, rows: 10, shape: 'strings', codec: 'snappy' }, async ({ bytes, path }) => {
       const text = gzipSync('#Fields: date time sc-bytes x-host-header\n2026-11-21\t00:00:01\t10\tacme.x.com\n');

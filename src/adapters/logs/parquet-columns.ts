@@ -16,8 +16,9 @@ import { HybridDecoder } from './parquet-rle';
  * group is fetched (compressed, only the columns counting reads) and its pages decoded
  * one at a time: a dictionary page becomes its entries' text once, a data page an array
  * of where each row's text is (a dictionary entry, a span of a plain page) so that rows
- * are written by copying bytes. Memory is the compressed chunks of one row group and one
- * decoded page per column, whatever the row group's size.
+ * are written by copying bytes. Memory is the compressed chunks of two row groups (the
+ * one counted and the next, read meanwhile) and one decoded page per column, whatever
+ * the row group's size.
  *
  * Text columns (BYTE_ARRAY, no logical type or STRING) with PLAIN or dictionary pages
  * take this path; any other column or encoding is decoded by hyparquet's own page
@@ -37,43 +38,66 @@ export function flatColumns(metadata: FileMetaData, columns: readonly string[]):
   });
 }
 
+/** Where a row group's chunk of column `name` is in the file, and its metadata. */
+function chunkOf(rowGroup: RowGroup, name: string): { meta: NonNullable<ColumnChunk['meta_data']>; start: number; end: number } {
+  const chunk = rowGroup.columns.find((column: ColumnChunk) => column.meta_data?.path_in_schema.length === 1 && column.meta_data.path_in_schema[0] === name);
+  const meta = chunk?.meta_data;
+  if (meta === undefined) throw new Error(`row group has no column chunk for ${name}`);
+  // As hyparquet plans it: a dictionary page offset of 0 means none.
+  const start = Number(meta.dictionary_page_offset || meta.data_page_offset);
+  return { meta, start, end: start + Number(meta.total_compressed_size) };
+}
+
 /**
- * Reads rows `[0, rows)` of one row group, the chunks of `columns` only, and hands them
- * over in runs (`onRows(runs, count)`: row i of the run is `runs[c]`'s value at
- * `runs[c].at + i`).
+ * The compressed chunks of `columns` in one row group, read from the file: started when
+ * called, so that the next row group's are read while this one's are counted (the reads
+ * run on libuv's threads, the counting on this one).
  */
-export async function readGroupColumns(
-  file: AsyncBuffer,
+export function fetchGroupColumns(file: AsyncBuffer, rowGroup: RowGroup, columns: readonly string[]): Promise<ArrayBuffer[]> {
+  return Promise.all(
+    columns.map(async (name) => {
+      const { start, end } = chunkOf(rowGroup, name);
+      return file.slice(start, end);
+    }),
+  );
+}
+
+/** Per column, the typed arrays its pages are decoded into, kept from row group to row group of a file. */
+export type ColumnBuffers = Map<string, PageBuffers>;
+
+/**
+ * Reads rows `[0, rows)` of one row group from its chunks of `columns` (fetched by
+ * {@link fetchGroupColumns}), and hands them over in runs (`onRows(runs, count)`: row i
+ * of the run is `runs[c]`'s value at `runs[c].at + i`).
+ */
+export function readGroupColumns(
+  chunks: readonly ArrayBuffer[],
   metadata: FileMetaData,
   rowGroup: RowGroup,
   columns: readonly string[],
   compressors: Compressors,
   onRows: (runs: readonly ColumnRun[], count: number) => void,
-): Promise<void> {
+  buffers: ColumnBuffers = new Map(),
+): void {
   const rows = Number(rowGroup.num_rows);
   const tree = parquetSchema(metadata);
-  const readers = await Promise.all(
-    columns.map(async (name) => {
-      const chunk = rowGroup.columns.find((column: ColumnChunk) => column.meta_data?.path_in_schema.length === 1 && column.meta_data.path_in_schema[0] === name);
-      const meta = chunk?.meta_data;
-      if (meta === undefined) throw new Error(`row group has no column chunk for ${name}`);
-      const schemaPath = getTreePath(tree, [name]);
-      const decoder: ColumnDecoder = {
-        pathInSchema: meta.path_in_schema,
-        element: schemaPath[schemaPath.length - 1]!.element,
-        schemaPath,
-        type: meta.type,
-        codec: meta.codec,
-        compressors,
-        utf8: false,
-        parsers: BYTES_PARSERS,
-      };
-      // As hyparquet plans it: a dictionary page offset of 0 means none.
-      const start = Number(meta.dictionary_page_offset || meta.data_page_offset);
-      const bytes = await file.slice(start, start + Number(meta.total_compressed_size));
-      return new ColumnPages(name, bytes, decoder);
-    }),
-  );
+  const readers = columns.map((name, c) => {
+    const { meta } = chunkOf(rowGroup, name);
+    const schemaPath = getTreePath(tree, [name]);
+    const decoder: ColumnDecoder = {
+      pathInSchema: meta.path_in_schema,
+      element: schemaPath[schemaPath.length - 1]!.element,
+      schemaPath,
+      type: meta.type,
+      codec: meta.codec,
+      compressors,
+      utf8: false,
+      parsers: BYTES_PARSERS,
+    };
+    let columnBuffers = buffers.get(name);
+    if (columnBuffers === undefined) buffers.set(name, (columnBuffers = new PageBuffers()));
+    return new ColumnPages(name, chunks[c]!, decoder, columnBuffers);
+  });
   const runs = readers.map((reader) => reader.run);
   for (let done = 0; done < rows; ) {
     let count = rows - done;
@@ -110,7 +134,6 @@ class ColumnPages {
   private values: DecodedArray | undefined;
   /** A typed column's dictionary, as numbers (when this reader decodes its pages). */
   private numericEntries: Float64Array | undefined;
-  private readonly buffers = new PageBuffers();
   private readonly hybrid = new HybridDecoder();
   /** Typed integer, date and timestamp columns: read as numbers (see {@link numberKind}). */
   private readonly numeric: NumericColumn | undefined;
@@ -121,6 +144,7 @@ class ColumnPages {
     private readonly name: string,
     chunk: ArrayBuffer,
     private readonly decoder: ColumnDecoder,
+    private readonly buffers: PageBuffers,
   ) {
     this.reader = { view: new DataView(chunk), offset: 0 };
     this.maxDefinition = getMaxDefinitionLevel(decoder.schemaPath);
@@ -438,7 +462,7 @@ function readNumbers(page: Uint8Array, at: number, count: number, int64: boolean
  * Typed arrays a column reuses from page to page (one page of a column is read at a
  * time, and the run of the page before is done with): fewer allocations per page.
  */
-class PageBuffers {
+export class PageBuffers {
   private readonly arrays: Int32Array[] = [];
   private levelsArray = new Int32Array(0);
 

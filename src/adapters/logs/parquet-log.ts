@@ -2,7 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type Compressors, type FileMetaData, type ParquetParsers } from 'hyparquet';
 import { PoisonObjectError } from '../../domain/errors';
 import type { LogContent, RecordSink } from '../../domain/logs/log-records';
-import { asFieldValues, BYTES_PARSERS, flatColumns, readGroupColumns } from './parquet-columns';
+import { asFieldValues, BYTES_PARSERS, fetchGroupColumns, flatColumns, readGroupColumns, type ColumnBuffers } from './parquet-columns';
 
 /**
  * A file read at random offsets (S3 ranged GETs, a local file): hyparquet's `AsyncBuffer`.
@@ -105,10 +105,23 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
   const wanted = sink.fields(names);
   const columns = [...wanted];
   if (columns.length > 0 && (await decoding('schema', async () => flatColumns(metadata, columns)))) {
-    // Column by column, page by page (parquet-columns.ts).
-    for (const [group, rowGroup] of metadata.row_groups.entries()) {
-      if (Number(rowGroup.num_rows) === 0) continue;
-      await decoding(`row group ${group}`, () => readGroupColumns(source, metadata, rowGroup, columns, compressors, (runs, count) => sink.columnRows(runs, count)));
+    // Column by column, page by page (parquet-columns.ts); the next row group's chunks
+    // read while this one's are counted.
+    const groups = [...metadata.row_groups.entries()].filter(([, rowGroup]) => Number(rowGroup.num_rows) > 0);
+    const fetch = (at: number) => {
+      const [group, rowGroup] = groups[at]!;
+      const fetching = decoding(`row group ${group}`, async () => fetchGroupColumns(source, rowGroup, columns));
+      // Awaited below; a failure while the group before is counted is seen there, never unhandled.
+      fetching.catch(() => undefined);
+      return fetching;
+    };
+    const buffers: ColumnBuffers = new Map();
+    let next = groups.length === 0 ? undefined : fetch(0);
+    for (let at = 0; at < groups.length; at++) {
+      const chunks = await next!;
+      next = at + 1 < groups.length ? fetch(at + 1) : undefined;
+      const [group, rowGroup] = groups[at]!;
+      await decoding(`row group ${group}`, async () => readGroupColumns(chunks, metadata, rowGroup, columns, compressors, (runs, count) => sink.columnRows(runs, count), buffers));
     }
     return;
   }
