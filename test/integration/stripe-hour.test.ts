@@ -1,4 +1,4 @@
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import Stripe from 'stripe';
 import { ingestBatch } from '../../src/app/ingest/ingest';
@@ -11,7 +11,7 @@ import { createStripeSyncDeps } from '../../src/adapters/wiring/stripe-deps';
 import { stripeConnection } from '../../src/adapters/stripe/stripe-meter-api';
 import { hourEventTimestamp } from '../../src/domain/billing/stripe-hours';
 import { usageKey } from '../../src/domain/counters/keys';
-import { hourSumsToAttributes } from '../../src/domain/hours';
+import { hourSumsToAttributes, isHourAttribute } from '../../src/domain/hours';
 import { expectedKey, generateLog } from '../../src/local/demo/log-generator';
 import { closeOk, handoffTable, testCloser } from '../support/handoff';
 import { startStripeServer } from '../support/stripe-server';
@@ -545,5 +545,126 @@ describe('reconcile --invoices after a switch from day to hour windows (note3: d
     const rows = (JSON.parse(io.stdout) as { rows: Record<string, unknown>[] }).rows;
     expect(rows).toEqual([expect.objectContaining({ invoice: invoice.id, metric: 'requests', tally: total, meter: total, invoiced: 0, difference: total, recordedLate: total })]);
     expect(code).toBe(0);
+  });
+});
+
+/** Removes the hour attributes of `account`'s shards of `day`: the day reads as counted before Tally kept hours. */
+async function forgetShardHours(s: Scenario, account: string, day: string): Promise<void> {
+  const { dynamodb } = testClients(info);
+  const tableName = readConfig(s.env).tableName;
+  const page = await dynamodb.send(new QueryCommand({ TableName: tableName, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :day)', ExpressionAttributeValues: { ':pk': { S: usageKey({ accountId: account, day, shard: 0 }).PK }, ':day': { S: `DAY#${day}#S#` } }, ConsistentRead: true }));
+  for (const item of page.Items ?? []) {
+    const names = Object.keys(item).filter(isHourAttribute);
+    if (names.length === 0) continue;
+    await dynamodb.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: { PK: item.PK!, SK: item.SK! },
+        UpdateExpression: `REMOVE ${names.map((_, i) => `#h${i}`).join(', ')}`,
+        ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#h${i}`, name])),
+      }),
+    );
+  }
+}
+
+/**
+ * What the hour meter bills `customer` for `day` after each event it received, in receipt order (Stripe keeps the
+ * latest event of each hour window): the day's billed total at every step of the senders' runs.
+ */
+function billedAfterEachEvent(s: Scenario, customer: string, day: string, eventName = 'cdn_requests'): number[] {
+  const kept = new Map<number, number>();
+  const out: number[] = [];
+  for (const event of s.server.events().filter((e) => e.event_name === eventName)) {
+    if (event.payload.stripe_customer_id !== customer || new Date(event.timestamp * 1000).toISOString().slice(0, 10) !== day) continue;
+    kept.set(Math.floor(event.timestamp / 3_600), Number(event.payload.value));
+    out.push([...kept.values()].reduce((a, b) => a + b, 0));
+  }
+  return out;
+}
+
+describe('tally backfill --hours of a day already sent in hour 00 (note3: a later backfill did not re-split the day)', () => {
+  /** D1 counted before hours (hours 10 and 13, shards without hour attributes), linked to `customer`; `sweep`: a running sweep at 14:00 sends it all in hour 00. */
+  async function dayBeforeHours(s: Scenario, customer: string, sweep: boolean) {
+    const acme = uniqueId('acme');
+    await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
+    s.moveTo(`${D1}T13:30:00Z`);
+    await s.ingest(D1, 10, 101, acme);
+    await s.ingest(D1, 13, 102, acme, 23);
+    await forgetShardHours(s, acme, D1);
+    s.moveTo(`${D1}T14:00:00Z`);
+    if (sweep) await s.sweep(acme);
+    return acme;
+  }
+
+  async function backfill(s: Scenario, acme: string) {
+    const io = captureIo();
+    const code = await tallyCommand('backfill')(['--hours', '--from', D1, '--to', D1, '--account', acme], io, { ...s.env, TALLY_LOG_BUCKET: info.bucket }, process.cwd(), s.now);
+    expect({ code, err: io.stderr }).toEqual({ code: 0, err: '' });
+  }
+
+  it.each([
+    ['swept while open (hour 00 holds a running total)', true, 0],
+    ['sent first by its closed revision (hour 00 holds revision 1)', false, 1],
+  ])('a closed day %s: the next sender run sends hour 00 at its own total and the other hours at theirs, never billing the day twice', async (_, sweep, step) => {
+    const s = await scenario('hour');
+    const customer = `cus_hourresplit${sweep ? 'a' : 'b'}`;
+    const acme = await dayBeforeHours(s, customer, sweep);
+    const total = s.counted.get(`${D1} 10`)! + s.counted.get(`${D1} 13`)!;
+    s.moveTo(`${D4}T00:30:00Z`);
+    await s.close();
+    const beforeBackfill = s.requestEvents().map((e) => [e.timestamp, Number(e.payload.value)]);
+    s.moveTo(`${D4}T01:00:00Z`);
+    await backfill(s, acme);
+    // The sender's next run for the account (tally stripe push, an adjustment, npm start's sweep).
+    await handleStripeMessage(s.sync(), { account: acme });
+    await handleStripeMessage(s.sync(), { account: acme });
+
+    expect(beforeBackfill).toEqual([[hourEventTimestamp(D1, 0, step), total]]);
+    const kept = new Map<number, number>();
+    for (const e of s.requestEvents()) kept.set(Math.floor(e.timestamp / 3_600) % 24, Number(e.payload.value));
+    expect(Object.fromEntries(kept)).toEqual({ 0: 0, 10: s.counted.get(`${D1} 10`), 13: s.counted.get(`${D1} 13`) });
+    expect(s.server.billedByDay('cdn_requests', customer)).toEqual({ [D1]: total });
+    expect(Math.max(...billedAfterEachEvent(s, customer, D1))).toBe(total);
+  });
+
+  it("a closed day whose hour 00 cannot be lowered yet (Stripe failing): the other hours wait for it, the day is never billed above its total", async () => {
+    const s = await scenario('hour');
+    const customer = 'cus_hourresplitc';
+    const acme = await dayBeforeHours(s, customer, false);
+    s.moveTo(`${D4}T00:30:00Z`);
+    await s.close();
+    s.moveTo(`${D4}T01:00:00Z`);
+    await backfill(s, acme);
+    const { counters } = await s.sync().closeStore.accountDay(acme, D1);
+    // One group at a time: the first metric's hour 00 gets every failure of the run (4 attempts).
+    const sync = { ...s.sync(), concurrency: 1 };
+    s.server.fail({ status: 500 }, 4);
+    const failing = await handleStripeMessage(sync, { account: acme });
+    const afterFailing = { requests: billedAfterEachEvent(s, customer, D1, 'cdn_requests'), bytes: billedAfterEachEvent(s, customer, D1, 'cdn_bytes') };
+    const later = await handleStripeMessage(sync, { account: acme });
+
+    expect(failing.left).toBeGreaterThan(0);
+    for (const [metric, eventName] of [['requests', 'cdn_requests'], ['bytes', 'cdn_bytes']] as const) {
+      expect({ metric, max: Math.max(...afterFailing[metric]) }).toEqual({ metric, max: counters[metric] });
+      expect({ metric, max: Math.max(...billedAfterEachEvent(s, customer, D1, eventName)) }).toEqual({ metric, max: counters[metric] });
+      expect(s.server.billedByDay(eventName, customer)).toEqual({ [D1]: counters[metric] });
+    }
+    expect(later.left).toBe(0);
+  });
+
+  it('an open day: the next sweep re-splits it the same way', async () => {
+    const s = await scenario('hour');
+    const customer = 'cus_hourresplit2';
+    const acme = await dayBeforeHours(s, customer, true);
+    const total = s.counted.get(`${D1} 10`)! + s.counted.get(`${D1} 13`)!;
+    s.moveTo(`${D1}T15:00:00Z`);
+    await backfill(s, acme);
+    await s.sweep(acme);
+
+    const kept = new Map<number, number>();
+    for (const e of s.requestEvents()) kept.set(Math.floor(e.timestamp / 3_600) % 24, Number(e.payload.value));
+    expect(Object.fromEntries(kept)).toEqual({ 0: 0, 10: s.counted.get(`${D1} 10`), 13: s.counted.get(`${D1} 13`) });
+    expect(s.server.billedByDay('cdn_requests', customer)).toEqual({ [D1]: total });
+    expect(Math.max(...billedAfterEachEvent(s, customer, D1))).toBe(total);
   });
 });

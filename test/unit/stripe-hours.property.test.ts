@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { meterEventIdentifier } from '../../src/domain/billing/stripe';
+import { compareEvents, meterEventIdentifier } from '../../src/domain/billing/stripe';
 import { dayHourTotals, hourEventTimestamp, hoursDue, parseStripeWindow, windowKey } from '../../src/domain/billing/stripe-hours';
 import { meterProblems } from '../../src/app/billing/stripe-reconcile';
 import { readStripeConfig } from '../../src/adapters/stripe/stripe-config';
@@ -79,6 +79,19 @@ describe('hour windows (TALLY_STRIPE_WINDOW=hour)', () => {
     expect(stripeOutboxKey({ accountId: 'acme', ...subject, hour: 5 }).SK).toBe('2026-11-01#requests#H#05#R#0002');
     expect(stripeOutboxKey({ accountId: 'acme', ...subject }).SK).toBe('2026-11-01#requests#R#0002');
     expect([windowKey({ day: '2026-11-01', hour: 10 }), windowKey({ day: '2026-11-01', hour: 9 }), windowKey({ day: '2026-10-31' })].sort()).toEqual(['2026-10-31', '2026-11-01T09', '2026-11-01T10']);
+  });
+
+  it("names, keys and orders an hour's re-splits (its day's hours backfilled after they were sent) apart from the step's first event", () => {
+    const subject = { account: 'acme', metric: 'requests', day: '2026-11-01', revision: 2, hour: 0 };
+    const first = meterEventIdentifier('t', subject);
+    const split1 = meterEventIdentifier('t', { ...subject, split: 1 });
+    const split2 = meterEventIdentifier('t', { ...subject, split: 2 });
+    expect(new Set([first, split1, split2]).size).toBe(3);
+    expect(split1).toMatch(/^tally-2026-11-01-h00-r2s1-[0-9a-f]{20}$/);
+    expect(meterEventIdentifier('t', { ...subject, split: 0 })).toBe(first);
+    const keys = [0, 1, 2].map((split) => stripeOutboxKey({ accountId: 'acme', ...subject, split }).SK);
+    expect(keys).toEqual(['2026-11-01#requests#H#00#R#0002', '2026-11-01#requests#H#00#R#0002#S#000001', '2026-11-01#requests#H#00#R#0002#S#000002']);
+    expect([{ ...subject, split: 2 }, { ...subject, revision: 3 }, subject, { ...subject, split: 1 }].sort(compareEvents)).toEqual([subject, { ...subject, split: 1 }, { ...subject, split: 2 }, { ...subject, revision: 3 }]);
   });
 
   it('TALLY_STRIPE_WINDOW is day unless set to hour; anything else is refused; check wants the meter\'s window to match', () => {

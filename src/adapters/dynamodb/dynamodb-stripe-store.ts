@@ -18,8 +18,8 @@ import { queryAll } from './query-partition';
  *
  * ```
  * STRIPE#LINK / <account>                       customer, linkedAt, sendFrom (first day sent), sendFromTime (hour windows: first hour)
- * STRIPE#OUT#<account> / <day>#<metric>[#H#<hh>]#R#<n>[#A#<k>][#P#<p>]   identifier, customer, eventName, value, ts, state, attempts,
- *                                               createdAt, sentAt, deliveredAt, error, notifiedAt, invoice, billed, hour (hour windows),
+ * STRIPE#OUT#<account> / <day>#<metric>[#H#<hh>]#R#<n>[#A#<k>][#P#<p>][#S#<s>]   identifier, customer, eventName, value, ts, state, attempts,
+ *                                               createdAt, sentAt, deliveredAt, error, notifiedAt, invoice, billed, hour and split (hour windows),
  *                                               item (JSON: the late difference's invoice item, TALLY_STRIPE_LATE_USAGE)
  * STRIPE#LOCK / <customer>#<eventName>          owner, until (epoch ms)     a lease, not a transaction
  * STRIPE#METERERR / <created>#<event id>        report (JSON of the meter error report), recordedAt, ttl (created + 35 days)
@@ -122,7 +122,7 @@ export class DynamoStripeStore implements StripeStore {
   }
 
   async addRecord(record: StripeOutboxRecord): Promise<boolean> {
-    const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision, adjusted: record.adjusted, running: record.running, hour: record.hour });
+    const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision, adjusted: record.adjusted, running: record.running, hour: record.hour, split: record.split });
     const item: Record<string, AttributeValue> = {
       PK: { S: key.PK },
       SK: { S: key.SK },
@@ -132,6 +132,7 @@ export class DynamoStripeStore implements StripeStore {
       ...(record.adjusted === undefined || record.adjusted === 0 ? {} : { adjusted: { N: String(record.adjusted) } }),
       ...(record.running === undefined || record.running === 0 ? {} : { running: { N: String(record.running) } }),
       ...(record.hour === undefined ? {} : { hour: { N: String(record.hour) } }),
+      ...(record.split === undefined || record.split === 0 ? {} : { split: { N: String(record.split) } }),
       customer: { S: record.customer },
       eventName: { S: record.eventName },
       identifier: { S: record.identifier },
@@ -148,7 +149,7 @@ export class DynamoStripeStore implements StripeStore {
     record: StripeOutboxRecord,
     changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer' | 'invoice' | 'billed' | 'item'>>,
   ): Promise<void> {
-    const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision, adjusted: record.adjusted, running: record.running, hour: record.hour });
+    const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision, adjusted: record.adjusted, running: record.running, hour: record.hour, split: record.split });
     const names: Record<string, string> = {};
     const values: Record<string, AttributeValue> = {};
     const sets: string[] = [];
@@ -220,6 +221,7 @@ function recordOf(account: string, item: Record<string, AttributeValue>): Stripe
     ...(item.adjusted?.N === undefined ? {} : { adjusted: Number(item.adjusted.N) }),
     ...(item.running?.N === undefined ? {} : { running: Number(item.running.N) }),
     ...(item.hour?.N === undefined ? {} : { hour: Number(item.hour.N) }),
+    ...(item.split?.N === undefined ? {} : { split: Number(item.split.N) }),
     customer: item.customer?.S ?? '',
     eventName: item.eventName?.S ?? '',
     identifier: item.identifier?.S ?? '',

@@ -79,9 +79,23 @@ function warnUnplaced(deps: HourPlanDeps, account: string, day: string, unplaced
       day,
       metric,
       amount,
-      hint: `counted before Tally kept hours, or from lines without a time of day; tally backfill --hours --from ${day} --to ${day} recomputes them (hours already sent stay as sent)`,
+      hint: `counted before Tally kept hours, or from lines without a time of day; tally backfill --hours --from ${day} --to ${day} recomputes them (the sender then moves the usage out of hour 00 into its hours)`,
     });
   }
+}
+
+/**
+ * The re-split number of a closed day's new hour record at `step`, given the hour's newest
+ * record: 0 (none) when that record is of an earlier step (or a running total, or there is none);
+ * one more than its own when it is of this step, i.e. the day's hours changed with no revision,
+ * which only `tally backfill --hours` does (usage sent in hour 00 moves to its hours). Without
+ * it the other hours would go at this step while hour 00 kept the whole day: billed twice.
+ * Undefined when the newest record is of a later step (never written after it).
+ */
+function resplitNumber(newest: StripeOutboxRecord | undefined, step: number): number | undefined {
+  if (newest === undefined || newest.revision === 0 || eventStep(newest) < step) return 0;
+  if (eventStep(newest) > step) return undefined;
+  return (newest.split ?? 0) + 1;
 }
 
 /**
@@ -118,9 +132,9 @@ export async function planClosedHours(deps: HourPlanDeps, link: StripeLink, clos
       const own = existing.filter((r) => r.day === record.day && r.metric === metric && r.hour !== undefined);
       for (const { hour, value, newest } of hoursDue(own, hours[metric]!)) {
         if (beforeLink(link, record.day, hour)) continue;
-        // Written at this step already (or later): an hour split that changed since (a backfill) stays as sent.
-        if (newest !== undefined && newest.revision > 0 && eventStep(newest) >= step) continue;
-        const subject = { account: link.account, metric, day: record.day, revision, ...(adjusted === 0 ? {} : { adjusted }), hour };
+        const split = resplitNumber(newest, step);
+        if (split === undefined) continue;
+        const subject = { account: link.account, metric, day: record.day, revision, ...(adjusted === 0 ? {} : { adjusted }), hour, ...(split === 0 ? {} : { split }) };
         const outbox = pendingOutboxRecord(deps.scope, link, deps.meters[metric]!, subject, { timestamp: hourEventTimestamp(record.day, hour, step), value, createdAt });
         if (await deps.store.addRecord(outbox)) written.push(outbox);
       }

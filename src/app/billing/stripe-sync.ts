@@ -396,44 +396,88 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
   const outcomes: SendOutcome[] = [];
   try {
     // A window: the day, or with TALLY_STRIPE_WINDOW=hour the day's hour; each has its own sequence.
-    const byDay = new Map<string, StripeOutboxRecord[]>();
-    for (const record of records) byDay.set(windowKey(record), [...(byDay.get(windowKey(record)) ?? []), record]);
-    for (const [, dayRecords] of [...byDay].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      const sorted = dayRecords.sort(compareEvents);
+    const byWindow = new Map<string, StripeOutboxRecord[]>();
+    for (const record of records) byWindow.set(windowKey(record), [...(byWindow.get(windowKey(record)) ?? []), record]);
+    // A day's windows lowered first; those raised only once every lowered one is acknowledged.
+    const unlowered = new Set<string>();
+    for (const [, windowRecords] of [...byWindow].sort(([a, ra], [b, rb]) => windowOrder(a, ra, b, rb))) {
+      const sorted = windowRecords.sort(compareEvents);
       const newest = sorted[sorted.length - 1]!;
-      for (const older of sorted.slice(0, -1).filter((r) => r.state === 'pending')) {
-        await deps.store.updateRecord(older, { state: 'superseded' });
-        outcomes.push(outcome(older, 'superseded'));
-      }
-      if (newest.state !== 'pending') continue;
-      let record = newest;
-      if (link.customer !== newest.customer) {
-        if (newest.attempts > 0) {
-          // It may have reached the old customer (a lost answer): sending it elsewhere could bill the day twice.
-          const error = `relinked from ${newest.customer} to ${link.customer} after an attempt: check the old customer in Stripe`;
-          await deps.store.updateRecord(newest, { state: 'failed', error });
-          deps.log.error('stripe meter event failed', { account: newest.account, metric: newest.metric, day: newest.day, revision: newest.revision, error });
-          outcomes.push({ ...outcome(newest, 'failed'), error });
-          continue;
-        }
-        // Never sent: it follows the account to its new customer.
-        await deps.store.updateRecord(newest, { customer: link.customer });
-        record = { ...newest, customer: link.customer };
-      }
-      const mismatch = await windowMismatch(deps, record, cache);
-      if (mismatch !== undefined) {
-        await deps.store.updateRecord(record, { state: 'failed', error: mismatch });
-        deps.log.error('stripe meter event failed', { account: record.account, metric: record.metric, day: record.day, revision: record.revision, error: mismatch });
-        outcomes.push({ ...outcome(record, 'failed'), error: mismatch });
+      if (newest.state === 'pending' && !lowers(sorted) && unlowered.has(newest.day)) {
+        const error = `waits for a lower hour of ${newest.day} to be acknowledged first (usage moved between hours is never billed twice)`;
+        await deps.store.updateRecord(newest, { error });
+        outcomes.push({ ...outcome(newest, 'retry-later'), error });
         continue;
       }
-      const delivered = sorted.filter((r) => r.state === 'delivered' || r.state === 'invoice-finalized');
-      outcomes.push(await deliver(deps, record, delivered.length === 0 ? null : delivered[delivered.length - 1]!.value, renew, sorted));
+      const sent = await sendWindow(deps, link, sorted, cache, renew);
+      outcomes.push(...sent);
+      const last = sent.at(-1);
+      if (lowers(sorted) && last !== undefined && (last.outcome === 'retry-later' || last.outcome === 'busy' || last.outcome === 'failed')) unlowered.add(newest.day);
     }
   } finally {
     await deps.store.releaseLease(customer, eventName, owner);
   }
   return outcomes;
+}
+
+/**
+ * True when a window's newest pending record lowers what Stripe holds for it (the value of its
+ * newest acknowledged record): usage moved out of it (hour 00's share once `tally backfill
+ * --hours` split the day), or a negative adjustment.
+ */
+function lowers(sorted: readonly StripeOutboxRecord[]): boolean {
+  const newest = sorted[sorted.length - 1]!;
+  const acknowledged = sorted.filter((r) => r.state === 'delivered' || r.state === 'invoice-finalized').at(-1);
+  return newest.state === 'pending' && acknowledged !== undefined && newest.value < acknowledged.value;
+}
+
+/**
+ * The order a group's windows are sent in: by day; within a day the windows whose value goes
+ * down first, then by time. Usage moved from one hour to another (a backfill of hours) thus
+ * leaves its old hour before it reaches its new one: the day's billed total may dip below its
+ * total for a moment, never above it.
+ */
+function windowOrder(a: string, ra: readonly StripeOutboxRecord[], b: string, rb: readonly StripeOutboxRecord[]): number {
+  const dayA = ra[0]!.day;
+  const dayB = rb[0]!.day;
+  if (dayA !== dayB) return dayA < dayB ? -1 : 1;
+  const down = (records: readonly StripeOutboxRecord[]) => (lowers([...records].sort(compareEvents)) ? 0 : 1);
+  return down(ra) - down(rb) || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/**
+ * Sends one window's newest pending record (a day, or an hour of a day) and supersedes its
+ * older pending ones: relinked, wrong-window and late records as {@link sendPending} says.
+ */
+async function sendWindow(deps: StripeSyncDeps, link: StripeLink, sorted: StripeOutboxRecord[], cache: SubscriptionCache, renew: () => Promise<boolean>): Promise<SendOutcome[]> {
+  const outcomes: SendOutcome[] = [];
+  const newest = sorted[sorted.length - 1]!;
+  for (const older of sorted.slice(0, -1).filter((r) => r.state === 'pending')) {
+    await deps.store.updateRecord(older, { state: 'superseded' });
+    outcomes.push(outcome(older, 'superseded'));
+  }
+  if (newest.state !== 'pending') return outcomes;
+  let record = newest;
+  if (link.customer !== newest.customer) {
+    if (newest.attempts > 0) {
+      // It may have reached the old customer (a lost answer): sending it elsewhere could bill the day twice.
+      const error = `relinked from ${newest.customer} to ${link.customer} after an attempt: check the old customer in Stripe`;
+      await deps.store.updateRecord(newest, { state: 'failed', error });
+      deps.log.error('stripe meter event failed', { account: newest.account, metric: newest.metric, day: newest.day, revision: newest.revision, error });
+      return [...outcomes, { ...outcome(newest, 'failed'), error }];
+    }
+    // Never sent: it follows the account to its new customer.
+    await deps.store.updateRecord(newest, { customer: link.customer });
+    record = { ...newest, customer: link.customer };
+  }
+  const mismatch = await windowMismatch(deps, record, cache);
+  if (mismatch !== undefined) {
+    await deps.store.updateRecord(record, { state: 'failed', error: mismatch });
+    deps.log.error('stripe meter event failed', { account: record.account, metric: record.metric, day: record.day, revision: record.revision, error: mismatch });
+    return [...outcomes, { ...outcome(record, 'failed'), error: mismatch }];
+  }
+  const delivered = sorted.filter((r) => r.state === 'delivered' || r.state === 'invoice-finalized');
+  return [...outcomes, await deliver(deps, record, delivered.length === 0 ? null : delivered[delivered.length - 1]!.value, renew, sorted)];
 }
 
 /**

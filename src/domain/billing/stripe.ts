@@ -94,6 +94,12 @@ export interface MeterEventSubject {
    * absent with day windows. Each hour of a day is a window of its own, with its own sequence.
    */
   readonly hour?: number;
+  /**
+   * The re-split's number (1, 2, ...) of a closed day's hour event sent again at the same step
+   * because the day's split into hours changed with no revision (`tally backfill --hours` of a
+   * day sent in hour 00); absent otherwise. Later re-splits replace earlier ones (stripe-hours.ts).
+   */
+  readonly split?: number;
 }
 
 /**
@@ -106,10 +112,11 @@ export function eventStep(subject: Pick<MeterEventSubject, 'revision' | 'adjuste
 
 /**
  * The order of a day's events: by step, then (running totals, all at step 0) by running
- * number. The sender sends a day's newest event by this order and supersedes the others.
+ * number, then (an hour's re-splits at one step) by re-split number. The sender sends a day's
+ * newest event by this order and supersedes the others.
  */
-export function compareEvents(a: Pick<MeterEventSubject, 'revision' | 'adjusted' | 'running'>, b: Pick<MeterEventSubject, 'revision' | 'adjusted' | 'running'>): number {
-  return eventStep(a) - eventStep(b) || (a.running ?? 0) - (b.running ?? 0);
+export function compareEvents(a: Pick<MeterEventSubject, 'revision' | 'adjusted' | 'running' | 'split'>, b: Pick<MeterEventSubject, 'revision' | 'adjusted' | 'running' | 'split'>): number {
+  return eventStep(a) - eventStep(b) || (a.running ?? 0) - (b.running ?? 0) || (a.split ?? 0) - (b.split ?? 0);
 }
 
 /**
@@ -121,10 +128,11 @@ export function meterEventIdentifier(scope: string, subject: MeterEventSubject):
   const adjusted = subject.adjusted ?? 0;
   const running = subject.running ?? 0;
   const hour = subject.hour === undefined ? '' : String(subject.hour).padStart(2, '0');
-  const name = `${scope}\n${subject.account}\n${subject.metric}\n${subject.day}\n${subject.revision}${adjusted > 0 ? `\n${adjusted}` : ''}${running > 0 ? `\nP${running}` : ''}${hour === '' ? '' : `\nH${hour}`}`;
+  const split = subject.split ?? 0;
+  const name = `${scope}\n${subject.account}\n${subject.metric}\n${subject.day}\n${subject.revision}${adjusted > 0 ? `\n${adjusted}` : ''}${running > 0 ? `\nP${running}` : ''}${hour === '' ? '' : `\nH${hour}`}${split > 0 ? `\nS${split}` : ''}`;
   const digest = Buffer.from(hash(encoder.encode(name))).toString('hex').slice(0, 20);
   const place = running > 0 ? `p${running}` : `r${subject.revision}`;
-  return `tally-${subject.day}-${hour === '' ? '' : `h${hour}-`}${place}${adjusted > 0 ? `a${adjusted}` : ''}-${digest}`;
+  return `tally-${subject.day}-${hour === '' ? '' : `h${hour}-`}${place}${adjusted > 0 ? `a${adjusted}` : ''}${split > 0 ? `s${split}` : ''}-${digest}`;
 }
 
 /**

@@ -463,6 +463,7 @@ export function stripeOutboxKey({
   adjusted,
   running,
   hour,
+  split,
 }: {
   accountId: string;
   day: string;
@@ -471,6 +472,7 @@ export function stripeOutboxKey({
   adjusted?: number;
   running?: number;
   hour?: number;
+  split?: number;
 }): TableKey {
   if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
   const adjustments = adjusted === undefined || adjusted === 0 ? '' : `#A#${revisionPart(adjusted)}`;
@@ -478,7 +480,9 @@ export function stripeOutboxKey({
   const runningPart = running === undefined || running === 0 ? '' : `#P#${String(running).padStart(6, '0')}`;
   // TALLY_STRIPE_WINDOW=hour: the UTC hour's own window, inside the day's range.
   const hourPart = hour === undefined ? '' : `#H#${String(hour).padStart(2, '0')}`;
-  return { PK: `STRIPE#OUT#${accountId}`, SK: `${day}#${metric}${hourPart}#R#${revisionPart(revision)}${adjustments}${runningPart}` };
+  // An hour's re-split at the same step (its day's hours backfilled after they were sent): after the step's first event.
+  const splitPart = split === undefined || split === 0 ? '' : `#S#${String(split).padStart(6, '0')}`;
+  return { PK: `STRIPE#OUT#${accountId}`, SK: `${day}#${metric}${hourPart}#R#${revisionPart(revision)}${adjustments}${runningPart}${splitPart}` };
 }
 
 /** Partition and sort-key bounds of `accountId`'s outbox records from `from` to `to`, both included. */

@@ -360,7 +360,8 @@ export const stripeStatusCommand = defineCommand<{ account?: string; from?: stri
             r.metric,
             // TALLY_STRIPE_WINDOW=hour: the UTC hour of the day's window.
             r.hour === undefined ? r.day : `${r.day} ${String(r.hour).padStart(2, '0')}h`,
-            r.running === undefined ? `${r.revision}${r.adjusted === undefined ? '' : `+${r.adjusted} adj`}` : `open #${r.running}`,
+            // A re-split: the hour sent again at the same revision because its day's hours were backfilled.
+            r.running === undefined ? `${r.revision}${r.adjusted === undefined ? '' : `+${r.adjusted} adj`}${r.split === undefined ? '' : ` split ${r.split}`}` : `open #${r.running}`,
             String(r.value),
             r.state,
             String(r.attempts),
