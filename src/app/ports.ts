@@ -84,10 +84,23 @@ export interface LogListing {
   list(bucket: string, prefix: string): AsyncIterable<LogObjectRef>;
 }
 
-/** Writes log objects (S3 PutObject); `tally put` feeds the local stack with it. */
+/** Writes log objects (S3 PutObject, or a multipart upload); `tally put` feeds the local stack with it. */
 export interface LogSink {
-  /** Puts `body` under `key`; answers the object's ETag (without quotes). */
-  put(bucket: string, key: string, body: Uint8Array): Promise<{ etag: string }>;
+  /** Puts `body` under `key`, part by part when it has more than one; answers the object's ETag (without quotes). */
+  put(bucket: string, key: string, body: LogBody): Promise<{ etag: string }>;
+}
+
+/** What {@link LogSink} puts: the content in parts, read one at a time, so that a file of any size is never held whole. */
+export interface LogBody {
+  /** Bytes in all. */
+  readonly size: number;
+  /**
+   * The content in parts of `PUT_PART_BYTES` (the last one shorter; one part when the
+   * whole is no longer). Fails, after its last part and before it ends, when the content
+   * is not what was counted and named (a file changed since): the object must then not be
+   * made.
+   */
+  parts(): AsyncIterable<Uint8Array>;
 }
 
 /** Puts S3 notifications for objects on the ingest queue (at most 10 per call). */

@@ -1,15 +1,16 @@
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import type { PutLogResult } from '../../src/app/ingest/put-logs';
+import { PUT_PART_BYTES, type PutLogResult } from '../../src/app/ingest/put-logs';
+import { S3LogSink } from '../../src/adapters/s3/s3-log-sink';
 import { normaliseEtag } from '../../src/domain/counters/log-object';
 import { parseNotification } from '../../src/domain/counters/notifications';
 import { generateLog } from '../../src/local/demo/log-generator';
 import { queueDepth } from '../../src/local/pipeline/poller';
-import { REPO_ROOT, tallyCommand } from '../support/cli';
+import { REPO_ROOT, runTallyBin, tallyCommand } from '../support/cli';
 import { expectedUsage, gzip, jsonLog, traffic } from '../support/log-formats';
 import { parquetFromJsonLines } from '../support/parquet-logs';
 import { captureIo, eventually, operatorEnv, startConsumer } from '../support/operator';
@@ -69,6 +70,107 @@ describe('tally put', () => {
       }
     }
     expect(await queueDepth(sqs, queues.dlqUrl)).toEqual({ visible: 0, inFlight: 0 });
+  });
+
+  it('puts a file larger than a part in parts (S3 multipart), byte for byte: the dry run foresees its ETag, put again it is the same object, counted once', async () => {
+    const queues = await createTestQueues(info);
+    const prefix = `cloudfront/${uniqueId('putbig')}/`;
+    const accounts = [uniqueId('biga'), uniqueId('bigb')];
+    // About 20 MiB of plain text: three parts of 8 MiB (more than the emulator takes in one request, 11 MiB).
+    const log = generateLog({ seed: 5, day: '2026-11-22', hour: 9, distribution: 'E2BIG', accounts: accounts.map((id) => ({ id, weight: 1 })), lines: 62_000 });
+    const dir = mkdtempSync(join(tmpdir(), 'tally-put-big-'));
+    try {
+      writeFileSync(join(dir, 'big.log'), log.text);
+      const bytes = readFileSync(join(dir, 'big.log'));
+      expect(bytes.length).toBeGreaterThan(16 * 1024 * 1024);
+      expect(bytes.length).toBeLessThan(24 * 1024 * 1024);
+      const env = operatorEnv(info, { queueUrl: queues.queueUrl, dlqUrl: queues.dlqUrl, prefix });
+
+      const runs: { code: number; objects: PutLogResult[] }[] = [];
+      for (const args of [['--dry-run'], [], []]) {
+        const io = captureIo();
+        const code = await put(['--json', ...args, 'big.log'], io, env, dir);
+        runs.push({ code, objects: code === 0 ? (JSON.parse(io.stdout) as { objects: PutLogResult[] }).objects : [] });
+        if (code !== 0) throw new Error(`tally put ${args.join(' ')} exit ${code}: ${io.stderr}`);
+      }
+      const [dry, first, again] = runs.map((run) => run.objects[0]!);
+      const stored = await s3.send(new GetObjectCommand({ Bucket: info.bucket, Key: first!.object.key }));
+      const content = Buffer.from(await stored.Body!.transformToByteArray());
+      const consumer = startConsumer(queues, testIngestDeps());
+      try {
+        await eventually(async () => {
+          const depth = await queueDepth(sqs, queues.queueUrl);
+          return depth.visible + depth.inFlight === 0;
+        }, 60_000, 'the ingest queue to drain');
+      } finally {
+        await consumer.stop();
+      }
+
+      expect(content.equals(bytes)).toBe(true);
+      // S3's ETag of an object put in parts: MD5 of the parts' MD5s, then the number of parts.
+      expect(first!.object).toMatchObject({ etag: expect.stringMatching(/^[0-9a-f]{32}-3$/), size: bytes.length });
+      expect(first!.object.etag).toBe(normaliseEtag(stored.ETag!));
+      expect(first!.object.key).toMatch(new RegExp(`^${prefix}E2TALLYPUT\\.2026-11-22-09\\.[0-9a-f]{8}$`));
+      expect(dry!.object).toMatchObject({ key: first!.object.key, etag: first!.object.etag, size: bytes.length });
+      expect([dry!.before, first!.before, again!.before]).toEqual(['new', 'new', 'same']);
+      expect(again!.object).toMatchObject({ key: first!.object.key, etag: first!.object.etag });
+      for (const account of accounts) {
+        const counters = await readCounters(dynamodb, info.table, account, '2026-11-22', '2026-11-22');
+        expect(nonZero(counters['2026-11-22'])).toEqual(nonZero(log.expected.usage.get(`${account}|2026-11-22`)));
+      }
+      expect(await queueDepth(sqs, queues.dlqUrl)).toEqual({ visible: 0, inFlight: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('holds no file whole: its peak memory is the same for a file of 16 MB and one of 146 MB', async () => {
+    const queues = await createTestQueues(info);
+    const dir = mkdtempSync(join(tmpdir(), 'tally-put-memory-'));
+    try {
+      const log = generateLog({ seed: 9, day: '2026-11-22', hour: 10, distribution: 'E2MEM', accounts: [{ id: 'memory', weight: 1 }], lines: 50_000 });
+      const [header, body] = [log.text.slice(0, log.text.indexOf('\n', log.text.indexOf('#Fields')) + 1), log.text.slice(log.text.indexOf('\n', log.text.indexOf('#Fields')) + 1)];
+      writeFileSync(join(dir, 'small.log'), log.text);
+      writeFileSync(join(dir, 'large.log'), header);
+      for (let i = 0; i < 9; i++) appendFileSync(join(dir, 'large.log'), body);
+      const env = { ...process.env, ...operatorEnv(info, { queueUrl: queues.queueUrl, prefix: `cloudfront/${uniqueId('putmem')}/` }), NODE_OPTIONS: `--require ${join(__dirname, '..', 'support', 'max-rss.cjs')}` };
+
+      const peak: Record<string, number> = {};
+      for (const file of ['small.log', 'large.log', 'small.log', 'large.log']) {
+        const run = await runTallyBin(['put', '--dry-run', file], { env, cwd: dir });
+        expect([file, run.code, run.stderr.replace(/^max-rss-kib \d+\n/m, '')]).toEqual([file, 0, '']);
+        peak[file] = Math.min(peak[file] ?? Infinity, Number(/^max-rss-kib (\d+)$/m.exec(run.stderr)![1]) / 1024);
+      }
+
+      // Holding the large file would cost 130 MB more; what differs is the reading's garbage (well under a part of 8 MiB more than that).
+      expect(peak['large.log']! - peak['small.log']!).toBeLessThan(48);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('makes no object of a body that fails part way (a file that changed since it was counted): the upload is aborted', async () => {
+    const key = `cloudfront/${uniqueId('putabort')}/E2ABORT.2026-11-22-09.abcd1234.gz`;
+    const part = Buffer.alloc(PUT_PART_BYTES, 0x61);
+    const body = {
+      size: 3 * PUT_PART_BYTES,
+      async *parts() {
+        yield part;
+        yield part;
+        throw new Error('file x.log: changed since it was counted');
+      },
+    };
+
+    const sent: string[] = [];
+    s3.middlewareStack.add((next, context) => (args) => (sent.push(context.commandName!), next(args)), { step: 'initialize', name: 'putAbortCommands' });
+    try {
+      await expect(new S3LogSink({ client: s3 }).put(info.bucket, key, body)).rejects.toThrow('changed since it was counted');
+    } finally {
+      s3.middlewareStack.remove('putAbortCommands');
+    }
+
+    expect(sent).toEqual(['CreateMultipartUploadCommand', 'UploadPartCommand', 'UploadPartCommand', 'AbortMultipartUploadCommand']);
+    await expect(s3.send(new HeadObjectCommand({ Bucket: info.bucket, Key: key }))).rejects.toMatchObject({ name: 'NotFound' });
   });
 
   it('refuses when the target is AWS, before reading a file or calling any service', async () => {

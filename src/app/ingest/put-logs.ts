@@ -4,14 +4,54 @@ import { isSupportedDay, SUPPORTED_DAYS_TEXT } from '../../domain/days';
 import { PoisonObjectError, ValidationError } from '../../domain/errors';
 import type { LogObjectRef } from '../../domain/counters/log-object';
 import { firstRequestHour, logObjectKey, type LogHour } from '../../domain/logs/log-naming';
-import type { LogSink, LogSource, NotificationSender } from '../ports';
+import type { LogBody, LogSink, LogSource, NotificationSender } from '../ports';
 
-/** A log file to put: its name as given, its bytes, and the hour of its first request ({@link firstHourOf}). */
+/** A log file to put: its name as given, its content, and the hour of its first request ({@link firstHourOf}). */
 export interface LogFile {
   readonly name: string;
-  readonly bytes: Uint8Array;
+  readonly content: LogFileContent;
   readonly firstHour: LogHour;
   readonly hourFrom: 'content' | 'first-day';
+}
+
+/** A log file's content as put knows it before putting it: read once for what names it, read again, part by part, to send it. */
+export interface LogFileContent extends LogBody {
+  /** SHA-256 of the content, hexadecimal: a made name's 8 hex come from it. */
+  readonly sha256: string;
+  /** The MD5 of each of its {@link LogBody.parts}, in order: the object's ETag is foreseen from them ({@link s3Etag}). */
+  readonly partMd5s: readonly Uint8Array[];
+  /** Its first {@link HEAD_BYTES} (all of it when shorter): gzip or not, and the hour of its first request. */
+  readonly head: Uint8Array;
+}
+
+/**
+ * The bytes of one part of a file put. A file no longer than this is put in one PutObject
+ * (its ETag the MD5 of its bytes, as before); a longer one in a multipart upload of parts
+ * this long, the last shorter, so that put holds one part at a time whatever the file's
+ * size. S3 takes parts of 5 MiB to 5 GiB (the last smaller) and 10,000 parts at the most
+ * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html); the local stack's
+ * emulator takes requests of up to 11 MiB.
+ */
+export const PUT_PART_BYTES = 8 * 1024 * 1024;
+/** S3's most parts in one multipart upload (see {@link PUT_PART_BYTES}). */
+export const PUT_MAX_PARTS = 10_000;
+/** The largest file put takes: {@link PUT_MAX_PARTS} parts of {@link PUT_PART_BYTES}. */
+export const PUT_MAX_BYTES = PUT_PART_BYTES * PUT_MAX_PARTS;
+
+/**
+ * The ETag a dry run foresees for an object put in parts whose MD5s are `partMd5s`: one
+ * part, the MD5 of the bytes (PutObject's, for plaintext objects); more, the MD5 of their
+ * MD5s one after another, a dash and how many there are. S3 documents only that a
+ * multipart upload's ETag is then no MD5 of the data
+ * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_Object.html); that form is what S3
+ * answers and what the local stack's emulator computes. A real put reports the ETag S3
+ * answered.
+ */
+export function s3Etag(partMd5s: readonly Uint8Array[]): string {
+  if (partMd5s.length === 1) return Buffer.from(partMd5s[0]!).toString('hex');
+  const hash = createHash('md5');
+  for (const md5 of partMd5s) hash.update(md5);
+  return `${hash.digest('hex')}-${partMd5s.length}`;
 }
 
 export interface PutLogsOptions {
@@ -46,13 +86,13 @@ export interface PutLogResult {
 
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
 /** Enough of a file to find its `#Fields` directive and first request line. */
-const HEAD_BYTES = 64 * 1024;
+export const HEAD_BYTES = 64 * 1024;
 
 function isGzip(bytes: Uint8Array): boolean {
   return bytes[0] === GZIP_MAGIC[0] && bytes[1] === GZIP_MAGIC[1];
 }
 
-/** The first characters of a log, gunzipped when it is gzip; undefined when it cannot be read. */
+/** The first characters of a log from its first bytes, gunzipped when it is gzip; undefined when they cannot be read. */
 function headText(bytes: Uint8Array): string | undefined {
   try {
     // A sync flush reads what the first bytes inflate to, without needing the end of the stream.
@@ -81,12 +121,12 @@ let sequence = 0;
  * with lines outside the supported days, is refused: there is nothing it could be
  * counted under.
  */
-export function firstHourOf(file: string, bytes: Uint8Array, days: readonly string[]): { firstHour: LogHour; from: 'content' | 'first-day' } {
+export function firstHourOf(file: string, head: Uint8Array, days: readonly string[]): { firstHour: LogHour; from: 'content' | 'first-day' } {
   if (days.length === 0) throw new ValidationError(`file ${file}: no request line with a day: nothing to count (tally count ${file} shows its lines)`);
   const outside = days.find((day) => !isSupportedDay(day));
   if (outside !== undefined) throw new ValidationError(`file ${file}: has requests of ${outside}, outside the days Tally supports, ${SUPPORTED_DAYS_TEXT}`);
   const first = [...days].sort()[0]!;
-  const hour = firstRequestHour(headText(bytes) ?? '');
+  const hour = firstRequestHour(headText(head) ?? '');
   return hour !== undefined && days.includes(hour.day) ? { firstHour: hour, from: 'content' } : { firstHour: { day: first, hour: 0 }, from: 'first-day' };
 }
 
@@ -101,17 +141,12 @@ export async function putLogs(options: PutLogsOptions): Promise<PutLogResult[]> 
   const clock = options.clock ?? (() => new Date());
   const results: PutLogResult[] = [];
   for (const file of options.files) {
-    const key = logObjectKey(options.prefix, {
-      fileName: file.name,
-      contentHash: createHash('sha256').update(file.bytes).digest('hex'),
-      gzip: isGzip(file.bytes),
-      firstHour: file.firstHour,
-    });
+    const { content } = file;
+    const key = logObjectKey(options.prefix, { fileName: file.name, contentHash: content.sha256, gzip: isGzip(content.head), firstHour: file.firstHour });
     const named = key !== `${options.prefix}${file.name.slice(Math.max(file.name.lastIndexOf('/'), file.name.lastIndexOf('\\')) + 1)}`;
     const previousEtag = await etagBefore(options, key);
-    // A dry run foresees the ETag: a single-part PutObject's is the MD5 of the bytes.
-    const { etag } = options.dryRun === true ? { etag: createHash('md5').update(file.bytes).digest('hex') } : await options.sink.put(options.bucket, key, file.bytes);
-    const object: LogObjectRef = { bucket: options.bucket, key, etag, size: file.bytes.length, sequencer: s3Sequencer(clock(), sequence++) };
+    const { etag } = options.dryRun === true ? { etag: s3Etag(content.partMd5s) } : await options.sink.put(options.bucket, key, content);
+    const object: LogObjectRef = { bucket: options.bucket, key, etag, size: content.size, sequencer: s3Sequencer(clock(), sequence++) };
     if (options.dryRun !== true) await options.sender.send([object]);
     results.push({
       file: file.name,

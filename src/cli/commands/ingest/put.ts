@@ -1,32 +1,23 @@
 import { statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { firstHourOf, putLogs, type LogFile, type PutLogResult } from '../../../app/ingest/put-logs';
+import { firstHourOf, PUT_MAX_BYTES, PUT_MAX_PARTS, PUT_PART_BYTES, putLogs, type LogFile, type PutLogResult } from '../../../app/ingest/put-logs';
 import { ConfigError, ValidationError } from '../../../domain/errors';
 import { countLogFile, refuseNonLogFiles } from './count';
+import { readLogFileContent } from './put-file';
 import { defineCommand, JSON_OPTION } from '../../command';
 import { formatTable } from '../../io';
 import { logBucketOf } from '../../operator-target';
 
-/**
- * The most bytes the files of one `tally put` may hold together. Put reads each file
- * whole (to count it, hash its content for its name, and send it in one PutObject whose
- * ETag is its MD5) and holds them all until every one is counted, so that a bad file puts
- * nothing: memory is bounded here. CloudFront's own log files are far smaller (a few MB);
- * 512 MiB also stays under the 2 GiB Node reads into one buffer.
- */
-export const PUT_MAX_BYTES = 512 * 1024 * 1024;
-
 const MIB = 1024 * 1024;
-const LIMIT = `put's limit of ${PUT_MAX_BYTES / MIB} MiB (${PUT_MAX_BYTES} bytes) for the files of one run, which it holds in memory`;
+const LIMIT = `put's limit of ${PUT_MAX_BYTES / MIB} MiB (${PUT_MAX_BYTES} bytes: S3's ${PUT_MAX_PARTS} parts of ${PUT_PART_BYTES / MIB} MiB)`;
 
 /**
  * Refuses, before anything is read or a target opened, a file over {@link PUT_MAX_BYTES}
- * or one that brings the run's files over it, naming the file and the sizes. A file that
- * cannot be looked at is left to the reader (it says why).
+ * (more parts than S3 takes in one upload), naming the file and the sizes. Put holds one
+ * part of a file at a time, so files of any number and size up to that are taken. A file
+ * that cannot be looked at is left to the reader (it says why).
  */
 function refuseOversizedFiles(names: readonly string[], cwd: string): void {
-  let total = 0;
   for (const name of names) {
     let size: number;
     try {
@@ -34,9 +25,7 @@ function refuseOversizedFiles(names: readonly string[], cwd: string): void {
     } catch {
       continue;
     }
-    total += size;
     if (size > PUT_MAX_BYTES) throw new ValidationError(`file ${name}: ${Math.round(size / MIB)} MiB (${size} bytes) is over ${LIMIT}; nothing was put`);
-    if (total > PUT_MAX_BYTES) throw new ValidationError(`file ${name}: with the files before it, ${total} bytes, over ${LIMIT}: put them in several runs; nothing was put`);
   }
 }
 
@@ -52,7 +41,8 @@ export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
     'E2TALLYPUT.<hour of its first request>.<8 hex of its content hash>[.gz] (from the content ' +
     'alone, never the clock), so putting the same file again, whenever, writes the same object and it is ' +
     'counted once. A file tally count refuses (not gzip, truncated, not a log), an empty one or one with ' +
-    `no dated request line is refused and nothing is put; so are files over ${PUT_MAX_BYTES / MIB} MiB together (held in memory). On AWS, CloudFront writes the ` +
+    `no dated request line is refused and nothing is put; so is a file over ${PUT_MAX_BYTES / MIB} MiB. A file is read a part of ${PUT_PART_BYTES / MIB} MiB at a time ` +
+    '(a longer one is put in a multipart upload), never held whole. On AWS, CloudFront writes the ' +
     'logs and S3 sends the notifications: use tally backfill for objects already in the bucket.',
   arguments: [{ name: '<file...>', help: 'log files to put (gzip or plain text), sent in this order' }],
   options: [{ flags: '--dry-run', help: 'say which object each file would become; put and send nothing' }, JSON_OPTION],
@@ -73,21 +63,20 @@ export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
     if (queueUrl === undefined) throw new ConfigError('no ingest queue: pass --queue-url or set TALLY_INGEST_QUEUE_URL');
     // Every file is read and counted as the consumer counts it before anything is put: a
     // mistyped name, or a file tally count refuses (with the same words), puts nothing.
+    // What is kept of each until it is put is its hashes and first bytes, not its content.
     const files: LogFile[] = [];
     const { config } = target;
-    let held = 0;
     for (const name of args) {
-      let bytes: Buffer;
+      let content: LogFile['content'];
       try {
-        bytes = await readFile(resolve(cwd, name));
+        content = await readLogFileContent(resolve(cwd, name), name);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ValidationError(`file ${name}: no such file; nothing was put`, { cause: error });
         throw error;
       }
       // A file that grew since it was looked at is held to the same bound.
-      held += bytes.length;
-      if (held > PUT_MAX_BYTES) throw new ValidationError(`file ${name}: it grew, and the files read come to ${held} bytes, over ${LIMIT}; nothing was put`);
-      if (bytes.length === 0) throw new ValidationError(`file ${name}: empty: nothing to count; nothing was put`);
+      if (content.size > PUT_MAX_BYTES) throw new ValidationError(`file ${name}: it grew to ${content.size} bytes, over ${LIMIT}; nothing was put`);
+      if (content.size === 0) throw new ValidationError(`file ${name}: empty: nothing to count; nothing was put`);
       let days: string[];
       try {
         const count = await countLogFile(resolve(cwd, name), { resolver: config.resolver, metricRules: config.metricRules, logFormat: config.logFormat }, name);
@@ -95,8 +84,8 @@ export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
       } catch (error) {
         throw new ValidationError(`${(error as Error).message}; nothing was put`, { cause: error });
       }
-      const { firstHour, from } = firstHourOf(name, bytes, days);
-      files.push({ name, bytes, firstHour, hourFrom: from });
+      const { firstHour, from } = firstHourOf(name, content.head, days);
+      files.push({ name, content, firstHour, hourFrom: from });
     }
     const { S3LogSink, S3LogSource, SqsNotificationSender } = await import('../../aws-adapters');
     if (options.json !== true) io.out(`tally put: ${target.origin}\n  into s3://${bucket}/${target.logPrefix}, notifications to ${queueUrl}\n`);
