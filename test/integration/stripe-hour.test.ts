@@ -668,3 +668,34 @@ describe('tally backfill --hours of a day already sent in hour 00 (note3: a late
     expect(Math.max(...billedAfterEachEvent(s, customer, D1))).toBe(total);
   });
 });
+
+describe('a credit larger than hour 00 (tally adjust with a negative delta) under hour windows', () => {
+  it("bills the day's billable total, not its hours with hour 00 cut at 0 (tryout by reading: 63 billed for 13), and reconcile --invoices compares that", async () => {
+    const s = await scenario('hour');
+    const acme = uniqueId('acme');
+    const customer = 'cus_hourcredit01';
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 2 * 86_400 });
+    await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
+    s.moveTo(`${D1}T13:30:00Z`);
+    await s.ingest(D1, 10, 111, acme);
+    await s.ingest(D1, 13, 112, acme, 23);
+    await s.sweep(acme);
+    const counted = s.counted.get(`${D1} 10`)! + s.counted.get(`${D1} 13`)!;
+    const credit = counted - 13;
+    s.moveTo(`${D1}T14:00:00Z`);
+    const adjust = captureIo();
+    expect(await tallyCommand('adjust')(['--account', acme, '--day', D1, '--metric', 'requests', '--delta', String(-credit), '--reason', 'outage credit', '--id', 'CN-1'], adjust, s.env, process.cwd(), s.now)).toBe(0);
+    await s.sweep(acme);
+    s.moveTo(`${D4}T00:30:00Z`);
+    await s.close();
+    s.moveTo(`${D4}T01:00:00Z`);
+    await handleStripeMessage(s.sync(), { account: acme });
+    const invoices = captureIo();
+    const code = await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D2], invoices, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+
+    expect(s.server.billedByDay('cdn_requests', customer)).toEqual({ [D1]: 13 });
+    expect(Math.max(...billedAfterEachEvent(s, customer, D1))).toBe(counted);
+    expect(code).toBe(0);
+    expect((JSON.parse(invoices.stdout) as { rows: Record<string, unknown>[] }).rows).toEqual([expect.objectContaining({ metric: 'requests', tally: 13, meter: 13, invoiced: 13, difference: 0 })]);
+  });
+});

@@ -13,7 +13,7 @@ const hourSums = fc.dictionary(
 );
 
 describe('hour windows (TALLY_STRIPE_WINDOW=hour)', () => {
-  it('a day split into hours sums to its billable total, whatever hours are known (none, some, all, backfilled), and known hours stay where they were counted', () => {
+  it('a day split into hours sums to its billable total and bills no more, whatever hours are known (none, some, all, backfilled), and known hours stay where they were counted unless a credit reaches them', () => {
     fc.assert(
       fc.property(
         hourSums,
@@ -29,10 +29,19 @@ describe('hour windows (TALLY_STRIPE_WINDOW=hour)', () => {
           for (const metric of METRICS) {
             const row = hours[metric]!;
             expect(row).toHaveLength(24);
-            expect(row.reduce((a, b) => a + b, 0)).toBe(counted[metric]! + adjustments[metric]);
+            const total = counted[metric]! + adjustments[metric];
+            expect(row.reduce((a, b) => a + b, 0)).toBe(total);
+            // What the meter bills (each hour sent as at least 0) is the day's billable total, never above it (a credit larger than hour 00).
+            expect(row.reduce((a, b) => a + Math.max(0, b), 0)).toBe(Math.max(0, total));
             if (covered) {
-              // The shards cover the day: each hour is its shards' sum (adjustments in hour 00), nothing unplaced.
-              for (let hour = 1; hour < 24; hour++) expect(row[hour]).toBe(shards[String(hour)]?.[metric] ?? 0);
+              // The shards cover the day: each hour is its shards' sum (adjustments in hour 00, a larger credit taken from the first hours on), nothing unplaced.
+              const own = (hour: number) => (shards[String(hour)]?.[metric] ?? 0) + (hour === 0 ? adjustments[metric] : 0);
+              let credit = 0;
+              for (let hour = 0; hour < 24; hour++) {
+                const expected = own(hour) + credit;
+                credit = hour < 23 && expected < 0 ? expected : 0;
+                expect(row[hour]).toBe(hour < 23 && expected < 0 ? 0 : expected);
+              }
               expect(unplaced[metric]).toBeUndefined();
             }
           }

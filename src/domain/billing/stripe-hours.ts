@@ -70,7 +70,8 @@ export interface DayHourTotals {
  * A day's billable total of each metric split into its 24 UTC hours: the shards' hours when
  * they cover the day, else the backfilled ones when those do (as the read API chooses,
  * `dayHours`); else the shards' hours with what they miss in hour 00. The day's adjustments
- * count in hour 00. The hours of a metric always sum to its billable total (counted plus
+ * count in hour 00; a credit larger than hour 00 takes the rest from the hours after it
+ * ({@link carryCredit}). The hours of a metric always sum to its billable total (counted plus
  * adjustments), so no usage is lost and none counted twice whichever hours are known.
  */
 export function dayHourTotals(input: DayHourInput, metrics: readonly string[]): DayHourTotals {
@@ -83,9 +84,25 @@ export function dayHourTotals(input: DayHourInput, metrics: readonly string[]): 
     const missing = (input.counted[metric] ?? 0) - row.reduce((sum, value) => sum + value, 0);
     if (missing !== 0) unplaced[metric] = missing;
     row[0]! += missing + (input.adjustments[metric] ?? 0);
-    hours[metric] = row;
+    hours[metric] = carryCredit(row);
   }
   return { hours, unplaced };
+}
+
+/**
+ * `row` with what goes below 0 in an hour carried into the next one (a credit, `tally adjust`
+ * with a negative delta, larger than hour 00): each hour is sent as at least 0, so a negative
+ * hour 00 left as it is would bill the other hours whole, above the day's total (63 for 13).
+ * Carried, the hours sent sum to the day's billable total (0 when the day's total is below 0:
+ * the last hour keeps the rest); hours the credit does not reach stay as counted.
+ */
+function carryCredit(row: number[]): number[] {
+  for (let hour = 0; hour < row.length - 1; hour++) {
+    if (row[hour]! >= 0) continue;
+    row[hour + 1]! += row[hour]!;
+    row[hour] = 0;
+  }
+  return row;
 }
 
 /** The subject of an hour's event: one of the day's, in hour `hour`. */
