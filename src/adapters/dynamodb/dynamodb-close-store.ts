@@ -5,7 +5,6 @@ import {
   PutItemCommand,
   UpdateItemCommand,
   type AttributeValue,
-  type DynamoDBClient,
   type QueryCommandInput,
   type UpdateItemCommandInput,
   type WriteRequest,
@@ -30,7 +29,7 @@ import {
   revisionRowsPrefix,
 } from '../../domain/counters/keys';
 import { conditionally } from './conditional-write';
-import { queryAll } from './query-partition';
+import { queryAll, TableStore } from './query-partition';
 import { queryDayRange } from './day-range-query';
 import { figuresOf } from './dynamodb-usage-reader';
 
@@ -45,15 +44,7 @@ import { figuresOf } from './dynamodb-usage-reader';
  * LATE#<nn> / <day>#<a>         markedAt                          written by ingest, removed by the closer
  * ```
  */
-export class DynamoCloseStore implements CloseStore {
-  private readonly client: DynamoDBClient;
-  private readonly tableName: string;
-
-  constructor({ client, tableName }: { client: DynamoDBClient; tableName: string }) {
-    this.client = client;
-    this.tableName = tableName;
-  }
-
+export class DynamoCloseStore extends TableStore implements CloseStore {
   async closedDays(from: string, to: string): Promise<ClosedDay[]> {
     const range = closedDayRange(from, to);
     const items = await this.queryAll({
@@ -257,15 +248,7 @@ const BATCH_ATTEMPTS = 8;
  * whose usage reaches a closed day. Each put overwrites `markedAt`, which tells a
  * closer that read the older value not to remove the marker yet.
  */
-export class DynamoLateUsageMarks implements LateUsageMarks {
-  private readonly client: DynamoDBClient;
-  private readonly tableName: string;
-
-  constructor({ client, tableName }: { client: DynamoDBClient; tableName: string }) {
-    this.client = client;
-    this.tableName = tableName;
-  }
-
+export class DynamoLateUsageMarks extends TableStore implements LateUsageMarks {
   async mark(entries: readonly { day: string; account: string }[], at: Date): Promise<void> {
     for (let start = 0; start < entries.length; start += BATCH) {
       let requests: WriteRequest[] = entries.slice(start, start + BATCH).map(({ day, account }) => {

@@ -1,9 +1,10 @@
-import { GetItemCommand, PutItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { BackfilledHoursStore } from '../../app/ports';
 import { hourSumsOfAttributes, hourSumsToAttributes } from '../../domain/hours';
 import type { BackfilledHours } from '../../domain/counters/hours-backfill';
 import { hoursBackfillKey } from '../../domain/counters/keys';
 import { conditionally } from './conditional-write';
+import { TableStore } from './query-partition';
 
 /**
  * The hours `tally backfill --hours` recomputed, one item per account-day in the
@@ -20,15 +21,7 @@ import { conditionally } from './conditional-write';
  * that was still receiving objects, the one that saw more stays. It carries no `day`
  * attribute, so the day index (the closer's list of a day's accounts) never lists it.
  */
-export class DynamoBackfilledHours implements BackfilledHoursStore {
-  private readonly client: DynamoDBClient;
-  private readonly tableName: string;
-
-  constructor({ client, tableName }: { client: DynamoDBClient; tableName: string }) {
-    this.client = client;
-    this.tableName = tableName;
-  }
-
+export class DynamoBackfilledHours extends TableStore implements BackfilledHoursStore {
   async read(accountId: string, day: string): Promise<BackfilledHours | undefined> {
     const key = hoursBackfillKey({ accountId, day });
     const { Item } = await this.client.send(

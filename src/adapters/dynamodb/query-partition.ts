@@ -6,6 +6,17 @@ export interface TableAccess {
   readonly tableName: string;
 }
 
+/** A store of items in one table: it keeps the client and the table's name it is made with, for its commands. */
+export abstract class TableStore {
+  protected readonly client: DynamoDBClient;
+  protected readonly tableName: string;
+
+  constructor({ client, tableName }: TableAccess) {
+    this.client = client;
+    this.tableName = tableName;
+  }
+}
+
 /** Every item one Query matches, following pages. */
 export async function queryAll(table: TableAccess, input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, AttributeValue>[]> {
   const items: Record<string, AttributeValue>[] = [];
