@@ -889,8 +889,28 @@ export class ColumnCounting {
     return this.hostPairs;
   }
 
-  /** The account of a pair of host entries (+1; 0: none): the counter's resolver on a line of their texts. */
+  /**
+   * The account of a pair of host entries (+1; 0: none): the counter's resolver on a line
+   * of their texts, found once per viewer host (x-host-header, else cs(Host)) as
+   * {@link accountOfHost} finds it: each row group's dictionaries are new, their hosts mostly not.
+   */
   private accountOfPair(x: ColumnRun | undefined, c: ColumnRun | undefined, pair: number, cWidth: number): number {
+    const xEntry = Math.floor(pair / cWidth) - 1;
+    const cEntry = (pair % cWidth) - 1;
+    const viewer = x !== undefined && xEntry >= 0 && presentEntry(x, xEntry) ? x : c !== undefined && cEntry >= 0 && presentEntry(c, cEntry) ? c : undefined;
+    if (viewer === undefined) return this.accountOfText(undefined);
+    const entry = viewer === x ? xEntry : cEntry;
+    const { bytes, starts, ends } = viewer.dictionary!;
+    const cache = this.keyAccounts;
+    const cached = cache.find(bytes, starts[entry]!, ends[entry]!);
+    if (cached !== NOT_CACHED) return cache.value(cached);
+    const id = this.resolvePair(x, c, pair, cWidth);
+    if (id >= 0) cache.add(bytes, starts[entry]!, ends[entry]!, id);
+    return id;
+  }
+
+  /** The account of a pair of host entries: the counter's resolver on a line of their texts. */
+  private resolvePair(x: ColumnRun | undefined, c: ColumnRun | undefined, pair: number, cWidth: number): number {
     const { line, scratch, hostAt, resolve } = this.layout;
     let used = 0;
     line.next();
@@ -931,6 +951,14 @@ function present(run: ColumnRun, row: number): boolean {
   const start = run.starts[at]!;
   const length = run.ends[at]! - start;
   return length > 1 || (length === 1 && run.bytes[start] !== DASH);
+}
+
+/** Whether a dictionary entry's text is there and not `-` (as {@link present} reads a row's). */
+function presentEntry(run: ColumnRun, entry: number): boolean {
+  const dictionary = run.dictionary!;
+  const start = dictionary.starts[entry]!;
+  const length = dictionary.ends[entry]! - start;
+  return length > 1 || (length === 1 && dictionary.bytes[start] !== DASH);
 }
 
 /** The sc-bytes of a dictionary entry + 1 (0: none, read as 0); -1 when it is no byte count. */
