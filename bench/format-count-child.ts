@@ -102,7 +102,11 @@ export function formatQuery(path: string): string {
   const file = `'${path.replace(/'/g, "''")}'`;
   let source: string;
   if (path.endsWith('.parquet')) {
-    source = `SELECT "date"::DATE AS day, sc_bytes::BIGINT AS bytes, x_host_header AS xhost, cs_Host AS cshost FROM read_parquet(${file})`;
+    // A row of no time is rejected, as Tally counts it malformed (and as read_csv's TIME
+    // column does for the text formats). try_cast is DuckDB's fastest check found: on the
+    // typed 900,000-row shape, median CPU of 7 alternated queries (machine shared): no
+    // check 44.1 ms, try_cast 50.9, regexp_full_match 52.0, SIMILAR TO 54.6.
+    source = `SELECT "date"::DATE AS day, sc_bytes::BIGINT AS bytes, x_host_header AS xhost, cs_Host AS cshost FROM read_parquet(${file}) WHERE try_cast("time" AS TIME) IS NOT NULL`;
   } else {
     const typed: Record<string, string> = { date: 'DATE', time: 'TIME', 'sc-bytes': 'BIGINT' };
     const json = path.endsWith('.json.gz');
