@@ -66,6 +66,15 @@ describe('a usage tally by the hour', () => {
     );
   });
 
+  it('gives the rows of whole days as usage gives them, without their hours', () => {
+    fc.assert(
+      fc.property(fc.array(addition, { maxLength: 60 }), (additions) => {
+        const tally = tallyOf(additions);
+        expect(tally.dayUsage()).toEqual(tally.usage().map(({ account, day, metrics }) => ({ account, day, metrics })));
+      }),
+    );
+  });
+
   it('refuses an hour outside 0..23', () => {
     const tally = new UsageTally(NAMES);
     const row = tally.row('acme', '2026-11-21');
