@@ -699,3 +699,27 @@ describe('a credit larger than hour 00 (tally adjust with a negative delta) unde
     expect((JSON.parse(invoices.stdout) as { rows: Record<string, unknown>[] }).rows).toEqual([expect.objectContaining({ metric: 'requests', tally: 13, meter: 13, invoiced: 13, difference: 0 })]);
   });
 });
+
+describe('reconcile --invoices of a link made with --from inside a period', () => {
+  it.each(['hour', 'day'] as const)('with %s windows compares the invoice with what the link sends, from its first day, not the days of the period before it', async (window) => {
+    const s = await scenario(window);
+    const acme = uniqueId('acme');
+    const customer = `cus_fromlink${window}`;
+    // A three-day period from D1 00:00, finalized at D4 01:00; the link sends from D2 (tally stripe link --from D2).
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 3 * 86_400 });
+    s.moveTo(`${D1}T10:30:00Z`);
+    await s.ingest(D1, 10, 121, acme);
+    s.moveTo(`${D2}T10:30:00Z`);
+    await s.ingest(D2, 10, 122, acme, 19);
+    await linkAccount(s.sync(), acme, customer, { from: D2 });
+    await s.sweep(acme);
+    s.moveTo(`${D4}T01:30:00Z`);
+    const io = captureIo();
+    const code = await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D3], io, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+
+    const sent = s.counted.get(`${D2} 10`)!;
+    expect(s.requestEvents().map((e) => Number(e.payload.value))).toEqual([sent]);
+    expect((JSON.parse(io.stdout) as { rows: Record<string, unknown>[] }).rows).toEqual([expect.objectContaining({ metric: 'requests', from: D2, tally: sent, meter: sent, invoiced: sent, difference: 0 })]);
+    expect(code).toBe(0);
+  });
+});

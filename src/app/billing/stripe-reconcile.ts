@@ -195,7 +195,7 @@ export interface InvoiceComparison {
 /**
  * For each finalized invoice of a linked customer whose period meets `from..to`, compares
  * the quantity of its line for each configured metric's price with Tally's billable total
- * over the period's days (and the meter's). A difference equal to the late usage recorded
+ * over the period's days (and the meter's) that the link sends (from its first day or hour). A difference equal to the late usage recorded
  * for that invoice is explained; any other is not.
  */
 export async function reconcileInvoices(deps: StripeSyncDeps, from: string, to: string): Promise<{ compared: number; rows: InvoiceComparison[]; unexplained: InvoiceComparison[] }> {
@@ -222,7 +222,8 @@ async function compareInvoice(
   meterIds: Readonly<Record<string, string>>,
 ): Promise<InvoiceComparison[]> {
   if (deps.window === 'hour') return compareInvoiceByHour(deps, link, invoice, items, meterIds);
-  const days = daysOfPeriod(invoice.periodStart, invoice.periodEnd);
+  // The link never sends a day before its first one (tally stripe link --from inside a period).
+  const days = daysOfPeriod(invoice.periodStart, invoice.periodEnd).filter((day) => link.from === undefined || day >= link.from);
   if (days.length === 0) return [];
   const first = days[0]!;
   const last = days[days.length - 1]!;
@@ -257,7 +258,8 @@ async function compareInvoiceByHour(
   items: readonly { priceId: string; meterId: string | null }[],
   meterIds: Readonly<Record<string, string>>,
 ): Promise<InvoiceComparison[]> {
-  const { from, to, totals } = await periodHourTotals(deps, link.account, invoice.periodStart, invoice.periodEnd);
+  // Nor an hour before its first one.
+  const { from, to, totals } = await periodHourTotals(deps, link.account, Math.max(invoice.periodStart, linkStart(link)), invoice.periodEnd);
   if (from >= to) return [];
   const first = dayOf(new Date(from * 1000));
   const last = dayOf(new Date((to - 1) * 1000));
