@@ -723,3 +723,43 @@ describe('reconcile --invoices of a link made with --from inside a period', () =
     expect(code).toBe(0);
   });
 });
+
+describe('tally backfill --hours of a day whose invoice is finalized (late-usage rules per hour)', () => {
+  it('reports each moved hour late, bills their differences as invoice items that add up to 0, and reconcile --invoices finds them recorded', async () => {
+    const webhooks = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
+    const s = await scenario('hour', [], webhooks.queueUrl, 'invoice-item');
+    const acme = uniqueId('acme');
+    const customer = 'cus_hourresplitf';
+    // A one-day period from D1 00:00, finalized at D2 01:00.
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 86_400 });
+    await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
+    s.moveTo(`${D1}T13:30:00Z`);
+    await s.ingest(D1, 10, 131, acme);
+    await s.ingest(D1, 13, 132, acme, 23);
+    await forgetShardHours(s, acme, D1);
+    s.moveTo(`${D1}T14:00:00Z`);
+    await s.sweep(acme);
+    s.moveTo(`${D4}T00:30:00Z`);
+    await s.close();
+    s.moveTo(`${D4}T01:00:00Z`);
+    const io = captureIo();
+    expect(await tallyCommand('backfill')(['--hours', '--from', D1, '--to', D1, '--account', acme], io, { ...s.env, TALLY_LOG_BUCKET: info.bucket }, process.cwd(), s.now)).toBe(0);
+    await handleStripeMessage(s.sync(), { account: acme });
+    const reconcile = captureIo();
+    const code = await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D1], reconcile, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+
+    const h10 = s.counted.get(`${D1} 10`)!;
+    const h13 = s.counted.get(`${D1} 13`)!;
+    const invoice = s.server.invoices(customer)[0]!;
+    expect(invoice.lines.data[0]!.quantity).toBe(h10 + h13);
+    const received = await testClients(info).sqs.send(new ReceiveMessageCommand({ QueueUrl: webhooks.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const late = (received.Messages ?? []).map((m) => (JSON.parse(m.Body!) as { data: { metric: string; hour: number; difference: number } }).data).filter((d) => d.metric === 'requests');
+    expect(late.map((d) => [d.hour, d.difference]).sort((a, b) => a[0]! - b[0]!)).toEqual([[0, -(h10 + h13)], [10, h10], [13, h13]]);
+    const items = s.server.invoiceItems(customer);
+    expect(items.map((item) => item.amount).reduce((a, b) => a + b, 0)).toBe(0);
+    expect(Math.max(...billedAfterEachEvent(s, customer, D1))).toBe(h10 + h13);
+    expect(s.server.billedByDay('cdn_requests', customer)).toEqual({ [D1]: h10 + h13 });
+    expect((JSON.parse(reconcile.stdout) as { rows: Record<string, unknown>[] }).rows).toEqual([expect.objectContaining({ metric: 'requests', tally: h10 + h13, invoiced: h10 + h13, difference: 0, recordedLate: 0 })]);
+    expect(code).toBe(0);
+  });
+});
