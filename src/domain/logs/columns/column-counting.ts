@@ -288,13 +288,6 @@ export class ColumnCounting {
               } else kernel.setDayValue(value, this.dayOfNumberValue(date, value));
             }
             break;
-          case SumStop.Time: {
-            const entry = time!.entries![time!.at + at]! + 1;
-            let verdict = timeCache![entry]!;
-            if (verdict === UNKNOWN_ENTRY) verdict = timeCache![entry] = entry === 0 ? 0 : timeVerdict(time!.dictionary!, entry - 1);
-            kernel.setEntry('time', entry, verdict);
-            break;
-          }
           case SumStop.Bytes: {
             const entry = bytes!.entries![bytes!.at + at]! + 1;
             let value = byteCache![entry]!;

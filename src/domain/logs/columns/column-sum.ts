@@ -24,9 +24,9 @@ const DAY_VALUES = 8;
 const POOL_SIZE = 2;
 
 /** Why $sum stopped (column-sum.wat's $reason). */
-export const SumStop = { Day: 1, Time: 2, Bytes: 3, Pair: 4, Line: 5, Room: 6 } as const;
+export const SumStop = { Day: 1, Bytes: 3, Pair: 4, Line: 5, Room: 6 } as const;
 
-type Table = 'day' | 'time' | 'pair';
+type Table = 'day' | 'pair';
 
 export class ColumnSumKernel {
   private readonly wasm: SumExports;
@@ -35,8 +35,8 @@ export class ColumnSumKernel {
   private end: number;
   private readonly inputs: { date: number; time: number; bytes: number; x: number; c: number };
   /** Per table: the JavaScript cache it was last loaded from (this count's), and its room (entries; kept from count to count). */
-  private readonly loaded = new Map<Table | 'bytes', Int32Array | Float64Array>();
-  private readonly rooms = new Map<Table | 'bytes' | 'scratch', number>();
+  private readonly loaded = new Map<Table | 'time' | 'bytes', Int32Array | Float64Array>();
+  private readonly rooms = new Map<Table | 'time' | 'bytes' | 'scratch', number>();
   private scratchAt = 0;
   /** Typed date values set so far (the next goes in slot this modulo {@link DAY_VALUES}). */
   private dayValuesSet = 0;
@@ -86,15 +86,12 @@ export class ColumnSumKernel {
   /** Makes table `which` (Int32, per entry + 1 or per pair) hold `source`'s values, unless it holds them already. */
   table(which: Table, source: Int32Array): void {
     if (this.loaded.get(which) === source) return;
-    let at = which === 'day' ? this.wasm.dayTable.value : which === 'time' ? this.wasm.timeTable.value : this.wasm.pairTable.value;
+    const global = which === 'day' ? this.wasm.dayTable : this.wasm.pairTable;
     if ((this.rooms.get(which) ?? 0) < source.length) {
-      at = this.allocate(4 * source.length);
+      global.value = this.allocate(4 * source.length);
       this.rooms.set(which, source.length);
     }
-    if (which === 'day') this.wasm.dayTable.value = at;
-    else if (which === 'time') this.wasm.timeTable.value = at;
-    else this.wasm.pairTable.value = at;
-    this.ints.set(source, at >> 2);
+    this.ints.set(source, global.value >> 2);
     this.loaded.set(which, source);
   }
 
@@ -144,7 +141,7 @@ export class ColumnSumKernel {
 
   /** Sets entry `at` of an Int32 table (as its JavaScript cache now says). */
   setEntry(which: Table, at: number, value: number): void {
-    const base = which === 'day' ? this.wasm.dayTable.value : which === 'time' ? this.wasm.timeTable.value : this.wasm.pairTable.value;
+    const base = which === 'day' ? this.wasm.dayTable.value : this.wasm.pairTable.value;
     this.ints[(base >> 2) + at] = value;
   }
 

@@ -20,8 +20,8 @@
 ;; - $dayCells: per number, its cell; $sums: per number × 25 + hour + 1 (0: hour not
 ;;   known), two Float64 sums, requests then bytes;
 ;; - the tables: $dayTable (Int32, per date entry + 1: day id, -1 a line, -2 not known),
-;;   $timeTable (Int32, per time entry + 1: hour + 1, 0 a line, -2 not known; filled
-;;   whole by $timeVerdicts when its dictionary is new),
+;;   $timeTable (Int32, per time entry + 1: hour + 1, 0 a line; filled whole by
+;;   $timeVerdicts when its dictionary is new),
 ;;   $bytesTable (Float64, per sc-bytes entry + 1: the count, -1 a line, -2 not known),
 ;;   $pairTable (Int32, per host pair: account id, -1 a line, -2 not known);
 ;; - the chunk's columns, row 0 first: $dateIn (Int32 entries, or Float64 numbers),
@@ -59,7 +59,7 @@
   (global $xIn (export "xIn") (mut i32) (i32.const 0))
   (global $cIn (export "cIn") (mut i32) (i32.const 0))
   ;; Why the last $sum stopped before its `to`: 1 a day not known (the row's date entry,
-  ;; or a date number not in $dayValues), 2 a time entry not known, 3 a byte count
+  ;; or a date number not in $dayValues), 3 a byte count
   ;; entry not known, 4 a host pair not known, 5 the row is counted as its line, 6 a new
   ;; cell and no room ($capacity).
   (global $reason (export "reason") (mut i32) (i32.const 0))
@@ -89,7 +89,6 @@
           (then
             (local.set $entry (i32.add (i32.load (i32.add (global.get $timeIn) (i32.shl (local.get $row) (i32.const 2)))) (i32.const 1)))
             (local.set $verdict (i32.load (i32.add (global.get $timeTable) (i32.shl (local.get $entry) (i32.const 2)))))
-            (if (i32.eq (local.get $verdict) (i32.const -2)) (then (return (call $stop (local.get $row) (i32.const 2)))))
             (if (i32.eqz (local.get $verdict)) (then (return (call $stop (local.get $row) (i32.const 5)))))
             (local.set $hour (i32.sub (local.get $verdict) (i32.const 1)))))
         ;; The sc-bytes.
