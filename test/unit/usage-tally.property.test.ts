@@ -75,6 +75,26 @@ describe('a usage tally by the hour', () => {
     );
   });
 
+  it('adds an account-day\'s 25 slots of sums as their hours (slot 0: no hour) would be added one by one', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat(1_000_000), { minLength: 25 * NAMES.length, maxLength: 25 * NAMES.length }), fc.nat(7), (values, before) => {
+        const slots = new Float64Array(before + values.length).fill(-1);
+        slots.set(values, before);
+        const bulk = new UsageTally(NAMES);
+        const requests = bulk.addSlots(bulk.row('acme', '2026-11-21'), slots, before);
+        const one = new UsageTally(NAMES);
+        const row = one.row('acme', '2026-11-21');
+        for (let slot = 0; slot < 25; slot++) {
+          const sums = values.slice(slot * NAMES.length, (slot + 1) * NAMES.length);
+          if (slot === 0) one.addTo(row, sums);
+          else one.addAt(row, slot - 1, sums);
+        }
+        expect(bulk.usage()).toEqual(one.usage());
+        expect(requests).toBe(values.filter((_, i) => i % NAMES.length === 0).reduce((a, b) => a + b, 0));
+      }),
+    );
+  });
+
   it('refuses an hour outside 0..23', () => {
     const tally = new UsageTally(NAMES);
     const row = tally.row('acme', '2026-11-21');

@@ -320,6 +320,11 @@ export class LogCounter {
           if (hour < 0) this.tally.addTo(row, counts);
           else this.tally.addAt(row, hour, counts);
         },
+        addSlots: (account, day, slots, at) => {
+          const requests = this.tally.addSlots(this.tally.row(account ?? UNATTRIBUTED, day), slots, at);
+          if (account === undefined) this.lines.unattributed += requests;
+          else this.lines.counted += requests;
+        },
         missed: (host) => {
           if (this.missed.length < MAX_SAMPLES && !this.missed.includes(host)) this.missed.push(host);
         },

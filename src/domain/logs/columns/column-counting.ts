@@ -35,6 +35,8 @@ export interface CountingLayout {
   readonly advance: (rows: number) => void;
   /** Adds `values` (requests first) of good rows of one account-day (`undefined`: unattributed) and UTC hour (-1: not known). */
   readonly add: (account: string | undefined, day: string, hour: number, values: readonly number[]) => void;
+  /** Adds an account-day's 25 slots of sums from `slots[at]` (slot 0: hour not known, h + 1: hour h; requests, bytes), as UsageTally.addSlots. */
+  readonly addSlots: (account: string | undefined, day: string, slots: Float64Array, at: number) => void;
   /** A host no account was found for (sampled by the counter, as its lines sample them). */
   readonly missed: (host: string) => void;
 }
@@ -206,12 +208,10 @@ export class ColumnCounting {
     this.addTouched();
     const kernel = this.kernel;
     if (kernel !== undefined) {
-      const { layout, values, accounts, days } = this;
-      kernel.forEachSum((cell, hour, requests, bytes) => {
+      const { layout, accounts, days } = this;
+      kernel.forEachCell((cell, slots, at) => {
         const day = cell % MAX_DAYS;
-        values[0] = requests;
-        values[1] = bytes;
-        layout.add(accounts[(cell - day) / MAX_DAYS], days[day]!, hour, values);
+        layout.addSlots(accounts[(cell - day) / MAX_DAYS], days[day]!, slots, at);
       });
       kernel.release();
       this.kernel = undefined;

@@ -190,10 +190,11 @@ export class ColumnSumKernel {
   }
 
   /**
-   * Calls `take(cell, hour, requests, bytes)` for every hour slot of every cell with
-   * rows (hour -1: not known), then clears the sums: the instance is as new.
+   * Calls `take(cell, slots, at)` for every cell with rows, its 25 hour slots of two sums
+   * (requests, bytes) at `slots[at]` (slot 0: hour not known), then clears the sums: the
+   * instance is as new.
    */
-  forEachSum(take: (cell: number, hour: number, requests: number, bytes: number) => void): void {
+  forEachCell(take: (cell: number, slots: Float64Array, at: number) => void): void {
     const wasm = this.wasm;
     const numbered = wasm.numbered.value;
     const ints = this.ints;
@@ -203,12 +204,7 @@ export class ColumnSumKernel {
     const sums = wasm.sums.value >> 3;
     for (let number = 0; number < numbered; number++) {
       const cell = ints[dayCells + number]!;
-      for (let slot = 0; slot < HOUR_SLOTS; slot++) {
-        const at = sums + (number * HOUR_SLOTS + slot) * 2;
-        const requests = floats[at]!;
-        if (requests === 0) continue;
-        take(cell, slot - 1, requests, floats[at + 1]!);
-      }
+      take(cell, floats, sums + number * HOUR_SLOTS * 2);
       ints[cells + cell] = 0;
     }
     floats.fill(0, sums, sums + numbered * HOUR_SLOTS * 2);
