@@ -832,28 +832,20 @@ export class ColumnCounting {
 
   /** Writes the row's value of `run` (its text; `-` for none) as column `column` of the scratch line at `used`. */
   private place(run: ColumnRun, column: number, row: number, used: number): number {
-    const { line, scratch } = this.layout;
     const at = run.at + row;
-    let bytes: Uint8Array;
-    let start: number;
-    let end: number;
-    if (run.numbers !== undefined) {
-      const value = run.numbers[at]!;
-      bytes = Number.isNaN(value) ? this.dash : Buffer.from(run.numberText!(value));
-      start = 0;
-      end = bytes.length;
-    } else {
-      bytes = run.bytes;
-      start = run.starts[at]!;
-      end = run.ends[at]!;
-      if (start === end) {
-        bytes = this.dash;
-        start = 0;
-        end = 1;
-      }
-    }
+    if (run.numbers === undefined) return this.placeBytes(column, run.bytes, run.starts[at]!, run.ends[at]!, used);
+    const value = run.numbers[at]!;
+    const text = Number.isNaN(value) ? this.dash : Buffer.from(run.numberText!(value));
+    return this.placeBytes(column, text, 0, text.length, used);
+  }
+
+  /** Writes `bytes[start, end)` (none: `-`) as column `column` of the scratch line at `used`; answers where it ends. */
+  private placeBytes(column: number, bytes: Uint8Array, start: number, end: number, used: number): number {
+    const { line, scratch } = this.layout;
+    if (start === end) return this.placeBytes(column, this.dash, 0, 1, used);
     if (used + end - start > scratch.length) throw new RangeError('a value longer than the scratch line');
     line.starts[column] = used;
+    // Byte by byte: a subarray per value would be an object per row where rules read a row's line.
     for (let i = start; i < end; i++) scratch[used++] = bytes[i]!;
     line.ends[column] = used;
     return used;
@@ -904,27 +896,17 @@ export class ColumnCounting {
 
   /** The account of a pair of host entries: the counter's resolver on a line of their texts. */
   private resolvePair(x: ColumnRun | undefined, c: ColumnRun | undefined, pair: number, cWidth: number): number {
-    const { line, scratch, hostAt, resolve } = this.layout;
+    const { line, hostAt, resolve } = this.layout;
     let used = 0;
     line.next();
     const texts: [Uint8Array, number, number][] = [];
     const place = (run: ColumnRun | undefined, column: number, entry: number) => {
       if (run === undefined) return;
-      const dictionary = run.dictionary!;
-      let bytes = dictionary.bytes;
-      let start = entry === 0 ? 0 : dictionary.starts[entry - 1]!;
-      let end = entry === 0 ? 0 : dictionary.ends[entry - 1]!;
-      if (start === end) {
-        bytes = this.dash;
-        start = 0;
-        end = 1;
-      }
-      if (used + end - start > scratch.length) throw new RangeError('host text longer than the scratch line');
-      line.starts[column] = used;
-      scratch.set(bytes.subarray(start, end), used);
-      used += end - start;
-      line.ends[column] = used;
-      texts.push([bytes, start, end]);
+      const { bytes, starts, ends } = run.dictionary!;
+      const start = entry === 0 ? 0 : starts[entry - 1]!;
+      const end = entry === 0 ? 0 : ends[entry - 1]!;
+      used = this.placeBytes(column, bytes, start, end, used);
+      if (start !== end) texts.push([bytes, start, end]);
     };
     place(x, hostAt![0], Math.floor(pair / cWidth));
     place(c, hostAt![1], pair % cWidth);
