@@ -100,7 +100,6 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
   };
 
   const metadata = await decoding('footer', () => parquetMetadataAsync(source));
-  const compressors = await compressorsFor(metadata);
   const names = await decoding('schema', async () => parquetSchema(metadata).children.map((child) => child.element.name));
   const wanted = sink.fields(names);
   const columns = [...wanted];
@@ -116,7 +115,9 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
       return fetching;
     };
     const buffers: ColumnBuffers = new Map();
+    // The first row group's chunks read while the decompressors load.
     let next = groups.length === 0 ? undefined : fetch(0);
+    const compressors = await compressorsFor(metadata);
     for (let at = 0; at < groups.length; at++) {
       const chunks = await next!;
       next = at + 1 < groups.length ? fetch(at + 1) : undefined;
@@ -125,6 +126,7 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
     }
     return;
   }
+  const compressors = await compressorsFor(metadata);
   let groupStart = 0;
   for (const [group, rowGroup] of metadata.row_groups.entries()) {
     const rows = Number(rowGroup.num_rows);
