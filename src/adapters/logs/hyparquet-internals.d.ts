@@ -18,3 +18,6 @@ declare module 'hyparquet/src/encoding.js' {
 declare module 'hyparquet/src/plain.js' {
   export { readPlain } from 'hyparquet/types/plain';
 }
+declare module 'hyparquet/src/constants.js' {
+  export { CompressionCodecs, Encodings, ParquetTypes } from 'hyparquet/types/constants';
+}

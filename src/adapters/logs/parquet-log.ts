@@ -1,8 +1,9 @@
 import { gunzipSync } from 'node:zlib';
-import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type Compressors, type FileMetaData, type ParquetParsers } from 'hyparquet';
+import { parquetMetadata, parquetRead, parquetSchema, type AsyncBuffer, type Compressors, type FileMetaData, type ParquetParsers } from 'hyparquet';
 import { PoisonObjectError } from '../../domain/errors';
 import type { LogContent, RecordSink } from '../../domain/logs/log-records';
 import { asFieldValues, BYTES_PARSERS, fetchGroupColumns, flatColumns, readGroupColumns, type ColumnBuffers } from './parquet-columns';
+import { footerMetadata, footerTail } from './parquet-footer';
 
 /**
  * A file read at random offsets (S3 ranged GETs, a local file): hyparquet's `AsyncBuffer`.
@@ -99,7 +100,9 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
     }
   };
 
-  const metadata = await decoding('footer', () => parquetMetadataAsync(source));
+  // The footer read for what counting column by column needs (parquet-footer.ts).
+  const tail = await decoding('footer', () => footerTail(source));
+  let metadata = await decoding('footer', async () => footerMetadata(tail));
   const names = await decoding('schema', async () => parquetSchema(metadata).children.map((child) => child.element.name));
   const wanted = sink.fields(names);
   const columns = [...wanted];
@@ -126,6 +129,8 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
     }
     return;
   }
+  // hyparquet's own reader reads the footer whole.
+  metadata = await decoding('footer', async () => parquetMetadata(tail));
   const compressors = await compressorsFor(metadata);
   let groupStart = 0;
   for (const [group, rowGroup] of metadata.row_groups.entries()) {
