@@ -43,4 +43,16 @@ describe('column-sum.wat time verdicts', () => {
       { numRuns: 300 },
     );
   });
+
+  it('keeps an instance for the next count, unless its memory grew past 32 MiB', () => {
+    const small = ColumnSumKernel.acquire();
+    small.release();
+    expect(ColumnSumKernel.acquire()).toBe(small);
+    // A host pair table of 10 million entries (40 MB): the memory grows, and is let go.
+    small.table('pair', new Int32Array(10_000_000).fill(-2));
+    small.release();
+    const next = ColumnSumKernel.acquire();
+    expect(next).not.toBe(small);
+    next.release();
+  });
 });

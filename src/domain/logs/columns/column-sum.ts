@@ -20,8 +20,9 @@ const WASM_PAGE_BYTES = 65_536;
 const MAX_MEMORY_BYTES = 1024 * 1024 * 1024;
 /** Typed date values column-sum.wat knows the days of at once. */
 const DAY_VALUES = 8;
-/** Instances kept for later counts. */
+/** Instances kept for later counts, and the most memory one may hold to be kept (a bench file's count needs about 4 MiB). */
 const POOL_SIZE = 2;
+const POOL_MAX_BYTES = 32 * 1024 * 1024;
 
 /** Why $sum stopped (column-sum.wat's $reason). */
 export const SumStop = { Day: 1, Bytes: 3, Pair: 4, Line: 5, Room: 6 } as const;
@@ -70,7 +71,9 @@ export class ColumnSumKernel {
   /** Done with: its sums must have been taken ({@link forEachSum}). */
   release(): void {
     this.loaded.clear();
-    if (POOL.length < POOL_SIZE) POOL.push(this);
+    // A memory grown for a file of many account-days or a large dictionary is let go
+    // (a module's memory never shrinks): kept, it would hold that much for the process's life.
+    if (POOL.length < POOL_SIZE && this.wasm.memory.buffer.byteLength <= POOL_MAX_BYTES) POOL.push(this);
   }
 
   /** How the rows' columns are read (column-sum.wat's modes). */
