@@ -85,6 +85,24 @@ describe('HybridDecoder', () => {
     );
   });
 
+  it('gives each decoded index its dictionary entry, or writes nothing when an index is past the dictionary', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 12 }).chain((width) => fc.tuple(fc.constant(width), runsArb(width), fc.array(fc.double(), { maxLength: 5000 }))),
+        ([width, runs, dictionary]) => {
+          const { bytes, values } = encode(runs, width);
+          const entries = Float64Array.from(dictionary);
+          const out = new Float64Array(values.length + 2).fill(-7);
+          const largest = new HybridDecoder().decodeEntries(bytes, 0, bytes.length, width, values.length, entries, out);
+          expect(largest).toBe(Math.max(...values));
+          if (largest >= entries.length) expect(Array.from(out)).toEqual(new Array(values.length + 2).fill(-7));
+          else expect(Array.from(out)).toEqual([...values.map((v) => entries[v]!), -7, -7]);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it("decodes what hyparquet's own decoder decodes, values, largest and matches, from any runs", () => {
     // hyparquet's decoder (the straightforward reference: byte by byte through a DataView)
     // keeps its bits in a 32-bit integer, which holds values of up to 24 bits exactly.

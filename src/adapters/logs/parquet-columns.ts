@@ -331,10 +331,8 @@ class ColumnPages {
       if (!readNumbers(page, at, present, this.decoder.type === 'INT64', unit, values)) return undefined;
     } else {
       const entries = this.numericEntries!;
-      const indices = this.buffers.ints(2, present);
-      const largest = this.indices(page, at, indices, present);
+      const largest = this.entryNumbers(page, at, present, entries, values);
       if (largest >= entries.length) throw new Error(`column ${this.name}: dictionary index ${largest} of ${entries.length} entries`);
-      entryNumbers(indices, present, entries, values);
     }
     if (present !== rows) spreadNumbers(values, definitions!, maxDefinition, rows, numbers);
     return numbers;
@@ -355,6 +353,24 @@ class ColumnPages {
     }
     this.hybrid.decode(page, at + 1, page.length, width, indices, count, -1);
     return this.hybrid.largest;
+  }
+
+  /**
+   * The `count` dictionary-encoded values of a typed column's data page from `at` (a byte
+   * of the indices' bit width, then the RLE / bit-packed runs) as their entries of
+   * `entries` into `values`; answers the largest index (-1: none; past the dictionary:
+   * nothing written).
+   */
+  private entryNumbers(page: Uint8Array, at: number, count: number, entries: Float64Array, values: Float64Array): number {
+    if (count === 0) return -1;
+    if (at >= page.length) throw new Error(`column ${this.name}: a data page with no dictionary indices`);
+    const width = page[at]!;
+    if (width > 32) throw new Error(`column ${this.name}: dictionary indices of ${width} bits`);
+    if (width === 0) {
+      if (entries.length > 0) values.fill(entries[0]!, 0, count);
+      return 0;
+    }
+    return this.hybrid.decodeEntries(page, at + 1, page.length, width, count, entries, values);
   }
 
   /** A data page (v1 or v2) of a text column, PLAIN or dictionary-encoded. */
@@ -386,10 +402,6 @@ class ColumnPages {
 // its function ever ran, and that code is thrown away where it reaches the untried rest, again
 // for every page (issue 34: dataPage's count of present rows deoptimized 12 times a file).
 
-/** The first `count` values: the dictionary's `entries` at `indices`. */
-function entryNumbers(indices: Int32Array, count: number, entries: Float64Array, values: Float64Array): void {
-  for (let i = 0; i < count; i++) values[i] = entries[indices[i]!]!;
-}
 
 /** Each row's number from the present `values`, NaN for a row with none. */
 function spreadNumbers(values: Float64Array, definitions: Int32Array, maxDefinition: number, rows: number, numbers: Float64Array): void {
