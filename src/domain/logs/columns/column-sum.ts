@@ -35,7 +35,7 @@ export class ColumnSumKernel {
   /** Where the next region goes: regions are placed one after another, never moved back. */
   private end: number;
   private readonly inputs: { date: number; time: number; bytes: number; x: number; c: number };
-  /** Per table: the JavaScript cache it was last loaded from (this count's), and its room (entries; kept from count to count). */
+  /** Per table: the JavaScript cache it was last loaded from (this count's); and per region its room (entries or bytes; kept from count to count). */
   private readonly loaded = new Map<Table | 'time' | 'bytes', Int32Array | Float64Array>();
   private readonly rooms = new Map<Table | 'time' | 'bytes' | 'scratch', number>();
   private scratchAt = 0;
@@ -68,7 +68,7 @@ export class ColumnSumKernel {
     return POOL.pop() ?? new ColumnSumKernel();
   }
 
-  /** Done with: its sums must have been taken ({@link forEachSum}). */
+  /** Done with: its sums must have been taken ({@link forEachCell}). */
   release(): void {
     this.loaded.clear();
     // A memory grown for a file of many account-days or a large dictionary is let go
