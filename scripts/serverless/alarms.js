@@ -210,7 +210,7 @@ const ALARMS = {
   StripeEventsRefusedAlarm: {
     name: 'stripe-events-refused',
     description:
-      'Stripe refused meter events (a 4xx other than "already exists": a missing meter, a bad customer, a revoked key); they are recorded as failed. `tally stripe status` names them, `tally stripe check` the meters.',
+      'Stripe refused meter events (a 4xx other than "already exists": a missing meter, a bad customer, a revoked key), or the sender held them (a day already on the meters of the other window after TALLY_STRIPE_WINDOW was switched, docs/stripe.md#hour-windows); they are recorded as failed. `tally stripe status` names them, `tally stripe check` the meters.',
     metric: tallyMetric('StripeEventsFailed', 'StripeSenderLambdaFunction'),
     statistic: 'Sum',
     period: 300,

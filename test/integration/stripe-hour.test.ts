@@ -502,7 +502,7 @@ describe('tally stripe link with hour windows (tryout: "queued for closed days 2
 });
 
 describe('reconcile --invoices after a switch from day to hour windows (note3: day records left from a switch still counted)', () => {
-  it("compares an hour meter's invoice line with the hour records' late usage alone, never the day records' of the meters before", async () => {
+  it("leaves a day held on the day meters out of the hour meter's figure; once sent by the operator, compares its hours with their late usage alone, never the day records'", async () => {
     const s = await scenario('hour');
     const acme = uniqueId('acme');
     const customer = 'cus_hourswitch01';
@@ -525,26 +525,40 @@ describe('reconcile --invoices after a switch from day to hour windows (note3: d
     s.moveTo(`${D2}T05:00:00Z`);
     await s.ingest(D1, 20, 92, acme, 13);
     await handleStripeMessage(daySync, { account: acme, running: true });
-    // The operator switches to hour windows: D1's hours go to the hour meter, after its invoice: late too.
+    // The operator switches to hour windows: D1 is on the day meters, so its hours are held.
     s.moveTo(`${D2}T06:00:00Z`);
     await s.sweep(acme);
     const env = { ...s.env, ...s.stripeEnv };
-
-    const io = captureIo();
-    const code = await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D1], io, env, process.cwd(), s.now);
-
-    const records = (await s.sync().store.records(acme, D1, D1)).filter((r) => r.metric === 'requests');
+    const reconcile = async () => {
+      const io = captureIo();
+      const code = await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D1], io, env, process.cwd(), s.now);
+      return { code, rows: (JSON.parse(io.stdout) as { rows: Record<string, unknown>[] }).rows };
+    };
     const invoice = s.server.invoices(customer)[0]!;
     const total = s.counted.get(`${D1} 10`)! + s.counted.get(`${D1} 20`)!;
+
+    const whileHeld = await reconcile();
+    const heldHours = (await s.sync().store.records(acme, D1, D1)).filter((r) => r.metric === 'requests' && r.hour !== undefined);
+    expect(heldHours.map((r) => [r.hour, r.state, r.invoice])).toEqual([
+      [10, 'failed', undefined],
+      [20, 'failed', undefined],
+    ]);
+    expect(whileHeld.rows).toEqual([expect.objectContaining({ invoice: invoice.id, metric: 'requests', tally: 0, meter: 0, invoiced: 0, difference: 0, recordedLate: 0, held: total })]);
+    expect(whileHeld.code).toBe(0);
+
+    // The operator sends the held hours (tally stripe push --retry-failed): after the invoice, so late too.
+    expect(await tallyCommand('stripe')(['push', '--retry-failed', '--from', D1, '--to', D1], captureIo(), env, process.cwd(), s.now)).toBe(0);
+    const sent = await reconcile();
+
+    const records = (await s.sync().store.records(acme, D1, D1)).filter((r) => r.metric === 'requests');
     // The day record left from the switch holds the same invoice (its day line) and a late difference of its own.
     expect(records.filter((r) => r.hour === undefined && r.invoice === invoice.id).map((r) => [r.eventName, r.value - r.billed!])).toEqual([['cdn_requests_day', s.counted.get(`${D1} 20`)]]);
     expect(records.filter((r) => r.hour !== undefined).map((r) => [r.hour, r.invoice, r.billed])).toEqual([
       [10, invoice.id, 0],
       [20, invoice.id, 0],
     ]);
-    const rows = (JSON.parse(io.stdout) as { rows: Record<string, unknown>[] }).rows;
-    expect(rows).toEqual([expect.objectContaining({ invoice: invoice.id, metric: 'requests', tally: total, meter: total, invoiced: 0, difference: total, recordedLate: total })]);
-    expect(code).toBe(0);
+    expect(sent.rows).toEqual([expect.objectContaining({ invoice: invoice.id, metric: 'requests', tally: total, meter: total, invoiced: 0, difference: total, recordedLate: total, held: 0 })]);
+    expect(sent.code).toBe(0);
   });
 });
 
@@ -760,6 +774,105 @@ describe('tally backfill --hours of a day whose invoice is finalized (late-usage
     expect(Math.max(...billedAfterEachEvent(s, customer, D1))).toBe(h10 + h13);
     expect(s.server.billedByDay('cdn_requests', customer)).toEqual({ [D1]: h10 + h13 });
     expect((JSON.parse(reconcile.stdout) as { rows: Record<string, unknown>[] }).rows).toEqual([expect.objectContaining({ metric: 'requests', tally: h10 + h13, invoiced: h10 + h13, difference: 0, recordedLate: 0 })]);
+    expect(code).toBe(0);
+  });
+});
+
+describe('switching windows (defect: after TALLY_STRIPE_WINDOW changed, days already on the old meters went to the new ones too)', () => {
+  it.each([
+    ['day', 'hour'],
+    ['hour', 'day'],
+  ] as const)('from %s to %s windows: a day already on the old meters is held (failed, visible in status), never billed twice; push --retry-failed sends it', async (before, after) => {
+    const logLines: string[] = [];
+    // The new window's meters are Tally's (cdn_requests, cdn_bytes); the old ones keep their own names.
+    const s = await scenario(after, logLines);
+    s.server.addMeter('cdn_requests_old', { event_time_window: before });
+    s.server.addMeter('cdn_bytes_old', { event_time_window: before });
+    const acme = uniqueId('acme');
+    const customer = `cus_switch${before}${after}`;
+    // The subscription bills both meters while switching (the old price not removed yet); a period long enough that no invoice is finalized.
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', alsoEventNames: ['cdn_requests_old'], start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 30 * 86_400 });
+    await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
+    const oldEnv = { ...s.stripeEnv, TALLY_STRIPE_WINDOW: before, TALLY_STRIPE_METERS: '{"requests":"cdn_requests_old","bytes":"cdn_bytes_old"}' };
+    const oldSync = createStripeSyncDeps({ tally: readConfig(s.env), stripe: readStripeConfig(oldEnv) }, testClients(info), API_KEY, jsonLog((line) => void logLines.push(line), 'warn'), { clock: s.now, retry: { attempts: 2, baseMs: 5, maxMs: 10 } });
+    const billed = () => (s.server.billedByDay('cdn_requests', customer)[D1] ?? 0) + (s.server.billedByDay('cdn_requests_old', customer)[D1] ?? 0);
+    const billedAfterEachRun: number[] = [];
+    const run = async (sender: Promise<unknown>) => {
+      await sender;
+      billedAfterEachRun.push(billed());
+    };
+
+    // Before the switch: D1's running total, then its closed revision, on the old meters.
+    s.moveTo(`${D1}T10:30:00Z`);
+    await s.ingest(D1, 10, 141, acme);
+    await run(handleStripeMessage(oldSync, { account: acme, running: true }));
+    s.moveTo(`${D4}T00:30:00Z`);
+    for (const day of (await closeOk(testCloser(s.env, s.now))).days) for (const { revision } of day.written ?? []) await run(handleStripeMessage(oldSync, { day: day.day, revision }));
+    const onOldMeters = s.counted.get(`${D1} 10`)!;
+    expect(billed()).toBe(onOldMeters);
+
+    // The operator switches: the sender plans the account's closed days (tally stripe link / push / an adjustment's message) ...
+    s.moveTo(`${D4}T01:00:00Z`);
+    const switched = await handleStripeMessage(s.sync(), { account: acme });
+    billedAfterEachRun.push(billed());
+    // ... and a late log of D1 gets a revision, planned in the new window.
+    s.moveTo(`${D4}T05:00:00Z`);
+    await s.ingest(D1, 20, 142, acme, 13);
+    s.moveTo(`${D4}T05:30:00Z`);
+    await s.close();
+    billedAfterEachRun.push(billed());
+    const total = onOldMeters + s.counted.get(`${D1} 20`)!;
+
+    // Never billed twice at any run: the old meters keep the day, the new ones get nothing of it.
+    expect(billedAfterEachRun).toEqual(billedAfterEachRun.map(() => onOldMeters));
+    expect(switched.outcomes.filter((o) => o.metric === 'requests').map((o) => o.outcome)).toEqual(['failed']);
+    expect(s.requestEvents()).toEqual([]);
+    expect(logLines.join('\n')).toContain('stripe meter event failed');
+    const status = captureIo();
+    const newEnv = { ...s.env, ...s.stripeEnv };
+    expect(await tallyCommand('stripe')(['status', '--json', '--account', acme, '--from', D1, '--to', D1], status, newEnv, process.cwd(), s.now)).toBe(0);
+    const held = (JSON.parse(status.stdout) as { records: { metric: string; eventName: string; state: string; error?: string }[] }).records.filter((r) => r.metric === 'requests' && r.eventName === 'cdn_requests');
+    expect(held.length).toBeGreaterThan(0);
+    for (const record of held) {
+      expect(record.state).toBe('failed');
+      expect(record.error).toContain(`already on the meters of ${before} windows`);
+      expect(record.error).toContain(`TALLY_STRIPE_WINDOW=${after}`);
+      expect(record.error).toContain('tally stripe push --retry-failed');
+    }
+
+    // The operator's choice (the old price removed from the subscription): the held records are sent.
+    const retry = captureIo();
+    expect(await tallyCommand('stripe')(['push', '--retry-failed', '--account', acme], retry, newEnv, process.cwd(), s.now)).toBe(0);
+    expect(s.server.billedByDay('cdn_requests', customer)[D1]).toBe(total);
+  });
+});
+
+describe('reconcile --invoices after a switch from hour to day windows', () => {
+  it("leaves a day held on the hour meters out of the day meter's figure, as the sender holds it", async () => {
+    const s = await scenario('day');
+    s.server.addMeter('cdn_requests_old', { event_time_window: 'hour' });
+    s.server.addMeter('cdn_bytes_old', { event_time_window: 'hour' });
+    const acme = uniqueId('acme');
+    const customer = 'cus_dayswitch01';
+    // A one-day period from D1 00:00, finalized at D2 01:00, billing both meters.
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', alsoEventNames: ['cdn_requests_old'], start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 86_400 });
+    await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
+    const oldEnv = { ...s.stripeEnv, TALLY_STRIPE_WINDOW: 'hour', TALLY_STRIPE_METERS: '{"requests":"cdn_requests_old","bytes":"cdn_bytes_old"}' };
+    const hourSync = createStripeSyncDeps({ tally: readConfig(s.env), stripe: readStripeConfig(oldEnv) }, testClients(info), API_KEY, jsonLog(() => undefined, 'warn'), { clock: s.now, retry: { attempts: 2, baseMs: 5, maxMs: 10 } });
+    s.moveTo(`${D1}T10:30:00Z`);
+    await s.ingest(D1, 10, 151, acme);
+    await handleStripeMessage(hourSync, { account: acme, running: true });
+    // Switched to day windows: D1's day total is held (it is on the hour meters).
+    s.moveTo(`${D2}T06:00:00Z`);
+    const switched = await s.sweep(acme);
+    const io = captureIo();
+    const code = await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D1], io, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+
+    const h10 = s.counted.get(`${D1} 10`)!;
+    expect(switched.outcomes.filter((o) => o.metric === 'requests').map((o) => [o.hour, o.outcome])).toEqual([[undefined, 'failed']]);
+    expect(s.server.billedByDay('cdn_requests_old', customer)).toEqual({ [D1]: h10 });
+    expect(s.requestEvents()).toEqual([]);
+    expect((JSON.parse(io.stdout) as { rows: Record<string, unknown>[] }).rows).toEqual([expect.objectContaining({ metric: 'requests', tally: 0, meter: 0, invoiced: 0, difference: 0, held: h10 })]);
     expect(code).toBe(0);
   });
 });

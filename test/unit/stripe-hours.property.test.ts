@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { compareEvents, meterEventIdentifier } from '../../src/domain/billing/stripe';
-import { dayHourTotals, hourEventTimestamp, hoursDue, parseStripeWindow, windowKey } from '../../src/domain/billing/stripe-hours';
+import { dayHourTotals, hourEventTimestamp, hoursDue, otherWindowHolding, parseStripeWindow, windowKey, windowsOnStripe } from '../../src/domain/billing/stripe-hours';
 import { meterProblems } from '../../src/app/billing/stripe-reconcile';
 import { readStripeConfig } from '../../src/adapters/stripe/stripe-config';
 import { stripeOutboxKey } from '../../src/domain/counters/keys';
@@ -113,5 +113,32 @@ describe('hour windows (TALLY_STRIPE_WINDOW=hour)', () => {
     expect(meterProblems('cdn_requests', [meter], 'hour')).toEqual([]);
     expect(meterProblems('cdn_requests', [meter])).toEqual(['mtr_1: event_time_window is hour, needs day']);
     expect(meterProblems('cdn_requests', [{ ...meter, eventTimeWindow: 'day' }], 'hour')).toEqual(['mtr_1: event_time_window is day, needs hour (TALLY_STRIPE_WINDOW)']);
+  });
+});
+
+describe('a day on the meters of the other window (TALLY_STRIPE_WINDOW switched)', () => {
+  const states = ['pending', 'delivered', 'failed', 'too-old', 'superseded', 'invoice-finalized'] as const;
+  const record = fc.record({ day: fc.constantFrom('2026-11-01', '2026-11-02'), hour: fc.option(fc.integer({ min: 0, max: 23 }), { nil: undefined }), state: fc.constantFrom(...states), attempts: fc.nat({ max: 2 }) });
+
+  it('holds a window exactly when a record of the other window may have reached Stripe (acknowledged, or attempted with no answer) and none of its own has', () => {
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 8 }), fc.constantFrom('2026-11-01', '2026-11-02'), fc.constantFrom('day', 'hour') as fc.Arbitrary<'day' | 'hour'>, (records, day, window) => {
+        const reached = (hourly: boolean) =>
+          records.some((r) => r.day === day && (r.hour !== undefined) === hourly && (r.state === 'delivered' || r.state === 'invoice-finalized' || (r.state === 'pending' && r.attempts > 0)));
+        const own = reached(window === 'hour');
+        const other = reached(window === 'day');
+        expect(otherWindowHolding(windowsOnStripe(records), day, window)).toBe(other && !own ? (window === 'day' ? 'hour' : 'day') : undefined);
+      }),
+    );
+  });
+
+  it('a refused, superseded or never-attempted record of the other window holds nothing', () => {
+    const records = [
+      { day: '2026-11-01', state: 'failed' as const, attempts: 1 },
+      { day: '2026-11-01', state: 'superseded' as const, attempts: 0 },
+      { day: '2026-11-01', state: 'pending' as const, attempts: 0 },
+    ];
+    expect(otherWindowHolding(windowsOnStripe(records), '2026-11-01', 'hour')).toBeUndefined();
+    expect(otherWindowHolding(windowsOnStripe([...records, { day: '2026-11-01', state: 'pending', attempts: 1 }]), '2026-11-01', 'hour')).toBe('day');
   });
 });

@@ -184,13 +184,21 @@ export function ceilHour(seconds: number): number {
  * [start, end) holds: the hours whose events (stamped at the hour's start, plus a second per
  * step) fall in it, i.e. those starting from the first whole hour at or after `start` up to
  * the one before `end` rounded up. Each hour as it is sent (never below 0). One usage read.
+ * The hours of a day and metric `leaveOut` names (held by the sender) count in `held` instead.
  */
-export async function periodHourTotals(deps: HourPlanDeps, account: string, start: number, end: number): Promise<{ from: number; to: number; totals: Record<string, number> }> {
+export async function periodHourTotals(
+  deps: HourPlanDeps,
+  account: string,
+  start: number,
+  end: number,
+  leaveOut: (day: string, metric: string) => boolean = () => false,
+): Promise<{ from: number; to: number; totals: Record<string, number>; held: Record<string, number> }> {
   const from = ceilHour(start);
   const to = ceilHour(end);
   const metrics = Object.keys(deps.meters);
   const totals: Record<string, number> = Object.fromEntries(metrics.map((metric) => [metric, 0]));
-  if (from >= to) return { from, to, totals };
+  const held: Record<string, number> = Object.fromEntries(metrics.map((metric) => [metric, 0]));
+  if (from >= to) return { from, to, totals, held };
   const dayOfSeconds = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
   const days = await readDays(deps, account, dayOfSeconds(from), dayOfSeconds(to - 1));
   const split = new Map<string, DayHourTotals>();
@@ -199,7 +207,7 @@ export async function periodHourTotals(deps: HourPlanDeps, account: string, star
     const hour = new Date(hourStart * 1000).getUTCHours();
     if (!split.has(day)) split.set(day, dayHourTotals(days.get(day) ?? EMPTY_DAY, metrics));
     const { hours } = split.get(day)!;
-    for (const metric of metrics) totals[metric]! += Number(meterValue(hours[metric]![hour] ?? 0));
+    for (const metric of metrics) (leaveOut(day, metric) ? held : totals)[metric]! += Number(meterValue(hours[metric]![hour] ?? 0));
   }
-  return { from, to, totals };
+  return { from, to, totals, held };
 }

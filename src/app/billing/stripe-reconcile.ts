@@ -2,8 +2,8 @@ import { isClosed } from '../../domain/billing/day-close';
 import { addDays, dayOf, eachDay } from '../../domain/days';
 import { TallyError } from '../../domain/errors';
 import { compareEvents, firstDayOfPeriod, meterValue, STRIPE_CUSTOMER_KEY, STRIPE_VALUE_KEY, type StripeLink, type StripeOutboxRecord } from '../../domain/billing/stripe';
-import { windowKey, type StripeWindow } from '../../domain/billing/stripe-hours';
-import { periodHourTotals } from './stripe-hours';
+import { otherWindowHolding, windowKey, windowsOnStripe, type StripeWindow } from '../../domain/billing/stripe-hours';
+import { ceilHour, periodHourTotals } from './stripe-hours';
 import { mapWithConcurrency } from '../concurrency';
 import type { StripeInvoiceInfo, StripeMeterApi, StripeMeterInfo } from '../ports';
 import type { StripeSyncDeps } from './stripe-sync';
@@ -190,6 +190,12 @@ export interface InvoiceComparison {
   readonly difference: number;
   /** The part of the difference recorded as late usage (`stripe.late_usage` sent). */
   readonly recordedLate: number;
+  /**
+   * Tally's total of the period's days left out of `tally`: days on the meters of the other
+   * window (sent before `TALLY_STRIPE_WINDOW` was switched), whose events of this window the
+   * sender holds (docs/stripe.md#hour-windows).
+   */
+  readonly held: number;
 }
 
 /**
@@ -237,12 +243,17 @@ async function compareInvoice(
     const line = invoice.lines.find((l) => l.priceId !== null && prices.has(l.priceId));
     if (line === undefined) continue;
     let tally = 0;
+    let held = 0;
+    const onStripe = windowsOnStripe(records.filter((r) => r.metric === metric));
     for (const day of days) {
       const adjusted = adjustments.filter((a) => a.day === day && a.metric === metric).reduce((sum, a) => sum + a.delta, 0);
-      tally += Number(meterValue((counters.get(day)![metric] ?? 0) + adjusted));
+      const value = Number(meterValue((counters.get(day)![metric] ?? 0) + adjusted));
+      // As the sender: a day on the hour meters already is held, never sent to this one.
+      if (otherWindowHolding(onStripe, day, 'day') === undefined) tally += value;
+      else held += value;
     }
     const meter = Object.values(await deps.api.daySummaries(meterId, link.customer, first, last)).reduce((sum, v) => sum + v, 0);
-    rows.push({ account: link.account, customer: link.customer, invoice: invoice.id, metric, from: first, to: last, tally, meter, invoiced: line.quantity, difference: tally - line.quantity, recordedLate: recordedLate(records, metric, invoice.id, deps.meters[metric]!, deps.window ?? 'day') });
+    rows.push({ account: link.account, customer: link.customer, invoice: invoice.id, metric, from: first, to: last, tally, meter, invoiced: line.quantity, difference: tally - line.quantity, recordedLate: recordedLate(records, metric, invoice.id, deps.meters[metric]!, deps.window ?? 'day'), held });
   }
   return rows;
 }
@@ -259,11 +270,14 @@ async function compareInvoiceByHour(
   meterIds: Readonly<Record<string, string>>,
 ): Promise<InvoiceComparison[]> {
   // Nor an hour before its first one.
-  const { from, to, totals } = await periodHourTotals(deps, link.account, Math.max(invoice.periodStart, linkStart(link)), invoice.periodEnd);
-  if (from >= to) return [];
-  const first = dayOf(new Date(from * 1000));
-  const last = dayOf(new Date((to - 1) * 1000));
+  const start = Math.max(invoice.periodStart, linkStart(link));
+  if (ceilHour(start) >= ceilHour(invoice.periodEnd)) return [];
+  const first = dayOf(new Date(ceilHour(start) * 1000));
+  const last = dayOf(new Date((ceilHour(invoice.periodEnd) - 1) * 1000));
   const records = await deps.store.records(link.account, first, last);
+  // As the sender: the hours of a day on the day meters already are held, never sent to this one.
+  const onStripe = new Map(Object.keys(meterIds).map((metric) => [metric, windowsOnStripe(records.filter((r) => r.metric === metric))]));
+  const { from, to, totals, held } = await periodHourTotals(deps, link.account, start, invoice.periodEnd, (day, metric) => otherWindowHolding(onStripe.get(metric)!, day, 'hour') !== undefined);
   const rows: InvoiceComparison[] = [];
   for (const [metric, meterId] of Object.entries(meterIds)) {
     const prices = new Set(items.filter((item) => item.meterId === meterId).map((item) => item.priceId));
@@ -271,7 +285,7 @@ async function compareInvoiceByHour(
     if (line === undefined) continue;
     const tally = totals[metric] ?? 0;
     const meter = deps.api.summaryOver === undefined ? 0 : await deps.api.summaryOver(meterId, link.customer, from, to);
-    rows.push({ account: link.account, customer: link.customer, invoice: invoice.id, metric, from: first, to: last, tally, meter, invoiced: line.quantity, difference: tally - line.quantity, recordedLate: recordedLate(records, metric, invoice.id, deps.meters[metric]!, deps.window ?? 'day') });
+    rows.push({ account: link.account, customer: link.customer, invoice: invoice.id, metric, from: first, to: last, tally, meter, invoiced: line.quantity, difference: tally - line.quantity, recordedLate: recordedLate(records, metric, invoice.id, deps.meters[metric]!, deps.window ?? 'day'), held: held[metric] ?? 0 });
   }
   return rows;
 }

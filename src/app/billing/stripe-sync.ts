@@ -29,7 +29,7 @@ import {
   type StripeMeterMap,
   type StripeOutboxRecord,
 } from '../../domain/billing/stripe';
-import { windowKey, type StripeWindow } from '../../domain/billing/stripe-hours';
+import { otherWindowHolding, windowKey, windowOf, windowsOnStripe, type StripeWindow } from '../../domain/billing/stripe-hours';
 import { mapWithConcurrency } from '../concurrency';
 import type { Log } from '../log';
 import type { AdjustmentStore, CloseStore, InvoiceItemOutcome, StripeInvoiceInfo, StripeMeterApi, StripeMeterInfo, StripeSendMessage, StripeSendQueue, StripeStore, StripeSubscriptionItemInfo, UsageReader, WebhookOutbox } from '../ports';
@@ -172,7 +172,8 @@ export async function planAccountDays(deps: StripeSyncDeps, link: StripeLink, da
   if (closed.length === 0) return [];
   const sorted = [...closed].sort((a, b) => (a.day < b.day ? -1 : 1));
   if (deps.window === 'hour') return planClosedHours(deps, link, sorted);
-  const existing = await deps.store.records(link.account, sorted[0]!.day, sorted[sorted.length - 1]!.day);
+  // Day records only: hour records left from a switch of windows are another meter's (the sender holds the day if it is on them).
+  const existing = (await deps.store.records(link.account, sorted[0]!.day, sorted[sorted.length - 1]!.day)).filter((r) => r.hour === undefined);
   const known = new Set(existing.map((r) => `${r.day}#${r.metric}#${r.revision}#${r.adjusted ?? 0}`));
   const newest = new Map<string, number>();
   for (const r of existing) newest.set(`${r.day}#${r.metric}`, Math.max(newest.get(`${r.day}#${r.metric}`) ?? 0, eventStep(r)));
@@ -267,7 +268,7 @@ export async function planRunningTotals(deps: StripeSyncDeps, link: StripeLink):
   const open = eachDay(from, to).filter((day) => !closed.has(day) && (link.from === undefined || day >= link.from));
   if (open.length === 0) return [];
   if (deps.window === 'hour') return planRunningHours(deps, link, open, from, to);
-  const existing = await deps.store.records(link.account, from, to);
+  const existing = (await deps.store.records(link.account, from, to)).filter((r) => r.hour === undefined);
   const adjustments = await deps.adjustments.list(link.account, from, to);
   const metrics = Object.keys(deps.meters);
   const createdAt = at.toISOString();
@@ -346,6 +347,8 @@ export async function linkAccount(
  *                            else POST with its identifier; 200 or "already exists" -> delivered
  *                                 429 / 5xx / no answer -> backoff, same identifier; still failing -> left pending
  *                                 other 4xx -> failed (logged as an error: alarm)
+ *            a day already on the meters of the other window (TALLY_STRIPE_WINDOW switched) -> failed, held
+ *            (alarm); retryFailed (push --retry-failed, the operator's choice) sends it
  * ```
  */
 export async function sendPending(
@@ -357,25 +360,32 @@ export async function sendPending(
   const to = scope.to ?? dayOf(at);
   const links = await linksOf(deps, scope);
   const groups: { link: StripeLink; records: StripeOutboxRecord[] }[] = [];
+  // Records the operator sends again: a day held after a window switch goes with them.
+  const released = new Set<string>();
   for (const link of links) {
     let records = await deps.store.records(link.account, from, to);
     if (scope.retryFailed === true) {
       // After the cause is fixed (a meter created, a customer restored): the same identifier, value and timestamp again.
       const failed = records.filter((r) => r.state === 'failed');
       for (const record of failed) await deps.store.updateRecord(record, { state: 'pending' });
+      for (const record of failed) released.add(record.identifier);
       records = records.map((r) => (r.state === 'failed' ? { ...r, state: 'pending' } : r));
     }
     const byMetric = new Map<string, StripeOutboxRecord[]>();
     for (const record of records) byMetric.set(record.metric, [...(byMetric.get(record.metric) ?? []), record]);
     for (const group of byMetric.values()) if (group.some((r) => r.state === 'pending')) groups.push({ link, records: group });
   }
-  const results = await mapWithConcurrency(groups, deps.concurrency ?? 4, ({ link, records }) => sendGroup(deps, link, records));
+  const results = await mapWithConcurrency(groups, deps.concurrency ?? 4, ({ link, records }) => sendGroup(deps, link, records, released));
   const outcomes = results.flat();
   return { outcomes, left: outcomes.filter((o) => o.outcome === 'retry-later' || o.outcome === 'busy').length };
 }
 
-/** One account's records of one metric: under the lease of its customer and meter. */
-async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: StripeOutboxRecord[]): Promise<SendOutcome[]> {
+/**
+ * One account's records of one metric (of both windows: their outbox keys share the day's
+ * range): under the lease of its customer and meter. `released`: identifiers of records the
+ * operator sends again (`--retry-failed`).
+ */
+async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: StripeOutboxRecord[], released: ReadonlySet<string> = new Set()): Promise<SendOutcome[]> {
   const eventName = records[0]!.eventName;
   // The lease of the customer the account is linked to now: every send of this group goes there.
   const customer = link.customer;
@@ -394,6 +404,8 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
   if (!(await take())) return pending.map((r) => outcome(r, 'busy'));
   const cache = deps.subscriptions ?? new SubscriptionCache();
   const outcomes: SendOutcome[] = [];
+  // Which windows each day is on at Stripe (from the records read: no read more), kept up to date as this run sends.
+  const onStripe = windowsOnStripe(records);
   try {
     // A window: the day, or with TALLY_STRIPE_WINDOW=hour the day's hour; each has its own sequence.
     const byWindow = new Map<string, StripeOutboxRecord[]>();
@@ -409,9 +421,12 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
         outcomes.push({ ...outcome(newest, 'retry-later'), error });
         continue;
       }
-      const sent = await sendWindow(deps, link, sorted, cache, renew);
+      const sent = await sendWindow(deps, link, sorted, cache, renew, { onStripe, released });
       outcomes.push(...sent);
       const last = sent.at(-1);
+      if (last !== undefined && (last.outcome === 'delivered' || last.outcome === 'already-existed' || last.outcome === 'invoice-finalized')) {
+        onStripe.set(newest.day, new Set([...(onStripe.get(newest.day) ?? []), windowOf(newest)]));
+      }
       if (lowers(sorted) && last !== undefined && (last.outcome === 'retry-later' || last.outcome === 'busy' || last.outcome === 'failed')) unlowered.add(newest.day);
     }
   } finally {
@@ -447,9 +462,17 @@ function windowOrder(a: string, ra: readonly StripeOutboxRecord[], b: string, rb
 
 /**
  * Sends one window's newest pending record (a day, or an hour of a day) and supersedes its
- * older pending ones: relinked, wrong-window and late records as {@link sendPending} says.
+ * older pending ones: relinked, wrong-window, switched-window and late records as
+ * {@link sendPending} says.
  */
-async function sendWindow(deps: StripeSyncDeps, link: StripeLink, sorted: StripeOutboxRecord[], cache: SubscriptionCache, renew: () => Promise<boolean>): Promise<SendOutcome[]> {
+async function sendWindow(
+  deps: StripeSyncDeps,
+  link: StripeLink,
+  sorted: StripeOutboxRecord[],
+  cache: SubscriptionCache,
+  renew: () => Promise<boolean>,
+  switched: { onStripe: ReadonlyMap<string, ReadonlySet<StripeWindow>>; released: ReadonlySet<string> },
+): Promise<SendOutcome[]> {
   const outcomes: SendOutcome[] = [];
   const newest = sorted[sorted.length - 1]!;
   for (const older of sorted.slice(0, -1).filter((r) => r.state === 'pending')) {
@@ -476,8 +499,31 @@ async function sendWindow(deps: StripeSyncDeps, link: StripeLink, sorted: Stripe
     deps.log.error('stripe meter event failed', { account: record.account, metric: record.metric, day: record.day, revision: record.revision, error: mismatch });
     return [...outcomes, { ...outcome(record, 'failed'), error: mismatch }];
   }
+  const other = sorted.some((r) => switched.released.has(r.identifier)) ? undefined : otherWindowHolding(switched.onStripe, record.day, windowOf(record));
+  if (other !== undefined) {
+    const error = heldAfterSwitch(record, other);
+    await deps.store.updateRecord(record, { state: 'failed', error });
+    // The alarm's metric filter (stripe-events-refused) matches this message.
+    deps.log.error('stripe meter event failed', { account: record.account, metric: record.metric, day: record.day, revision: record.revision, error });
+    return [...outcomes, { ...outcome(record, 'failed'), error }];
+  }
   const delivered = sorted.filter((r) => r.state === 'delivered' || r.state === 'invoice-finalized');
   return [...outcomes, await deliver(deps, record, delivered.length === 0 ? null : delivered[delivered.length - 1]!.value, renew, sorted)];
+}
+
+/**
+ * Why `record` is held: its day is on the meters of the `other` window already (sent before
+ * `TALLY_STRIPE_WINDOW` was switched), and Stripe keeps one event per window of each meter
+ * (https://docs.stripe.com/billing/subscriptions/usage-based/recording-usage), so the new meter
+ * would bill the day beside the old one's. What the operator can do is in the message.
+ */
+function heldAfterSwitch(record: StripeOutboxRecord, other: StripeWindow): string {
+  const window = windowOf(record);
+  return (
+    `${record.day} of ${record.metric} is already on the meters of ${other} windows (sent before TALLY_STRIPE_WINDOW=${window}): ` +
+    `this ${window} event to ${record.eventName} is held, not sent, so a subscription billing both meters never bills the day twice; ` +
+    `once the old meters' price no longer bills the day (or the day should be billed on ${record.eventName} as well), send it with tally stripe push --retry-failed (docs/stripe.md#hour-windows)`
+  );
 }
 
 /**

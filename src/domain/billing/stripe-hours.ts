@@ -135,3 +135,41 @@ export function hoursDue<R extends Pick<StripeOutboxRecord, 'hour' | 'revision' 
 export function windowKey(record: Pick<StripeOutboxRecord, 'day' | 'hour'>): string {
   return record.hour === undefined ? record.day : `${record.day}T${String(record.hour).padStart(2, '0')}`;
 }
+
+/** The window of a record's event: `hour` when it names an hour, else `day`. */
+export function windowOf(record: Pick<StripeOutboxRecord, 'hour'>): StripeWindow {
+  return record.hour === undefined ? 'day' : 'hour';
+}
+
+/**
+ * The windows each day of one account and metric is on at Stripe, from its outbox records:
+ * those with a record acknowledged (`delivered`, `invoice-finalized`) or sent without an answer
+ * yet (pending with an attempt: it may have reached Stripe). Day records went to day meters and
+ * hour records to hour meters (the sender refuses any other pairing), so after
+ * `TALLY_STRIPE_WINDOW` changed, a day may be on the old meters, the new ones, or both.
+ */
+export function windowsOnStripe(records: readonly Pick<StripeOutboxRecord, 'day' | 'hour' | 'state' | 'attempts'>[]): Map<string, Set<StripeWindow>> {
+  const on = new Map<string, Set<StripeWindow>>();
+  for (const record of records) {
+    const reached = record.state === 'delivered' || record.state === 'invoice-finalized' || (record.state === 'pending' && record.attempts > 0);
+    if (!reached) continue;
+    const windows = on.get(record.day) ?? new Set<StripeWindow>();
+    windows.add(windowOf(record));
+    on.set(record.day, windows);
+  }
+  return on;
+}
+
+/**
+ * The other window when `day` is on Stripe in it and not in `window` (see {@link windowsOnStripe}):
+ * an event of `window` for that day would reach the new meters while the old ones keep the day,
+ * and a subscription that bills both meters over the day would bill it twice. Undefined when the
+ * day is on neither, or already on `window`'s meters (the operator sent it there: what follows
+ * only updates them).
+ */
+export function otherWindowHolding(on: ReadonlyMap<string, ReadonlySet<StripeWindow>>, day: string, window: StripeWindow): StripeWindow | undefined {
+  const windows = on.get(day);
+  if (windows === undefined || windows.has(window)) return undefined;
+  const other: StripeWindow = window === 'day' ? 'hour' : 'day';
+  return windows.has(other) ? other : undefined;
+}

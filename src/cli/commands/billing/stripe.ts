@@ -288,7 +288,7 @@ export const stripePushCommand = defineCommand<{ account?: string; from?: string
   options: [
     { flags: '--account <id>', help: 'only this account', read: accountId },
     ...RANGE,
-    { flags: '--retry-failed', help: 'send events Stripe refused again (after fixing the meter or the customer)' },
+    { flags: '--retry-failed', help: 'send failed events again: refused by Stripe (after fixing the meter or the customer), or held as a day already on the meters of the other window, when the operator chooses to bill it' },
     JSON_OPTION,
   ],
   target: { settings: [] },
@@ -499,8 +499,8 @@ export const stripeReconcileCommand = defineCommand<{ from: string; to: string; 
         if (invoices.rows.length > 0) {
           io.out(
             formatTable(
-              ['account', 'customer', 'invoice', 'period days', 'metric', 'tally', 'meter', 'invoice qty', 'difference', 'late usage recorded'],
-              invoices.rows.map((r) => [r.account, r.customer, r.invoice, `${r.from}..${r.to}`, r.metric, String(r.tally), String(r.meter), String(r.invoiced), String(r.difference), String(r.recordedLate)]),
+              ['account', 'customer', 'invoice', 'period days', 'metric', 'tally', 'meter', 'invoice qty', 'difference', 'late usage recorded', 'held (other window)'],
+              invoices.rows.map((r) => [r.account, r.customer, r.invoice, `${r.from}..${r.to}`, r.metric, String(r.tally), String(r.meter), String(r.invoiced), String(r.difference), String(r.recordedLate), r.held === 0 ? '' : String(r.held)]),
             ),
           );
         }
