@@ -840,6 +840,13 @@ describe('switching windows (defect: after TALLY_STRIPE_WINDOW changed, days alr
       expect(record.error).toContain('tally stripe push --retry-failed');
     }
 
+    // tally stripe reconcile compares the new meters' days as the sender holds them: D1 is not drift, it is held.
+    const reconcile = captureIo();
+    expect(await tallyCommand('stripe')(['reconcile', '--json', '--from', D1, '--to', D1], reconcile, newEnv, process.cwd(), s.now)).toBe(0);
+    const report = JSON.parse(reconcile.stdout) as { drift: { account: string }[]; held: { account: string; metric: string; day: string; tally: number }[] };
+    expect(report.drift.filter((d) => d.account === acme)).toEqual([]);
+    expect(report.held.filter((h) => h.account === acme && h.metric === 'requests')).toEqual([expect.objectContaining({ day: D1, tally: total })]);
+
     // The operator's choice (the old price removed from the subscription): the held records are sent.
     const retry = captureIo();
     expect(await tallyCommand('stripe')(['push', '--retry-failed', '--account', acme], retry, newEnv, process.cwd(), s.now)).toBe(0);

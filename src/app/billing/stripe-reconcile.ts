@@ -45,6 +45,11 @@ export interface StripeReconcileReport {
   readonly drift: readonly StripeDrift[];
   /** Days of the range not closed yet (not compared: nothing is sent for them). */
   readonly openDays: readonly string[];
+  /**
+   * Account-day-metric figures not compared: days on the meters of the other window (sent
+   * before `TALLY_STRIPE_WINDOW` was switched), whose events the sender holds (docs/stripe.md#hour-windows).
+   */
+  readonly held: readonly Omit<StripeDrift, 'stripe'>[];
 }
 
 /**
@@ -59,6 +64,7 @@ export async function reconcileStripe(deps: StripeSyncDeps, from: string, to: st
   const openDays = eachDay(from, to).filter((day) => !closedDays.has(day));
   const links = await deps.store.links();
   const rows: StripeDrift[] = [];
+  const held: Omit<StripeDrift, 'stripe'>[] = [];
   // One read per account-day, whatever the number of metrics.
   const figures = new Map<string, ReturnType<typeof deps.closeStore.accountDay>>();
   const accountDay = (account: string, day: string) => {
@@ -70,20 +76,25 @@ export async function reconcileStripe(deps: StripeSyncDeps, from: string, to: st
     // The link never sends a day before its first one, nor (hour windows) the hours of that day before its first hour.
     const days = [...closedDays].filter((day) => link.from === undefined || day >= link.from);
     const firstHours = await linkFirstDayHours(deps, link);
+    // One read of the link's outbox records: which days are on the other window's meters (held, as the sender holds them).
+    const records = await deps.store.records(link.account, from, to);
     for (const [metric, meterId] of Object.entries(meterIds)) {
       const billed = await deps.api.daySummaries(meterId, link.customer, from, to);
+      const onStripe = windowsOnStripe(records.filter((r) => r.metric === metric));
       for (const day of days) {
         const { counters } = await accountDay(link.account, day);
         const adjustments = (await deps.adjustments.list(link.account, day, day)).filter((a) => a.metric === metric).reduce((sum, a) => sum + a.delta, 0);
         // Tally's own figure, not what the sender could send: meterValue() turns a negative total into 0,
         // and comparing that would call -99,999,912 and 0 equal.
         const tally = day === link.from && firstHours !== undefined ? (firstHours[metric] ?? 0) : (counters[metric] ?? 0) + adjustments;
-        rows.push({ account: link.account, customer: link.customer, metric, day, tally, stripe: billed[day] ?? 0 });
+        if (otherWindowHolding(onStripe, day, deps.window ?? 'day') !== undefined) held.push({ account: link.account, customer: link.customer, metric, day, tally });
+        else rows.push({ account: link.account, customer: link.customer, metric, day, tally, stripe: billed[day] ?? 0 });
       }
     }
   });
   rows.sort((a, b) => (a.account + a.metric + a.day < b.account + b.metric + b.day ? -1 : 1));
-  return { from, to, compared: rows.length, drift: rows.filter((row) => row.tally !== row.stripe), openDays };
+  held.sort((a, b) => (a.account + a.metric + a.day < b.account + b.metric + b.day ? -1 : 1));
+  return { from, to, compared: rows.length, drift: rows.filter((row) => row.tally !== row.stripe), openDays, held };
 }
 
 /**

@@ -513,7 +513,8 @@ export const stripeReconcileCommand = defineCommand<{ from: string; to: string; 
     } else {
       io.out(
         `tally stripe reconcile ${report.from}..${report.to}: ${report.compared} account-day figure(s) compared, ${report.drift.length} differ` +
-          `${report.openDays.length > 0 ? ` (${report.openDays.length} open day(s) not compared)` : ''}\n`,
+          `${report.openDays.length > 0 ? ` (${report.openDays.length} open day(s) not compared)` : ''}` +
+          `${report.held.length > 0 ? `; ${report.held.length} held (on the meters of the other window: tally stripe status)` : ''}\n`,
       );
       if (report.drift.length > 0) {
         io.out(
