@@ -413,25 +413,6 @@ function spreadEntries(indices: Int32Array, definitions: Int32Array, maxDefiniti
   for (let row = 0, value = 0; row < rows; row++) rowEntries[row] = definitions[row] !== maxDefinition ? -1 : indices[value++]!;
 }
 
-/** Where each of `rows` PLAIN BYTE_ARRAY values from `at` is in the page (`starts`, `ends`); answers the longest's length (parquet-plain.ts). */
-function placePlain(
-  page: Uint8Array,
-  at: number,
-  rows: number,
-  definitions: Int32Array | undefined,
-  maxDefinition: number,
-  starts: Int32Array,
-  ends: Int32Array,
-  name: string,
-  counts?: Float64Array,
-): number {
-  try {
-    return placePlainValues(page, at, rows, definitions, maxDefinition, starts, ends, counts);
-  } catch (error) {
-    throw new Error(`column ${name}: ${(error as Error).message}`, { cause: error });
-  }
-}
-
 /**
  * PLAIN BYTE_ARRAY values from `at` (4-byte length, then the bytes), `rows` of them (a
  * row whose definition level is below `maxDefinition` has none: an empty span), read
@@ -449,7 +430,12 @@ function plainText(
   name: string,
   counts?: Float64Array,
 ): Rendered {
-  let longest = placePlain(page, at, rows, definitions, maxDefinition, starts, ends, name, counts);
+  let longest: number;
+  try {
+    longest = placePlainValues(page, at, rows, definitions, maxDefinition, starts, ends, counts);
+  } catch (error) {
+    throw new Error(`column ${name}: ${(error as Error).message}`, { cause: error });
+  }
   if (!controlInValues(page, starts, ends)) return { bytes: page, starts, ends, longest };
   // The same values, escaped (an absent one is empty).
   const out = new Uint8Array(page.length * 3 + 1);

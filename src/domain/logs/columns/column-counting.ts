@@ -277,7 +277,7 @@ export class ColumnCounting {
             if (dayCache !== undefined) {
               const entry = date.entries![date.at + at]! + 1;
               let day = dayCache[entry]!;
-              if (day === UNKNOWN_ENTRY) day = dayCache[entry] = entry === 0 ? INVALID : this.dayOfText(date.dictionary!, entry - 1);
+              if (day === UNKNOWN_ENTRY) day = this.dayOfEntry(dayCache, date, entry);
               kernel.setEntry('day', entry, day);
             } else {
               const value = date.numbers![date.at + at]!;
@@ -291,14 +291,14 @@ export class ColumnCounting {
           case SumStop.Bytes: {
             const entry = bytes!.entries![bytes!.at + at]! + 1;
             let value = byteCache![entry]!;
-            if (value === UNKNOWN_ENTRY) value = byteCache![entry] = entryByteCount(bytes!.dictionary!, entry);
+            if (value === UNKNOWN_ENTRY) value = byteCountOfEntry(byteCache!, bytes!, entry);
             kernel.setByteCount(entry, value);
             break;
           }
           case SumStop.Pair: {
-            const pair = (x === undefined ? 0 : (x.entries![x.at + at]! + 1) * cWidth) + (c === undefined ? 0 : c.entries![c.at + at]! + 1);
+            const pair = pairOfRow(x, c, cWidth, at);
             let account = accounts[pair]!;
-            if (account === UNKNOWN) account = accounts[pair] = this.accountOfPair(x, c, pair, cWidth);
+            if (account === UNKNOWN) account = this.pairAccount(accounts, x, c, pair, cWidth);
             kernel.setEntry('pair', pair, account);
             break;
           }
@@ -338,7 +338,7 @@ export class ColumnCounting {
       if (days[row]! < 0) continue;
       const entry = entries[at + row]! + 1;
       let day = cache[entry]!;
-      if (day === UNKNOWN_ENTRY) day = cache[entry] = entry === 0 ? INVALID : this.dayOfText(date.dictionary!, entry - 1);
+      if (day === UNKNOWN_ENTRY) day = this.dayOfEntry(cache, date, entry);
       days[row] = day;
     }
   }
@@ -422,7 +422,7 @@ export class ColumnCounting {
       if (days[row]! < 0) continue;
       const entry = entries[at + row]! + 1;
       let value = cache[entry]!;
-      if (value === UNKNOWN_ENTRY) value = cache[entry] = entryByteCount(bytes.dictionary!, entry);
+      if (value === UNKNOWN_ENTRY) value = byteCountOfEntry(cache, bytes, entry);
       if (value < 0) days[row] = INVALID;
       else sent[row] = value;
     }
@@ -491,7 +491,7 @@ export class ColumnCounting {
       if (day >= 0) {
         const pair = pairs[row]!;
         account = accounts[pair]!;
-        if (account === UNKNOWN) account = accounts[pair] = this.accountOfPair(x, c, pair, cWidth);
+        if (account === UNKNOWN) account = this.pairAccount(accounts, x, c, pair, cWidth);
       }
       if (account < 0) {
         if (pending > 0) layout.advance(pending);
@@ -524,9 +524,9 @@ export class ColumnCounting {
       let account = INVALID;
       if (day >= 0) {
         if (pairs !== undefined) {
-          const pair = (x === undefined ? 0 : (x.entries![x.at + row]! + 1) * cWidth) + (c === undefined ? 0 : c.entries![c.at + row]! + 1);
+          const pair = pairOfRow(x, c, cWidth, row);
           account = pairs.accounts[pair]!;
-          if (account === UNKNOWN) account = pairs.accounts[pair] = this.accountOfPair(x, c, pair, cWidth);
+          if (account === UNKNOWN) account = this.pairAccount(pairs.accounts, x, c, pair, cWidth);
         } else if (hostAt !== undefined) account = this.accountOfHost(x, c, row);
         else account = this.accountOfRow(runs, row);
       }
@@ -590,6 +590,16 @@ export class ColumnCounting {
       caches.set(dictionary.bytes, cache);
     }
     return cache;
+  }
+
+  /** The day id of a `date` dictionary entry + 1 (0: none, no day), kept in `cache` (see {@link entryCache}). */
+  private dayOfEntry(cache: Int32Array, date: ColumnRun, entry: number): number {
+    return (cache[entry] = entry === 0 ? INVALID : this.dayOfText(date.dictionary!, entry - 1));
+  }
+
+  /** The account of a host pair, kept in `accounts` (see {@link pairs}). */
+  private pairAccount(accounts: Int32Array, x: ColumnRun | undefined, c: ColumnRun | undefined, pair: number, cWidth: number): number {
+    return (accounts[pair] = this.accountOfPair(x, c, pair, cWidth));
   }
 
   /** The day id of a `date` (or timestamp) dictionary entry's text. */
@@ -934,6 +944,16 @@ function presentEntry(run: ColumnRun, entry: number): boolean {
   const start = dictionary.starts[entry]!;
   const length = dictionary.ends[entry]! - start;
   return length > 1 || (length === 1 && dictionary.bytes[start] !== DASH);
+}
+
+/** The row's host pair (see ColumnCounting.pairs): (x-host-header entry + 1) × `cWidth` + cs(Host) entry + 1. */
+function pairOfRow(x: ColumnRun | undefined, c: ColumnRun | undefined, cWidth: number, row: number): number {
+  return (x === undefined ? 0 : (x.entries![x.at + row]! + 1) * cWidth) + (c === undefined ? 0 : c.entries![c.at + row]! + 1);
+}
+
+/** The byte count of an sc-bytes dictionary entry + 1, kept in `cache` (see entryByteCount). */
+function byteCountOfEntry(cache: Float64Array, run: ColumnRun, entry: number): number {
+  return (cache[entry] = entryByteCount(run.dictionary!, entry));
 }
 
 /** The sc-bytes of a dictionary entry + 1 (0: none, read as 0); -1 when it is no byte count. */
