@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { MAP_RESOLVERS, parseResolverSpec, type ResolverSpec } from '../domain/logs/account-resolver';
 import { ConfigError } from '../domain/errors';
 import type { KeyScheme, ShardChange } from '../domain/counters/idempotency-key';
@@ -7,6 +6,7 @@ import { MAX_REDELIVERY_HORIZON_DAYS, REPLAY_WINDOW_DAYS } from '../domain/count
 import { validateMetricRules, type MetricRule } from '../domain/logs/metric-rules';
 import { missingFields, parseDelimiter, parseLogFields, type LogFormatSettings } from '../domain/logs/log-fields';
 import { DEFAULT_QUOTA_LEVELS, parseQuotaDefaults, parseQuotaLevels, type QuotaDefaults } from '../domain/billing/quota';
+import { readSmallTextFile } from './small-file';
 
 /**
  * Defaults sized so that a shard item stays under 1 KB: 15 keys (17 bytes each with their
@@ -114,9 +114,13 @@ function url(env: Env, name: string): string | undefined {
   return raw;
 }
 
+/** The largest `host-map:FILE` or `distribution:FILE` read: far above any real map, far below what fills memory. */
+export const MAX_MAP_FILE_BYTES = 16 * 1024 * 1024;
+
 /**
  * Reads the resolver flag or variable; `host-map:FILE` and `distribution:FILE` read the
- * file here so the domain never touches the file system.
+ * file here so the domain never touches the file system. A FILE that is a device, pipe,
+ * folder or over {@link MAX_MAP_FILE_BYTES} is refused (`host-map:/dev/zero` read forever).
  */
 export function readResolver(text: string, variable = 'TALLY_RESOLVER'): ResolverSpec {
   try {
@@ -124,7 +128,7 @@ export function readResolver(text: string, variable = 'TALLY_RESOLVER'): Resolve
     const kind = text.slice(0, colon);
     const argument = text.slice(colon + 1);
     if (colon !== -1 && MAP_RESOLVERS.includes(kind) && !argument.trimStart().startsWith('{')) {
-      return parseResolverSpec(`${kind}:${readFileSync(argument, 'utf8')}`);
+      return parseResolverSpec(`${kind}:${readSmallTextFile(argument, MAX_MAP_FILE_BYTES)}`);
     }
     return parseResolverSpec(text);
   } catch (error) {

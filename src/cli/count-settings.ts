@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { readMetricRules } from '../adapters/config';
 import type { Env } from '../adapters/env';
+import { MAX_STACK_FILE_BYTES, readSmallTextFile } from '../adapters/small-file';
 import { describeMetricRule, type MetricRule } from '../domain/logs/metric-rules';
 import type { LocalStackInfo } from '../local/stack';
 import { isAlive, readHolder } from '../local/lifecycle/stack-lock';
@@ -35,7 +36,7 @@ function runningStack(env: Env, cwd: string): { consumer: Record<string, string>
   const holder = readHolder(join(dirname(path), 'lock.json'));
   if (holder === undefined || !isAlive(holder)) return { stale: shown };
   try {
-    const info = JSON.parse(readFileSync(path, 'utf8')) as LocalStackInfo;
+    const info = JSON.parse(readSmallTextFile(path, MAX_STACK_FILE_BYTES)) as LocalStackInfo;
     return { consumer: info.consumer ?? {}, shown };
   } catch {
     return { stale: shown };

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import type { AwsCredentialIdentity } from '@aws-sdk/types';
 import { readConfig, type TallyConfig } from '../adapters/config';
+import { MAX_STACK_FILE_BYTES, readSmallTextFile } from '../adapters/small-file';
 import type { Env } from '../adapters/env';
 import { ConfigError, LocalStackNotRunningError } from '../domain/errors';
 import { LOCAL_CREDENTIALS } from '../local/local-credentials';
@@ -84,6 +85,40 @@ function refuseEmptyFlags(flags: TargetFlags): void {
   }
 }
 
+/**
+ * Refuses a target flag whose value cannot name what it names (exit 2, naming the flag),
+ * before any client is made: else the SDK takes it and fails later with its own words
+ * (`--region ../x`: "Region not accepted", exit 1) or not at all (`--endpoint file:///x`
+ * went on to look for credentials). Endpoints and queues are http(s) URLs; a region is
+ * lower-case words joined by hyphens (us-east-1); a bucket follows S3's naming rules
+ * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html).
+ */
+function refuseMalformedFlags(flags: TargetFlags): void {
+  for (const [value, flag] of [
+    [flags.endpoint, '--endpoint'],
+    [flags.queueUrl, '--queue-url'],
+    [flags.dlqUrl, '--dlq-url (or --queue)'],
+  ] as const) {
+    if (value === undefined) continue;
+    const url = URL.canParse(value) ? new URL(value) : undefined;
+    if (url === undefined || value.trim() !== value || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
+      throw new ConfigError(`${flag} must be an http(s) URL, got "${printable(value)}"`);
+    }
+  }
+  if (flags.region !== undefined && !(flags.region.length <= 50 && /^[a-z0-9]+(-[a-z0-9]+){0,9}$/.test(flags.region))) {
+    throw new ConfigError(`--region must be an AWS region such as us-east-1, got "${printable(flags.region)}"`);
+  }
+  if (flags.bucket !== undefined && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(flags.bucket)) {
+    throw new ConfigError(`--bucket must be an S3 bucket name (3 to 63 of a-z 0-9 . -), got "${printable(flags.bucket)}"`);
+  }
+}
+
+/** A value as a message quotes it: no control characters, at most 60 characters. */
+function printable(value: string): string {
+  const clean = value.replace(/[^\x20-\x7e]/g, '?');
+  return clean.length > 60 ? `${clean.slice(0, 60)}...` : clean;
+}
+
 function given(value: string | undefined): value is string {
   return value !== undefined && value !== '';
 }
@@ -115,6 +150,7 @@ function isLoopback(url: string | undefined): boolean {
  */
 export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): OperatorTarget {
   refuseEmptyFlags(flags);
+  refuseMalformedFlags(flags);
   const namedBy = [
     ...(Object.entries({ '--table': flags.table, '--queue-url': flags.queueUrl, '--dlq-url': flags.dlqUrl, '--endpoint': flags.endpoint }) as [string, string | undefined][])
       .filter(([, value]) => given(value))
@@ -258,7 +294,7 @@ export function isMissingCredentials(error: unknown): error is Error {
 
 function readStackInfo(path: string): LocalStackInfo {
   try {
-    const info = JSON.parse(readFileSync(path, 'utf8')) as LocalStackInfo;
+    const info = JSON.parse(readSmallTextFile(path, MAX_STACK_FILE_BYTES)) as LocalStackInfo;
     if (typeof info.table !== 'string' || typeof info.endpoints?.dynamodb !== 'string') throw new Error('no table or endpoints');
     return info;
   } catch (error) {

@@ -34,12 +34,23 @@ export const finiteNumber: ValueReader<number> = (text, flag) => {
   return value;
 };
 
-/** A number above zero, such as a rate per second. */
-export const positiveNumber: ValueReader<number> = (text, flag) => {
-  const value = finiteNumber(text, flag);
-  if (!(value > 0)) throw new ValidationError(`${flag} must be a positive number, got "${text}"`);
-  return value;
-};
+/**
+ * A number from `min` to `max`, fractions allowed, such as a rate per second. Bounded both
+ * ways: a rate of 1e-300 a second spaced starts by more than setTimeout can wait (2^31 - 1
+ * ms, https://nodejs.org/api/timers.html#settimeoutcallback-delay-args), which Node takes
+ * as 1 ms, so the slowest pace asked for ran unpaced.
+ */
+export function numberFrom(min: number, max: number): ValueReader<number> {
+  const range = `from ${min.toLocaleString('en-US', { maximumFractionDigits: 6 })} to ${max.toLocaleString('en-US')}`;
+  return (text, flag) => {
+    const value = finiteNumber(text, flag);
+    if (!(value >= min && value <= max)) throw new ValidationError(`${flag} must be a number ${range}, got "${text}"`);
+    return value;
+  };
+}
+
+/** `backfill --rate`: objects a second, from one every 1,000 seconds to a million a second. */
+export const ratePerSecond = numberFrom(0.001, 1_000_000);
 
 /** A whole number with an optional sign (`-1200`, `+5`); the command bounds it (`tally adjust`: ±10^15). */
 export const signedInteger: ValueReader<number> = (text, flag) => {

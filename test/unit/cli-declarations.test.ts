@@ -84,7 +84,7 @@ describe('shared checks of option values', () => {
     ['backfill', ['--from', '2026-11-21', '--to', '2026-11-21', '--concurrency', '65'], 'tally backfill: --concurrency must be a whole number from 1 to 64, got "65"\n'],
     ['reconcile', ['--from', '2026-11-21', '--to', '2026-11-21', '--concurrency', '0'], 'tally reconcile: --concurrency must be a whole number from 1 to 64, got "0"\n'],
     ['replay', ['--max', '0'], 'tally replay: --max must be a whole number of at least 1, got "0"\n'],
-    ['backfill', ['--from', '2026-11-21', '--to', '2026-11-21', '--rate', '-1'], 'tally backfill: --rate must be a positive number, got "-1"\n'],
+    ['backfill', ['--from', '2026-11-21', '--to', '2026-11-21', '--rate', '-1'], 'tally backfill: --rate must be a number from 0.001 to 1,000,000, got "-1"\n'],
     ['close', ['--day', '9999-12-31'], 'tally close: --day "9999-12-31" is outside the days Tally supports, 2000-01-01..2099-12-31\n'],
     ['explain', ['--account', 'acme', '--day', '1999-12-31'], 'tally explain: --day "1999-12-31" is outside the days Tally supports, 2000-01-01..2099-12-31\n'],
     ['reconcile', ['--from', '2026-11-21', '--to', '9999-12-31'], 'tally reconcile: --to "9999-12-31" is outside the days Tally supports, 2000-01-01..2099-12-31\n'],

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -540,6 +541,97 @@ describe('tally count refuses hostile counting settings with exit 2 and a messag
         expect(performance.now() - started).toBeLessThan(BOUNDED_MS);
       }),
       { numRuns: 15 },
+    );
+  });
+});
+
+describe('every command with a target refuses hostile target and counting flags with exit 2, before any client is made', () => {
+  /** A FIFO with no writer: reading it would wait for ever. */
+  const FIFO = join(NO_STACK, 'fifo');
+  const BIG = join(NO_STACK, 'big.json');
+  const NOT_A_STACK = join(NO_STACK, 'not-a-stack.json');
+  beforeAll(() => {
+    execFileSync('mkfifo', [FIFO]);
+    writeFileSync(BIG, `{"table":"t","endpoints":{"dynamodb":"http://127.0.0.1:1"},"pad":"${'x'.repeat(2 * 1024 * 1024)}"}`);
+    writeFileSync(NOT_A_STACK, '{"tables":[]}');
+  });
+
+  /** What no file of settings is: devices with endless bytes, a pipe with no writer, a folder, a missing file, the wrong file, 2 MB. */
+  const notAFile = () => fc.constantFrom('/dev/zero', '/dev/urandom', FIFO, '/', NO_STACK, join(NO_STACK, 'missing.json'), '/etc/passwd', BIG, NOT_A_STACK, '\u0000', 'x'.repeat(5_000));
+  const notAUrl = fc.oneof(
+    fc.constantFrom('notaurl', 'http://[::', 'file:///etc/passwd', 'javascript:alert(1)', 'ftp://127.0.0.1/', 'http://', '//127.0.0.1:8000', '127.0.0.1:8000', 'data:,x', ' http://127.0.0.1', '🙂', '\u0000', 'x'.repeat(10_000)),
+    fc.string({ minLength: 1, maxLength: 20 }).filter((text) => !/^https?:\/\/./i.test(text)),
+  );
+  /** Hostile values of each target flag, and the variables or words a message about it may name. */
+  const HOSTILE_TARGET: Record<string, { values: fc.Arbitrary<string>; names: RegExp }> = {
+    '--table': { values: fc.constantFrom('a', '../../x', 'usage table', 'A#DAY', '🙂', '\u0000', 'x'.repeat(256)), names: /TALLY_TABLE/ },
+    '--endpoint': { values: notAUrl, names: /--endpoint/ },
+    '--queue-url': { values: notAUrl, names: /--queue-url/ },
+    '--dlq-url': { values: notAUrl, names: /--dlq-url/ },
+    '--region': { values: fc.constantFrom('../x', 'us east 1', 'US-EAST-1', '-', 'us-east-1/', '🙂', '\u0000', 'x'.repeat(1_000), 'us-east-1.evil.example'), names: /--region/ },
+    '--bucket': { values: fc.constantFrom('../x', 'a', 'Tally_Logs', 'tally logs', '-x-', 'x'.repeat(64), '🙂', '\u0000'), names: /--bucket/ },
+    '--stack': { values: notAFile(), names: /local stack description|no target/ },
+  };
+  const HOSTILE_COUNTING: Record<string, { values: fc.Arbitrary<string>; names: RegExp }> = {
+    '--resolver': { values: fc.oneof(notAFile().map((file) => `host-map:${file}`), notAFile().map((file) => `distribution:${file}`)), names: /TALLY_RESOLVER/ },
+    '--metrics': { values: fc.constantFrom('/dev/zero', '{', '[{"name":"BAD NAME"}]', 'x'.repeat(10_000)), names: /TALLY_METRICS/ },
+  };
+
+  /** Every (command with a target, flag) pair, with valid values for the command's required options. */
+  // `stripe check` asks Stripe about the meters before it opens its target (stripe-edges' area): left out.
+  const cases = COMMANDS.filter((declaration) => declaration.target !== undefined && commandPath(declaration) !== 'stripe check').flatMap((declaration) => {
+    const path = commandPath(declaration);
+    const base = declaration.options
+      .filter((option) => option.required === true)
+      .flatMap((option) => [option.flags.split(' ')[0]!, BASELINE[option.flags.split(' ')[0]!]!]);
+    const flags = { ...HOSTILE_TARGET, ...Object.fromEntries(declaration.target!.settings.map((setting) => [`--${setting}`, HOSTILE_COUNTING[`--${setting}`]!])) };
+    // `dlq drop` needs messages named before it looks for a target.
+    const args = path === 'dlq drop' ? ['--id', 'm-1'] : (ARGUMENTS[path] ?? []);
+    return Object.entries(flags).map(([flag, hostile]) => ({ path, flag, hostile, argv: (value: string) => [...path.split(' '), ...args, ...base, `${flag}=${value}`] }));
+  });
+
+  it.each(cases.map((c) => [`${c.path} ${c.flag}`, c] as const))('tally %s', async (_name, c) => {
+    await fc.assert(
+      fc.asyncProperty(c.hostile.values, async (value) => {
+        const io = captureIo();
+        const started = performance.now();
+        // A good table beside the hostile flag, so that only the flag under test can be refused (and a Stripe key: the stripe commands ask for it first).
+        const env = { TALLY_STRIPE_API_KEY: 'sk_test_abcdefgh12345678', TALLY_STRIPE_METERS: '{"requests":"cdn_requests"}', ...(c.flag === '--table' || c.flag === '--stack' ? {} : { TALLY_TABLE: 'usage-table' }) };
+        const code = await runCli(c.argv(value), { io, env, cwd: NO_STACK, now: () => new Date('2026-11-23T12:00:00Z') });
+
+        expect([code, io.stdout]).toEqual([2, '']);
+        expect(io.stderr.startsWith(`tally ${c.path}: `)).toBe(true);
+        expect(io.stderr).toMatch(c.hostile.names);
+        expect(io.stderr).not.toMatch(/^\s+at /m);
+        expect(performance.now() - started).toBeLessThan(BOUNDED_MS);
+      }),
+      { numRuns: 12 },
+    );
+  });
+});
+
+describe('tally backfill --rate: a pace it accepts is one it can keep', () => {
+  /** The longest wait setTimeout honours; a longer one is taken as 1 ms (https://nodejs.org/api/timers.html). */
+  const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+  it('any number is refused naming --rate, or spaces objects by no more than setTimeout can wait; 0.001 to 1,000,000 a second are accepted', async () => {
+    const rate = fc.oneof(
+      fc.double({ noNaN: true }).map(String),
+      fc.constantFrom('1e-300', '5e-324', '0.0000001', '0.000465', '0.001', '0.0009', '1000000', '1000001', '1e6', '-0', '0'),
+    );
+    await fc.assert(
+      fc.asyncProperty(rate, async (text) => {
+        const io = captureIo();
+        const code = await runCli(['backfill', '--from', '2026-11-01', '--to', '2026-11-02', `--rate=${text}`], { io, env: {}, cwd: NO_STACK, now: () => new Date('2026-11-23T12:00:00Z') });
+        const accepted = /no target/.test(io.stderr);
+        const value = Number(text);
+
+        expect(code).toBe(2);
+        expect(accepted || /--rate must be a number from 0\.001 to 1,000,000/.test(io.stderr)).toBe(true);
+        if (accepted) expect(value > 0 && 1000 / value <= MAX_TIMEOUT_MS).toBe(true);
+        if (value >= 0.001 && value <= 1_000_000) expect(accepted).toBe(true);
+      }),
+      { numRuns: 200 },
     );
   });
 });

@@ -9,7 +9,7 @@ import { describeIngestSettings } from '../../describe-settings';
 import { formatTable } from '../../io';
 import { logBucketOf } from '../../operator-target';
 import { progressDisplay } from '../../progress';
-import { accountId, checkDayRange, positiveNumber } from '../../values';
+import { accountId, checkDayRange, ratePerSecond } from '../../values';
 import type { OpenTarget } from '../../open-target';
 import type { CliIo } from '../../io';
 
@@ -46,7 +46,7 @@ export const backfillCommand = defineCommand<BackfillOptions>({
   options: [
     ...dayRangeOptions('days named in the object keys'),
     { flags: '--inline', help: 'count here instead of notifying the consumer' },
-    { flags: '--rate <n>', help: 'at most N objects sent or counted per second', read: positiveNumber },
+    { flags: '--rate <n>', help: 'at most N objects sent or counted per second (0.001 to 1000000)', read: ratePerSecond },
     concurrencyOption('objects'),
     { flags: '--dry-run', help: 'list and check the ledger only; nothing is sent or counted' },
     JSON_OPTION,
