@@ -230,6 +230,30 @@ describe('every route refuses hostile parameters with a 4xx and a message, readi
     );
   });
 
+  it('a path segment with broken percent-encoding is a 400 naming the segment (the day was called the account id)', async () => {
+    /** Text with a "%" not followed by a whole UTF-8 sequence of hex pairs. */
+    const broken = fc
+      .tuple(fc.string({ maxLength: 10 }), fc.constantFrom('%', '%E0', '%C3%28', '%G1', '%ED%A0%80', '%FF', '%0'), fc.string({ maxLength: 10 }))
+      .map(([before, bad, after]) => `${encodeURIComponent(before)}${bad}${encodeURIComponent(after)}`)
+      .filter((text) => {
+        try {
+          decodeURIComponent(text);
+          return false;
+        } catch {
+          return true;
+        }
+      });
+    await fc.assert(
+      fc.asyncProperty(broken, fc.constantFrom('account id', 'day'), async (segment, where) => {
+        const path = where === 'day' ? `/v1/accounts/acme/days/${segment}/explain` : `/v1/accounts/${segment}/days/2026-11-02/explain`;
+        const answer = await call(usageApiEvent({ path, token: tenant }));
+
+        expect([answer.status, answer.message, answer.reads]).toEqual([400, `the ${where} in the path is not valid URL encoding`, []]);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('the far-future request that froze the service is a 400 that states the supported days', async () => {
     for (const day of ['9999-12-31', '0000-01-01', '+275760-09-13', '2100-02-29']) {
       const answer = await call(usageApiEvent({ token: tenant, query: { from: day, to: day } }));

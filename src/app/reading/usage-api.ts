@@ -122,7 +122,7 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
       return json(200, await deps.health!(days), { ...noStore() });
     }
     if (explain !== null) {
-      const query = parseExplainQuery(decodePathSegment(explain[1] ?? ''), decodePathSegment(explain[2] ?? ''), event.queryStringParameters ?? {}, headers.accept);
+      const query = parseExplainQuery(decodePathSegment(explain[1] ?? '', 'account id'), decodePathSegment(explain[2] ?? '', 'day'), event.queryStringParameters ?? {}, headers.accept);
       Object.assign(fields, { accountId: query.accountId, day: query.day, format: query.format });
       authorizeAccount(grant, query.accountId);
       return explainResponse(query, headers['if-none-match']);
@@ -131,7 +131,7 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
       if (!grant.admin) throw new ForbiddenError('the ranking of every account needs an admin token (npx tally token --admin)');
       return rankingResponse();
     }
-    const accountId = decodePathSegment(match[1] ?? '');
+    const accountId = decodePathSegment(match[1] ?? '', 'account id');
     fields.accountId = accountId;
     if (match[2] === 'quota') {
       if (!isValidAccountId(accountId)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
@@ -276,11 +276,12 @@ async function authenticate(authorization: string | undefined, verifier: TokenVe
   return verifier.verify(match[1]!);
 }
 
-function decodePathSegment(segment: string): string {
+/** A path segment decoded; `what` it holds names it in the 400 when its percent-encoding is broken. */
+function decodePathSegment(segment: string, what: 'account id' | 'day'): string {
   try {
     return decodeURIComponent(segment);
   } catch (error) {
-    throw new ValidationError('the account id in the path is not valid URL encoding', { cause: error });
+    throw new ValidationError(`the ${what} in the path is not valid URL encoding`, { cause: error });
   }
 }
 

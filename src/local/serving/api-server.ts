@@ -71,7 +71,12 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   });
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? '/', 'http://local');
+    const url = requestUrl(request.url ?? '/');
+    if (url === undefined) {
+      response.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff' });
+      response.end(JSON.stringify({ error: 'bad_request', message: 'the request target is not a URL path; try GET /v1/accounts/{accountId}/usage' }));
+      return;
+    }
     if (url.pathname.startsWith(API_PREFIX)) {
       const result = await options.handler(toApiGatewayEvent(request, url, port));
       writeResult(response, result);
@@ -93,6 +98,16 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   };
 }
 
+/**
+ * The URL of a request target: a path (`/v1/...`, kept as a path even when it starts with
+ * `//`) or an absolute URL; undefined when it is neither (`GET http://[ HTTP/1.1` reaches
+ * the server: Node's parser leaves the target to us), which is a 400, not a 500.
+ */
+export function requestUrl(target: string): URL | undefined {
+  const text = target.startsWith('/') ? `http://local${target}` : target;
+  return URL.canParse(text) ? new URL(text) : undefined;
+}
+
 function listen(server: Server, host: string, port: number): Promise<number> {
   return new Promise((done, fail) => {
     server.once('error', fail);
@@ -108,13 +123,14 @@ function listen(server: Server, host: string, port: number): Promise<number> {
  * names, repeated headers and query keys joined with commas, the `$default` route.
  */
 export function toApiGatewayEvent(request: IncomingMessage, url: URL, port: number): APIGatewayProxyEventV2 {
-  const headers: Record<string, string> = {};
+  // No prototype: a header or parameter named __proto__ or constructor is kept as given, not met as Object's.
+  const headers: Record<string, string> = Object.create(null);
   for (let i = 0; i < request.rawHeaders.length; i += 2) {
     const name = request.rawHeaders[i]!.toLowerCase();
     const value = request.rawHeaders[i + 1]!;
     headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
   }
-  const query: Record<string, string> = {};
+  const query: Record<string, string> = Object.create(null);
   for (const [name, value] of url.searchParams) query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
   const now = new Date();
   const method = request.method ?? 'GET';
