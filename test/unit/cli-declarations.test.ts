@@ -88,6 +88,8 @@ describe('shared checks of option values', () => {
     ['close', ['--day', '9999-12-31'], 'tally close: --day "9999-12-31" is outside the days Tally supports, 2000-01-01..2099-12-31\n'],
     ['explain', ['--account', 'acme', '--day', '1999-12-31'], 'tally explain: --day "1999-12-31" is outside the days Tally supports, 2000-01-01..2099-12-31\n'],
     ['reconcile', ['--from', '2026-11-21', '--to', '9999-12-31'], 'tally reconcile: --to "9999-12-31" is outside the days Tally supports, 2000-01-01..2099-12-31\n'],
+    ['reconcile', ['--from', '2000-01-01', '--to', '2099-12-31'], 'tally reconcile: --from 2000-01-01 --to 2099-12-31 spans 36,525 days; reconcile at most 366 days a run (e.g. --to 2000-12-31), then the next range\n'],
+    ['reconcile', ['--from', '2023-11-21', '--to', '2024-11-21'], 'tally reconcile: --from 2023-11-21 --to 2024-11-21 spans 367 days; reconcile at most 366 days a run (e.g. --to 2024-11-20), then the next range\n'],
     ['backfill', ['--from', '0000-01-01', '--to', '2026-11-21'], 'tally backfill: --from "0000-01-01" is outside the days Tally supports, 2000-01-01..2099-12-31\n'],
     ['quota', ['check', '--month', '9999-12'], 'tally quota check: --month "9999-12" is outside the months Tally supports, 2000-01..2099-12\n'],
     [
