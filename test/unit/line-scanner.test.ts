@@ -84,6 +84,34 @@ describe('the line scanner', () => {
     }
   });
 
+  it("hands a key's sums on a day over by hour, as UsageTally.addSlots reads them, and touches nothing else", () => {
+    for (const engine of ['wasm', 'js'] as const) {
+      const scanner = hostScanner(engine);
+      scanner.setDay('2026-11-21');
+      scanner.setDay('2026-11-20', 1);
+      scanText(
+        scanner,
+        ['2026-11-21\t00:10:00\t10\tacme.x.com', '2026-11-21\t00:59:59\t5\tacme.x.com', '2026-11-21\t23:00:00\t7\tacme.x.com', '2026-11-21\t13:00:00\t40\tglobex.x.com', '2026-11-20\t23:00:00\t3\tacme.x.com', ''].join('\n'),
+      );
+      const width = 3;
+      const slots = new Float64Array(25 * width).fill(-1);
+
+      const lines = scanner.hourSlots(0, 0, slots, width);
+
+      const hour = (h: number) => [slots[(h + 1) * width], slots[(h + 1) * width + 1], slots[(h + 1) * width + 2]];
+      expect({ engine, lines }).toEqual({ engine, lines: 3 });
+      expect([hour(0), hour(13), hour(22), hour(23)]).toEqual([
+        [2, 15, -1],
+        [0, 0, -1],
+        [0, 0, -1],
+        [1, 7, -1],
+      ]);
+      // Slot 0 (lines of no time) is not the scanner's: left as it was.
+      expect([slots[0], slots[1], slots[2]]).toEqual([-1, -1, -1]);
+      expect([scanner.hourSlots(1, 0, slots, width), hour(13), scanner.hourSlots(0, 1, slots, width), hour(23), hour(0)]).toEqual([1, [1, 40, -1], 1, [1, 3, -1], [0, 0, -1]]);
+    }
+  });
+
   it('stops after the record of a line of a third day when asked, so that the caller can make it a day', () => {
     for (const engine of ['wasm', 'js'] as const) {
       const scanner = hostScanner(engine);

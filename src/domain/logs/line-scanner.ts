@@ -324,6 +324,25 @@ export class LineScanner {
     return this.floats[((this.sumsBase(slot) + SUMMED_BYTES_AT) >> 3) + hour * MAX_KEYS + id]!;
   }
 
+  /**
+   * Key `id`'s sums on the day of `slot` into `slots` as `UsageTally.addSlots` reads them
+   * (`width` values a slot, slot h + 1 UTC hour h: lines first, sc-bytes second; the rest
+   * of `slots` is left as it is), answering its lines in every hour.
+   */
+  hourSlots(id: number, slot: DaySlot, slots: Float64Array, width: number): number {
+    const words = this.words;
+    const floats = this.floats;
+    const base = this.sumsBase(slot);
+    let lines = 0;
+    for (let hour = 0, cell = id; hour < HOURS; hour++, cell += MAX_KEYS) {
+      const count = words[(base >> 2) + cell]!;
+      lines += count;
+      slots[(hour + 1) * width] = count;
+      slots[(hour + 1) * width + 1] = floats[((base + SUMMED_BYTES_AT) >> 3) + cell]!;
+    }
+    return lines;
+  }
+
   /** Forgets the sums of keys `0..keys - 1` on the day of `slot`. */
   clearSums(keys: number, slot: DaySlot = 0): void {
     const lines = this.sumsBase(slot) >> 2;
