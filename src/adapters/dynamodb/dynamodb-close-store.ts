@@ -5,7 +5,6 @@ import {
   PutItemCommand,
   UpdateItemCommand,
   type AttributeValue,
-  type QueryCommandInput,
   type UpdateItemCommandInput,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
@@ -29,7 +28,7 @@ import {
   revisionRowsPrefix,
 } from '../../domain/counters/keys';
 import { conditionally } from './conditional-write';
-import { queryAll, TableStore } from './query-partition';
+import { TableStore } from './query-partition';
 import { queryDayRange } from './day-range-query';
 import { figuresOf } from './dynamodb-usage-reader';
 
@@ -232,10 +231,6 @@ export class DynamoCloseStore extends TableStore implements CloseStore {
         }),
       ),
     );
-  }
-
-  private queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, AttributeValue>[]> {
-    return queryAll({ client: this.client, tableName: this.tableName }, input);
   }
 }
 

@@ -3,10 +3,9 @@ import {
   PutItemCommand,
   UpdateItemCommand,
   type AttributeValue,
-  type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { DropOutcome, DropRecords } from '../../app/ports';
-import { queryPartition } from './query-partition';
+import { queryPartition, TableStore } from './query-partition';
 import type { DeadLetterDrop, DeadLetterVerdict } from '../../domain/counters/dead-letter';
 import { DLQ_DROPS_PARTITION, droppedMessageKey } from '../../domain/counters/keys';
 
@@ -22,15 +21,7 @@ import { DLQ_DROPS_PARTITION, droppedMessageKey } from '../../domain/counters/ke
  * (`state` dropping) before the message is deleted and completed after; a message that
  * was dropped before (SQS may deliver a copy twice) keeps its first record.
  */
-export class DynamoDropRecords implements DropRecords {
-  private readonly client: DynamoDBClient;
-  private readonly tableName: string;
-
-  constructor({ client, tableName }: { client: DynamoDBClient; tableName: string }) {
-    this.client = client;
-    this.tableName = tableName;
-  }
-
+export class DynamoDropRecords extends TableStore implements DropRecords {
   async begin(drop: DeadLetterDrop): Promise<'recorded' | 'already-dropped'> {
     const key = droppedMessageKey(drop.messageId);
     try {

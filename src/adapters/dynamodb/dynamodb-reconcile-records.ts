@@ -1,18 +1,11 @@
-import { GetItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ReconcileRecords } from '../../app/ports';
 import type { ReconcileRecord } from '../../domain/reading/health';
 import { lastReconcileKey } from '../../domain/counters/keys';
+import { TableStore } from './query-partition';
 
 /** The last `tally reconcile` result, one item (`HEALTH` / `RECONCILE`), rewritten by each run. */
-export class DynamoReconcileRecords implements ReconcileRecords {
-  private readonly client: DynamoDBClient;
-  private readonly tableName: string;
-
-  constructor({ client, tableName }: { client: DynamoDBClient; tableName: string }) {
-    this.client = client;
-    this.tableName = tableName;
-  }
-
+export class DynamoReconcileRecords extends TableStore implements ReconcileRecords {
   async record(result: ReconcileRecord): Promise<void> {
     const key = lastReconcileKey();
     await this.client.send(new PutItemCommand({ TableName: this.tableName, Item: { PK: { S: key.PK }, SK: { S: key.SK }, result: { S: JSON.stringify(result) } } }));

@@ -1,10 +1,11 @@
-import { QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DayLedger, LedgerActivityReader, LedgerObjectOfDay, SourceReader } from '../../app/ports';
 import type { LedgerActivity } from '../../domain/reading/health';
 import { contributionRowPrefix, decodeContributions, SOURCE_DAY_BUCKETS } from '../../domain/counters/contributions';
 import { hourFigures, type ExplainedSource } from '../../domain/reading/explanation';
 import { SOURCE_DAY_INDEX, sourceDayBucket } from '../../domain/counters/keys';
 import { mapWithConcurrency } from '../../app/concurrency';
+import { TableStore } from './query-partition';
 
 /**
  * Finds the log objects that contributed to an account-day through the `bySourceDay`
@@ -13,15 +14,7 @@ import { mapWithConcurrency } from '../../app/concurrency';
  * account's objects come back. Reading costs the day's ledger entries of every
  * account (eventually consistent, 0.5 RCU per 4 KB), not only the ones returned.
  */
-export class DynamoSourceReader implements SourceReader, LedgerActivityReader, DayLedger {
-  private readonly client: DynamoDBClient;
-  private readonly tableName: string;
-
-  constructor({ client, tableName }: { client: DynamoDBClient; tableName: string }) {
-    this.client = client;
-    this.tableName = tableName;
-  }
-
+export class DynamoSourceReader extends TableStore implements SourceReader, LedgerActivityReader, DayLedger {
   async sourcesOf(accountId: string, day: string): Promise<{ sources: ExplainedSource[]; requests: number }> {
     let requests = 0;
     const perBucket = await mapWithConcurrency(

@@ -4,14 +4,12 @@ import {
   PutItemCommand,
   UpdateItemCommand,
   type AttributeValue,
-  type DynamoDBClient,
-  type QueryCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import type { StripeMeterErrorReport, StripeStore } from '../../app/ports';
 import { STRIPE_LINK_PARTITION, STRIPE_METER_ERROR_PARTITION, stripeLinkKey, stripeLockKey, stripeMeterErrorCursorKey, stripeMeterErrorKey, stripeOutboxKey, stripeOutboxRange } from '../../domain/counters/keys';
 import { meterErrorExpiry, type InvoiceItemState, type OutboxState, type StripeLink, type StripeOutboxRecord } from '../../domain/billing/stripe';
 import { conditionally } from './conditional-write';
-import { queryAll } from './query-partition';
+import { TableStore } from './query-partition';
 
 /**
  * The Stripe sync's items in the usage table (see keys.ts):
@@ -26,15 +24,7 @@ import { queryAll } from './query-partition';
  * STRIPE#METERERR / #CURSOR                     created: the newest report read (the next read asks from there)
  * ```
  */
-export class DynamoStripeStore implements StripeStore {
-  private readonly client: DynamoDBClient;
-  private readonly tableName: string;
-
-  constructor({ client, tableName }: { client: DynamoDBClient; tableName: string }) {
-    this.client = client;
-    this.tableName = tableName;
-  }
-
+export class DynamoStripeStore extends TableStore implements StripeStore {
   async link(link: StripeLink): Promise<StripeLink | undefined> {
     const key = stripeLinkKey(link.account);
     const output = await this.client.send(
@@ -200,10 +190,6 @@ export class DynamoStripeStore implements StripeStore {
         }),
       ),
     );
-  }
-
-  private queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, AttributeValue>[]> {
-    return queryAll({ client: this.client, tableName: this.tableName }, input);
   }
 }
 

@@ -15,6 +15,11 @@ export abstract class TableStore {
     this.client = client;
     this.tableName = tableName;
   }
+
+  /** Every item one Query of this table matches, following pages ({@link queryAll}). */
+  protected queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, AttributeValue>[]> {
+    return queryAll({ client: this.client, tableName: this.tableName }, input);
+  }
 }
 
 /** Every item one Query matches, following pages. */
