@@ -35,28 +35,45 @@ export function optionsOf(declaration: DeclaredCommand): OptionDeclaration[] {
 interface BuiltOption {
   readonly declaration: OptionDeclaration;
   readonly option: Option;
+  /** Every value the command line gave a value option that is not repeatable, in order (commander keeps the last). */
+  readonly given: string[];
 }
 
-/** The commander option for a declaration: flags, help, default, collection of repeats, help group. */
-function commanderOption(declaration: OptionDeclaration): Option {
+/**
+ * The commander option for a declaration: flags, help, default, collection of repeats, help
+ * group; the values given to a non-repeatable value option are noted in `given`.
+ */
+function commanderOption(declaration: OptionDeclaration, given: string[]): Option {
   const option = new Option(declaration.flags, declaration.required === true ? `${declaration.help} (required)` : declaration.help);
   if (declaration.default !== undefined) option.default(declaration.default, declaration.default);
   if (declaration.repeatable === true) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+  else if (option.required || option.optional) option.argParser((value: string) => (given.push(value), value));
   if (declaration.group !== undefined) option.helpGroup(declaration.group);
   return option;
 }
 
-/** Applies each option's reader to its parsed text (a bad value throws ValidationError). */
+/** A value as a message quotes it: control characters as `?`, at most 40 characters. */
+function printable(text: string): string {
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  return clean.length > 40 ? `${clean.slice(0, 40)}...` : clean;
+}
+
+/** Applies each option's reader to its parsed text (a bad value throws ValidationError); refuses a value option given twice with different values. */
 function readOptions(raw: Record<string, unknown>, options: readonly BuiltOption[]) {
   const values: Record<string, unknown> = { ...raw };
-  for (const { declaration, option } of options) {
+  for (const { declaration, option, given } of options) {
     const name = option.attributeName();
     const value = raw[name];
+    const flag = option.long ?? option.flags;
+    // `--delta 500 --delta -500`: commander keeps the last, silently; the same value twice is harmless.
+    if (new Set(given).size > 1) {
+      const shown = [...new Set(given)].slice(0, 3).map((text) => `"${printable(text)}"`);
+      throw new ValidationError(`${flag} is given ${given.length} times with different values (${shown.join(', ')}${new Set(given).size > 3 ? ', ...' : ''}): give it once`);
+    }
     // Checked here rather than by commander, so that an unknown flag is reported first.
     if (declaration.required === true && value === undefined) throw new ValidationError(`${option.flags} is required`);
     const read = declaration.read;
     if (read === undefined || value === undefined) continue;
-    const flag = option.long ?? option.flags;
     values[name] = Array.isArray(value) ? value.map((text: string) => read(text, flag)) : read(value as string, flag);
   }
   return values;
@@ -116,7 +133,10 @@ function buildProgram(declarations: readonly DeclaredCommand[], context: CliCont
       .helpOption('-h, --help', 'show help')
       .configureOutput(outputOf(commandPath(declaration)));
     for (const argument of declaration.arguments ?? []) command.argument(argument.name, argument.help);
-    const options = optionsOf(declaration).map((option) => ({ declaration: option, option: commanderOption(option) }));
+    const options = optionsOf(declaration).map((option) => {
+      const given: string[] = [];
+      return { declaration: option, option: commanderOption(option, given), given };
+    });
     for (const { option } of options) command.addOption(option);
     if (declaration.notes !== undefined) command.addHelpText('after', `\n${declaration.notes}`);
     command.action(async () => record(await execute(declaration, command, options, context)));

@@ -43,8 +43,8 @@ export const finiteNumber: ValueReader<number> = (text, flag) => {
 export function numberFrom(min: number, max: number): ValueReader<number> {
   const range = `from ${min.toLocaleString('en-US', { maximumFractionDigits: 6 })} to ${max.toLocaleString('en-US')}`;
   return (text, flag) => {
-    const value = finiteNumber(text, flag);
-    if (!(value >= min && value <= max)) throw new ValidationError(`${flag} must be a number ${range}, got "${text}"`);
+    const value = Number(text);
+    if (text.trim() === '' || !(value >= min && value <= max)) throw new ValidationError(`${flag} must be a number ${range}, got "${text}"`);
     return value;
   };
 }

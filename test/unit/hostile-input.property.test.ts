@@ -9,6 +9,7 @@ import { JoseTokenVerifier, mintToken } from '../../src/adapters/http/jwt-tokens
 import { commandPath, type DeclaredCommand, type OptionDeclaration } from '../../src/cli/command';
 import { COMMANDS } from '../../src/cli/commands';
 import { runCli } from '../../src/cli/main';
+import { optionsOf } from '../../src/cli/program';
 import type { HealthReport } from '../../src/domain/reading/health';
 import { usageApiEvent } from '../support/api-events';
 import { captureIo, REPO_ROOT } from '../support/cli';
@@ -352,6 +353,13 @@ const ARGUMENTS: Readonly<Record<string, string[]>> = {
   reconcile: ['--from', '2026-11-01', '--to', '2026-11-02'],
 };
 
+/** A command's positional arguments, less `flag` and its value (a flag is given once: twice with two values is refused). */
+function argumentsWithout(path: string, flag: string): string[] {
+  const args = ARGUMENTS[path] ?? [];
+  const at = args.indexOf(flag);
+  return at === -1 ? args : [...args.slice(0, at), ...args.slice(at + 2)];
+}
+
 /** What kind of value an option reads, told by what its reader accepts. */
 function kindOf(option: OptionDeclaration): 'day' | 'month' | 'number' | 'text' | 'prose' {
   const accepts = (text: string) => {
@@ -426,7 +434,7 @@ function optionCases(): { path: string; option: OptionDeclaration; flag: string;
         const missing = required.filter((other) => BASELINE[other.flags.split(' ')[0]!] === undefined).map((other) => other.flags);
         if (missing.length > 0) throw new Error(`tally ${path}: add a valid value of ${missing.join(', ')} to BASELINE`);
         const base = required.flatMap((other) => [other.flags.split(' ')[0]!, BASELINE[other.flags.split(' ')[0]!]!]);
-        return { path, option, flag, argv: (value: string) => [...path.split(' '), ...(ARGUMENTS[path] ?? []), ...base, `${flag}=${value}`] };
+        return { path, option, flag, argv: (value: string) => [...path.split(' '), ...argumentsWithout(path, flag), ...base, `${flag}=${value}`] };
       });
   });
 }
@@ -657,5 +665,47 @@ describe('tally backfill --rate: a pace it accepts is one it can keep', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('a value option given twice with different values is refused (exit 2), never silently the last', () => {
+  /** Every (command, value option that is not repeatable) pair, target and counting flags included, with valid values for the others. */
+  const cases = COMMANDS.flatMap((declaration) => {
+    const path = commandPath(declaration);
+    return optionsOf(declaration)
+      .filter((option) => option.flags.includes('<') && option.repeatable !== true)
+      .map((option) => {
+        const flag = option.flags.split(/[ ,]/).find((part) => part.startsWith('--'))!;
+        const base = declaration.options
+          .filter((other) => other.required === true && other !== option)
+          .flatMap((other) => [other.flags.split(' ')[0]!, BASELINE[other.flags.split(' ')[0]!]!]);
+        return { path, flag, argv: (values: string[]) => [...path.split(' '), ...argumentsWithout(path, flag), ...base, ...values.map((value) => `${flag}=${value}`)] };
+      });
+  });
+
+  it('covers the value options of every command', () => {
+    expect(cases.map((c) => `${c.path} ${c.flag}`)).toEqual(expect.arrayContaining(['adjust --delta', 'adjust --day', 'backfill --from', 'count --granularity', 'quota set --monthly', 'reconcile --table']));
+  });
+
+  it.each(cases.map((c) => [`${c.path} ${c.flag}`, c] as const))('tally %s', async (_name, c) => {
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(fc.string({ maxLength: 12 }), { minLength: 2, maxLength: 4 }), async (values) => {
+        const io = captureIo();
+        const argv = c.argv(values);
+        const code = await runCli(argv, { io, env: {}, cwd: NO_STACK, now: () => new Date('2026-11-23T12:00:00Z') });
+
+        expect([code, io.stdout]).toEqual([2, '']);
+        expect(io.stderr).toMatch(new RegExp(`^tally ${c.path}: ${c.flag} is given ${values.length} times with different values \\(".*\\): give it once\\n$`, 's'));
+      }),
+      { numRuns: 5 },
+    );
+  });
+
+  it('the same value twice is taken as once', async () => {
+    const io = captureIo();
+    const code = await runCli(['count', PLAIN_LOG, '--granularity', 'hour', '--granularity=hour', '--json'], { io, env: {}, cwd: NO_STACK });
+
+    expect(code).toBe(0);
+    expect(JSON.parse(io.stdout).hours.length).toBeGreaterThan(0);
   });
 });
