@@ -10,6 +10,15 @@ const { dynamodb } = testClients(info);
 const day = '2026-11-21';
 const key = (n: number) => new Uint8Array(12).fill(0).map((_, i) => (i === 0 ? n : i === 1 ? n >> 8 : 0xcd));
 
+/** The usage store every test writes through: a history of 3 keys, so a few increments reach the rolling form. */
+const usageStore = (client = dynamodb) => new DynamoUsageStore({ client, tableName: info.table, historyCap: 3, ledgerTtlDays: 400 });
+
+/** Puts a shard item of `day` as it stands (as an earlier version of Tally left it), key attributes added. */
+async function putItem(account: string, shard: number, attributes: Record<string, AttributeValue>): Promise<void> {
+  const k = usageKey({ accountId: account, day, shard });
+  await dynamodb.send(new PutItemCommand({ TableName: info.table, Item: { PK: { S: k.PK }, SK: { S: k.SK }, ...attributes } }));
+}
+
 async function readItem(account: string, shard: number): Promise<Record<string, AttributeValue>> {
   const k = usageKey({ accountId: account, day, shard });
   const { Item } = await dynamodb.send(new GetItemCommand({ TableName: info.table, Key: { PK: { S: k.PK }, SK: { S: k.SK } }, ConsistentRead: true }));
@@ -55,7 +64,7 @@ describe('sums by UTC hour in the conditional write (DynamoDB Local)', () => {
   it('adds each increment to its hours in the one write that adds it to the day, in the growing, rolling, proven and guarded forms, and a duplicate adds to neither', async () => {
     const account = uniqueId('hrs');
     const { client, written } = recordingClient();
-    const usage = new DynamoUsageStore({ client, tableName: info.table, historyCap: 3, ledgerTtlDays: 400 });
+    const usage = usageStore(client);
     const expected: Record<number, Record<string, number>> = {};
     const apply = async (n: number, since?: Date) => {
       const inc = increment(account, 2, n);
@@ -85,16 +94,10 @@ describe('sums by UTC hour in the conditional write (DynamoDB Local)', () => {
 
   it('adds the hours when it adopts an item an earlier version wrote, and with a proof the history gives alone', async () => {
     const account = uniqueId('hra');
-    const k = usageKey({ accountId: account, day, shard: 0 });
     // As a version before tombstones left it: a history without a drop count, no hours.
-    await dynamodb.send(
-      new PutItemCommand({
-        TableName: info.table,
-        Item: { PK: { S: k.PK }, SK: { S: k.SK }, h: { L: [{ B: key(200) }] }, requests: { N: '7' }, bytes: { N: '70' }, updatedAt: { S: '2026-11-21T01:00:00.000Z' } },
-      }),
-    );
+    await putItem(account, 0, { h: { L: [{ B: key(200) }] }, requests: { N: '7' }, bytes: { N: '70' }, updatedAt: { S: '2026-11-21T01:00:00.000Z' } });
     const { client, written } = recordingClient();
-    const usage = new DynamoUsageStore({ client, tableName: info.table, historyCap: 3, ledgerTtlDays: 400 });
+    const usage = usageStore(client);
     const adopted = increment(account, 0, 6);
     const proven = increment(account, 0, 7);
 
@@ -113,29 +116,21 @@ describe('sums by UTC hour in the conditional write (DynamoDB Local)', () => {
 
   it("names a configured metric's hours by its code, and reads a shard written before the codes (whole names) and after alike", async () => {
     const account = uniqueId('hrc');
-    const k = usageKey({ accountId: account, day, shard: 0 });
     // As the version before the codes left it: hours of authorization_requests under its whole name.
-    await dynamodb.send(
-      new PutItemCommand({
-        TableName: info.table,
-        Item: {
-          PK: { S: k.PK },
-          SK: { S: k.SK },
-          d: { S: day },
-          h: { L: [{ B: key(300) }] },
-          t: { L: [{ N: '60' }] },
-          x: { N: '0' },
-          requests: { N: '5' },
-          bytes: { N: '50' },
-          authorization_requests: { N: '3' },
-          '01R': { N: '5' },
-          '01B': { N: '50' },
-          '01authorization_requests': { N: '3' },
-          updatedAt: { S: '2026-11-21T01:00:00.000Z' },
-        },
-      }),
-    );
-    const usage = new DynamoUsageStore({ client: dynamodb, tableName: info.table, historyCap: 3, ledgerTtlDays: 400 });
+    await putItem(account, 0, {
+      d: { S: day },
+      h: { L: [{ B: key(300) }] },
+      t: { L: [{ N: '60' }] },
+      x: { N: '0' },
+      requests: { N: '5' },
+      bytes: { N: '50' },
+      authorization_requests: { N: '3' },
+      '01R': { N: '5' },
+      '01B': { N: '50' },
+      '01authorization_requests': { N: '3' },
+      updatedAt: { S: '2026-11-21T01:00:00.000Z' },
+    });
+    const usage = usageStore();
     const hours = { 1: { requests: 2, bytes: 20, authorization_requests: 1 }, 2: { requests: 4, bytes: 40, authorization_requests: 2 } };
     const outcome = await usage.applyIncrement({ account, day, shard: 0, key: key(301), metrics: { requests: 6, bytes: 60, authorization_requests: 3 }, hours });
     const item = await readItem(account, 0);
@@ -151,7 +146,7 @@ describe('sums by UTC hour in the conditional write (DynamoDB Local)', () => {
 
   it('applies an increment recorded without hours to the day alone, so the day says its hours do not cover it', async () => {
     const account = uniqueId('hrn');
-    const usage = new DynamoUsageStore({ client: dynamodb, tableName: info.table, historyCap: 3, ledgerTtlDays: 400 });
+    const usage = usageStore();
     const withHours = increment(account, 1, 3);
     const { hours: _dropped, ...withoutHours } = increment(account, 1, 4);
 
@@ -166,7 +161,7 @@ describe('sums by UTC hour in the conditional write (DynamoDB Local)', () => {
 
   it('applies an increment whose hours would pass the 4 KB expression limit to the day alone, never failing it', async () => {
     const account = uniqueId('hrx');
-    const usage = new DynamoUsageStore({ client: dynamodb, tableName: info.table, historyCap: 3, ledgerTtlDays: 400 });
+    const usage = usageStore();
     const metrics: Record<string, number> = { requests: 24, bytes: 240 };
     const hours: Record<number, Record<string, number>> = {};
     for (let m = 0; m < 30; m++) metrics[`rule_${m}`] = 24;
@@ -183,7 +178,7 @@ describe('sums by UTC hour in the conditional write (DynamoDB Local)', () => {
 
   it("keeps an unresolved increment's hours in the ledger and the unresolved list, so settling it adds them", async () => {
     const account = uniqueId('hru');
-    const usage = new DynamoUsageStore({ client: dynamodb, tableName: info.table, historyCap: 3, ledgerTtlDays: 400 });
+    const usage = usageStore();
     const object = { bucket: 'logs', key: `${account}/E1.2026-11-21-05.a.gz`, etag: 'e1' };
     const unresolved = increment(account, 0, 5);
 

@@ -8,18 +8,41 @@ import { PUT_PART_BYTES, type PutLogResult } from '../../src/app/ingest/put-logs
 import { S3LogSink } from '../../src/adapters/s3/s3-log-sink';
 import { normaliseEtag } from '../../src/domain/counters/log-object';
 import { parseNotification } from '../../src/domain/counters/notifications';
-import { generateLog } from '../../src/local/demo/log-generator';
+import { generateLog, type ExpectedCount } from '../../src/local/demo/log-generator';
 import { queueDepth } from '../../src/local/pipeline/poller';
 import { REPO_ROOT, runTallyBin, tallyCommand } from '../support/cli';
 import { expectedUsage, gzip, jsonLog, traffic } from '../support/log-formats';
 import { parquetFromJsonLines } from '../support/parquet-logs';
-import { captureIo, eventually, operatorEnv, startConsumer } from '../support/operator';
-import { createTestQueues, nonZero, readCounters, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
-import { SHORT_WAIT_MS } from '../support/time-limits';
+import { captureIo, consumeUntilDrained, operatorEnv } from '../support/operator';
+import { createTestQueues, nonZero, readCounters, testClients, testStackInfo, uniqueId } from '../support/stack';
 
 const put = tallyCommand('put');
 const info = testStackInfo();
 const { sqs, s3, dynamodb } = testClients(info);
+
+/** What one `tally put --json` run said: its exit code and the objects it reports (none when it failed). */
+interface PutRun {
+  code: number;
+  objects: PutLogResult[];
+  stderr: string;
+}
+
+/** Runs `tally put --json ...args` in `dir`. */
+async function putJson(args: string[], env: Record<string, string>, dir: string): Promise<PutRun> {
+  const io = captureIo();
+  const code = await put(['--json', ...args], io, env, dir);
+  return { code, objects: code === 0 ? (JSON.parse(io.stdout) as { objects: PutLogResult[] }).objects : [], stderr: io.stderr };
+}
+
+/** Counted once: each account's counters of `days` equal what one copy of `log` holds. */
+async function expectCountedOnce(log: { expected: ExpectedCount }, accounts: readonly string[], days: readonly string[]): Promise<void> {
+  for (const account of accounts) {
+    const counters = await readCounters(dynamodb, info.table, account, days[0]!, days[days.length - 1]!);
+    for (const day of days) {
+      expect([account, day, nonZero(counters[day])]).toEqual([account, day, nonZero(log.expected.usage.get(`${account}|${day}`))]);
+    }
+  }
+}
 
 describe('tally put', () => {
   it('puts a file and sends the notification S3 would; the same file put twice counts once', async () => {
@@ -31,23 +54,10 @@ describe('tally put', () => {
     writeFileSync(join(dir, 'access.log.gz'), gzipSync(log.text));
     const env = operatorEnv(info, { queueUrl: queues.queueUrl, dlqUrl: queues.dlqUrl, prefix });
 
-    const runs = [];
-    for (let i = 0; i < 2; i++) {
-      const io = captureIo();
-      const code = await put(['--json', 'access.log.gz'], io, env, dir);
-      runs.push({ code, objects: (JSON.parse(io.stdout) as { objects: PutLogResult[] }).objects });
-    }
+    const runs = [await putJson(['access.log.gz'], env, dir), await putJson(['access.log.gz'], env, dir)];
     const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 0 }));
     const head = await s3.send(new HeadObjectCommand({ Bucket: info.bucket, Key: runs[0]!.objects[0]!.object.key }));
-    const consumer = startConsumer(queues, testIngestDeps());
-    try {
-      await eventually(async () => {
-        const depth = await queueDepth(sqs, queues.queueUrl);
-        return depth.visible + depth.inFlight === 0;
-      }, SHORT_WAIT_MS, 'the ingest queue to drain');
-    } finally {
-      await consumer.stop();
-    }
+    await consumeUntilDrained(queues);
 
     expect(runs.map((run) => run.code)).toEqual([0, 0]);
     const [first, second] = runs.map((run) => run.objects[0]!);
@@ -62,13 +72,7 @@ describe('tally put', () => {
       expect(notification).toEqual({ kind: 'objects', objects: [expect.objectContaining({ bucket: info.bucket, key: first!.object.key, etag: first!.object.etag, size: head.ContentLength })], createdAt: expect.any(String) });
     }
     expect(second!.object.sequencer! > first!.object.sequencer!).toBe(true);
-    // Counted once: the counters equal what one copy of the log holds.
-    for (const account of accounts) {
-      const counters = await readCounters(dynamodb, info.table, account, '2026-11-20', '2026-11-21');
-      for (const day of ['2026-11-20', '2026-11-21']) {
-        expect(nonZero(counters[day])).toEqual(nonZero(log.expected.usage.get(`${account}|${day}`)));
-      }
-    }
+    await expectCountedOnce(log, accounts, ['2026-11-20', '2026-11-21']);
     expect(await queueDepth(sqs, queues.dlqUrl)).toEqual({ visible: 0, inFlight: 0 });
   });
 
@@ -86,25 +90,16 @@ describe('tally put', () => {
       expect(bytes.length).toBeLessThan(24 * 1024 * 1024);
       const env = operatorEnv(info, { queueUrl: queues.queueUrl, dlqUrl: queues.dlqUrl, prefix });
 
-      const runs: { code: number; objects: PutLogResult[] }[] = [];
+      const runs: PutRun[] = [];
       for (const args of [['--dry-run'], [], []]) {
-        const io = captureIo();
-        const code = await put(['--json', ...args, 'big.log'], io, env, dir);
-        runs.push({ code, objects: code === 0 ? (JSON.parse(io.stdout) as { objects: PutLogResult[] }).objects : [] });
-        if (code !== 0) throw new Error(`tally put ${args.join(' ')} exit ${code}: ${io.stderr}`);
+        const run = await putJson([...args, 'big.log'], env, dir);
+        if (run.code !== 0) throw new Error(`tally put ${args.join(' ')} exit ${run.code}: ${run.stderr}`);
+        runs.push(run);
       }
       const [dry, first, again] = runs.map((run) => run.objects[0]!);
       const stored = await s3.send(new GetObjectCommand({ Bucket: info.bucket, Key: first!.object.key }));
       const content = Buffer.from(await stored.Body!.transformToByteArray());
-      const consumer = startConsumer(queues, testIngestDeps());
-      try {
-        await eventually(async () => {
-          const depth = await queueDepth(sqs, queues.queueUrl);
-          return depth.visible + depth.inFlight === 0;
-        }, 60_000, 'the ingest queue to drain');
-      } finally {
-        await consumer.stop();
-      }
+      await consumeUntilDrained(queues);
 
       expect(content.equals(bytes)).toBe(true);
       // S3's ETag of an object put in parts: MD5 of the parts' MD5s, then the number of parts.
@@ -114,10 +109,7 @@ describe('tally put', () => {
       expect(dry!.object).toMatchObject({ key: first!.object.key, etag: first!.object.etag, size: bytes.length });
       expect([dry!.before, first!.before, again!.before]).toEqual(['new', 'new', 'same']);
       expect(again!.object).toMatchObject({ key: first!.object.key, etag: first!.object.etag });
-      for (const account of accounts) {
-        const counters = await readCounters(dynamodb, info.table, account, '2026-11-22', '2026-11-22');
-        expect(nonZero(counters['2026-11-22'])).toEqual(nonZero(log.expected.usage.get(`${account}|2026-11-22`)));
-      }
+      await expectCountedOnce(log, accounts, ['2026-11-22']);
       expect(await queueDepth(sqs, queues.dlqUrl)).toEqual({ visible: 0, inFlight: 0 });
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -207,26 +199,16 @@ describe('tally put', () => {
     writeFileSync(join(dir, 'v2.parquet'), await parquetFromJsonLines(jsonLog(parquetRequests)));
     const env = operatorEnv(info, { queueUrl: queues.queueUrl, dlqUrl: queues.dlqUrl, prefix });
 
-    const runs: { code: number; objects: PutLogResult[] }[] = [];
+    const runs: PutRun[] = [];
     try {
       for (const at of [new Date('2026-11-23T13:45:00Z'), new Date('2026-11-23T14:45:00Z')]) {
         clockAt(at);
-        const io = captureIo();
-        const code = await put(['--json', 'v2.json.gz', 'v2.parquet'], io, env, dir);
-        runs.push({ code, objects: (JSON.parse(io.stdout) as { objects: PutLogResult[] }).objects });
+        runs.push(await putJson(['v2.json.gz', 'v2.parquet'], env, dir));
       }
     } finally {
       jest.useRealTimers();
     }
-    const consumer = startConsumer(queues, testIngestDeps());
-    try {
-      await eventually(async () => {
-        const depth = await queueDepth(sqs, queues.queueUrl);
-        return depth.visible + depth.inFlight === 0;
-      }, 30_000, 'the ingest queue to drain');
-    } finally {
-      await consumer.stop();
-    }
+    await consumeUntilDrained(queues, 30_000);
 
     expect(runs.map((run) => run.code)).toEqual([0, 0]);
     const [first, second] = runs.map((run) => run.objects.map((result) => [result.object.key, result.before, result.hourFrom]));

@@ -4,7 +4,7 @@ import { ingestBatch, type IngestDeps } from '../../src/app/ingest/ingest';
 import type { LogObjectRef } from '../../src/domain/counters/log-object';
 import { s3EventBody } from '../../src/domain/counters/notifications';
 import { cloudFrontObjectKey, emptyExpected, generateLog, mergeExpected, type ExpectedCount } from '../../src/local/demo/log-generator';
-import { QueuePoller } from '../../src/local/pipeline/poller';
+import { QueuePoller, queueDepth } from '../../src/local/pipeline/poller';
 import { localEnvironment, type LocalStackInfo } from '../../src/local/stack';
 import { crashAfterUpdates } from './faults';
 import { putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from './stack';
@@ -150,6 +150,23 @@ export function startConsumer(queue: { queueUrl: string; queueArn: string }, dep
   });
   poller.start();
   return poller;
+}
+
+/**
+ * Runs a consumer on `queue` until the queue holds no message, visible or in flight (each
+ * one counted or dead-lettered), then stops it; fails the test after `timeoutMs`.
+ */
+export async function consumeUntilDrained(queue: { queueUrl: string; queueArn: string }, timeoutMs = SHORT_WAIT_MS, info = testStackInfo()): Promise<void> {
+  const { sqs } = testClients(info);
+  const consumer = startConsumer(queue, testIngestDeps(), info);
+  try {
+    await eventually(async () => {
+      const depth = await queueDepth(sqs, queue.queueUrl);
+      return depth.visible + depth.inFlight === 0;
+    }, timeoutMs, 'the ingest queue to drain');
+  } finally {
+    await consumer.stop();
+  }
 }
 
 /** Waits until `check` holds (or fails the test after `timeoutMs`). */
