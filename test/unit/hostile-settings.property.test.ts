@@ -1,8 +1,12 @@
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { readConfig } from '../../src/adapters/config';
 import { readCloserConfig, readThresholdConfig, readWebhookSenderConfig } from '../../src/adapters/wiring/handoff-config';
 import { readUsageApiConfig } from '../../src/adapters/wiring/usage-api-config';
+import { runCli } from '../../src/cli/main';
 import { ConfigError } from '../../src/domain/errors';
+import { METRIC_NAME } from '../../src/domain/logs/metric-rules';
+import { captureIo, REPO_ROOT } from '../support/cli';
 import { TEST_SECRET } from '../support/tokens';
 
 /**
@@ -81,5 +85,33 @@ describe('the settings read at cold start take a value or refuse it naming the v
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('no metric name is a property every object has', () => {
+  /** What Object.prototype holds, constructor, toString and __proto__ among them. */
+  const inherited = Object.getOwnPropertyNames(Object.prototype);
+
+  it('METRIC_NAME refuses every name Object.prototype holds, and takes the rest of its form', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.constantFrom(...inherited), fc.stringMatching(/^[a-z][a-z0-9_]{0,39}$/)), (name) => {
+        expect(METRIC_NAME.test(name)).toBe(!inherited.includes(name));
+        if (METRIC_NAME.test(name)) expect(({} as Record<string, unknown>)[name]).toBeUndefined();
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a metric rule, an adjustment and a quota named constructor are refused (exit 2): counted by the hour it printed null', async () => {
+    const count = captureIo();
+    expect(await runCli(['count', join(REPO_ROOT, 'fixtures', 'logs', 'plain-v33.log'), '--metrics', '[{"name":"constructor"}]', '--granularity', 'hour', '--json'], { io: count, env: {}, cwd: REPO_ROOT })).toBe(2);
+    expect(count.stderr).toMatch(/^tally count: --metrics: metric rule 0: name must match/);
+
+    const adjust = captureIo();
+    const adjustArgv = ['adjust', '--account', 'acme', '--day', '2026-11-21', '--metric', 'constructor', '--delta', '5', '--reason', 'x', '--id', 'A-1'];
+    expect(await runCli(adjustArgv, { io: adjust, env: {}, cwd: REPO_ROOT })).toBe(2);
+    expect(adjust.stderr).toMatch(/^tally adjust: metric "constructor" is not a metric name/);
+
+    expect(() => readConfig({ ...BASE, TALLY_QUOTAS: '{"constructor":100}' })).toThrow(/TALLY_QUOTAS/);
   });
 });

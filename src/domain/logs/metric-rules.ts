@@ -26,8 +26,13 @@ export interface MetricRule {
   readonly value?: 'requests' | 'bytes';
 }
 
-/** What a metric may be called: it becomes a DynamoDB attribute name and a report column. */
-export const METRIC_NAME = /^[a-z][a-z0-9_]{0,39}$/;
+/**
+ * What a metric may be called: it becomes a DynamoDB attribute name and a report column.
+ * Not `constructor`, the one name of this form every object has (Object.prototype's):
+ * where metrics are a plain object, a metric of that name missing from it read as the
+ * Object function, and `tally count --granularity hour` printed it as null.
+ */
+export const METRIC_NAME = /^(?!constructor$)[a-z][a-z0-9_]{0,39}$/;
 const BASE: ReadonlySet<string> = new Set(BASE_METRICS);
 /**
  * The other names a usage shard holds, which a reader also tries when it decodes an hour
