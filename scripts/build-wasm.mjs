@@ -1,5 +1,5 @@
 // Assembles the WebAssembly modules (src/domain/logs/line-scan.wat, columns/column-sum.wat,
-// src/adapters/logs/parquet-rle.wat and parquet-plain.wat) into NAME-wasm.ts beside each (each module's bytes
+// src/adapters/logs/parquet-rle.wat, parquet-plain.wat and parquet-snappy.wat) into NAME-wasm.ts beside each (each module's bytes
 // as base64, so the Lambda
 // bundle and the CLI carry them with no file to ship). Run after changing a .wat:
 // `node scripts/build-wasm.mjs`; with --check it only says whether the committed modules
@@ -31,6 +31,12 @@ const MODULES = [
     name: 'parquet-plain',
     constant: 'PARQUET_PLAIN_WASM_BASE64',
     what: "Where a Parquet PLAIN BYTE_ARRAY page's values are, a WebAssembly module, as base64.",
+  },
+  {
+    folder: join(root, 'src', 'adapters', 'logs'),
+    name: 'parquet-snappy',
+    constant: 'PARQUET_SNAPPY_WASM_BASE64',
+    what: 'A Snappy decoder, a WebAssembly module, as base64.',
   },
 ];
 

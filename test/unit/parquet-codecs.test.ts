@@ -4,7 +4,7 @@ import { writeParquetLog } from '../support/parquet-logs';
 
 /**
  * Which decompressors a Parquet file loads (parquet-log.ts): a Snappy file (CloudFront's,
- * DuckDB's) hysnappy alone; hyparquet-compressors, whose loading builds Brotli's
+ * DuckDB's) Tally's own Snappy decoder alone; hyparquet-compressors, whose loading builds Brotli's
  * dictionary and GZIP's tables, only for ZSTD, Brotli or LZ4 (issue 34).
  */
 const options: CountOptions = { resolver: parseResolverSpec('host-label'), metricRules: [], objectKey: 'logs/E2PARQUETTEST.2026-11-21-00.abc.parquet' };

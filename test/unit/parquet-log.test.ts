@@ -272,6 +272,41 @@ describe('Parquet logs (CloudFront standard logging v2)', () => {
     });
   });
 
+  it('reads each row group into the arrays of the one two before it, with the same counts, and passes its read errors on', async () => {
+    await withFile({ accounts, rows: 8192, rowGroupRows: 2048, shape: 'strings', codec: 'snappy' }, async ({ bytes }) => {
+      const file = memoryFile(bytes);
+      const sliceOnly = await countLogContent(parquetContent(file, 'slices.parquet'), options, 'slices.parquet');
+      // Per read into an array: the array, and the bytes it was to hold.
+      const reads: { into: Uint8Array; start: number; end: number }[] = [];
+      const reading = (failAt?: number): RandomAccessFile => ({
+        byteLength: file.byteLength,
+        slice: (start, end) => file.slice(start, end),
+        async readInto(start, end, into) {
+          if (reads.length === failAt) throw new Error('socket hang up');
+          reads.push({ into, start, end });
+          into.set(new Uint8Array(await file.slice(start, end)));
+          return into.subarray(0, end - start);
+        },
+      });
+
+      const intoArrays = await countLogContent(parquetContent(reading(), 'into.parquet'), options, 'into.parquet');
+
+      expect(intoArrays.tally.usage()).toEqual(sliceOnly.tally.usage());
+      expect(intoArrays.lines).toEqual(sliceOnly.lines);
+      const columns = reads.length / 4;
+      expect(Number.isInteger(columns) && columns > 0).toBe(true);
+      const arrays = (group: number) => reads.slice(group * columns, (group + 1) * columns).map((read) => read.into);
+      expect(new Set([...arrays(0), ...arrays(1)]).size).toBe(2 * columns);
+      expect(arrays(2).every((array, c) => array === arrays(0)[c])).toBe(true);
+      expect(arrays(3).every((array, c) => array === arrays(1)[c])).toBe(true);
+
+      reads.length = 0;
+      const failing = countLogContent(parquetContent(reading(columns + 1), 'flaky.parquet'), options, 'flaky.parquet');
+      await expect(failing).rejects.toThrow('socket hang up');
+      await expect(failing).rejects.not.toBeInstanceOf(PoisonObjectError);
+    });
+  });
+
   it('tells Parquet from text by its first bytes, not by its name', async () => {
     await withFile({ accounts, rows: 10, shape: 'strings', codec: 'snappy' }, async ({ bytes, path }) => {
       const text = gzipSync('#Fields: date time sc-bytes x-host-header\n2026-11-21\t00:00:01\t10\tacme.x.com\n');

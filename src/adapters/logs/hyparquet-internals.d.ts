@@ -21,3 +21,6 @@ declare module 'hyparquet/src/plain.js' {
 declare module 'hyparquet/src/constants.js' {
   export { CompressionCodecs, Encodings, ParquetTypes } from 'hyparquet/types/constants';
 }
+declare module 'hyparquet/src/snappy.js' {
+  export { snappyUncompress } from 'hyparquet/types/snappy';
+}

@@ -85,18 +85,24 @@ export async function openLogFile(path: string): Promise<LogContent> {
 
 /** Bytes of an open file at any offset. */
 function fileBytes(file: FileHandle, size: number): RandomAccessFile {
+  const readInto = async (start: number, end: number, into: Uint8Array): Promise<Uint8Array> => {
+    const length = Math.max(0, Math.min(end, size) - start);
+    if (into.length < length) throw new RangeError(`${length} bytes to read into ${into.length}`);
+    let filled = 0;
+    while (filled < length) {
+      const { bytesRead } = await file.read(into, filled, length - filled, start + filled);
+      if (bytesRead === 0) throw new Error(`${length - filled} bytes missing at offset ${start + filled}: the file shrank while it was read`);
+      filled += bytesRead;
+    }
+    return into.subarray(0, length);
+  };
   return {
     byteLength: size,
     async slice(start, end = size) {
-      const length = Math.max(0, Math.min(end, size) - start);
-      const buffer = new Uint8Array(length);
-      let filled = 0;
-      while (filled < length) {
-        const { bytesRead } = await file.read(buffer, filled, length - filled, start + filled);
-        if (bytesRead === 0) throw new Error(`${length - filled} bytes missing at offset ${start + filled}: the file shrank while it was read`);
-        filled += bytesRead;
-      }
+      const buffer = new Uint8Array(Math.max(0, Math.min(end, size) - start));
+      await readInto(start, end, buffer);
       return buffer.buffer;
     },
+    readInto,
   };
 }

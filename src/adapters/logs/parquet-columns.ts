@@ -7,7 +7,9 @@ import { decompressPage } from 'hyparquet/src/datapage.js';
 import { getMaxDefinitionLevel, getTreePath, isFlatColumn } from 'hyparquet/src/schema.js';
 import { fieldKey } from '../../domain/logs/cloudfront-log';
 import type { ColumnRun } from '../../domain/logs/columns/column-run';
+import type { RandomAccessFile } from './parquet-log';
 import { placePlainValues, plainNumbers, type NumberUnit } from './parquet-plain';
+import { snappyUncompress } from './parquet-snappy';
 import { HybridDecoder } from './parquet-rle';
 
 /**
@@ -51,13 +53,21 @@ function chunkOf(rowGroup: RowGroup, name: string): { meta: NonNullable<ColumnCh
 /**
  * The compressed chunks of `columns` in one row group, read from the file: started when
  * called, so that the next row group's are read while this one's are counted (the reads
- * run on libuv's threads, the counting on this one).
+ * run on libuv's threads, the counting on this one). A file that reads into a given array
+ * (a local file) reads each column's chunk into `into[c]`, made or grown here and kept by
+ * the caller for a later row group: new memory is paid for in page faults (about 2 µs a
+ * 4 KiB page on these machines), and a file's chunks were most of the memory its count
+ * touched after its first row group (issue 34).
  */
-export function fetchGroupColumns(file: AsyncBuffer, rowGroup: RowGroup, columns: readonly string[]): Promise<ArrayBuffer[]> {
+export function fetchGroupColumns(file: RandomAccessFile, rowGroup: RowGroup, columns: readonly string[], into?: Uint8Array[]): Promise<Uint8Array[]> {
   return Promise.all(
-    columns.map(async (name) => {
+    columns.map(async (name, c) => {
       const { start, end } = chunkOf(rowGroup, name);
-      return file.slice(start, end);
+      if (into === undefined || file.readInto === undefined) return new Uint8Array(await file.slice(start, end));
+      let buffer = into[c];
+      // A quarter more than asked: a later row group's chunk is often a little larger.
+      if (buffer === undefined || buffer.length < end - start) into[c] = buffer = new Uint8Array(Math.ceil((end - start) * 1.25));
+      return file.readInto(start, end, buffer);
     }),
   );
 }
@@ -71,7 +81,7 @@ export type ColumnBuffers = Map<string, PageBuffers>;
  * of the run is `runs[c]`'s value at `runs[c].at + i`).
  */
 export function readGroupColumns(
-  chunks: readonly ArrayBuffer[],
+  chunks: readonly Uint8Array[],
   metadata: FileMetaData,
   rowGroup: RowGroup,
   columns: readonly string[],
@@ -142,11 +152,11 @@ class ColumnPages {
 
   constructor(
     private readonly name: string,
-    chunk: ArrayBuffer,
+    chunk: Uint8Array,
     private readonly decoder: ColumnDecoder,
     private readonly buffers: PageBuffers,
   ) {
-    this.reader = { view: new DataView(chunk), offset: 0 };
+    this.reader = { view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength), offset: 0 };
     this.maxDefinition = getMaxDefinitionLevel(decoder.schemaPath);
     const { element } = decoder;
     const logical = element.logical_type?.type;
@@ -255,7 +265,6 @@ class ColumnPages {
     const reader = this.reader;
     const compressed = new Uint8Array(reader.view.buffer, reader.view.byteOffset + reader.offset, header.compressed_page_size);
     reader.offset += header.compressed_page_size;
-    const { codec, compressors } = this.decoder;
     const maxDefinition = this.maxDefinition;
     let page: Uint8Array;
     let rows: number;
@@ -274,11 +283,11 @@ class ColumnPages {
         if (present !== rows) definitions = this.hybrid.copyLast(this.buffers.levels(rows));
       }
       const values = compressed.subarray(levels);
-      page = v2.is_compressed === false ? values : decompressPage(values, header.uncompressed_page_size - levels, codec, compressors);
+      page = v2.is_compressed === false ? values : this.decompress(values, header.uncompressed_page_size - levels);
       at = 0;
     } else {
       rows = header.data_page_header!.num_values;
-      page = decompressPage(compressed, header.uncompressed_page_size, codec, compressors);
+      page = this.decompress(compressed, header.uncompressed_page_size);
       at = 0;
       present = rows;
       if (maxDefinition > 0) {
@@ -291,6 +300,17 @@ class ColumnPages {
       }
     }
     return { page, at, rows, present, definitions };
+  }
+
+  /**
+   * A data page's bytes, decompressed. Snappy's into the column's own array, used again
+   * for its next page (a data page is done with when the next one is read): a new array
+   * per page cost as much as decoding it (parquet-snappy.ts).
+   */
+  private decompress(compressed: Uint8Array, size: number): Uint8Array {
+    const { codec, compressors } = this.decoder;
+    if (codec === 'SNAPPY') return snappyUncompress(compressed, size, this.buffers.bytes(size));
+    return decompressPage(compressed, size, codec, compressors);
   }
 
   /** The bytes of the dictionary page at the reader, decompressed; the reader moves past it. */
@@ -488,6 +508,14 @@ export class PageBuffers {
 
   floats2(length: number): Float64Array {
     return this.floats(length, 1);
+  }
+
+  private pageBytes = new Uint8Array(0);
+
+  /** The column's decompressed data page, `length` long (its contents are stale). */
+  bytes(length: number): Uint8Array {
+    if (this.pageBytes.length < length) this.pageBytes = new Uint8Array(Math.max(length, 64 * 1024));
+    return this.pageBytes.subarray(0, length);
   }
 
   /** The column's definition levels, `length` long (its contents are stale). */

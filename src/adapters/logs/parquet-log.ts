@@ -4,44 +4,39 @@ import { PoisonObjectError } from '../../domain/errors';
 import type { LogContent, RecordSink } from '../../domain/logs/log-records';
 import { asFieldValues, BYTES_PARSERS, fetchGroupColumns, flatColumns, readGroupColumns, type ColumnBuffers } from './parquet-columns';
 import { footerMetadata, footerTail } from './parquet-footer';
+import { snappyUncompress } from './parquet-snappy';
 
 /**
  * A file read at random offsets (S3 ranged GETs, a local file): hyparquet's `AsyncBuffer`.
- * `slice(start, end)` resolves with bytes `[start, end)`.
+ * `slice(start, end)` resolves with bytes `[start, end)`; `readInto(start, end, into)`,
+ * where a file has it, reads them into `into` (at least `end - start` long) and resolves
+ * with that part of it, so that a reader can read row group after row group into the same
+ * memory.
  */
-export type RandomAccessFile = AsyncBuffer;
+export interface RandomAccessFile extends AsyncBuffer {
+  readInto?(start: number, end: number, into: Uint8Array): Promise<Uint8Array>;
+}
 
 /**
  * The codecs read. GZIP, the codec AWS's vended-log Parquet (VPC flow logs, CloudFront
- * v2) is described with, goes to Node's native zlib; hysnappy reads Snappy (in
- * WebAssembly) and hyparquet-compressors adds ZSTD, Brotli and LZ4, each loaded the first
- * time a file needs it: loading hyparquet-compressors (its WebAssembly compiled, its tables built) took about 12 ms of CPU
- * at every fresh process's start, text logs and uncompressed or GZIP Parquet included
- * (issue 34). Snappy stays with its WebAssembly decoder: hyparquet's own (JavaScript)
- * made a warm count of the 900,000-row string file 0.12 s of CPU instead of 0.09 s.
+ * v2) is described with, goes to Node's native zlib, and Snappy (CloudFront's and DuckDB's)
+ * to Tally's own WebAssembly decoder (parquet-snappy.ts); hyparquet-compressors adds
+ * ZSTD, Brotli and LZ4, loaded the first time a file needs one: loading it (its
+ * WebAssembly compiled, Brotli's dictionary and GZIP's tables built) took about 12 ms of
+ * CPU at every fresh process's start, text logs and Snappy Parquet included (issue 34).
  */
 const OWN_CODECS: Compressors = {
   GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
+  SNAPPY: (input: Uint8Array, outputLength: number) => snappyUncompress(input, outputLength),
 };
-const READ_HERE = new Set(['UNCOMPRESSED', 'GZIP']);
+const READ_HERE = new Set(['UNCOMPRESSED', 'GZIP', 'SNAPPY']);
 let allCodecs: Promise<Compressors> | undefined;
-let snappyCodecs: Promise<Compressors> | undefined;
 
-/**
- * The decompressors a file's column chunks need: hyparquet-compressors only when one is
- * neither read here nor Snappy. A Snappy file (CloudFront's, DuckDB's) loads hysnappy
- * alone, the WebAssembly decoder hyparquet-compressors itself uses for Snappy: loading all
- * of hyparquet-compressors built Brotli's dictionary and GZIP's tables too, about 7 ms of
- * a fresh process's count of a Parquet file (issue 34).
- */
+/** The decompressors a file's column chunks need: hyparquet-compressors only when one is not read here. */
 async function compressorsFor(metadata: FileMetaData): Promise<Compressors> {
   const codecs = metadata.row_groups.flatMap((group) => group.columns.map((column) => column.meta_data?.codec));
   const needed = codecs.filter((codec) => codec !== undefined && !READ_HERE.has(codec));
   if (needed.length === 0) return OWN_CODECS;
-  if (needed.every((codec) => codec === 'SNAPPY')) {
-    snappyCodecs ??= import('hysnappy').then(({ snappyUncompressor }) => ({ SNAPPY: snappyUncompressor(), ...OWN_CODECS }));
-    return snappyCodecs;
-  }
   allCodecs ??= import('hyparquet-compressors').then(({ compressors }) => ({ ...compressors, ...OWN_CODECS }));
   return allCodecs;
 }
@@ -80,16 +75,21 @@ export function parquetContent(file: RandomAccessFile, objectName: string): Extr
 async function readParquet(file: RandomAccessFile, objectName: string, sink: RecordSink): Promise<void> {
   // Errors of the source pass through untouched: only decoding errors make a poison object.
   const sourceErrors = new WeakSet<object>();
-  const source: AsyncBuffer = {
+  const sourceError = (error: unknown): never => {
+    if (typeof error === 'object' && error !== null) sourceErrors.add(error);
+    throw error;
+  };
+  const readInto = file.readInto?.bind(file);
+  const source: RandomAccessFile = {
     byteLength: file.byteLength,
     slice: async (start, end) => {
       try {
         return await file.slice(start, end);
       } catch (error) {
-        if (typeof error === 'object' && error !== null) sourceErrors.add(error);
-        throw error;
+        return sourceError(error);
       }
     },
+    readInto: readInto === undefined ? undefined : (start, end, into) => readInto(start, end, into).catch(sourceError),
   };
   const decoding = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
     try {
@@ -110,9 +110,11 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
     // Column by column, page by page (parquet-columns.ts); the next row group's chunks
     // read while this one's are counted.
     const groups = [...metadata.row_groups.entries()].filter(([, rowGroup]) => Number(rowGroup.num_rows) > 0);
+    // Row groups read into two sets of arrays in turn: one counted, the next read meanwhile.
+    const chunkArrays: [Uint8Array[], Uint8Array[]] = [[], []];
     const fetch = (at: number) => {
       const [group, rowGroup] = groups[at]!;
-      const fetching = decoding(`row group ${group}`, async () => fetchGroupColumns(source, rowGroup, columns));
+      const fetching = decoding(`row group ${group}`, async () => fetchGroupColumns(source, rowGroup, columns, chunkArrays[at & 1]));
       // Awaited below; a failure while the group before is counted is seen there, never unhandled.
       fetching.catch(() => undefined);
       return fetching;

@@ -1,0 +1,187 @@
+import fc from 'fast-check';
+import { snappyCompress } from 'hysnappy';
+import { snappyUncompress as hyparquetUncompress } from 'hyparquet/src/snappy.js';
+import { snappyUncompress } from '../../src/adapters/logs/parquet-snappy';
+
+/**
+ * Snappy decoded by src/adapters/logs/parquet-snappy.ts (parquet-snappy.wat): whatever the
+ * elements, the bytes they stand for come back, into a new array or the caller's; damaged
+ * data is refused with an error, never decoded wrong. Elements are written here as the
+ * format says (https://github.com/google/snappy/blob/main/format_description.txt), and
+ * read back by the format's plain reading (below), so that every tag form is tried, not
+ * only the ones a compressor happens to choose.
+ */
+
+type Element = { readonly kind: 'literal'; readonly bytes: Uint8Array } | { readonly kind: 'copy'; readonly offset: number; readonly length: number; readonly tag: 1 | 2 | 3 };
+
+function varint(value: number, out: number[]): void {
+  while (value >= 0x80) {
+    out.push((value % 0x80) | 0x80);
+    value = Math.floor(value / 0x80);
+  }
+  out.push(value);
+}
+
+function littleEndian(value: number, bytes: number, out: number[]): void {
+  for (let b = 0; b < bytes; b++) out.push(Math.floor(value / 2 ** (8 * b)) % 256);
+}
+
+/** The stream of `elements` (each copy's offset taken modulo what is written before it, +1), and the bytes it stands for. */
+function encode(elements: readonly Element[]): { stream: Uint8Array; bytes: Uint8Array } {
+  const body: number[] = [];
+  const bytes: number[] = [];
+  for (const element of elements) {
+    if (element.kind === 'literal') {
+      const length = element.bytes.length;
+      if (length <= 60) body.push((length - 1) << 2);
+      else {
+        const extra = length - 1 < 2 ** 8 ? 1 : length - 1 < 2 ** 16 ? 2 : length - 1 < 2 ** 24 ? 3 : 4;
+        body.push((59 + extra) << 2);
+        littleEndian(length - 1, extra, body);
+      }
+      for (const byte of element.bytes) {
+        body.push(byte);
+        bytes.push(byte);
+      }
+      continue;
+    }
+    if (bytes.length === 0) continue;
+    // Each tag's own bounds: 1 holds lengths 4-11 and offsets below 2,048; 2 offsets below 65,536.
+    const tag = element.tag === 1 && element.offset >= 2048 ? 2 : element.tag;
+    const limit = tag === 1 ? 2048 : tag === 2 ? 65_536 : 2 ** 32;
+    const offset = (element.offset % Math.min(bytes.length, limit - 1)) + 1;
+    const length = tag === 1 ? 4 + (element.length % 8) : 1 + (element.length % 64);
+    if (tag === 1) body.push(1 | ((length - 4) << 2) | ((offset >> 8) << 5), offset & 255);
+    else {
+      body.push(tag | ((length - 1) << 2));
+      littleEndian(offset, tag === 2 ? 2 : 4, body);
+    }
+    for (let i = 0; i < length; i++) bytes.push(bytes[bytes.length - offset]!);
+  }
+  const stream: number[] = [];
+  varint(bytes.length, stream);
+  stream.push(...body);
+  return { stream: Uint8Array.from(stream), bytes: Uint8Array.from(bytes) };
+}
+
+const element: fc.Arbitrary<Element> = fc.oneof(
+  fc.record({ kind: fc.constant('literal' as const), bytes: fc.uint8Array({ minLength: 1, maxLength: 80 }) }),
+  fc.record({ kind: fc.constant('literal' as const), bytes: fc.integer({ min: 1, max: 600 }).map(pattern) }),
+  fc.record({ kind: fc.constant('copy' as const), offset: fc.nat({ max: 100_000 }), length: fc.nat({ max: 200 }), tag: fc.constantFrom(1 as const, 2 as const, 3 as const) }),
+  // Offsets below 8: the bytes the copy repeats are the ones it writes.
+  fc.record({ kind: fc.constant('copy' as const), offset: fc.nat({ max: 7 }), length: fc.nat({ max: 200 }), tag: fc.constantFrom(1 as const, 2 as const, 3 as const) }),
+);
+
+/** `length` bytes of a pattern that does not repeat soon. */
+function pattern(length: number): Uint8Array {
+  return Uint8Array.from({ length }, (_, i) => (i * 31 + length) % 251);
+}
+
+/** Whether two arrays hold the same bytes (jest's deep equality is slow on large arrays). */
+function same(a: Uint8Array, b: Uint8Array): boolean {
+  return Buffer.compare(a, b) === 0;
+}
+
+/** Bytes a compressor finds much to copy in: pieces of a few words, repeated. */
+const repetitive = fc.array(fc.oneof(fc.uint8Array({ maxLength: 40 }), fc.constantFrom('GET', '/index.html', '200', '2026-11-27', 'Mozilla/5.0').map((text) => new TextEncoder().encode(text))), { maxLength: 400 }).map((parts) => {
+  const bytes = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    bytes.set(part, at);
+    at += part.length;
+  }
+  return bytes;
+});
+
+describe('Snappy decoding', () => {
+  it('gives back the bytes of any elements, every tag form and overlapping copies included', () => {
+    fc.assert(
+      fc.property(fc.array(element, { maxLength: 60 }), (elements) => {
+        const { stream, bytes } = encode(elements);
+        expect(same(snappyUncompress(stream, bytes.length), bytes)).toBe(true);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('reads a literal\'s length from 1, 2, 3 and 4 bytes after its tag', () => {
+    // A length may be written in more bytes than it needs (the format asks no less).
+    for (const extra of [1, 2, 3, 4]) {
+      for (const length of [1, 61, 200, 256, 257].filter((n) => n <= 2 ** (8 * extra))) {
+        const literal = pattern(length);
+        const body: number[] = [];
+        varint(length, body);
+        body.push((59 + extra) << 2);
+        littleEndian(length - 1, extra, body);
+        body.push(...literal);
+        expect(same(snappyUncompress(Uint8Array.from(body), length), literal)).toBe(true);
+      }
+    }
+    const { stream, bytes } = encode([{ kind: 'literal', bytes: pattern(65_537) }, { kind: 'copy', offset: 5, length: 63, tag: 2 }]);
+    expect(same(snappyUncompress(stream, bytes.length), bytes)).toBe(true);
+  });
+
+  it('gives back what a compressor wrote, into the caller\'s array when it is long enough', () => {
+    fc.assert(
+      fc.property(repetitive, fc.nat({ max: 64 }), (bytes, spare) => {
+        const stream = snappyCompress(bytes);
+        const output = new Uint8Array(bytes.length + spare).fill(0xee);
+        const decoded = snappyUncompress(stream, bytes.length, output);
+        expect(same(decoded, bytes)).toBe(true);
+        expect(decoded.buffer).toBe(output.buffer);
+        // Nothing past the bytes asked for is written.
+        expect([...output.subarray(bytes.length)].every((byte) => byte === 0xee)).toBe(true);
+        // Too short an array: a new one.
+        if (bytes.length > 0) expect(same(snappyUncompress(stream, bytes.length, new Uint8Array(bytes.length - 1)), bytes)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses damaged data with an error, and decodes it as the format reads it when it is not damaged', () => {
+    fc.assert(
+      fc.property(fc.array(element, { minLength: 1, maxLength: 20 }), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }), fc.integer({ min: -3, max: 3 }), fc.nat({ max: 30 }), (elements, changes, lengthChange, cut) => {
+        const { stream, bytes } = encode(elements);
+        const damaged = stream.slice(0, Math.max(0, stream.length - (cut % 4 === 0 ? cut : 0)));
+        for (const [at, value] of changes) if (damaged.length > 0) damaged[at % damaged.length] = value;
+        const length = Math.max(0, bytes.length + lengthChange);
+        let expected: Uint8Array | undefined;
+        try {
+          expected = new Uint8Array(length);
+          hyparquetUncompress(damaged, expected);
+        } catch {
+          expected = undefined;
+        }
+        let decoded: Uint8Array | Error;
+        try {
+          decoded = snappyUncompress(damaged, length);
+        } catch (error) {
+          decoded = error as Error;
+        }
+        if (decoded instanceof Error) {
+          expect(decoded.message).toMatch(/^not Snappy data of \d+ bytes: /);
+          return;
+        }
+        // Decoded: what the format's reading gives (hyparquet's reader reads it too).
+        expect(expected).toBeDefined();
+        expect(same(decoded, expected!)).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('refuses a literal or a copy that would write past the output, and a copy from before it', () => {
+    // 5 bytes declared: "abcd", then 2 bytes more than are left.
+    expect(() => snappyUncompress(Uint8Array.of(5, 3 << 2, 97, 98, 99, 100, 2 | (2 << 2), 1, 0), 5)).toThrow(/an element writes past the output/);
+    expect(() => snappyUncompress(Uint8Array.of(5, 3 << 2, 97, 98, 99, 100, 1 << 2, 101, 102), 5)).toThrow(/an element writes past the output/);
+    expect(() => snappyUncompress(Uint8Array.of(8, 3 << 2, 97, 98, 99, 100, 2 | (3 << 2), 5, 0), 8)).toThrow(/a copy reaches before the output/);
+    expect(() => snappyUncompress(Uint8Array.of(8, 3 << 2, 97, 98, 99, 100, 2 | (3 << 2), 0, 0), 8)).toThrow(/a copy reaches before the output/);
+  });
+
+  it('refuses an output length past what it holds before any work', () => {
+    expect(() => snappyUncompress(Uint8Array.of(0), 2 ** 31)).toThrow(/more than this reader holds/);
+    expect(() => snappyUncompress(Uint8Array.of(0), -1)).toThrow(RangeError);
+    expect(() => snappyUncompress(Uint8Array.of(0), 0.5)).toThrow(RangeError);
+    expect(snappyUncompress(Uint8Array.of(0), 0)).toEqual(new Uint8Array(0));
+  });
+});
