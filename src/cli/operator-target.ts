@@ -5,6 +5,7 @@ import { readConfig, type TallyConfig } from '../adapters/config';
 import { MAX_STACK_FILE_BYTES, readSmallTextFile } from '../adapters/small-file';
 import type { Env } from '../adapters/env';
 import { ConfigError, LocalStackNotRunningError } from '../domain/errors';
+import { printable } from '../domain/printable';
 import { LOCAL_CREDENTIALS } from '../local/local-credentials';
 import type { LocalStackInfo } from '../local/stack';
 
@@ -111,12 +112,6 @@ function refuseMalformedFlags(flags: TargetFlags): void {
   if (flags.bucket !== undefined && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(flags.bucket)) {
     throw new ConfigError(`--bucket must be an S3 bucket name (3 to 63 of a-z 0-9 . -), got "${printable(flags.bucket)}"`);
   }
-}
-
-/** A value as a message quotes it: no control characters, at most 60 characters. */
-function printable(value: string): string {
-  const clean = value.replace(/[^\x20-\x7e]/g, '?');
-  return clean.length > 60 ? `${clean.slice(0, 60)}...` : clean;
 }
 
 function given(value: string | undefined): value is string {

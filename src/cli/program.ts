@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { version } from '../../package.json';
 import { ConfigError, ValidationError } from '../domain/errors';
+import { printable } from '../domain/printable';
 import { commandPath, type CliContext, type CommandGroup, type CommandRun, type DeclaredCommand, type OptionDeclaration } from './command';
 import type { OpenTarget } from './open-target';
 import { COUNTING_OPTIONS, TARGET_OPTIONS, targetFlagsOf } from './target-options';
@@ -50,12 +51,6 @@ function commanderOption(declaration: OptionDeclaration, given: string[]): Optio
   else if (option.required || option.optional) option.argParser((value: string) => (given.push(value), value));
   if (declaration.group !== undefined) option.helpGroup(declaration.group);
   return option;
-}
-
-/** A value as a message quotes it: control characters as `?`, at most 40 characters. */
-function printable(text: string): string {
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
-  return clean.length > 40 ? `${clean.slice(0, 40)}...` : clean;
 }
 
 /** Applies each option's reader to its parsed text (a bad value throws ValidationError); refuses a value option given twice with different values. */

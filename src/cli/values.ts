@@ -1,6 +1,7 @@
 import { ACCOUNT_ID_RULE, isValidAccountId } from '../domain/account-id';
 import { supportedDay } from '../domain/days';
 import { ValidationError } from '../domain/errors';
+import { printable } from '../domain/printable';
 
 /**
  * Readers of option values, shared by every command. Each takes the text and the
@@ -84,12 +85,6 @@ export function recordText(max: number): ValueReader<string> {
 
 /** A C0 or C1 control character, DEL, or a surrogate half without its other half. */
 const CONTROL_OR_LONE_SURROGATE = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** A value as a message may quote it: control characters as `?`, at most 40 characters. */
-function printable(value: string): string {
-  const clean = value.replace(/[\u0000-\u001f\u007f-\u009f\ud800-\udfff]/g, '?');
-  return clean.length > 40 ? `${clean.slice(0, 40)}...` : clean;
-}
 
 /** An SQS message id as `tally dlq list` shows it: 1 to 128 letters, digits, `-`, `_`, `.` or `:`. */
 export const messageId: ValueReader<string> = (text, flag) => {

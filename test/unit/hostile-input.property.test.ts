@@ -709,3 +709,33 @@ describe('a value option given twice with different values is refused (exit 2), 
     expect(JSON.parse(io.stdout).hours.length).toBeGreaterThan(0);
   });
 });
+
+describe('a message quotes a hostile value back without control characters and bounded', () => {
+  /** Ids and metric names with newlines, escape sequences and lone surrogates, up to 100,000 characters. */
+  const hostile = fc.oneof(
+    fc.constantFrom('INC-1\n[ok] approved by cfo', 'x\u001b[2J', 'a\ud800b', '\u009b31m', 'A'.repeat(100_000), `${'\n'.repeat(50)}x`),
+    fc.tuple(fc.string({ maxLength: 20 }), fc.constantFrom('\n', '\r', '\u001b', '\u0000', '\u007f', '\u0085', '\udfff'), fc.string({ maxLength: 2_000 })).map(([a, bad, b]) => `x${a}${bad}${b}`),
+  );
+  const cases: [string, (value: string) => string[]][] = [
+    ['adjust --id', (value) => ['adjust', '--account', 'acme', '--day', '2026-11-21', '--metric', 'requests', '--delta', '5', '--reason', 'x', `--id=${value}`]],
+    ['adjust --metric', (value) => ['adjust', '--account', 'acme', '--day', '2026-11-21', `--metric=${value}`, '--delta', '5', '--reason', 'x', '--id', 'A-1']],
+    ['quota set --metric', (value) => ['quota', 'set', '--account', 'acme', `--metric=${value}`, '--monthly', '10']],
+    ['adjustments revert <id>', (value) => ['adjustments', 'revert', '--account', 'acme', '--', value]],
+    ['adjust --endpoint', (value) => ['adjust', '--account', 'acme', '--day', '2026-11-21', '--metric', 'requests', '--delta', '5', '--reason', 'x', '--id', 'A-1', `--endpoint=${value}`]],
+  ];
+
+  it.each(cases)('tally %s', async (_name, argv) => {
+    await fc.assert(
+      fc.asyncProperty(hostile, async (value) => {
+        const io = captureIo();
+        const code = await runCli(argv(value), { io, env: {}, cwd: NO_STACK, now: () => new Date('2026-11-23T12:00:00Z') });
+
+        expect([code, io.stdout]).toEqual([2, '']);
+        // One line, ending in its newline: nothing the value held can start another or repaint the screen.
+        expect(io.stderr.slice(0, -1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
+        expect(io.stderr.length).toBeLessThan(600);
+      }),
+      { numRuns: 40 },
+    );
+  });
+});

@@ -1,6 +1,7 @@
 import { ACCOUNT_ID_RULE, isValidAccountId } from '../account-id';
 import { addDays, dayOf, isSupportedDay } from '../days';
 import { ValidationError } from '../errors';
+import { printable } from '../printable';
 import { METRIC_NAME } from '../logs/metric-rules';
 
 /**
@@ -127,7 +128,7 @@ export function validateAllowance(value: number, what = 'the monthly allowance')
 
 /** Checks a metric name (as `TALLY_METRICS` names them). */
 export function validateMetricName(metric: string): string {
-  if (!METRIC_NAME.test(metric)) throw new ValidationError(`metric "${metric}" must match ${METRIC_NAME.source}`);
+  if (!METRIC_NAME.test(metric)) throw new ValidationError(`metric "${printable(metric)}" must match ${METRIC_NAME.source}`);
   return metric;
 }
 

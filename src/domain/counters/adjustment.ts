@@ -1,6 +1,7 @@
 import { ACCOUNT_ID_RULE, isValidAccountId } from '../account-id';
 import { supportedDay } from '../days';
 import { ValidationError } from '../errors';
+import { printable } from '../printable';
 import { isShardMetric } from './keys';
 import { METRIC_NAME } from '../logs/metric-rules';
 
@@ -51,15 +52,15 @@ export function validateAdjustment(input: Adjustment): Adjustment {
   if (!isValidAccountId(input.account)) throw new ValidationError(`invalid account id: ${ACCOUNT_ID_RULE}`);
   supportedDay(input.day, 'day');
   if (input.revertOf === undefined) {
-    if (!ADJUSTMENT_ID.test(input.adjustmentId)) throw new ValidationError(`invalid id "${input.adjustmentId}": ${ADJUSTMENT_ID_RULE}`);
+    if (!ADJUSTMENT_ID.test(input.adjustmentId)) throw new ValidationError(`invalid id "${printable(input.adjustmentId, 140)}": ${ADJUSTMENT_ID_RULE}`);
     if (input.adjustmentId.startsWith(REVERT_PREFIX)) {
       throw new ValidationError(`ids starting with "${REVERT_PREFIX}" are kept for tally adjustments revert: choose another id`);
     }
   } else if (input.adjustmentId !== revertIdOf(input.revertOf) || !ADJUSTMENT_ID.test(input.revertOf)) {
-    throw new ValidationError(`a revert of "${input.revertOf}" has the id "${revertIdOf(input.revertOf)}"`);
+    throw new ValidationError(`a revert of "${printable(input.revertOf, 140)}" has the id "${printable(revertIdOf(input.revertOf), 140)}"`);
   }
   if (!METRIC_NAME.test(input.metric) || !isShardMetric(input.metric)) {
-    throw new ValidationError(`metric "${input.metric}" is not a metric name (${METRIC_NAME.source})`);
+    throw new ValidationError(`metric "${printable(input.metric)}" is not a metric name (${METRIC_NAME.source})`);
   }
   if (!Number.isSafeInteger(input.delta) || input.delta === 0 || Math.abs(input.delta) > MAX_ADJUSTMENT_DELTA) {
     throw new ValidationError(

@@ -1,5 +1,6 @@
 import { ADJUSTMENT_ID_RULE, isValidAdjustmentId, MAX_REASON_LENGTH, revertOf, type RecordedAdjustment } from '../../../domain/counters/adjustment';
 import { ValidationError } from '../../../domain/errors';
+import { printable } from '../../../domain/printable';
 import { ACTOR_OPTION, defineCommand, JSON_OPTION, type CommandGroup } from '../../command';
 import { formatTable } from '../../io';
 import { accountId, checkDayRange, day, recordText } from '../../values';
@@ -69,7 +70,7 @@ export const adjustmentsRevertCommand = defineCommand<RevertOptions>({
   target: { settings: [] },
   async run({ options, args, context, target: open }) {
     const id = args[0] ?? '';
-    if (!isValidAdjustmentId(id)) throw new ValidationError(`invalid id "${id.slice(0, 140)}": ${ADJUSTMENT_ID_RULE}`);
+    if (!isValidAdjustmentId(id)) throw new ValidationError(`invalid id "${printable(id, 140)}": ${ADJUSTMENT_ID_RULE}`);
     const opened = await open();
     const { DynamoAdjustmentStore } = await import('../../aws-adapters');
     const store = new DynamoAdjustmentStore({ client: opened.clients.dynamodb, tableName: opened.target.config.tableName });
