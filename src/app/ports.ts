@@ -357,9 +357,9 @@ export interface StripeStore {
   addRecord(record: StripeOutboxRecord): Promise<boolean>;
   /** Changes a record's state and bookkeeping. */
   updateRecord(record: StripeOutboxRecord, changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer' | 'invoice' | 'billed' | 'item'>>): Promise<void>;
-  /** Takes the lease of (customer, event name) for `owner` until `until`, if free or expired at `now`: true when held. */
-  acquireLease(customer: string, eventName: string, owner: string, now: Date, until: Date): Promise<boolean>;
-  releaseLease(customer: string, eventName: string, owner: string): Promise<void>;
+  /** Takes the lease `lease` of `customer` (stripeLeaseName: one per metric) for `owner` until `until`, if free or expired at `now`: true when held. */
+  acquireLease(customer: string, lease: string, owner: string, now: Date, until: Date): Promise<boolean>;
+  releaseLease(customer: string, lease: string, owner: string): Promise<void>;
 }
 
 /** What Stripe answered to one meter event. */

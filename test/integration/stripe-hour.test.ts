@@ -3,11 +3,13 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import Stripe from 'stripe';
 import { ingestBatch } from '../../src/app/ingest/ingest';
 import { jsonLog, type Log } from '../../src/app/log';
-import { handleStripeMessage, linkAccount, type StripeSyncDeps } from '../../src/app/billing/stripe-sync';
+import { handleStripeMessage, linkAccount, sendPending, type StripeSyncDeps } from '../../src/app/billing/stripe-sync';
+import { pendingOutboxRecord } from '../../src/domain/billing/stripe';
 import { checkCustomer } from '../../src/app/billing/stripe-reconcile';
 import { readConfig } from '../../src/adapters/config';
 import { readStripeConfig } from '../../src/adapters/stripe/stripe-config';
 import { createStripeSyncDeps } from '../../src/adapters/wiring/stripe-deps';
+import { DynamoStripeStore } from '../../src/adapters/dynamodb/dynamodb-stripe-store';
 import { stripeConnection } from '../../src/adapters/stripe/stripe-meter-api';
 import { hourEventTimestamp } from '../../src/domain/billing/stripe-hours';
 import { usageKey } from '../../src/domain/counters/keys';
@@ -666,6 +668,48 @@ describe('tally backfill --hours of a day already sent in hour 00 (note3: a late
     expect(later.left).toBe(0);
   });
 
+  it("a plan moving usage back into hour 00, cut short after its first write (the sender died): another sender never bills the day above its total (chaos seed 1: 295 for 170)", async () => {
+    const s = await scenario('hour');
+    const customer = 'cus_hourresplitd';
+    const acme = await dayBeforeHours(s, customer, true);
+    s.moveTo(`${D1}T15:00:00Z`);
+    await backfill(s, acme);
+    // Re-split while open: hour 00 lowered, hours 10 and 13 raised.
+    await s.sweep(acme);
+    s.moveTo(`${D4}T00:30:00Z`);
+    await s.close();
+    // A late log of hour 20: the backfilled hours no longer cover the day, the usage without an hour goes back to hour 00.
+    s.moveTo(`${D4}T02:00:00Z`);
+    await s.ingest(D1, 20, 103, acme, 9);
+    s.moveTo(`${D4}T02:30:00Z`);
+    const report = await closeOk(testCloser(s.env, s.now));
+    const revision = report.days.find((d) => d.day === D1)!.written![0]!.revision;
+    const total = s.counted.get(`${D1} 10`)! + s.counted.get(`${D1} 13`)! + s.counted.get(`${D1} 20`)!;
+    // The revision's sender dies after its first outbox write (SDK middleware; the table is real): its plan is cut short.
+    const dying = testClients(info).dynamodb;
+    let outboxWrites = 0;
+    dying.middlewareStack.add(
+      (next, context) => async (args) => {
+        const item = (args as unknown as { input: { Item?: { PK?: { S?: string } } } }).input.Item;
+        if (context.commandName === 'PutItemCommand' && item?.PK?.S?.startsWith('STRIPE#OUT#') === true && ++outboxWrites > 1) throw new Error('the sender died');
+        return next(args);
+      },
+      { step: 'initialize', name: 'dieAfterFirstOutboxWrite' },
+    );
+    await expect(handleStripeMessage({ ...s.sync(), store: new DynamoStripeStore({ client: dying, tableName: readConfig(s.env).tableName }) }, { day: D1, revision })).rejects.toThrow('the sender died');
+    // Another sender's run for the account (the closer's hourly hand-off) sends what the plan holds.
+    await handleStripeMessage(s.sync(), { account: acme, sendOnly: true });
+    const afterCutShort = Math.max(...billedAfterEachEvent(s, customer, D1));
+    // The message comes back: the plan is completed, the day billed exactly its total.
+    await handleStripeMessage(s.sync(), { day: D1, revision });
+
+    expect(outboxWrites).toBe(2);
+    // Before: hour 00's raise was the plan's first write, sent beside hours 10 and 13 (126 billed for 72).
+    expect(afterCutShort).toBeLessThanOrEqual(total);
+    expect(Math.max(...billedAfterEachEvent(s, customer, D1))).toBe(total);
+    expect(s.server.billedByDay('cdn_requests', customer)).toEqual({ [D1]: total });
+  });
+
   it('an open day: the next sweep re-splits it the same way', async () => {
     const s = await scenario('hour');
     const customer = 'cus_hourresplit2';
@@ -881,5 +925,37 @@ describe('reconcile --invoices after a switch from hour to day windows', () => {
     expect(s.requestEvents()).toEqual([]);
     expect((JSON.parse(io.stdout) as { rows: Record<string, unknown>[] }).rows).toEqual([expect.objectContaining({ metric: 'requests', tally: 0, meter: 0, invoiced: 0, difference: 0, held: h10 })]);
     expect(code).toBe(0);
+  });
+});
+
+describe('the lease after a switch of windows (defect: it was taken on the first record\'s event name, so two senders could send one metric at once)', () => {
+  it("two senders whose runs start on different windows' records never send the same metric at once: one waits", async () => {
+    const s = await scenario('hour');
+    s.server.addMeter('cdn_requests_old', { event_time_window: 'day' });
+    s.server.addMeter('cdn_bytes_old', { event_time_window: 'day' });
+    const acme = uniqueId('acme');
+    const customer = 'cus_leaseswitch';
+    await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
+    s.moveTo(`${D2}T12:00:00Z`);
+    // Left from before the switch: D1's day record for the old day meter; since it, D2's hour record for the hour meter.
+    const store = s.sync().store;
+    const oldDay = pendingOutboxRecord('scope', { customer }, 'cdn_requests_old', { account: acme, metric: 'requests', day: D1, revision: 1 }, { timestamp: hourEventTimestamp(D1, 0, 1), value: 7, createdAt: s.now().toISOString() });
+    const newHour = pendingOutboxRecord('scope', { customer }, 'cdn_requests', { account: acme, metric: 'requests', day: D2, revision: 0, running: 1, hour: 3 }, { timestamp: hourEventTimestamp(D2, 3, 0), value: 5, createdAt: s.now().toISOString() });
+    expect(await store.addRecord(oldDay)).toBe(true);
+    expect(await store.addRecord(newHour)).toBe(true);
+    s.server.setDelay(300);
+
+    // A revision's message reads D2 alone (its first record: the hour one); a send-only message reads 60 days (its first: D1's day record).
+    const [ofDay, ofAccount] = await Promise.all([sendPending(s.sync(), { account: acme, from: D2, to: D2 }), sendPending(s.sync(), { account: acme })]);
+
+    const posts = (identifier: string) => s.server.rawRequests.filter((r) => r.body.includes(`identifier=${encodeURIComponent(identifier)}`)).length;
+    // Before: both held a lease (one per event name) and both posted D2's hour event at once.
+    expect({ posts: posts(newHour.identifier), refusals: s.server.concurrencyRefusals() }).toEqual({ posts: 1, refusals: 0 });
+    expect([...ofDay.outcomes, ...ofAccount.outcomes].filter((o) => o.outcome === 'busy').length).toBeGreaterThan(0);
+    // The one that waited sends the rest on its next run.
+    s.server.setDelay(0);
+    const next = await sendPending(s.sync(), { account: acme });
+    expect(next.left).toBe(0);
+    expect(s.server.billedByDay('cdn_requests', customer)).toEqual({ [D2]: 5 });
   });
 });

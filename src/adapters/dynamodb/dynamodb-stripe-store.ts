@@ -19,7 +19,7 @@ import { TableStore } from './query-partition';
  * STRIPE#OUT#<account> / <day>#<metric>[#H#<hh>]#R#<n>[#A#<k>][#P#<p>][#S#<s>]   identifier, customer, eventName, value, ts, state, attempts,
  *                                               createdAt, sentAt, deliveredAt, error, notifiedAt, invoice, billed, hour and split (hour windows),
  *                                               item (JSON: the late difference's invoice item, TALLY_STRIPE_LATE_USAGE)
- * STRIPE#LOCK / <customer>#<eventName>          owner, until (epoch ms)     a lease, not a transaction
+ * STRIPE#LOCK / <customer>#metric#<metric>      owner, until (epoch ms)     a lease per metric (stripeLeaseName), not a transaction
  * STRIPE#METERERR / <created>#<event id>        report (JSON of the meter error report), recordedAt, ttl (created + 35 days)
  * STRIPE#METERERR / #CURSOR                     created: the newest report read (the next read asks from there)
  * ```
@@ -162,8 +162,8 @@ export class DynamoStripeStore extends TableStore implements StripeStore {
     );
   }
 
-  async acquireLease(customer: string, eventName: string, owner: string, now: Date, until: Date): Promise<boolean> {
-    const key = stripeLockKey(customer, eventName);
+  async acquireLease(customer: string, lease: string, owner: string, now: Date, until: Date): Promise<boolean> {
+    const key = stripeLockKey(customer, lease);
     return conditionally(
       this.client.send(
         new PutItemCommand({
@@ -177,8 +177,8 @@ export class DynamoStripeStore extends TableStore implements StripeStore {
     );
   }
 
-  async releaseLease(customer: string, eventName: string, owner: string): Promise<void> {
-    const key = stripeLockKey(customer, eventName);
+  async releaseLease(customer: string, lease: string, owner: string): Promise<void> {
+    const key = stripeLockKey(customer, lease);
     await conditionally(
       this.client.send(
         new DeleteItemCommand({

@@ -1,6 +1,6 @@
 import type { ClosedDay } from '../../domain/billing/day-close';
 import { eventStep, latestSendable, meterValue, pendingOutboxRecord, type StripeLink, type StripeOutboxRecord } from '../../domain/billing/stripe';
-import { dayHourTotals, hourEventTimestamp, hoursDue, type DayHourInput, type DayHourTotals } from '../../domain/billing/stripe-hours';
+import { dayHourTotals, hourEventTimestamp, hoursDue, lowersFirst, type DayHourInput, type DayHourTotals } from '../../domain/billing/stripe-hours';
 import { addHourSums } from '../../domain/hours';
 import type { UsageRecord } from '../../domain/reading/usage-records';
 import { TallyError } from '../../domain/errors';
@@ -130,7 +130,8 @@ export async function planClosedHours(deps: HourPlanDeps, link: StripeLink, clos
       const adjusted = figures.adjustedBy[metric] ?? 0;
       const step = revision + adjusted;
       const own = existing.filter((r) => r.day === record.day && r.metric === metric && r.hour !== undefined);
-      for (const { hour, value, newest } of hoursDue(own, hours[metric]!)) {
+      // Lowered hours written first: a plan cut short never holds a raise without the lowerings before it.
+      for (const { hour, value, newest } of lowersFirst(hoursDue(own, hours[metric]!), own)) {
         if (beforeLink(link, record.day, hour)) continue;
         const split = resplitNumber(newest, step);
         if (split === undefined) continue;
@@ -161,7 +162,8 @@ export async function planRunningHours(deps: HourPlanDeps, link: StripeLink, ope
     for (const metric of metrics) {
       const own = existing.filter((r) => r.day === day && r.metric === metric);
       if (own.some((r) => r.revision > 0)) continue;
-      for (const { hour, value, newest } of hoursDue(own.filter((r) => r.hour !== undefined), hours[metric]!)) {
+      const ownHours = own.filter((r) => r.hour !== undefined);
+      for (const { hour, value, newest } of lowersFirst(hoursDue(ownHours, hours[metric]!), ownHours)) {
         if (beforeLink(link, day, hour)) continue;
         const subject = { account: link.account, metric, day, revision: 0, running: (newest?.running ?? 0) + 1, hour };
         const outbox = pendingOutboxRecord(deps.scope, link, deps.meters[metric]!, subject, { timestamp: hourEventTimestamp(day, hour, 0), value, createdAt });

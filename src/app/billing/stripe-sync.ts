@@ -25,6 +25,7 @@ import {
   oldestSendableDay,
   pendingOutboxRecord,
   runningTotalsDue,
+  stripeLeaseName,
   type StripeLink,
   type StripeMeterMap,
   type StripeOutboxRecord,
@@ -386,7 +387,8 @@ export async function sendPending(
  * operator sends again (`--retry-failed`).
  */
 async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: StripeOutboxRecord[], released: ReadonlySet<string> = new Set()): Promise<SendOutcome[]> {
-  const eventName = records[0]!.eventName;
+  // Per metric, whatever the event names of its records (both windows' after a switch): one sender at a time.
+  const lease = stripeLeaseName(records[0]!.metric);
   // The lease of the customer the account is linked to now: every send of this group goes there.
   const customer = link.customer;
   const owner = randomUUID();
@@ -394,7 +396,7 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
   let heldSince = 0;
   const take = async () => {
     const at = now(deps);
-    if (!(await deps.store.acquireLease(customer, eventName, owner, at, new Date(at.getTime() + leaseMs)))) return false;
+    if (!(await deps.store.acquireLease(customer, lease, owner, at, new Date(at.getTime() + leaseMs)))) return false;
     heldSince = Date.now();
     return true;
   };
@@ -430,7 +432,7 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
       if (lowers(sorted) && last !== undefined && (last.outcome === 'retry-later' || last.outcome === 'busy' || last.outcome === 'failed')) unlowered.add(newest.day);
     }
   } finally {
-    await deps.store.releaseLease(customer, eventName, owner);
+    await deps.store.releaseLease(customer, lease, owner);
   }
   return outcomes;
 }

@@ -131,6 +131,30 @@ export function hoursDue<R extends Pick<StripeOutboxRecord, 'hour' | 'revision' 
   return due;
 }
 
+/**
+ * `due` ({@link hoursDue}) in the order its records are to be written: first the hours whose new
+ * value is below what Stripe acknowledged for them (their newest `delivered` or
+ * `invoice-finalized` record), then the others, each part by hour. The sender sends a day's
+ * lowered hours first and raises one only once every lowered hour it holds is acknowledged; it
+ * can only hold what the planner wrote, and a planner may die (or be read by another sender)
+ * between two writes. Written in this order, any part of a plan it sees holds every lowering
+ * before any raise, so usage moved between hours (a re-split) is never billed in both. Written by
+ * hour, a plan moving usage back into hour 00 wrote hour 00's raise first: a sender reading it
+ * alone billed the day above its total (chaos seed 1: 295 for 170).
+ */
+export function lowersFirst<D extends { hour: number; value: number }>(due: readonly D[], records: readonly Pick<StripeOutboxRecord, 'hour' | 'state' | 'revision' | 'adjusted' | 'running' | 'split' | 'value'>[]): D[] {
+  const acknowledged = (hour: number) =>
+    records
+      .filter((r) => r.hour === hour && (r.state === 'delivered' || r.state === 'invoice-finalized'))
+      .sort(compareEvents)
+      .at(-1)?.value;
+  const lowering = (entry: D) => {
+    const held = acknowledged(entry.hour);
+    return held !== undefined && entry.value < held ? 0 : 1;
+  };
+  return [...due].sort((a, b) => lowering(a) - lowering(b) || a.hour - b.hour);
+}
+
 /** The window a record's event belongs to: its day, and its hour in hour mode. Sorts in time order. */
 export function windowKey(record: Pick<StripeOutboxRecord, 'day' | 'hour'>): string {
   return record.hour === undefined ? record.day : `${record.day}T${String(record.hour).padStart(2, '0')}`;

@@ -65,6 +65,17 @@ export function parseStripeMeters(text: string): StripeMeterMap {
   return map;
 }
 
+/**
+ * The name of the lease a sender holds while it sends one metric of a customer (`STRIPE#LOCK /
+ * <customer>#metric#<metric>`): per metric, not per event name, so after `TALLY_STRIPE_WINDOW`
+ * or the meters changed, the records of both windows (two event names) are still sent by one
+ * sender at a time, oldest first; one metric has one meter at a time, so it also keeps Stripe's
+ * one call at a time per customer and meter. `#` is in no event name: never an older lease's key.
+ */
+export function stripeLeaseName(metric: string): string {
+  return `metric#${metric}`;
+}
+
 /** Stripe customer ids look like `cus_...`. */
 export function validateCustomerId(customer: string): string {
   if (!/^cus_[A-Za-z0-9]{1,250}$/.test(customer)) throw new ValidationError(`"${customer}" is not a Stripe customer id (cus_...)`);

@@ -491,9 +491,9 @@ export function stripeOutboxRange(accountId: string, from: string, to: string): 
   return { PK: `STRIPE#OUT#${accountId}`, from: `${from}#`, to: `${to}#~` };
 }
 
-/** Key of the lease that lets one sender at a time call Stripe for a customer and meter. */
-export function stripeLockKey(customer: string, eventName: string): TableKey {
-  return { PK: 'STRIPE#LOCK', SK: `${customer}#${eventName}` };
+/** Key of the lease that lets one sender at a time send a customer's metric (`lease`: stripeLeaseName, domain/billing/stripe.ts). */
+export function stripeLockKey(customer: string, lease: string): TableKey {
+  return { PK: 'STRIPE#LOCK', SK: `${customer}#${lease}` };
 }
 
 /** Key of the record of the last `tally reconcile` (read by health); outside every account, object and day partition. */
