@@ -313,12 +313,18 @@ class ColumnPages {
     return decompressPage(compressed, size, codec, compressors);
   }
 
-  /** The bytes of the dictionary page at the reader, decompressed; the reader moves past it. */
+  /**
+   * The bytes of the dictionary page at the reader, decompressed; the reader moves past it.
+   * Snappy's into the column's own array for dictionaries, used again by its next row
+   * group's: a chunk has one dictionary, done with when its row group is (a time column's
+   * is some 260 KB a row group, new memory each time before, issue 34).
+   */
   private dictionaryPage(header: PageHeader): Uint8Array {
     const reader = this.reader;
     const compressed = new Uint8Array(reader.view.buffer, reader.view.byteOffset + reader.offset, header.compressed_page_size);
     reader.offset += header.compressed_page_size;
     const { codec, compressors } = this.decoder;
+    if (codec === 'SNAPPY') return snappyUncompress(compressed, header.uncompressed_page_size, this.buffers.bytes(header.uncompressed_page_size, DICTIONARY_SLOT));
     return decompressPage(compressed, header.uncompressed_page_size, codec, compressors);
   }
 
@@ -326,8 +332,8 @@ class ColumnPages {
   private textDictionary(header: PageHeader): Rendered {
     const page = this.dictionaryPage(header);
     const count = header.dictionary_page_header?.num_values ?? 0;
-    // The dictionary outlives the data pages: arrays of its own, not the column's reused ones.
-    return plainText(page, 0, count, undefined, 0, new Int32Array(count), new Int32Array(count), this.name);
+    // Arrays of the dictionary's own, not the data pages' (it outlives them), kept for the next row group's.
+    return plainText(page, 0, count, undefined, 0, this.buffers.ints(DICTIONARY_STARTS, count), this.buffers.ints(DICTIONARY_ENDS, count), this.name);
   }
 
   /** A dictionary page of a typed column: its entries as numbers; false when one is an integer past 2^53. */
@@ -488,7 +494,7 @@ export class PageBuffers {
   ints(slot: number, length: number): Int32Array {
     let array = this.arrays[slot];
     if (array === undefined || array.length < length) {
-      array = new Int32Array(Math.max(length, 1024));
+      array = new Int32Array(Math.max(Math.ceil(length * 1.25), 1024));
       this.arrays[slot] = array;
     }
     return array.subarray(0, length);
@@ -500,7 +506,7 @@ export class PageBuffers {
   floats(length: number, slot = 0): Float64Array {
     let array = this.numbers[slot];
     if (array === undefined || array.length < length) {
-      array = new Float64Array(Math.max(length, 1024));
+      array = new Float64Array(Math.max(Math.ceil(length * 1.25), 1024));
       this.numbers[slot] = array;
     }
     return array.subarray(0, length);
@@ -510,12 +516,14 @@ export class PageBuffers {
     return this.floats(length, 1);
   }
 
-  private pageBytes = new Uint8Array(0);
+  private readonly pageBytes: Uint8Array[] = [];
 
-  /** The column's decompressed data page, `length` long (its contents are stale). */
-  bytes(length: number): Uint8Array {
-    if (this.pageBytes.length < length) this.pageBytes = new Uint8Array(Math.max(length, 64 * 1024));
-    return this.pageBytes.subarray(0, length);
+  /** Uint8Array number `slot` of this column (0: its decompressed data page), `length` long (its contents are stale). */
+  bytes(length: number, slot = 0): Uint8Array {
+    let array = this.pageBytes[slot];
+    // A quarter more than asked: the next row group's page is often a little larger.
+    if (array === undefined || array.length < length) this.pageBytes[slot] = array = new Uint8Array(Math.max(Math.ceil(length * 1.25), 64 * 1024));
+    return array.subarray(0, length);
   }
 
   /** The column's definition levels, `length` long (its contents are stale). */
@@ -565,6 +573,11 @@ function renderValues(decoded: ArrayLike<unknown>, name: string): Rendered {
   }
   return { bytes: out, starts, ends, longest };
 }
+
+/** The {@link PageBuffers} slots of a column's dictionary: its decompressed page, and where each entry starts and ends. */
+const DICTIONARY_SLOT = 1;
+const DICTIONARY_STARTS = 5;
+const DICTIONARY_ENDS = 6;
 
 const EMPTY = new Uint8Array(0);
 const NO_PLACES = new Int32Array(0);
