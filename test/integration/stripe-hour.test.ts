@@ -598,26 +598,30 @@ function billedAfterEachEvent(s: Scenario, customer: string, day: string, eventN
   return out;
 }
 
+/**
+ * D1 counted before hours (hours 10 and 13, shards without hour attributes; logs generated from `seed` and `seed + 1`),
+ * linked to `customer`; `sweep`: a running sweep at 14:00 sends it all in hour 00.
+ */
+async function dayBeforeHours(s: Scenario, customer: string, sweep: boolean, seed = 101) {
+  const acme = uniqueId('acme');
+  await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
+  s.moveTo(`${D1}T13:30:00Z`);
+  await s.ingest(D1, 10, seed, acme);
+  await s.ingest(D1, 13, seed + 1, acme, 23);
+  await forgetShardHours(s, acme, D1);
+  s.moveTo(`${D1}T14:00:00Z`);
+  if (sweep) await s.sweep(acme);
+  return acme;
+}
+
+/** `tally backfill --hours` of D1 for `acme`, which must succeed without a word on stderr. */
+async function backfill(s: Scenario, acme: string) {
+  const io = captureIo();
+  const code = await tallyCommand('backfill')(['--hours', '--from', D1, '--to', D1, '--account', acme], io, { ...s.env, TALLY_LOG_BUCKET: info.bucket }, process.cwd(), s.now);
+  expect({ code, err: io.stderr }).toEqual({ code: 0, err: '' });
+}
+
 describe('tally backfill --hours of a day already sent in hour 00 (note3: a later backfill did not re-split the day)', () => {
-  /** D1 counted before hours (hours 10 and 13, shards without hour attributes), linked to `customer`; `sweep`: a running sweep at 14:00 sends it all in hour 00. */
-  async function dayBeforeHours(s: Scenario, customer: string, sweep: boolean) {
-    const acme = uniqueId('acme');
-    await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
-    s.moveTo(`${D1}T13:30:00Z`);
-    await s.ingest(D1, 10, 101, acme);
-    await s.ingest(D1, 13, 102, acme, 23);
-    await forgetShardHours(s, acme, D1);
-    s.moveTo(`${D1}T14:00:00Z`);
-    if (sweep) await s.sweep(acme);
-    return acme;
-  }
-
-  async function backfill(s: Scenario, acme: string) {
-    const io = captureIo();
-    const code = await tallyCommand('backfill')(['--hours', '--from', D1, '--to', D1, '--account', acme], io, { ...s.env, TALLY_LOG_BUCKET: info.bucket }, process.cwd(), s.now);
-    expect({ code, err: io.stderr }).toEqual({ code: 0, err: '' });
-  }
-
   it.each([
     ['swept while open (hour 00 holds a running total)', true, 0],
     ['sent first by its closed revision (hour 00 holds revision 1)', false, 1],
@@ -786,22 +790,14 @@ describe('tally backfill --hours of a day whose invoice is finalized (late-usage
   it('reports each moved hour late, bills their differences as invoice items that add up to 0, and reconcile --invoices finds them recorded', async () => {
     const webhooks = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
     const s = await scenario('hour', [], webhooks.queueUrl, 'invoice-item');
-    const acme = uniqueId('acme');
     const customer = 'cus_hourresplitf';
     // A one-day period from D1 00:00, finalized at D2 01:00.
     s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 86_400 });
-    await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
-    s.moveTo(`${D1}T13:30:00Z`);
-    await s.ingest(D1, 10, 131, acme);
-    await s.ingest(D1, 13, 132, acme, 23);
-    await forgetShardHours(s, acme, D1);
-    s.moveTo(`${D1}T14:00:00Z`);
-    await s.sweep(acme);
+    const acme = await dayBeforeHours(s, customer, true, 131);
     s.moveTo(`${D4}T00:30:00Z`);
     await s.close();
     s.moveTo(`${D4}T01:00:00Z`);
-    const io = captureIo();
-    expect(await tallyCommand('backfill')(['--hours', '--from', D1, '--to', D1, '--account', acme], io, { ...s.env, TALLY_LOG_BUCKET: info.bucket }, process.cwd(), s.now)).toBe(0);
+    await backfill(s, acme);
     await handleStripeMessage(s.sync(), { account: acme });
     const reconcile = captureIo();
     const code = await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D1], reconcile, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
