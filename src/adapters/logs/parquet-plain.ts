@@ -1,3 +1,4 @@
+import { decodingBuffer, decodingInstance } from './decoding-memory';
 import { PARQUET_PLAIN_WASM_BASE64 } from './parquet-plain-wasm';
 
 /**
@@ -42,11 +43,8 @@ export function placePlainValues(
   const endsAt = startsAt + 4 * chunk;
   const countsAt = align8(endsAt + 4 * chunk);
   const needed = countsAt + (counts === undefined ? 0 : 8 * chunk);
-  if (needed > MAX_MEMORY_BYTES) throw new RangeError(`a page of ${length} bytes: more than this reader holds`);
   const wasm = plainModule();
-  const memory = wasm.memory;
-  if (needed > memory.buffer.byteLength) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / WASM_PAGE_BYTES));
-  const buffer = memory.buffer;
+  const buffer = decodingBuffer(needed, () => `a page of ${length} bytes`);
   new Uint8Array(buffer).set(page.subarray(at, at + length), 0);
   let longest = 0;
   let from = 0;
@@ -84,9 +82,7 @@ export function plainNumbers(page: Uint8Array, at: number, count: number, int64:
   const outAt = align8(chunk * width);
   const needed = outAt + 8 * chunk;
   const wasm = plainModule();
-  const memory = wasm.memory;
-  if (needed > memory.buffer.byteLength) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / WASM_PAGE_BYTES));
-  const buffer = memory.buffer;
+  const buffer = decodingBuffer(needed, () => `${count} typed values`);
   const bytes = new Uint8Array(buffer);
   for (let done = 0; done < count; done += chunk) {
     const size = Math.min(chunk, count - done);
@@ -102,29 +98,20 @@ function align8(value: number): number {
   return (value + 7) & ~7;
 }
 
-/** The few WebAssembly names used here (the project's TypeScript lib has no DOM types). */
-declare const WebAssembly: {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
-};
 
 interface PlainExports {
-  readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
   readonly place: (end: number, rows: number, levels: number, maxLevel: number, starts: number, ends: number, base: number, counts: number, from: number) => number;
   readonly numbers: (count: number, int64: number, unit: number, out: number) => number;
   readonly placedTo: { readonly value: number };
 }
 
-const WASM_PAGE_BYTES = 65_536;
 /** Rows placed (values read) per call of the module: 32,768 rows' places are 512 KiB. */
 const CHUNK_VALUES = 32_768;
-/** The most memory the reader grows to (a page and its places are far less: pages are about a megabyte). */
-const MAX_MEMORY_BYTES = 1024 * 1024 * 1024;
 
 let instance: PlainExports | undefined;
 
-/** The module's one instance in this process (placing is synchronous: its memory is used by one call at a time). */
+/** The module's one instance in this process (placing is synchronous: the decoders' memory, decoding-memory.ts, is used by one call at a time). */
 function plainModule(): PlainExports {
-  instance ??= new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(PARQUET_PLAIN_WASM_BASE64, 'base64')), {}).exports as unknown as PlainExports;
+  instance ??= decodingInstance<PlainExports>(PARQUET_PLAIN_WASM_BASE64);
   return instance;
 }

@@ -12,7 +12,8 @@
 ;; Float64 byte counts at `counts` (the rows of one chunk); for $numbers the values
 ;; (Float64) at `out`.
 (module
-  (memory (export "memory") 1)
+  ;; The decoders' one memory (decoding-memory.ts).
+  (import "decoding" "memory" (memory $memory 1))
   ;; Where the last $place stopped reading (the next chunk's `from`).
   (global $placedTo (export "placedTo") (mut i32) (i32.const 0))
 

@@ -1,3 +1,4 @@
+import { decodingBuffer, decodingInstance } from './decoding-memory';
 import { PARQUET_RLE_WASM_BASE64 } from './parquet-rle-wasm';
 
 /**
@@ -59,19 +60,16 @@ export class HybridDecoder {
     const dictionaryAt = (lastOutAt + 4 * count + 7) & ~7;
     const outAt = dictionaryAt + 8 * dictionary.length;
     const needed = outAt + 8 * count;
-    if (needed > MAX_MEMORY_BYTES) throw new RangeError(`${count} dictionary entries of ${dictionary.length}: more than this reader holds`);
-    const memory = wasm.memory;
-    if (needed > memory.buffer.byteLength) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / WASM_PAGE_BYTES));
-    new Float64Array(memory.buffer, dictionaryAt, dictionary.length).set(dictionary);
+    const buffer = decodingBuffer(needed, () => `${count} dictionary entries of ${dictionary.length}`);
+    new Float64Array(buffer, dictionaryAt, dictionary.length).set(dictionary);
     wasm.gather(lastOutAt, count, dictionaryAt, outAt);
-    out.set(new Float64Array(memory.buffer, outAt, count));
+    out.set(new Float64Array(buffer, outAt, count));
     return this.largest;
   }
 
-  /** The values of the last decode (of any decoder: call it right after that one's), into `out`; answers `out`. */
+  /** The values of the last decode (of any decoder: call it right after that one's, before any other decoder of decoding-memory.ts runs), into `out`; answers `out`. */
   copyLast(out: Int32Array): Int32Array {
-    const wasm = rleModule();
-    out.set(new Int32Array(wasm.memory.buffer, lastOutAt, lastCount));
+    out.set(new Int32Array(decodingBuffer(lastOutAt + 4 * lastCount, () => `${lastCount} values`), lastOutAt, lastCount));
     return out;
   }
 
@@ -83,10 +81,7 @@ export class HybridDecoder {
     // The data at 0, 8 bytes a value's read may reach past it, the values (aligned).
     const outAt = (length + SLACK_BYTES + 7) & ~7;
     const needed = outAt + 4 * count;
-    if (needed > MAX_MEMORY_BYTES) throw new RangeError(`RLE/bit-packed data of ${length} bytes and ${count} values: more than this reader holds`);
-    const memory = wasm.memory;
-    if (needed > memory.buffer.byteLength) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / WASM_PAGE_BYTES));
-    const heap = new Uint8Array(memory.buffer);
+    const heap = new Uint8Array(decodingBuffer(needed, () => `RLE/bit-packed data of ${length} bytes and ${count} values`));
     heap.set(bytes.subarray(at, at + length), 0);
     const status = wasm.decode(0, length, width, outAt, count, target);
     if (status !== 0) throw new Error(failure(status, wasm.seen.value, count));
@@ -115,14 +110,8 @@ function failure(status: number, seen: number, count: number): string {
   }
 }
 
-/** The few WebAssembly names used here (the project's TypeScript lib has no DOM types). */
-declare const WebAssembly: {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
-};
 
 interface RleExports {
-  readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
   readonly decode: (at: number, end: number, width: number, out: number, count: number, target: number) => number;
   readonly gather: (values: number, count: number, dictionary: number, out: number) => void;
   readonly largest: { readonly value: number };
@@ -130,19 +119,16 @@ interface RleExports {
   readonly seen: { readonly value: number };
 }
 
-const WASM_PAGE_BYTES = 65_536;
 /** Bytes after the data a value's 8-byte read may reach (masked off: they never reach a value). */
 const SLACK_BYTES = 8;
-/** The most memory the decoder grows to (a page's data and values are far less: pages are about a megabyte). */
-const MAX_MEMORY_BYTES = 1024 * 1024 * 1024;
 
 let instance: RleExports | undefined;
 /** Where the last decode left its values in the memory, and how many. */
 let lastOutAt = 0;
 let lastCount = 0;
 
-/** The decoder's one instance in this process (decoding is synchronous: its memory is used by one call at a time). */
+/** The decoder's one instance in this process (decoding is synchronous: the decoders' memory, decoding-memory.ts, is used by one call at a time). */
 function rleModule(): RleExports {
-  instance ??= new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(PARQUET_RLE_WASM_BASE64, 'base64')), {}).exports as unknown as RleExports;
+  instance ??= decodingInstance<RleExports>(PARQUET_RLE_WASM_BASE64);
   return instance;
 }

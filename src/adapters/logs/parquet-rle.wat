@@ -16,7 +16,8 @@
 ;; caller owns (a value is read from the 8 bytes at its first byte and masked: bytes past
 ;; `end` never reach a value wanted), and the output, `count` Int32 values at `out`.
 (module
-  (memory (export "memory") 1)
+  ;; The decoders' one memory (decoding-memory.ts).
+  (import "decoding" "memory" (memory $memory 1))
   ;; Of the last $decode: the largest value written (-1: none), how many equal its
   ;; target, and on status 1 how many values were written before the data ended.
   (global $largest (export "largest") (mut i32) (i32.const -1))

@@ -1,3 +1,4 @@
+import { decodingBuffer, decodingInstance } from './decoding-memory';
 import { PARQUET_SNAPPY_WASM_BASE64 } from './parquet-snappy-wasm';
 
 /**
@@ -17,11 +18,8 @@ export function snappyUncompress(input: Uint8Array, outputLength: number, output
   const inputAt = 0;
   const outputAt = align16(input.length + SPARE_BYTES);
   const needed = outputAt + outputLength + SPARE_BYTES;
-  if (needed > MAX_MEMORY_BYTES) throw new RangeError(`a Snappy page of ${input.length} bytes into ${outputLength}: more than this reader holds`);
   const wasm = snappyModule();
-  const memory = wasm.memory;
-  if (needed > memory.buffer.byteLength) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / WASM_PAGE_BYTES));
-  const heap = new Uint8Array(memory.buffer);
+  const heap = new Uint8Array(decodingBuffer(needed, () => `a Snappy page of ${input.length} bytes into ${outputLength}`));
   heap.set(input, inputAt);
   const status = wasm.uncompress(inputAt, input.length, outputAt, outputLength);
   if (status !== 0) throw new Error(`not Snappy data of ${outputLength} bytes: ${FAILURES[status] ?? `status ${status}`}`);
@@ -44,27 +42,18 @@ function align16(value: number): number {
   return (value + 15) & ~15;
 }
 
-/** The few WebAssembly names used here (the project's TypeScript lib has no DOM types). */
-declare const WebAssembly: {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
-};
 
 interface SnappyExports {
-  readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
   readonly uncompress: (input: number, inputLength: number, output: number, outputLength: number) => number;
 }
 
-const WASM_PAGE_BYTES = 65_536;
 /** Bytes after the input and after the output that a 16-byte read or write may reach (parquet-snappy.wat). */
 const SPARE_BYTES = 16;
-/** The most memory the decoder grows to (a page and its input are far less: pages are about a megabyte). */
-const MAX_MEMORY_BYTES = 1024 * 1024 * 1024;
 
 let instance: SnappyExports | undefined;
 
-/** The decoder's one instance in this process (decoding is synchronous: its memory is used by one call at a time). */
+/** The decoder's one instance in this process (decoding is synchronous: the decoders' memory, decoding-memory.ts, is used by one call at a time). */
 function snappyModule(): SnappyExports {
-  instance ??= new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(PARQUET_SNAPPY_WASM_BASE64, 'base64')), {}).exports as unknown as SnappyExports;
+  instance ??= decodingInstance<SnappyExports>(PARQUET_SNAPPY_WASM_BASE64);
   return instance;
 }

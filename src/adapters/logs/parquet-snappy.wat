@@ -23,7 +23,8 @@
 ;; the output and never read). Every read and write is checked against those bounds
 ;; first: a damaged input gets a status, never a write outside them.
 (module
-  (memory (export "memory") 1)
+  ;; The decoders' one memory (decoding-memory.ts).
+  (import "decoding" "memory" (memory $memory 1))
 
   ;; Decodes [in, in + inLength) to [out, out + outLength). Answers 0, or why not: 1 the
   ;; length varint is damaged, 2 it is not `outLength`, 3 an element runs past the input,
