@@ -9,7 +9,24 @@
  */
 export function decodingInstance<T>(base64: string): T {
   memory ??= new WebAssembly.Memory({ initial: 1 });
-  return new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(base64, 'base64')), { decoding: { memory } }).exports as unknown as T;
+  const module = compiled.get(base64) ?? new WebAssembly.Module(Buffer.from(base64, 'base64'));
+  return new WebAssembly.Instance(module, { decoding: { memory } }).exports as unknown as T;
+}
+
+/** Modules compiled ahead ({@link prepareDecoding}), by their bytes as base64. */
+const compiled = new Map<string, object>();
+
+/**
+ * Compiles modules (given as base64) on V8's other threads, for a reader to start before
+ * it decodes (a Parquet file's footer is read meanwhile): compiled on first use, each was
+ * the count's main thread's work (issue 34).
+ */
+export async function prepareDecoding(modules: readonly string[]): Promise<void> {
+  await Promise.all(
+    modules.map(async (base64) => {
+      if (!compiled.has(base64)) compiled.set(base64, await WebAssembly.compile(Buffer.from(base64, 'base64')));
+    }),
+  );
 }
 
 /**
@@ -37,6 +54,7 @@ let memory: Memory | undefined;
 
 /** The few WebAssembly names used here (the project's TypeScript lib has no DOM types). */
 declare const WebAssembly: {
+  compile(bytes: Uint8Array): Promise<object>;
   Memory: new (descriptor: { initial: number }) => Memory;
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };

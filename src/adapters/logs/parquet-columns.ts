@@ -7,7 +7,6 @@ import { decompressPage } from 'hyparquet/src/datapage.js';
 import { getMaxDefinitionLevel, getTreePath, isFlatColumn } from 'hyparquet/src/schema.js';
 import { fieldKey } from '../../domain/logs/cloudfront-log';
 import type { ColumnRun } from '../../domain/logs/columns/column-run';
-import type { RandomAccessFile } from './parquet-log';
 import { placePlainValues, plainNumbers, type NumberUnit } from './parquet-plain';
 import { snappyUncompress } from './parquet-snappy';
 import { HybridDecoder } from './parquet-rle';
@@ -38,6 +37,17 @@ export function flatColumns(metadata: FileMetaData, columns: readonly string[]):
     const path = getTreePath(tree, [name]);
     return path.length === 2 && isFlatColumn(path);
   });
+}
+
+/**
+ * A file read at random offsets (S3 ranged GETs, a local file): hyparquet's `AsyncBuffer`.
+ * `slice(start, end)` resolves with bytes `[start, end)`; `readInto(start, end, into)`,
+ * where a file has it, reads them into `into` (at least `end - start` long) and resolves
+ * with that part of it, so that a reader can read row group after row group into the same
+ * memory.
+ */
+export interface RandomAccessFile extends AsyncBuffer {
+  readInto?(start: number, end: number, into: Uint8Array): Promise<Uint8Array>;
 }
 
 /** Where a row group's chunk of column `name` is in the file, and its metadata. */

@@ -2,20 +2,17 @@ import { gunzipSync } from 'node:zlib';
 import { parquetMetadata, parquetRead, parquetSchema, type AsyncBuffer, type Compressors, type FileMetaData, type ParquetParsers } from 'hyparquet';
 import { PoisonObjectError } from '../../domain/errors';
 import type { LogContent, RecordSink } from '../../domain/logs/log-records';
-import { asFieldValues, BYTES_PARSERS, fetchGroupColumns, flatColumns, readGroupColumns, type ColumnBuffers } from './parquet-columns';
+import { asFieldValues, BYTES_PARSERS, fetchGroupColumns, flatColumns, readGroupColumns, type ColumnBuffers, type RandomAccessFile } from './parquet-columns';
 import { footerMetadata, footerTail } from './parquet-footer';
+import { prepareColumnSums } from '../../domain/logs/columns/column-sum';
+import { prepareDecoding } from './decoding-memory';
+import { PARQUET_PLAIN_WASM_BASE64 } from './parquet-plain-wasm';
+import { PARQUET_RLE_WASM_BASE64 } from './parquet-rle-wasm';
 import { snappyUncompress } from './parquet-snappy';
+import { PARQUET_SNAPPY_WASM_BASE64 } from './parquet-snappy-wasm';
 
-/**
- * A file read at random offsets (S3 ranged GETs, a local file): hyparquet's `AsyncBuffer`.
- * `slice(start, end)` resolves with bytes `[start, end)`; `readInto(start, end, into)`,
- * where a file has it, reads them into `into` (at least `end - start` long) and resolves
- * with that part of it, so that a reader can read row group after row group into the same
- * memory.
- */
-export interface RandomAccessFile extends AsyncBuffer {
-  readInto?(start: number, end: number, into: Uint8Array): Promise<Uint8Array>;
-}
+/** A file read at random offsets (see parquet-columns.ts, where the reads are). */
+export type { RandomAccessFile } from './parquet-columns';
 
 /**
  * The codecs read. GZIP, the codec AWS's vended-log Parquet (VPC flow logs, CloudFront
@@ -100,6 +97,10 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
     }
   };
 
+  // The decoders and the counting module compiled on V8's other threads while the footer is read.
+  const preparing = Promise.all([prepareDecoding([PARQUET_SNAPPY_WASM_BASE64, PARQUET_RLE_WASM_BASE64, PARQUET_PLAIN_WASM_BASE64]), prepareColumnSums()]);
+  // Awaited below; a module that fails to compile is compiled again (and fails) on first use.
+  preparing.catch(() => undefined);
   // The footer read for what counting column by column needs (parquet-footer.ts).
   const tail = await decoding('footer', () => footerTail(source));
   let metadata = await decoding('footer', async () => footerMetadata(tail));
@@ -123,6 +124,7 @@ async function readParquet(file: RandomAccessFile, objectName: string, sink: Rec
     // The first row group's chunks read while the decompressors load.
     let next = groups.length === 0 ? undefined : fetch(0);
     const compressors = await compressorsFor(metadata);
+    await preparing.catch(() => undefined);
     for (let at = 0; at < groups.length; at++) {
       const chunks = await next!;
       next = at + 1 < groups.length ? fetch(at + 1) : undefined;

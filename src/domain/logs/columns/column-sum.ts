@@ -260,6 +260,7 @@ const POOL: ColumnSumKernel[] = [];
 
 /** The few WebAssembly names used here (the project's TypeScript lib has no DOM types). */
 declare const WebAssembly: {
+  compile(bytes: Uint8Array): Promise<object>;
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
 };
@@ -300,4 +301,15 @@ let compiled: object | undefined;
 function sumModule(): object {
   compiled ??= new WebAssembly.Module(Buffer.from(COLUMN_SUM_WASM_BASE64, 'base64'));
   return compiled;
+}
+
+/**
+ * Compiles the module on V8's other threads, for a reader to start before it has rows to
+ * count (a Parquet file's footer is read meanwhile): compiled on first use, it was the
+ * count's main thread's work (issue 34).
+ */
+export async function prepareColumnSums(): Promise<void> {
+  if (compiled !== undefined) return;
+  const module = await WebAssembly.compile(Buffer.from(COLUMN_SUM_WASM_BASE64, 'base64'));
+  compiled ??= module;
 }
