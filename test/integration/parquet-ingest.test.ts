@@ -2,7 +2,8 @@ import type { LogObjectRef } from '../../src/domain/counters/log-object';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { SQSEvent } from 'aws-lambda';
 import { ingestBatch } from '../../src/app/ingest/ingest';
-import { PoisonObjectError } from '../../src/domain/errors';
+import { ObjectChangedError, PoisonObjectError } from '../../src/domain/errors';
+import { S3ObjectBytes } from '../../src/adapters/s3/s3-log-source';
 import { recountParquetLog, writeParquetLog, type ParquetLogSpec, type Recount } from '../support/parquet-logs';
 import { nonZero, putLogObject, readCounters, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
@@ -65,6 +66,24 @@ describe('Parquet logs through S3, the ingest handler and DynamoDB Local', () =>
     expect(result.batchItemFailures).toHaveLength(1);
     expect(result.results[0]?.error?.message).toMatch(new RegExp(`object s3://${info.bucket}/${ref.key}: not a readable Parquet file \\(footer\\): parquet file invalid \\(footer != PAR1\\)`));
     for (const account of accounts) expect(await readCounters(dynamodb, info.table, account, DAYS[0], DAYS[2])).toEqual({});
+  });
+
+  it('reads a range of an object into a given array, the bytes a slice reads, and refuses a version S3 no longer holds', async () => {
+    const bytes = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7 + (i >> 9)) % 251));
+    const ref = await putLogObject(key('ranges'), bytes);
+    const file = new S3ObjectBytes({ client: s3, ref, etag: `"${ref.etag}"`, size: bytes.length });
+    const into = new Uint8Array(200_000);
+
+    for (const [start, end] of [[0, 10], [1_000, 150_001], [120_000, 320_000], [299_990, 300_000]] as const) {
+      const read = await file.readInto(start, end, into);
+      expect(read.buffer).toBe(into.buffer);
+      expect(Buffer.compare(read, bytes.subarray(start, end))).toBe(0);
+      expect(Buffer.compare(Buffer.from(await file.slice(start, end)), bytes.subarray(start, end))).toBe(0);
+    }
+    await expect(file.readInto(0, 300_000, into)).rejects.toThrow(RangeError);
+
+    await putLogObject(ref.key, Buffer.from(bytes).reverse());
+    await expect(file.readInto(5_000, 6_000, into)).rejects.toBeInstanceOf(ObjectChangedError);
   });
 
   it('fails an object overwritten between its ranged reads, refuses the gone version on retry, and counts the new one from its own notification, once', async () => {

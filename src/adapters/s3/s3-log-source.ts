@@ -103,15 +103,48 @@ export class S3ObjectBytes implements RandomAccessFile {
     return bytes.slice().buffer as ArrayBuffer;
   }
 
-  private async fetch(start: number, stop: number): Promise<Uint8Array> {
+  /**
+   * Bytes `[start, end)` read into `into` (at least `end - start` long), streamed from the
+   * ranged GetObject's body as it arrives: a Parquet reader reads row group after row group
+   * into the same arrays (parquet-columns.ts), where a slice is the body gathered into a new
+   * array and copied into another.
+   */
+  async readInto(start: number, end: number, into: Uint8Array): Promise<Uint8Array> {
+    const stop = Math.min(end, this.byteLength);
+    const length = Math.max(0, stop - start);
+    if (into.length < length) throw new RangeError(`${length} bytes to read into ${into.length}`);
+    if (length === 0) return into.subarray(0, 0);
+    if (start >= this.tail.start) {
+      into.set(this.tail.bytes.subarray(start - this.tail.start, stop - this.tail.start));
+      return into.subarray(0, length);
+    }
+    const target = into.subarray(0, length);
+    await this.fetch(start, stop, target);
+    return target;
+  }
+
+  /** Bytes `[start, stop)` of the object's version, into `target` when given (exactly that long), else a new array. */
+  private async fetch(start: number, stop: number, target?: Uint8Array): Promise<Uint8Array> {
     const name = describeObject(this.ref);
+    const wrongLength = (got: number) => new Error(`ranged GetObject of ${name} returned ${got} bytes for ${stop - start}`);
     try {
       const response = await this.client.send(
         new GetObjectCommand({ Bucket: this.ref.bucket, Key: this.ref.key, Range: `bytes=${start}-${stop - 1}`, IfMatch: this.etag }),
       );
-      const bytes = (await response.Body?.transformToByteArray()) ?? new Uint8Array(0);
-      if (bytes.length !== stop - start) throw new Error(`ranged GetObject of ${name} returned ${bytes.length} bytes for ${stop - start}`);
-      return bytes;
+      if (target === undefined) {
+        const bytes = (await response.Body?.transformToByteArray()) ?? new Uint8Array(0);
+        if (bytes.length !== stop - start) throw wrongLength(bytes.length);
+        return bytes;
+      }
+      let filled = 0;
+      for await (const chunk of (response.Body ?? []) as AsyncIterable<Uint8Array>) {
+        // More than asked for is refused before it is written past the range.
+        if (filled + chunk.length > target.length) throw wrongLength(filled + chunk.length);
+        target.set(chunk, filled);
+        filled += chunk.length;
+      }
+      if (filled !== target.length) throw wrongLength(filled);
+      return target;
     } catch (error) {
       if (isPreconditionFailed(error)) throw new ObjectChangedError(name, { cause: error });
       if (isMissing(error)) throw new PoisonObjectError(name, 'object does not exist (deleted while it was read?)', { cause: error });
