@@ -9,6 +9,7 @@ import { JoseTokenVerifier, mintToken } from '../../src/adapters/http/jwt-tokens
 import { commandPath, type DeclaredCommand, type OptionDeclaration } from '../../src/cli/command';
 import { COMMANDS } from '../../src/cli/commands';
 import { runCli } from '../../src/cli/main';
+import { isValidAccountId } from '../../src/domain/account-id';
 import { optionsOf } from '../../src/cli/program';
 import type { HealthReport } from '../../src/domain/reading/health';
 import { usageApiEvent } from '../support/api-events';
@@ -736,6 +737,38 @@ describe('a message quotes a hostile value back without control characters and b
         expect(io.stderr.length).toBeLessThan(600);
       }),
       { numRuns: 40 },
+    );
+  });
+});
+
+describe('tally token mints only tokens the read API accepts', () => {
+  const verifier = new JoseTokenVerifier({ kind: 'secret', secret: TEST_SECRET }, { audience: 'tally-usage-api', issuer: 'tally' });
+  /** Account ids, long ones among them, repeated at times. */
+  const account = fc.oneof(fc.constantFrom('acme', 'globex'), fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/).filter(isValidAccountId));
+
+  it('any accounts: a token that verifies and grants each once, or exit 2 saying to name fewer (a 30 KB token was minted, then refused by the API)', async () => {
+    // A few accounts, one given twice, or hundreds (fast-check's arrays are short unless asked).
+    const lists = fc.oneof(
+      fc.array(account, { minLength: 1, maxLength: 5 }),
+      fc.array(account, { minLength: 1, maxLength: 5 }).map((some) => [...some, some[0]!]),
+      fc.array(account, { minLength: 100, maxLength: 1_500, size: 'max' }),
+    );
+    await fc.assert(
+      fc.asyncProperty(lists, fc.boolean(), async (accounts, admin) => {
+        const io = captureIo();
+        const argv = ['token', ...accounts.flatMap((id) => ['--account', id]), ...(admin ? ['--admin'] : [])];
+        const code = await runCli(argv, { io, env: { TALLY_JWT_SECRET: TEST_SECRET }, cwd: NO_STACK });
+
+        if (code === 2) {
+          expect([io.stdout, io.stderr]).toEqual(['', expect.stringMatching(/^tally token: the token would be [\d,]+ characters and the read API accepts at most 8,192: name fewer accounts/)]);
+          return;
+        }
+        expect(code).toBe(0);
+        const grant = await verifier.verify(io.stdout.trim());
+        expect([grant.accounts, grant.admin]).toEqual([[...new Set(accounts)], admin]);
+      }),
+      // A failing list of hundreds of accounts takes minutes to shrink: the first counterexample is enough.
+      { numRuns: 40, endOnFailure: true },
     );
   });
 });

@@ -14,7 +14,7 @@ export const MIN_SECRET_BYTES = 32;
 const CLOCK_TOLERANCE_SECONDS = 5;
 
 /** Longest token `Authorization` may carry; anything longer is not one of ours. */
-const MAX_TOKEN_LENGTH = 8_192;
+export const MAX_TOKEN_LENGTH = 8_192;
 
 /** How tokens are verified: one key, one pinned algorithm. */
 export type JwtVerificationKey =

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { mintToken } from '../../../adapters/http/jwt-tokens';
+import { MAX_TOKEN_LENGTH, mintToken } from '../../../adapters/http/jwt-tokens';
 import { ConfigError, ValidationError } from '../../../domain/errors';
 import { LOCAL_JWT_SECRET_FILE, readLocalJwtSecret } from '../../../local/lifecycle/jwt-secret';
 import { defineCommand } from '../../command';
@@ -47,7 +47,8 @@ export const tokenCommand = defineCommand<TokenOptions>({
     if ((options.account ?? []).length === 0 && options.admin !== true) throw new ValidationError('name at least one --account, or --admin');
   },
   async run({ options, context: { io, env, cwd, now: clock } }) {
-    const accounts = options.account ?? [];
+    // `--account acme --account acme` grants acme once.
+    const accounts = [...new Set(options.account ?? [])];
     const secret = (env.TALLY_JWT_SECRET ?? '') !== '' ? env.TALLY_JWT_SECRET! : readLocalJwtSecret(join(cwd, LOCAL_JWT_SECRET_FILE));
     if (secret === undefined) {
       throw new ConfigError(`no signing secret: set TALLY_JWT_SECRET, or run \`npm start\` once to create ${LOCAL_JWT_SECRET_FILE}`);
@@ -63,6 +64,13 @@ export const tokenCommand = defineCommand<TokenOptions>({
       ...(env.TALLY_JWT_ISSUER ? { issuer: env.TALLY_JWT_ISSUER } : {}),
       now,
     });
+    // The read API refuses a longer token unread (jwt-tokens.ts): minting it would hand out a token that never works.
+    if (token.length > MAX_TOKEN_LENGTH) {
+      throw new ValidationError(
+        `the token would be ${token.length.toLocaleString('en-US')} characters and the read API accepts at most ${MAX_TOKEN_LENGTH.toLocaleString('en-US')}: ` +
+          `name fewer accounts (this one names ${accounts.length.toLocaleString('en-US')}; mint one token per group of accounts), or mint an --admin token`,
+      );
+    }
     io.out(`${token}\n`);
     const grants = admin ? 'every account (usage:admin)' : `account${accounts.length > 1 ? 's' : ''} ${accounts.join(', ')}`;
     io.err(`tally token: reads ${grants}; expires ${new Date(now.getTime() + options.ttl * 1000).toISOString()}\n`);
