@@ -955,3 +955,33 @@ describe('the lease after a switch of windows (defect: it was taken on the first
     expect(s.server.billedByDay('cdn_requests', customer)).toEqual({ [D2]: 5 });
   });
 });
+
+describe('tally stripe push --retry-failed right after a switch of windows (chaos seed 8: a day closed under the old window stayed off the new meters)', () => {
+  it.each([
+    ['day', 'hour'],
+    ['hour', 'day'],
+  ] as const)('from %s to %s windows: one push plans the held day in the new window and sends it, the operator\'s choice', async (before, after) => {
+    const s = await scenario(after);
+    s.server.addMeter('cdn_requests_old', { event_time_window: before });
+    s.server.addMeter('cdn_bytes_old', { event_time_window: before });
+    const acme = uniqueId('acme');
+    const customer = `cus_pushheld${before}${after}`;
+    await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
+    const oldEnv = { ...s.stripeEnv, TALLY_STRIPE_WINDOW: before, TALLY_STRIPE_METERS: '{"requests":"cdn_requests_old","bytes":"cdn_bytes_old"}' };
+    const oldSync = createStripeSyncDeps({ tally: readConfig(s.env), stripe: readStripeConfig(oldEnv) }, testClients(info), API_KEY, jsonLog(() => undefined, 'error'), { clock: s.now, retry: { attempts: 2, baseMs: 5, maxMs: 10 } });
+    // D1 closed and sent on the old meters; nothing of it planned in the new window yet.
+    s.moveTo(`${D1}T10:30:00Z`);
+    await s.ingest(D1, 10, 151, acme);
+    s.moveTo(`${D4}T00:30:00Z`);
+    for (const day of (await closeOk(testCloser(s.env, s.now))).days) for (const { revision } of day.written ?? []) await handleStripeMessage(oldSync, { day: day.day, revision });
+    expect(s.server.billedByDay('cdn_requests_old', customer)[D1]).toBe(s.counted.get(`${D1} 10`));
+
+    // The operator switches, removes the old price and sends the held days: one push.
+    s.moveTo(`${D4}T01:00:00Z`);
+    const push = captureIo();
+    const code = await tallyCommand('stripe')(['push', '--retry-failed', '--account', acme], push, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+
+    // Before: the push planned D1 in the new window and held what it planned (exit 1); a second push was needed.
+    expect({ code, billed: s.server.billedByDay('cdn_requests', customer)[D1] }).toEqual({ code: 0, billed: s.counted.get(`${D1} 10`) });
+  });
+});

@@ -361,7 +361,7 @@ export async function sendPending(
   const to = scope.to ?? dayOf(at);
   const links = await linksOf(deps, scope);
   const groups: { link: StripeLink; records: StripeOutboxRecord[] }[] = [];
-  // Records the operator sends again: a day held after a window switch goes with them.
+  // Records the operator sends (push --retry-failed): a day held after a window switch goes with them.
   const released = new Set<string>();
   for (const link of links) {
     let records = await deps.store.records(link.account, from, to);
@@ -369,8 +369,10 @@ export async function sendPending(
       // After the cause is fixed (a meter created, a customer restored): the same identifier, value and timestamp again.
       const failed = records.filter((r) => r.state === 'failed');
       for (const record of failed) await deps.store.updateRecord(record, { state: 'pending' });
-      for (const record of failed) released.add(record.identifier);
       records = records.map((r) => (r.state === 'failed' ? { ...r, state: 'pending' } : r));
+      // Every record this run sends is the operator's choice, those just planned by the same push too: a day closed under
+      // the old window has no record of the new one until the push plans it, and held it would need a second push.
+      for (const record of records) if (record.state === 'pending') released.add(record.identifier);
     }
     const byMetric = new Map<string, StripeOutboxRecord[]>();
     for (const record of records) byMetric.set(record.metric, [...(byMetric.get(record.metric) ?? []), record]);
