@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { readConfig } from '../../src/adapters/config';
 import { readCloserConfig, readThresholdConfig, readWebhookSenderConfig } from '../../src/adapters/wiring/handoff-config';
 import { readUsageApiConfig } from '../../src/adapters/wiring/usage-api-config';
+import { readLocalSettings } from '../../src/local/lifecycle/local-settings';
 import { runCli } from '../../src/cli/main';
 import { ConfigError } from '../../src/domain/errors';
 import { METRIC_NAME } from '../../src/domain/logs/metric-rules';
@@ -42,6 +43,7 @@ const READERS: Record<string, { read: (env: Record<string, string | undefined>) 
   readUsageApiConfig_key: { read: (env) => readUsageApiConfig({ ...env, TALLY_JWT_SECRET: undefined }), variables: ['TALLY_JWT_PUBLIC_KEY', 'TALLY_JWT_SECRET_PARAMETER'] },
   readCloserConfig: { read: readCloserConfig, variables: ['TALLY_EXPORT_BUCKET', 'TALLY_EXPORT_PREFIX', 'TALLY_LOG_PREFIX', 'TALLY_WEBHOOK_QUEUE_URL', 'TALLY_STRIPE_QUEUE_URL'] },
   readThresholdConfig: { read: readThresholdConfig, variables: ['TALLY_WEBHOOK_QUEUE_URL'] },
+  readLocalSettings: { read: readLocalSettings, variables: ['TALLY_DEMO', 'TALLY_DYNAMODB_START_SECONDS', 'TALLY_METRICS', 'TALLY_SHARDS', 'TALLY_RESOLVER'] },
   readWebhookSenderConfig: {
     read: readWebhookSenderConfig,
     variables: ['TALLY_WEBHOOK_URL', 'TALLY_WEBHOOK_SECRET', 'TALLY_WEBHOOK_BACKOFF_SECONDS', 'TALLY_WEBHOOK_MAX_BACKOFF_SECONDS', 'TALLY_MAX_ATTEMPTS', 'LOG_LEVEL'],
