@@ -22,6 +22,11 @@ const CASES: [string[], RegExp][] = [
   [['backfill', '--from', '1999-12-31', '--to', '2026-11-21', '--inline'], /--from "1999-12-31" is outside the days Tally supports/],
   [['reconcile', '--from', '2026-11-01', '--to', '2100-02-29'], /--to "2100-02-29" is not a calendar day/],
   [['stripe', 'link', '--account', '../x', '--customer', 'cus_123', '--force'], /--account "\.\.\/x"/],
+  [['adjust', '--account', 'acme', '--day', '2026-11-21', '--metric', 'requests', '--delta', '500', '--delta', '-500', '--reason', 'x', '--id', 'NC-TWICE-1', '--force'], /--delta is given 2 times with different values \("500", "-500"\): give it once/],
+  [['adjust', '--account', 'acme', '--day', '2026-11-21', '--metric', 'constructor', '--delta', '5', '--reason', 'x', '--id', 'NC-CTOR-1', '--allow-new-metric', '--force'], /metric "constructor" is not a metric name/],
+  [['quota', 'set', '--account', 'acme', '--metric', 'constructor', '--monthly', '10', '--allow-new-metric', '--force'], /metric "constructor" must match/],
+  [['adjust', '--account', 'acme', '--day', '2026-11-21', '--metric', 'requests', '--delta', '1', '--reason', 'x', '--id', 'INC-1\n[ok] approved', '--force'], /invalid id "INC-1\?\[ok\] approved"/],
+  [['reconcile', '--from', '2000-01-01', '--to', '2099-12-31'], /spans 36,525 days; reconcile at most 366 days a run/],
 ];
 
 describe('hostile values against a real table', () => {
