@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { prepareLineScan } from '../../domain/logs/line-scanner';
 import { resumed, type LogContent } from '../../domain/logs/log-records';
 import { FILE_READ_BYTES, logText } from './log-text';
 import type { RandomAccessFile } from './parquet-log';
@@ -56,6 +57,8 @@ export async function logContent(body: AsyncIterable<Uint8Array>, objectName: st
  * text, streamed.
  */
 export async function openLogFile(path: string): Promise<LogContent> {
+  // The scanner compiled on V8's other threads while the file opens.
+  void prepareLineScan();
   const handle = await open(path, 'r');
   let head: Uint8Array;
   let storedBytes: number;

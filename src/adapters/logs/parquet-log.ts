@@ -1,11 +1,11 @@
 import { gunzipSync } from 'node:zlib';
 import { parquetMetadata, parquetRead, parquetSchema, type AsyncBuffer, type Compressors, type FileMetaData, type ParquetParsers } from 'hyparquet';
 import { PoisonObjectError } from '../../domain/errors';
+import { prepareColumnSums } from '../../domain/logs/columns/column-sum';
 import type { LogContent, RecordSink } from '../../domain/logs/log-records';
 import { asFieldValues, BYTES_PARSERS, fetchGroupColumns, flatColumns, readGroupColumns, type ColumnBuffers, type RandomAccessFile } from './parquet-columns';
-import { footerMetadata, footerTail } from './parquet-footer';
-import { prepareColumnSums } from '../../domain/logs/columns/column-sum';
 import { prepareDecoding } from './decoding-memory';
+import { footerMetadata, footerTail } from './parquet-footer';
 import { PARQUET_PLAIN_WASM_BASE64 } from './parquet-plain-wasm';
 import { PARQUET_RLE_WASM_BASE64 } from './parquet-rle-wasm';
 import { snappyUncompress } from './parquet-snappy';

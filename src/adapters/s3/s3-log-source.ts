@@ -2,6 +2,7 @@ import { GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, type S3Client
 import type { LogSource } from '../../app/ports';
 import { ObjectChangedError, PoisonObjectError } from '../../domain/errors';
 import { describeObject, normaliseEtag, type LogObjectRef } from '../../domain/counters/log-object';
+import { prepareLineScan } from '../../domain/logs/line-scanner';
 import type { LogContent } from '../../domain/logs/log-records';
 import { logContent } from '../logs/log-opening';
 import type { RandomAccessFile } from '../logs/parquet-log';
@@ -32,6 +33,8 @@ export class S3LogSource implements LogSource {
   }
 
   async open(ref: LogObjectRef): Promise<{ etag: string; content: LogContent; lastModified?: Date }> {
+    // The scanner compiled on V8's other threads while the object is asked for.
+    void prepareLineScan();
     try {
       // The version the notification announced, no other: a later one has its own notification.
       const response = await this.client.send(new GetObjectCommand({ Bucket: ref.bucket, Key: ref.key, ...(ref.etag === '' ? {} : { IfMatch: `"${ref.etag}"` }) }));
