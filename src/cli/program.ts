@@ -12,9 +12,13 @@ export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 /** Commander's outcomes that are not errors. */
 const DONE_CODES = new Set(['commander.helpDisplayed', 'commander.version']);
 
-/** The message alone: users see "no such file", never "TypeError: no such file". */
+/**
+ * The message alone: users see "no such file", never "TypeError: no such file". Control
+ * characters other than line breaks and tabs (an escape sequence in a file name or a value
+ * a message quotes) are shown as `?`: an error line never repaints the terminal.
+ */
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return (error instanceof Error ? error.message : String(error)).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?');
 }
 
 /** Bad input from the user: a flag, a value or a setting. Exit 2. */

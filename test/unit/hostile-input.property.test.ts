@@ -723,6 +723,9 @@ describe('a message quotes a hostile value back without control characters and b
     ['quota set --metric', (value) => ['quota', 'set', '--account', 'acme', `--metric=${value}`, '--monthly', '10']],
     ['adjustments revert <id>', (value) => ['adjustments', 'revert', '--account', 'acme', '--', value]],
     ['adjust --endpoint', (value) => ['adjust', '--account', 'acme', '--day', '2026-11-21', '--metric', 'requests', '--delta', '5', '--reason', 'x', '--id', 'A-1', `--endpoint=${value}`]],
+    // A file name: none of these exists (the name is in NO_STACK, where nothing is).
+    ['count <file>', (value) => ['count', '--', join(NO_STACK, value.slice(0, 200).replace(/\//g, '_'))]],
+    ['put <file>', (value) => ['put', '--', join(NO_STACK, value.slice(0, 200).replace(/\//g, '_'))]],
   ];
 
   it.each(cases)('tally %s', async (_name, argv) => {
@@ -731,7 +734,8 @@ describe('a message quotes a hostile value back without control characters and b
         const io = captureIo();
         const code = await runCli(argv(value), { io, env: {}, cwd: NO_STACK, now: () => new Date('2026-11-23T12:00:00Z') });
 
-        expect([code, io.stdout]).toEqual([2, '']);
+        // tally count names its settings on stdout before it opens a file.
+        expect([code, _name === 'count <file>' ? '' : io.stdout]).toEqual([2, '']);
         // One line, ending in its newline: nothing the value held can start another or repaint the screen.
         expect(io.stderr.slice(0, -1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
         expect(io.stderr.length).toBeLessThan(600);

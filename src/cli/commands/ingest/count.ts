@@ -4,6 +4,7 @@ import { readLogFormat, readMetricRules, readResolver } from '../../../adapters/
 import { openLogFile } from '../../../adapters/logs/log-opening';
 import { missedHostReason, RESOLVER_FORMS } from '../../../domain/logs/account-resolver';
 import { ConfigError, PoisonObjectError, ValidationError } from '../../../domain/errors';
+import { printable } from '../../../domain/printable';
 import { countObject, type CountSettings, type FormatCount } from '../../../domain/logs/log-formats';
 import { countsEstimates } from '../../../domain/logs/log-fields';
 import { metricNames } from '../../../domain/logs/metric-rules';
@@ -32,9 +33,9 @@ export interface CountReport {
  */
 function fileProblem(file: string, error: unknown): string {
   const unopened = UNOPENED[(error as NodeJS.ErrnoException).code ?? ''];
-  if (unopened !== undefined) return `file ${file}: ${unopened}`;
+  if (unopened !== undefined) return `file ${printable(file, 200)}: ${unopened}`;
   const reason = error instanceof PoisonObjectError ? error.reason : (error as Error).message;
-  return `file ${file}: ${reason}`;
+  return `file ${printable(file, 200)}: ${reason}`;
 }
 
 /**
@@ -153,7 +154,7 @@ function refuseEmptyCountFlags(options: { readonly resolver?: string; readonly f
 
 /**
  * Refuses, before anything is read, a file argument that names no log file: an empty
- * name (an unset shell variable; it would read the folder), a folder, a device such as
+ * name (an unset shell variable; it would read the folder), a name with a NUL, a folder, a device such as
  * /dev/zero (endless bytes: the count would never end) or a socket. `pipes` lets a FIFO
  * through (`tally count <(zcat a.gz)` streams it once); `tally put` reads a file twice and
  * takes regular files only. A missing file is left to the reader ("no such file").
@@ -161,6 +162,8 @@ function refuseEmptyCountFlags(options: { readonly resolver?: string; readonly f
 export function refuseNonLogFiles(names: readonly string[], cwd: string, pipes: boolean): void {
   for (const name of names) {
     if (name.trim() === '') throw new ValidationError(`file "${name}": the file name is empty`);
+    // The file system takes no NUL in a name (Node throws a TypeError: it was exit 1).
+    if (name.includes('\u0000')) throw new ValidationError(`file ${printable(name, 200)}: a file name has no NUL character`);
     let kind: string | undefined;
     try {
       const stats = statSync(resolve(cwd, name));
@@ -170,7 +173,7 @@ export function refuseNonLogFiles(names: readonly string[], cwd: string, pipes: 
     } catch {
       continue;
     }
-    if (kind !== undefined) throw new ValidationError(`file ${name}: is ${kind}, not a log file`);
+    if (kind !== undefined) throw new ValidationError(`file ${printable(name, 200)}: is ${kind}, not a log file`);
   }
 }
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { HEAD_BYTES, PUT_PART_BYTES, type LogFileContent } from '../../../app/ingest/put-logs';
 import { ValidationError } from '../../../domain/errors';
+import { printable } from '../../../domain/printable';
 
 /**
  * Reads the file at `path` once, a part of {@link PUT_PART_BYTES} at a time, for what
@@ -39,7 +40,7 @@ export async function readLogFileContent(path: string, name: string): Promise<Lo
         yield part;
       }
       if (read !== size || again.digest('hex') !== digest) {
-        throw new ValidationError(`file ${name}: changed since it was counted (${read > size ? `more than ${size}` : read} bytes, was ${size}): it was not put; put it again once it is written`);
+        throw new ValidationError(`file ${printable(name, 200)}: changed since it was counted (${read > size ? `more than ${size}` : read} bytes, was ${size}): it was not put; put it again once it is written`);
       }
     },
   };

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { firstHourOf, PUT_MAX_BYTES, PUT_MAX_PARTS, PUT_PART_BYTES, putLogs, type LogFile, type PutLogResult } from '../../../app/ingest/put-logs';
 import { ConfigError, ValidationError } from '../../../domain/errors';
+import { printable } from '../../../domain/printable';
 import { countLogFile, refuseNonLogFiles } from './count';
 import { readLogFileContent } from './put-file';
 import { defineCommand, JSON_OPTION } from '../../command';
@@ -25,7 +26,7 @@ function refuseOversizedFiles(names: readonly string[], cwd: string): void {
     } catch {
       continue;
     }
-    if (size > PUT_MAX_BYTES) throw new ValidationError(`file ${name}: ${Math.round(size / MIB)} MiB (${size} bytes) is over ${LIMIT}; nothing was put`);
+    if (size > PUT_MAX_BYTES) throw new ValidationError(`file ${printable(name, 200)}: ${Math.round(size / MIB)} MiB (${size} bytes) is over ${LIMIT}; nothing was put`);
   }
 }
 
@@ -71,12 +72,12 @@ export const putCommand = defineCommand<{ dryRun?: boolean; json?: boolean }>({
       try {
         content = await readLogFileContent(resolve(cwd, name), name);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ValidationError(`file ${name}: no such file; nothing was put`, { cause: error });
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ValidationError(`file ${printable(name, 200)}: no such file; nothing was put`, { cause: error });
         throw error;
       }
       // A file that grew since it was looked at is held to the same bound.
-      if (content.size > PUT_MAX_BYTES) throw new ValidationError(`file ${name}: it grew to ${content.size} bytes, over ${LIMIT}; nothing was put`);
-      if (content.size === 0) throw new ValidationError(`file ${name}: empty: nothing to count; nothing was put`);
+      if (content.size > PUT_MAX_BYTES) throw new ValidationError(`file ${printable(name, 200)}: it grew to ${content.size} bytes, over ${LIMIT}; nothing was put`);
+      if (content.size === 0) throw new ValidationError(`file ${printable(name, 200)}: empty: nothing to count; nothing was put`);
       let days: string[];
       try {
         const count = await countLogFile(resolve(cwd, name), { resolver: config.resolver, metricRules: config.metricRules, logFormat: config.logFormat }, name);
