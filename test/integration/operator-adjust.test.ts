@@ -181,6 +181,27 @@ describe('tally adjust', () => {
     expect(await adjustmentRecords(account)).toEqual([expect.objectContaining({ adjustmentId: 'NEG-1', delta: -99_999_999 })]);
   });
 
+  it('refuses, whatever the flags, a correction that takes a day past Number.MAX_SAFE_INTEGER, where sums stop being exact; one toward zero passes', async () => {
+    const account = uniqueId('adj');
+    const peta = (id: string, delta = '1000000000000000') => adjustArgs(account, { delta, id });
+
+    // Nine of the largest corrections: 9 x 10^15, still exact.
+    const codes = [];
+    for (let i = 1; i <= 9; i++) codes.push(await runAdjust(peta(`PETA-${i}`), captureIo(), env));
+    const refused = captureIo();
+    const refusedCode = await runAdjust(peta('PETA-10'), refused, env);
+    const back = await runAdjust(peta('PETA-BACK', '-1000000000000000'), captureIo(), env);
+
+    expect([codes, refusedCode, back]).toEqual([Array(9).fill(0), 2, 0]);
+    expect(refused.stderr).toBe(
+      `tally adjust: this would take the billable requests of ${account} on 2026-11-21 to 10,000,000,000,000,000, past 9,007,199,254,740,991, where sums stop being exact: check the delta\n`,
+    );
+    const records = await adjustmentRecords(account);
+    expect(records.map((record) => record.kind === 'adjustment' && record.adjustmentId).sort()).toEqual([...Array.from({ length: 9 }, (_, i) => `PETA-${i + 1}`), 'PETA-BACK'].sort());
+    const report = buildUsageReport({ accountId: account, from: '2026-11-21', to: '2026-11-21', granularity: 'day', records, metricNames: ['requests'] });
+    expect(report.totals.requests).toBe(8_000_000_000_000_000);
+  });
+
   it('takes a day down to exactly zero without --allow-negative', async () => {
     const set = await putLogSet({ days: ['2026-11-21'], hours: [12], accounts: 1 });
     await ingestFully(set.refs[0]!);

@@ -35,7 +35,8 @@ export const MAX_REASON_LENGTH = 500;
 /**
  * The largest correction, either way: 10^15 (a petabyte in bytes). Far above any real
  * account-day, far below where sums stop being exact (`Number.MAX_SAFE_INTEGER`, about
- * 9 * 10^15), so a day's totals stay exact however many corrections it has.
+ * 9 * 10^15). Ten corrections of it would pass that on one day, so a correction whose
+ * day total would is refused too ({@link inexactTotalProblem}).
  */
 export const MAX_ADJUSTMENT_DELTA = 1_000_000_000_000_000;
 
@@ -100,6 +101,23 @@ export function negativeTotalProblem(adjustment: Adjustment, current: number): s
     `this would take the billable ${adjustment.metric} of ${adjustment.account} on ${adjustment.day} below zero: ` +
     `${n(current)} ${adjustment.delta < 0 ? '-' : '+'} ${n(Math.abs(adjustment.delta))} = ${n(after)}; ` +
     'check the delta, or pass --allow-negative to record it anyway'
+  );
+}
+
+/**
+ * Why a correction must not be recorded whatever the flags: it would take its day's billable
+ * total of its metric (`current`, measured plus earlier corrections) past
+ * `Number.MAX_SAFE_INTEGER`, where sums stop being exact (before: ten `tally adjust --delta
+ * 1000000000000000` with ten ids were all recorded, 10^16 on one day). A correction toward
+ * zero always passes.
+ */
+export function inexactTotalProblem(adjustment: Adjustment, current: number): string | undefined {
+  const after = current + adjustment.delta;
+  if (Number.isSafeInteger(after) || Math.abs(after) < Math.abs(current)) return undefined;
+  const n = (value: number) => value.toLocaleString('en-US');
+  return (
+    `this would take the billable ${adjustment.metric} of ${adjustment.account} on ${adjustment.day} to ${n(after)}, ` +
+    `past ${n(Number.MAX_SAFE_INTEGER)}, where sums stop being exact: check the delta`
   );
 }
 

@@ -1,5 +1,5 @@
 import type { AdjustmentStore } from '../../../app/ports';
-import { MAX_ADJUSTMENT_DELTA, MAX_REASON_LENGTH, negativeTotalProblem, validateAdjustment, type Adjustment } from '../../../domain/counters/adjustment';
+import { inexactTotalProblem, MAX_ADJUSTMENT_DELTA, MAX_REASON_LENGTH, negativeTotalProblem, validateAdjustment, type Adjustment } from '../../../domain/counters/adjustment';
 import { dayOf } from '../../../domain/days';
 import { monthOf } from '../../../domain/billing/quota';
 import { AdjustmentConflictError, ValidationError } from '../../../domain/errors';
@@ -104,11 +104,12 @@ export async function storeCorrection(
   // A rerun of a recorded id is already in the total: only a new correction is checked. The total is read
   // before the id is looked up: a twin run that records the same id in between is then found (a rerun), and
   // one that records it later is not in the total read, so the twin's own correction is never counted twice.
-  if (options.allowNegative !== true) {
+  // A total past Number.MAX_SAFE_INTEGER is refused whatever the flags; one below zero unless --allow-negative.
+  {
     const { billableTotal } = await import('../../../app/billing/billable-total');
     const reader = new DynamoUsageReader({ client: clients.dynamodb, tableName, consistentRead: true });
     const total = await billableTotal(reader, adjustment.account, adjustment.day, adjustment.metric);
-    const problem = negativeTotalProblem(adjustment, total);
+    const problem = inexactTotalProblem(adjustment, total) ?? (options.allowNegative === true ? undefined : negativeTotalProblem(adjustment, total));
     if (problem !== undefined && (await store.find(adjustment.account, adjustment.adjustmentId)) === undefined) throw new ValidationError(problem);
   }
   const rechecks = new DynamoMonthRechecks({ client: clients.dynamodb, tableName });
