@@ -33,15 +33,16 @@ import { putLogObject, s3NotificationMessage, testClients, testIngestDeps, testS
  * window's are kept by the subscription), and `tally backfill --hours` re-splits days counted
  * without hours.
  *
- * The law, checked after every sender run: for every day and metric, what Stripe bills the
- * customer over all meters is never above Tally's counters and a day is never on both windows'
- * meters (never double). At the end, faults off, the senders settle, the operator sends what a
+ * The law, checked after every sender run and at every event Stripe received in it: for every
+ * day and metric, what Stripe bills the customer over all meters is never above Tally's counters
+ * and a day is never on both windows' meters (never double); no record fails but a day held
+ * after a switch. At the end, faults off, the senders settle, the operator sends what a
  * switch held (`push --retry-failed`, the old price removed): the current window's meters bill
  * every day exactly Tally's counters (never missing), in hour mode every daily period exactly
  * Tally's hours in it, and no invoice item was created twice.
  *
  * A failing seed replays: TALLY_STRIPE_CHAOS_SEED=<n> runs that seed alone;
- * TALLY_STRIPE_CHAOS_SEEDS=<count> (default 3, about 30 s each) runs seeds 1..count.
+ * TALLY_STRIPE_CHAOS_SEEDS=<count> (default 3, about 30 s each) runs seeds 1..count, =<a>..<b> seeds a to b.
  */
 const info = testStackInfo();
 const API_KEY = 'sk_test_tally_chaos_key_0123456789';
@@ -190,8 +191,34 @@ async function runSeed(seed: number): Promise<Chaos> {
   // Once the operator sent the held days (push --retry-failed, the old window's price removed), only the current window's meters bill.
   let oldPriceRemoved = false;
   /** Never double: no day above Tally's counters over all meters billed, none on both windows' meters. */
+  // Stripe's kept event per meter and window (receipt order, as the model keeps them), replayed event by event.
+  const kept = new Map<string, number>();
+  let replayed = 0;
+  const meterOf = new Map<string, { window: Window; metric: string }>(
+    (['hour', 'day'] as const).flatMap((w) => METRICS.map((metric) => [METERS[w][metric], { window: w, metric }] as const)),
+  );
   const checkNeverDouble = async (after: string) => {
-    for (const [day, totals] of await tallyDays()) {
+    const days = await tallyDays();
+    // At every event received since the last check, not only after the run: a day is never billed above Tally's counters.
+    const events = server.events().filter((e) => e.payload.stripe_customer_id === customer);
+    for (; replayed < events.length; replayed++) {
+      const event = events[replayed]!;
+      const meter = meterOf.get(event.event_name)!;
+      const windowStart = event.timestamp - (event.timestamp % (meter.window === 'hour' ? 3_600 : 86_400));
+      kept.set(`${event.event_name} ${windowStart}`, Number(event.payload.value));
+      const day = dayOf(new Date(event.timestamp * 1000));
+      let billedThen = 0;
+      for (const [key, value] of kept) {
+        const [name, start] = key.split(' ');
+        const of = meterOf.get(name!)!;
+        if (of.metric !== meter.metric || dayOf(new Date(Number(start) * 1000)) !== day) continue;
+        if (oldPriceRemoved && of.window !== window) continue;
+        billedThen += value;
+      }
+      const total = days.get(day)?.[meter.metric] ?? 0;
+      if (billedThen > total) chaos.violations.push(`after ${after}, at event ${event.identifier} (${event.event_name} ${event.payload.value}): ${day} ${meter.metric} billed ${billedThen} > Tally's ${total}`);
+    }
+    for (const [day, totals] of days) {
       for (const metric of METRICS) {
         const hour = oldPriceRemoved && window !== 'hour' ? 0 : billed('hour', metric, day);
         const dayBilled = oldPriceRemoved && window !== 'day' ? 0 : billed('day', metric, day);
@@ -294,6 +321,10 @@ async function runSeed(seed: number): Promise<Chaos> {
   };
   for (const day of [...hourless]) if (day < dayOf(now)) await backfill(day);
   await settle();
+  // Before the operator's retry: the only failed records are days held after a switch (no fault is a refusal).
+  for (const record of (await store.records(account, D1, dayOf(now))).filter((r) => r.state === 'failed')) {
+    if (switches === 0 || !(record.error ?? '').includes('is already on the meters of')) chaos.violations.push(`${record.identifier} failed: ${record.error}`);
+  }
   // The operator after a switch (the old window's price removed): tally stripe push --retry-failed plans the closed days and sends what was held.
   oldPriceRemoved = true;
   await run('push --retry-failed', async (deps) => {
@@ -341,7 +372,13 @@ async function forgetShardHours(env: Record<string, string>, account: string, da
 }
 
 const only = process.env.TALLY_STRIPE_CHAOS_SEED;
-const seeds = only !== undefined ? [Number(only)] : Array.from({ length: Number(process.env.TALLY_STRIPE_CHAOS_SEEDS ?? 3) }, (_, i) => i + 1);
+/** `TALLY_STRIPE_CHAOS_SEEDS`: a count (seeds 1..n) or a range `a..b`. */
+function seedRange(text: string): number[] {
+  const range = /^(\d+)\.\.(\d+)$/.exec(text);
+  const [first, last] = range === null ? [1, Number(text)] : [Number(range[1]), Number(range[2])];
+  return Array.from({ length: Math.max(0, Math.min(last - first + 1, 1_000)) }, (_, i) => first + i);
+}
+const seeds = only !== undefined ? [Number(only)] : seedRange(process.env.TALLY_STRIPE_CHAOS_SEEDS ?? '3');
 
 describe('the Stripe sender in hour mode under faults (lost answers, timeouts, 429/5xx, unseen deaths, window switches, backfill re-splits)', () => {
   it.each(seeds)('seed %i: Stripe bills each day exactly Tally\'s counters, never double at any run', async (seed) => {
