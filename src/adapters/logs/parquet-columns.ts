@@ -7,8 +7,9 @@ import { decompressPage } from 'hyparquet/src/datapage.js';
 import { getMaxDefinitionLevel, getTreePath, isFlatColumn } from 'hyparquet/src/schema.js';
 import { fieldKey } from '../../domain/logs/cloudfront-log';
 import type { ColumnRun } from '../../domain/logs/columns/column-run';
-import { placePlainValues, plainNumbers, type NumberUnit } from './parquet-plain';
-import { snappyUncompress } from './parquet-snappy';
+import { decodingBuffer } from './decoding-memory';
+import { placePlainValues, plainNumbers, plainNumbersInMemory, type NumberUnit } from './parquet-plain';
+import { snappyIntoMemory, snappyUncompress } from './parquet-snappy';
 import { HybridDecoder } from './parquet-rle';
 
 /**
@@ -358,6 +359,7 @@ class ColumnPages {
 
   /** A data page of a typed column as numbers (NaN: none); undefined when one is an integer past 2^53. */
   private numericPage(header: PageHeader, encoding: string, unit: NumberUnit): Float64Array | undefined {
+    if (encoding === 'PLAIN' && this.decoder.codec === 'SNAPPY' && header.data_page_header_v2?.is_compressed !== false) return this.snappyNumbers(header, unit);
     const { page, at, rows, present, definitions } = this.dataPage(header);
     const maxDefinition = this.maxDefinition;
     const numbers = this.buffers.floats(rows);
@@ -371,6 +373,77 @@ class ColumnPages {
       if (largest >= entries.length) throw new Error(`column ${this.name}: dictionary index ${largest} of ${entries.length} entries`);
     }
     if (present !== rows) spreadNumbers(values, definitions!, maxDefinition, rows, numbers);
+    return numbers;
+  }
+
+  /**
+   * A Snappy data page (v1 or v2) of PLAIN INT32 / INT64 values (a typed `sc_bytes`), read
+   * as numbers where Snappy decodes it, in the decoders' memory (decoding-memory.ts): copied
+   * out to the column's array and back in, each row's 8 bytes were moved twice more (issue
+   * 34). Answers as {@link numericPage} does. A v1 page's definition levels come first in
+   * the page, so its values are read before the levels say how many rows have one: all its
+   * values (PLAIN values are the page's rest), straight into the rows' array when there are
+   * as many as rows.
+   */
+  private snappyNumbers(header: PageHeader, unit: NumberUnit): Float64Array | undefined {
+    const reader = this.reader;
+    const compressed = new Uint8Array(reader.view.buffer, reader.view.byteOffset + reader.offset, header.compressed_page_size);
+    reader.offset += header.compressed_page_size;
+    const maxDefinition = this.maxDefinition;
+    const int64 = this.decoder.type === 'INT64';
+    const v2 = header.data_page_header_v2;
+    let rows: number;
+    let present: number | undefined;
+    let definitions: Int32Array | undefined;
+    let values = compressed;
+    let size = header.uncompressed_page_size;
+    if (v2 !== undefined) {
+      rows = v2.num_values;
+      const levels = v2.repetition_levels_byte_length + v2.definition_levels_byte_length;
+      present = rows;
+      if (maxDefinition > 0) {
+        const start = v2.repetition_levels_byte_length;
+        present = this.hybrid.matchesOf(compressed, start, start + v2.definition_levels_byte_length, bitWidth(maxDefinition), rows, maxDefinition);
+        if (present !== rows) definitions = this.hybrid.copyLast(this.buffers.levels(rows));
+      }
+      values = compressed.subarray(levels);
+      size -= levels;
+    } else {
+      rows = header.data_page_header!.num_values;
+      if (maxDefinition === 0) present = rows;
+    }
+    const address = snappyIntoMemory(values, size);
+    // A v1 page's levels: their byte length (4 bytes, little-endian), then the levels, copied out before any other decoder runs.
+    let levels: Uint8Array | undefined;
+    let valuesAt = 0;
+    if (present === undefined) {
+      if (size < 4) throw new Error(`column ${this.name}: a data page too short for its definition levels`);
+      const memory = new Uint8Array(decodingBuffer(address + size, () => `a page of ${size} bytes`), address, size);
+      const length = (memory[0]! | (memory[1]! << 8) | (memory[2]! << 16) | (memory[3]! << 24)) >>> 0;
+      if (length > size - 4) throw new Error(`column ${this.name}: definition levels run past their page`);
+      levels = memory.slice(4, 4 + length);
+      valuesAt = 4 + length;
+    }
+    const width = int64 ? 8 : 4;
+    const count = present ?? Math.floor((size - valuesAt) / width);
+    if (valuesAt + count * width > size) throw new Error(`column ${this.name}: values run past their page`);
+    const numbers = this.buffers.floats(rows);
+    const read = count === rows ? numbers : this.buffers.floats2(count);
+    if (!plainNumbersInMemory(address + valuesAt, count, int64, unit, read)) return undefined;
+    if (levels !== undefined) {
+      present = this.hybrid.matchesOf(levels, 0, levels.length, bitWidth(maxDefinition), rows, maxDefinition);
+      if (present !== rows) definitions = this.hybrid.copyLast(this.buffers.levels(rows));
+      if (present > count) throw new Error(`column ${this.name}: values run past their page`);
+    }
+    if (present !== rows) {
+      // Some rows have none: the values spread over the rows that have one (copied first where they were read into the rows' array).
+      let have = read;
+      if (read === numbers) {
+        have = this.buffers.floats2(present!);
+        have.set(numbers.subarray(0, present!));
+      }
+      spreadNumbers(have, definitions!, maxDefinition, rows, numbers);
+    } else if (read !== numbers) numbers.set(read.subarray(0, rows));
     return numbers;
   }
 

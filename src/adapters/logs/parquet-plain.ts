@@ -88,7 +88,28 @@ export function plainNumbers(page: Uint8Array, at: number, count: number, int64:
     const size = Math.min(chunk, count - done);
     const from = at + done * width;
     bytes.set(page.subarray(from, from + size * width), 0);
-    if (wasm.numbers(size, int64 ? 1 : 0, UNIT_CODES[unit], outAt) !== 0) return false;
+    if (wasm.numbers(0, size, int64 ? 1 : 0, UNIT_CODES[unit], outAt) !== 0) return false;
+    out.set(new Float64Array(buffer, outAt, size), done);
+  }
+  return true;
+}
+
+/**
+ * As {@link plainNumbers}, of values already in the decoders' memory (decoding-memory.ts)
+ * at `address`, as a Snappy page decoded there leaves them (parquet-snappy.ts's
+ * snappyIntoMemory): read where they are, not copied out and back in (issue 34). The
+ * memory past `address + count * width` is used; before it, nothing is written.
+ */
+export function plainNumbersInMemory(address: number, count: number, int64: boolean, unit: NumberUnit, out: Float64Array): boolean {
+  if (count > out.length) throw new RangeError(`${count} values for ${out.length} places`);
+  const width = int64 ? 8 : 4;
+  const chunk = Math.min(count, CHUNK_VALUES);
+  const outAt = align8(address + count * width);
+  const wasm = plainModule();
+  const buffer = decodingBuffer(outAt + 8 * chunk, () => `${count} typed values`);
+  for (let done = 0; done < count; done += chunk) {
+    const size = Math.min(chunk, count - done);
+    if (wasm.numbers(address + done * width, size, int64 ? 1 : 0, UNIT_CODES[unit], outAt) !== 0) return false;
     out.set(new Float64Array(buffer, outAt, size), done);
   }
   return true;
@@ -101,7 +122,7 @@ function align8(value: number): number {
 
 interface PlainExports {
   readonly place: (end: number, rows: number, levels: number, maxLevel: number, starts: number, ends: number, base: number, counts: number, from: number) => number;
-  readonly numbers: (count: number, int64: number, unit: number, out: number) => number;
+  readonly numbers: (input: number, count: number, int64: number, unit: number, out: number) => number;
   readonly placedTo: { readonly value: number };
 }
 

@@ -77,25 +77,25 @@
         (br $digits)))
     (f64.convert_i64_s (local.get $total)))
 
-  ;; `count` PLAIN INT64 (`int64` 1) or INT32 values from 0 as numbers (Float64) at `out`,
+  ;; `count` PLAIN INT64 (`int64` 1) or INT32 values from `in` as numbers (Float64) at `out`,
   ;; as parquet-columns.ts's readNumbers states them: `unit` 0 the integer itself, 1 days,
   ;; 2 milliseconds, 3 microseconds since the epoch, the last three as epoch milliseconds
   ;; (microseconds divided toward zero), NaN past what a Date holds (8.64e15 ms). Answers
   ;; 0, or 1 when an INT64 is past 2^53 (no exact double: the caller reads the page otherwise).
-  (func (export "numbers") (param $count i32) (param $int64 i32) (param $unit i32) (param $out i32) (result i32)
+  (func (export "numbers") (param $in i32) (param $count i32) (param $int64 i32) (param $unit i32) (param $out i32) (result i32)
     (local $i i32) (local $wide i64) (local $value f64)
     (block $done
       (loop $values
         (br_if $done (i32.ge_u (local.get $i) (local.get $count)))
         (if (local.get $int64)
           (then
-            (local.set $wide (i64.load (i32.shl (local.get $i) (i32.const 3))))
+            (local.set $wide (i64.load (i32.add (local.get $in) (i32.shl (local.get $i) (i32.const 3)))))
             (if (i32.or (i64.lt_s (local.get $wide) (i64.const -9007199254740992))
                         (i64.gt_s (local.get $wide) (i64.const 9007199254740991)))
               (then (return (i32.const 1))))
             (local.set $value (f64.convert_i64_s (local.get $wide))))
           (else
-            (local.set $value (f64.convert_i32_s (i32.load (i32.shl (local.get $i) (i32.const 2)))))))
+            (local.set $value (f64.convert_i32_s (i32.load (i32.add (local.get $in) (i32.shl (local.get $i) (i32.const 2))))))))
         (if (local.get $unit)
           (then
             (if (i32.eq (local.get $unit) (i32.const 1))

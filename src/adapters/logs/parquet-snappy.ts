@@ -14,6 +14,18 @@ import { PARQUET_SNAPPY_WASM_BASE64 } from './parquet-snappy-wasm';
  * `outputLength` bytes.
  */
 export function snappyUncompress(input: Uint8Array, outputLength: number, output?: Uint8Array): Uint8Array {
+  const at = snappyIntoMemory(input, outputLength);
+  const target = output !== undefined && output.length >= outputLength ? output.subarray(0, outputLength) : new Uint8Array(outputLength);
+  target.set(new Uint8Array(decodingBuffer(at + outputLength, () => `a Snappy page of ${outputLength} bytes`), at, outputLength));
+  return target;
+}
+
+/**
+ * Decodes `input` into the decoders' memory (decoding-memory.ts) and answers where its
+ * `outputLength` bytes are there, for a decoder of that memory to read in place (until
+ * any decoder's next call). Throws as {@link snappyUncompress} does.
+ */
+export function snappyIntoMemory(input: Uint8Array, outputLength: number): number {
   if (!(Number.isInteger(outputLength) && outputLength >= 0)) throw new RangeError(`a Snappy page of ${outputLength} bytes`);
   const inputAt = 0;
   const outputAt = align16(input.length + SPARE_BYTES);
@@ -23,9 +35,7 @@ export function snappyUncompress(input: Uint8Array, outputLength: number, output
   heap.set(input, inputAt);
   const status = wasm.uncompress(inputAt, input.length, outputAt, outputLength);
   if (status !== 0) throw new Error(`not Snappy data of ${outputLength} bytes: ${FAILURES[status] ?? `status ${status}`}`);
-  const target = output !== undefined && output.length >= outputLength ? output.subarray(0, outputLength) : new Uint8Array(outputLength);
-  target.set(heap.subarray(outputAt, outputAt + outputLength));
-  return target;
+  return outputAt;
 }
 
 /** What a parquet-snappy.wat status means. */
