@@ -287,12 +287,7 @@ class ColumnPages {
       rows = v2.num_values;
       const levels = v2.repetition_levels_byte_length + v2.definition_levels_byte_length;
       present = rows;
-      if (maxDefinition > 0) {
-        const start = v2.repetition_levels_byte_length;
-        present = this.hybrid.matchesOf(compressed, start, start + v2.definition_levels_byte_length, bitWidth(maxDefinition), rows, maxDefinition);
-        // Levels are read only where a row is absent.
-        if (present !== rows) definitions = this.hybrid.copyLast(this.buffers.levels(rows));
-      }
+      if (maxDefinition > 0) ({ present, definitions } = this.definitionsOf(compressed, v2.repetition_levels_byte_length, v2.definition_levels_byte_length, rows));
       const values = compressed.subarray(levels);
       page = v2.is_compressed === false ? values : this.decompress(values, header.uncompressed_page_size - levels);
       at = 0;
@@ -305,8 +300,7 @@ class ColumnPages {
         // The levels' byte length (4 bytes, little-endian), then the levels.
         if (page.length < 4) throw new Error(`column ${this.name}: a data page too short for its definition levels`);
         const length = (page[0]! | (page[1]! << 8) | (page[2]! << 16) | (page[3]! << 24)) >>> 0;
-        present = this.hybrid.matchesOf(page, 4, 4 + length, bitWidth(maxDefinition), rows, maxDefinition);
-        if (present !== rows) definitions = this.hybrid.copyLast(this.buffers.levels(rows));
+        ({ present, definitions } = this.definitionsOf(page, 4, length, rows));
         at = 4 + length;
       }
     }
@@ -322,6 +316,17 @@ class ColumnPages {
     const { codec, compressors } = this.decoder;
     if (codec === 'SNAPPY') return snappyUncompress(compressed, size, this.buffers.bytes(size));
     return decompressPage(compressed, size, codec, compressors);
+  }
+
+  /**
+   * How many of `rows` have a value, by their definition levels (`length` bytes of
+   * `bytes` from `start`), and each row's level when some have none: levels are copied out
+   * only where a row is absent (nearly never).
+   */
+  private definitionsOf(bytes: Uint8Array, start: number, length: number, rows: number): { present: number; definitions: Int32Array | undefined } {
+    const maxDefinition = this.maxDefinition;
+    const present = this.hybrid.matchesOf(bytes, start, start + length, bitWidth(maxDefinition), rows, maxDefinition);
+    return { present, definitions: present === rows ? undefined : this.hybrid.copyLast(this.buffers.levels(rows)) };
   }
 
   /**
@@ -401,11 +406,7 @@ class ColumnPages {
       rows = v2.num_values;
       const levels = v2.repetition_levels_byte_length + v2.definition_levels_byte_length;
       present = rows;
-      if (maxDefinition > 0) {
-        const start = v2.repetition_levels_byte_length;
-        present = this.hybrid.matchesOf(compressed, start, start + v2.definition_levels_byte_length, bitWidth(maxDefinition), rows, maxDefinition);
-        if (present !== rows) definitions = this.hybrid.copyLast(this.buffers.levels(rows));
-      }
+      if (maxDefinition > 0) ({ present, definitions } = this.definitionsOf(compressed, v2.repetition_levels_byte_length, v2.definition_levels_byte_length, rows));
       values = compressed.subarray(levels);
       size -= levels;
     } else {
@@ -431,8 +432,7 @@ class ColumnPages {
     const read = count === rows ? numbers : this.buffers.floats2(count);
     if (!plainNumbersInMemory(address + valuesAt, count, int64, unit, read)) return undefined;
     if (levels !== undefined) {
-      present = this.hybrid.matchesOf(levels, 0, levels.length, bitWidth(maxDefinition), rows, maxDefinition);
-      if (present !== rows) definitions = this.hybrid.copyLast(this.buffers.levels(rows));
+      ({ present, definitions } = this.definitionsOf(levels, 0, levels.length, rows));
       if (present > count) throw new Error(`column ${this.name}: values run past their page`);
     }
     if (present !== rows) {
