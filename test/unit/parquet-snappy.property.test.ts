@@ -178,8 +178,14 @@ describe('Snappy decoding', () => {
     expect(() => snappyUncompress(Uint8Array.of(8, 3 << 2, 97, 98, 99, 100, 2 | (3 << 2), 0, 0), 8)).toThrow(/a copy reaches before the output/);
   });
 
-  it('refuses an output length past what it holds before any work', () => {
-    expect(() => snappyUncompress(Uint8Array.of(0), 2 ** 31)).toThrow(/more than this reader holds/);
+  it('refuses an output length past what it holds, or past what its input can hold, before any work', () => {
+    // 64 bytes a 3-byte copy: the most a Snappy stream expands.
+    expect(() => snappyUncompress(new Uint8Array(52_000_000), 2 ** 30 + 1)).toThrow(/more than this reader holds/);
+    expect(() => snappyUncompress(Uint8Array.of(0), 2 ** 31)).toThrow(/1 bytes of Snappy never hold so many/);
+    const { stream, bytes } = encode([{ kind: 'literal', bytes: pattern(1) }, ...Array.from({ length: 50 }, () => ({ kind: 'copy' as const, offset: 0, length: 63, tag: 2 as const }))]);
+    expect(bytes.length / stream.length).toBeGreaterThan(20);
+    expect(same(snappyUncompress(stream, bytes.length), bytes)).toBe(true);
+    expect(() => snappyUncompress(stream, Math.floor((stream.length * 64) / 3) + 1)).toThrow(/never hold so many/);
     expect(() => snappyUncompress(Uint8Array.of(0), -1)).toThrow(RangeError);
     expect(() => snappyUncompress(Uint8Array.of(0), 0.5)).toThrow(RangeError);
     expect(snappyUncompress(Uint8Array.of(0), 0)).toEqual(new Uint8Array(0));

@@ -27,6 +27,9 @@ export function snappyUncompress(input: Uint8Array, outputLength: number, output
  */
 export function snappyIntoMemory(input: Uint8Array, outputLength: number): number {
   if (!(Number.isInteger(outputLength) && outputLength >= 0)) throw new RangeError(`a Snappy page of ${outputLength} bytes`);
+  // No element writes more than 64 bytes for its 3 (parquet-snappy.wat): a page declared
+  // larger than that is refused before any memory is taken for it.
+  if (outputLength > (input.length * 64) / 3) throw new Error(`not Snappy data of ${outputLength} bytes: ${input.length} bytes of Snappy never hold so many`);
   const inputAt = 0;
   const outputAt = align16(input.length + SPARE_BYTES);
   const needed = outputAt + outputLength + SPARE_BYTES;
