@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream, statSync } from 'node:fs';
+import { constants as fsConstants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, resolve, sep } from 'node:path';
@@ -82,7 +83,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       writeResult(response, result);
       return;
     }
-    serveStatic(request, response, url.pathname, mounts);
+    await serveStatic(request, response, url.pathname, mounts);
   }
 
   const port = await listen(server, host, options.port ?? 0);
@@ -179,7 +180,16 @@ function writeResult(response: ServerResponse, result: APIGatewayProxyResultV2):
   response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
 }
 
-function serveStatic(request: IncomingMessage, response: ServerResponse, pathname: string, mounts: readonly StaticMount[]): void {
+/**
+ * Serves one static file. The file is opened first and its size taken from the open
+ * handle, so a file deleted or replaced between a look and the read (a dashboard rebuilt
+ * while a browser loads it) is a 404, never an error event with no listener (which
+ * ended the whole local stack). Once the headers are out, a read that fails or a file
+ * that shrank cuts the connection (the client sees an incomplete answer, never a short
+ * body under a longer content-length); a file that grew is sent as it was measured.
+ * O_NONBLOCK: a FIFO put in a file's place must not hold a thread of the pool forever.
+ */
+async function serveStatic(request: IncomingMessage, response: ServerResponse, pathname: string, mounts: readonly StaticMount[]): Promise<void> {
   const notFound = () => {
     response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', ...STATIC_HEADERS });
     response.end('not found\n');
@@ -191,21 +201,59 @@ function serveStatic(request: IncomingMessage, response: ServerResponse, pathnam
   }
   const file = resolveStaticFile(pathname, mounts);
   if (file === undefined) return notFound();
-  let size: number;
-  try {
-    const stat = statSync(file);
-    if (!stat.isFile()) return notFound();
-    size = stat.size;
-  } catch {
-    return notFound();
-  }
+  const opened = await openStaticFile(file);
+  if (opened === undefined) return notFound();
+  const { handle, size } = opened;
   response.writeHead(200, {
     'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
     'content-length': String(size),
     ...STATIC_HEADERS,
   });
-  if (request.method === 'HEAD') response.end();
-  else createReadStream(file).pipe(response);
+  if (request.method === 'HEAD' || size === 0) {
+    await handle.close().catch(() => undefined);
+    response.end();
+    return;
+  }
+  const stream = handle.createReadStream({ start: 0, end: size - 1, autoClose: true });
+  let sent = 0;
+  stream.on('data', (chunk: string | Buffer) => (sent += chunk.length));
+  await new Promise<void>((done) => {
+    // Ended by hand, not by pipe: a short body must cut the connection before the answer
+    // is finished, or the socket goes on to the next request of a keep-alive connection.
+    stream.on('end', () => {
+      if (sent < size) {
+        process.stderr.write(`tally api: ${file}: it shrank to ${sent} of ${size} bytes while it was sent; connection cut\n`);
+        response.destroy();
+      } else response.end();
+    });
+    stream.on('error', (error) => {
+      process.stderr.write(`tally api: ${file}: ${error.message}; connection cut\n`);
+      response.destroy();
+    });
+    response.on('close', () => {
+      stream.destroy();
+      done();
+    });
+    stream.pipe(response, { end: false });
+  });
+}
+
+/** Opens a static file and measures it through the handle; undefined when it is absent, unreadable or not a regular file. */
+async function openStaticFile(file: string): Promise<{ handle: FileHandle; size: number } | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stat = await handle.stat();
+    if (stat.isFile()) return { handle, size: stat.size };
+  } catch {
+    // an unreadable handle is as good as no file
+  }
+  await handle.close().catch(() => undefined);
+  return undefined;
 }
 
 /** Maps a URL path to a file inside a mount, refusing anything that would climb out of it. */
