@@ -5,6 +5,7 @@ import { readConfig, type TallyConfig } from '../adapters/config';
 import { MAX_STACK_FILE_BYTES, readSmallTextFile } from '../adapters/small-file';
 import type { Env } from '../adapters/env';
 import { ConfigError, LocalStackNotRunningError } from '../domain/errors';
+import { keyPrefixProblem } from '../domain/logs/log-naming';
 import { printable } from '../domain/printable';
 import { LOCAL_CREDENTIALS } from '../local/local-credentials';
 import type { LocalStackInfo } from '../local/stack';
@@ -112,6 +113,16 @@ function refuseMalformedFlags(flags: TargetFlags): void {
   if (flags.bucket !== undefined && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(flags.bucket)) {
     throw new ConfigError(`--bucket must be an S3 bucket name (3 to 63 of a-z 0-9 . -), got "${printable(flags.bucket)}"`);
   }
+  if (flags.prefix !== undefined) refuseBadKeyPrefix(flags.prefix, '--prefix');
+}
+
+/**
+ * Refuses a log key prefix S3 cannot take as typed ({@link keyPrefixProblem}): exit 2,
+ * naming where it came from, before any object is listed or written.
+ */
+function refuseBadKeyPrefix(prefix: string, from: string): void {
+  const problem = keyPrefixProblem(prefix);
+  if (problem !== undefined) throw new ConfigError(`${from} must be an S3 key prefix such as cloudfront/ (or "" for the bucket's root): ${problem}; got "${printable(prefix, 80)}"`);
 }
 
 function given(value: string | undefined): value is string {
@@ -217,6 +228,9 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
     throw new ConfigError('no usage table: pass --table or set TALLY_TABLE (or run against the local stack started by npm start)');
   }
   const config = readConfig(overlay);
+  if (flags.prefix === undefined && overlay.TALLY_LOG_PREFIX !== undefined) {
+    refuseBadKeyPrefix(overlay.TALLY_LOG_PREFIX, env.TALLY_LOG_PREFIX !== undefined ? 'TALLY_LOG_PREFIX' : `the log prefix of ${local ?? 'the local stack'}`);
+  }
   const endpoints = [config.endpoints.dynamodb, config.endpoints.sqs, config.endpoints.s3].filter(given);
   const fromEnv = given(env.AWS_ACCESS_KEY_ID) && given(env.AWS_SECRET_ACCESS_KEY);
   const emulated = local !== undefined || (endpoints.length > 0 && endpoints.every(isLoopback) && !fromEnv && !given(env.AWS_PROFILE));

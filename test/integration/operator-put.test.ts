@@ -44,13 +44,24 @@ async function expectCountedOnce(log: { expected: ExpectedCount }, accounts: rea
   }
 }
 
+/** The folders the tests write their log files in, removed when the file's tests end (they were left in /tmp). */
+const tempDirs: string[] = [];
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 describe('tally put', () => {
   it('puts a file and sends the notification S3 would; the same file put twice counts once', async () => {
     const queues = await createTestQueues(info);
     const prefix = `cloudfront/${uniqueId('put')}/`;
     const accounts = [uniqueId('puta'), uniqueId('putb')];
     const log = generateLog({ seed: 11, day: '2026-11-21', hour: 7, distribution: 'E2PUT', accounts: accounts.map((id) => ({ id, weight: 1 })), lines: 80 });
-    const dir = mkdtempSync(join(tmpdir(), 'tally-put-'));
+    const dir = tempDir('tally-put-');
     writeFileSync(join(dir, 'access.log.gz'), gzipSync(log.text));
     const env = operatorEnv(info, { queueUrl: queues.queueUrl, dlqUrl: queues.dlqUrl, prefix });
 
@@ -82,7 +93,7 @@ describe('tally put', () => {
     const accounts = [uniqueId('biga'), uniqueId('bigb')];
     // About 20 MiB of plain text: three parts of 8 MiB (more than the emulator takes in one request, 11 MiB).
     const log = generateLog({ seed: 5, day: '2026-11-22', hour: 9, distribution: 'E2BIG', accounts: accounts.map((id) => ({ id, weight: 1 })), lines: 62_000 });
-    const dir = mkdtempSync(join(tmpdir(), 'tally-put-big-'));
+    const dir = tempDir('tally-put-big-');
     try {
       writeFileSync(join(dir, 'big.log'), log.text);
       const bytes = readFileSync(join(dir, 'big.log'));
@@ -118,7 +129,7 @@ describe('tally put', () => {
 
   it('holds no file whole: its peak memory is the same for a file of 16 MB and one of 146 MB', async () => {
     const queues = await createTestQueues(info);
-    const dir = mkdtempSync(join(tmpdir(), 'tally-put-memory-'));
+    const dir = tempDir('tally-put-memory-');
     try {
       const log = generateLog({ seed: 9, day: '2026-11-22', hour: 10, distribution: 'E2MEM', accounts: [{ id: 'memory', weight: 1 }], lines: 50_000 });
       const [header, body] = [log.text.slice(0, log.text.indexOf('\n', log.text.indexOf('#Fields')) + 1), log.text.slice(log.text.indexOf('\n', log.text.indexOf('#Fields')) + 1)];
@@ -194,7 +205,7 @@ describe('tally put', () => {
     const parquetAccounts = [uniqueId('putp'), uniqueId('putq')];
     const jsonRequests = traffic(60, jsonAccounts, 3);
     const parquetRequests = traffic(40, parquetAccounts, 5);
-    const dir = mkdtempSync(join(tmpdir(), 'tally-put-v2-'));
+    const dir = tempDir('tally-put-v2-');
     writeFileSync(join(dir, 'v2.json.gz'), gzip(jsonLog(jsonRequests)));
     writeFileSync(join(dir, 'v2.parquet'), await parquetFromJsonLines(jsonLog(parquetRequests)));
     const env = operatorEnv(info, { queueUrl: queues.queueUrl, dlqUrl: queues.dlqUrl, prefix });
@@ -235,7 +246,7 @@ describe('tally put', () => {
   it('refuses the files tally count refuses, an empty one and one of no dated request, in its words; puts and sends nothing', async () => {
     const queues = await createTestQueues(info);
     const prefix = `cloudfront/${uniqueId('putbad')}/`;
-    const dir = mkdtempSync(join(tmpdir(), 'tally-put-bad-'));
+    const dir = tempDir('tally-put-bad-');
     writeFileSync(join(dir, 'notes.txt'), 'hello\nnot a log at all\n');
     writeFileSync(join(dir, 'notes.gz'), 'hello\nnot a log at all\n');
     writeFileSync(join(dir, 'empty.log'), '');
@@ -263,6 +274,26 @@ describe('tally put', () => {
     // tryout: a directory said "EISDIR: illegal operation on a directory, read", exit 1.
     expect(said['a-folder']).toBe('tally put: file a-folder: is a folder, not a log file\n');
     expect(said['header-only.log.gz']).toBe('tally put: file header-only.log.gz: no request line with a day: nothing to count (tally count header-only.log.gz shows its lines)\n');
+    expect(listed.KeyCount ?? 0).toBe(0);
+    expect(await queueDepth(sqs, queues.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+  });
+
+  it('refuses files whose keys under a long prefix would pass S3\'s 1,024 bytes, before any is put', async () => {
+    const queues = await createTestQueues(info);
+    // 989 bytes: the first file's made name (33 bytes) fits under it, the second's own name (39) does not.
+    const start = `cloudfront/${uniqueId('putlong')}/`;
+    const prefix = `${start}${'p'.repeat(988 - start.length)}/`;
+    const log = generateLog({ seed: 12, day: '2026-11-21', hour: 7, distribution: 'E2PUT', accounts: [{ id: uniqueId('putlong'), weight: 1 }], lines: 5 });
+    const dir = tempDir('tally-put-long-');
+    writeFileSync(join(dir, 'a.log'), log.text);
+    writeFileSync(join(dir, 'E2PUTLONGNAME.2026-11-21-07.abcdef12.gz'), gzipSync(log.text));
+    const env = operatorEnv(info, { queueUrl: queues.queueUrl, dlqUrl: queues.dlqUrl, prefix });
+
+    const run = await putJson(['a.log', 'E2PUTLONGNAME.2026-11-21-07.abcdef12.gz'], env, dir);
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: info.bucket, Prefix: start }));
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(`tally put: file E2PUTLONGNAME.2026-11-21-07.abcdef12.gz: its key under the prefix would be 1028 bytes, and an S3 key is at most 1024: choose a shorter --prefix; nothing was put\n`);
     expect(listed.KeyCount ?? 0).toBe(0);
     expect(await queueDepth(sqs, queues.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
   });

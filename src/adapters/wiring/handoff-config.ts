@@ -1,4 +1,6 @@
 import { ConfigError } from '../../domain/errors';
+import { keyPrefixProblem } from '../../domain/logs/log-naming';
+import { printable } from '../../domain/printable';
 import { readConfig, type TallyConfig } from '../config';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -57,7 +59,9 @@ export function readCloserConfig(env: Env): CloserConfig {
     throw new ConfigError('TALLY_EXPORT_BUCKET must name the bucket the closed days are exported to');
   }
   const exportPrefix = env.TALLY_EXPORT_PREFIX ?? HANDOFF_DEFAULTS.exportPrefix;
-  if (exportPrefix !== '' && !exportPrefix.endsWith('/')) throw new ConfigError(`TALLY_EXPORT_PREFIX must be empty or end with "/", got "${exportPrefix}"`);
+  if (exportPrefix !== '' && !exportPrefix.endsWith('/')) throw new ConfigError(`TALLY_EXPORT_PREFIX must be empty or end with "/", got "${printable(exportPrefix, 80)}"`);
+  const problem = keyPrefixProblem(exportPrefix);
+  if (problem !== undefined) throw new ConfigError(`TALLY_EXPORT_PREFIX must be an S3 key prefix such as exports/: ${problem}; got "${printable(exportPrefix, 80)}"`);
   const logPrefix = env.TALLY_LOG_PREFIX;
   // Every object under the log prefix is ingested whatever its suffix: an export there would be read as a log.
   if (logPrefix !== undefined && exportBucket === env.TALLY_LOG_BUCKET && (exportPrefix.startsWith(logPrefix) || logPrefix.startsWith(exportPrefix))) {

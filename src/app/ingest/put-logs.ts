@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { constants, gunzipSync } from 'node:zlib';
 import { isSupportedDay, SUPPORTED_DAYS_TEXT } from '../../domain/days';
 import { PoisonObjectError, ValidationError } from '../../domain/errors';
+import { printable } from '../../domain/printable';
 import type { LogObjectRef } from '../../domain/counters/log-object';
-import { firstRequestHour, logObjectKey, type LogHour } from '../../domain/logs/log-naming';
+import { firstRequestHour, logObjectKey, MAX_S3_KEY_BYTES, type LogHour } from '../../domain/logs/log-naming';
 import type { LogBody, LogSink, LogSource, NotificationSender } from '../ports';
 
 /** A log file to put: its name as given, its content, and the hour of its first request ({@link firstHourOf}). */
@@ -140,9 +141,17 @@ export function firstHourOf(file: string, head: Uint8Array, days: readonly strin
 export async function putLogs(options: PutLogsOptions): Promise<PutLogResult[]> {
   const clock = options.clock ?? (() => new Date());
   const results: PutLogResult[] = [];
-  for (const file of options.files) {
+  // Every key is made and measured before the first is put: one too long puts nothing.
+  const keys = options.files.map((file) => logObjectKey(options.prefix, { fileName: file.name, contentHash: file.content.sha256, gzip: isGzip(file.content.head), firstHour: file.firstHour }));
+  keys.forEach((key, i) => {
+    const bytes = Buffer.byteLength(key, 'utf8');
+    if (bytes > MAX_S3_KEY_BYTES) {
+      throw new ValidationError(`file ${printable(options.files[i]!.name, 200)}: its key under the prefix would be ${bytes} bytes, and an S3 key is at most ${MAX_S3_KEY_BYTES}: choose a shorter --prefix; nothing was put`);
+    }
+  });
+  for (const [i, file] of options.files.entries()) {
     const { content } = file;
-    const key = logObjectKey(options.prefix, { fileName: file.name, contentHash: content.sha256, gzip: isGzip(content.head), firstHour: file.firstHour });
+    const key = keys[i]!;
     const named = key !== `${options.prefix}${file.name.slice(Math.max(file.name.lastIndexOf('/'), file.name.lastIndexOf('\\')) + 1)}`;
     const previousEtag = await etagBefore(options, key);
     const { etag } = options.dryRun === true ? { etag: s3Etag(content.partMd5s) } : await options.sink.put(options.bucket, key, content);

@@ -111,3 +111,35 @@ export function logObjectKey(prefix: string, file: LogFileFacts): string {
   const unique = file.contentHash.slice(0, UNIQUE_ID_CHARS).toLowerCase();
   return `${prefix}${PUT_DISTRIBUTION}.${hour.day}-${String(hour.hour).padStart(2, '0')}.${unique}${file.gzip ? '.gz' : ''}`;
 }
+
+/**
+ * S3's longest object key: 1,024 bytes of UTF-8, any prefix included
+ * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-keys.html).
+ */
+export const MAX_S3_KEY_BYTES = 1024;
+
+/**
+ * Why a log key prefix (`--prefix`, `TALLY_LOG_PREFIX`, `TALLY_EXPORT_PREFIX`) cannot be
+ * used, or undefined when it can. It goes to S3 as ListObjectsV2's `Prefix` and in front
+ * of every key `tally put` and `tally close` write, so it is held to what a key may be
+ * and to what names the same keys everywhere (S3's object key guidelines, the page above):
+ * - at most {@link MAX_S3_KEY_BYTES} bytes of UTF-8: a longer one can match no key;
+ * - no control characters: XML 1.0, in which S3 answers a listing, cannot carry most of
+ *   them, and a newline in a prefix is a mistyped argument far more often than a key;
+ * - no half of a surrogate pair: it has no UTF-8, the SDK would send U+FFFD in its place
+ *   and list (or write under) another prefix than the one typed;
+ * - no `.` or `..` segment: S3 keeps them as text, but consoles, the CLI's sync and
+ *   folder-minded tools resolve them, so the same prefix would name other objects there.
+ *
+ * @example keyPrefixProblem('cloudfront/')   // undefined
+ * @example keyPrefixProblem('logs/../other/') // 'it has a ".." segment (S3 keeps it as text; ...)'
+ */
+export function keyPrefixProblem(prefix: string): string | undefined {
+  const bytes = Buffer.byteLength(prefix, 'utf8');
+  if (bytes > MAX_S3_KEY_BYTES) return `it is ${bytes} bytes of UTF-8, and an S3 key is at most ${MAX_S3_KEY_BYTES}`;
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(prefix)) return 'it holds a control character (a newline, a tab, an escape...)';
+  if (/\p{Cs}/u.test(prefix)) return 'it holds half of a surrogate pair, which has no UTF-8';
+  const dotted = prefix.split('/').find((segment) => segment === '.' || segment === '..');
+  if (dotted !== undefined) return `it has a "${dotted}" segment (S3 keeps it as text; other tools would read it as a folder step)`;
+  return undefined;
+}
