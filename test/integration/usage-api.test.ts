@@ -355,3 +355,52 @@ describe('usage API read cost', () => {
     expect(entry.queryRequests).toBe(3);
   });
 });
+
+describe('usage API figures past exact numbers', () => {
+  /** 10^14 + 1 bytes a day (100 TB, a big CDN customer), on one shard a day; the last digit makes any rounding show. */
+  const DAILY_BYTES = 100_000_000_000_001;
+  const account = uniqueId('huge');
+  beforeAll(async () => {
+    const writes: WriteRequest[] = eachDay('2029-01-01', '2029-04-30').map((day) => {
+      const key = usageKey({ accountId: account, day, shard: 0 });
+      return { PutRequest: { Item: { PK: { S: key.PK }, SK: { S: key.SK }, requests: { N: '1' }, bytes: { N: String(DAILY_BYTES) }, updatedAt: { S: `${day}T23:00:00.000Z` } } } };
+    });
+    for (let i = 0; i < writes.length; i += 25) {
+      const result = await dynamodb.send(new BatchWriteItemCommand({ RequestItems: { [info.table]: writes.slice(i, i + 25) } }));
+      expect(result.UnprocessedItems ?? {}).toEqual({});
+    }
+  });
+
+  it('answers a range whose totals stay exact, to the last digit (90 days of 10^14 + 1)', async () => {
+    const response = await call(usageApiEvent({ accountId: account, query: { from: '2029-01-01', to: '2029-03-31' }, token: await tokenFor([account]) }));
+
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toMatch(new RegExp(`"totals":\\{"requests":90,"bytes":${90n * BigInt(DAILY_BYTES)}\\b`));
+  });
+
+  it.each([['json'], ['csv']])('refuses (400, naming the figure) a range whose total passes 2^53 - 1 as %s, rather than answer it rounded', async (format) => {
+    // 91 days: 9,100,000,000,000,091 bytes, which a double holds as 9,100,000,000,000,092.
+    const response = await call(usageApiEvent({ accountId: account, query: { from: '2029-01-01', to: '2029-04-01', format }, token: await tokenFor([account]) }));
+
+    expect(response.statusCode).toBe(400);
+    expect(json(response)).toEqual({
+      error: 'bad_request',
+      message: expect.stringMatching(
+        new RegExp(`^usage of ${account} over 2029-01-01\\.\\.2029-04-01: totals\\.bytes adds up past 9,007,199,254,740,991 \\(2\\^53 - 1\\), .*nothing is answered rounded: ask for a shorter range`),
+      ),
+    });
+  });
+
+  it('answers the same 120 days a month at a time, each month exact', async () => {
+    const token = await tokenFor([account]);
+    let bytes = 0n;
+    for (const [from, to] of [['2029-01-01', '2029-01-31'], ['2029-02-01', '2029-02-28'], ['2029-03-01', '2029-03-31'], ['2029-04-01', '2029-04-30']]) {
+      const response = await call(usageApiEvent({ accountId: account, query: { from: from!, to: to! }, token }));
+      expect(response.statusCode).toBe(200);
+      const month = json(response).totals.bytes as number;
+      expect(Number.isSafeInteger(month)).toBe(true);
+      bytes += BigInt(month);
+    }
+    expect(bytes).toBe(120n * BigInt(DAILY_BYTES));
+  });
+});

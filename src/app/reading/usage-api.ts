@@ -4,6 +4,7 @@ import { authorizeAccount, type AccessGrant } from '../../domain/reading/access'
 import { ACCOUNT_ID_RULE, isValidAccountId } from '../../domain/account-id';
 import { dayOf } from '../../domain/days';
 import { rankAccounts, rankingCsv, rankingCsvFileName } from '../../domain/reading/account-ranking';
+import { refuseInexactFigures } from '../../domain/reading/exact-figures';
 import { eachDay } from '../../domain/days';
 import { AccountNotFoundError, AuthenticationError, describeError, ForbiddenError, ValidationError } from '../../domain/errors';
 import { monthOf } from '../../domain/billing/quota';
@@ -53,6 +54,9 @@ const ACCOUNT_ROUTE = /^(?:\/[^/]+)?\/v1\/accounts\/([^/]*)\/(usage|quota)\/?$/;
 const RANKING_ROUTE = /^(?:\/[^/]+)?\/v1\/accounts\/?$/;
 const EXPLAIN_ROUTE = /^(?:\/[^/]+)?\/v1\/accounts\/([^/]*)\/days\/([^/]*)\/explain\/?$/;
 const HEALTH_ROUTE = /^(?:\/[^/]+)?\/v1\/health\/?$/;
+
+/** What to do when one day's (or one month's) own figure is past exact: no shorter range exists. */
+const ONE_DAY_PAST_EXACT = "a day's own counter (or a month's use) holds it, a corrupt or hostile value: look at the account's items in the table";
 
 const BEARER = /^Bearer[ ]+([A-Za-z0-9\-_.~+/]+=*)[ ]*$/i;
 
@@ -166,6 +170,7 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
       query.quota && query.format === 'json' && deps.quotas !== undefined
         ? { ...report, quota: await quotaBlock({ ...deps.quotas, reader: deps.reader, metricNames: report.metricNames }, query.accountId, now()) }
         : report;
+    refuseInexactFigures(withQuota, `usage of ${query.accountId} over ${query.from}..${query.to}`);
     const body = query.format === 'csv' ? usageReportCsv(report) : JSON.stringify(withQuota);
     const response = cachedResponse(body, range, ifNoneMatch, query.format === 'csv' ? usageCsvFileName(report) : undefined);
     // A report missing its zone's name is not kept: the next request may read it.
@@ -211,6 +216,7 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
   async function explainResponse(query: ExplainQuery, ifNoneMatch: string | undefined): Promise<Response> {
     const explanation = await explainDay({ reader: deps.reader, sources: deps.sources!, metricNames: deps.metricNames, ...closing() }, query.accountId, query.day);
     Object.assign(fields, { sources: explanation.sources.length, complete: explanation.complete });
+    refuseInexactFigures(explanation, `explain of ${query.accountId} on ${query.day}`, ONE_DAY_PAST_EXACT);
     const csv = query.format === 'csv';
     return cachedResponse(csv ? explanationCsv(explanation) : JSON.stringify(explanation), { to: query.day }, ifNoneMatch, csv ? explanationCsvFileName(explanation) : undefined);
   }
@@ -233,7 +239,7 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
         ...(notifiedAt === undefined ? {} : { notifiedAt }),
       })),
     };
-    return json(200, body, { 'cache-control': 'private, max-age=60', vary: 'Authorization, Origin' });
+    return json(200, refuseInexactFigures(body, `quota of ${accountId} in ${month}`, ONE_DAY_PAST_EXACT), { 'cache-control': 'private, max-age=60', vary: 'Authorization, Origin' });
   }
 
   /** `GET /v1/accounts?from=&to=[&metric=]` (admin): every account with usage in the range, ranked, with its share. */
@@ -244,7 +250,7 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
     const accounts = [...new Set(perDay.flat())].sort();
     const rows = await mapWithConcurrency(accounts, 8, async (accountId) => ({ accountId, totals: await readRangeTotals(accountId, query.from, query.to) }));
     Object.assign(fields, { accounts: accounts.length });
-    const ranking = rankAccounts({ ...query, metricNames: deps.metricNames, rows });
+    const ranking = refuseInexactFigures(rankAccounts({ ...query, metricNames: deps.metricNames, rows }), `the ranking over ${query.from}..${query.to}`);
     const csv = query.format === 'csv';
     return cachedResponse(csv ? rankingCsv(ranking) : JSON.stringify(ranking), query, headers['if-none-match'], csv ? rankingCsvFileName(ranking) : undefined);
   }

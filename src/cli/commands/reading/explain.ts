@@ -2,6 +2,7 @@ import type { DayExplanation, HourFigures } from '../../../domain/reading/explan
 import { defineCommand, JSON_OPTION } from '../../command';
 import { formatTable } from '../../io';
 import { describeTarget } from '../../operator-target';
+import { refuseInexactFigures } from '../../../domain/reading/exact-figures';
 import { accountId, day } from '../../values';
 
 /** `tally explain`: one account-day down to its log objects; exit 0 when the sources add up, 1 when something is missing. */
@@ -36,6 +37,7 @@ export const explainCommand = defineCommand<{ account: string; day: string; json
       options.account,
       options.day,
     );
+    refuseInexactFigures(explanation, `explain of ${options.account} on ${options.day}`, "the day's own counter holds it, a corrupt or hostile value: look at its items in the table");
     io.out(options.json === true ? `${JSON.stringify(explanation)}\n` : describeExplanation(explanation));
     return explanation.complete ? 0 : 1;
   },
