@@ -34,7 +34,12 @@
  * than show a partial split. `tally backfill --hours` recomputes such a day's hours
  * from its log objects into one item ({@link hoursBackfillSortKey}), written whole: the
  * hours of the whole day (every object, also those counted with hours), never a
- * remainder to add to the shards' hours. {@link dayHours} chooses which to show.
+ * remainder to add to the shards' hours. Beside them it records the shards' own hour
+ * sums as it read them with the counters they cover (`atShards`). Shards only grow (an
+ * increment `ADD`s, nothing else writes them), so what the shards hold now beyond
+ * `atShards` is exactly the hours of the increments counted since the backfill read the
+ * counters (a late log): {@link dayHours} shows the backfilled hours plus those, and
+ * the write path needs no read to tell a later increment from one already covered.
  */
 
 export const HOURS_PER_DAY = 24;
@@ -189,22 +194,72 @@ export type DayHours =
   | { readonly hours: HourSums; readonly source: 'shards' | 'backfill' }
   | { readonly hours: null; readonly reason: string };
 
+/** What a reader knows of a day's backfilled-hours item (`DAY#<day>#H#00`). */
+export interface BackfillOfDay {
+  /** The whole day's hours as the backfill recomputed them. */
+  readonly hours: HourSums;
+  /**
+   * The shards' hour sums (every shard added) when the backfill read the counters its hours
+   * cover; absent on items written before it was recorded.
+   */
+  readonly atShards?: HourSums;
+}
+
 /**
  * Which hours of a day to show, given its counted totals (every shard summed), the
- * shards' hour sums and the hours `tally backfill --hours` recomputed (when it ran):
- * the shards' when they cover the day (every increment carried hours); else the
- * recomputed ones when they cover it (they are the whole day's, never added to the
- * shards'); else none. Recomputed hours stop covering when usage reaches the day after
- * they were computed: they are then unknown until the backfill runs again.
+ * shards' hour sums and the day's backfilled-hours item (when `tally backfill --hours`
+ * wrote one):
+ *
+ * 1. the shards' hours when they cover the day (every increment carried hours);
+ * 2. else the backfilled hours plus the hours the shards gained since the backfill read
+ *    them ({@link hoursSinceBackfill}: a late log counted with hours), when that covers
+ *    the day;
+ * 3. else none: usage counted since the backfill without hours (a consumer of a version
+ *    that kept none, lines with no time of day), or an item written before `atShards`
+ *    was recorded whose hours no longer cover the day. Never the shards' hours with the
+ *    rest guessed: a reader says unknown rather than put usage in the wrong hour.
+ *
+ * @example
+ * // Backfill read the day at requests 10 (no hours in the shards), recomputed 4 in 09 and 6 in 13;
+ * // then a late log added 5 requests in hour 20 (counted with hours):
+ * dayHours({ requests: 15 }, { 20: { requests: 5 } }, { hours: { 9: { requests: 4 }, 13: { requests: 6 } }, atShards: {} })
+ * // { hours: { 9: { requests: 4 }, 13: { requests: 6 }, 20: { requests: 5 } }, source: 'backfill' }
  */
-export function dayHours(totals: Readonly<Record<string, number>>, shards: HourSums, backfilled?: HourSums): DayHours {
+export function dayHours(totals: Readonly<Record<string, number>>, shards: HourSums, backfilled?: BackfillOfDay): DayHours {
   if (hoursCoverDay(totals, shards)) return { hours: shards, source: 'shards' };
-  if (backfilled !== undefined && hoursCoverDay(totals, backfilled)) return { hours: backfilled, source: 'backfill' };
+  if (backfilled !== undefined) {
+    const since = backfilled.atShards === undefined ? {} : hoursSinceBackfill(shards, backfilled.atShards);
+    if (since !== undefined) {
+      const hours = addHourSums(addHourSums({}, backfilled.hours), since);
+      if (hoursCoverDay(totals, hours)) return { hours, source: 'backfill' };
+    }
+  }
   return {
     hours: null,
     reason:
       backfilled === undefined
         ? 'counted (in part) before hours were kept (tally backfill --hours recomputes them) or from log lines with a date and no time of day (which have none)'
-        : 'usage counted since tally backfill --hours recomputed them; run it again',
+        : backfilled.atShards === undefined
+          ? "usage counted since tally backfill --hours recomputed them; run it again (that run kept no record of the shards' hours)"
+          : 'usage counted without hours since tally backfill --hours recomputed them (lines with no time of day, or a consumer that kept no hours); run it again',
   };
+}
+
+/**
+ * The hours the shards gained since the backfill read them: `shards` minus `atShards`,
+ * hour by hour (zeros left out); undefined when some hour holds less than it did, which
+ * increments never cause (the shards were rewritten some other way: nothing to trust).
+ */
+export function hoursSinceBackfill(shards: HourSums, atShards: HourSums): HourSums | undefined {
+  const since: Record<number, Record<string, number>> = {};
+  for (let hour = 0; hour < HOURS_PER_DAY; hour++) {
+    const now = shards[hour] ?? {};
+    const then = atShards[hour] ?? {};
+    for (const metric of new Set([...Object.keys(now), ...Object.keys(then)])) {
+      const gained = (now[metric] ?? 0) - (then[metric] ?? 0);
+      if (gained < 0) return undefined;
+      if (gained > 0) (since[hour] ??= {})[metric] = gained;
+    }
+  }
+  return since;
 }

@@ -18,6 +18,14 @@ import { expectedKey, generateLog } from '../../src/local/demo/log-generator';
 import { closeOk, handoffTable, testCloser } from '../support/handoff';
 import { startStripeServer } from '../support/stripe-server';
 import { captureIo, tallyCommand } from '../support/cli';
+import { handleUsageApiRequest } from '../../src/app/reading/usage-api';
+import { explainDay } from '../../src/app/reading/explain';
+import { mintToken } from '../../src/adapters/http/jwt-tokens';
+import { DynamoUsageReader } from '../../src/adapters/dynamodb/dynamodb-usage-reader';
+import { DynamoSourceReader } from '../../src/adapters/dynamodb/dynamodb-sources';
+import { createLocalUsageApiDeps } from '../../src/local/serving/local-usage-api';
+import { usageApiEvent } from '../support/api-events';
+import { TEST_SECRET } from '../support/tokens';
 import { createTestQueues, putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
 /**
@@ -682,9 +690,11 @@ describe('tally backfill --hours of a day already sent in hour 00 (note3: a late
     await s.sweep(acme);
     s.moveTo(`${D4}T00:30:00Z`);
     await s.close();
-    // A late log of hour 20: the backfilled hours no longer cover the day, the usage without an hour goes back to hour 00.
+    // A late log of hour 20 counted without hours (a consumer of a version that kept none, mid-deploy): the backfilled
+    // hours no longer cover the day, the usage without an hour goes back to hour 00.
     s.moveTo(`${D4}T02:00:00Z`);
     await s.ingest(D1, 20, 103, acme, 9);
+    await forgetShardHours(s, acme, D1);
     s.moveTo(`${D4}T02:30:00Z`);
     const report = await closeOk(testCloser(s.env, s.now));
     const revision = report.days.find((d) => d.day === D1)!.written![0]!.revision;
@@ -985,3 +995,56 @@ describe('tally stripe push --retry-failed right after a switch of windows (chao
     expect({ code, billed: s.server.billedByDay('cdn_requests', customer)[D1] }).toEqual({ code: 0, billed: s.counted.get(`${D1} 10`) });
   });
 });
+
+describe('a late log on a day whose hours tally backfill --hours recomputed (defect: its usage went back to hour 00, across a 15:00 period start)', () => {
+  it('keeps the backfilled hours and bills the late log in its own hour: the usage API, explain and the invoice of a period from 15:00 agree', async () => {
+    const s = await scenario('hour');
+    const customer = 'cus_hourlatebackfill';
+    const acme = uniqueId('acme');
+    // A one-day period from D1 15:00 to D2 15:00, finalized at D2 16:00.
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T15:00:00Z`)), periodSeconds: 86_400 });
+    await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
+    // Hours 10 (before the period) and 16 (inside it) counted before Tally kept hours, then recomputed by the backfill.
+    s.moveTo(`${D1}T16:30:00Z`);
+    await s.ingest(D1, 10, 201, acme);
+    await s.ingest(D1, 16, 202, acme, 31);
+    await forgetShardHours(s, acme, D1);
+    s.moveTo(`${D1}T17:00:00Z`);
+    await backfill(s, acme);
+    await s.sweep(acme);
+    // A late log of D1 20:00, counted live (with its hours) after the backfill.
+    s.moveTo(`${D1}T21:00:00Z`);
+    await s.ingest(D1, 20, 203, acme, 17);
+    await s.sweep(acme);
+    const [c10, c16, c20] = [10, 16, 20].map((hour) => s.counted.get(`${D1} ${hour}`)!) as [number, number, number];
+    const byHour = { 10: c10, 16: c16, 20: c20 };
+
+    // The usage API by hour (one Query of the real table): each hour where its requests were made, nothing in hour 00.
+    const deps = await createLocalUsageApiDeps(info, TEST_SECRET, jsonLog(() => undefined, 'error'), { TALLY_TABLE: readConfig(s.env).tableName, TALLY_METRICS: s.env.TALLY_METRICS! });
+    const token = await mintToken(TEST_SECRET, { accounts: [acme], ttlSeconds: 300, subject: 'integration' });
+    const response = await handleUsageApiRequest(usageApiEvent({ accountId: acme, query: { from: D1, to: D1, granularity: 'hour' }, token }), deps);
+    const body = JSON.parse(response.body!) as { hours: { start: string; metrics: { requests: number } | null }[]; days: { hoursReason?: string }[] };
+    expect(response.statusCode).toBe(200);
+    expect(body.days[0]!.hoursReason).toBeUndefined();
+    expect(Object.fromEntries(body.hours.filter((h) => h.metrics?.requests !== 0).map((h) => [Number(h.start.slice(11, 13)), h.metrics?.requests ?? null]))).toEqual(byHour);
+    // explain shows the same hours.
+    const t = { client: testClients(info).dynamodb, tableName: readConfig(s.env).tableName };
+    const explanation = await explainDay({ reader: new DynamoUsageReader(t), sources: new DynamoSourceReader(t), metricNames: ['requests', 'bytes'] }, acme, D1);
+    expect(explanation.hoursSource).toBe('backfill');
+    expect(Object.fromEntries(explanation.hours!.filter((h) => h.metrics.requests !== 0).map((h) => [h.hour, h.metrics.requests]))).toEqual(byHour);
+
+    // The Stripe hour plan: each hour's meter value is its own usage; hour 00 holds none.
+    s.moveTo(`${D2}T00:30:00Z`);
+    await s.close();
+    const kept = new Map<number, number>();
+    for (const e of s.requestEvents()) kept.set(Math.floor(e.timestamp / 3_600) % 24, Number(e.payload.value));
+    expect(Object.fromEntries([...kept].filter(([, value]) => value !== 0))).toEqual(byHour);
+    expect(s.server.billedByDay('cdn_requests', customer)).toEqual({ [D1]: c10 + c16 + c20 });
+    // The invoice of the period from 15:00 bills hours 16 and 20, not hour 16's usage moved to 00:00 (the period before).
+    s.moveTo(`${D2}T17:00:00Z`);
+    const stripe = new Stripe(API_KEY, { ...stripeConnection(s.server.url), maxNetworkRetries: 0 });
+    const invoices = (await stripe.invoices.list({ customer })).data;
+    expect(invoices.map((invoice) => invoice.lines.data.map((line) => line.quantity))).toEqual([[c16 + c20]]);
+  });
+});
+

@@ -35,13 +35,16 @@ class MemoryBackfilledHours implements BackfilledHoursStore {
 /** Counters as shards; reads are counted, and there is no way to write them. */
 class Counters implements UsageReader {
   readonly shards = new Map<string, Record<string, number>>();
+  /** The shards' hour attributes, by the same keys (none when absent: counted before hours). */
+  readonly hours = new Map<string, HourSums>();
   reads = 0;
   async read(account: string, from: string, to: string) {
     this.reads++;
     const records: UsageRecord[] = [];
     for (const [key, metrics] of this.shards) {
       const [a, day] = key.split('|');
-      if (a === account && day! >= from && day! <= to) records.push({ kind: 'usage', day: day!, shard: 0, metrics });
+      const hours = this.hours.get(key);
+      if (a === account && day! >= from && day! <= to) records.push({ kind: 'usage', day: day!, shard: 0, metrics, ...(hours === undefined ? {} : { hours }) });
     }
     return { records, requests: 1 };
   }
@@ -101,13 +104,27 @@ function countedWithHours() {
 }
 
 describe('tally backfill --hours (in memory)', () => {
+  it("records the shards' hours it read with the counters (atShards), and writes again an item that predates them", async () => {
+    const { store, counters, deps } = countedWithHours();
+    // Object a's hour 01 reached the shards with hours; the rest was counted before hours.
+    counters.hours.set(`acme|${DAY}`, { 1: { requests: 1, bytes: 10 } });
+    const hours = { 1: { requests: 1, bytes: 10 }, 5: { requests: 6, bytes: 60 } };
+    store.items.set(`acme|${DAY}`, { hours, objects: 2, computedAt: '2026-11-01T00:00:00.000Z' });
+
+    const report = await backfillHours(deps, { from: DAY, to: DAY });
+
+    expect(report).toMatchObject({ written: 1, unchanged: 0, reported: [] });
+    expect(store.items.get(`acme|${DAY}`)).toEqual({ hours, objects: 2, computedAt: '2026-11-27T12:00:00.000Z', atShards: { 1: { requests: 1, bytes: 10 } } });
+    expect(await backfillHours(deps, { from: DAY, to: DAY })).toMatchObject({ written: 0, unchanged: 1 });
+  });
+
   it("writes an account-day's hours whole, summed over its objects, covering its counters exactly", async () => {
     const { store, deps } = countedWithHours();
 
     const report = await backfillHours(deps, { from: DAY, to: DAY });
 
     expect(report).toMatchObject({ days: 1, objects: 2, objectsRead: 0, accountDays: 1, written: 1, unchanged: 0, reported: [] });
-    expect(store.items.get(`acme|${DAY}`)).toEqual({ hours: { 1: { requests: 1, bytes: 10 }, 5: { requests: 6, bytes: 60 } }, objects: 2, computedAt: '2026-11-27T12:00:00.000Z' });
+    expect(store.items.get(`acme|${DAY}`)).toEqual({ hours: { 1: { requests: 1, bytes: 10 }, 5: { requests: 6, bytes: 60 } }, objects: 2, computedAt: '2026-11-27T12:00:00.000Z', atShards: {} });
     expect(hoursCoverDay({ requests: 7, bytes: 70 }, store.items.get(`acme|${DAY}`)!.hours)).toBe(true);
   });
 

@@ -157,6 +157,17 @@ describe("an explanation's hours", () => {
     expect(e.hours![2]).toEqual(hourRow(2, 7, 70));
   });
 
+  it('are the recomputed ones plus a late log in its own hour, when the backfill recorded the shards it saw', () => {
+    const e = explain([
+      shard(0, { requests: 7, bytes: 70 }),
+      shard(1, { requests: 3, bytes: 30 }, { 20: { requests: 3, bytes: 30 } }),
+      { kind: 'hours', day: DAY, hours: { 2: { requests: 7, bytes: 70 } }, atShards: {} },
+    ]);
+
+    expect(e.hoursSource).toBe('backfill');
+    expect(e.hours!.filter((h) => h.metrics.requests !== 0)).toEqual([hourRow(2, 7, 70), hourRow(20, 3, 30)]);
+  });
+
   it('are unknown, never zeros, when neither sums to the counters, and say why', () => {
     const never = explain([shard(0, { requests: 7, bytes: 70 })]);
     const stale = explain([shard(0, { requests: 8, bytes: 70 }), backfilled({ 2: { requests: 7, bytes: 70 } })]);

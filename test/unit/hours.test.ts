@@ -6,8 +6,10 @@ import {
   hoursCoverDay,
   hourSumsOfAttributes,
   hourSumsToAttributes,
+  hoursSinceBackfill,
   hourTotals,
   isHourAttribute,
+  type HourSums,
   metricCode,
   namedHourAttribute,
   parseHourAttribute,
@@ -165,13 +167,88 @@ describe('hours as item attributes, and which hours a day shows', () => {
     const day = { requests: 10, bytes: 100 };
     const whole = { 3: { requests: 4, bytes: 40 }, 4: { requests: 6, bytes: 60 } };
     const part = { 4: { requests: 6, bytes: 60 } };
-    expect(dayHours(day, whole, { 1: day })).toEqual({ hours: whole, source: 'shards' });
-    expect(dayHours(day, part, whole)).toEqual({ hours: whole, source: 'backfill' });
+    expect(dayHours(day, whole, { hours: { 1: day } })).toEqual({ hours: whole, source: 'shards' });
+    expect(dayHours(day, part, { hours: whole })).toEqual({ hours: whole, source: 'backfill' });
     expect(dayHours(day, part)).toMatchObject({ hours: null, reason: expect.stringContaining('tally backfill --hours') });
     // Hours are also missing for usage counted today from lines with no time of day (a date alone):
     // the reason must not say only "before hours were kept" to someone who just started counting.
     expect(dayHours(day, part)).toMatchObject({ hours: null, reason: expect.stringContaining('no time of day') });
-    expect(dayHours({ ...day, requests: 11 }, part, whole)).toMatchObject({ hours: null, reason: expect.stringContaining('run it again') });
+    expect(dayHours({ ...day, requests: 11 }, part, { hours: whole })).toMatchObject({ hours: null, reason: expect.stringContaining('run it again') });
     expect(dayHours({}, {})).toEqual({ hours: {}, source: 'shards' });
   });
 });
+
+describe('a backfilled day that receives a late log', () => {
+  // The day: 10 requests counted before hours existed (the shards hold no hours), recomputed by the backfill
+  // as 4 in hour 09 and 6 in hour 13; then a late log of 5 requests in hour 20, counted with hours.
+  const backfill = { hours: { 9: { requests: 4 }, 13: { requests: 6 } }, atShards: {} };
+  const afterLate = { totals: { requests: 15 }, shards: { 20: { requests: 5 } } };
+
+  it('keeps the backfilled hours and adds the late log in its own hour, never in hour 00', () => {
+    const got = dayHours(afterLate.totals, afterLate.shards, backfill);
+
+    expect(got).toEqual({ hours: { 9: { requests: 4 }, 13: { requests: 6 }, 20: { requests: 5 } }, source: 'backfill' });
+  });
+
+  it('adds only what the shards gained since the backfill when some of the day was counted with hours before it', () => {
+    // Hour 13 was counted with hours before the backfill (the shards held it then): it is not added twice.
+    const got = dayHours({ requests: 17 }, { 13: { requests: 6 }, 20: { requests: 7 } }, { hours: backfill.hours, atShards: { 13: { requests: 6 } } });
+
+    expect(got).toEqual({ hours: { 9: { requests: 4 }, 13: { requests: 6 }, 20: { requests: 7 } }, source: 'backfill' });
+  });
+
+  it('says unknown (run it again) when usage since the backfill came without hours, or the shards hold less than it saw', () => {
+    expect(dayHours({ requests: 16 }, afterLate.shards, backfill)).toMatchObject({ hours: null, reason: expect.stringContaining('without hours since tally backfill --hours') });
+    expect(dayHours({ requests: 10 }, {}, { hours: backfill.hours, atShards: { 9: { requests: 1 } } })).toMatchObject({ hours: null, reason: expect.stringContaining('run it again') });
+    expect(hoursSinceBackfill({ 9: { requests: 1 } }, { 9: { requests: 2 } })).toBeUndefined();
+  });
+
+  it('reads an item written before atShards was recorded as its hours alone', () => {
+    expect(dayHours({ requests: 10 }, {}, { hours: backfill.hours })).toEqual({ hours: backfill.hours, source: 'backfill' });
+    expect(dayHours(afterLate.totals, afterLate.shards, { hours: backfill.hours })).toMatchObject({ hours: null, reason: expect.stringContaining('run it again') });
+  });
+
+  /** One increment of a day: its amounts by UTC hour; `withHours` false when counted by a consumer that kept no hours. */
+  const increment = fc.record({
+    hours: fc.dictionary(fc.integer({ min: 0, max: 23 }).map(String), fc.record({ requests: fc.nat({ max: 50 }), bytes: fc.nat({ max: 5_000 }) }), { maxKeys: 4 }),
+    withHours: fc.boolean(),
+  });
+
+  it('are, for any history of increments and any moment of the backfill, the true hours of the day or unknown, and unknown only when an increment after it had no hours', () => {
+    fc.assert(
+      fc.property(fc.array(increment, { maxLength: 12 }), fc.nat(), fc.array(increment, { maxLength: 6 }), (before, cut, after) => {
+        const counted = (increments: readonly (typeof before)[number][]) => {
+          const totals: Record<string, number> = {};
+          const shards: Record<number, Record<string, number>> = {};
+          const truth: Record<number, Record<string, number>> = {};
+          for (const { hours, withHours } of increments) {
+            const sums = Object.fromEntries(Object.entries(hours).map(([hour, metrics]) => [Number(hour), metrics]));
+            addHourSums(truth, sums);
+            if (withHours) addHourSums(shards, sums);
+            for (const [metric, amount] of Object.entries(hourTotals(sums))) totals[metric] = (totals[metric] ?? 0) + amount;
+          }
+          return { totals, shards, truth };
+        };
+        // The backfill ran after the first `cut` increments: it recomputed their true hours and saw the shards then.
+        const at = cut % (before.length + 1);
+        const seen = counted(before.slice(0, at));
+        const now = counted([...before, ...after]);
+        const laterWithoutHours = [...before.slice(at), ...after].some((step) => !step.withHours && Object.values(hourTotals(step.hours)).some((amount) => amount > 0));
+
+        const got = dayHours(now.totals, now.shards, { hours: seen.truth, atShards: seen.shards });
+
+        if (got.hours === null) expect(laterWithoutHours).toBe(true);
+        else expect(sameNonZero(got.hours, now.truth)).toBe(true);
+        if (!laterWithoutHours) expect(got.hours).not.toBeNull();
+      }),
+    );
+  });
+});
+
+/** True when two hour sums hold the same amounts, zeros and absences alike. */
+function sameNonZero(a: HourSums, b: HourSums): boolean {
+  for (let hour = 0; hour < 24; hour++) {
+    for (const metric of new Set([...Object.keys(a[hour] ?? {}), ...Object.keys(b[hour] ?? {})])) if ((a[hour]?.[metric] ?? 0) !== (b[hour]?.[metric] ?? 0)) return false;
+  }
+  return true;
+}

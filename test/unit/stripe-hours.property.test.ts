@@ -25,7 +25,7 @@ describe('hour windows (TALLY_STRIPE_WINDOW=hour)', () => {
           // counted: the shards' hours plus (unless covered) usage counted without an hour.
           const counted: Record<string, number> = {};
           for (const metric of METRICS) counted[metric] = Object.values(shards).reduce((sum, h) => sum + h[metric], 0) + (covered ? 0 : extra[metric]);
-          const { hours, unplaced } = dayHourTotals({ counted, shards, ...(backfilled === undefined ? {} : { backfilled }), adjustments }, METRICS);
+          const { hours, unplaced } = dayHourTotals({ counted, shards, ...(backfilled === undefined ? {} : { backfilled: { hours: backfilled } }), adjustments }, METRICS);
           for (const metric of METRICS) {
             const row = hours[metric]!;
             expect(row).toHaveLength(24);

@@ -93,6 +93,23 @@ describe('buildZonedUsageReport', () => {
     expect(stale.days[0]!.hoursReason).toMatch(/usage counted since tally backfill --hours recomputed them; run it again/);
   });
 
+  it('keeps the backfilled hours and puts a late log in its own hour when the backfill recorded the shards it saw', () => {
+    const before: UsageRecord = { kind: 'usage', day: '2026-11-20', shard: 0, metrics: { requests: 7 }, hours: { 9: { requests: 2 } } };
+    const backfilled: UsageRecord = { kind: 'hours', day: '2026-11-20', hours: { 8: { requests: 5 }, 9: { requests: 2 } }, atShards: { 9: { requests: 2 } } };
+    const late: UsageRecord = { kind: 'usage', day: '2026-11-20', shard: 1, metrics: { requests: 1 }, hours: { 23: { requests: 1 } } };
+
+    const got = report('America/New_York', '2026-11-20', '2026-11-20', [before, backfilled, late]);
+
+    // New York's 2026-11-20 is 05:00 UTC on the 20th .. 05:00 on the 21st: hours 08, 09 and 23 UTC are in it.
+    expect(got.days[0]).toMatchObject({ metrics: { requests: 8 } });
+    expect(got.days[0]).not.toHaveProperty('hoursReason');
+    expect(got.hours!.filter((hour) => hour.metrics!.requests !== 0).map((hour) => [hour.start, hour.metrics!.requests])).toEqual([
+      ['2026-11-20T03:00:00-05:00', 5],
+      ['2026-11-20T04:00:00-05:00', 2],
+      ['2026-11-20T18:00:00-05:00', 1],
+    ]);
+  });
+
   it("counts a day's adjustments in its first UTC hour, so hours sum to the day", () => {
     const records: UsageRecord[] = [
       shard('2026-11-20', { 12: { requests: 9 } }),

@@ -1,6 +1,6 @@
 import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { BackfilledHoursStore } from '../../app/ports';
-import { hourSumsOfAttributes, hourSumsToAttributes } from '../../domain/hours';
+import { hourSumsOfAttributes, hourSumsToAttributes, type HourSums } from '../../domain/hours';
 import type { BackfilledHours } from '../../domain/counters/hours-backfill';
 import { hoursBackfillKey } from '../../domain/counters/keys';
 import { conditionally } from './conditional-write';
@@ -12,7 +12,13 @@ import { TableStore } from './query-partition';
  *
  * ```
  * PK ACCT#acme  SK DAY#2026-11-21#H#00   05R 311  05B 17733020  06R 1209 ...  objects 14  computedAt 2026-11-27T12:00:00Z
+ *                                        atShards { 06R 40  06B 2210 }   the shards' hours when the counters were read
  * ```
+ *
+ * `atShards` (a map, so no reader takes its entries for the day's hours) holds the
+ * shards' hour sums, every shard added, read in the same Query as the counters the hours
+ * cover: readers add what the shards gained since to the recomputed hours (`dayHours`,
+ * hours.ts). An item without it (written before) reads as before: its hours alone.
  *
  * Written with one PutItem, which replaces the whole item atomically (never an
  * addition: https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PutItem.html),
@@ -43,6 +49,7 @@ export class DynamoBackfilledHours extends TableStore implements BackfilledHours
             ...Object.fromEntries(hours),
             objects: { N: String(item.objects) },
             computedAt: { S: item.computedAt },
+            ...(item.atShards === undefined ? {} : { atShards: { M: hourMapOf(item.atShards) } }),
           },
           ConditionExpression: 'attribute_not_exists(PK) OR #objects <= :objects',
           ExpressionAttributeNames: { '#objects': 'objects' },
@@ -54,8 +61,22 @@ export class DynamoBackfilledHours extends TableStore implements BackfilledHours
   }
 }
 
-/** The backfilled hours an item holds (its hour attributes, object count and time). */
+/** The backfilled hours an item holds (its hour attributes, object count, time and the shards' hours then). */
 export function backfilledHoursOf(item: Record<string, AttributeValue>): BackfilledHours {
-  const numbers = Object.fromEntries(Object.entries(item).flatMap(([name, value]) => (value.N === undefined ? [] : [[name, Number(value.N)]])));
-  return { hours: hourSumsOfAttributes(numbers), objects: Number(item.objects?.N ?? 0), computedAt: item.computedAt?.S ?? '' };
+  const atShards = item.atShards?.M;
+  return {
+    hours: hourSumsOfAttributes(numbersOf(item)),
+    objects: Number(item.objects?.N ?? 0),
+    computedAt: item.computedAt?.S ?? '',
+    ...(atShards === undefined ? {} : { atShards: hourSumsOfAttributes(numbersOf(atShards)) }),
+  };
+}
+
+/** Hour sums as a DynamoDB map of whole-named hour attributes (`{ 06R: { N: '40' } }`). */
+function hourMapOf(hours: HourSums): Record<string, AttributeValue> {
+  return Object.fromEntries(Object.entries(hourSumsToAttributes(hours)).map(([name, amount]) => [name, { N: String(amount) }]));
+}
+
+function numbersOf(attributes: Record<string, AttributeValue>): Record<string, number> {
+  return Object.fromEntries(Object.entries(attributes).flatMap(([name, value]) => (value.N === undefined ? [] : [[name, Number(value.N)]])));
 }

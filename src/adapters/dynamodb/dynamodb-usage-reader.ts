@@ -4,6 +4,7 @@ import { closedDayRange, isShardMetric, parseAccountSortKey, parseClosedDaySortK
 import { hourSumsOfAttributes, type HourSums } from '../../domain/hours';
 import type { UsageRecord } from '../../domain/reading/usage-records';
 import { FIRST_DAY, LAST_DAY, queryDayRange } from './day-range-query';
+import { backfilledHoursOf } from './dynamodb-hours-backfill';
 
 /**
  * Reads usage shards, adjustments and recorded revisions of one account and day range
@@ -112,7 +113,10 @@ function toRecord(item: Record<string, AttributeValue>): UsageRecord | undefined
       ...(item.createdAt?.S === undefined ? {} : { createdAt: item.createdAt.S }),
     };
   }
-  if (parsed.kind === 'hours') return { kind: 'hours', day: parsed.day, hours: hoursOf(item) };
+  if (parsed.kind === 'hours') {
+    const { hours, atShards } = backfilledHoursOf(item);
+    return { kind: 'hours', day: parsed.day, hours, ...(atShards === undefined ? {} : { atShards }) };
+  }
   const metrics: Record<string, number> = {};
   for (const [name, value] of Object.entries(item)) {
     if (isShardMetric(name) && value.N !== undefined) metrics[name] = Number(value.N);

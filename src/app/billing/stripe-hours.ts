@@ -1,7 +1,7 @@
 import type { ClosedDay } from '../../domain/billing/day-close';
 import { eventStep, latestSendable, meterValue, pendingOutboxRecord, type StripeLink, type StripeOutboxRecord } from '../../domain/billing/stripe';
 import { dayHourTotals, hourEventTimestamp, hoursDue, lowersFirst, type DayHourInput, type DayHourTotals } from '../../domain/billing/stripe-hours';
-import { addHourSums } from '../../domain/hours';
+import { addHourSums, type BackfillOfDay } from '../../domain/hours';
 import type { UsageRecord } from '../../domain/reading/usage-records';
 import { TallyError } from '../../domain/errors';
 import type { Log } from '../log';
@@ -35,7 +35,7 @@ interface DayFigures extends DayHourInput {
 
 /** Groups one read's usage items by day. */
 function figuresByDay(records: readonly UsageRecord[]): Map<string, DayFigures> {
-  const days = new Map<string, { counted: Record<string, number>; shards: Record<number, Record<string, number>>; backfilled?: Record<number, Record<string, number>>; adjustments: Record<string, number>; adjustedBy: Record<string, number>; revisions: DayFigures['revisions'] }>();
+  const days = new Map<string, { counted: Record<string, number>; shards: Record<number, Record<string, number>>; backfilled?: BackfillOfDay; adjustments: Record<string, number>; adjustedBy: Record<string, number>; revisions: DayFigures['revisions'] }>();
   const of = (day: string) => {
     let figures = days.get(day);
     if (figures === undefined) days.set(day, (figures = { counted: {}, shards: {}, adjustments: {}, adjustedBy: {}, revisions: [] }));
@@ -47,7 +47,7 @@ function figuresByDay(records: readonly UsageRecord[]): Map<string, DayFigures> 
       for (const [metric, amount] of Object.entries(record.metrics)) figures.counted[metric] = (figures.counted[metric] ?? 0) + amount;
       if (record.hours !== undefined) addHourSums(figures.shards, record.hours);
     } else if (record.kind === 'hours') {
-      figures.backfilled = { ...record.hours };
+      figures.backfilled = { hours: record.hours, ...(record.atShards === undefined ? {} : { atShards: record.atShards }) };
     } else if (record.kind === 'adjustment') {
       figures.adjustments[record.metric] = (figures.adjustments[record.metric] ?? 0) + record.delta;
       figures.adjustedBy[record.metric] = (figures.adjustedBy[record.metric] ?? 0) + 1;

@@ -85,6 +85,13 @@ export interface HoursBackfillReport {
  * hours, and the write's condition keeps a run that saw fewer objects from replacing one
  * that saw more. A day whose recount does not cover its counters is reported, never
  * written: an item, where there is one, held the whole day when written.
+ *
+ * With the hours it writes the shards' own hour sums from the same read as the counters
+ * they cover (`atShards`): a log counted after that read (late) adds to the shards'
+ * hours alone, and readers add what the shards gained since to the recomputed hours
+ * (`dayHours`, hours.ts). The listing comes before that read, so an object counted
+ * between the two is in the counters and not in the recount: the day is reported, not
+ * written. Any pair the item holds is therefore a whole day and the shards as they were.
  */
 export async function backfillHours(deps: HoursBackfillDeps, options: HoursBackfillOptions): Promise<HoursBackfillReport> {
   const days = hoursBackfillDays(options.from, options.to);
@@ -139,13 +146,16 @@ export async function backfillHours(deps: HoursBackfillDeps, options: HoursBackf
     report.accountDays += accounts.length;
     await mapWithConcurrency(accounts, options.concurrency ?? 4, async (account) => {
       const recount = recounts.get(account)!;
-      const verdict = judgeRecount((counters.get(account) ?? (await countersOf(deps.reader, account, day))).totals, recount);
+      if (!counters.has(account)) counters.set(account, await countersOf(deps.reader, account, day));
+      const verdict = judgeRecount(counters.get(account)!.totals, recount);
       if (!verdict.write) {
         report.reported.push({ account, day, objects: recount.objects, reason: verdict.reason, gap: verdict.gap });
         return;
       }
+      const atShards = (counters.get(account) ?? { hours: {} }).hours;
       const earlier = await deps.store.read(account, day);
-      if (earlier !== undefined && earlier.objects === recount.objects && sameHours(earlier.hours, recount.hours)) {
+      // An item written before `atShards` was recorded is written again, to record it.
+      if (earlier?.atShards !== undefined && earlier.objects === recount.objects && sameHours(earlier.hours, recount.hours) && sameHours(earlier.atShards, atShards)) {
         report.unchanged++;
         return;
       }
@@ -154,7 +164,7 @@ export async function backfillHours(deps: HoursBackfillDeps, options: HoursBackf
         return;
       }
       const computedAt = (deps.clock ?? (() => new Date()))().toISOString();
-      const outcome = await deps.store.write(account, day, { hours: recount.hours, objects: recount.objects, computedAt });
+      const outcome = await deps.store.write(account, day, { hours: recount.hours, objects: recount.objects, computedAt, atShards });
       if (outcome === 'written') report.written++;
       else report.superseded++;
     });

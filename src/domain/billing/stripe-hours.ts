@@ -1,5 +1,5 @@
 import { ValidationError } from '../errors';
-import { dayHours, HOURS_PER_DAY, type HourSums } from '../hours';
+import { dayHours, HOURS_PER_DAY, type BackfillOfDay, type HourSums } from '../hours';
 import { compareEvents, meterValue, type MeterEventSubject, type StripeOutboxRecord } from './stripe';
 
 /**
@@ -49,8 +49,8 @@ export interface DayHourInput {
   readonly counted: Readonly<Record<string, number>>;
   /** The shards' sums by UTC hour (their `05R` attributes). */
   readonly shards: HourSums;
-  /** The hours `tally backfill --hours` recomputed, when it ran. */
-  readonly backfilled?: HourSums;
+  /** The hours `tally backfill --hours` recomputed, when it ran, and the shards' hours it saw (`dayHours`). */
+  readonly backfilled?: BackfillOfDay;
   /** The day's adjustments per metric (dated by day: they count in hour 00, as the read API shows them). */
   readonly adjustments: Readonly<Record<string, number>>;
 }
@@ -68,8 +68,9 @@ export interface DayHourTotals {
 
 /**
  * A day's billable total of each metric split into its 24 UTC hours: the shards' hours when
- * they cover the day, else the backfilled ones when those do (as the read API chooses,
- * `dayHours`); else the shards' hours with what they miss in hour 00. The day's adjustments
+ * they cover the day, else the backfilled ones plus the hours the shards gained since (a late
+ * log) when those do (as the read API chooses, `dayHours`); else the shards' hours with what
+ * they miss in hour 00. The day's adjustments
  * count in hour 00; a credit larger than hour 00 takes the rest from the hours after it
  * ({@link carryCredit}). The hours of a metric always sum to its billable total (counted plus
  * adjustments), so no usage is lost and none counted twice whichever hours are known.

@@ -7,7 +7,10 @@ import { addHourSums, hourTotals, hoursCoverDay, type HourSums } from '../hours'
  *
  * The item (`DAY#<day>#H#00`, hours.ts) holds the whole day's hours as hour attributes
  * named like a shard's (`05R`, `05B`, `05<metric>`), plus what they were computed from:
- * `objects` (the day's log objects of the account, from the ledger) and `computedAt`.
+ * `objects` (the day's log objects of the account, from the ledger), `computedAt`, and
+ * `atShards`, the shards' own hour sums in the read of the counters the hours cover:
+ * readers add to the recomputed hours what the shards gained since (`dayHours`, hours.ts),
+ * so a late log counted after the backfill keeps its own hours.
  */
 
 /** Days one run recomputes at most: every day reads all its log objects again (loop over months for more). */
@@ -20,6 +23,11 @@ export interface BackfilledHours {
   readonly objects: number;
   /** When they were recomputed (ISO 8601). */
   readonly computedAt: string;
+  /**
+   * The shards' hour sums (every shard added) in the same read as the counters `hours`
+   * cover; absent on items written before it was recorded (they read as their hours alone).
+   */
+  readonly atShards?: HourSums;
 }
 
 /** One object's recount for one account-day: its metrics and hours, next to what its ledger recorded. */

@@ -1,4 +1,4 @@
-import { addHourSums, dayHours, HOURS_PER_DAY, type HourSums } from '../hours';
+import { addHourSums, dayHours, HOURS_PER_DAY, type BackfillOfDay, type HourSums } from '../hours';
 import { csvNumberCell, csvTextCell } from './usage-csv';
 import { buildUsageReport, type DayStatus, type MetricValues } from './usage-report';
 import type { UsageRecord } from './usage-records';
@@ -149,7 +149,8 @@ export function buildExplanation(input: ExplanationInput): DayExplanation {
 
 /**
  * The day's hours as the usage API shows them ({@link dayHours}): the shards' hour sums
- * (every shard's added), or the recomputed ones of its backfilled-hours item.
+ * (every shard's added), or the recomputed ones of its backfilled-hours item plus what the
+ * shards gained since it was written (`hoursSource: 'backfill'` either way).
  */
 function hoursOfDay(
   records: readonly UsageRecord[],
@@ -158,11 +159,11 @@ function hoursOfDay(
   names: readonly string[],
 ): Pick<DayExplanation, 'hours' | 'hoursSource' | 'hoursReason'> {
   const shards: Record<number, Record<string, number>> = {};
-  let backfilled: HourSums | undefined;
+  let backfilled: BackfillOfDay | undefined;
   for (const record of records) {
     if (record.day !== day) continue;
     if (record.kind === 'usage' && record.hours !== undefined) addHourSums(shards, record.hours);
-    else if (record.kind === 'hours') backfilled = record.hours;
+    else if (record.kind === 'hours') backfilled = record;
   }
   const known = dayHours(metrics, shards, backfilled);
   if (known.hours === null) return { hours: null, hoursReason: `${known.reason} (\`tally backfill --hours --from ${day} --to ${day}\`)` };

@@ -1,5 +1,5 @@
 import { addDays, SUPPORTED_DAYS } from '../days';
-import { addHourSums, dayHours, type HourSums } from '../hours';
+import { addHourSums, dayHours, type BackfillOfDay, type HourSums } from '../hours';
 import { hourStartText, UTC_ZONE, zonedHours, type ZonedHour } from './time-zones';
 import type { Granularity } from './usage-query';
 import { buildUsageReport, type AdjustmentEntry, type DayStatus, type DayUsage, type MetricValues, type UsageReport, type UsageReportInput } from './usage-report';
@@ -12,7 +12,8 @@ import type { UsageRecord } from './usage-records';
  * - **Hours.** One row per UTC hour of the range, labelled in the zone
  *   (`2026-11-01T01:00:00-05:00`); 23 or 25 of them on daylight-saving days.
  * - **A day's hours are known** when its shards' hour sums cover the day (`hoursCoverDay`),
- *   or else when the hours `tally backfill --hours` recomputed (`DAY#<day>#H#00`) do. A day
+ *   or else when the hours `tally backfill --hours` recomputed (`DAY#<day>#H#00`), plus
+ *   those the shards gained since (a late log counted with hours), do (`dayHours`). A day
  *   counted (in part) before Tally kept hours has neither: its hour rows and the zone's
  *   days and months that need them carry `null` figures and `hoursReason`, never zeros.
  * - **Adjustments** are dated by UTC day, not hour: a day's adjustments count in its
@@ -150,19 +151,20 @@ export type KnownHours = { readonly hours: HourSums } | { readonly unknown: stri
 
 /**
  * Each UTC day's hours, as `dayHours` (hours.ts) chooses them: its shards' sums when
- * they cover the day, else the backfilled hours when those do, else unknown, with the
+ * they cover the day, else the backfilled hours plus what the shards gained since the
+ * backfill (a late log) when those do, else unknown, with the
  * reason, the day and the command that fills them.
  */
 export function hoursOfDays(records: readonly UsageRecord[], days: readonly DayUsage[]): Map<string, KnownHours> {
   const shards = new Map<string, Record<number, Record<string, number>>>();
-  const backfilled = new Map<string, HourSums>();
+  const backfilled = new Map<string, BackfillOfDay>();
   for (const record of records) {
     if (record.kind === 'usage' && record.hours !== undefined) {
       let sums = shards.get(record.day);
       if (sums === undefined) shards.set(record.day, (sums = {}));
       addHourSums(sums, record.hours);
     } else if (record.kind === 'hours') {
-      backfilled.set(record.day, record.hours);
+      backfilled.set(record.day, record);
     }
   }
   const known = new Map<string, KnownHours>();

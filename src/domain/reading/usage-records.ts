@@ -21,6 +21,8 @@ export type UsageRecord =
       readonly kind: 'hours';
       readonly day: string;
       readonly hours: HourSums;
+      /** The shards' hour sums when the backfill read the counters (`dayHours`, hours.ts); absent on older items. */
+      readonly atShards?: HourSums;
     }
   | {
       readonly kind: 'adjustment';
