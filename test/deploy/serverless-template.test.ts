@@ -37,6 +37,20 @@ const PUBLIC_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' })
 const PATH_RESOLVER = 'path:^/t/(?<account>[^/]+)/';
 const METRICS = '[{"name":"authorization_requests","path":"/api/authorization/*"}]';
 const STRIPE_METERS = '{"requests":"cdn_requests","bytes":"cdn_bytes"}';
+// What every function gets from the provider's environment, at the prod defaults.
+const SHARED_SETTINGS = {
+  TALLY_METRICS: '[]',
+  TALLY_RESOLVER: 'host-label',
+  TALLY_LOG_FIELDS: '',
+  TALLY_LOG_DELIMITER: '',
+  TALLY_SAMPLING_RATE: '',
+  TALLY_SHARDS: '4',
+  TALLY_HISTORY_CAP: '15',
+  TALLY_LEDGER_TTL_DAYS: '400',
+  TALLY_CLOSE_GRACE_HOURS: '48',
+};
+// Real-time logs through Firehose: headerless, their fields in CloudFront's order (docs/log-formats.md).
+const REALTIME_FIELDS = 'realtime:timestamp,sc-bytes,cs-uri-stem';
 
 // `serverless package` (osls) runs three times, offline, before any test:
 //  - prod: defaults; the stack creates its log bucket; data is protected;
@@ -64,6 +78,13 @@ beforeAll(async () => {
     `metrics=${METRICS}`,
     'webhookUrl=https://billing.example.com/hooks/tally',
     `stripeMeters=${STRIPE_METERS}`,
+    // Settings every function reads through readConfig, away from their defaults.
+    'shards=8',
+    'historyCap=20',
+    'ledgerTtlDays=90',
+    'closeGraceHours=72',
+    `logFields=${REALTIME_FIELDS}`,
+    'samplingRate=10',
   ];
   [dev, staging] = await Promise.all([
     packageStack(['--stage', 'dev', ...devParams.flatMap((param) => ['--param', param])], { reuseBundlesOf: prod }),
@@ -258,19 +279,36 @@ describe('functions', () => {
     expect(Object.keys(resourcesOfType(template(prod), 'AWS::IAM::Role')).sort()).toEqual(['CloserRole', 'IngestRole', 'StripeSenderRole', 'ThresholdsRole', 'UsageApiRole', 'WebhookSenderRole']);
   });
 
+  it('give every function that reads the tally settings the same ones, from the stage params (the usage API too: its health horizon, its empty closed days, its estimated metrics)', () => {
+    const settingsOf = (t: Template, id: string) => {
+      const env = resource(t, id, 'AWS::Lambda::Function').Properties.Environment.Variables;
+      const config = readConfig({ ...env, TALLY_TABLE: 'usage', TALLY_INGEST_QUEUE_URL: '' });
+      const { resolver, metricRules, logFormat, keyScheme, historyCap, ledgerTtlDays, closeGraceHours } = config;
+      return { resolver, metricRules, logFormat, keyScheme, historyCap, ledgerTtlDays, closeGraceHours };
+    };
+    const readers = ['CloserLambdaFunction', 'ThresholdsLambdaFunction', 'StripeSenderLambdaFunction', 'UsageApiLambdaFunction'];
+    for (const stack of [prod, dev]) {
+      const ingest = settingsOf(template(stack), 'IngestLambdaFunction');
+      for (const id of readers) expect({ id, ...settingsOf(template(stack), id) }).toEqual({ id, ...ingest });
+    }
+    expect(settingsOf(template(dev), 'UsageApiLambdaFunction')).toMatchObject({
+      resolver: { kind: 'path' },
+      keyScheme: { shards: 8 },
+      historyCap: 20,
+      ledgerTtlDays: 90,
+      closeGraceHours: 72,
+      logFormat: { headerless: { preset: 'realtime' }, samplingRate: 10 },
+    });
+  });
+
   it('configure ingest through the variables readConfig validates', () => {
     const env = resource(template(prod), 'IngestLambdaFunction', 'AWS::Lambda::Function').Properties.Environment.Variables;
     expect(env).toEqual({
       NODE_OPTIONS: '--enable-source-maps',
       LOG_LEVEL: 'info',
       TALLY_TABLE: ref('UsageTable'),
-      TALLY_RESOLVER: 'host-label',
-      TALLY_METRICS: '[]',
-      TALLY_SHARDS: '4',
-      TALLY_HISTORY_CAP: '15',
+      ...SHARED_SETTINGS,
       TALLY_MAX_RECEIVE_COUNT: '5',
-      TALLY_LEDGER_TTL_DAYS: '400',
-      TALLY_CLOSE_GRACE_HOURS: '48',
       TALLY_INGEST_QUEUE_URL: ref('IngestQueue'),
       TALLY_VISIBILITY_TIMEOUT: '360',
       TALLY_HEARTBEAT_SECONDS: '60',
@@ -283,7 +321,7 @@ describe('functions', () => {
       NODE_OPTIONS: '--enable-source-maps',
       LOG_LEVEL: 'info',
       TALLY_TABLE: ref('UsageTable'),
-      TALLY_METRICS: '[]',
+      ...SHARED_SETTINGS,
       TALLY_JWT_SECRET_PARAMETER: '/tally/prod/jwt-secret',
       TALLY_JWT_AUDIENCE: 'tally-usage-api',
       TALLY_JWT_ISSUER: 'tally',
