@@ -7,6 +7,8 @@ import { DEFAULT_MAX_LINE_BYTES, LogCounter, type CountOptions, type LogCount } 
 import { RecordLines, resumed, type LogContent } from './log-records';
 import { UsageTally } from './usage-tally';
 import { HOURS_PER_DAY } from '../hours';
+import { PoisonObjectError } from '../errors';
+import { printable } from '../printable';
 
 /** The formats a log's content can be in (the key never decides). */
 export type LogFormat = 'standard' | 'json' | 'headerless' | 'parquet';
@@ -61,6 +63,25 @@ export function countObject(content: LogContent, settings: CountSettings, object
  * metric names, never added to exact counts.
  */
 export async function countLogContent(content: LogContent, options: FormatOptions, objectName: string): Promise<FormatCount> {
+  return refuseInexactTotals(await countAnyFormat(content, options, objectName), objectName);
+}
+
+/**
+ * Refuses, as a poison object (nothing applied; the DLQ and `tally dlq` say why), a count
+ * in which an account-day's total passed 2^53 - 1: sc-bytes of up to 15 digits a line
+ * make that ten lines away, and the sum would be written rounded. No real log comes near
+ * (9 PB in one object's account-day): such an object is damaged or forged.
+ */
+function refuseInexactTotals(count: FormatCount, objectName: string): FormatCount {
+  const inexact = count.tally.firstInexactTotal();
+  if (inexact === undefined) return count;
+  throw new PoisonObjectError(
+    objectName,
+    `${inexact.metric} of account ${printable(inexact.account)} on ${inexact.day} adds up past ${Number.MAX_SAFE_INTEGER} (2^53 - 1), where sums stop being exact: no real log holds that much; nothing was counted`,
+  );
+}
+
+async function countAnyFormat(content: LogContent, options: FormatOptions, objectName: string): Promise<FormatCount> {
   if (content.kind === 'records') {
     const counter = new LogCounter({ ...options, headerNeeded: `no ${content.format} column with a date, timestamp(ms) or timestamp field` });
     const lines = new RecordLines(counter);

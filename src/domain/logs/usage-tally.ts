@@ -196,6 +196,21 @@ export class UsageTally {
     return hours;
   }
 
+  /**
+   * The first row and metric whose day total is past `Number.MAX_SAFE_INTEGER` (2^53 - 1),
+   * or undefined. Past it a sum of whole numbers is rounded (2^53 + 1 is 2^53), so the
+   * total is no longer the count; an hour's sum is part of its day's and needs no look.
+   */
+  firstInexactTotal(): { account: string; day: string; metric: string; amount: number } | undefined {
+    for (const row of this.rows) {
+      for (let i = 0; i < row.values.length; i++) {
+        const amount = row.values[i]!;
+        if (!(amount <= Number.MAX_SAFE_INTEGER)) return { account: row.account, day: row.day, metric: this.metricNames[i]!, amount };
+      }
+    }
+    return undefined;
+  }
+
   get size(): number {
     return this.rows.length;
   }
