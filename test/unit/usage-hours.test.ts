@@ -3,6 +3,7 @@ import { buildZonedUsageReport, utcReadRange } from '../../src/domain/reading/us
 import { buildUsageReport } from '../../src/domain/reading/usage-report';
 import type { UsageRecord } from '../../src/domain/reading/usage-records';
 import { hourStartText, zonedHours } from '../../src/domain/reading/time-zones';
+import { usageReportCsv } from '../../src/domain/reading/usage-csv';
 
 function report(timeZone: string, from: string, to: string, records: UsageRecord[], granularity: 'hour' | 'day' | 'month' = 'hour') {
   return buildZonedUsageReport({ accountId: 'acme', from, to, granularity, timeZone, records });
@@ -142,4 +143,44 @@ describe('buildZonedUsageReport', () => {
       ['2026-11-21', 'open', undefined],
     ]);
   });
+
+  it('gives Pacific/Apia\'s skipped 2011-12-30 a row of zeros with hoursInDay 0, and the range the UTC hours it covers', () => {
+    // Apia went from 2011-12-29 23:59:59 -10:00 (2011-12-30 09:59:59 UTC) to 2011-12-31 00:00 +14:00.
+    const records = [
+      shard('2011-12-29', { 12: { requests: 1 } }),
+      shard('2011-12-30', { 9: { requests: 10 }, 10: { requests: 100 } }),
+      shard('2011-12-31', { 9: { requests: 1000 }, 10: { requests: 10000 } }),
+    ];
+
+    const got = report('Pacific/Apia', '2011-12-29', '2011-12-31', records, 'day');
+
+    // 12:00 UTC on the 29th is 02:00 on the 29th in Apia; 09:00 UTC on the 30th is 23:00 on the 29th;
+    // 10:00 UTC on the 30th is 00:00 on the 31st, and 09:00 UTC on the 31st is 23:00 on the 31st.
+    expect(got.days.map((day) => [day.day, day.metrics?.requests, day.hoursInDay])).toEqual([
+      ['2011-12-29', 11, undefined],
+      ['2011-12-30', 0, 0],
+      ['2011-12-31', 1100, undefined],
+    ]);
+    expect(got.days[1]).toMatchObject({ status: 'closed', adjustments: { requests: 0 }, totals: { requests: 0 } });
+    expect(got.days[1]).not.toHaveProperty('closedAt');
+    expect(got.totals).toEqual({ requests: 1111, bytes: 0 });
+    const csv = usageReportCsv(got).split('\r\n');
+    expect(csv[0]).toMatch(/,hours_reason,hours_in_day$/);
+    expect(csv.slice(1, 4).map((line) => line.split(',').at(-1))).toEqual(['24', '0', '24']);
+    expect(report('Pacific/Apia', '2011-12-01', '2011-12-31', records, 'month').months).toEqual([
+      expect.objectContaining({ month: '2011-12', days: 31, metrics: { requests: 1111, bytes: 0 } }),
+    ]);
+  });
+
+  it('says how many hours a daylight-saving day holds', () => {
+    const got = report('America/New_York', '2026-03-07', '2026-03-08', [], 'day');
+    const fall = report('America/New_York', '2026-11-01', '2026-11-01', [], 'day');
+
+    expect(got.days.map((day) => [day.day, day.hoursInDay])).toEqual([
+      ['2026-03-07', undefined],
+      ['2026-03-08', 23],
+    ]);
+    expect(fall.days[0]!.hoursInDay).toBe(25);
+  });
 });
+

@@ -1,3 +1,4 @@
+import { HOURS_PER_DAY } from '../hours';
 import { UTC_ZONE } from './time-zones';
 import type { ZonedUsageReport } from './usage-hours';
 
@@ -41,7 +42,7 @@ export type CsvReport = Omit<ZonedUsageReport, 'timeZone'> & { readonly timeZone
  * account,day,requests,bytes,requests_adjustment,bytes_adjustment,requests_total,bytes_total,status,closed_at,requests_late,bytes_late
  * account,month,from,to,days,requests,...            (granularity=month)
  * account,start,requests,...,hours_reason            (granularity=hour: one row per hour)
- * account,day,requests,...,status,closed_at,hours_reason     (a zone other than UTC: no late columns)
+ * account,day,requests,...,status,closed_at,hours_reason,hours_in_day   (a zone other than UTC: no late columns)
  * account,month,from,to,days,requests,...,hours_reason       (granularity=month in such a zone)
  * ```
  *
@@ -50,7 +51,9 @@ export type CsvReport = Omit<ZonedUsageReport, 'timeZone'> & { readonly timeZone
  * is `open` or `closed`, when it closed (empty while open) and `<metric>_late`, the
  * usage that reached it after the close (0 when none; UTC days only: late usage is
  * counted per UTC day). A row whose hours are unknown (usage-hours.ts) has empty
- * figures and the reason in `hours_reason`, never zeros. Lines end with CRLF (RFC 4180).
+ * figures and the reason in `hours_reason`, never zeros. A zone's day rows end with
+ * `hours_in_day`: 24, or 23 / 25 on daylight-saving days, 0 on a day the zone skipped
+ * (usage-hours.ts). Lines end with CRLF (RFC 4180).
  */
 export function usageReportCsv(report: CsvReport): string {
   const names = report.metricNames;
@@ -84,14 +87,14 @@ export function usageReportCsv(report: CsvReport): string {
             ]),
           ]
         : [
-            ['account', 'day', ...usageHeader, 'status', 'closed_at', ...(zoned ? ['hours_reason'] : names.map((n) => `${n}_late`))].map(csvTextCell),
+            ['account', 'day', ...usageHeader, 'status', 'closed_at', ...(zoned ? ['hours_reason', 'hours_in_day'] : names.map((n) => `${n}_late`))].map(csvTextCell),
             ...report.days.map((row) => [
               account,
               csvTextCell(row.day),
               ...usageCells(row),
               csvTextCell(row.status),
               csvTextCell(row.closedAt ?? ''),
-              ...(zoned ? [unknown(row)] : names.map((n) => csvNumberCell(row.late?.[n] ?? 0))),
+              ...(zoned ? [unknown(row), csvNumberCell(row.hoursInDay ?? HOURS_PER_DAY)] : names.map((n) => csvNumberCell(row.late?.[n] ?? 0))),
             ]),
           ];
   return lines.map((cells) => `${cells.join(',')}\r\n`).join('');

@@ -1,5 +1,5 @@
-import { addDays, SUPPORTED_DAYS } from '../days';
-import { addHourSums, dayHours, type BackfillOfDay, type HourSums } from '../hours';
+import { addDays, eachDay, SUPPORTED_DAYS } from '../days';
+import { addHourSums, dayHours, HOURS_PER_DAY, type BackfillOfDay, type HourSums } from '../hours';
 import { hourStartText, UTC_ZONE, zonedHours, type ZonedHour } from './time-zones';
 import type { Granularity } from './usage-query';
 import { buildUsageReport, type AdjustmentEntry, type DayStatus, type DayUsage, type MetricValues, type UsageReport, type UsageReportInput } from './usage-report';
@@ -22,6 +22,11 @@ import type { UsageRecord } from './usage-records';
  * - **Days in a zone** are sums of whole UTC hours, so they touch two UTC days (one for
  *   UTC): a zone's day is `closed` only when every UTC day it touches is. Closing,
  *   revisions, late usage and Stripe stay on UTC days: `late` is given on UTC days only.
+ * - **Every calendar day of the range has a row**, whatever its length: a day of 23 or 25
+ *   hours (daylight saving) says so (`hoursInDay`), and a day the zone skipped (Pacific/Apia
+ *   went from 2011-12-29 23:59:59 -10:00 to 2011-12-31 00:00 +14:00) is a row of zeros with
+ *   `hoursInDay: 0`, never left out: the range's totals are the sums of the UTC hours it
+ *   covers, day rows and all.
  */
 
 /** One hour row: the UTC hour's sums, labelled by its start in the zone. */
@@ -51,6 +56,11 @@ export interface ZonedDayUsage {
   /** `null` when some hour of the day is unknown, with the reason in `hoursReason`; absent otherwise. */
   readonly hours?: null;
   readonly hoursReason?: string;
+  /**
+   * How many UTC hours the zone's day holds when not 24: 23 or 25 on daylight-saving days,
+   * 0 on a day the zone skipped (Pacific/Apia's 2011-12-30). Zones other than UTC only.
+   */
+  readonly hoursInDay?: number;
 }
 
 /** A row of `months` in a zone. */
@@ -117,7 +127,7 @@ export function buildZonedUsageReport(input: UsageReportInput & { readonly timeZ
   const allDays = [...utc.days, ...new Map(edges.map((day) => [day.day, day])).values()];
   const known = hoursOfDays(input.records, allDays);
   const utcDays = new Map(allDays.map((day) => [day.day, day]));
-  const days = zoned ? zonedDays(names, slots, known, utcDays) : utc.days.map((day) => markHours(day, known.get(day.day)!));
+  const days = zoned ? zonedDays(names, eachDay(input.from, input.to), slots, known, utcDays) : utc.days.map((day) => markHours(day, known.get(day.day)!));
   const measuredTotals = sumOrNull(names, days.map((row) => row.metrics));
   const adjustmentTotals = sumOrNull(names, days.map((row) => row.adjustments));
   const midnights = new Set(slots.flatMap((slot) => (slot.utcHour === 0 ? [slot.utcDay] : [])));
@@ -192,47 +202,56 @@ function markHours(day: DayUsage, hours: KnownHours): ZonedDayUsage {
 }
 
 /**
- * The zone's days: each the sum of its UTC hours (a day's adjustments in its 00:00 UTC
- * hour); closed when every UTC day it touches is; unknown when one of them is.
+ * The zone's days `calendar` (every day of the range, in order): each the sum of its UTC
+ * hours in `slots` (a day's adjustments in its 00:00 UTC hour); closed when every UTC day
+ * it touches is; unknown when one of them is. A day of other than 24 hours says how many
+ * it has; a day with none (the zone skipped it) is zeros, closed (nothing can ever be
+ * counted in it), never dropped.
  */
 function zonedDays(
   names: readonly string[],
+  calendar: readonly string[],
   slots: readonly ZonedHour[],
   known: ReadonlyMap<string, KnownHours>,
   utcDays: ReadonlyMap<string, DayUsage>,
 ): ZonedDayUsage[] {
-  const days: ZonedDayUsage[] = [];
-  let start = 0;
-  while (start < slots.length) {
-    const day = slots[start]!.day;
-    let end = start;
-    while (end + 1 < slots.length && slots[end + 1]!.day === day) end++;
-    const group = slots.slice(start, end + 1);
-    const touched = [...new Set(group.map((slot) => slot.utcDay))];
-    const rows = touched.map((utcDay) => utcDays.get(utcDay)!);
-    const closed = rows.every((row) => row.status === 'closed');
-    const closedAts = rows.flatMap((row) => (row.closedAt === undefined ? [] : [row.closedAt]));
-    const head = {
-      day,
-      status: closed ? ('closed' as const) : ('open' as const),
-      ...(closed && closedAts.length === rows.length ? { closedAt: closedAts.sort()[closedAts.length - 1]! } : {}),
-    };
-    const unknown = touched.map((utcDay) => known.get(utcDay)!).find((hours): hours is { unknown: string } => 'unknown' in hours);
-    if (unknown !== undefined) {
-      days.push({ ...head, metrics: null, adjustments: null, totals: null, hours: null, hoursReason: unknown.unknown });
-    } else {
-      const metrics = values(names, undefined);
-      const adjustments = values(names, undefined);
-      for (const slot of group) {
-        const sums = (known.get(slot.utcDay) as { hours: HourSums }).hours[slot.utcHour];
-        if (sums !== undefined) for (const name of names) metrics[name]! += sums[name] ?? 0;
-        if (slot.utcHour === 0) for (const name of names) adjustments[name]! += utcDays.get(slot.utcDay)!.adjustments[name] ?? 0;
-      }
-      days.push({ ...head, metrics, adjustments, totals: add(names, metrics, adjustments) });
-    }
-    start = end + 1;
+  const slotsOf = new Map<string, ZonedHour[]>();
+  for (const slot of slots) {
+    const group = slotsOf.get(slot.day);
+    if (group === undefined) slotsOf.set(slot.day, [slot]);
+    else group.push(slot);
   }
-  return days;
+  return calendar.map((day) => zonedDay(names, day, slotsOf.get(day) ?? [], known, utcDays));
+}
+
+/** One day of the zone from its UTC hours `group` (none: a day the zone skipped). */
+function zonedDay(
+  names: readonly string[],
+  day: string,
+  group: readonly ZonedHour[],
+  known: ReadonlyMap<string, KnownHours>,
+  utcDays: ReadonlyMap<string, DayUsage>,
+): ZonedDayUsage {
+  const touched = [...new Set(group.map((slot) => slot.utcDay))];
+  const rows = touched.map((utcDay) => utcDays.get(utcDay)!);
+  const closed = rows.every((row) => row.status === 'closed');
+  const closedAts = rows.flatMap((row) => (row.closedAt === undefined ? [] : [row.closedAt]));
+  const head = {
+    day,
+    status: closed ? ('closed' as const) : ('open' as const),
+    ...(closed && rows.length > 0 && closedAts.length === rows.length ? { closedAt: closedAts.sort()[closedAts.length - 1]! } : {}),
+    ...(group.length === HOURS_PER_DAY ? {} : { hoursInDay: group.length }),
+  };
+  const unknown = touched.map((utcDay) => known.get(utcDay)!).find((hours): hours is { unknown: string } => 'unknown' in hours);
+  if (unknown !== undefined) return { ...head, metrics: null, adjustments: null, totals: null, hours: null, hoursReason: unknown.unknown };
+  const metrics = values(names, undefined);
+  const adjustments = values(names, undefined);
+  for (const slot of group) {
+    const sums = (known.get(slot.utcDay) as { hours: HourSums }).hours[slot.utcHour];
+    if (sums !== undefined) for (const name of names) metrics[name]! += sums[name] ?? 0;
+    if (slot.utcHour === 0) for (const name of names) adjustments[name]! += utcDays.get(slot.utcDay)!.adjustments[name] ?? 0;
+  }
+  return { ...head, metrics, adjustments, totals: add(names, metrics, adjustments) };
 }
 
 /** The zone's calendar months, each cut to the range; `null` figures when a day of it is unknown. */
