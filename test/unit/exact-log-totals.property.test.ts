@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { logText } from '../../src/adapters/logs/log-text';
 import { PoisonObjectError } from '../../src/domain/errors';
 import { countLogContent, type FormatOptions } from '../../src/domain/logs/log-formats';
+import { captureIo, tallyCommand } from '../support/cli';
 import { jsonLog, legacyLog, w3cLog, type Request } from '../support/log-formats';
 
 /**
@@ -45,5 +49,28 @@ describe('an account-day total of a log is exact, or the log is refused', () => 
     const text = legacyLog([...Array.from({ length: 9 }, () => request(999_999_999_999_999)), request(999_999_999_999_998)]);
 
     await expect(countLogContent({ kind: 'text', text: logText(once(text), 'k') }, options, 'k')).rejects.toThrow(PoisonObjectError);
+  });
+
+  it('tally count of files each exact whose sum is not: exit 2 naming the account-day, nothing printed rounded', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tally-exact-'));
+    try {
+      // 5 x (10^15 - 1) = 4,999,999,999,999,995 a file, exact; two files: 9,999,999,999,999,990, past 2^53 - 1.
+      writeFileSync(join(dir, 'a.log'), legacyLog(Array.from({ length: 5 }, () => request(999_999_999_999_999))));
+      writeFileSync(join(dir, 'b.log'), legacyLog(Array.from({ length: 5 }, () => request(999_999_999_999_999))));
+      const one = captureIo();
+      const both = captureIo();
+
+      expect(await tallyCommand('count')(['--json', 'a.log'], one, {}, dir)).toBe(0);
+      const code = await tallyCommand('count')(['--json', 'a.log', 'b.log'], both, {}, dir);
+
+      expect(JSON.parse(one.stdout).usage[0].metrics.bytes).toBe(4_999_999_999_999_995);
+      expect(code).toBe(2);
+      expect(both.stdout).toBe('');
+      expect(both.stderr.split('\n').at(-2)! + '\n').toBe(
+        'tally count: bytes of account acme on 2026-11-21 adds up past 9007199254740991 (2^53 - 1) over the files up to b.log, where sums stop being exact: nothing is printed rounded; count fewer files at once\n',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -604,6 +604,7 @@ describe('every command with a target refuses hostile target and counting flags 
     '--region': { values: fc.constantFrom('../x', 'us east 1', 'US-EAST-1', '-', 'us-east-1/', '🙂', '\u0000', 'x'.repeat(1_000), 'us-east-1.evil.example'), names: /--region/ },
     '--bucket': { values: fc.constantFrom('../x', 'a', 'Tally_Logs', 'tally logs', '-x-', 'x'.repeat(64), '🙂', '\u0000'), names: /--bucket/ },
     '--stack': { values: notAFile(), names: /local stack description|no target/ },
+    '--prefix': { values: fc.constantFrom('a/../b/', './x/', '..', 'x\n', 'a\u0000/', '\ud800/', 'p'.repeat(1_100), '\u001b[2J'), names: /--prefix must be an S3 key prefix/ },
   };
   const HOSTILE_COUNTING: Record<string, { values: fc.Arbitrary<string>; names: RegExp }> = {
     '--resolver': { values: fc.oneof(notAFile().map((file) => `host-map:${file}`), notAFile().map((file) => `distribution:${file}`)), names: /TALLY_RESOLVER/ },

@@ -107,6 +107,14 @@ async function countFilesMissing(
     } else for (const row of count.tally.usage()) total.addUsage(row);
     addLineCounts(lines, count.lines);
     for (const host of count.unattributedSamples ?? []) if (missed.length < MISSED_SHOWN && !missed.includes(host)) missed.push(host);
+    // Each file's own totals are exact (log-formats.ts refuses one that is not); their sum may not be.
+    const inexact = total.firstInexactTotal();
+    if (inexact !== undefined) {
+      throw new ValidationError(
+        `${inexact.metric} of account ${printable(inexact.account)} on ${inexact.day} adds up past ${Number.MAX_SAFE_INTEGER} (2^53 - 1) over the files up to ${printable(file, 200)}, ` +
+          'where sums stop being exact: nothing is printed rounded; count fewer files at once',
+      );
+    }
   }
   return { total, lines, missed };
 }
