@@ -24,7 +24,8 @@ function codeDefaults() {
  * - while a message is worked on, the handler re-arms its visibility to the function
  *   timeout plus one heartbeat, so a crashed invocation's messages come back soon;
  * - the queue's own visibility timeout is six times the function timeout, as Lambda
- *   advises for SQS event sources.
+ *   advises for SQS event sources ("at least six times the configuration timeout on your
+ *   function": https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html).
  *
  * @param {number} timeoutSeconds
  * @param {number} heartbeatSeconds
