@@ -75,6 +75,7 @@ describe('dashboard time zone', () => {
     expect(hoursNote(23)).toMatch(/forward/);
     expect(hoursNote(25)).toMatch(/back/);
     expect(hoursNote(24)).toBe('');
+    expect(hoursNote(0)).toMatch(/skipped this day/);
   });
 
   it('gives the reason of a day without hours, and none for a day with them', () => {

@@ -116,10 +116,12 @@ export function hoursOfDay<T extends HourRow>(rows: readonly T[], day: string): 
 }
 
 /**
- * What to say about a day's number of hours: a daylight-saving day has 23 or 25; a
- * whole day has 24 and needs no words.
+ * What to say about a day's number of hours: a daylight-saving day has 23 or 25, a day
+ * the zone skipped none (Pacific/Apia's 2011-12-30: the API's `hoursInDay: 0`); a whole
+ * day has 24 and needs no words.
  */
 export function hoursNote(count: number): string {
+  if (count === 0) return 'No hours: this time zone skipped this day (its clocks jumped past it), so it holds no usage.';
   if (count === 23) return '23 hours: the clocks went forward an hour this day.';
   if (count === 25) return '25 hours: the clocks went back an hour this day, so one hour appears twice.';
   return '';
