@@ -21,7 +21,10 @@ export interface LogFileContent extends LogBody {
   readonly sha256: string;
   /** The MD5 of each of its {@link LogBody.parts}, in order: the object's ETag is foreseen from them ({@link s3Etag}). */
   readonly partMd5s: readonly Uint8Array[];
-  /** Its first {@link HEAD_BYTES} (all of it when shorter): gzip or not, and the hour of its first request. */
+  /**
+   * Its first {@link HEAD_BYTES} (all of it when shorter): gzip or not, and the hour of its
+   * first request. Once that hour is known, put keeps only the first {@link GZIP_MAGIC_BYTES}.
+   */
   readonly head: Uint8Array;
 }
 
@@ -86,6 +89,8 @@ export interface PutLogResult {
 }
 
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
+/** Bytes of a file's head that tell gzip from text: all that is kept of it once its first hour is known. */
+export const GZIP_MAGIC_BYTES = GZIP_MAGIC.length;
 /** Enough of a file to find its `#Fields` directive and first request line. */
 export const HEAD_BYTES = 64 * 1024;
 
