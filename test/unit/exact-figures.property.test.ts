@@ -63,3 +63,11 @@ describe('exact figures', () => {
     expect(firstInexactFigure(ranking)).toBe('totals.bytes');
   });
 });
+
+describe('the advice of a refusal', () => {
+  it("a day's own figure past exact is not sent to a shorter range", () => {
+    const report = { days: [{ day: '2029-01-01', metrics: { bytes: 2 ** 60 } }], totals: { bytes: 2 ** 60 } };
+    expect(() => refuseInexactFigures(report, 'usage of acme')).toThrow(/days\[0\]\.metrics\.bytes adds up past .*one day's own counter/);
+    expect(() => refuseInexactFigures({ totals: { bytes: 2 ** 60 } }, 'usage of acme')).toThrow(/totals\.bytes .*ask for a shorter range/);
+  });
+});

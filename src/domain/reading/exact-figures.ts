@@ -51,11 +51,23 @@ export function firstInexactFigure(answer: unknown, path = ''): string | undefin
  *
  * @example refuseInexactFigures(report, `usage of ${report.accountId} over ${report.from}..${report.to}`)
  */
-export function refuseInexactFigures<T>(answer: T, what: string, shorter = 'ask for a shorter range (a month at a time: each day\'s figures are exact)'): T {
+export function refuseInexactFigures<T>(answer: T, what: string, advice: string | ((figure: string) => string) = rangeAdvice): T {
   const figure = firstInexactFigure(answer);
   if (figure === undefined) return answer;
+  const shorter = typeof advice === 'string' ? advice : advice(figure);
   throw new InexactFigureError(
     figure,
     `${what}: ${figure} adds up past ${LARGEST_EXACT_FIGURE.toLocaleString('en-US')} (2^53 - 1), where numbers in JSON and CSV readers stop being exact; nothing is answered rounded: ${shorter}`,
   );
+}
+
+/**
+ * What to do about a report's figure past exact: a sum over days answers a month at a
+ * time; a figure of one day or hour (`days[3].metrics.bytes`) is that day's own counter,
+ * which no shorter range helps with.
+ */
+export function rangeAdvice(figure: string): string {
+  return /^(days|hours)\[/.test(figure)
+    ? "that is one day's own counter, a corrupt or hostile value: look at the account-day's items in the table"
+    : "ask for a shorter range (a month at a time: each day's figures are exact)";
 }
