@@ -411,7 +411,19 @@ export interface StripeInvoiceInfo {
   readonly status: string;
   /** When it was finalized (unix seconds); null while a draft. */
   readonly finalizedAt: number | null;
-  readonly lines: readonly { readonly priceId: string | null; readonly quantity: number }[];
+  /** Every line (not only the handful an invoice embeds); an invoice item's line names the item. */
+  readonly lines: readonly { readonly priceId: string | null; readonly quantity: number; readonly invoiceItem?: string | null }[];
+}
+
+/** An invoice item of a customer as reconcile reads it (`GET /v1/invoiceitems`). */
+export interface StripeInvoiceItemInfo {
+  readonly id: string;
+  /** `metadata[tally_id]`: the late record's item it bills; null for an item Tally did not create. */
+  readonly tallyId: string | null;
+  /** The invoice it went on; null while pending. */
+  readonly invoice: string | null;
+  /** Its quantity, negative for a credit (a negative unit amount). */
+  readonly units: number;
 }
 
 /** Stripe Billing's meter API (the official SDK). */
@@ -436,6 +448,8 @@ export interface StripeMeterApi {
    * the subscription's next invoice. Absent: late usage is reported, never billed.
    */
   createInvoiceItem?(item: InvoiceItemRequest): Promise<InvoiceItemOutcome>;
+  /** The customer's invoice items created at or after `since` (unix seconds); absent: not read (reconcile counts none). */
+  invoiceItems?(customer: string, since: number): Promise<StripeInvoiceItemInfo[]>;
   /** The id of the customer's invoice item whose `metadata[tally_id]` is `tallyId`, created at or after `since` (unix seconds), if any. */
   findInvoiceItem?(customer: string, tallyId: string, since: number): Promise<string | undefined>;
 }

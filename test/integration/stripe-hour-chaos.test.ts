@@ -1,13 +1,15 @@
+import { writeFileSync } from 'node:fs';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { ingestBatch } from '../../src/app/ingest/ingest';
 import { jsonLog, type Log } from '../../src/app/log';
 import { periodHourTotals } from '../../src/app/billing/stripe-hours';
+import { daysOfPeriod, reconcileInvoices } from '../../src/app/billing/stripe-reconcile';
 import { handleStripeMessage, planLinked, sendableWindow, sendPending, type SendReport, type StripeSyncDeps } from '../../src/app/billing/stripe-sync';
 import type { StripeSendMessage } from '../../src/app/ports';
 import { readConfig } from '../../src/adapters/config';
 import { readStripeConfig } from '../../src/adapters/stripe/stripe-config';
-import { SdkStripeMeterApi } from '../../src/adapters/stripe/stripe-meter-api';
+import { SdkStripeMeterApi, StripeUnavailableError } from '../../src/adapters/stripe/stripe-meter-api';
 import { createStripeSyncDeps } from '../../src/adapters/wiring/stripe-deps';
 import { addDays, dayOf } from '../../src/domain/days';
 import { usageKey } from '../../src/domain/counters/keys';
@@ -39,9 +41,12 @@ import { putLogObject, s3NotificationMessage, testClients, testIngestDeps, testS
  * after a switch. At the end, faults off, the senders settle, the operator sends what a
  * switch held (`push --retry-failed`, the old price removed): the current window's meters bill
  * every day exactly Tally's counters (never missing), in hour mode every daily period exactly
- * Tally's hours in it, and no invoice item was created twice.
+ * Tally's hours in it, no invoice item was created twice, and `reconcile --invoices` run through
+ * the faulting proxy reports exactly what the model holds (checkReconcileInvoices).
  *
- * A failing seed replays: TALLY_STRIPE_CHAOS_SEED=<n> runs that seed alone;
+ * A failing seed replays: faults are decided per request identity and sender run, not by arrival
+ * order (test/support/stripe-chaos-proxy.ts); TALLY_STRIPE_CHAOS_FAULTS=<file> writes them and the
+ * trail. TALLY_STRIPE_CHAOS_SEED=<n> runs that seed alone;
  * TALLY_STRIPE_CHAOS_SEEDS=<count> (default 3, about 30 s each) runs seeds 1..count, =<a>..<b> seeds a to b.
  */
 const info = testStackInfo();
@@ -124,17 +129,19 @@ async function runSeed(seed: number): Promise<Chaos> {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const { env: tableEnv } = await handoffTable(info);
   const env = { ...tableEnv, TALLY_CLOSE_GRACE_HOURS: '12' };
+  const account = uniqueId('chaos');
+  const customer = `cus_chaos${seed}x${account.replace(/[^A-Za-z0-9]/g, '').slice(-8)}`;
   const server = await startStripeServer(API_KEY);
-  const proxy = await startChaosProxy(server.url, SDK_TIMEOUT_MS * 3);
+  // A request's fault is decided by its identity (test/support/stripe-chaos-proxy.ts): what differs between two runs of the seed is named alike.
+  const stable = (identity: string) => identity.split(account).join('ACCOUNT').split(customer).join('CUSTOMER').replace(/-[0-9a-f]{20}\b/g, '-DIGEST');
+  const proxy = await startChaosProxy(server.url, SDK_TIMEOUT_MS * 3, stable);
   closers.push(server, proxy);
   let now = new Date(`${D1}T00:10:00Z`);
   server.setClock(() => seconds(now));
   const meterIds: Record<string, string> = {};
   for (const window of ['hour', 'day'] as const) for (const metric of METRICS) meterIds[METERS[window][metric]] = server.addMeter(METERS[window][metric], { event_time_window: window }).id;
-  const account = uniqueId('chaos');
-  const customer = `cus_chaos${seed}x${account.replace(/[^A-Za-z0-9]/g, '').slice(-8)}`;
   // Daily periods from 15:00 UTC billing all four meters (the old window's price kept while switching).
-  server.addSubscription({ customer, eventName: 'req_hour', alsoEventNames: ['req_day', 'bytes_hour', 'bytes_day'], start: seconds(new Date(`${D1}T15:00:00Z`)), periodSeconds: 86_400 });
+  const subscription = server.addSubscription({ customer, eventName: 'req_hour', alsoEventNames: ['req_day', 'bytes_hour', 'bytes_day'], start: seconds(new Date(`${D1}T15:00:00Z`)), periodSeconds: 86_400 });
   const lateUsage = random() < 0.5 ? 'invoice-item' : 'webhook';
   let window: Window = random() < 0.75 ? 'hour' : 'day';
   const log: Log = jsonLog(() => undefined, 'error');
@@ -147,13 +154,14 @@ async function runSeed(seed: number): Promise<Chaos> {
     TALLY_STRIPE_LATE_USAGE: lateUsage,
   });
   /** One sender (a Lambda instance): its own table client, which may die, and Stripe through the chaos proxy. */
-  const sender = (death?: Death): StripeSyncDeps => ({
+  const sender = (death?: Death, apiBase = proxy.url): StripeSyncDeps => ({
     ...createStripeSyncDeps({ tally: readConfig(env), stripe: readStripeConfig(stripeEnv(window)) }, { dynamodb: mortalClient(death), sqs: testClients(info).sqs }, API_KEY, log, {
       clock: () => now,
       retry: { attempts: 3, baseMs: 1, maxMs: 4 },
     }),
-    api: new SdkStripeMeterApi({ apiKey: API_KEY, apiBase: proxy.url, timeoutMs: SDK_TIMEOUT_MS }),
+    api: new SdkStripeMeterApi({ apiKey: API_KEY, apiBase, timeoutMs: SDK_TIMEOUT_MS, readRetry: { attempts: 3, baseMs: 1, maxMs: 4 } }),
   });
+  proxy.setFaults(0, seed);
   const chaos: Chaos = { seed, server, proxy, account, customer, violations: [], trail: [] };
   const store = sender().store;
   await store.link({ account, customer, linkedAt: now.toISOString() });
@@ -228,9 +236,8 @@ async function runSeed(seed: number): Promise<Chaos> {
     }
   };
 
-  // The proxy draws from a stream of its own: the timeline replays even when requests interleave differently.
-  const faultRandom = seeded(seed * 7_919 + 1);
   let deathStreak = false;
+  let runs = 0;
   /** One sender run under faults: it may die; afterwards the law is checked once its last calls have landed. */
   const run = async (name: string, work: (deps: StripeSyncDeps) => Promise<SendReport>, faults = true): Promise<boolean> => {
     let death: Death | undefined;
@@ -238,11 +245,12 @@ async function runSeed(seed: number): Promise<Chaos> {
       death = random() < 0.4 ? { kind: 'at-delivered' } : { kind: 'nth-write', n: 1 + Math.floor(random() * 30), applied: random() < 0.5 };
     }
     deathStreak = death !== undefined && random() < 0.5;
-    proxy.setFaults(faults ? pick([0, 0.1, 0.3, 0.6]) : 0, faultRandom);
+    // Each run on a channel of its own, with its own chance of a fault: its faults depend on its own requests alone.
+    const apiBase = await proxy.channel(`run ${++runs}`, faults ? pick([0, 0.1, 0.3, 0.6]) : 0);
     let outcome: string;
     let done = false;
     try {
-      const report = await work(sender(death));
+      const report = await work(sender(death, apiBase));
       done = report.left === 0;
       outcome = `left ${report.left}, ${report.outcomes.map((o) => `${o.day}${o.hour === undefined ? '' : `T${o.hour}`}/${o.metric}:${o.outcome}`).join(' ')}`;
     } catch (error) {
@@ -356,7 +364,88 @@ async function runSeed(seed: number): Promise<Chaos> {
   }
   const tallyIds = server.invoiceItems(customer).map((item) => item.metadata.tally_id);
   if (new Set(tallyIds).size !== tallyIds.length) chaos.violations.push(`an invoice item created twice: ${tallyIds.join(', ')}`);
+  await checkReconcileInvoices(chaos, { sender: () => sender(), window, lateUsage, meterIds, prices: subscription.items.map((item) => ({ price: item.price.id, meter: item.price.meter })), now, reconcileBase: await proxy.channel('reconcile --invoices', 0.3) });
   return chaos;
+}
+
+/**
+ * `tally stripe reconcile --invoices` run through the faulting proxy (30% of its reads fail:
+ * 429, 5xx, timeouts, lost answers) must report exactly what Stripe's model holds: a row for
+ * each finalized invoice and metered line of the current window's meters, its figures those of
+ * the model read without faults (the line's quantity from all the invoice's lines, the invoice
+ * items of the period's late usage, the meter's value), Tally's total (with what it holds apart)
+ * that of Tally's counters, and "matches" exactly when the line and the items bill Tally's
+ * total but for the late usage reported by webhook alone: never a match where Stripe billed
+ * something else, never a crash (a read that never succeeds is a clear error, and the operator
+ * runs it again). At the end everything is settled, so every row must match, and with invoice
+ * items every period is billed whole.
+ */
+async function checkReconcileInvoices(
+  chaos: Chaos,
+  run: { sender: () => StripeSyncDeps; window: Window; lateUsage: string; meterIds: Record<string, string>; prices: { price: string; meter: string }[]; now: Date; reconcileBase: string },
+): Promise<void> {
+  const { server, customer, account } = chaos;
+  const deps = run.sender();
+  const faulty = new SdkStripeMeterApi({ apiKey: API_KEY, apiBase: run.reconcileBase, timeoutMs: SDK_TIMEOUT_MS, readRetry: { attempts: 6, baseMs: 1, maxMs: 8 } });
+  let report: Awaited<ReturnType<typeof reconcileInvoices>> | undefined;
+  for (let attempt = 1; report === undefined && attempt <= 3; attempt++) {
+    try {
+      report = await reconcileInvoices({ ...deps, api: faulty }, D1, dayOf(run.now));
+    } catch (error) {
+      chaos.trail.push(`reconcile --invoices attempt ${attempt}: ${(error as Error).message}`);
+      if (!(error instanceof StripeUnavailableError)) {
+        chaos.violations.push(`reconcile --invoices crashed: ${(error as Error).stack}`);
+        return;
+      }
+    }
+  }
+  if (report === undefined) {
+    chaos.violations.push('reconcile --invoices: Stripe never answered in three runs');
+    return;
+  }
+  const direct = new SdkStripeMeterApi({ apiKey: API_KEY, apiBase: server.url });
+  // The price of each current-window meter, and its metric.
+  const metricOfPrice = new Map(run.prices.flatMap(({ price, meter }) => METRICS.filter((metric) => run.meterIds[METERS[run.window][metric]] === meter).map((metric) => [price, metric] as const)));
+  const rangeStart = seconds(new Date(`${D1}T00:00:00Z`));
+  const expected = new Set<string>();
+  for (const invoice of server.invoices(customer).filter((i) => i.status_transitions.finalized_at !== null && i.period_end > rangeStart)) {
+    for (const line of invoice.lines.data) {
+      if (!('price_details' in line.pricing) || line.pricing.price_details === null) continue;
+      const price = line.pricing.price_details.price;
+      const metric = metricOfPrice.get(price);
+      if (metric === undefined) continue;
+      expected.add(`${invoice.id} ${metric}`);
+      const row = report.rows.find((r) => r.invoice === invoice.id && r.metric === metric);
+      const where = `reconcile --invoices, ${invoice.id} ${metric}`;
+      if (row === undefined) {
+        chaos.violations.push(`${where}: no row`);
+        continue;
+      }
+      // The model, read without faults.
+      const hourItems = run.window === 'hour';
+      const items = server
+        .invoiceItems(customer)
+        .filter((item) => (item.description ?? '').startsWith(`Late usage: ${metric} of `) && item.period.start >= invoice.period_start && item.period.start < invoice.period_end && (item.period.end - item.period.start === 3_599) === hourItems)
+        .reduce((sum, item) => sum + (item.pricing.unit_amount_decimal.startsWith('-') ? -item.quantity : item.quantity), 0);
+      const truth = hourItems
+        ? (await periodHourTotals(deps, account, invoice.period_start, invoice.period_end)).totals[metric] ?? 0
+        : (await Promise.all(daysOfPeriod(invoice.period_start, invoice.period_end).map(async (day) => (await deps.closeStore.accountDay(account, day)).counters[metric] ?? 0))).reduce((a, b) => a + b, 0);
+      const meter = hourItems
+        ? await direct.summaryOver(run.meterIds[METERS.hour[metric]]!, customer, invoice.period_start, invoice.period_end)
+        : Object.values(await direct.daySummaries(run.meterIds[METERS.day[metric]]!, customer, row.from, row.to)).reduce((a, b) => a + b, 0);
+      const figures = { invoiced: line.quantity, items, tally: truth, meter };
+      const got = { invoiced: row.invoiced, items: row.items, tally: row.tally + row.held, meter: row.meter };
+      if (JSON.stringify(got) !== JSON.stringify(figures)) chaos.violations.push(`${where}: read ${JSON.stringify(got)}, the model holds ${JSON.stringify(figures)}`);
+      const matches = !report.unexplained.includes(row);
+      const shouldMatch = truth - row.held - line.quantity - items === row.recordedLate - row.itemsPlanned && new Set(server.invoiceItems(customer).map((i) => i.metadata.tally_id)).size === server.invoiceItems(customer).length;
+      if (matches !== shouldMatch) chaos.violations.push(`${where}: reconcile says ${matches ? 'matches' : 'differs'}, the model ${shouldMatch ? 'matches' : 'differs'} (${JSON.stringify(row)})`);
+      // Settled: each period is billed as Tally counts it, but for late usage reported by webhook alone.
+      if (!matches) chaos.violations.push(`${where}: differs after everything settled (${JSON.stringify(row)})`);
+      if (run.lateUsage === 'invoice-item' && line.quantity + items !== truth - row.held) chaos.violations.push(`${where}: with invoice items, billed ${line.quantity} + ${items} for Tally's ${truth - row.held}`);
+    }
+  }
+  for (const row of report.rows) if (!expected.has(`${row.invoice} ${row.metric}`)) chaos.violations.push(`reconcile --invoices: a row for ${row.invoice} ${row.metric} the model has no line for`);
+  chaos.trail.push(`reconcile --invoices: ${report.compared} compared, ${report.unexplained.length} differ`);
 }
 
 /** Removes the hour attributes of an account-day's shards: the day looks counted before Tally kept hours. */
@@ -384,6 +473,10 @@ describe('the Stripe sender in hour mode under faults (lost answers, timeouts, 4
   it.each(seeds)('seed %i: Stripe bills each day exactly Tally\'s counters, never double at any run', async (seed) => {
     const chaos = await runSeed(seed);
     const faults = chaos.proxy.log.filter((entry) => entry.fault !== 'pass').length;
+    // TALLY_STRIPE_CHAOS_FAULTS=<file>: each request's identity and fault, to compare two replays of a seed.
+    if (process.env.TALLY_STRIPE_CHAOS_FAULTS !== undefined) {
+      writeFileSync(`${process.env.TALLY_STRIPE_CHAOS_FAULTS}.${seed}`, `${chaos.proxy.log.map((e) => `${e.channel} ${e.identity} ${e.fault}`).sort().join('\n')}\n--- trail ---\n${chaos.trail.join('\n')}\n`);
+    }
     // The faults happened (a seed that injected none would prove nothing).
     expect(faults).toBeGreaterThan(0);
     if (chaos.violations.length > 0) {

@@ -10,12 +10,13 @@ import { readConfig } from '../../src/adapters/config';
 import { DynamoCloseStore } from '../../src/adapters/dynamodb/dynamodb-close-store';
 import { readStripeConfig } from '../../src/adapters/stripe/stripe-config';
 import { createStripeSyncDeps } from '../../src/adapters/wiring/stripe-deps';
-import { stripeConnection } from '../../src/adapters/stripe/stripe-meter-api';
+import { SdkStripeMeterApi, stripeConnection } from '../../src/adapters/stripe/stripe-meter-api';
 import { meterEventTimestamp } from '../../src/domain/billing/stripe';
 import { generateLog } from '../../src/local/demo/log-generator';
 import { closeOk, handoffTable, testCloser } from '../support/handoff';
 import { startStripeServer, type StripeTestServer } from '../support/stripe-server';
 import { startLosingProxy } from '../support/stripe-proxy';
+import { startChaosProxy } from '../support/stripe-chaos-proxy';
 import { captureIo, tallyCommand } from '../support/cli';
 import { createTestQueues, putLogObject, s3NotificationMessage, sqsRecord, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
 
@@ -374,6 +375,44 @@ describe('a total after its invoice was finalized', () => {
     expect(s.server.events()).toEqual([]);
     expect(await s.sync().store.records(acme, D1, D3)).toEqual([]);
   });
+
+  it('a total back at the billed one after a reported difference is reported too (difference 0), and reconcile --invoices then matches', async () => {
+    const webhooks = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
+    const s = await scenario('60', { webhookQueueUrl: webhooks.queueUrl });
+    const acme = uniqueId('acme');
+    const customer = `cus_${acme.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`;
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 3 * 86_400 });
+    s.moveTo(new Date(`${D1}T01:00:00Z`));
+    await linkAccount(s.sync(), acme, customer);
+    s.moveTo(new Date(`${D1}T11:00:00Z`));
+    await s.ingest(D1, 10, 21, [acme]);
+    await s.sweep(acme);
+    s.moveTo(new Date('2026-06-04T00:30:00Z'));
+    await s.close();
+    // A late log after finalization: reported (+difference). Then a correction takes the day back to what the invoice billed.
+    s.moveTo(new Date('2026-06-05T10:00:00Z'));
+    await s.ingest(D1, 20, 22, [acme], 15);
+    const report = await closeOk(testCloser(s.env, s.now));
+    const revision = report.days.find((d) => d.day === D1)!.written![0]!.revision;
+    await handleStripeMessage(s.sync(), { day: D1, revision });
+    const billed = s.server.invoices(customer)[0]!.lines.data[0]!.quantity;
+    const late = await s.total(acme, 'requests', [D1]);
+    s.moveTo(new Date('2026-06-05T12:00:00Z'));
+    const adjust = captureIo();
+    expect(await tallyCommand('adjust')(['--account', acme, '--day', D1, '--metric', 'requests', '--delta', String(billed - late), '--reason', 'the late log was a duplicate', '--id', 'ADJ-BACK-1'], adjust, s.env, process.cwd(), s.now)).toBe(0);
+    await handleStripeMessage(s.sync(), { account: acme });
+    const received = await testClients(info).sqs.send(new ReceiveMessageCommand({ QueueUrl: webhooks.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const differences = (received.Messages ?? []).map((m) => JSON.parse(m.Body!) as { data: { metric: string; difference: number; total: number } }).filter((e) => e.data.metric === 'requests').map((e) => [e.data.total, e.data.difference]).sort();
+    const reconcile = captureIo();
+    const code = await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D1], reconcile, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+
+    expect(late).toBeGreaterThan(billed);
+    expect(s.server.billedByDay('cdn_requests', customer)).toEqual({ [D1]: billed });
+    // Before, the second total was sent unreported: the operator's last word stayed "+difference", and reconcile counted it.
+    expect(differences).toEqual([[billed, 0], [late, late - billed]].sort());
+    expect((JSON.parse(reconcile.stdout) as { rows: { metric: string; difference: number; recordedLate: number }[] }).rows.find((r) => r.metric === 'requests')).toMatchObject({ difference: 0, recordedLate: 0 });
+    expect(code).toBe(0);
+  });
 });
 
 describe('late usage as invoice items (TALLY_STRIPE_LATE_USAGE=invoice-item)', () => {
@@ -452,6 +491,109 @@ describe('late usage as invoice items (TALLY_STRIPE_LATE_USAGE=invoice-item)', (
     s.moveTo(new Date('2026-06-07T02:00:00Z'));
     const next = s.server.invoices(customer).find((invoice) => invoice.period_start === seconds(new Date('2026-06-04T00:00:00Z')))!;
     expect(next.lines.data.filter((line) => 'parent' in line)).toEqual([expect.objectContaining({ quantity: total - billed, amount: 3 * (total - billed) })]);
+  });
+
+  it('reconcile --invoices adds Stripe\'s invoice items to the invoice line, and an item twice at Stripe is a difference, never a match', async () => {
+    const { s, acme, customer, first, billed } = await lateRevision({}, 0);
+    const total = await s.total(acme, 'requests', [D1]);
+    const reconcile = async () => {
+      const io = captureIo();
+      const code = await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D1], io, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+      return { code, report: JSON.parse(io.stdout) as { rows: { metric: string; tally: number; invoiced: number; items: number; itemsPlanned: number; problems: string[] }[] } };
+    };
+    const clean = await reconcile();
+    // Someone (an operator's script, a retry after Stripe forgot the key) creates the same late item again.
+    const [item] = s.server.invoiceItems(customer);
+    const stripe = new Stripe(API_KEY, { ...stripeConnection(s.server.url), maxNetworkRetries: 0 });
+    await stripe.invoiceItems.create({ customer, subscription: item!.subscription!, currency: 'usd', unit_amount_decimal: Stripe.Decimal.from('3'), quantity: item!.quantity, metadata: { tally_id: item!.metadata.tally_id! } });
+    const twice = await reconcile();
+
+    expect(first.outcomes.find((o) => o.metric === 'requests')).toMatchObject({ outcome: 'invoice-finalized' });
+    expect(clean.code).toBe(0);
+    expect(clean.report.rows.find((r) => r.metric === 'requests')).toMatchObject({ tally: total, invoiced: billed, items: total - billed, itemsPlanned: total - billed, problems: [] });
+    // Before, the invoice line alone was compared with the late usage recorded: exit 0 with the customer billed twice.
+    expect(twice.code).toBe(1);
+    expect(twice.report.rows.find((r) => r.metric === 'requests')).toMatchObject({ items: 2 * (total - billed), problems: [expect.stringContaining('is at Stripe 2 times')] });
+  });
+
+  it('reconcile --invoices finds the metered line of an invoice whose invoice items fill the handful of lines it embeds', async () => {
+    const { s, acme, customer, subscription } = await lateRevision({}, 0);
+    // Ten more items on the next invoice (period D4..D6): Stripe lists pending items first, so its metered line is the twelfth.
+    const stripe = new Stripe(API_KEY, { ...stripeConnection(s.server.url), maxNetworkRetries: 0 });
+    for (let i = 0; i < 10; i++) await stripe.invoiceItems.create({ customer, subscription: subscription.id, currency: 'usd', unit_amount_decimal: Stripe.Decimal.from('1'), quantity: 1, description: `setup fee ${i}` });
+    await s.ingest('2026-06-05', 11, 7, [acme]);
+    await s.sweep(acme);
+    s.moveTo(new Date('2026-06-07T02:00:00Z'));
+    const io = captureIo();
+    const code = await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', '2026-06-04', '--to', '2026-06-06'], io, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now);
+    const report = JSON.parse(io.stdout) as { rows: { invoice: string; metric: string; tally: number; invoiced: number }[] };
+    const next = s.server.invoices(customer).find((invoice) => invoice.period_start === seconds(new Date('2026-06-04T00:00:00Z')))!;
+
+    expect(next.lines.data).toHaveLength(12);
+    // Before, the line was not among the ten embedded: no row, "0 differ", exit 0 whatever the invoice billed.
+    expect(report.rows.filter((r) => r.invoice === next.id).map((r) => [r.metric, r.tally, r.invoiced])).toEqual([['requests', await s.total(acme, 'requests', ['2026-06-05']), await s.total(acme, 'requests', ['2026-06-05'])]]);
+    expect(code).toBe(0);
+  });
+
+  it('reconcile --invoices through 429s, 5xx and timeouts: the same report (reads retried with backoff), or a clear error when Stripe never answers', async () => {
+    const { s } = await lateRevision({}, 0);
+    const proxy = await startChaosProxy(s.server.url, 300);
+    servers.push(proxy);
+    proxy.setFaults(0, 7);
+    const run = async (apiBase: string) => {
+      const io = captureIo();
+      const code = await tallyCommand('stripe')(['reconcile', '--invoices', '--json', '--from', D1, '--to', D1], io, { ...s.env, ...s.stripeEnv, TALLY_STRIPE_API_BASE: apiBase }, process.cwd(), s.now);
+      return { code, stdout: io.stdout, stderr: io.stderr };
+    };
+    const clean = await run(s.server.url);
+    const faulty = await run(await proxy.channel('reads fail half the time', 0.5));
+    const down = await run(await proxy.channel('Stripe down', 1));
+
+    const faulted = proxy.log.filter((entry) => entry.channel === 'reads fail half the time' && entry.fault !== 'pass');
+    expect(faulted.length).toBeGreaterThan(0);
+    // Before, the first fault ended the command with the SDK's error.
+    expect(faulty).toEqual(clean);
+    expect(clean.code).toBe(0);
+    expect(down.code).toBe(1);
+    expect(down.stdout).toBe('');
+    expect(down.stderr).toMatch(/Stripe did not answer GET \/v1\/billing\/meters after 4 attempt\(s\) with backoff .*nothing was compared/);
+  }, 120_000);
+
+  it('a late revision whose invoices Stripe does not answer waits, pending, instead of reaching the meter unreported', async () => {
+    const webhooks = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
+    const s = await scenario('60', { webhookQueueUrl: webhooks.queueUrl, lateUsage: 'invoice-item' });
+    const acme = uniqueId('acme');
+    const customer = `cus_${acme.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`;
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 3 * 86_400, unitAmountDecimal: '3' });
+    s.moveTo(new Date(`${D1}T01:00:00Z`));
+    await linkAccount(s.sync(), acme, customer);
+    s.moveTo(new Date(`${D1}T11:00:00Z`));
+    await s.ingest(D1, 10, 31, [acme]);
+    await s.sweep(acme);
+    s.moveTo(new Date('2026-06-04T00:30:00Z'));
+    await s.close();
+    s.moveTo(new Date('2026-06-05T10:00:00Z'));
+    await s.ingest(D1, 20, 32, [acme], 15);
+    const report = await closeOk(testCloser(s.env, s.now));
+    const revision = report.days.find((d) => d.day === D1)!.written![0]!.revision;
+    const proxy = await startChaosProxy(s.server.url, 300);
+    servers.push(proxy);
+    proxy.setFaults(0, 11);
+    const down = { ...s.sync(), api: new SdkStripeMeterApi({ apiKey: API_KEY, apiBase: await proxy.channel('invoices unreadable', 1, /^\/v1\/invoices$/), readRetry: { attempts: 3, baseMs: 1, maxMs: 4 } }) };
+    const requestEvents = () => s.server.events().filter((e) => e.event_name === 'cdn_requests').length;
+    const eventsBefore = requestEvents();
+    const whileDown = await handleStripeMessage(down, { day: D1, revision });
+    const eventsWhileDown = requestEvents() - eventsBefore;
+    const pending = (await s.sync().store.records(acme, D1, D1)).find((r) => r.metric === 'requests' && r.revision === revision)!;
+    const after = await handleStripeMessage(s.sync(), { account: acme, sendOnly: true });
+    const total = await s.total(acme, 'requests', [D1]);
+
+    // Before, it was sent unchecked: on the meter, never on an invoice, no late usage, no item.
+    expect(whileDown.outcomes.find((o) => o.metric === 'requests')).toMatchObject({ outcome: 'retry-later', error: expect.stringContaining('Stripe did not answer GET /v1/invoices') });
+    expect(eventsWhileDown).toBe(0);
+    expect(pending).toMatchObject({ state: 'pending' });
+    expect(after.outcomes.find((o) => o.metric === 'requests')).toMatchObject({ outcome: 'invoice-finalized' });
+    expect(s.server.invoiceItems(customer).map((item) => item.quantity)).toEqual([total - s.server.invoices(customer)[0]!.lines.data.find((line) => !('parent' in line))!.quantity]);
   });
 
   it('credits a negative difference: an adjustment below the billed total gives an item at the negated unit amount for what the invoice and the first item overbilled', async () => {

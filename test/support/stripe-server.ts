@@ -97,7 +97,7 @@ export interface StripeTestServer {
   invoiceItems(customer?: string): readonly TestInvoiceItem[];
   /** Seconds from a period's end to its invoice's finalization (Stripe's default: 3600; at most 72 h). */
   setFinalizationGrace(seconds: number): void;
-  /** The invoices of `customer` at Stripe's clock now (as `GET /v1/invoices` answers). */
+  /** The invoices of `customer` at Stripe's clock now (as `GET /v1/invoices` answers), each with all its lines in `lines.data`. */
   invoices(customer: string): TestInvoice[];
   /** Every request (method, path, status, query string), in order; headers and bodies are in `rawRequests`. */
   readonly requests: { method: string; path: string; status: number; query: string }[];
@@ -190,7 +190,8 @@ export interface TestInvoice {
   period_start: number;
   period_end: number;
   status_transitions: { finalized_at: number | null };
-  lines: { object: 'list'; has_more: false; data: TestInvoiceLine[] };
+  /** The first {@link EMBEDDED_LINES} lines; `has_more`: the rest are at `url` (`GET /v1/invoices/{id}/lines`). */
+  lines: { object: 'list'; has_more: boolean; url: string; data: TestInvoiceLine[] };
 }
 
 export interface TestCoreEvent {
@@ -237,6 +238,7 @@ export function stripeOperationSpecs(): {
   eventSummaries: OperationSpec;
   listSubscriptions: OperationSpec;
   listInvoices: OperationSpec;
+  listInvoiceLines: OperationSpec;
   createInvoiceItem: OperationSpec;
   listInvoiceItems: OperationSpec;
 } {
@@ -258,6 +260,7 @@ export function stripeOperationSpecs(): {
     eventSummaries: query(spec.paths['/v1/billing/meters/{id}/event_summaries']!.get!.parameters),
     listSubscriptions: query(spec.paths['/v1/subscriptions']!.get!.parameters),
     listInvoices: query(spec.paths['/v1/invoices']!.get!.parameters),
+    listInvoiceLines: query(spec.paths['/v1/invoices/{invoice}/lines']!.get!.parameters),
   };
 }
 
@@ -282,6 +285,11 @@ const IDENTIFIER_WINDOW = DAY;
 const PAST_LIMIT = 35 * DAY;
 const FUTURE_LIMIT = 300;
 const DEFAULT_FINALIZATION_GRACE = 3600;
+/**
+ * How many lines an invoice carries itself: "the first handful of those items", the rest at its
+ * lines URL (https://docs.stripe.com/api/invoice-line-item/retrieve); 10, a list's default limit.
+ */
+const EMBEDDED_LINES = 10;
 const MAX_FINALIZATION_GRACE = 72 * 3600;
 const MAX_SIGNIFICANT_DIGITS = 15;
 /** `GET /v2/core/events` lists events of the last 30 days. */
@@ -437,8 +445,8 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
   const laterLast = (a: RecordedMeterEvent, b: RecordedMeterEvent): number => (order === 'receipt' ? a.seq - b.seq : a.timestamp - b.timestamp || a.seq - b.seq);
 
   /** The periods of `subscription` ended at `now`, each as its invoice (draft within the grace, then finalized). */
-  const invoicesOf = (subscription: TestSubscription, now: number): TestInvoice[] => {
-    const out: TestInvoice[] = [];
+  const invoicesOf = (subscription: TestSubscription, now: number): (TestInvoice & { allLines: TestInvoiceLine[] })[] => {
+    const out: (TestInvoice & { allLines: TestInvoiceLine[] })[] = [];
     for (let start = subscription.start, k = 1; start + subscription.periodSeconds <= now; start += subscription.periodSeconds, k++) {
       const end = start + subscription.periodSeconds;
       const finalizedAt = end + finalizationGrace <= now ? end + finalizationGrace : null;
@@ -448,8 +456,11 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
         const quantity = aggregate(meter, subscription.customer, start, end, finalizedAt ?? now) ?? 0;
         return { id: `il_${subscription.id.slice(4)}_${k}${i === 0 ? '' : `_${i}`}`, object: 'line_item', quantity, period: { start, end }, pricing: { type: 'price_details', price_details: { price: item.price.id } } };
       });
+      // Stripe's order: pending invoice items first, newest first, then the subscription's lines (https://docs.stripe.com/api/invoices/object#invoice_object-lines).
+      const lines = [...itemsOn(subscription, start, end).reverse().map((item) => itemLine(item)), ...metered];
+      const id = `in_${subscription.id.slice(4)}_${k}`;
       out.push({
-        id: `in_${subscription.id.slice(4)}_${k}`,
+        id,
         object: 'invoice',
         customer: subscription.customer,
         subscription: subscription.id,
@@ -457,14 +468,8 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
         period_start: start,
         period_end: end,
         status_transitions: { finalized_at: finalizedAt },
-        lines: {
-          object: 'list',
-          has_more: false,
-          data: [
-            ...metered,
-            ...itemsOn(subscription, start, end).map((item) => itemLine(item)),
-          ],
-        },
+        lines: { object: 'list', has_more: lines.length > EMBEDDED_LINES, url: `/v1/invoices/${id}/lines`, data: lines.slice(0, EMBEDDED_LINES) },
+        allLines: lines,
       });
     }
     return out;
@@ -615,6 +620,14 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
     send(res, 200, page(all, fields, path));
   };
 
+  /** `GET /v1/invoices/{id}/lines`: every line of the invoice, cursor pagination. */
+  const listInvoiceLines = (id: string, params: URLSearchParams, res: ServerResponse, path: string): void => {
+    const fields = checkParams(params, specs.listInvoiceLines, false);
+    const invoice = subscriptions.flatMap((s) => invoicesOf(s, clock())).find((i) => i.id === id);
+    if (invoice === undefined) throw new StripeHttpError(404, 'invalid_request_error', `No such invoice: '${id}'`, 'invoice');
+    send(res, 200, page(invoice.allLines, fields, path));
+  };
+
   const listInvoices = (params: URLSearchParams, res: ServerResponse, path: string): void => {
     const fields = checkParams(params, specs.listInvoices, false);
     const customer = fields.get('customer');
@@ -625,7 +638,8 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
       .filter((s) => customer === undefined || s.customer === customer)
       .flatMap((s) => invoicesOf(s, now))
       .filter((invoice) => status === undefined || invoice.status === status)
-      .sort((a, b) => b.period_start - a.period_start);
+      .sort((a, b) => b.period_start - a.period_start)
+      .map(({ allLines: _all, ...invoice }) => invoice);
     send(res, 200, page(all, fields, path));
   };
 
@@ -707,6 +721,7 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
           throw new StripeHttpError(401, 'invalid_request_error', 'Invalid API Key provided.');
         }
         const summaries = /^\/v1\/billing\/meters\/([^/]+)\/event_summaries$/.exec(url.pathname);
+        const invoiceLines = /^\/v1\/invoices\/([^/]+)\/lines$/.exec(url.pathname);
         if (req.method === 'POST' && url.pathname === '/v1/billing/meter_events') {
           if (!(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {
             throw new StripeHttpError(400, 'invalid_request_error', 'Invalid request: the body must be application/x-www-form-urlencoded.');
@@ -718,6 +733,8 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
           listSubscriptions(url.searchParams, res, url.pathname);
         } else if (req.method === 'GET' && url.pathname === '/v1/invoices') {
           listInvoices(url.searchParams, res, url.pathname);
+        } else if (req.method === 'GET' && invoiceLines) {
+          listInvoiceLines(decodeURIComponent(invoiceLines[1]!), url.searchParams, res, url.pathname);
         } else if (req.method === 'POST' && url.pathname === '/v1/invoiceitems') {
           const key = req.headers['idempotency-key'];
           createInvoiceItem(new URLSearchParams(body), typeof key === 'string' ? key : undefined, res);
@@ -828,7 +845,11 @@ export async function startStripeServer(apiKey = 'sk_test_tally_integration_key'
       if (seconds < 0 || seconds > MAX_FINALIZATION_GRACE) throw new Error('Stripe allows a finalization grace period of 0 to 72 hours');
       finalizationGrace = seconds;
     },
-    invoices: (customer) => subscriptions.filter((s) => s.customer === customer).flatMap((s) => invoicesOf(s, clock())),
+    invoices: (customer) =>
+      subscriptions
+        .filter((s) => s.customer === customer)
+        .flatMap((s) => invoicesOf(s, clock()))
+        .map(({ allLines, ...invoice }) => ({ ...invoice, lines: { ...invoice.lines, has_more: false, data: allLines } })),
     invoiceItems: (customer) => invoiceItems.filter((item) => customer === undefined || item.customer === customer).map((item) => ({ ...item, invoice: invoiceOfItem(item, clock()) })),
     requests,
     rawRequests,

@@ -1,7 +1,9 @@
 import Stripe from 'stripe';
-import type { InvoiceItemOutcome, InvoiceItemRequest, MeterEventOutcome, StripeInvoiceInfo, StripeMeterApi, StripeMeterErrorReport, StripeMeterInfo, StripeSubscriptionItemInfo } from '../../app/ports';
+import type { InvoiceItemOutcome, InvoiceItemRequest, StripeInvoiceItemInfo, MeterEventOutcome, StripeInvoiceInfo, StripeMeterApi, StripeMeterErrorReport, StripeMeterInfo, StripeSubscriptionItemInfo } from '../../app/ports';
 import { addDays } from '../../domain/days';
-import { STRIPE_CUSTOMER_KEY, STRIPE_VALUE_KEY } from '../../domain/billing/stripe';
+import { STRIPE_CUSTOMER_KEY, STRIPE_VALUE_KEY, StripeUnavailableError } from '../../domain/billing/stripe';
+
+export { StripeUnavailableError };
 
 /** Stripe's API base; `TALLY_STRIPE_API_BASE` points elsewhere (a test server, a proxy). */
 export const STRIPE_API_BASE = 'https://api.stripe.com';
@@ -14,6 +16,18 @@ export const METER_ERROR_EVENT_TYPES = ['v1.billing.meter.error_report_triggered
 
 /** At most this many meter error reports are read (30 days of them, one per meter and validation window at worst). */
 export const METER_ERROR_REPORTS_READ = 1_000;
+
+/**
+ * How Tally's reads of Stripe (meters, summaries, subscriptions, invoices and their lines,
+ * invoice items) retry a 429, a 5xx, a 409 or no answer: up to `attempts` calls, waiting
+ * `baseMs` doubled after each failure up to `maxMs`, each wait between half and all of it
+ * (jitter). Stripe asks for exactly this: "a 429 ... retry with an exponential backoff"
+ * (https://docs.stripe.com/rate-limits), and a network error or a 5xx may be retried, a read
+ * having no side effect (https://docs.stripe.com/error-low-level). The figures are
+ * stripe-node's own defaults (0.5 s doubling to 5 s); the SDK's retries stay off because it
+ * does not retry a plain 429, and because the sender retries its writes itself.
+ */
+export const STRIPE_READ_RETRY = { attempts: 4, baseMs: 500, maxMs: 5_000 } as const;
 
 /** The SDK's connection settings for an API base URL (`host`, `port`, `protocol`). */
 export function stripeConnection(apiBase: string): { host: string; port: number; protocol: 'http' | 'https' } {
@@ -29,9 +43,47 @@ export function stripeConnection(apiBase: string): { host: string; port: number;
  */
 export class SdkStripeMeterApi implements StripeMeterApi {
   private readonly stripe: Stripe;
+  private readonly readRetry: { readonly attempts: number; readonly baseMs: number; readonly maxMs: number };
+  private readonly sleep: (ms: number) => Promise<void>;
 
-  constructor({ apiKey, apiBase = STRIPE_API_BASE, timeoutMs = STRIPE_REQUEST_TIMEOUT_MS }: { apiKey: string; apiBase?: string; timeoutMs?: number }) {
+  constructor({
+    apiKey,
+    apiBase = STRIPE_API_BASE,
+    timeoutMs = STRIPE_REQUEST_TIMEOUT_MS,
+    readRetry = STRIPE_READ_RETRY,
+    sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+  }: {
+    apiKey: string;
+    apiBase?: string;
+    timeoutMs?: number;
+    readRetry?: { readonly attempts: number; readonly baseMs: number; readonly maxMs: number };
+    sleep?: (ms: number) => Promise<void>;
+  }) {
     this.stripe = new Stripe(apiKey, { ...stripeConnection(apiBase), maxNetworkRetries: 0, timeout: timeoutMs, telemetry: false, appInfo: { name: 'tally' } });
+    this.readRetry = readRetry;
+    this.sleep = sleep;
+  }
+
+  /**
+   * Runs a read (a whole list, every page) again after a 429, a 5xx, a 409 or no answer, with
+   * {@link STRIPE_READ_RETRY}'s backoff; any other error at once. A list read again starts over,
+   * so no page of two different answers is ever joined. Out of attempts: {@link StripeUnavailableError}.
+   */
+  private async read<T>(what: string, call: () => Promise<T>): Promise<T> {
+    let wait = this.readRetry.baseMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call();
+      } catch (error) {
+        const outcome = outcomeOf(error);
+        const conflict = (error as { statusCode?: number }).statusCode === 409;
+        if (outcome.kind !== 'retry' && !conflict) throw error;
+        const reason = outcome.kind === 'retry' ? outcome.error : `409: ${(error as Error).message}`;
+        if (attempt >= this.readRetry.attempts) throw new StripeUnavailableError(what, attempt, reason);
+        await this.sleep(wait * (0.5 + Math.random() / 2));
+        wait = Math.min(wait * 2, this.readRetry.maxMs);
+      }
+    }
   }
 
   async sendMeterEvent(event: { eventName: string; customer: string; value: string; identifier: string; timestamp: number }): Promise<MeterEventOutcome> {
@@ -49,7 +101,7 @@ export class SdkStripeMeterApi implements StripeMeterApi {
   }
 
   async meters(): Promise<StripeMeterInfo[]> {
-    const meters = await this.stripe.billing.meters.list({ limit: 100 }).autoPagingToArray({ limit: 10_000 });
+    const meters = await this.read('GET /v1/billing/meters', () => this.stripe.billing.meters.list({ limit: 100 }).autoPagingToArray({ limit: 10_000 }));
     return meters.map((meter) => ({
       id: meter.id,
       eventName: meter.event_name,
@@ -63,9 +115,11 @@ export class SdkStripeMeterApi implements StripeMeterApi {
 
   async daySummaries(meterId: string, customer: string, from: string, to: string): Promise<Record<string, number>> {
     const seconds = (day: string) => Date.parse(`${day}T00:00:00Z`) / 1000;
-    const summaries = await this.stripe.billing.meters
-      .listEventSummaries(meterId, { customer, start_time: seconds(from), end_time: seconds(addDays(to, 1)), value_grouping_window: 'day', limit: 100 })
-      .autoPagingToArray({ limit: 10_000 });
+    const summaries = await this.read(`GET /v1/billing/meters/${meterId}/event_summaries`, () =>
+      this.stripe.billing.meters
+        .listEventSummaries(meterId, { customer, start_time: seconds(from), end_time: seconds(addDays(to, 1)), value_grouping_window: 'day', limit: 100 })
+        .autoPagingToArray({ limit: 10_000 }),
+    );
     const byDay: Record<string, number> = {};
     for (const summary of summaries) byDay[new Date(summary.start_time * 1000).toISOString().slice(0, 10)] = summary.aggregated_value;
     return byDay;
@@ -76,7 +130,9 @@ export class SdkStripeMeterApi implements StripeMeterApi {
    * whole minutes, https://docs.stripe.com/api/billing/meter-event-summary/list).
    */
   async summaryOver(meterId: string, customer: string, start: number, end: number): Promise<number> {
-    const summaries = await this.stripe.billing.meters.listEventSummaries(meterId, { customer, start_time: start, end_time: end, limit: 100 }).autoPagingToArray({ limit: 10_000 });
+    const summaries = await this.read(`GET /v1/billing/meters/${meterId}/event_summaries`, () =>
+      this.stripe.billing.meters.listEventSummaries(meterId, { customer, start_time: start, end_time: end, limit: 100 }).autoPagingToArray({ limit: 10_000 }),
+    );
     return summaries.reduce((sum, summary) => sum + summary.aggregated_value, 0);
   }
 
@@ -88,9 +144,9 @@ export class SdkStripeMeterApi implements StripeMeterApi {
   async meterErrorReports(since?: string): Promise<StripeMeterErrorReport[]> {
     // The v2 list's created[gte] is an RFC 3339 date-time (Stripe's OpenAPI: format date-time); stripe-node 23.1.0 types it as v1's unix seconds.
     const created = since === undefined ? {} : { created: { gte: since } as unknown as Stripe.RangeQueryParam };
-    const events = await this.stripe.v2.core.events
-      .list({ types: [...METER_ERROR_EVENT_TYPES], limit: 100, ...created })
-      .autoPagingToArray({ limit: METER_ERROR_REPORTS_READ });
+    const events = await this.read('GET /v2/core/events', () =>
+      this.stripe.v2.core.events.list({ types: [...METER_ERROR_EVENT_TYPES], limit: 100, ...created }).autoPagingToArray({ limit: METER_ERROR_REPORTS_READ }),
+    );
     const reports: StripeMeterErrorReport[] = [];
     for (const event of events) {
       if (event.type !== 'v1.billing.meter.error_report_triggered' && event.type !== 'v1.billing.meter.no_meter_found') continue;
@@ -116,7 +172,7 @@ export class SdkStripeMeterApi implements StripeMeterApi {
    * version 2025-03-31.basil) and price: https://docs.stripe.com/api/subscriptions/list.
    */
   async subscriptionItems(customer: string): Promise<StripeSubscriptionItemInfo[]> {
-    const subscriptions = await this.stripe.subscriptions.list({ customer, limit: 100 }).autoPagingToArray({ limit: 1_000 });
+    const subscriptions = await this.read('GET /v1/subscriptions', () => this.stripe.subscriptions.list({ customer, limit: 100 }).autoPagingToArray({ limit: 1_000 }));
     return subscriptions.flatMap((subscription) =>
       subscription.items.data.map((item) => ({
         subscription: subscription.id,
@@ -136,18 +192,48 @@ export class SdkStripeMeterApi implements StripeMeterApi {
   /**
    * The customer's latest 100 invoices: period, status and `status_transitions.finalized_at`
    * (https://docs.stripe.com/api/invoices/list; a draft becomes `open` when finalized,
-   * https://docs.stripe.com/invoicing/overview#invoice-lifecycle).
+   * https://docs.stripe.com/invoicing/overview#invoice-lifecycle), each with **all** its lines.
+   * An invoice carries "the first handful" of its lines (`lines.has_more`: there are more,
+   * https://docs.stripe.com/api/invoice-line-item/retrieve), and pending invoice items come
+   * before the subscription's lines: an invoice after a dozen late-usage items had its metered
+   * line past the handful, so reconcile compared nothing and the sender took a finalized day for
+   * one no invoice held. The rest are read from `GET /v1/invoices/{id}/lines`.
    */
   async invoices(customer: string): Promise<StripeInvoiceInfo[]> {
-    const page = await this.stripe.invoices.list({ customer, limit: 100 });
-    return page.data.map((invoice) => ({
-      id: invoice.id ?? '',
-      periodStart: invoice.period_start,
-      periodEnd: invoice.period_end,
-      status: invoice.status ?? 'draft',
-      finalizedAt: invoice.status_transitions.finalized_at ?? null,
-      lines: invoice.lines.data.map((line) => ({ priceId: idOf(line.pricing?.price_details?.price), quantity: line.quantity ?? 0 })),
-    }));
+    const page = await this.read('GET /v1/invoices', () => this.stripe.invoices.list({ customer, limit: 100 }));
+    const out: StripeInvoiceInfo[] = [];
+    for (const invoice of page.data) {
+      const id = invoice.id ?? '';
+      const lines = invoice.lines.has_more ? await this.read(`GET /v1/invoices/${id}/lines`, () => this.stripe.invoices.listLineItems(id, { limit: 100 }).autoPagingToArray({ limit: 10_000 })) : invoice.lines.data;
+      out.push({
+        id,
+        periodStart: invoice.period_start,
+        periodEnd: invoice.period_end,
+        status: invoice.status ?? 'draft',
+        finalizedAt: invoice.status_transitions.finalized_at ?? null,
+        lines: lines.map((line) => ({
+          priceId: idOf(line.pricing?.price_details?.price),
+          quantity: line.quantity ?? 0,
+          invoiceItem: line.parent?.type === 'invoice_item_details' ? (line.parent.invoice_item_details?.invoice_item ?? null) : null,
+        })),
+      });
+    }
+    return out;
+  }
+
+  /**
+   * The customer's invoice items created at or after `since` (unix seconds), with the
+   * `metadata[tally_id]` Tally gave them and their units signed as billed (a credit's unit
+   * amount is negative, its quantity not: https://docs.stripe.com/api/invoiceitems/create):
+   * what reconcile --invoices adds to an invoice's metered line.
+   */
+  async invoiceItems(customer: string, since: number): Promise<StripeInvoiceItemInfo[]> {
+    const items = await this.read('GET /v1/invoiceitems', () => this.stripe.invoiceItems.list({ customer, created: { gte: since }, limit: 100 }).autoPagingToArray({ limit: 10_000 }));
+    return items.map((item) => {
+      const unit = item.pricing?.unit_amount_decimal ?? null;
+      const quantity = item.quantity ?? 0;
+      return { id: item.id, tallyId: item.metadata?.tally_id ?? null, invoice: idOf(item.invoice), units: unit !== null && String(unit).startsWith('-') ? -quantity : quantity };
+    });
   }
 
   /**
@@ -187,7 +273,7 @@ export class SdkStripeMeterApi implements StripeMeterApi {
    * where search lags (https://docs.stripe.com/search#data-freshness).
    */
   async findInvoiceItem(customer: string, tallyId: string, since: number): Promise<string | undefined> {
-    const items = await this.stripe.invoiceItems.list({ customer, created: { gte: since }, limit: 100 }).autoPagingToArray({ limit: 10_000 });
+    const items = await this.read('GET /v1/invoiceitems', () => this.stripe.invoiceItems.list({ customer, created: { gte: since }, limit: 100 }).autoPagingToArray({ limit: 10_000 }));
     return items.find((item) => item.metadata?.tally_id === tallyId)?.id;
   }
 }

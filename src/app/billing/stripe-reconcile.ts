@@ -5,7 +5,7 @@ import { compareEvents, firstDayOfPeriod, meterValue, STRIPE_CUSTOMER_KEY, STRIP
 import { otherWindowHolding, windowKey, windowsOnStripe, type StripeWindow } from '../../domain/billing/stripe-hours';
 import { ceilHour, periodHourTotals } from './stripe-hours';
 import { mapWithConcurrency } from '../concurrency';
-import type { StripeInvoiceInfo, StripeMeterApi, StripeMeterInfo } from '../ports';
+import type { StripeInvoiceInfo, StripeInvoiceItemInfo, StripeMeterApi, StripeMeterInfo } from '../ports';
 import type { StripeSyncDeps } from './stripe-sync';
 
 /**
@@ -202,6 +202,16 @@ export interface InvoiceComparison {
   /** The part of the difference recorded as late usage (`stripe.late_usage` sent). */
   readonly recordedLate: number;
   /**
+   * What Stripe's invoice items bill of the period's late usage (their units, a credit negative):
+   * the items whose `metadata[tally_id]` is that of a late record of this invoice, metric and
+   * meter, read from Stripe (`GET /v1/invoiceitems`), wherever they went (the next invoice).
+   */
+  readonly items: number;
+  /** The units Tally's late records planned as invoice items (pending or created): what {@link items} should be. */
+  readonly itemsPlanned: number;
+  /** Why a row does not match although its figures might: an item twice at Stripe, one Tally created that Stripe lacks, one still pending. */
+  readonly problems: readonly string[];
+  /**
    * Tally's total of the period's days left out of `tally`: days on the meters of the other
    * window (sent before `TALLY_STRIPE_WINDOW` was switched), whose events of this window the
    * sender holds (docs/stripe.md#hour-windows).
@@ -211,9 +221,14 @@ export interface InvoiceComparison {
 
 /**
  * For each finalized invoice of a linked customer whose period meets `from..to`, compares
- * the quantity of its line for each configured metric's price with Tally's billable total
- * over the period's days (and the meter's) that the link sends (from its first day or hour). A difference equal to the late usage recorded
- * for that invoice is explained; any other is not.
+ * the quantity of its line for each configured metric's price, plus the invoice items Stripe
+ * holds for the period's late usage, with Tally's billable total over the period's days (and the
+ * meter's) that the link sends (from its first day or hour). What the line and the items leave
+ * unbilled must be exactly the late usage recorded and not itemized (reported by webhook alone);
+ * any other difference, an item twice at Stripe, or an item Tally planned that Stripe lacks, is
+ * unexplained. Every figure is read from Stripe, each read retried with backoff
+ * (SdkStripeMeterApi); a read that never succeeds stops the whole comparison with its error,
+ * never a row compared against a figure not read.
  */
 export async function reconcileInvoices(deps: StripeSyncDeps, from: string, to: string): Promise<{ compared: number; rows: InvoiceComparison[]; unexplained: InvoiceComparison[] }> {
   const meterIds = await activeMeterIds(deps);
@@ -226,9 +241,23 @@ export async function reconcileInvoices(deps: StripeSyncDeps, from: string, to: 
     const invoices = ((await deps.api.invoices?.(link.customer)) ?? []).filter(
       (i) => i.finalizedAt !== null && i.periodEnd > rangeStart && i.periodStart < rangeEnd && i.periodEnd > linkStart(link),
     );
-    for (const invoice of invoices) rows.push(...(await compareInvoice(deps, link, invoice, items, meterIds)));
+    if (invoices.length === 0) continue;
+    // A late item is created after its invoice was finalized, so after the period's end (5 minutes for clocks apart).
+    const since = Math.min(...invoices.map((i) => i.periodEnd)) - 300;
+    const stripeItems = (await deps.api.invoiceItems?.(link.customer, since)) ?? [];
+    for (const invoice of invoices) rows.push(...(await compareInvoice(deps, link, invoice, items, meterIds, stripeItems)));
   }
-  return { compared: rows.length, rows, unexplained: rows.filter((row) => row.difference !== row.recordedLate) };
+  return { compared: rows.length, rows, unexplained: rows.filter((row) => !invoiceRowExplained(row)) };
+}
+
+/**
+ * A row is explained when the invoice line and Stripe's invoice items bill Tally's total but for
+ * the late usage recorded and not planned as an item (reported by webhook alone), and no item is
+ * amiss. In webhook mode that is "the difference is the recorded late usage"; with invoice items
+ * it is "line plus items bill Tally's total".
+ */
+export function invoiceRowExplained(row: Pick<InvoiceComparison, 'tally' | 'invoiced' | 'items' | 'recordedLate' | 'itemsPlanned' | 'problems'>): boolean {
+  return row.problems.length === 0 && row.tally - row.invoiced - row.items === row.recordedLate - row.itemsPlanned;
 }
 
 async function compareInvoice(
@@ -237,8 +266,9 @@ async function compareInvoice(
   invoice: StripeInvoiceInfo,
   items: readonly { priceId: string; meterId: string | null }[],
   meterIds: Readonly<Record<string, string>>,
+  stripeItems: readonly StripeInvoiceItemInfo[],
 ): Promise<InvoiceComparison[]> {
-  if (deps.window === 'hour') return compareInvoiceByHour(deps, link, invoice, items, meterIds);
+  if (deps.window === 'hour') return compareInvoiceByHour(deps, link, invoice, items, meterIds, stripeItems);
   // The link never sends a day before its first one (tally stripe link --from inside a period).
   const days = daysOfPeriod(invoice.periodStart, invoice.periodEnd).filter((day) => link.from === undefined || day >= link.from);
   if (days.length === 0) return [];
@@ -264,7 +294,7 @@ async function compareInvoice(
       else held += value;
     }
     const meter = Object.values(await deps.api.daySummaries(meterId, link.customer, first, last)).reduce((sum, v) => sum + v, 0);
-    rows.push({ account: link.account, customer: link.customer, invoice: invoice.id, metric, from: first, to: last, tally, meter, invoiced: line.quantity, difference: tally - line.quantity, recordedLate: recordedLate(records, metric, invoice.id, deps.meters[metric]!, deps.window ?? 'day'), held });
+    rows.push({ account: link.account, customer: link.customer, invoice: invoice.id, metric, from: first, to: last, tally, meter, invoiced: line.quantity, difference: tally - line.quantity, ...lateUsageOf(records, metric, invoice.id, deps.meters[metric]!, deps.window ?? 'day', stripeItems), held });
   }
   return rows;
 }
@@ -279,6 +309,7 @@ async function compareInvoiceByHour(
   invoice: StripeInvoiceInfo,
   items: readonly { priceId: string; meterId: string | null }[],
   meterIds: Readonly<Record<string, string>>,
+  stripeItems: readonly StripeInvoiceItemInfo[],
 ): Promise<InvoiceComparison[]> {
   // Nor an hour before its first one.
   const start = Math.max(invoice.periodStart, linkStart(link));
@@ -296,7 +327,7 @@ async function compareInvoiceByHour(
     if (line === undefined) continue;
     const tally = totals[metric] ?? 0;
     const meter = deps.api.summaryOver === undefined ? 0 : await deps.api.summaryOver(meterId, link.customer, from, to);
-    rows.push({ account: link.account, customer: link.customer, invoice: invoice.id, metric, from: first, to: last, tally, meter, invoiced: line.quantity, difference: tally - line.quantity, recordedLate: recordedLate(records, metric, invoice.id, deps.meters[metric]!, deps.window ?? 'day'), held: held[metric] ?? 0 });
+    rows.push({ account: link.account, customer: link.customer, invoice: invoice.id, metric, from: first, to: last, tally, meter, invoiced: line.quantity, difference: tally - line.quantity, ...lateUsageOf(records, metric, invoice.id, deps.meters[metric]!, deps.window ?? 'day', stripeItems), held: held[metric] ?? 0 });
   }
   return rows;
 }
@@ -308,11 +339,33 @@ async function compareInvoiceByHour(
  * both the old meters and the new ones, and the other window's records were sent to the old
  * meters (their own invoice line) or refused, never to this one.
  */
-function recordedLate(records: readonly StripeOutboxRecord[], metric: string, invoice: string, eventName: string, window: StripeWindow): number {
+function lateUsageOf(
+  records: readonly StripeOutboxRecord[],
+  metric: string,
+  invoice: string,
+  eventName: string,
+  window: StripeWindow,
+  stripeItems: readonly StripeInvoiceItemInfo[],
+): Pick<InvoiceComparison, 'recordedLate' | 'items' | 'itemsPlanned' | 'problems'> {
   const newest = new Map<string, StripeOutboxRecord>();
-  const ofThisMeter = (r: StripeOutboxRecord) => r.metric === metric && r.invoice === invoice && r.eventName === eventName && (r.hour === undefined) === (window === 'day');
-  for (const record of records.filter(ofThisMeter).sort(compareEvents)) newest.set(windowKey(record), record);
-  return [...newest.values()].reduce((sum, r) => sum + (r.value - (r.billed ?? 0)), 0);
+  const ofThisMeter = records.filter((r) => r.metric === metric && r.invoice === invoice && r.eventName === eventName && (r.hour === undefined) === (window === 'day'));
+  for (const record of [...ofThisMeter].sort(compareEvents)) newest.set(windowKey(record), record);
+  const recordedLate = [...newest.values()].reduce((sum, r) => sum + (r.value - (r.billed ?? 0)), 0);
+  // Every item a late record of this invoice planned (a superseded record's too: its item may be at Stripe), and what Stripe holds of each.
+  let items = 0;
+  let itemsPlanned = 0;
+  const problems: string[] = [];
+  for (const record of ofThisMeter) {
+    const planned = record.item;
+    if (planned === undefined || planned.state === 'webhook-only') continue;
+    itemsPlanned += planned.units;
+    const atStripe = stripeItems.filter((item) => item.tallyId === planned.tallyId);
+    items += atStripe.reduce((sum, item) => sum + item.units, 0);
+    if (atStripe.length > 1) problems.push(`invoice item ${planned.tallyId} is at Stripe ${atStripe.length} times (${atStripe.map((i) => i.id).join(', ')})`);
+    else if (atStripe.length === 0) problems.push(planned.state === 'created' ? `invoice item ${planned.tallyId} (${planned.id ?? '?'}) is not at Stripe` : `invoice item ${planned.tallyId} is pending: not at Stripe yet (the sender retries it)`);
+    else if (atStripe[0]!.units !== planned.units) problems.push(`invoice item ${atStripe[0]!.id} bills ${atStripe[0]!.units} unit(s), Tally planned ${planned.units}`);
+  }
+  return { recordedLate, items, itemsPlanned, problems };
 }
 
 /** The id of the active Stripe meter of each configured metric; a clear error naming the first one missing. */

@@ -26,6 +26,7 @@ import {
   pendingOutboxRecord,
   runningTotalsDue,
   stripeLeaseName,
+  StripeUnavailableError,
   type StripeLink,
   type StripeMeterMap,
   type StripeOutboxRecord,
@@ -711,7 +712,13 @@ async function deliver(
   try {
     invoice = record.invoice === undefined ? await lateInvoiceOf(deps, record) : undefined;
   } catch (error) {
-    // A key without read access to subscriptions and invoices, or Stripe failing: the total still goes to the meter.
+    if (error instanceof StripeUnavailableError) {
+      // Stripe not answering (429, 5xx, no answer, after the reads' backoff): sent unchecked, a total of a finalized
+      // period would reach the meter and no invoice, never reported. It waits, pending, for Stripe to answer.
+      deps.log.warn('stripe invoice state not read: the event waits for Stripe to answer', { ...log, error: error.message });
+      return { ...outcome(record, 'retry-later'), error: error.message };
+    }
+    // A key without read access to subscriptions and invoices: the total still goes to the meter.
     deps.log.error('stripe invoice state unknown: sent without checking the invoice', { ...log, error: (error as Error).message });
   }
   if (record.invoice !== undefined) late = true;
@@ -737,7 +744,10 @@ async function deliver(
     }
     // With invoice items, also a total back at the billed one after an item was created: a credit for that item.
     const itemized = deps.lateUsage === 'invoice-item' && invoiceItemBlocker(meteredPrice(invoice.item)) === undefined && unbilledUnits(record.value, billed, others) !== 0;
-    if ((billed !== record.value && reported?.value !== record.value) || itemized) {
+    // A total back at the billed one after a reported difference is reported too (difference 0): else the last
+    // webhook's difference stands, and reconcile --invoices counts a late usage the meter no longer holds.
+    const differs = billed !== record.value || reported !== undefined;
+    if ((differs && reported?.value !== record.value) || itemized) {
       record = await noteLateUsage(deps, record, invoice, billed, others);
       late = true;
     }

@@ -1,6 +1,6 @@
 import { hash } from 'fast-sha256';
 import { addDays, dayOf } from '../days';
-import { ValidationError } from '../errors';
+import { TallyError, ValidationError } from '../errors';
 import { METRIC_NAME } from '../logs/metric-rules';
 
 /**
@@ -534,4 +534,21 @@ export function latestSendable(
     }
     return { metric, revision, value: total + (adjustments[metric] ?? 0) };
   });
+}
+
+/**
+ * A read Stripe did not answer after every retry (429, 5xx, 409 or no answer each time; the
+ * adapter's backoff, `STRIPE_READ_RETRY`). Nothing is concluded from it: a reconcile stops
+ * rather than compare against a figure it never read, and the sender leaves the event pending
+ * rather than send it without knowing its invoice.
+ */
+export class StripeUnavailableError extends TallyError {
+  constructor(
+    readonly what: string,
+    readonly attempts: number,
+    readonly lastError: string,
+  ) {
+    super(`Stripe did not answer ${what} after ${attempts} attempt(s) with backoff (last: ${lastError}); nothing was compared or concluded from it: run the command again later`);
+    this.name = 'StripeUnavailableError';
+  }
 }

@@ -495,12 +495,12 @@ export const stripeReconcileCommand = defineCommand<{ from: string; to: string; 
       const invoices = await reconcileInvoices(deps, options.from, options.to);
       if (options.json === true) io.out(`${JSON.stringify({ from: options.from, to: options.to, ...invoices })}\n`);
       else {
-        io.out(`tally stripe reconcile --invoices ${options.from}..${options.to}: ${invoices.compared} invoice line(s) compared, ${invoices.unexplained.length} differ without a recorded late usage\n`);
+        io.out(`tally stripe reconcile --invoices ${options.from}..${options.to}: ${invoices.compared} invoice line(s) compared, ${invoices.unexplained.length} differ without a recorded late usage or its invoice item\n`);
         if (invoices.rows.length > 0) {
           io.out(
             formatTable(
-              ['account', 'customer', 'invoice', 'period days', 'metric', 'tally', 'meter', 'invoice qty', 'difference', 'late usage recorded', 'held (other window)'],
-              invoices.rows.map((r) => [r.account, r.customer, r.invoice, `${r.from}..${r.to}`, r.metric, String(r.tally), String(r.meter), String(r.invoiced), String(r.difference), String(r.recordedLate), r.held === 0 ? '' : String(r.held)]),
+              ['account', 'customer', 'invoice', 'period days', 'metric', 'tally', 'meter', 'invoice qty', 'difference', 'late usage recorded', 'invoice items', 'held (other window)', 'problem'],
+              invoices.rows.map((r) => [r.account, r.customer, r.invoice, `${r.from}..${r.to}`, r.metric, String(r.tally), String(r.meter), String(r.invoiced), String(r.difference), String(r.recordedLate), r.itemsPlanned === 0 && r.items === 0 ? '' : String(r.items), r.held === 0 ? '' : String(r.held), r.problems.join('; ')]),
             ),
           );
         }
