@@ -31,20 +31,73 @@ export interface ConsumerLife {
 }
 
 /**
+ * A haunted object's consumer dies unseen on every attempt while the haunting is on, one
+ * increment further each time: the first attempt sends one increment and dies before the
+ * second, the next sends two (the first again: a duplicate) and dies before the third,
+ * the third dies before the fourth, then it starts over. An object of four increments or
+ * more never completes: its message comes back on the queue's own schedule after every
+ * death, exhausts its receives and reaches the DLQ with only `started` attempt records
+ * behind it, while the keys its lives applied roll out of busy histories.
+ */
+export class Haunting {
+  private readonly owner = new Map<string, string>();
+  private readonly lives = new Map<string, { writes: number; deaths: number }>();
+  on = true;
+
+  constructor(private readonly schedule: FaultSchedule) {}
+
+  /** `object`'s increments have these keys (hex). */
+  haunt(object: string, keys: readonly string[]): void {
+    for (const key of keys) this.owner.set(key, object);
+    this.lives.set(object, { writes: 0, deaths: 0 });
+  }
+
+  /** Whether the write of `keyHex` kills its consumer now (counts the write). */
+  strikes(keyHex: string): boolean {
+    const object = this.owner.get(keyHex);
+    if (!this.on || object === undefined) return false;
+    const life = this.lives.get(object)!;
+    life.writes++;
+    if (life.writes < 2 + (life.deaths % 3)) return false;
+    life.deaths++;
+    life.writes = 0;
+    this.schedule.record('hauntedDeath');
+    return true;
+  }
+
+  /** Whether `object` is haunted. */
+  haunts(object: string): boolean {
+    return this.lives.has(object);
+  }
+
+  get objects(): number {
+    return this.lives.size;
+  }
+
+  /** The most unseen deaths one haunted object went through. */
+  get mostDeaths(): number {
+    return Math.max(0, ...[...this.lives.values()].map((life) => life.deaths));
+  }
+}
+
+/**
  * SDK middleware on a consumer's DynamoDB client, in front of the real DynamoDB Local:
  * - `throttle`: a ProvisionedThroughputExceededException before the write is sent;
  * - `crash`: the consumer dies unseen before an UpdateItem (after some of its object's
  *   increments): no later request of it reaches DynamoDB, so it records no progress;
+ *   `haunted` keys (see {@link Haunting}) crash it too, whatever the schedule;
  * - `lostResponse`: the write is applied, then the answer is lost (ECONNRESET).
  */
-export function injectDynamoFaults(client: DynamoDBClient, schedule: FaultSchedule, active: () => boolean, life: ConsumerLife = { dead: false }): void {
+export function injectDynamoFaults(client: DynamoDBClient, schedule: FaultSchedule, active: () => boolean, life: ConsumerLife = { dead: false }, haunted: (keyHex: string) => boolean = () => false): void {
   // Outside the SDK's retry: a crash is not retried, the consumer is gone.
   client.middlewareStack.add(
     (next, context) => async (args) => {
       if (life.dead) throw new ConsumerCrash('chaos: the consumer is dead');
       if (context.commandName === 'UpdateItemCommand' && active()) {
-        const subject = subjectOf('UpdateItem', (args as unknown as { input: Record<string, unknown> }).input);
-        if (schedule.strikes('crash', subject)) {
+        const input = (args as unknown as { input: Record<string, unknown> }).input;
+        const subject = subjectOf('UpdateItem', input);
+        const key = (input.ExpressionAttributeValues as Record<string, { B?: Uint8Array }> | undefined)?.[':k']?.B;
+        if ((key !== undefined && haunted(Buffer.from(key).toString('hex'))) || schedule.strikes('crash', subject)) {
           life.dead = true;
           throw new ConsumerCrash(`chaos: consumer died before ${subject}`);
         }

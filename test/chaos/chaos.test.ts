@@ -4,7 +4,7 @@ import { TIME_LIMITS } from '../support/time-limits';
 import { runChaos } from './run-chaos';
 
 describe('chaos (fixed seed)', () => {
-  it('ends with every counter equal to an independent recount after faults, DLQ replay and backfill', async () => {
+  it('ends with every counter equal to an independent recount after faults, DLQ replay and backfills queued and inline beside the consumers', async () => {
     const base = testStackInfo();
     const queues = await createTestQueues(base, { visibilityTimeoutSeconds: 1, maxReceiveCount: 3 });
 
@@ -21,11 +21,13 @@ describe('chaos (fixed seed)', () => {
     expect(report.faults.deadLettered).toBeGreaterThan(0);
     expect(report.faults.partlyApplied).toBeGreaterThan(0);
     expect(report.faults.backfilledObjects).toBeGreaterThan(0);
+    expect(report.faults.hauntedDeath).toBeGreaterThan(0);
+    expect(report.inlineBackfill.counted + report.inlineBackfill.alreadyCounted).toBeGreaterThan(0);
   }, TIME_LIMITS.chaosRun);
 });
 
 describe('chaos, hot profile (fixed seed)', () => {
-  it('keeps two hot accounts on one day exact while crashed batches are held back behind other traffic', async () => {
+  it('keeps two hot accounts on one day exact while crashed and haunted batches are held back behind other traffic, on skewed clocks', async () => {
     const base = testStackInfo();
     const queues = await createTestQueues(base, { visibilityTimeoutSeconds: 1, maxReceiveCount: 3 });
     // A table of its own: the run changes the shard count from its second day on, which the table then records for every later day.
@@ -53,5 +55,16 @@ describe('chaos, hot profile (fixed seed)', () => {
     expect(report.faults.scheduleRefused).toBe(1);
     expect(report.faults.capRaised).toBe(1);
     expect(report.faults.backfillOverHalfApplied).toBeGreaterThan(0);
+    // Haunted objects died unseen on every receive (three in a row for one of them) and reached the DLQ, replayed two days later after hot traffic rolled their keys out.
+    expect(report.haunted.objects).toBeGreaterThan(0);
+    expect(report.haunted.mostDeaths).toBeGreaterThanOrEqual(3);
+    // An inline backfill of the hot day ran beside the consumers, dying and rerun; the writers' clocks were minutes apart.
+    expect(report.inlineBackfill.runs).toBeGreaterThan(0);
+    expect(report.inlineBackfill.counted + report.inlineBackfill.alreadyCounted).toBeGreaterThan(0);
+    expect(Math.max(...report.clocks.consumers) - Math.min(...report.clocks.consumers)).toBeGreaterThanOrEqual(4);
+    // Their DLQ messages expired unreplayed; 55 days on, after a TTL sweep, a backfill counted them once.
+    expect(report.expiry.expiredFromDlq).toBeGreaterThan(0);
+    expect(report.expiry.horizonBackfillSent).toBeGreaterThan(0);
+    expect(report.expiry.clockDays).toBeGreaterThan(55);
   }, TIME_LIMITS.chaosRun);
 });

@@ -1,5 +1,6 @@
 /**
- * `npm run chaos -- --objects N --seed S [--consumers C]`: a chaos run on a fresh
+ * `npm run chaos -- --objects N --seed S [--consumers C] [--profile hot] [--skew MINUTES]
+ * [--haunt-every N]` (docs/reliability.md says what each does): a chaos run on a fresh
  * local stack (DynamoDB Local + SQS/S3 emulator). Prints the seed, the faults by kind
  * and a last line `seed S: N objects, F faults, drift D, hours drift H` (the days'
  * counters and their sums by UTC hour against the recount); exits 1 on any drift.
@@ -10,7 +11,7 @@ import { runChaos } from './run-chaos';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
-const USAGE = 'usage: npm run chaos -- --objects N --seed S [--consumers C] [--profile default|hot] [--hold HOT_INCREMENTS] [--duplicates RATE]';
+const USAGE = 'usage: npm run chaos -- --objects N --seed S [--consumers C] [--profile default|hot] [--hold HOT_INCREMENTS] [--duplicates RATE] [--skew MINUTES] [--haunt-every N]';
 
 const CHAOS_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
@@ -20,6 +21,8 @@ const CHAOS_OPTIONS = {
   profile: { type: 'string', default: 'default' },
   hold: { type: 'string', default: '1000' },
   duplicates: { type: 'string', default: '0.15' },
+  skew: { type: 'string', default: '4' },
+  'haunt-every': { type: 'string', default: '50' },
 } as const;
 
 /** The options, or the exit code when there is nothing to run: 0 after `--help`, 2 (with the usage) for a flag it does not know. */
@@ -42,7 +45,9 @@ async function main(): Promise<number> {
   if (typeof values === 'number') return values;
   const seed = Number(values.seed);
   const objects = Number(values.objects);
-  if (!Number.isInteger(seed) || !Number.isInteger(objects) || objects < 1 || (values.profile !== 'default' && values.profile !== 'hot')) {
+  const skew = Number(values.skew);
+  const hauntEvery = Number(values['haunt-every']);
+  if (!Number.isInteger(seed) || !Number.isInteger(objects) || objects < 1 || (values.profile !== 'default' && values.profile !== 'hot') || !(skew >= 0 && skew <= 60) || !Number.isInteger(hauntEvery) || hauntEvery < 0) {
     console.error(USAGE);
     return 2;
   }
@@ -58,6 +63,8 @@ async function main(): Promise<number> {
       profile: values.profile as 'default' | 'hot',
       holdIncrements: Number(values.hold),
       duplicateRate: Number(values.duplicates),
+      clockSkewMinutes: skew,
+      hauntEvery,
       info: { ...stack.info, maxReceiveCount },
       log: (line) => console.log(`chaos: ${line}`),
     });
@@ -66,6 +73,12 @@ async function main(): Promise<number> {
     console.log(`lines: read ${ledger.read} = counted ${ledger.counted} + unattributed ${ledger.unattributed} + malformed ${ledger.malformed} (generated: read ${expected.read})`);
     if (report.heldBack) console.log(`held back: ${report.heldBack.redeliveries} redeliveries after a crash; hot increments in between: fewest ${report.heldBack.fewest}, median ${report.heldBack.median}`);
     if (report.shardChange) console.log(`shard change: TALLY_SHARDS=${report.shardChange.schedule} midway; shards found per day: ${JSON.stringify(report.shardChange.shardsByDay)}`);
+    console.log(`clocks (minutes off the store's): consumers ${report.clocks.consumers.map((m) => m.toFixed(1)).join(', ')}; inline backfill ${report.clocks.inlineBackfill.toFixed(1)}, inline replay ${report.clocks.inlineReplay.toFixed(1)}`);
+    console.log(`haunted: ${report.haunted.objects} objects, ${report.haunted.deaths} unseen deaths (at most ${report.haunted.mostDeaths} for one)`);
+    const ib = report.inlineBackfill;
+    console.log(`inline backfill beside the consumers: ${ib.runs} run(s), counted ${ib.counted} (applied ${ib.applied}, duplicates ${ib.duplicates}), already counted ${ib.alreadyCounted}, failed ${ib.failed}`);
+    const ex = report.expiry;
+    console.log(`expiry: ${ex.expiredFromDlq} haunted messages expired in the DLQ; ${ex.clockDays.toFixed(1)} days on (horizon 58), ${ex.swept} expired items swept; the backfill of every day sent ${ex.horizonBackfillSent}, already counted ${ex.horizonBackfillAlreadyCounted}`);
     console.log(`largest history ${report.history.maxKeys} keys, keys dropped (each tombstoned) ${report.history.drops}, increments unresolved ${report.history.unresolved}`);
     console.log(`DLQ after replay: ${report.dlqAfterReplay}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
     for (const drift of report.drift.slice(0, 20)) console.log(`drift: ${JSON.stringify(drift)}`);

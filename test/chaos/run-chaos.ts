@@ -1,6 +1,6 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ChangeMessageVisibilityCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { DeleteItemCommand, QueryCommand, ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { backfill } from '../../src/app/ingest/backfill';
 import { ingestBatch } from '../../src/app/ingest/ingest';
@@ -16,8 +16,10 @@ import { addDays } from '../../src/domain/days';
 import { hoursCoverDay } from '../../src/domain/hours';
 import { countObject } from '../../src/domain/logs/log-formats';
 import { dayRangeKeys, parseAccountSortKey } from '../../src/domain/counters/keys';
+import { incrementKey, keyHex } from '../../src/domain/counters/idempotency-key';
 import { normaliseEtag, type LogObjectRef } from '../../src/domain/counters/log-object';
-import { s3EventBody } from '../../src/domain/counters/notifications';
+import { parseNotification, s3EventBody } from '../../src/domain/counters/notifications';
+import { MAX_REDELIVERY_HORIZON_DAYS } from '../../src/domain/counters/redelivery';
 import { DynamoUsageStore } from '../../src/adapters/dynamodb/dynamodb-usage-store';
 import type { ApplyOptions, Increment, IncrementOutcome } from '../../src/domain/counters/usage-store';
 import { LOCAL_CREDENTIALS } from '../../src/local/local-credentials';
@@ -25,7 +27,7 @@ import { cloudFrontObjectKey, emptyExpected, generateLog, logObjectBody, mergeEx
 import { QueuePoller, queueDepth, waitForEmptyQueue } from '../../src/local/pipeline/poller';
 import { localClients, localEnvironment, type LocalStackInfo } from '../../src/local/stack';
 import { nonZero, readCounters, readHourCounters } from '../support/stack';
-import { ConsumerCrash, injectDoomedWrites, injectDynamoFaults, injectS3Faults } from './chaos-faults';
+import { ConsumerCrash, Haunting, injectDoomedWrites, injectDynamoFaults, injectS3Faults } from './chaos-faults';
 import { FaultSchedule } from './schedule';
 
 export interface ChaosOptions {
@@ -53,6 +55,13 @@ export interface ChaosOptions {
   readonly log?: (line: string) => void;
   /** Share of objects whose S3 notification is sent twice (default 0.15). */
   readonly duplicateRate?: number;
+  /**
+   * Each consumer's clock is off the store's by a seeded amount up to this many minutes,
+   * either way (default 4: inside the 5-minute margin the proof allows; more probes past it).
+   */
+  readonly clockSkewMinutes?: number;
+  /** One object in this many is haunted (see `Haunting`): unseen deaths on every receive, to the DLQ (default 50; 0: none). */
+  readonly hauntEvery?: number;
 }
 
 export interface ChaosReport {
@@ -82,12 +91,26 @@ export interface ChaosReport {
   readonly history: { maxKeys: number; drops: number; unresolved: number };
   /** Hot profile: the shard schedule switched to midway, and the shards each day's usage was found on. */
   readonly shardChange?: { schedule: string; shardsByDay: Record<string, number> };
+  /** Each consumer's clock offset from the store's, in minutes (the inline operators' too). */
+  readonly clocks: { consumers: number[]; inlineBackfill: number; inlineReplay: number };
+  /** Haunted objects, their unseen deaths in all, and the most one of them went through. */
+  readonly haunted: { objects: number; deaths: number; mostDeaths: number };
+  /** The inline backfill of the first day run while the consumers ingest it: its runs (each after the last one died) and what they did. */
+  readonly inlineBackfill: { runs: number; counted: number; applied: number; duplicates: number; alreadyCounted: number; failed: number };
+  /**
+   * Records' expiry: the haunted objects' messages left to expire in the DLQ (deleted there),
+   * items the TTL sweep deleted when the clock stood near the redelivery horizon, and what the
+   * backfill of every day then sent and found counted.
+   */
+  readonly expiry: { expiredFromDlq: number; swept: number; horizonBackfillSent: number; horizonBackfillAlreadyCounted: number; clockDays: number };
   /** Formats whose counter gave no hours (their objects' hours are not expected; their days are). */
   readonly formatsWithoutHours: readonly string[];
   readonly summary: string;
 }
 
 const RATES = { crash: 0.01, throttle: 0.02, lostResponse: 0.02 };
+/** Runs of the inline backfill beside the consumers at most: each after the last one died unseen (an operator runs it again). */
+const INLINE_BACKFILL_RUNS = 5;
 /** One object in this many carries usage for the doomed account: partly applied on every receive until the replay. */
 const DOOMED_EVERY = 50;
 
@@ -118,6 +141,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const firstDay = '2026-09-01';
   const dayOf = (i: number) => (hot ? addDays(firstDay, i % 8 === 7 ? 1 : 0) : addDays(firstDay, i % days));
   const doomed = (i: number) => i % DOOMED_EVERY === DOOMED_EVERY - 3;
+  const hauntEvery = options.hauntEvery ?? 50;
+  const haunted = (i: number) => hauntEvery > 0 && i % hauntEvery === Math.floor(hauntEvery / 2);
+  const haunting = new Haunting(schedule);
 
   // 1. The logs and their independent recount. Hours are expected of the formats whose
   // counter reads each line's time (a probe of one small object per format says which; all
@@ -149,9 +175,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     mergeExpected(expected, countsHours[format] ? log.expected : { ...log.expected, hours: new Map() });
     formats[format]++;
     const put = await clients.s3.send(new PutObjectCommand({ Bucket: info.bucket, Key: key, Body: logObjectBody(log.text, format) }));
-    refs.push({ bucket: info.bucket, key, etag: normaliseEtag(put.ETag ?? '') });
+    const ref = { bucket: info.bucket, key, etag: normaliseEtag(put.ETag ?? '') };
+    refs.push(ref);
+    if (haunted(i)) {
+      const keyBytes = consumerSettings(info, options.historyCap).keyScheme.keyBytes;
+      haunting.haunt(key, [...log.expected.usage.keys()].map((row) => {
+        const [account, rowDay] = row.split('|') as [string, string];
+        return keyHex(incrementKey(ref, account, rowDay, { keyBytes, shards: 1 }).key);
+      }));
+    }
   }
-  say(`seed ${seed}: ${refs.length} objects (legacy ${formats.legacy}, JSON ${formats.json}, Parquet ${formats.parquet}) over ${days} days for ${accounts.length} accounts written (${refs.filter((_, i) => doomed(i)).length} with usage for a doomed account)`);
+  say(`seed ${seed}: ${refs.length} objects (legacy ${formats.legacy}, JSON ${formats.json}, Parquet ${formats.parquet}) over ${days} days for ${accounts.length} accounts written (${refs.filter((_, i) => doomed(i)).length} with usage for a doomed account, ${haunting.objects} haunted)`);
 
   // 2. Consumers with faults; some objects are cursed until the replay.
   let faultsOn = true;
@@ -170,14 +204,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let jumpedMs = 0;
   const clockStart = Date.parse(`${firstDay}T06:00:00Z`);
   const virtualNow = () => new Date(clockStart + jumpedMs + (hot ? (hotIncrements * 1_800_000) / holdFor + (Date.now() - realStart) : (Date.now() - realStart) * 60));
+  // Every writer's clock is the store's, off by a seeded amount: consumers up to clockSkewMinutes either way, operators' inline runs up to 4.5 minutes (the CLI refuses 5).
+  const skewMinutes = options.clockSkewMinutes ?? 4;
+  const skewOf = (who: string, most: number) => Math.round((schedule.chance('clockSkew', who) - 0.5) * 2 * most * 60_000);
+  const skewedClock = (skewMs: number) => () => new Date(virtualNow().getTime() + skewMs);
+  // Consumers alternate behind and ahead, each by half the most or more: two consumers are always minutes apart.
+  const consumerSkews = Array.from({ length: options.consumers ?? 3 }, (_, index) => (index % 2 === 0 ? -1 : 1) * Math.round((0.5 + 0.5 * schedule.chance('clockSkew', `consumer ${index}`)) * skewMinutes * 60_000));
   // Crashed messages kept invisible until enough hot traffic passed them (receipt handle, hot increments then).
   const holding = new Map<string, { receiptHandle: string; at: number }>();
   let cursesOn = true;
   const cursed = new Set(refs.filter((ref) => schedule.chance('curse', ref.key) < 0.02).map((ref) => ref.key));
   const consumerEnv = (shards?: string, historyCap = options.historyCap) => consumerSettings(info, historyCap, shards);
+  // The shard schedule and cap the consumers run with now (an operator's inline run uses the same).
+  const live: { shards?: string; cap?: number } = { ...(options.historyCap === undefined ? {} : { cap: options.historyCap }) };
   const applications = new Map<string, { account: string; day: string; applications: { since?: string; at: string; by: string }[] }>();
   const watched = <D extends { store: ReturnType<typeof createIngestDeps>['store'] }>(deps: D, by: string, clock: () => Date): D =>
     ({ ...deps, store: watchApplications(deps.store, (increment, since) => {
+      // The store's clock: every increment applied to a hot account-day, whoever applied it.
+      if (hotAccounts.some((h) => h.id === increment.account)) hotIncrements++;
       const key = Buffer.from(increment.key).toString('hex');
       const entry = applications.get(key) ?? { account: increment.account, day: increment.day, applications: [] };
       entry.applications.push({ ...(since === undefined ? {} : { since: since.toISOString() }), at: clock().toISOString(), by });
@@ -187,10 +231,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const config = consumerEnv();
     const consumerClients = createClients(config, LOCAL_CREDENTIALS);
     const life = { dead: false };
-    injectDynamoFaults(consumerClients.dynamodb, schedule, () => faultsOn, life);
+    injectDynamoFaults(consumerClients.dynamodb, schedule, () => faultsOn, life, (key) => haunting.strikes(key));
     injectDoomedWrites(consumerClients.dynamodb, schedule, (pk) => cursesOn && pk === `ACCT#${doomedAccount.id}`);
     injectS3Faults(consumerClients.s3, schedule, (key) => cursesOn && cursed.has(key));
-    const consumer = { deps: watched(createIngestDeps(config, consumerClients, silentLog, virtualNow), `consumer ${index}`, virtualNow), clients: consumerClients, poller: undefined as unknown as QueuePoller };
+    const clock = skewedClock(consumerSkews[index]!);
+    const consumer = { deps: watched(createIngestDeps(config, consumerClients, silentLog, clock), `consumer ${index}`, clock), clients: consumerClients, clock, poller: undefined as unknown as QueuePoller };
     const handler = async (event: SQSEvent) => {
       for (const record of event.Records) {
         const at = crashedAt.get(record.messageId);
@@ -204,9 +249,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       history.maxKeys = Math.max(history.maxKeys, learned.maxKeys);
       history.drops += learned.drops;
       history.unresolved += learned.unresolved;
-      for (const result of response.results) {
-        for (const object of result.objects) hotIncrements += object.applied > 0 ? object.accounts.filter((a) => hotAccounts.some((h) => h.id === a)).length : 0;
-      }
       if (life.dead || response.results.some((r) => r.error instanceof ConsumerCrash)) {
         // A new sandbox takes the next batch; this one's messages come back unacknowledged.
         life.dead = false;
@@ -262,6 +304,51 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const first = refs.filter((ref) => !later.includes(ref));
   await send(bodiesOf(first));
   consumers.forEach((consumer) => consumer.poller.start());
+  // An operator backfills the first day inline while the consumers ingest it (twin attempts of live ones), on a clock
+  // a few minutes off the store's (inside the margin the CLI allows), with the consumers' faults; a run that dies unseen
+  // (a crash) is run again, up to INLINE_BACKFILL_RUNS in all, and whatever it could not finish is left to the queue.
+  const inlineBackfillSkew = skewOf('inline backfill', 4.5);
+  const inlineBackfill = { runs: 0, counted: 0, applied: 0, duplicates: 0, alreadyCounted: 0, failed: 0 };
+  // The haunted objects are left out: the queue's path to the DLQ and the backfill near the horizon are theirs.
+  const listing = new S3LogListing({ client: clients.s3 });
+  const withoutHaunted = {
+    async *list(bucket: string, prefix: string) {
+      for await (const object of listing.list(bucket, prefix)) if (!haunting.haunts(object.key)) yield object;
+    },
+  };
+  const inlineBackfillDone = (async () => {
+    for (let run = 1; run <= INLINE_BACKFILL_RUNS; run++) {
+      const config = consumerEnv(live.shards, live.cap);
+      const operatorClients = createClients(config, LOCAL_CREDENTIALS);
+      const life = { dead: false };
+      injectDynamoFaults(operatorClients.dynamodb, schedule, () => faultsOn, life);
+      injectDoomedWrites(operatorClients.dynamodb, schedule, (pk) => cursesOn && pk === `ACCT#${doomedAccount.id}`);
+      injectS3Faults(operatorClients.s3, schedule, (key) => cursesOn && cursed.has(key));
+      const clock = skewedClock(inlineBackfillSkew);
+      const deps = watched(createIngestDeps(config, operatorClients, silentLog, clock), `inline backfill run ${run}`, clock);
+      await coldStart(deps, config);
+      const report = await backfill({
+        listing: withoutHaunted,
+        ledger: deps.store,
+        mode: { kind: 'inline', deps },
+        bucket: info.bucket,
+        prefix: `${runId}/`,
+        from: firstDay,
+        to: firstDay,
+        concurrency: 2,
+      });
+      operatorClients.dynamodb.destroy();
+      inlineBackfill.runs++;
+      inlineBackfill.counted += report.counted;
+      inlineBackfill.applied += report.applied;
+      inlineBackfill.duplicates += report.duplicates;
+      inlineBackfill.alreadyCounted += report.alreadyCounted;
+      inlineBackfill.failed += report.failed.length;
+      say(`seed ${seed}: inline backfill run ${run} of ${firstDay} beside the consumers: counted ${report.counted} (applied ${report.applied}, duplicates ${report.duplicates}), already counted ${report.alreadyCounted}, failed ${report.failed.length}${life.dead ? ' (it died)' : ''}`);
+      if (!life.dead) break;
+      schedule.record('inlineBackfillDied');
+    }
+  })();
   let releasing = hot;
   const releaser = (async () => {
     while (releasing) {
@@ -295,10 +382,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const raisedCap = (options.historyCap ?? DEFAULTS.historyCap) + 8;
     for (const [index, consumer] of consumers.entries()) {
       const config = consumerEnv(scheduleSpec, raisedCap);
-      const deps = watched(createIngestDeps(config, consumer.clients, silentLog, virtualNow), `consumer ${index} (switched)`, virtualNow);
+      const deps = watched(createIngestDeps(config, consumer.clients, silentLog, consumer.clock), `consumer ${index} (switched)`, consumer.clock);
       await coldStart(deps, config);
       consumer.deps = deps;
     }
+    live.shards = scheduleSpec;
+    live.cap = raisedCap;
     schedule.record('capRaised');
     shardChange = { schedule: scheduleSpec, shardsByDay: {} };
     await send(bodiesOf(later));
@@ -317,15 +406,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     schedule.record('backfillOverHalfApplied', early.sent);
     say(`seed ${seed}: queue-mode backfill of ${firstDay} sent ${early.sent} notifications while ${heldNow} crashed messages were held back`);
   }
+  await inlineBackfillDone;
   await waitForEmptyQueue(clients.sqs, info.queueUrl, 600_000);
 
-  // 4. Replay the DLQ while the consumers keep running, with faults still on but curses lifted.
+  // 4. Replay the DLQ while the consumers keep running, with faults still on but curses and haunting lifted.
   cursesOn = false;
+  haunting.on = false;
+  // Nobody replays the haunted objects' messages: they expire in the DLQ (deleted now), and only the backfill near the horizon (4b) counts them.
+  const expiredFromDlq = await expireFromDlq(clients.sqs, info.dlqUrl, (key) => haunting.haunts(key));
   const dead = await queueDepth(clients.sqs, info.dlqUrl);
   const replayQueues = () => new SqsReplayQueues({ client: clients.sqs, dlqUrl: info.dlqUrl, ingestQueueUrl: info.queueUrl, waitSeconds: 1 });
   jumpedMs += 2 * 86_400_000;
   // Two copies of the replay at once, one through the queue and one inline on an operator's clock a few minutes off (within the margin the CLI allows).
-  const skewMs = Math.round((schedule.chance('operatorSkew') - 0.5) * 9 * 60_000);
+  const skewMs = skewOf('inline replay', 4.5);
   const inlineConfig = consumerEnv(shardChange?.schedule);
   const inlineClients = createClients(inlineConfig, LOCAL_CREDENTIALS);
   const inlineClock = () => new Date(virtualNow().getTime() + skewMs);
@@ -340,8 +433,26 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   say(`seed ${seed}: DLQ held ${dead.visible}; replay re-sent ${replay.resent}, a copy inline on a clock ${(skewMs / 60_000).toFixed(1)} min off processed ${inline.processed}`);
   await waitForEmptyQueue(clients.sqs, info.queueUrl, 600_000);
 
-  // 5. Backfill two days that are already ingested, through the queue, faults still on.
+  // 4b. Records' expiry: the clock jumps to a day before the redelivery horizon of the first attempts (less the 2 days phase 6 may
+  // still jump), every record whose TTL has passed is deleted as DynamoDB's TTL deletes it, and the operator backfills every day
+  // through the queue (faults on): the haunted objects, their messages expired in the DLQ, are counted once from the attempt records
+  // and tombstones their unseen deaths left 55 days before.
   const store = new DynamoUsageStore({ client: clients.dynamodb, tableName: info.table, historyCap: options.historyCap ?? DEFAULTS.historyCap, ledgerTtlDays: 400 });
+  jumpedMs += Math.max(0, clockStart + (MAX_REDELIVERY_HORIZON_DAYS - 3) * 86_400_000 - virtualNow().getTime());
+  let swept = await sweepExpired(clients.dynamodb, info.table, runId, virtualNow());
+  const horizonFill = await backfill({
+    listing: new S3LogListing({ client: clients.s3 }),
+    ledger: store,
+    mode: { kind: 'queue', sender: new SqsNotificationSender({ client: clients.sqs, queueUrl: info.queueUrl, region: info.region }) },
+    bucket: info.bucket,
+    prefix: `${runId}/`,
+    from: firstDay,
+    to: addDays(firstDay, days - 1),
+  });
+  say(`seed ${seed}: ${expiredFromDlq} haunted messages expired in the DLQ; ${((virtualNow().getTime() - clockStart) / 86_400_000).toFixed(1)} days on, ${swept} expired items swept, a backfill of every day sent ${horizonFill.sent} (already counted ${horizonFill.alreadyCounted})`);
+  await waitForEmptyQueue(clients.sqs, info.queueUrl, 600_000);
+
+  // 5. Backfill two days that are already ingested, through the queue, faults still on.
   const backfillDay = hot ? firstDay : addDays(firstDay, Math.floor(random() * (days - 1)));
   const refill = await backfill({
     listing: new S3LogListing({ client: clients.s3 }),
@@ -360,6 +471,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const lateDead = await queueDepth(clients.sqs, info.dlqUrl);
   if (lateDead.visible > 0) {
     jumpedMs += 2 * 86_400_000;
+    swept += await sweepExpired(clients.dynamodb, info.table, runId, virtualNow());
     const late = await replayDeadLetters({ queues: replayQueues(), mode: { kind: 'queue' } });
     say(`seed ${seed}: ${lateDead.visible} more dead-lettered during replay and backfill; replay re-sent ${late.resent}`);
     await waitForEmptyQueue(clients.sqs, info.queueUrl, 600_000);
@@ -433,6 +545,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     lines: { expected: { ...expected.lines }, ledger: ledgerLines },
     dlqAfterReplay: dlqAfter.visible + dlqAfter.inFlight,
     history,
+    clocks: { consumers: consumerSkews.map((ms) => ms / 60_000), inlineBackfill: inlineBackfillSkew / 60_000, inlineReplay: skewMs / 60_000 },
+    haunted: { objects: haunting.objects, deaths: faults.hauntedDeath ?? 0, mostDeaths: haunting.mostDeaths },
+    inlineBackfill,
+    expiry: { expiredFromDlq, swept, horizonBackfillSent: horizonFill.sent, horizonBackfillAlreadyCounted: horizonFill.alreadyCounted, clockDays: (virtualNow().getTime() - clockStart) / 86_400_000 },
     appliedTwice: [...applications].filter(([, entry]) => entry.applications.length > 1).map(([key, entry]) => ({ key, ...entry })),
     ...(shardChange === undefined ? {} : { shardChange }),
     ...(hot && heldBack.length > 0
@@ -453,6 +569,8 @@ function consumerSettings(info: ChaosOptions['info'], historyCap: number | undef
     TALLY_MAX_RECEIVE_COUNT: String(info.maxReceiveCount),
     TALLY_HEARTBEAT_SECONDS: '0',
     TALLY_MAX_ATTEMPTS: '4',
+    // The least TTL the consumers accept: records must last exactly the redelivery horizon, which the run's clock reaches.
+    TALLY_LEDGER_TTL_DAYS: String(MAX_REDELIVERY_HORIZON_DAYS),
     TALLY_METRICS: '[{"name":"authorization_requests","path":"/api/authorization/*"}]',
     ...(historyCap === undefined ? {} : { TALLY_HISTORY_CAP: String(historyCap) }),
     ...(shards === undefined ? {} : { TALLY_SHARDS: shards }),
@@ -482,6 +600,64 @@ async function formatsCountingHours(
     return rows.length > 0 && rows.every((row) => hoursCoverDay(row.metrics, row.hours));
   };
   return { legacy: await counts('legacy'), json: await counts('json'), parquet: await counts('parquet') };
+}
+
+/**
+ * Deletes from the DLQ every message whose object `expires` names (as its retention would),
+ * leaving the others to the replay. Answers how many were deleted.
+ */
+async function expireFromDlq(sqs: SQSClient, dlqUrl: string, expires: (key: string) => boolean): Promise<number> {
+  let deleted = 0;
+  const kept: string[] = [];
+  for (;;) {
+    const received = await sqs.send(new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 60 }));
+    const messages = received.Messages ?? [];
+    if (messages.length === 0) break;
+    for (const message of messages) {
+      let keys: string[] = [];
+      try {
+        const notification = parseNotification(message.Body ?? '', message.MessageId ?? '');
+        keys = notification.kind === 'skip' ? [] : notification.objects.map((object) => object.key);
+      } catch {
+        keys = [];
+      }
+      if (keys.length > 0 && keys.every(expires)) {
+        await sqs.send(new DeleteMessageCommand({ QueueUrl: dlqUrl, ReceiptHandle: message.ReceiptHandle! }));
+        deleted++;
+      } else kept.push(message.ReceiptHandle!);
+    }
+  }
+  for (const handle of kept) await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: dlqUrl, ReceiptHandle: handle, VisibilityTimeout: 0 }));
+  return deleted;
+}
+
+/**
+ * What DynamoDB's TTL does, on the run's clock (DynamoDB Local never expires items): deletes
+ * every item of this run (its partition names `runId`) whose `ttl` is before `now`.
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html: an item is
+ * deleted some time after its `ttl` (epoch seconds) has passed; here, at once.
+ */
+async function sweepExpired(dynamodb: DynamoDBClient, table: string, runId: string, now: Date): Promise<number> {
+  let swept = 0;
+  let start: Record<string, import('@aws-sdk/client-dynamodb').AttributeValue> | undefined;
+  do {
+    const page = await dynamodb.send(
+      new ScanCommand({
+        TableName: table,
+        FilterExpression: '#ttl < :now AND contains(PK, :run)',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':now': { N: String(Math.floor(now.getTime() / 1000)) }, ':run': { S: runId } },
+        ProjectionExpression: 'PK, SK',
+        ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      await dynamodb.send(new DeleteItemCommand({ TableName: table, Key: { PK: item.PK!, SK: item.SK! } }));
+      swept++;
+    }
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return swept;
 }
 
 /** The number of distinct usage shards `accounts` have on `day` (read with their sort keys). */
