@@ -11,7 +11,7 @@ import { runChaos } from './run-chaos';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
-const USAGE = 'usage: npm run chaos -- --objects N --seed S [--consumers C] [--profile default|hot] [--hold HOT_INCREMENTS] [--duplicates RATE] [--skew MINUTES] [--haunt-every N]';
+const USAGE = 'usage: npm run chaos -- --objects N --seed S [--consumers C] [--profile default|hot] [--hold HOT_INCREMENTS] [--duplicates RATE] [--skew MINUTES] [--haunt-every N] [--cap HISTORY_CAP]';
 
 const CHAOS_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
@@ -23,6 +23,7 @@ const CHAOS_OPTIONS = {
   duplicates: { type: 'string', default: '0.15' },
   skew: { type: 'string', default: '4' },
   'haunt-every': { type: 'string', default: '50' },
+  cap: { type: 'string' },
 } as const;
 
 /** The options, or the exit code when there is nothing to run: 0 after `--help`, 2 (with the usage) for a flag it does not know. */
@@ -65,8 +66,9 @@ async function main(): Promise<number> {
       duplicateRate: Number(values.duplicates),
       clockSkewMinutes: skew,
       hauntEvery,
+      ...(values.cap === undefined ? {} : { historyCap: Number(values.cap) }),
       info: { ...stack.info, maxReceiveCount },
-      log: (line) => console.log(`chaos: ${line}`),
+      log: (line) => console.log(`chaos: [${((Date.now() - started) / 1000).toFixed(0)} s] ${line}`),
     });
     console.log(`faults by kind: ${Object.entries(report.faults).map(([kind, n]) => `${kind} ${n}`).join(', ')}`);
     const { expected, ledger } = report.lines;

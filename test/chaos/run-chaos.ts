@@ -369,7 +369,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const moment = 0.3 + 0.4 * schedule.chance('scheduleMoment');
     const switchAt = first.length * hotAccounts.length * moment;
     const deadline = Date.now() + 600_000;
-    while (hotIncrements < switchAt && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    // Or until nothing more can come before the switch: the rest of the hot day is in the DLQ (cursed, doomed, haunted, batches lost thrice).
+    const idle = async () => {
+      if (holding.size > 0) return false;
+      const depth = await queueDepth(clients.sqs, info.queueUrl);
+      return depth.visible + depth.inFlight === 0;
+    };
+    while (hotIncrements < switchAt && Date.now() < deadline && !(await idle())) await new Promise((resolve) => setTimeout(resolve, 200));
     // A first try moves the hot day itself, which has data: refused at cold start, naming the day.
     const wrong = consumerEnv(`4,16@${firstDay}`);
     const refusal = await prepareToWrite(createIngestDeps(wrong, clients, silentLog, virtualNow), wrong, virtualNow()).then(
