@@ -133,7 +133,7 @@ export function renderExplanation(explanation) {
   const status =
     explanation.status !== 'closed' ? 'open' : explanation.closedAt === undefined ? 'closed (nothing measured; its zeros are final)' : 'closed ' + utcTime(explanation.closedAt);
   $('explain-summary').textContent =
-    explanation.accountId + ' · ' + explanation.day + ' (UTC) · ' + status + ' · ' + explanation.sources.length + ' log object' + (explanation.sources.length === 1 ? '' : 's');
+    explanation.accountId + ' · ' + explanation.day + ' (UTC) · ' + status + ' · ' + sourceCountText(explanation);
   const body = $('explain-body');
   clear(body);
 
@@ -214,4 +214,11 @@ export function explainFailed(message) {
 
 export function hideExplanation() {
   $('explain-card').hidden = true;
+}
+
+/** How many log objects the day has; when the API listed one page of them, which (the sums are of all). */
+function sourceCountText(explanation) {
+  const count = explanation.sourceCount ?? explanation.sources.length;
+  const text = count + ' log object' + (count === 1 ? '' : 's');
+  return (explanation.pages ?? 1) > 1 ? text + ' (' + explanation.sources.length + ' listed: page ' + explanation.page + ' of ' + explanation.pages + ')' : text;
 }

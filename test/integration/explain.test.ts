@@ -317,6 +317,33 @@ describe('explain (DynamoDB Local, S3 emulator)', () => {
     expect(lines.find((line) => line.split(',')[2] === 'total')).toBe(`${accounts[0]},${D1},total,,,,${explanation.metricNames.map((n) => explanation.totals[n]).join(',')}`);
   });
 
+  it('lists the log objects a page at a time, its sums those of every object; a page past the last, or no page, is a 400', async () => {
+    // The account-day with the most objects, listed 2 a page.
+    const days = await Promise.all(accounts.flatMap((account) => DAYS.map(async (day) => ({ account, day, all: await explainOf(account, day) }))));
+    const { account, day, all } = days.sort((a, b) => b.all.sources.length - a.all.sources.length)[0]!;
+    expect(all.sources.length).toBeGreaterThanOrEqual(3);
+    const paged = { ...api, explainSourcesPerPage: 2 };
+    const token = await tokenFor([account]);
+    const pageOf = (query: Record<string, string>) => handleUsageApiRequest(usageApiEvent({ path: `/v1/accounts/${account}/days/${day}/explain`, token, query }), paged);
+    const pages = Math.ceil(all.sources.length / 2);
+
+    const answers = await Promise.all(Array.from({ length: pages }, (_, i) => pageOf(i === 0 ? {} : { page: String(i + 1) })));
+    const past = await pageOf({ page: String(pages + 1) });
+    const hostile = await Promise.all(['0', '-1', '1.5', 'x', '99999999', ''].map((page) => pageOf({ page })));
+
+    const bodies = answers.map((answer) => body(answer) as DayExplanation);
+    expect(bodies.map((b) => [b.page, b.pages, b.sourceCount, b.sources.length])).toEqual(
+      bodies.map((_, i) => [i + 1, pages, all.sources.length, Math.min(2, all.sources.length - i * 2)]),
+    );
+    expect(bodies.flatMap((b) => b.sources)).toEqual(all.sources);
+    for (const b of bodies) expect({ sourceTotals: b.sourceTotals, complete: b.complete, metrics: b.metrics }).toEqual({ sourceTotals: all.sourceTotals, complete: all.complete, metrics: all.metrics });
+    expect([past.statusCode, body(past).message]).toEqual([400, `page=${pages + 1}: ${account} on ${day} has ${all.sources.length} log object(s), ${pages} page(s) of 2`]);
+    expect(hostile.map((answer) => [answer.statusCode, body(answer).message])).toEqual(
+      ['0', '-1', '1.5', 'x', '99999999', ''].map((page) => [400, `page must be a whole number from 1 to 1000000, got "${page}"`]),
+    );
+    expect(all).toMatchObject({ page: 1, pages: 1, sourceCount: all.sources.length });
+  });
+
   it('tally explain --json prints the API body', async () => {
     const io = captureIo();
     const code = await tallyCommand('explain')(['--account', accounts[1]!, '--day', D1, '--json'], io, operatorEnv(info, {}, { TALLY_TABLE: table }));

@@ -10,7 +10,7 @@ import { AccountNotFoundError, AuthenticationError, describeError, ForbiddenErro
 import { monthOf } from '../../domain/billing/quota';
 import { usageCsvFileName, usageReportCsv } from '../../domain/reading/usage-csv';
 import { cacheControlFor, parseExplainQuery, parseRankingQuery, parseUsageQuery, type ExplainQuery, type UsageQuery } from '../../domain/reading/usage-query';
-import { explanationCsv, explanationCsvFileName } from '../../domain/reading/explanation';
+import { explanationCsv, explanationCsvFileName, pageOfExplanation } from '../../domain/reading/explanation';
 import { explainDay } from './explain';
 import { parseHealthDays, type HealthReport } from '../../domain/reading/health';
 import { buildUsageReport } from '../../domain/reading/usage-report';
@@ -41,6 +41,8 @@ export interface UsageApiDeps {
   /** Accounts' billing zones (`tally zone set`): the usage report names one as `accountTimeZone` (none when absent). */
   readonly zones?: AccountZones;
   readonly clock?: () => Date;
+  /** Log objects one explain answer lists (default EXPLAIN_SOURCES_PER_PAGE). */
+  readonly explainSourcesPerPage?: number;
 }
 
 type Response = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
@@ -217,8 +219,9 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
     const explanation = await explainDay({ reader: deps.reader, sources: deps.sources!, metricNames: deps.metricNames, ...closing() }, query.accountId, query.day);
     Object.assign(fields, { sources: explanation.sources.length, complete: explanation.complete });
     refuseInexactFigures(explanation, `explain of ${query.accountId} on ${query.day}`, ONE_DAY_PAST_EXACT);
+    const page = pageOfExplanation(explanation, query.page, deps.explainSourcesPerPage);
     const csv = query.format === 'csv';
-    return cachedResponse(csv ? explanationCsv(explanation) : JSON.stringify(explanation), { to: query.day }, ifNoneMatch, csv ? explanationCsvFileName(explanation) : undefined);
+    return cachedResponse(csv ? explanationCsv(page) : JSON.stringify(page), { to: query.day }, ifNoneMatch, csv ? explanationCsvFileName(page) : undefined);
   }
 
   /** `GET /v1/accounts/{id}/quota`: the allowances that apply to the account and this month's crossings. */

@@ -1,3 +1,4 @@
+import { ValidationError } from '../errors';
 import { addHourSums, dayHours, HOURS_PER_DAY, type BackfillOfDay, type HourSums } from '../hours';
 import { csvNumberCell, csvTextCell } from './usage-csv';
 import { buildUsageReport, type DayStatus, type MetricValues } from './usage-report';
@@ -79,6 +80,14 @@ export interface DayExplanation {
   readonly sources: ExplainedSource[];
   /** The sources' metrics summed. */
   readonly sourceTotals: MetricValues;
+  /**
+   * How many log objects the day has, all pages together (the read API lists a page of
+   * {@link EXPLAIN_SOURCES_PER_PAGE} of them in `sources`; `sourceTotals` and `complete` are of all).
+   */
+  readonly sourceCount?: number;
+  /** The read API's page of `sources`, from 1, and how many pages there are (at least 1). */
+  readonly page?: number;
+  readonly pages?: number;
   /** True when the sources add up to `metrics` exactly and none has unresolved increments. */
   readonly complete: boolean;
   /** When not complete: what is missing, and why it may be. */
@@ -233,10 +242,36 @@ export function hourStart(day: string, hour: number): string {
 }
 
 /** The file name of an explanation's CSV download. */
-export function explanationCsvFileName(explanation: Pick<DayExplanation, 'accountId' | 'day'>): string {
-  return `tally-${explanation.accountId}-${explanation.day}-explain.csv`;
+export function explanationCsvFileName(explanation: Pick<DayExplanation, 'accountId' | 'day' | 'page' | 'pages'>): string {
+  const page = explanation.pages !== undefined && explanation.pages > 1 ? `-page-${explanation.page}` : '';
+  return `tally-${explanation.accountId}-${explanation.day}-explain${page}.csv`;
 }
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Log objects one read API answer lists. A busy account-day has thousands (CloudFront
+ * writes a file per edge location several times an hour), each some hundreds of bytes
+ * with its hours: all of them passed Lambda's 6 MB response
+ * (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html) and the
+ * answer was an error. 2,000 stay near 1 MB.
+ */
+export const EXPLAIN_SOURCES_PER_PAGE = 2_000;
+
+/**
+ * The explanation with page `page` (from 1) of its sources, in their key order, and
+ * `sourceCount`, `page`, `pages`; its sums and `complete` stay those of every source.
+ * A page past the last is a ValidationError saying how many there are.
+ *
+ * @example pageOfExplanation(explanation, 2).sources // sources 2,001 to 4,000
+ */
+export function pageOfExplanation(explanation: DayExplanation, page: number, perPage = EXPLAIN_SOURCES_PER_PAGE): DayExplanation {
+  const sourceCount = explanation.sources.length;
+  const pages = Math.max(1, Math.ceil(sourceCount / perPage));
+  if (page > pages) {
+    throw new ValidationError(`page=${page}: ${explanation.accountId} on ${explanation.day} has ${sourceCount} log object(s), ${pages} page(s) of ${perPage}`);
+  }
+  return { ...explanation, sources: explanation.sources.slice((page - 1) * perPage, page * perPage), sourceCount, page, pages };
 }

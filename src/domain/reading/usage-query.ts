@@ -78,10 +78,12 @@ export interface ExplainQuery {
   readonly accountId: string;
   readonly day: string;
   readonly format: ReportFormat;
+  /** The page of log objects to list (`page`, from 1): see EXPLAIN_SOURCES_PER_PAGE. */
+  readonly page: number;
 }
 
 /**
- * Validates `GET /v1/accounts/{accountId}/days/{day}/explain[?format=][&tz=UTC]` (CSV also by
+ * Validates `GET /v1/accounts/{accountId}/days/{day}/explain[?format=][&tz=UTC][&page=]` (CSV also by
  * `Accept: text/csv`, as the usage route). A `tz` other than UTC is refused, not ignored.
  */
 export function parseExplainQuery(accountId: string, day: string, params: QueryParameters, accept?: string): ExplainQuery {
@@ -96,7 +98,18 @@ export function parseExplainQuery(accountId: string, day: string, params: QueryP
         'drop tz or give tz=UTC, and explain each UTC day a local day touches (the usage report with granularity=hour shows which)',
     );
   }
-  return { accountId, day, format: formatOf(params.format, accept) };
+  return { accountId, day, format: formatOf(params.format, accept), page: explainPageOf(params.page) };
+}
+
+/** The most pages `page` may name: 2,000 log objects a page, 2 x 10^9 objects. */
+const MAX_EXPLAIN_PAGE = 1_000_000;
+
+/** `page` of explain: a whole number from 1 (default 1). */
+function explainPageOf(value: string | undefined): number {
+  if (value === undefined) return 1;
+  const page = /^[0-9]{1,7}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(page >= 1 && page <= MAX_EXPLAIN_PAGE)) throw new ValidationError(`page must be a whole number from 1 to ${MAX_EXPLAIN_PAGE}, ${got(value)}`);
+  return page;
 }
 
 /** The day range of a query (`from`, `to`, at most {@link MAX_RANGE_DAYS} days). */

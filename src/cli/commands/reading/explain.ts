@@ -1,4 +1,4 @@
-import type { DayExplanation, HourFigures } from '../../../domain/reading/explanation';
+import { pageOfExplanation, type DayExplanation, type HourFigures } from '../../../domain/reading/explanation';
 import { defineCommand, JSON_OPTION } from '../../command';
 import { formatTable } from '../../io';
 import { describeTarget } from '../../operator-target';
@@ -27,7 +27,7 @@ export const explainCommand = defineCommand<{ account: string; day: string; json
     if (options.json !== true) io.out(`tally explain: ${describeTarget(target)}\n`);
     const { DynamoUsageReader, DynamoSourceReader, explainDay, metricNamesOf } = await import('../../aws-adapters');
     const table = { client: clients.dynamodb, tableName: target.config.tableName };
-    const explanation = await explainDay(
+    const all = await explainDay(
       {
         reader: new DynamoUsageReader(table),
         sources: new DynamoSourceReader(table),
@@ -37,6 +37,8 @@ export const explainCommand = defineCommand<{ account: string; day: string; json
       options.account,
       options.day,
     );
+    // Every log object, as one page: the CLI answers no Lambda bound, and its JSON is the API's body when that has one page.
+    const explanation = pageOfExplanation(all, 1, Math.max(1, all.sources.length));
     refuseInexactFigures(explanation, `explain of ${options.account} on ${options.day}`, "the day's own counter holds it, a corrupt or hostile value: look at its items in the table");
     io.out(options.json === true ? `${JSON.stringify(explanation)}\n` : describeExplanation(explanation));
     return explanation.complete ? 0 : 1;
