@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readdirSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -108,5 +108,30 @@ describe('the local server serves files that change under it', () => {
     const head = (await exchange(socket)).toString('latin1');
     expect(head).toContain('content-length: 13');
     expect(head.endsWith('\r\n\r\n')).toBe(true);
+  });
+
+  it('a client gone before its file was opened leaves no file open', async () => {
+    // Arrange: the pool held as above, so the server opens the file after the client left.
+    writeFileSync(join(dir, 'left.js'), 'x'.repeat(100_000));
+    const openFiles = () => readdirSync('/proc/self/fd').length;
+    const poolSize = Number(process.env.UV_THREADPOOL_SIZE ?? 4) || 4;
+    const fifos = Array.from({ length: poolSize }, (_, i) => join(dir, `hold-${i}.fifo`));
+    for (const fifo of fifos) execFileSync('mkfifo', [fifo]);
+    const before = openFiles();
+    const blocked: Promise<FileHandle>[] = fifos.map((fifo) => open(fifo, 'r'));
+    const socket = connect(server.port, '127.0.0.1', () => socket.write('GET /left.js HTTP/1.1\r\nHost: local\r\n\r\n'));
+    await new Promise((done) => setTimeout(done, 300));
+
+    // Act: the client goes; the pool is let go.
+    socket.destroy();
+    await new Promise((done) => setTimeout(done, 100));
+    const writers = fifos.map((fifo) => openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+    for (const handle of await Promise.all(blocked)) await handle.close();
+    for (const fd of writers) closeSync(fd);
+    await new Promise((done) => setTimeout(done, 300));
+
+    // Assert: as many files open as before (the file's handle was closed), and the server goes on.
+    expect(openFiles()).toBe(before);
+    expect(await get('/still.js')).toMatch(/^HTTP\/1\.1 200 OK/);
   });
 });

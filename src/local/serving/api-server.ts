@@ -204,6 +204,11 @@ async function serveStatic(request: IncomingMessage, response: ServerResponse, p
   const opened = await openStaticFile(file);
   if (opened === undefined) return notFound();
   const { handle, size } = opened;
+  // A client gone while the file was opened: its 'close' has been and will not come again.
+  if (response.destroyed || request.socket.destroyed) {
+    await handle.close().catch(() => undefined);
+    return;
+  }
   response.writeHead(200, {
     'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
     'content-length': String(size),
