@@ -297,4 +297,23 @@ describe('tally put', () => {
     expect(listed.KeyCount ?? 0).toBe(0);
     expect(await queueDepth(sqs, queues.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
   });
+
+  it('refuses a CloudFront-named file whose name holds a control character, before any file is put', async () => {
+    const queues = await createTestQueues(info);
+    const prefix = `cloudfront/${uniqueId('putctl')}/`;
+    const log = generateLog({ seed: 13, day: '2026-11-21', hour: 7, distribution: 'E2PUT', accounts: [{ id: uniqueId('putctl'), weight: 1 }], lines: 5 });
+    const dir = tempDir('tally-put-ctl-');
+    const odd = 'E2PUT.2026-11-21-07.ab\ncd.gz';
+    writeFileSync(join(dir, 'a.log'), log.text);
+    writeFileSync(join(dir, odd), gzipSync(log.text));
+    const env = operatorEnv(info, { queueUrl: queues.queueUrl, dlqUrl: queues.dlqUrl, prefix });
+
+    const run = await putJson(['a.log', odd], env, dir);
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: info.bucket, Prefix: prefix }));
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe('tally put: file E2PUT.2026-11-21-07.ab?cd.gz: its name cannot be part of an S3 key as it is: it holds a control character (a newline, a tab, an escape...); put a copy under another name; nothing was put\n');
+    expect(listed.KeyCount ?? 0).toBe(0);
+    expect(await queueDepth(sqs, queues.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+  });
 });

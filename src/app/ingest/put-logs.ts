@@ -4,7 +4,7 @@ import { isSupportedDay, SUPPORTED_DAYS_TEXT } from '../../domain/days';
 import { PoisonObjectError, ValidationError } from '../../domain/errors';
 import { printable } from '../../domain/printable';
 import type { LogObjectRef } from '../../domain/counters/log-object';
-import { firstRequestHour, logObjectKey, MAX_S3_KEY_BYTES, type LogHour } from '../../domain/logs/log-naming';
+import { firstRequestHour, keyPrefixProblem, logObjectKey, MAX_S3_KEY_BYTES, type LogHour } from '../../domain/logs/log-naming';
 import type { LogBody, LogSink, LogSource, NotificationSender } from '../ports';
 
 /** A log file to put: its name as given, its content, and the hour of its first request ({@link firstHourOf}). */
@@ -152,6 +152,11 @@ export async function putLogs(options: PutLogsOptions): Promise<PutLogResult[]> 
     const bytes = Buffer.byteLength(key, 'utf8');
     if (bytes > MAX_S3_KEY_BYTES) {
       throw new ValidationError(`file ${printable(options.files[i]!.name, 200)}: its key under the prefix would be ${bytes} bytes, and an S3 key is at most ${MAX_S3_KEY_BYTES}: choose a shorter --prefix; nothing was put`);
+    }
+    // A CloudFront-named file keeps its name, whatever it holds (a tab, a newline): the key is held to what the prefix is.
+    const problem = keyPrefixProblem(key);
+    if (problem !== undefined) {
+      throw new ValidationError(`file ${printable(options.files[i]!.name, 200)}: its name cannot be part of an S3 key as it is: ${problem}; put a copy under another name; nothing was put`);
     }
   });
   for (const [i, file] of options.files.entries()) {
