@@ -59,13 +59,24 @@ const runsArb = (width: number) => {
   );
 };
 
+/**
+ * Leaves the decoders' memory past where the next data goes full of set bits: a decode's
+ * own bytes are copied in at the memory's start, so what follows them is what the last
+ * decode left there. A value must never take bits from past its data.
+ */
+function dirtyMemory(): void {
+  const { bytes, values } = encode([{ kind: 'packed', values: new Array(600).fill(2 ** 31 - 1) }], 31);
+  new HybridDecoder().decode(bytes, 0, bytes.length, 31, new Int32Array(values.length), values.length, -1);
+}
+
 describe('HybridDecoder', () => {
   it('gives back the values written, their largest and how many equal the target, for every width', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 31 }).chain((width) => fc.tuple(fc.constant(width), runsArb(width), fc.nat(5), fc.nat(3), fc.integer({ min: -1, max: 3 }))),
-        ([width, runs, before, after, target]) => {
+        fc.integer({ min: 1, max: 32 }).chain((width) => fc.tuple(fc.constant(width), runsArb(width), fc.nat(5), fc.nat(3), fc.integer({ min: -1, max: 3 }), fc.boolean())),
+        ([width, runs, before, after, target, dirty]) => {
           const { bytes, values } = encode(runs, width);
+          if (dirty) dirtyMemory();
           // The data inside a larger page, bytes before and after it.
           const page = new Uint8Array(before + bytes.length + after).fill(0xff);
           page.set(bytes, before);
@@ -159,5 +170,43 @@ describe('HybridDecoder', () => {
     expect(() => new HybridDecoder().decode(packed, 0, packed.length + 1, 3, new Int32Array(8), 8, -1)).toThrow(/ends past its page/);
     // A header that never ends.
     expect(() => new HybridDecoder().decode(Uint8Array.of(0x80, 0x80, 0x80, 0x80, 0x80, 0x80), 0, 6, 3, new Int32Array(8), 8, -1)).toThrow(/header/);
+  });
+
+  it("refuses an RLE run whose value is cut off by the data's end, even with bytes after it in the page", () => {
+    // 4 repeats of a 2-byte value (width 9), of which one byte is inside the data.
+    const page = Uint8Array.of(0x08, 0x05, 0x01, 0x00);
+    expect(() => new HybridDecoder().decode(page, 0, 2, 9, new Int32Array(4), 4, -1)).toThrow(/RLE run value past the end of its data/);
+    const out = new Int32Array(4);
+    new HybridDecoder().decode(page, 0, 3, 9, out, 4, -1);
+    expect(Array.from(out)).toEqual([261, 261, 261, 261]);
+  });
+
+  it('refuses values past 2^31, in an RLE run or a bit-packed one, and takes 2^31 - 1', () => {
+    dirtyMemory();
+    expect(() => new HybridDecoder().decode(Uint8Array.of(0x04, 0x00, 0x00, 0x00, 0x80), 0, 5, 32, new Int32Array(2), 2, -1)).toThrow(/RLE value past 2\^31/);
+    const packed = [1, 2, 3, 4, 5, 6, 7, 2 ** 31 - 1];
+    const { bytes } = encode([{ kind: 'packed', values: packed }], 32);
+    const out = new Int32Array(8);
+    const decoder = new HybridDecoder();
+    decoder.decode(bytes, 0, bytes.length, 32, out, 8, 2 ** 31 - 1);
+    expect(Array.from(out)).toEqual(packed);
+    expect([decoder.largest, decoder.matches]).toEqual([2 ** 31 - 1, 1]);
+    const damaged = bytes.slice();
+    damaged[damaged.length - 1] = 0x80; // the last value's top bit (its last byte: 0x7f) set: past 2^31
+    expect(() => new HybridDecoder().decode(damaged, 0, damaged.length, 32, new Int32Array(8), 8, -1)).toThrow(/bit-packed value past 2\^31/);
+  });
+
+  it('reads a run of many groups of every width up to 25 (8 values at a time) and its last values short of a group', () => {
+    for (let width = 1; width <= 25; width++) {
+      const values = Array.from({ length: 8 * 37 + 5 }, (_, i) => (i === 100 ? 2 ** width - 1 : (i * 2654435761) >>> (32 - width)));
+      const { bytes } = encode([{ kind: 'packed', values }], width);
+      dirtyMemory();
+      const out = new Int32Array(values.length);
+      const decoder = new HybridDecoder();
+      decoder.decode(bytes, 0, bytes.length, width, out, values.length, values[7]!);
+      expect(Array.from(out)).toEqual(values);
+      expect(decoder.largest).toBe(2 ** width - 1);
+      expect(decoder.matches).toBe(values.filter((v) => v === values[7]).length);
+    }
   });
 });

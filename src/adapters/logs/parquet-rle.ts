@@ -78,9 +78,9 @@ export class HybridDecoder {
     if (!(width >= 1 && width <= 32)) throw new Error(`RLE/bit-packed values of ${width} bits`);
     const wasm = rleModule();
     const length = Math.max(0, end - at);
-    // The data at 0, 8 bytes a value's read may reach past it, the values (aligned).
+    // The data at 0, the bytes a read may reach past it, the values (aligned), the bytes a run's stores may reach past them.
     const outAt = (length + SLACK_BYTES + 7) & ~7;
-    const needed = outAt + 4 * count;
+    const needed = outAt + 4 * count + OUTPUT_SLACK_BYTES;
     const heap = new Uint8Array(decodingBuffer(needed, () => `RLE/bit-packed data of ${length} bytes and ${count} values`));
     heap.set(bytes.subarray(at, at + length), 0);
     const status = wasm.decode(0, length, width, outAt, count, target);
@@ -119,8 +119,10 @@ interface RleExports {
   readonly seen: { readonly value: number };
 }
 
-/** Bytes after the data a value's 8-byte read may reach (masked off: they never reach a value). */
-const SLACK_BYTES = 8;
+/** Bytes after the data a read may reach (a group of 8 values is read 16 bytes at a time; masked off: they never reach a value). */
+const SLACK_BYTES = 16;
+/** Bytes after the values an RLE run's wide stores may reach (parquet-rle.wat writes a run 16 or 64 bytes at a time). */
+const OUTPUT_SLACK_BYTES = 64;
 
 let instance: RleExports | undefined;
 /** Where the last decode left its values in the memory, and how many. */
