@@ -3,8 +3,9 @@ import { closeSync, constants, mkdtempSync, openSync, readdirSync, rmSync, trunc
 import { open, type FileHandle } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startApiServer, type ApiServer } from '../../src/local/serving/api-server';
+import { join, resolve, sep } from 'node:path';
+import fc from 'fast-check';
+import { resolveStaticFile, startApiServer, type ApiServer } from '../../src/local/serving/api-server';
 
 /**
  * The local server (npm start) serves the dashboard's files from disk. A file that
@@ -133,5 +134,34 @@ describe('the local server serves files that change under it', () => {
     // Assert: as many files open as before (the file's handle was closed), and the server goes on.
     expect(openFiles()).toBe(before);
     expect(await get('/still.js')).toMatch(/^HTTP\/1\.1 200 OK/);
+  });
+});
+
+describe('a static path never names a file outside its mount', () => {
+  it('any URL path, percent-encoded or not: a file under the mount, or none', () => {
+    const root = join(tmpdir(), 'tally-mount');
+    const mounts = [
+      { urlPrefix: '/vendor/', dir: join(root, 'vendor') },
+      { urlPrefix: '/', dir: join(root, 'site') },
+    ];
+    const segment = fc.oneof(fc.constantFrom('..', '.', '%2e%2e', '%2E%2E', '..%2f', '%2f', '%5c..', '\\..', '%00', 'vendor', 'a', '', '%c0%ae%c0%ae'), fc.string({ maxLength: 8 }));
+    fc.assert(
+      fc.property(fc.array(segment, { maxLength: 8 }), fc.boolean(), (segments, slash) => {
+        const path = `/${segments.join('/')}${slash ? '/' : ''}`;
+
+        const file = resolveStaticFile(path, mounts);
+
+        if (file !== undefined) {
+          const inside = mounts.some((mount) => {
+            const base = resolve(mount.dir);
+            // The mount's own folder ("/.") is no file: the server answers it 404.
+            return file === base || file.startsWith(base + sep);
+          });
+          expect([path, inside]).toEqual([path, true]);
+          expect(file.includes('\0')).toBe(false);
+        }
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });
