@@ -34,7 +34,7 @@ describe('chaos, hot profile (fixed seed)', () => {
     const table = uniqueId('hot');
     await ensureUsageTable(testClients(base).dynamodb, table);
 
-    const report = await runChaos({ seed: 43, objects: 150, consumers: 2, profile: 'hot', holdIncrements: 100, historyCap: 8, info: { ...base, ...queues, table } });
+    const report = await runChaos({ seed: 43, objects: 150, consumers: 2, profile: 'hot', holdIncrements: 100, historyCap: 4, hauntEvery: 25, info: { ...base, ...queues, table } });
 
     expect(report.drift).toEqual([]);
     expect(report.appliedTwice).toEqual([]);
@@ -43,8 +43,9 @@ describe('chaos, hot profile (fixed seed)', () => {
     expect(report.dlqAfterReplay).toBe(0);
     expect(report.lines.ledger).toEqual(report.lines.expected);
     expect(report.faults.crash).toBeGreaterThan(0);
-    // About 33 increments per hot shard roll histories of 8: held-back redeliveries came after their
-    // keys had left them, and tombstones answered.
+    // About 33 increments per hot shard roll histories of 4 (12 after the raise): held-back and haunted redeliveries came
+    // after their keys had left them, and tombstones answered (with the tombstone read disabled in the store this seed
+    // applies 4 increments twice: checked 2026-11-27; with a cap of 8 and haunt-every 50 it did not notice).
     expect(report.history.drops).toBeGreaterThan(0);
     expect(report.faults.partlyApplied).toBeGreaterThan(0);
     expect(report.heldBack?.redeliveries).toBeGreaterThan(0);
