@@ -51,11 +51,7 @@ function encode(elements: readonly Element[]): { stream: Uint8Array; bytes: Uint
     const limit = tag === 1 ? 2048 : tag === 2 ? 65_536 : 2 ** 32;
     const offset = (element.offset % Math.min(bytes.length, limit - 1)) + 1;
     const length = tag === 1 ? 4 + (element.length % 8) : 1 + (element.length % 64);
-    if (tag === 1) body.push(1 | ((length - 4) << 2) | ((offset >> 8) << 5), offset & 255);
-    else {
-      body.push(tag | ((length - 1) << 2));
-      littleEndian(offset, tag === 2 ? 2 : 4, body);
-    }
+    body.push(...copyElement(tag, offset, length));
     for (let i = 0; i < length; i++) bytes.push(bytes[bytes.length - offset]!);
   }
   const stream: number[] = [];
@@ -64,12 +60,49 @@ function encode(elements: readonly Element[]): { stream: Uint8Array; bytes: Uint
   return { stream: Uint8Array.from(stream), bytes: Uint8Array.from(bytes) };
 }
 
+/** A copy's tag and offset bytes, in the form `tag` (1, 2 or 3) says. */
+function copyElement(tag: 1 | 2 | 3, offset: number, length: number): number[] {
+  if (tag === 1) return [1 | ((length - 4) << 2) | ((offset >> 8) << 5), offset & 255];
+  const out = [tag | ((length - 1) << 2)];
+  littleEndian(offset, tag === 2 ? 2 : 4, out);
+  return out;
+}
+
+/** How many bytes `value` takes as a varint. */
+function varintLength(value: number): number {
+  const out: number[] = [];
+  varint(value, out);
+  return out.length;
+}
+
+/** A literal's tag and bytes (at most 60 bytes: the tag holds the length). */
+function shortLiteral(bytes: Uint8Array): number[] {
+  return [(bytes.length - 1) << 2, ...bytes];
+}
+
+/** A stream declaring `declared` bytes, of `body`'s elements. */
+function stream(declared: number, body: readonly number[]): Uint8Array {
+  const out: number[] = [];
+  varint(declared, out);
+  return Uint8Array.from([...out, ...body]);
+}
+
+/** The bytes `body` (a literal of `prefix`, then a copy) stands for, by the format's plain reading. */
+function afterCopy(prefix: Uint8Array, offset: number, length: number): Uint8Array {
+  const bytes = [...prefix];
+  for (let i = 0; i < length; i++) bytes.push(bytes[bytes.length - offset]!);
+  return Uint8Array.from(bytes);
+}
+
 const element: fc.Arbitrary<Element> = fc.oneof(
   fc.record({ kind: fc.constant('literal' as const), bytes: fc.uint8Array({ minLength: 1, maxLength: 80 }) }),
   fc.record({ kind: fc.constant('literal' as const), bytes: fc.integer({ min: 1, max: 600 }).map(pattern) }),
   fc.record({ kind: fc.constant('copy' as const), offset: fc.nat({ max: 100_000 }), length: fc.nat({ max: 200 }), tag: fc.constantFrom(1 as const, 2 as const, 3 as const) }),
-  // Offsets below 8: the bytes the copy repeats are the ones it writes.
-  fc.record({ kind: fc.constant('copy' as const), offset: fc.nat({ max: 7 }), length: fc.nat({ max: 200 }), tag: fc.constantFrom(1 as const, 2 as const, 3 as const) }),
+  // Offsets below 16: the bytes the copy repeats are the ones it writes.
+  fc.record({ kind: fc.constant('copy' as const), offset: fc.nat({ max: 15 }), length: fc.nat({ max: 200 }), tag: fc.constantFrom(1 as const, 2 as const, 3 as const) }),
+  // The common elements of a page (issue 34): 1-byte literals, short copies from 16 or more back.
+  fc.record({ kind: fc.constant('literal' as const), bytes: fc.uint8Array({ minLength: 1, maxLength: 16 }) }),
+  fc.record({ kind: fc.constant('copy' as const), offset: fc.integer({ min: 15, max: 40 }), length: fc.nat({ max: 15 }), tag: fc.constantFrom(1 as const, 2 as const) }),
 );
 
 /** `length` bytes of a pattern that does not repeat soon. */
@@ -102,6 +135,106 @@ describe('Snappy decoding', () => {
       }),
       { numRuns: 400 },
     );
+  });
+
+  it('repeats the bytes an overlapping copy writes, for offsets 1-16 and lengths 1-64, in every tag form, far from the ends and near them', () => {
+    // The prefix puts the copy where the fast path takes short copies (16 or more bytes of
+    // input and output left after it) or, with no tail, where only the checked path may.
+    // Each copy's bytes differ from the last one's, so that what a wrong copy would read
+    // from the memory's last use is never right by chance.
+    for (const tail of [0, 3, 17, 60]) {
+      const tailBytes = pattern(tail).map((byte) => byte ^ 0x55);
+      for (const tag of [1, 2, 3] as const) {
+        for (let offset = 1; offset <= 16; offset++) {
+          for (let length = tag === 1 ? 4 : 1; length <= (tag === 1 ? 11 : 64); length++) {
+            const prefix = pattern(40).map((byte) => (byte + 7 * offset + 13 * length + tag) % 256);
+            const expected = Uint8Array.from([...afterCopy(prefix, offset, length), ...tailBytes]);
+            const body = [...shortLiteral(prefix), ...copyElement(tag, offset, length), ...(tail > 0 ? shortLiteral(tailBytes) : [])];
+            expect(same(snappyUncompress(stream(expected.length, body), expected.length), expected)).toBe(true);
+          }
+        }
+      }
+    }
+  });
+
+  it('decodes a page\'s common elements up to its last bytes, and refuses every cut of it and every length short of it', () => {
+    // Short literals and short copies from 16 or more back are what a page is made of;
+    // the last few fall within the last 64 bytes of the output and 17 of the input.
+    const common = fc.oneof(
+      fc.uint8Array({ minLength: 1, maxLength: 16 }).map((bytes): Element => ({ kind: 'literal', bytes })),
+      fc.record({ offset: fc.integer({ min: 15, max: 60 }), length: fc.nat({ max: 15 }), tag: fc.constantFrom(1 as const, 2 as const) }).map((copy): Element => ({ kind: 'copy', ...copy })),
+    );
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 0, maxLength: 80 }), fc.array(common, { minLength: 1, maxLength: 12 }), (head, tail) => {
+        const elements: Element[] = head.length > 0 ? [{ kind: 'literal', bytes: head }, ...tail] : tail;
+        const { stream: whole, bytes } = encode(elements);
+        expect(same(snappyUncompress(whole, bytes.length), bytes)).toBe(true);
+        // Every cut, mid-element or between elements, leaves the output short.
+        for (let cut = 1; cut < whole.length; cut++) {
+          expect(() => snappyUncompress(whole.subarray(0, whole.length - cut), bytes.length)).toThrow(/^not Snappy data of \d+ bytes: /);
+        }
+        // Every shorter declared length: some element writes past it.
+        for (let short = 1; short <= Math.min(bytes.length, 20); short++) {
+          const body = whole.subarray(varintLength(bytes.length));
+          expect(() => snappyUncompress(stream(bytes.length - short, [...body]), bytes.length - short)).toThrow(/an element writes past the output/);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses a cut literal or copy at the input\'s end, which a 16-byte read past the cut would take', () => {
+    // A literal of 1-16 bytes or a copy with its offset cut short, after 40 bytes of
+    // literal: the input's 16 spare bytes are read by a short literal, and must not count.
+    const prefix = pattern(40);
+    for (let length = 1; length <= 16; length++) {
+      const literal = pattern(length).map((byte) => byte ^ 0xaa);
+      const body = [...shortLiteral(prefix), ...shortLiteral(literal)];
+      for (let cut = 1; cut <= length; cut++) {
+        expect(() => snappyUncompress(stream(40 + length, body.slice(0, body.length - cut)), 40 + length)).toThrow(/an element runs past the input/);
+      }
+    }
+    for (const tag of [1, 2, 3] as const) {
+      const body = [...shortLiteral(prefix), ...copyElement(tag, 20, 8)];
+      for (let cut = 1; cut < body.length - 41; cut++) {
+        expect(() => snappyUncompress(stream(48, body.slice(0, body.length - cut)), 48)).toThrow(/an element runs past the input/);
+      }
+    }
+  });
+
+  it('refuses a literal or copy of 1-16 bytes that writes 1-16 bytes past the output\'s end', () => {
+    const prefix = pattern(40);
+    const lasts: Array<{ body: number[]; length: number }> = [];
+    for (let length = 1; length <= 16; length++) {
+      lasts.push({ body: shortLiteral(pattern(length)), length });
+      lasts.push({ body: copyElement(2, 20, length), length });
+      lasts.push({ body: copyElement(3, 20, length), length });
+      if (length >= 4 && length <= 11) lasts.push({ body: copyElement(1, 20, length), length });
+    }
+    for (const last of lasts) {
+      for (let short = 1; short <= last.length; short++) {
+        const declared = 40 + last.length - short;
+        expect(() => snappyUncompress(stream(declared, [...shortLiteral(prefix), ...last.body]), declared)).toThrow(/an element writes past the output/);
+      }
+    }
+  });
+
+  it('takes a copy from exactly the output\'s start, and refuses one a byte before it, far from the ends and near them', () => {
+    for (const prefixLength of [16, 20, 40]) {
+      const prefix = pattern(prefixLength);
+      for (const tail of [0, 40]) {
+        const tailBytes = pattern(tail);
+        for (const tag of [1, 2, 3] as const) {
+          const length = 8;
+          const declared = prefixLength + length + tail;
+          const body = (offset: number) => [...shortLiteral(prefix), ...copyElement(tag, offset, length), ...(tail > 0 ? shortLiteral(tailBytes) : [])];
+          const expected = Uint8Array.from([...afterCopy(prefix, prefixLength, length), ...tailBytes]);
+          expect(same(snappyUncompress(stream(declared, body(prefixLength)), declared), expected)).toBe(true);
+          expect(() => snappyUncompress(stream(declared, body(prefixLength + 1)), declared)).toThrow(/a copy reaches before the output/);
+          expect(() => snappyUncompress(stream(declared, body(0)), declared)).toThrow(/a copy reaches before the output/);
+        }
+      }
+    }
   });
 
   it('reads a literal\'s length from 1, 2, 3 and 4 bytes after its tag', () => {

@@ -18,9 +18,9 @@
 ;;
 ;; Memory, laid out by the caller: the input at [in, in + inLength), then 16 bytes the
 ;; caller owns (a short literal is read 16 bytes at a time); the output at [out, out +
-;; outLength), then 16 bytes the caller owns (a short literal or a copy writes 8 or 16
-;; bytes at a time: what goes past its end is written over by what follows, or is past
-;; the output and never read). Every read and write is checked against those bounds
+;; outLength), then 16 bytes the caller owns (a short literal or a copy writes 16 bytes
+;; at a time: what goes past its end is written over by what follows, or is past the
+;; output and never read). Every read and write is checked against those bounds
 ;; first: a damaged input gets a status, never a write outside them.
 (module
   ;; The decoders' one memory (decoding-memory.ts).
@@ -33,11 +33,17 @@
   (func (export "uncompress") (param $in i32) (param $inLength i32) (param $out i32) (param $outLength i32) (result i32)
     (local $ip i32) (local $inEnd i32) (local $op i32) (local $outEnd i32)
     (local $tag i32) (local $length i32) (local $offset i32) (local $extra i32)
-    (local $from i32) (local $shift i32) (local $byte i32) (local $declared i32) (local $i i32)
+    (local $from i32) (local $shift i32) (local $byte i32) (local $declared i32) (local $copyEnd i32)
+    (local $inFastEnd i32) (local $outFastEnd i32)
     (local.set $ip (local.get $in))
     (local.set $inEnd (i32.add (local.get $in) (local.get $inLength)))
     (local.set $op (local.get $out))
     (local.set $outEnd (i32.add (local.get $out) (local.get $outLength)))
+    ;; The fast path (below) takes an element only while ip + 17 <= inEnd and op + 16 <=
+    ;; outEnd: then no element it takes can read or write past the caller's layout.
+    ;; Shorter buffers never take it (the ends are set to the starts).
+    (local.set $inFastEnd (select (i32.sub (local.get $inEnd) (i32.const 16)) (local.get $in) (i32.gt_u (local.get $inLength) (i32.const 16))))
+    (local.set $outFastEnd (select (i32.sub (local.get $outEnd) (i32.const 15)) (local.get $out) (i32.ge_u (local.get $outLength) (i32.const 16))))
     ;; The uncompressed length, at most 5 bytes and 32 bits.
     (block $lengthRead
       (loop $lengthByte
@@ -51,6 +57,43 @@
     (if (i32.ne (local.get $declared) (local.get $outLength)) (then (return (i32.const 2))))
     (block $done
       (loop $elements
+        ;; The fast path: the common elements (a literal of at most 16 bytes; a copy of at
+        ;; most 16 bytes from at least 16 back, with a 1- or 2-byte offset), each moved as
+        ;; one 16-byte load and store, with no loop. Far enough from both ends (above) their
+        ;; lengths need no check; a copy's offset is checked as the checked path checks it.
+        ;; Any other element, or one near an end, is left to the checked path below, from
+        ;; its tag: the statuses are that path's alone. (Choosing literal or copy by
+        ;; `select` instead of branches measured slower, 1.8 against 3.5 GB/s, issue 34.)
+        (if (i32.and (i32.lt_u (local.get $ip) (local.get $inFastEnd)) (i32.lt_u (local.get $op) (local.get $outFastEnd)))
+          (then
+            (local.set $tag (i32.load8_u (local.get $ip)))
+            (if (i32.eqz (i32.and (local.get $tag) (i32.const 195)))
+              (then
+                (local.set $length (i32.add (i32.shr_u (local.get $tag) (i32.const 2)) (i32.const 1)))
+                (v128.store (local.get $op) (v128.load offset=1 (local.get $ip)))
+                (local.set $ip (i32.add (i32.add (local.get $ip) (local.get $length)) (i32.const 1)))
+                (local.set $op (i32.add (local.get $op) (local.get $length)))
+                (br $elements)))
+            (if (i32.eq (i32.and (local.get $tag) (i32.const 3)) (i32.const 1))
+              (then
+                (local.set $offset (i32.or (i32.shl (i32.shr_u (local.get $tag) (i32.const 5)) (i32.const 8)) (i32.load8_u offset=1 (local.get $ip))))
+                (if (i32.and (i32.ge_u (local.get $offset) (i32.const 16)) (i32.le_u (local.get $offset) (i32.sub (local.get $op) (local.get $out))))
+                  (then
+                    (v128.store (local.get $op) (v128.load (i32.sub (local.get $op) (local.get $offset))))
+                    (local.set $ip (i32.add (local.get $ip) (i32.const 2)))
+                    (local.set $op (i32.add (local.get $op) (i32.add (i32.and (i32.shr_u (local.get $tag) (i32.const 2)) (i32.const 7)) (i32.const 4))))
+                    (br $elements))))
+              (else
+                (if (i32.and (i32.eq (i32.and (local.get $tag) (i32.const 3)) (i32.const 2)) (i32.lt_u (local.get $tag) (i32.const 64)))
+                  (then
+                    (local.set $offset (i32.load16_u offset=1 (local.get $ip)))
+                    (if (i32.and (i32.ge_u (local.get $offset) (i32.const 16)) (i32.le_u (local.get $offset) (i32.sub (local.get $op) (local.get $out))))
+                      (then
+                        (v128.store (local.get $op) (v128.load (i32.sub (local.get $op) (local.get $offset))))
+                        (local.set $ip (i32.add (local.get $ip) (i32.const 3)))
+                        (local.set $op (i32.add (local.get $op) (i32.add (i32.shr_u (local.get $tag) (i32.const 2)) (i32.const 1))))
+                        (br $elements)))))))))
+        ;; The checked path: every element, each length and offset checked.
         (br_if $done (i32.ge_u (local.get $ip) (local.get $inEnd)))
         (local.set $tag (i32.load8_u (local.get $ip)))
         (local.set $ip (i32.add (local.get $ip) (i32.const 1)))
@@ -107,23 +150,28 @@
         (if (i32.gt_u (local.get $length) (i32.sub (local.get $outEnd) (local.get $op))) (then (return (i32.const 4))))
         (if (i32.or (i32.eqz (local.get $offset)) (i32.gt_u (local.get $offset) (i32.sub (local.get $op) (local.get $out)))) (then (return (i32.const 5))))
         (local.set $from (i32.sub (local.get $op) (local.get $offset)))
-        (if (i32.ge_u (local.get $offset) (i32.const 8))
-          (then
-            ;; 8 bytes at a time: each read is of bytes already written (offset >= 8);
-            ;; the last may write up to 7 past the copy, into what follows or the spare 16.
-            (local.set $i (i32.const 0))
-            (loop $words
-              (i64.store (i32.add (local.get $op) (local.get $i)) (i64.load (i32.add (local.get $from) (local.get $i))))
-              (local.set $i (i32.add (local.get $i) (i32.const 8)))
-              (br_if $words (i32.lt_u (local.get $i) (local.get $length)))))
-          (else
-            ;; The offset's bytes repeated, one at a time.
-            (local.set $i (i32.const 0))
-            (loop $bytes
-              (i32.store8 (i32.add (local.get $op) (local.get $i)) (i32.load8_u (i32.add (local.get $from) (local.get $i))))
-              (local.set $i (i32.add (local.get $i) (i32.const 1)))
-              (br_if $bytes (i32.lt_u (local.get $i) (local.get $length))))))
-        (local.set $op (i32.add (local.get $op) (local.get $length)))
+        (local.set $copyEnd (i32.add (local.get $op) (local.get $length)))
+        ;; An offset under 16: 16 bytes from `from`, of which the first (op - from) are
+        ;; right, and op moved on by that much, so the run of repeated bytes behind op
+        ;; doubles, until it is 16 or more (each store is of bytes already read; the last
+        ;; may write up to 15 past the copy, into what follows or the spare 16). A run of
+        ;; whole repeats stands for the offset's bytes: copying from it is the same copy.
+        (block $longRun
+          (loop $doubling
+            (br_if $longRun (i32.ge_u (i32.sub (local.get $op) (local.get $from)) (i32.const 16)))
+            (v128.store (local.get $op) (v128.load (local.get $from)))
+            (local.set $op (i32.add (local.get $op) (i32.sub (local.get $op) (local.get $from))))
+            (br_if $doubling (i32.lt_u (local.get $op) (local.get $copyEnd)))))
+        ;; 16 bytes at a time, each from at least 16 back, so of bytes already written; the
+        ;; last may write up to 15 past the copy, into what follows or the spare 16.
+        (local.set $from (i32.sub (local.get $op) (local.get $from)))
+        (block $copied
+          (loop $chunks
+            (br_if $copied (i32.ge_u (local.get $op) (local.get $copyEnd)))
+            (v128.store (local.get $op) (v128.load (i32.sub (local.get $op) (local.get $from))))
+            (local.set $op (i32.add (local.get $op) (i32.const 16)))
+            (br $chunks)))
+        (local.set $op (local.get $copyEnd))
         (br $elements)))
     (if (i32.ne (local.get $op) (local.get $outEnd)) (then (return (i32.const 6))))
     (i32.const 0))
