@@ -114,7 +114,14 @@
                 (local.set $repeat (i32x4.splat (local.get $v)))
                 (local.set $p (i32.add (local.get $out) (i32.shl (local.get $seen) (i32.const 2))))
                 (local.set $q (i32.add (local.get $out) (i32.shl (i32.wrap_i64 (local.get $stop)) (i32.const 2))))
-                ;; 16 values at a time, then 4 at a time: up to 60 bytes past the run, written over by the next.
+                ;; Up to 8 repeats (a time column's runs, nearly all) in two stores, no branch on
+                ;; their number; more 16 at a time, then 4 at a time: up to 60 bytes past the
+                ;; run, written over by the next.
+                (v128.store offset=0 (local.get $p) (local.get $repeat))
+                (v128.store offset=16 (local.get $p) (local.get $repeat))
+                (if (i32.gt_u (local.get $n) (i32.const 8))
+                  (then
+                (local.set $p (i32.add (local.get $p) (i32.const 32)))
                 (block $wide
                   (loop $fill16
                     (br_if $wide (i32.lt_s (i32.sub (local.get $q) (local.get $p)) (i32.const 64)))
@@ -127,7 +134,7 @@
                 (loop $fill4
                   (v128.store (local.get $p) (local.get $repeat))
                   (local.set $p (i32.add (local.get $p) (i32.const 16)))
-                  (br_if $fill4 (i32.lt_u (local.get $p) (local.get $q))))))
+                  (br_if $fill4 (i32.lt_u (local.get $p) (local.get $q))))))))
             (local.set $seen (i32.wrap_i64 (local.get $stop))))
           (else
             ;; Bit-packed: groups of 8 values.
@@ -247,14 +254,43 @@
   ;; at `dictionary`, into Float64 at `out`: a typed column's dictionary-encoded rows as
   ;; numbers (parquet-columns.ts), without a JavaScript loop over every row.
   (func (export "gather") (param $values i32) (param $count i32) (param $dictionary i32) (param $out i32)
-    (local $i i32)
+    (local $p i32) (local $q i32) (local $o i32) (local $four v128) (local $last v128) (local $entry v128)
+    (local $index i32)
+    ;; Four at a time: four indices equal to the last four's last (an RLE run's, nearly
+    ;; always: a date column's page is one run) are its entry, stored twice 16 bytes wide.
+    (local.set $p (local.get $values))
+    (local.set $q (i32.add (local.get $values) (i32.shl (i32.and (local.get $count) (i32.const -4)) (i32.const 2))))
+    (local.set $o (local.get $out))
+    (local.set $last (i32x4.splat (i32.const -1)))
+    (block $done4
+      (loop $fours
+        (br_if $done4 (i32.ge_u (local.get $p) (local.get $q)))
+        (local.set $four (v128.load (local.get $p)))
+        (if (i32x4.all_true (i32x4.eq (local.get $four) (local.get $last)))
+          (then
+            (v128.store offset=0 (local.get $o) (local.get $entry))
+            (v128.store offset=16 (local.get $o) (local.get $entry)))
+          (else
+            (f64.store offset=0 (local.get $o)
+              (f64.load (i32.add (local.get $dictionary) (i32.shl (i32x4.extract_lane 0 (local.get $four)) (i32.const 3)))))
+            (f64.store offset=8 (local.get $o)
+              (f64.load (i32.add (local.get $dictionary) (i32.shl (i32x4.extract_lane 1 (local.get $four)) (i32.const 3)))))
+            (f64.store offset=16 (local.get $o)
+              (f64.load (i32.add (local.get $dictionary) (i32.shl (i32x4.extract_lane 2 (local.get $four)) (i32.const 3)))))
+            (local.set $index (i32x4.extract_lane 3 (local.get $four)))
+            (local.set $entry (v128.load64_splat (i32.add (local.get $dictionary) (i32.shl (local.get $index) (i32.const 3)))))
+            (f64.store offset=24 (local.get $o) (f64x2.extract_lane 0 (local.get $entry)))
+            (local.set $last (i32x4.splat (local.get $index)))))
+        (local.set $p (i32.add (local.get $p) (i32.const 16)))
+        (local.set $o (i32.add (local.get $o) (i32.const 32)))
+        (br $fours)))
+    (local.set $q (i32.add (local.get $values) (i32.shl (local.get $count) (i32.const 2))))
     (block $done
       (loop $rows
-        (br_if $done (i32.ge_u (local.get $i) (local.get $count)))
-        (f64.store
-          (i32.add (local.get $out) (i32.shl (local.get $i) (i32.const 3)))
-          (f64.load (i32.add (local.get $dictionary)
-            (i32.shl (i32.load (i32.add (local.get $values) (i32.shl (local.get $i) (i32.const 2)))) (i32.const 3)))))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br_if $done (i32.ge_u (local.get $p) (local.get $q)))
+        (f64.store (local.get $o)
+          (f64.load (i32.add (local.get $dictionary) (i32.shl (i32.load (local.get $p)) (i32.const 3)))))
+        (local.set $p (i32.add (local.get $p) (i32.const 4)))
+        (local.set $o (i32.add (local.get $o) (i32.const 8)))
         (br $rows))))
 )
