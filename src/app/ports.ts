@@ -356,7 +356,7 @@ export interface StripeStore {
   /** Writes a new record unless one exists for its (account, metric, day, revision): true when written. */
   addRecord(record: StripeOutboxRecord): Promise<boolean>;
   /** Changes a record's state and bookkeeping. */
-  updateRecord(record: StripeOutboxRecord, changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer' | 'invoice' | 'billed' | 'item'>>): Promise<void>;
+  updateRecord(record: StripeOutboxRecord, changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'firstSentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer' | 'invoice' | 'billed' | 'item'>>): Promise<void>;
   /** Takes the lease `lease` of `customer` (stripeLeaseName: one per metric) for `owner` until `until`, if free or expired at `now`: true when held. */
   acquireLease(customer: string, lease: string, owner: string, now: Date, until: Date): Promise<boolean>;
   releaseLease(customer: string, lease: string, owner: string): Promise<void>;

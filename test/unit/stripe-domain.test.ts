@@ -276,6 +276,16 @@ describe('invoices and late usage', () => {
     expect(billedAtFinalization([], finalizedAt)).toBe(0);
   });
 
+  it('takes as billed an event first attempted before finalization and acknowledged after (a lost answer, then "already exists"), never one refused', () => {
+    const finalizedAt = Date.parse('2026-06-04T01:00:00Z') / 1000;
+    const running = record({ revision: 0, running: 1, value: 4, deliveredAt: '2026-06-01T12:00:00Z' });
+    const lostAnswer = record({ revision: 1, value: 10, attempts: 2, firstSentAt: '2026-06-04T00:59:00Z', sentAt: '2026-06-04T02:00:00Z', deliveredAt: '2026-06-04T02:00:00Z' });
+    // Before, only acknowledgements counted: 4, and an invoice item billed the 6 the invoice had billed already.
+    expect(billedAtFinalization([running, lostAnswer], finalizedAt)).toBe(10);
+    expect(billedAtFinalization([running, { ...lostAnswer, firstSentAt: '2026-06-04T01:30:00Z' }], finalizedAt)).toBe(4);
+    expect(billedAtFinalization([running, { ...lostAnswer, state: 'failed', deliveredAt: undefined }], finalizedAt)).toBe(4);
+  });
+
   it('starts a link on the first day whose midnight is in the period', () => {
     expect(firstDayOfPeriod(midnight('2026-06-05'))).toBe('2026-06-05');
     expect(firstDayOfPeriod(midnight('2026-06-05') + 10 * 3600)).toBe('2026-06-06');

@@ -17,7 +17,7 @@ import { TableStore } from './query-partition';
  * ```
  * STRIPE#LINK / <account>                       customer, linkedAt, sendFrom (first day sent), sendFromTime (hour windows: first hour)
  * STRIPE#OUT#<account> / <day>#<metric>[#H#<hh>]#R#<n>[#A#<k>][#P#<p>][#S#<s>]   identifier, customer, eventName, value, ts, state, attempts,
- *                                               createdAt, sentAt, deliveredAt, error, notifiedAt, invoice, billed, hour and split (hour windows),
+ *                                               createdAt, sentAt, firstSentAt, deliveredAt, error, notifiedAt, invoice, billed, hour and split (hour windows),
  *                                               item (JSON: the late difference's invoice item, TALLY_STRIPE_LATE_USAGE)
  * STRIPE#LOCK / <customer>#metric#<metric>      owner, until (epoch ms)     a lease per metric (stripeLeaseName), not a transaction
  * STRIPE#METERERR / <created>#<event id>        report (JSON of the meter error report), recordedAt, ttl (created + 35 days)
@@ -137,7 +137,7 @@ export class DynamoStripeStore extends TableStore implements StripeStore {
 
   async updateRecord(
     record: StripeOutboxRecord,
-    changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer' | 'invoice' | 'billed' | 'item'>>,
+    changes: Partial<Pick<StripeOutboxRecord, 'state' | 'attempts' | 'sentAt' | 'firstSentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'customer' | 'invoice' | 'billed' | 'item'>>,
   ): Promise<void> {
     const key = stripeOutboxKey({ accountId: record.account, day: record.day, metric: record.metric, revision: record.revision, adjusted: record.adjusted, running: record.running, hour: record.hour, split: record.split });
     const names: Record<string, string> = {};
@@ -198,7 +198,7 @@ function linkOf(item: Record<string, AttributeValue>): StripeLink {
 }
 
 function recordOf(account: string, item: Record<string, AttributeValue>): StripeOutboxRecord {
-  const optional = (name: 'sentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'invoice') => (item[name]?.S === undefined ? {} : { [name]: item[name]!.S });
+  const optional = (name: 'sentAt' | 'firstSentAt' | 'deliveredAt' | 'error' | 'notifiedAt' | 'invoice') => (item[name]?.S === undefined ? {} : { [name]: item[name]!.S });
   return {
     account,
     day: item.day?.S ?? '',
@@ -217,6 +217,7 @@ function recordOf(account: string, item: Record<string, AttributeValue>): Stripe
     attempts: Number(item.attempts?.N ?? 0),
     createdAt: item.createdAt?.S ?? '',
     ...optional('sentAt'),
+    ...optional('firstSentAt'),
     ...optional('deliveredAt'),
     ...optional('error'),
     ...optional('notifiedAt'),

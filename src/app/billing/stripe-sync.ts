@@ -773,8 +773,10 @@ async function deliver(
     if (attempt > 1) await (deps.sleep ?? sleep)(Math.min(retry.maxMs, retry.baseMs * 2 ** (attempt - 2)) * (0.75 + Math.random() * 0.5));
     if (!(await renewLease())) return outcome(record, 'busy');
     attempts++;
-    // Recorded before the call: status shows an attempt whose answer never came.
-    await deps.store.updateRecord(record, { attempts, sentAt: now(deps).toISOString() });
+    // Recorded before the call: status shows an attempt whose answer never came, and the first one says since when the event may be at Stripe.
+    const at = now(deps).toISOString();
+    const first = record.firstSentAt === undefined && record.attempts === 0 && attempts === 1 ? { firstSentAt: at } : {};
+    await deps.store.updateRecord(record, { attempts, sentAt: at, ...first });
     const answer = await deps.api.sendMeterEvent({
       eventName: record.eventName,
       customer: record.customer,

@@ -259,6 +259,8 @@ export interface StripeOutboxRecord extends MeterEventSubject {
   readonly createdAt: string;
   /** When the last attempt started. */
   readonly sentAt?: string;
+  /** When the first attempt started: from then on the event may be at Stripe, whatever answer came (or none). */
+  readonly firstSentAt?: string;
   readonly deliveredAt?: string;
   /** The last error (status and Stripe's message). */
   readonly error?: string;
@@ -500,12 +502,22 @@ export function finalizedInvoiceHolding<T extends { periodStart: number; periodE
 }
 
 /**
- * What a finalized invoice billed for one day and metric: the value of the newest of the
- * day's records (by {@link compareEvents}) acknowledged at or before `finalizedAt` (unix
- * seconds), 0 when none was.
+ * What a finalized invoice billed for one window (a day, or an hour) and metric: the value of the
+ * newest of the window's records (by {@link compareEvents}) that may have reached Stripe at or
+ * before `finalizedAt` (unix seconds): acknowledged by then, or attempted by then (its first
+ * attempt) and not refused, whenever its answer came; 0 when none was.
+ *
+ * An attempt before finalization whose answer was lost (or whose sender died before noting it)
+ * and that was acknowledged after, as "already exists", reached Stripe at that first attempt or a
+ * later one: Tally cannot tell which. Taking it as billed never bills the day twice (an invoice
+ * item for a difference the invoice had billed already; chaos seeds 7 and 12 billed 6 and 4 units
+ * twice when only acknowledgements counted); the other way, an item too small, is what
+ * `tally stripe reconcile --invoices` reports.
  */
 export function billedAtFinalization(records: readonly StripeOutboxRecord[], finalizedAt: number): number {
-  const before = records.filter((r) => r.deliveredAt !== undefined && Date.parse(r.deliveredAt) / 1000 <= finalizedAt).sort(compareEvents);
+  const by = (time: string | undefined) => time !== undefined && Date.parse(time) / 1000 <= finalizedAt;
+  const reached = (r: StripeOutboxRecord) => by(r.deliveredAt) || (r.attempts > 0 && r.state !== 'failed' && by(r.firstSentAt ?? r.sentAt));
+  const before = records.filter(reached).sort(compareEvents);
   return before.length === 0 ? 0 : before[before.length - 1]!.value;
 }
 
