@@ -266,12 +266,19 @@ export class ColumnCounting {
       if (x !== undefined) kernel.input('x', x.entries!, x.at + chunk, size);
       if (c !== undefined) kernel.input('c', c.entries!, c.at + chunk, size);
       let pending = 0;
+      let lastStop = -1;
+      let lastReason = 0;
       for (let row = 0; row < size; ) {
         const stop = kernel.sum(row, size);
         pending += stop - row;
         row = stop;
         if (stop === size) break;
         const at = chunk + stop;
+        // Each stop is answered before the next call: a row stopped at twice for one reason
+        // would be stopped at for ever (the kernel and this loop disagree on a table).
+        if (stop === lastStop && kernel.reason === lastReason) throw new Error(`column-sum.wat stopped twice at row ${at} for reason ${lastReason}`);
+        lastStop = stop;
+        lastReason = kernel.reason;
         switch (kernel.reason) {
           case SumStop.Day:
             if (dayCache !== undefined) {

@@ -59,8 +59,13 @@ export class ColumnSumKernel {
     this.buffer = this.wasm.memory.buffer;
     this.placeSums(256);
     this.wasm.dayValues.value = this.allocate(16 * DAY_VALUES);
+    const constants = (this.wasm.constants.value = this.allocate(24));
     this.views();
     this.clearDayValues();
+    // What an absent column is read as (column-sum.wat's $constants).
+    this.ints[constants >> 2] = -1;
+    this.floats[(constants >> 3) + 1] = 0;
+    this.ints[(constants >> 2) + 4] = 1;
   }
 
   /** An instance with no sums. */
@@ -279,6 +284,7 @@ interface SumExports {
   readonly hosts: Global<number>;
   readonly cWidth: Global<number>;
   readonly dayValues: Global<number>;
+  readonly constants: Global<number>;
   readonly cells: Global<number>;
   readonly dayCells: Global<number>;
   readonly sums: Global<number>;
