@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import type { Env } from '../adapters/env';
 import type { CliIo } from './io';
 import type { OpenTarget } from './open-target';
@@ -125,11 +126,30 @@ export function defineCommand<Options>(declaration: CommandDeclaration<Options>)
 export const MAX_ACTOR_LENGTH = 128;
 
 /** `--actor`: who did it, for the records an operator's action leaves. */
-export const ACTOR_OPTION: OptionDeclaration = { flags: '--actor <name>', help: `who does it, for the record (default $USER; at most ${MAX_ACTOR_LENGTH} characters)`, read: recordText(MAX_ACTOR_LENGTH) };
+export const ACTOR_OPTION: OptionDeclaration = { flags: '--actor <name>', help: `who does it, for the record (default $USER, else the system login name; at most ${MAX_ACTOR_LENGTH} characters)`, read: recordText(MAX_ACTOR_LENGTH) };
 
-/** The actor a command records: `--actor`, else the login name the environment gives. */
-export function actorOf(flag: string | undefined, env: Env): string {
-  return flag ?? env.USER ?? env.USERNAME ?? env.LOGNAME ?? 'unknown';
+/**
+ * The login name of the user running the process, from the operating system's user
+ * database (a container often sets no `$USER`). `undefined` when there is none to read:
+ * `os.userInfo()` throws when the uid has no entry (https://nodejs.org/api/os.html#osuserinfooptions).
+ */
+export function systemLoginName(readUser: () => { username: string } = userInfo): string | undefined {
+  try {
+    return readUser().username;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The actor a command records: `--actor`, else the login name the environment gives
+ * (`$USER`, `$USERNAME`, `$LOGNAME`), else the operating system's, cut to {@link MAX_ACTOR_LENGTH};
+ * `unknown` only when none names anyone.
+ */
+export function actorOf(flag: string | undefined, env: Env, loginName: () => string | undefined = () => systemLoginName()): string {
+  if (flag !== undefined) return flag;
+  const named = [env.USER, env.USERNAME, env.LOGNAME].find((name) => name !== undefined && name.trim() !== '') ?? loginName()?.trim();
+  return named === undefined || named === '' ? 'unknown' : named.slice(0, MAX_ACTOR_LENGTH);
 }
 
 /** Options every command with `--json` declares the same way. */

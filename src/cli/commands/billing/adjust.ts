@@ -44,7 +44,7 @@ export const adjustCommand = defineCommand<AdjustOptions>({
     { flags: '--delta <n>', help: `whole number to add; negative to take away (--delta -1200); at most ${MAX_ADJUSTMENT_DELTA.toExponential().replace('e+', 'e')} either way`, read: signedInteger, required: true },
     { flags: '--reason <text>', help: `why, shown with the correction (at most ${MAX_REASON_LENGTH} characters)`, required: true, read: recordText(MAX_REASON_LENGTH) },
     { flags: '--id <id>', help: 'your reference for this correction (ticket, credit note)', required: true },
-    { ...ACTOR_OPTION, help: `who records it (default $USER; at most ${MAX_ACTOR_LENGTH} characters)` },
+    { ...ACTOR_OPTION, help: `who records it (default $USER, else the system login name; at most ${MAX_ACTOR_LENGTH} characters)` },
     { flags: '--allow-new-metric', help: 'accept a metric the configured TALLY_METRICS does not name' },
     { flags: '--allow-negative', help: "record it even if it takes the day's billable total below zero" },
     { flags: '--force', help: 'record it for a future day, or for an account with no measured usage' },
