@@ -52,6 +52,8 @@ describe('chaos, hot profile (fixed seed)', () => {
     // The next day's usage spread over the scheduled 16 shards, the hot day's stayed on its 4.
     expect(report.shardChange?.shardsByDay['2026-09-01']).toBe(4);
     expect(report.shardChange?.shardsByDay['2026-09-02']).toBeGreaterThan(4);
+    // Objects of the next day's first hour with lines of the hot day: one object's increments on 4 shards and on 16.
+    expect(report.shardChange?.straddling).toBeGreaterThan(0);
     // The operators: a schedule moving the hot day refused, a raised cap, a queue-mode backfill over half-applied objects, an inline copy of the replay.
     expect(report.faults.scheduleRefused).toBe(1);
     expect(report.faults.capRaised).toBe(1);

@@ -74,7 +74,7 @@ async function main(): Promise<number> {
     const { expected, ledger } = report.lines;
     console.log(`lines: read ${ledger.read} = counted ${ledger.counted} + unattributed ${ledger.unattributed} + malformed ${ledger.malformed} (generated: read ${expected.read})`);
     if (report.heldBack) console.log(`held back: ${report.heldBack.redeliveries} redeliveries after a crash; hot increments in between: fewest ${report.heldBack.fewest}, median ${report.heldBack.median}`);
-    if (report.shardChange) console.log(`shard change: TALLY_SHARDS=${report.shardChange.schedule} midway; shards found per day: ${JSON.stringify(report.shardChange.shardsByDay)}`);
+    if (report.shardChange) console.log(`shard change: TALLY_SHARDS=${report.shardChange.schedule} midway; shards found per day: ${JSON.stringify(report.shardChange.shardsByDay)}; ${report.shardChange.straddling} objects of the next day with usage on both`);
     console.log(`clocks (minutes off the store's): consumers ${report.clocks.consumers.map((m) => m.toFixed(1)).join(', ')}; inline backfill ${report.clocks.inlineBackfill.toFixed(1)}, inline replay ${report.clocks.inlineReplay.toFixed(1)}`);
     console.log(`haunted: ${report.haunted.objects} objects, ${report.haunted.deaths} unseen deaths (at most ${report.haunted.mostDeaths} for one)`);
     const ib = report.inlineBackfill;

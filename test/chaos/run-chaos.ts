@@ -89,8 +89,8 @@ export interface ChaosReport {
   readonly appliedTwice: { account: string; day: string; key: string; applications: { since?: string; at: string; by: string }[] }[];
   /** What the writes learned about the histories: the largest, keys dropped (each tombstoned), increments left unresolved. */
   readonly history: { maxKeys: number; drops: number; unresolved: number };
-  /** Hot profile: the shard schedule switched to midway, and the shards each day's usage was found on. */
-  readonly shardChange?: { schedule: string; shardsByDay: Record<string, number> };
+  /** Hot profile: the shard schedule switched to midway, the shards each day's usage was found on, and the next day's objects with usage on both days. */
+  readonly shardChange?: { schedule: string; shardsByDay: Record<string, number>; straddling: number };
   /** Each consumer's clock offset from the store's, in minutes (the inline operators' too). */
   readonly clocks: { consumers: number[]; inlineBackfill: number; inlineReplay: number };
   /** Haunted objects, their unseen deaths in all, and the most one of them went through. */
@@ -152,9 +152,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const expected = emptyExpected();
   const refs: LogObjectRef[] = [];
   const formats = { legacy: 0, json: 0, parquet: 0 };
+  let straddling = 0;
   for (let i = 0; i < options.objects; i++) {
     const day = dayOf(i);
-    const hour = Math.floor(random() * 24);
+    // Hot: a quarter of the next day's objects are of its first hour and carry lines of the hot day, so one object
+    // straddles the shard change (its increments on 4 shards and on 16), and so do its redeliveries.
+    const straddles = hot && day !== firstDay && i % 32 === 7;
+    const drawn = Math.floor(random() * 24);
+    const hour = straddles ? 0 : drawn;
     const key = cloudFrontObjectKey(`${runId}/`, 'E2CHAOS', day, hour, i.toString(36));
     const chosen = hot
       ? [...hotAccounts, ...accounts.slice(2).filter(() => random() < 0.1)]
@@ -168,11 +173,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       lines: 10 + Math.floor(random() * 50),
       unattributedRate: 0.03,
       malformedRate: 0.02,
-      previousDayRate: hot ? 0 : 0.2,
+      previousDayRate: hot ? (straddles ? 0.3 : 0) : 0.2,
     });
     // Every format CloudFront writes goes through the same exactly-once path: a third of the objects each.
     const format = (['legacy', 'json', 'parquet'] as const)[i % 3]!;
     mergeExpected(expected, countsHours[format] ? log.expected : { ...log.expected, hours: new Map() });
+    if (straddles && [...log.expected.usage.keys()].some((row) => row.endsWith(`|${firstDay}`))) straddling++;
     formats[format]++;
     const put = await clients.s3.send(new PutObjectCommand({ Bucket: info.bucket, Key: key, Body: logObjectBody(log.text, format) }));
     const ref = { bucket: info.bucket, key, etag: normaliseEtag(put.ETag ?? '') };
@@ -395,7 +401,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     live.shards = scheduleSpec;
     live.cap = raisedCap;
     schedule.record('capRaised');
-    shardChange = { schedule: scheduleSpec, shardsByDay: {} };
+    shardChange = { schedule: scheduleSpec, shardsByDay: {}, straddling };
     await send(bodiesOf(later));
     say(`seed ${seed}: consumers switched to TALLY_SHARDS=${scheduleSpec} and cap ${raisedCap} after ${hotIncrements} hot increments (${(moment * 100).toFixed(0)}% of the hot day); ${later.length} objects of ${nextDay} notified`);
     // A queue-mode backfill of the hot day while crashed batches are held back, half applied: its notifications are dated now.
