@@ -51,7 +51,13 @@ export function progressDisplay(
   let bar: SingleBar | undefined;
   let plain: NodeJS.Timeout | undefined;
   const payload = () => ({ rate: rate(), counts: describeCounts(counts), unit });
-  const line = () => io.err(`${label}: ${value}/${total} ${unit}, ${rate()}/s${Object.keys(counts).length > 0 ? `, ${describeCounts(counts)}` : ''}\n`);
+  // What the last plain line said, the rate aside: the closing line is written only when it says more.
+  let lastShown: string | undefined;
+  const line = () => {
+    const shown = `${value}/${total} ${unit}|${describeCounts(counts)}`;
+    lastShown = shown;
+    io.err(`${label}: ${value}/${total} ${unit}, ${rate()}/s${Object.keys(counts).length > 0 ? `, ${describeCounts(counts)}` : ''}\n`);
+  };
   let stopped = false;
   const drawBar = async () => {
     const Bar = await loadSingleBar();
@@ -94,8 +100,9 @@ export function progressDisplay(
       clearTimeout(begin);
       if (plain !== undefined) {
         clearInterval(plain);
-        // The last plain line was up to PLAIN_EVERY_MS old: end on the final count ("17/17", not "6/17").
-        line();
+        // The last plain line was up to PLAIN_EVERY_MS old: end on the final count ("17/17", not "6/17"),
+        // unless it already said it (work that ended just after its first line: one line, not two the same).
+        if (lastShown !== `${value}/${total} ${unit}|${describeCounts(counts)}`) line();
       }
       if (bar !== undefined) {
         bar.update(value, payload());
