@@ -62,8 +62,14 @@ function describeWritten(result: DayCloseResult): string {
 /** The human summary of a closer run. */
 export function describeClose(report: CloseReport): string {
   const lines = [`days up to ${report.lastClosableDay} can be closed (now ${report.now})`];
+  const { found, cleared, waiting } = report.markers;
   if (report.days.length === 0) {
-    lines.push('nothing to do: every due day is closed and no late usage is waiting');
+    // No day listed: every marked day is closed and its revisions already hold what its markers point at.
+    lines.push(
+      found === 0
+        ? 'nothing to do: every due day is closed and no late usage is waiting'
+        : `nothing to do: every due day is closed and its revisions already hold the late usage its ${found} late marker(s) point at`,
+    );
   } else {
     lines.push(
       '',
@@ -82,8 +88,11 @@ export function describeClose(report: CloseReport): string {
     );
   }
   for (const result of report.days.filter((r) => r.error !== undefined)) lines.push(`FAILED ${result.day}: ${result.error} (rerun to resume it)`);
-  const { found, cleared, waiting } = report.markers;
-  lines.push(`late markers: ${found} found, ${cleared} cleared, ${waiting} kept for the next run`);
+  lines.push(
+    report.dryRun
+      ? `late markers: ${found} found; a dry run clears none (a run clears those its revisions hold and that have settled)`
+      : `late markers: ${found} found, ${cleared} cleared, ${waiting} kept for the next run`,
+  );
   for (const reason of report.skipped) lines.push(reason);
   return `${lines.join('\n')}\n`;
 }
