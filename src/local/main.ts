@@ -69,6 +69,7 @@ async function main(shutdown: Shutdown): Promise<void> {
   const progress = new IngestProgress(summary, () => queueDepth(clients.sqs, info.queueUrl), (text) => console.log(text));
   const api = await startLocalUsageApi({ root, info, log, metrics: settings.metrics });
   shutdown.add(() => api.stop());
+  if (api.portNote !== undefined) console.log(api.portNote);
   info.api = api.server.url;
   const handoff = await prepareLocalHandoff(stack, log, (line) => console.log(line));
   // Registered after the stack: its pollers (webhook sender, closer, evaluator) stop before the emulator they poll.
@@ -110,6 +111,8 @@ async function main(shutdown: Shutdown): Promise<void> {
 const shutdown = new Shutdown();
 shutdown.exitOnSignalsAndCrashes(() => console.log('tally: stopping...'));
 main(shutdown).catch((error: unknown) => {
+  // Stopped while starting (Ctrl-C during the demo): what failed failed because it was stopped; the stop is underway.
+  if (shutdown.stopAsked) return;
   console.error(error instanceof StackAlreadyRunningError ? `tally: ${error.message}` : `tally: could not start: ${describeError(error)}`);
   void shutdown.exit(1);
 });

@@ -1,3 +1,4 @@
+import { createServer, type Server } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { addDays, dayOf } from '../../src/domain/days';
 import { normaliseEtag } from '../../src/domain/counters/log-object';
 import { waitForEmptyQueue } from '../../src/local/pipeline/poller';
 import { localClients } from '../../src/local/stack';
+import { DEFAULT_API_PORT } from '../../src/local/serving/local-usage-api';
 import { runTallyBin } from '../support/cli';
 import {
   killProcessesNaming,
@@ -53,6 +55,33 @@ afterAll(async () => {
     rmSync(folder, { recursive: true, force: true });
   }
 });
+
+/** Resolves once `run` printed `text`; rejects when it exits first or takes longer than a start may. */
+function untilOutput(run: LocalRun, text: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start did not print ${text}:\n${run.output()}`)), TIME_LIMITS.npmStartReady);
+    const check = () => {
+      if (!run.output().includes(text)) return;
+      clearTimeout(timer);
+      resolve();
+    };
+    run.child.stdout!.on('data', check);
+    check();
+    void run.exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`npm start exited before printing ${text}:\n${run.output()}`));
+    });
+  });
+}
+
+/** Listens on `port` on 127.0.0.1 (as npm start's server does); undefined when something else already holds it. */
+function holdPort(port: number): Promise<Server | undefined> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' ? resolve(undefined) : reject(error)));
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
 
 describe('npm start, when it cannot start', () => {
   it.each([
@@ -143,6 +172,35 @@ describe('npm start, running', () => {
     expect(code).toBe(0);
     expect(run.output()).toContain('tally: stopping...');
     expect(run.output()).not.toMatch(/poller error|while stopping/);
+  }, TIME_LIMITS.npmStartLifecycleTest);
+
+  it('prints no error on Ctrl-C during the demo: a stop asked for is no failure to start', async () => {
+    const cwd = projectFolder();
+    const run = launchLocal(cwd, { TALLY_DEMO: '1' });
+    runs.push(run);
+    // Ready, then the demo uploads its 30 days of logs to the emulator Ctrl-C stops under it.
+    await untilOutput(run, 'tally: stack ready');
+
+    const code = await stopLocal(run, 'SIGINT');
+
+    expect(code).toBe(0);
+    expect(run.output()).toContain('tally: stopping...');
+    expect(run.output()).not.toMatch(/could not start|ECONNREFUSED|while stopping/);
+  }, TIME_LIMITS.npmStartLifecycleTest);
+
+  it('says which port it uses, and why, when port 8787 is taken', async () => {
+    const holder = await holdPort(DEFAULT_API_PORT);
+    try {
+      const cwd = projectFolder();
+      const run = await start(cwd);
+      const info = stackInfoIn(cwd);
+      const port = new URL(info.api!).port;
+
+      expect(port).not.toBe(String(DEFAULT_API_PORT));
+      expect(run.output()).toContain(`tally: port ${DEFAULT_API_PORT} is in use (another program, or another npm start in another folder), so the dashboard and API are on port ${port}`);
+    } finally {
+      holder?.close();
+    }
   }, TIME_LIMITS.npmStartLifecycleTest);
 
   it('takes DynamoDB Local with it when killed with SIGKILL; commands on the stale local.json say the stack is not running', async () => {

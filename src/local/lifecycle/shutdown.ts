@@ -19,12 +19,21 @@ const DEADLINE_MS = 20_000;
 export class Shutdown {
   private readonly steps: Step[] = [];
   private running: Promise<void> | undefined;
+  private signalled = false;
 
   constructor(private readonly report: (line: string) => void = (line) => console.error(line)) {}
 
   /** Registers how to undo something that just started. */
   add(step: Step): void {
     this.steps.push(step);
+  }
+
+  /**
+   * True once a stop signal (Ctrl-C, SIGTERM, SIGHUP) arrived: a start that fails after it
+   * failed because the things it was using were stopped, which is no error to report.
+   */
+  get stopAsked(): boolean {
+    return this.signalled;
   }
 
   /** Runs the registered steps, newest first; a second call waits for the first. */
@@ -50,12 +59,11 @@ export class Shutdown {
 
   /** Stops everything and exits on a stop signal or a crash of this process. */
   exitOnSignalsAndCrashes(onSignal: () => void = () => undefined): void {
-    let signalled = false;
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
       process.on(signal, () => {
         // A second Ctrl-C while stopping: leave at once (the watchdog still stops Java).
-        if (signalled) process.exit(1);
-        signalled = true;
+        if (this.signalled) process.exit(1);
+        this.signalled = true;
         onSignal();
         void this.exit(0);
       });

@@ -54,9 +54,16 @@ export interface LocalUsageApi {
   readonly server: ApiServer;
   /** A token for the demo accounts, valid for 12 hours. */
   readonly demoToken: string;
+  /** Set when the port asked for was taken: which one, why, and which port is used instead. */
+  readonly portNote?: string;
   /** What `npm start` prints: the dashboard URL and how to sign in. */
   describe(): string;
   stop(): Promise<void>;
+}
+
+/** What `npm start` says when `wanted` was taken and the server listens at `url` instead. */
+export function portInUseNote(wanted: number, url: string): string {
+  return `tally: port ${wanted} is in use (another program, or another npm start in another folder), so the dashboard and API are on port ${new URL(url).port}`;
 }
 
 /**
@@ -74,20 +81,25 @@ export async function startLocalUsageApi(options: {
   const secret = ensureLocalJwtSecret(join(options.root, LOCAL_JWT_SECRET_FILE));
   const deps = await createLocalUsageApiDeps(options.info, secret, options.log, options.metrics === undefined ? {} : { TALLY_METRICS: options.metrics });
   const serverOptions = { handler: (event: Parameters<typeof handleUsageApiRequest>[0]) => handleUsageApiRequest(event, deps), mounts: dashboardMounts() };
+  const wanted = options.port ?? DEFAULT_API_PORT;
   let server: ApiServer;
+  let portNote: string | undefined;
   try {
-    server = await startApiServer({ ...serverOptions, port: options.port ?? DEFAULT_API_PORT });
+    server = await startApiServer({ ...serverOptions, port: wanted });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
     server = await startApiServer({ ...serverOptions, port: 0 });
+    portNote = portInUseNote(wanted, server.url);
   }
   const accounts = DEMO_ACCOUNTS.map((account) => account.id);
   const demoToken = await mintToken(secret, { accounts, ttlSeconds: 12 * 3600, subject: 'npm-start-demo' });
   return {
     server,
     demoToken,
+    ...(portNote === undefined ? {} : { portNote }),
     describe: () =>
       [
+        ...(portNote === undefined ? [] : [portNote]),
         `tally: dashboard ${server.url}/  (usage API ${server.url}/v1/accounts/{accountId}/usage)`,
         `  demo token (accounts ${accounts.join(', ')}; 12 h):`,
         `  ${demoToken}`,
