@@ -140,12 +140,33 @@ function isLoopback(url: string | undefined): boolean {
 }
 
 /**
+ * The AWS region an SQS queue URL names, `undefined` for one that names none (an emulator's,
+ * the legacy `queue.amazonaws.com`). Queue URLs have the form
+ * `https://sqs.<region>.amazonaws.com/<account>/<name>` (older ones `https://<region>.queue.amazonaws.com/...`;
+ * China `amazonaws.com.cn`): https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-queue-message-identifiers.html
+ *
+ * @example regionOfQueueUrl('https://sqs.eu-west-1.amazonaws.com/123456789012/tally-dlq')  // 'eu-west-1'
+ */
+export function regionOfQueueUrl(url: string | undefined): string | undefined {
+  if (url === undefined || url.length > 2048) return undefined;
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return undefined;
+  }
+  const region = /^sqs(?:-fips)?\.([a-z0-9-]{1,50})\.amazonaws\.com(?:\.cn)?$/.exec(host)?.[1] ?? /^([a-z0-9-]{1,50})\.queue\.amazonaws\.com(?:\.cn)?$/.exec(host)?.[1];
+  return region !== undefined && /^[a-z0-9]+(-[a-z0-9]+){0,9}$/.test(region) ? region : undefined;
+}
+
+/**
  * Resolves the table, queues, bucket and endpoints an operator command works on, the
  * same way locally and on AWS:
  *
  * 1. flags (`--table`, `--queue-url`, `--dlq-url`, `--bucket`, `--prefix`, `--region`, `--endpoint`),
  * 2. else the environment (`TALLY_TABLE`, `TALLY_INGEST_QUEUE_URL`, `TALLY_DLQ_URL`,
- *    `TALLY_LOG_BUCKET`, `TALLY_LOG_PREFIX`, `AWS_REGION`, `AWS_ENDPOINT_URL_*`),
+ *    `TALLY_LOG_BUCKET`, `TALLY_LOG_PREFIX`, `AWS_REGION`, `AWS_ENDPOINT_URL_*`); with no
+ *    region named, the one the dead-letter (else ingest) queue's URL names,
  * 3. else, when neither names a table, queue or endpoint, the running local stack's
  *    `.tally/local.json` (or the file `--stack` names).
  *
@@ -224,6 +245,11 @@ export function resolveTarget(flags: TargetFlags, env: Env, cwd: string): Operat
     ...(given(flags.resolver) ? { TALLY_RESOLVER: flags.resolver } : {}),
     ...(flags.metrics !== undefined ? { TALLY_METRICS: flags.metrics } : {}),
   };
+  if (!given(overlay.AWS_REGION) && !given(overlay.AWS_DEFAULT_REGION)) {
+    // No region named: a queue URL names the queue's own (`tally dlq list --queue https://sqs.eu-west-1...`).
+    const queueRegion = regionOfQueueUrl(overlay.TALLY_DLQ_URL) ?? regionOfQueueUrl(overlay.TALLY_INGEST_QUEUE_URL);
+    if (queueRegion !== undefined) overlay.AWS_REGION = queueRegion;
+  }
   if (!given(overlay.TALLY_TABLE)) {
     throw new ConfigError('no usage table: pass --table or set TALLY_TABLE (or run against the local stack started by npm start)');
   }
