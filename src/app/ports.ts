@@ -298,13 +298,19 @@ export interface ThresholdStore {
   /** Every crossing recorded for `month` (one strongly consistent Query), or one account's. */
   crossings(month: string, account?: string): Promise<RecordedCrossing[]>;
   /**
-   * Writes the crossing unless one exists for its (account, metric, month, level):
+   * Writes the crossing unless one exists for its (account, metric, month, level,
+   * allowance) that is not withdrawn:
    * `recorded` when this call wrote it (and holds the lease to send its event from `at`),
    * `exists` when it was there already.
    */
   record(crossing: ThresholdCrossing, at: string): Promise<'recorded' | 'exists'>;
   /** Takes the lease to send a pending crossing's event: true when not yet sent and the lease is free or older than `staleBefore`. */
   claim(crossing: ThresholdCrossing, at: string, staleBefore: string): Promise<boolean>;
+  /**
+   * Marks a pending crossing withdrawn, never to be sent (its allowance is no longer in
+   * force): true when not yet sent nor withdrawn and the lease is free or older than `staleBefore`.
+   */
+  withdraw(crossing: ThresholdCrossing, at: string, staleBefore: string): Promise<boolean>;
   /** Records that the event was handed to the webhook queue. */
   markNotified(crossing: ThresholdCrossing, at: string): Promise<void>;
 }

@@ -56,8 +56,24 @@ function crossedBadge(c) {
   });
 }
 
+/**
+ * A crossing of an earlier allowance this month (the quota changed since): its alert sent,
+ * or withdrawn unsent because its allowance is no longer in force. History, not a level reached now.
+ */
+function earlierBadge(metric, c) {
+  const queued = typeof c.notifiedAt === 'string';
+  const outcome = queued ? 'alert sent' : 'alert withdrawn';
+  return el('span', {
+    className: 'badge badge-threshold earlier ' + (queued ? 'alert-sent' : 'alert-withdrawn'),
+    'data-level': String(c.level),
+    'data-alert': queued ? 'sent' : 'withdrawn',
+    title: 'Under the earlier allowance ' + c.allowance + ': reached ' + c.used + ' at ' + c.crossedAt + '; ' + (queued ? 'alert sent ' + c.notifiedAt : 'not sent: the allowance changed'),
+    text: c.level + '% of ' + readableValue(c.allowance, metric) + ' (earlier allowance) · ' + outcome,
+  });
+}
+
 function row(metric, status) {
-  const crossed = status.crossed.map(crossedBadge);
+  const crossed = [...status.crossed.map(crossedBadge), ...(status.earlier || []).map((c) => earlierBadge(metric, c))];
   return el('div', { className: 'quota-row', 'data-metric': metric }, [
     el('div', { className: 'quota-head' }, [
       el('strong', { text: metricLabel(metric) }),

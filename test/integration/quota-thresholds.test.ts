@@ -10,6 +10,7 @@ import { createThresholdDeps } from '../../src/adapters/wiring/handoff-deps';
 import type { ThresholdEvent } from '../../src/domain/billing/webhook';
 import { generateLog } from '../../src/local/demo/log-generator';
 import { DynamoMonthRechecks } from '../../src/adapters/dynamodb/dynamodb-quotas';
+import { quotaBlock } from '../../src/app/reading/quota-status';
 import { captureIo, tallyCommand } from '../support/cli';
 import { closeOk, handoffTable, testCloser } from '../support/handoff';
 import { createTestQueues, putLogObject, s3NotificationMessage, testClients, testIngestDeps, testStackInfo, uniqueId } from '../support/stack';
@@ -141,7 +142,7 @@ describe('usage thresholds: one usage.threshold event per (account, metric, mont
     expect(events.map((event) => [event.data.level, event.data.used, event.createdAt])).toEqual([[80, 9, EVAL_AT.toISOString()]]);
   });
 
-  it('re-evaluates a quota changed mid-month without firing a level already sent (adjustments included)', async () => {
+  it('re-evaluates a quota changed mid-month: a level left behind by a raise alerts again once reached, a lowered one does not repeat a level still reached', async () => {
     const account = uniqueId('acct');
     const queue = await webhookQueue();
     const deps = evaluator(queue.queueUrl, EVAL_AT);
@@ -156,12 +157,108 @@ describe('usage thresholds: one usage.threshold event per (account, metric, mont
     const at1700of2000 = await evaluateOk(deps, { accounts: [account] });
     await setQuota(account, 1500);
     const lowered = await evaluateOk(deps, { accounts: [account] });
+    const again = await evaluateOk(deps, { accounts: [account] });
 
     expect(at850.crossed.map((c) => [c.level, c.used, c.allowance])).toEqual([[80, 850, 1000]]);
     expect(raised.crossed).toEqual([]);
-    expect(at1700of2000.crossed).toEqual([]);
+    expect(at1700of2000.crossed.map((c) => [c.level, c.used, c.allowance])).toEqual([[80, 1700, 2000]]);
+    // 80% of 2000 was alerted at 1700, past 80% of 1500 already: only 100% is new.
     expect(lowered.crossed.map((c) => [c.level, c.used, c.allowance])).toEqual([[100, 1700, 1500]]);
-    expect((await queue.drain()).map((event) => event.data.level)).toEqual([80, 100]);
+    expect(again.crossed).toEqual([]);
+    const events = await queue.drain();
+    expect(events.map((event) => [event.data.level, event.data.allowance])).toEqual([[80, 1000], [80, 2000], [100, 1500]]);
+    expect(new Set(events.map((event) => event.id)).size).toBe(3);
+  });
+
+  it('withdraws a pending alert whose level a raised allowance no longer reaches, shows it as history, and alerts once when the level is reached under the new allowance', async () => {
+    const account = uniqueId('acct');
+    const queue = await webhookQueue();
+    await setQuota(account, 6178);
+    await addUsage(account, '2026-06-02', 5000);
+    // Webhooks off: 80% of 6,178 is recorded, its alert pending.
+    const off = await evaluateOk(evaluator(undefined, EVAL_AT), { accounts: [account] });
+    await setQuota(account, 1_000_000);
+    // The next run, past the lease the recording run took.
+    const next = later(EVAL_AT, 2 * THRESHOLD_SEND_LEASE_SECONDS);
+    const deps = evaluator(queue.queueUrl, next);
+    const raised = await evaluateOk(deps, { accounts: [account] });
+    const block = await quotaBlock({ ...deps, metricNames: ['requests'] }, account, next);
+    const afterRaise = await queue.drain();
+    await addUsage(account, '2026-06-10', 795_000);
+    const reached = await evaluateOk(deps, { accounts: [account] });
+    const rerun = await evaluateOk(evaluator(queue.queueUrl, later(next, 2 * THRESHOLD_SEND_LEASE_SECONDS)), { accounts: [account] });
+
+    expect(off.crossed.map((c) => [c.level, c.allowance])).toEqual([[80, 6178]]);
+    expect(raised.withdrawn.map((c) => [c.level, c.allowance])).toEqual([[80, 6178]]);
+    expect(raised.sent).toEqual([]);
+    expect(afterRaise).toEqual([]);
+    expect(block.metrics.requests).toMatchObject({ used: 5000, allowance: 1_000_000, percent: 0.5, crossed: [] });
+    expect(block.metrics.requests!.earlier).toEqual([{ level: 80, used: 5000, allowance: 6178, crossedAt: EVAL_AT.toISOString(), withdrawnAt: next.toISOString() }]);
+    expect(reached.crossed.map((c) => [c.level, c.used, c.allowance])).toEqual([[80, 800_000, 1_000_000]]);
+    expect(rerun.crossed).toEqual([]);
+    expect(rerun.sent).toEqual([]);
+    const events = await queue.drain();
+    expect(events.map((event) => [event.data.level, event.data.used, event.data.allowance])).toEqual([[80, 800_000, 1_000_000]]);
+  });
+
+  it('keeps an alert already sent as history when the allowance is raised past it', async () => {
+    const account = uniqueId('acct');
+    const queue = await webhookQueue();
+    const deps = evaluator(queue.queueUrl, EVAL_AT);
+    await setQuota(account, 6178);
+    await addUsage(account, '2026-06-02', 5000);
+    await evaluateOk(deps, { accounts: [account] });
+    await setQuota(account, 1_000_000);
+    const raised = await evaluateOk(deps, { accounts: [account] });
+    const block = await quotaBlock({ ...deps, metricNames: ['requests'] }, account, EVAL_AT);
+
+    expect(raised.withdrawn).toEqual([]);
+    expect(block.metrics.requests!.crossed).toEqual([]);
+    expect(block.metrics.requests!.earlier).toEqual([{ level: 80, used: 5000, allowance: 6178, crossedAt: EVAL_AT.toISOString(), notifiedAt: EVAL_AT.toISOString() }]);
+    expect((await queue.drain()).map((event) => [event.data.level, event.data.allowance])).toEqual([[80, 6178]]);
+  });
+
+  it('alerts once for each level an allowance lowered mid-month puts usage past, pending ones of the old allowance withdrawn', async () => {
+    const account = uniqueId('acct');
+    const queue = await webhookQueue();
+    await setQuota(account, 1000);
+    await addUsage(account, '2026-06-02', 850);
+    // 80% of 1000 pending (webhooks off) when the allowance is lowered to 800: 850 is past 80% and 100% of it.
+    await evaluateOk(evaluator(undefined, EVAL_AT), { accounts: [account] });
+    await setQuota(account, 800);
+    const next = later(EVAL_AT, 2 * THRESHOLD_SEND_LEASE_SECONDS);
+    const deps = evaluator(queue.queueUrl, next);
+    const lowered = await Promise.all([evaluateThresholds(deps, { accounts: [account] }), evaluateThresholds(deps, { accounts: [account] })]);
+    const again = await evaluateOk(evaluator(queue.queueUrl, later(next, 2 * THRESHOLD_SEND_LEASE_SECONDS)), { accounts: [account] });
+    const block = await quotaBlock({ ...deps, metricNames: ['requests'] }, account, next);
+
+    expect(lowered.flatMap((report) => report.crossed).map((c) => [c.level, c.allowance]).sort()).toEqual([[100, 800], [80, 800]]);
+    expect(lowered.flatMap((report) => report.withdrawn).map((c) => [c.level, c.allowance])).toEqual([[80, 1000]]);
+    expect(again.crossed).toEqual([]);
+    const events = await queue.drain();
+    expect(events.map((event) => [event.data.level, event.data.used, event.data.allowance]).sort()).toEqual([[100, 850, 800], [80, 850, 800]]);
+    expect(block.metrics.requests!.crossed.map((c) => [c.level, c.allowance])).toEqual([[80, 800], [100, 800]]);
+    expect(block.metrics.requests!.earlier.map((c) => [c.level, c.allowance, c.withdrawnAt !== undefined])).toEqual([[80, 1000, true]]);
+  });
+
+  it('writes a withdrawn alert anew, and sends it once, when its allowance comes back in force', async () => {
+    const account = uniqueId('acct');
+    const queue = await webhookQueue();
+    await setQuota(account, 1000);
+    await addUsage(account, '2026-06-02', 850);
+    await evaluateOk(evaluator(undefined, EVAL_AT), { accounts: [account] });
+    await setQuota(account, 5000);
+    const deps = evaluator(queue.queueUrl, later(EVAL_AT, 2 * THRESHOLD_SEND_LEASE_SECONDS));
+    const raised = await evaluateOk(deps, { accounts: [account] });
+    await setQuota(account, 1000);
+    const back = await evaluateOk(deps, { accounts: [account] });
+    const again = await evaluateOk(deps, { accounts: [account] });
+
+    expect(raised.withdrawn.map((c) => c.allowance)).toEqual([1000]);
+    expect(back.crossed.map((c) => [c.level, c.allowance])).toEqual([[80, 1000]]);
+    expect(again.crossed).toEqual([]);
+    expect((await queue.drain()).map((event) => [event.data.level, event.data.allowance])).toEqual([[80, 1000]]);
+    expect((await thresholds().crossings('2026-06', account)).map((c) => [c.level, c.allowance, c.notifiedAt !== undefined, c.withdrawnAt !== undefined])).toEqual([[80, 1000, true, false]]);
   });
 
   it('never fires for an account without a quota, however much it uses', async () => {

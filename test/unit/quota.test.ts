@@ -1,6 +1,8 @@
 import { rankAccounts } from '../../src/domain/reading/account-ranking';
 import { ValidationError } from '../../src/domain/errors';
 import {
+  alertStandsFor,
+  crossingInForce,
   effectiveQuotas,
   monthDays,
   parseQuotaDefaults,
@@ -60,12 +62,13 @@ describe('quota levels and crossings', () => {
     expect(withPeriod(changedInDecember.history, { from: '2026-09', monthly: 5 })).toEqual([{ from: '2026-09', monthly: 5 }]);
   });
 
-  it('keeps one record and one event id per (account, metric, month, level), whatever the allowance or usage', () => {
+  it('keeps one record and one event id per (account, metric, month, level, allowance), whatever the usage', () => {
     const crossing = { account: 'acme', metric: 'requests', month: '2026-11', level: 80, allowance: 1000, used: 812, crossedAt: '2026-11-20T10:00:00.000Z' };
 
-    expect(thresholdKey('2026-11', 'acme', 'requests', 80)).toEqual({ PK: 'THRESHOLD#2026-11', SK: 'acme#requests#080' });
-    const sameLevelOtherFigures = { ...crossing, allowance: 2000, used: 1900 };
+    expect(thresholdKey('2026-11', 'acme', 'requests', 80, 1000)).toEqual({ PK: 'THRESHOLD#2026-11', SK: 'acme#requests#080#1000' });
+    const sameLevelOtherFigures = { ...crossing, used: 1900, crossedAt: '2026-11-21T10:00:00.000Z' };
     expect(thresholdEventId('tally-usage', crossing)).toBe(thresholdEventId('tally-usage', sameLevelOtherFigures));
+    expect(thresholdEventId('tally-usage', crossing)).not.toBe(thresholdEventId('tally-usage', { ...crossing, allowance: 1_000_000 }));
     expect(thresholdEventId('tally-usage', crossing)).not.toBe(thresholdEventId('tally-usage', { ...crossing, level: 100 }));
     expect(thresholdEventId('tally-usage', crossing)).not.toBe(thresholdEventId('tally-usage', { ...crossing, month: '2026-12' }));
     expect(JSON.parse(thresholdEventBody('tally-usage', crossing))).toEqual({
@@ -102,8 +105,26 @@ describe('month-to-date status', () => {
     expect(statuses.requests).toEqual({
       used: 850, allowance: 1000, percent: 85, projected: 1700, projectedPercent: 170, levels: [80, 100], source: 'account',
       crossed: [{ level: 80, crossedAt: 't', used: 812, allowance: 1000 }],
+      earlier: [],
     });
     expect(statuses.bytes).toMatchObject({ used: 10, allowance: null, percent: null, projectedPercent: null, crossed: [] });
+  });
+
+  it('counts a sent alert under an earlier allowance only while usage at the time reached the level under the allowance now', () => {
+    const sent = { account: 'acme', metric: 'requests', month: '2026-11', level: 80, allowance: 6178, used: 5000, crossedAt: 't', notifiedAt: 'n' };
+
+    expect(alertStandsFor(sent, 80, 6178)).toBe(true);
+    expect(alertStandsFor(sent, 80, 6000)).toBe(true); // lowered: 5000 is past 80% of 6000 too
+    expect(alertStandsFor(sent, 80, 6251)).toBe(false); // raised: 80% of 6251 is 5000.8
+    expect(alertStandsFor(sent, 80, 1_000_000)).toBe(false);
+    expect(alertStandsFor({ ...sent, notifiedAt: undefined }, 80, 6000)).toBe(false); // unsent: withdrawn, the new allowance alerts
+    expect(alertStandsFor({ ...sent, allowance: 6000, notifiedAt: undefined }, 80, 6000)).toBe(true); // pending under this allowance
+    expect(alertStandsFor({ ...sent, withdrawnAt: 'w' }, 80, 6178)).toBe(false);
+    expect(alertStandsFor(sent, 100, 5000)).toBe(false);
+    expect(crossingInForce(sent, { monthly: 6178, levels: [80, 100] })).toBe(true);
+    expect(crossingInForce(sent, { monthly: 6178, levels: [50, 100] })).toBe(false);
+    expect(crossingInForce(sent, { monthly: 1_000_000, levels: [80, 100] })).toBe(false);
+    expect(crossingInForce(sent, undefined)).toBe(false);
   });
 
   it('rounds the percentage down, so it shows 100% only when the 100% level is reached', () => {

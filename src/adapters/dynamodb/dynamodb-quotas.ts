@@ -151,8 +151,9 @@ export class DynamoMonthRechecks implements MonthRechecks {
  * event's outbox entry:
  *
  * ```
- * THRESHOLD#2026-11 / acme#requests#080   account, metric, month, level, allowance, used, crossedAt,
- *                                          sendingAt (lease of the run sending it), notifiedAt (queued)
+ * THRESHOLD#2026-11 / acme#requests#080#1000   account, metric, month, level, allowance, used, crossedAt,
+ *                                               sendingAt (lease of the run sending it), notifiedAt (queued),
+ *                                               withdrawnAt (never to be sent: its allowance is no longer in force)
  * ```
  */
 export class DynamoThresholdStore implements ThresholdStore {
@@ -183,7 +184,8 @@ export class DynamoThresholdStore implements ThresholdStore {
             crossedAt: { S: crossing.crossedAt },
             sendingAt: { S: at },
           },
-          ConditionExpression: 'attribute_not_exists(PK)',
+          // A withdrawn record was never sent: its allowance back in force, it is written anew.
+          ConditionExpression: 'attribute_not_exists(PK) OR attribute_exists(withdrawnAt)',
         }),
       ),
     );
@@ -197,7 +199,22 @@ export class DynamoThresholdStore implements ThresholdStore {
           TableName: this.table.tableName,
           Key: keyOf(this.keyOf(crossing)),
           UpdateExpression: 'SET sendingAt = :at',
-          ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(notifiedAt) AND (attribute_not_exists(sendingAt) OR sendingAt < :stale)',
+          ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(notifiedAt) AND attribute_not_exists(withdrawnAt) AND (attribute_not_exists(sendingAt) OR sendingAt < :stale)',
+          ExpressionAttributeValues: { ':at': { S: at }, ':stale': { S: staleBefore } },
+        }),
+      ),
+    );
+  }
+
+  async withdraw(crossing: ThresholdCrossing, at: string, staleBefore: string): Promise<boolean> {
+    // Same condition as a claim: a run holding a fresh lease may be sending it right now.
+    return conditionally(
+      this.table.client.send(
+        new UpdateItemCommand({
+          TableName: this.table.tableName,
+          Key: keyOf(this.keyOf(crossing)),
+          UpdateExpression: 'SET withdrawnAt = :at REMOVE sendingAt',
+          ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(notifiedAt) AND attribute_not_exists(withdrawnAt) AND (attribute_not_exists(sendingAt) OR sendingAt < :stale)',
           ExpressionAttributeValues: { ':at': { S: at }, ':stale': { S: staleBefore } },
         }),
       ),
@@ -217,7 +234,7 @@ export class DynamoThresholdStore implements ThresholdStore {
   }
 
   private keyOf(crossing: ThresholdCrossing): { PK: string; SK: string } {
-    return thresholdKey(crossing.month, crossing.account, crossing.metric, crossing.level);
+    return thresholdKey(crossing.month, crossing.account, crossing.metric, crossing.level, crossing.allowance);
   }
 }
 function crossingOf(item: Record<string, AttributeValue>): RecordedCrossing {
@@ -231,5 +248,6 @@ function crossingOf(item: Record<string, AttributeValue>): RecordedCrossing {
     crossedAt: item.crossedAt?.S ?? '',
     ...(item.notifiedAt?.S === undefined ? {} : { notifiedAt: item.notifiedAt.S }),
     ...(item.sendingAt?.S === undefined ? {} : { sendingAt: item.sendingAt.S }),
+    ...(item.withdrawnAt?.S === undefined ? {} : { withdrawnAt: item.withdrawnAt.S }),
   };
 }

@@ -3,6 +3,8 @@ import { lastClosableDay } from '../../domain/billing/day-close';
 import { addDays, dayOf, eachDay, skippedRecord } from '../../domain/days';
 import { describeError } from '../../domain/errors';
 import {
+  alertStandsFor,
+  crossingInForce,
   effectiveQuotas,
   isSupportedMonth,
   monthDays,
@@ -72,6 +74,8 @@ export interface ThresholdReport {
   readonly sent: readonly string[];
   /** Crossings whose event is not queued yet (no webhook, or another run holds them). */
   readonly pending: number;
+  /** Pending crossings this run withdrew unsent: their allowance or level is no longer in force (a quota changed mid-month). */
+  readonly withdrawn: readonly ThresholdCrossing[];
   /** Accounts that failed (their error is logged); the next run retries them. */
   readonly failed: number;
   /**
@@ -116,6 +120,7 @@ export async function evaluateThresholds(deps: ThresholdDeps, options: Threshold
   const only = options.accounts === undefined ? undefined : new Set(options.accounts);
   const crossed: ThresholdCrossing[] = [];
   const sent: string[] = [];
+  const withdrawn: ThresholdCrossing[] = [];
   let evaluated = 0;
   let failed = 0;
   let pending = 0;
@@ -128,11 +133,12 @@ export async function evaluateThresholds(deps: ThresholdDeps, options: Threshold
     const candidates = await candidateAccounts(deps, stored, first, through);
     const accounts = [...candidates].filter((account) => only === undefined || only.has(account)).sort();
     const recorded = await deps.thresholds.crossings(month);
-    const done = new Set(recorded.map(crossingName));
+    const inForce = (account: string) => effectiveQuotas(stored.filter((quota) => quota.account === account), deps.defaults, deps.levels, month);
 
     const outcomes = await mapWithConcurrency(accounts, deps.concurrency ?? 8, async (account) => {
-      const quotas = effectiveQuotas(stored.filter((quota) => quota.account === account), deps.defaults, deps.levels, month);
+      const quotas = inForce(account);
       if (quotas.length === 0) return [];
+      const own = recorded.filter((crossing) => crossing.account === account);
       try {
         const totals = await readMonthToDate(deps.reader, account, month, through);
         evaluated++;
@@ -141,7 +147,8 @@ export async function evaluateThresholds(deps: ThresholdDeps, options: Threshold
           const used = totals[quota.metric] ?? 0;
           for (const level of reachedLevels(used, quota.monthly, quota.levels)) {
             const crossing = { account, metric: quota.metric, month, level, allowance: quota.monthly, used, crossedAt: at };
-            if (done.has(crossingName(crossing))) continue;
+            // Recorded under this allowance, or sent under another one already past this level: alerted.
+            if (own.some((earlier) => earlier.metric === quota.metric && alertStandsFor(earlier, level, quota.monthly))) continue;
             if ((await deps.thresholds.record(crossing, at)) === 'recorded') fresh.push(crossing);
           }
         }
@@ -162,14 +169,23 @@ export async function evaluateThresholds(deps: ThresholdDeps, options: Threshold
       if (marker !== undefined && only === undefined) await clearSettled(deps, marker, now, failed === failedBefore && pending === pendingBefore);
     };
 
+    // Unsent crossings of an allowance (or level) no longer in force are withdrawn, never sent.
+    const staleBefore = new Date(now.getTime() - THRESHOLD_SEND_LEASE_SECONDS * 1000).toISOString();
+    const unsent = recorded.filter((crossing) => crossing.notifiedAt === undefined && crossing.withdrawnAt === undefined && (only === undefined || only.has(crossing.account)));
+    const leftOver: RecordedCrossing[] = [];
+    for (const crossing of unsent) {
+      if (crossingInForce(crossing, inForce(crossing.account).find((quota) => quota.metric === crossing.metric))) leftOver.push(crossing);
+      else if (await deps.thresholds.withdraw(crossing, at, staleBefore)) withdrawn.push(crossing);
+      else pending++;
+    }
+    for (const crossing of withdrawn.filter((candidate) => candidate.month === month)) deps.log.info('usage threshold alert withdrawn: its allowance is no longer in force', { ...crossing });
+
     if (deps.outbox === undefined) {
-      pending += fresh.length + recorded.filter((crossing) => crossing.notifiedAt === undefined).length;
+      pending += fresh.length + leftOver.length;
       await settle();
       continue;
     }
     // Ours (recorded above, lease held), then those a run left unqueued (lease taken first).
-    const staleBefore = new Date(now.getTime() - THRESHOLD_SEND_LEASE_SECONDS * 1000).toISOString();
-    const leftOver = recorded.filter((crossing) => crossing.notifiedAt === undefined && (only === undefined || only.has(crossing.account)));
     for (const crossing of [...fresh, ...leftOver]) {
       const ours = fresh.includes(crossing) || (await deps.thresholds.claim(crossing, at, staleBefore));
       if (!ours) {
@@ -189,7 +205,7 @@ export async function evaluateThresholds(deps: ThresholdDeps, options: Threshold
     }
     await settle();
   }
-  return { now: at, months, evaluated, crossed, sent, pending, failed, skipped };
+  return { now: at, months, evaluated, crossed, sent, pending, withdrawn, failed, skipped };
 }
 
 /** Removes a marker once its month was evaluated without failure and the change it announced is surely visible. */
@@ -215,8 +231,4 @@ async function candidateAccounts(deps: ThresholdDeps, stored: readonly Quota[], 
     for (const account of days.flat()) if (account !== UNATTRIBUTED) accounts.add(account);
   }
   return accounts;
-}
-
-function crossingName(crossing: Pick<RecordedCrossing, 'account' | 'metric' | 'level'>): string {
-  return `${crossing.account}\n${crossing.metric}\n${crossing.level}`;
 }

@@ -233,13 +233,14 @@ export async function handleUsageApiRequest(event: APIGatewayProxyEventV2, deps:
       month,
       levels: deps.quotas!.levels,
       quotas,
-      thresholds: crossings.map(({ metric, level, allowance, used, crossedAt, notifiedAt }) => ({
+      thresholds: crossings.map(({ metric, level, allowance, used, crossedAt, notifiedAt, withdrawnAt }) => ({
         metric,
         level,
         allowance,
         used,
         crossedAt,
         ...(notifiedAt === undefined ? {} : { notifiedAt }),
+        ...(withdrawnAt === undefined ? {} : { withdrawnAt }),
       })),
     };
     return json(200, refuseInexactFigures(body, `quota of ${accountId} in ${month}`, ONE_DAY_PAST_EXACT), { 'cache-control': 'private, max-age=60', vary: 'Authorization, Origin' });

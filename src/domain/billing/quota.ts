@@ -98,7 +98,7 @@ export interface EffectiveQuota {
 /** Default allowances for every account, per metric (`TALLY_QUOTAS`, e.g. `{"requests": 1000000}`). */
 export type QuotaDefaults = Readonly<Record<string, number>>;
 
-/** The record that a level was crossed: written once per (account, metric, month, level). */
+/** The record that a level was crossed: written once per (account, metric, month, level, allowance). */
 export interface ThresholdCrossing {
   readonly account: string;
   readonly metric: string;
@@ -118,6 +118,30 @@ export interface RecordedCrossing extends ThresholdCrossing {
   readonly notifiedAt?: string;
   /** When a run last took it on to enqueue it (a lease, so that two runs do not both send). */
   readonly sendingAt?: string;
+  /**
+   * When a run withdrew it unsent: its allowance or level was no longer in force (the
+   * quota changed mid-month), so its event is never sent. A withdrawn record may be
+   * written again if its allowance comes back in force and the level is reached.
+   */
+  readonly withdrawnAt?: string;
+}
+
+/** True when `crossing`'s allowance and level are those of `quota` (the quota in force in its month). */
+export function crossingInForce(crossing: Pick<ThresholdCrossing, 'allowance' | 'level'>, quota: Pick<EffectiveQuota, 'monthly' | 'levels'> | undefined): boolean {
+  return quota !== undefined && quota.monthly === crossing.allowance && quota.levels.includes(crossing.level);
+}
+
+/**
+ * True when an alert already sent for `crossing` still stands for `level` under
+ * `allowance`: its own allowance, or another one (changed mid-month) of which the usage
+ * at that crossing had already reached `level`, so the level stayed reached throughout
+ * (a lowered allowance does not alert 80% twice). An alert of 80% of 6,178 does not stand
+ * for 80% of 1,000,000: that level alerts again when reached.
+ */
+export function alertStandsFor(crossing: RecordedCrossing, level: number, allowance: number): boolean {
+  if (crossing.withdrawnAt !== undefined || crossing.level !== level) return false;
+  if (crossing.allowance === allowance) return true;
+  return crossing.notifiedAt !== undefined && reachedLevels(crossing.used, allowance, [level]).length === 1;
 }
 
 /** Checks a monthly allowance: a whole number of at least 1. */
@@ -254,8 +278,28 @@ export interface QuotaStatus {
   readonly projectedPercent: number | null;
   readonly levels: readonly number[];
   readonly source: EffectiveQuota['source'] | null;
-  /** Levels reached this month, with when, and when their alert was handed to the webhook queue (absent: pending). */
-  readonly crossed: readonly { readonly level: number; readonly crossedAt: string; readonly used: number; readonly allowance: number; readonly notifiedAt?: string }[];
+  /**
+   * Levels reached this month that count under the allowance in force (see
+   * {@link alertStandsFor}), with when, and when their alert was handed to the webhook
+   * queue (absent: pending).
+   */
+  readonly crossed: readonly CrossedLevel[];
+  /**
+   * The month's other crossings, kept as history: alerts sent under an earlier allowance
+   * that no longer stand (raised since), and alerts withdrawn unsent (`withdrawnAt`) or
+   * about to be (no `notifiedAt`) because their allowance is no longer in force.
+   */
+  readonly earlier: readonly CrossedLevel[];
+}
+
+/** A crossing as the API shows it. */
+export interface CrossedLevel {
+  readonly level: number;
+  readonly crossedAt: string;
+  readonly used: number;
+  readonly allowance: number;
+  readonly notifiedAt?: string;
+  readonly withdrawnAt?: string;
 }
 
 /** The share of `month` elapsed at `now` (0 before it begins, 1 after it ends). */
@@ -298,6 +342,8 @@ export function quotaStatuses(input: {
     const used = input.used[metric] ?? 0;
     const quota = input.quotas.find((candidate) => candidate.metric === metric);
     const projected = projectToMonthEnd(used, input.month, input.now);
+    const ofMetric = input.crossings.filter((crossing) => crossing.metric === metric && crossing.month === input.month).sort((a, b) => a.level - b.level || a.crossedAt.localeCompare(b.crossedAt));
+    const stands = (crossing: RecordedCrossing) => quota !== undefined && quota.levels.includes(crossing.level) && alertStandsFor(crossing, crossing.level, quota.monthly);
     statuses[metric] = {
       used,
       allowance: quota?.monthly ?? null,
@@ -306,17 +352,20 @@ export function quotaStatuses(input: {
       projectedPercent: quota === undefined ? null : percentOf(projected, quota.monthly),
       levels: quota?.levels ?? [],
       source: quota?.source ?? null,
-      crossed: input.crossings
-        .filter((crossing) => crossing.metric === metric && crossing.month === input.month)
-        .sort((a, b) => a.level - b.level)
-        .map(({ level, crossedAt, used: atCrossing, allowance, notifiedAt }) => ({
-          level,
-          crossedAt,
-          used: atCrossing,
-          allowance,
-          ...(notifiedAt === undefined ? {} : { notifiedAt }),
-        })),
+      crossed: ofMetric.filter(stands).map(crossedLevel),
+      earlier: ofMetric.filter((crossing) => !stands(crossing)).map(crossedLevel),
     };
   }
   return statuses;
+}
+
+function crossedLevel({ level, crossedAt, used, allowance, notifiedAt, withdrawnAt }: RecordedCrossing): CrossedLevel {
+  return {
+    level,
+    crossedAt,
+    used,
+    allowance,
+    ...(notifiedAt === undefined ? {} : { notifiedAt }),
+    ...(withdrawnAt === undefined ? {} : { withdrawnAt }),
+  };
 }

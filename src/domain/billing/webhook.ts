@@ -83,7 +83,7 @@ export function webhookEventBody(input: {
 
 /**
  * A `usage.threshold` event: an account's month-to-date usage of a metric reached a
- * level of its monthly allowance. Sent once per (account, metric, month, level).
+ * level of its monthly allowance. Sent once per (account, metric, month, level, allowance).
  */
 export interface ThresholdEvent {
   readonly id: string;
@@ -94,8 +94,8 @@ export interface ThresholdEvent {
 }
 
 /** The event id of a crossing: the same however often and by whichever run it is sent. */
-export function thresholdEventId(scope: string, crossing: Pick<ThresholdCrossing, 'account' | 'metric' | 'month' | 'level'>): string {
-  const name = `${scope}\nusage.threshold\n${crossing.account}\n${crossing.metric}\n${crossing.month}\n${crossing.level}`;
+export function thresholdEventId(scope: string, crossing: Pick<ThresholdCrossing, 'account' | 'metric' | 'month' | 'level' | 'allowance'>): string {
+  const name = `${scope}\nusage.threshold\n${crossing.account}\n${crossing.metric}\n${crossing.month}\n${crossing.level}\n${crossing.allowance}`;
   return `evt_${hex(hash(encoder.encode(name))).slice(0, 32)}`;
 }
 

@@ -31,7 +31,7 @@ import type { LogObjectRef } from './log-object';
  * PK SETTINGS                  SK SHARDS#2026-11-21  that day's shard count, fixed by its first increment
  * PK SETTINGS                  SK CAP                the least history cap any writer used
  * PK QUOTA                     SK acme#requests     acme's monthly allowance of requests (tally quota set)
- * PK THRESHOLD#2026-11         SK acme#requests#080 acme crossed 80% of its requests allowance in 2026-11 (once)
+ * PK THRESHOLD#2026-11         SK acme#requests#080#1000 acme crossed 80% of its requests allowance 1000 in 2026-11 (once)
  * PK THRESHOLD#RECHECK         SK 2026-09           usage of 2026-09 changed late: the evaluator looks at it again
  * PK STRIPE#LINK               SK acme              acme is billed in Stripe as customer cus_... (tally stripe link)
  * PK STRIPE#OUT#acme           SK 2026-11-21#requests#R#0002  outbox record of one meter event (written before it is sent)
@@ -223,12 +223,13 @@ export function quotaAccountPrefix(accountId: string): string {
 
 /**
  * Key of the record that `accountId` crossed `level` percent of its `metric` allowance
- * in `month`: written once with `attribute_not_exists`, the guard that makes each
- * (account, metric, month, level) fire one event. One partition per month, so one Query
- * reads every crossing of the month (sent and pending).
+ * `allowance` in `month`: written once with `attribute_not_exists`, the guard that makes
+ * each (account, metric, month, level, allowance) fire one event, so a level reached
+ * again under an allowance changed mid-month is a new record. One partition per month,
+ * so one Query reads every crossing of the month (sent, pending and withdrawn).
  */
-export function thresholdKey(month: string, accountId: string, metric: string, level: number): TableKey {
-  return { PK: thresholdMonthPartition(month), SK: `${quotaAccountPrefix(accountId)}${metric}#${String(level).padStart(3, '0')}` };
+export function thresholdKey(month: string, accountId: string, metric: string, level: number, allowance: number): TableKey {
+  return { PK: thresholdMonthPartition(month), SK: `${quotaAccountPrefix(accountId)}${metric}#${String(level).padStart(3, '0')}#${allowance}` };
 }
 
 /** Partition of the crossings of `month` (`YYYY-MM`). */

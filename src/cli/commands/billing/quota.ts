@@ -29,7 +29,7 @@ export const QUOTA_GROUP: CommandGroup = {
     'Sets, lists and removes monthly allowances (stored in the usage table; TALLY_QUOTAS gives every ' +
     'other account a default) and evaluates them now (quota check): when month-to-date usage reaches ' +
     'a level (TALLY_QUOTA_LEVELS, 80,100 by default) a usage.threshold webhook fires, once per account, ' +
-    'metric, month and level. See docs/quotas.md.',
+    'metric, month, level and allowance. See docs/quotas.md.',
 };
 
 const levels: ValueReader<number[]> = (text, flag) => {
@@ -308,6 +308,9 @@ export function describeCheck(report: ThresholdReport, origin: string, queue: st
     );
   }
   lines.push(`events queued ${report.sent.length}; pending ${report.pending}; failed ${report.failed}`);
+  for (const c of report.withdrawn) {
+    lines.push(`withdrawn unsent: ${c.account} ${c.metric} ${c.month} ${c.level}% of ${c.allowance} (that allowance is no longer in force)`);
+  }
   for (const reason of report.skipped) lines.push(reason);
   return `${lines.join('\n')}\n`;
 }
