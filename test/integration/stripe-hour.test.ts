@@ -832,7 +832,7 @@ describe('switching windows (defect: after TALLY_STRIPE_WINDOW changed, days alr
   it.each([
     ['day', 'hour'],
     ['hour', 'day'],
-  ] as const)('from %s to %s windows: a day already on the old meters is held (failed, visible in status), never billed twice; push --retry-failed sends it', async (before, after) => {
+  ] as const)('from %s to %s windows: a day of a finalized period already on the old meters is held (failed, visible in status), never billed twice; push --retry-failed sends it', async (before, after) => {
     const logLines: string[] = [];
     // The new window's meters are Tally's (cdn_requests, cdn_bytes); the old ones keep their own names.
     const s = await scenario(after, logLines);
@@ -840,8 +840,8 @@ describe('switching windows (defect: after TALLY_STRIPE_WINDOW changed, days alr
     s.server.addMeter('cdn_bytes_old', { event_time_window: before });
     const acme = uniqueId('acme');
     const customer = `cus_switch${before}${after}`;
-    // The subscription bills both meters while switching (the old price not removed yet); a period long enough that no invoice is finalized.
-    s.server.addSubscription({ customer, eventName: 'cdn_requests', alsoEventNames: ['cdn_requests_old'], start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 30 * 86_400 });
+    // The subscription bills both meters while switching (the old price not removed yet); daily periods, so D1's invoice is finalized by the switch.
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', alsoEventNames: ['cdn_requests_old'], start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 86_400 });
     await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
     const oldEnv = { ...s.stripeEnv, TALLY_STRIPE_WINDOW: before, TALLY_STRIPE_METERS: '{"requests":"cdn_requests_old","bytes":"cdn_bytes_old"}' };
     const oldSync = createStripeSyncDeps({ tally: readConfig(s.env), stripe: readStripeConfig(oldEnv) }, testClients(info), API_KEY, jsonLog((line) => void logLines.push(line), 'warn'), { clock: s.now, retry: { attempts: 2, baseMs: 5, maxMs: 10 } });
@@ -901,6 +901,61 @@ describe('switching windows (defect: after TALLY_STRIPE_WINDOW changed, days alr
     const retry = captureIo();
     expect(await tallyCommand('stripe')(['push', '--retry-failed', '--account', acme], retry, newEnv, process.cwd(), s.now)).toBe(0);
     expect(s.server.billedByDay('cdn_requests', customer)[D1]).toBe(total);
+  });
+
+  it.each([
+    ['day', 'hour'],
+    ['hour', 'day'],
+  ] as const)('from %s to %s windows: a day of the current period moves to the new meters by itself, its old events to 0 first, never on both at any event', async (before, after) => {
+    const logLines: string[] = [];
+    const s = await scenario(after, logLines);
+    s.server.addMeter('cdn_requests_old', { event_time_window: before });
+    s.server.addMeter('cdn_bytes_old', { event_time_window: before });
+    const acme = uniqueId('acme');
+    const customer = `cus_move${before}${after}`;
+    // Both meters priced (the old price not removed yet); one period long enough that no invoice holds D1 yet.
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', alsoEventNames: ['cdn_requests_old'], start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 30 * 86_400 });
+    await s.sync().store.link({ account: acme, customer, linkedAt: `${D1}T00:00:00Z` });
+    const oldEnv = { ...s.stripeEnv, TALLY_STRIPE_WINDOW: before, TALLY_STRIPE_METERS: '{"requests":"cdn_requests_old","bytes":"cdn_bytes_old"}' };
+    const oldSync = createStripeSyncDeps({ tally: readConfig(s.env), stripe: readStripeConfig(oldEnv) }, testClients(info), API_KEY, jsonLog((line) => void logLines.push(line), 'warn'), { clock: s.now, retry: { attempts: 2, baseMs: 5, maxMs: 10 } });
+    s.moveTo(`${D1}T10:30:00Z`);
+    await s.ingest(D1, 10, 141, acme);
+    await handleStripeMessage(oldSync, { account: acme, running: true });
+    s.moveTo(`${D4}T00:30:00Z`);
+    for (const day of (await closeOk(testCloser(s.env, s.now))).days) for (const { revision } of day.written ?? []) await handleStripeMessage(oldSync, { day: day.day, revision });
+    const onOldMeters = s.counted.get(`${D1} 10`)!;
+
+    // The switch, then a late log of D1: the sender's runs (a message coming back, the closer's hand-off) until nothing is left.
+    s.moveTo(`${D4}T01:00:00Z`);
+    const runs = [await handleStripeMessage(s.sync(), { account: acme })];
+    s.moveTo(`${D4}T05:00:00Z`);
+    await s.ingest(D1, 20, 142, acme, 13);
+    s.moveTo(`${D4}T05:30:00Z`);
+    await s.close();
+    for (let i = 0; i < 6 && runs.at(-1)!.left > 0; i++) runs.push(await handleStripeMessage(s.sync(), { account: acme, sendOnly: true }));
+    const total = onOldMeters + s.counted.get(`${D1} 20`)!;
+
+    // At every event Stripe received (in receipt order, each window keeping its latest): D1 never on both meters, never above Tally.
+    const kept = new Map<string, number>();
+    for (const event of s.server.events().filter((e) => e.payload.stripe_customer_id === customer && e.event_name.startsWith('cdn_requests'))) {
+      const size = event.event_name === 'cdn_requests' ? (after === 'hour' ? 3_600 : 86_400) : before === 'hour' ? 3_600 : 86_400;
+      kept.set(`${event.event_name} ${event.timestamp - (event.timestamp % size)}`, Number(event.payload.value));
+      const on = (name: string) => [...kept].filter(([key]) => key.split(' ')[0] === name).reduce((sum, [, value]) => sum + value, 0);
+      expect(on('cdn_requests') > 0 && on('cdn_requests_old') > 0).toBe(false);
+      expect(on('cdn_requests') + on('cdn_requests_old')).toBeLessThanOrEqual(total);
+    }
+    expect(runs.at(-1)!.left).toBe(0);
+    expect(s.server.billedByDay('cdn_requests_old', customer)[D1]).toBe(0);
+    expect(s.server.billedByDay('cdn_requests', customer)[D1]).toBe(total);
+    // Nothing failed, nothing for the operator: before, D1 was held (failed, the alarm) until tally stripe push --retry-failed.
+    const records = (await s.sync().store.records(acme, D1, D1)).filter((r) => r.metric === 'requests');
+    expect(records.filter((r) => r.state === 'failed')).toEqual([]);
+    // (bytes has no price on either meter: no subscription bills the new one, so its day stays held.)
+    expect(logLines.filter((line) => line.includes('"metric":"requests"')).join('\n')).not.toContain('stripe meter event failed');
+    const reconcile = captureIo();
+    expect(await tallyCommand('stripe')(['reconcile', '--json', '--from', D1, '--to', D1], reconcile, { ...s.env, ...s.stripeEnv }, process.cwd(), s.now)).toBe(0);
+    const report = JSON.parse(reconcile.stdout) as { drift: unknown[]; held: { account: string; metric: string }[] };
+    expect(report.held.filter((h) => h.account === acme && h.metric === 'requests')).toEqual([]);
   });
 });
 

@@ -118,13 +118,30 @@ describe('hour windows (TALLY_STRIPE_WINDOW=hour)', () => {
 
 describe('a day on the meters of the other window (TALLY_STRIPE_WINDOW switched)', () => {
   const states = ['pending', 'delivered', 'failed', 'too-old', 'superseded', 'invoice-finalized'] as const;
-  const record = fc.record({ day: fc.constantFrom('2026-11-01', '2026-11-02'), hour: fc.option(fc.integer({ min: 0, max: 23 }), { nil: undefined }), state: fc.constantFrom(...states), attempts: fc.nat({ max: 2 }) });
+  const record = fc.record({
+    day: fc.constantFrom('2026-11-01', '2026-11-02'),
+    hour: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }),
+    state: fc.constantFrom(...states),
+    attempts: fc.nat({ max: 2 }),
+    revision: fc.integer({ min: 1, max: 3 }),
+    split: fc.option(fc.integer({ min: 1, max: 2 }), { nil: undefined }),
+    value: fc.constantFrom(0, 0, 7),
+  });
 
-  it('holds a window exactly when a record of the other window may have reached Stripe (acknowledged, or attempted with no answer) and none of its own has', () => {
+  it('holds a window exactly when the newest record of a window of the other kind that may have reached Stripe (acknowledged, or attempted with no answer) bills something (above 0, or not answered) and none of its own kind does', () => {
     fc.assert(
       fc.property(fc.array(record, { maxLength: 8 }), fc.constantFrom('2026-11-01', '2026-11-02'), fc.constantFrom('day', 'hour') as fc.Arbitrary<'day' | 'hour'>, (records, day, window) => {
-        const reached = (hourly: boolean) =>
-          records.some((r) => r.day === day && (r.hour !== undefined) === hourly && (r.state === 'delivered' || r.state === 'invoice-finalized' || (r.state === 'pending' && r.attempts > 0)));
+        const reached = (hourly: boolean) => {
+          const newest = new Map<string, (typeof records)[number]>();
+          for (const r of records) {
+            if (r.day !== day || (r.hour !== undefined) !== hourly) continue;
+            if (!(r.state === 'delivered' || r.state === 'invoice-finalized' || (r.state === 'pending' && r.attempts > 0))) continue;
+            const held = newest.get(String(r.hour));
+            const order = (x: typeof r) => x.revision * 10 + (x.split ?? 0);
+            if (held === undefined || order(held) <= order(r)) newest.set(String(r.hour), r);
+          }
+          return [...newest.values()].some((r) => r.value > 0 || r.state === 'pending');
+        };
         const own = reached(window === 'hour');
         const other = reached(window === 'day');
         expect(otherWindowHolding(windowsOnStripe(records), day, window)).toBe(other && !own ? (window === 'day' ? 'hour' : 'day') : undefined);
@@ -134,11 +151,17 @@ describe('a day on the meters of the other window (TALLY_STRIPE_WINDOW switched)
 
   it('a refused, superseded or never-attempted record of the other window holds nothing', () => {
     const records = [
-      { day: '2026-11-01', state: 'failed' as const, attempts: 1 },
-      { day: '2026-11-01', state: 'superseded' as const, attempts: 0 },
-      { day: '2026-11-01', state: 'pending' as const, attempts: 0 },
+      { day: '2026-11-01', state: 'failed' as const, attempts: 1, revision: 1, value: 5 },
+      { day: '2026-11-01', state: 'superseded' as const, attempts: 0, revision: 1, value: 5 },
+      { day: '2026-11-01', state: 'pending' as const, attempts: 0, revision: 1, value: 5 },
     ];
     expect(otherWindowHolding(windowsOnStripe(records), '2026-11-01', 'hour')).toBeUndefined();
-    expect(otherWindowHolding(windowsOnStripe([...records, { day: '2026-11-01', state: 'pending', attempts: 1 }]), '2026-11-01', 'hour')).toBe('day');
+    expect(otherWindowHolding(windowsOnStripe([...records, { day: '2026-11-01', state: 'pending', attempts: 1, revision: 1, value: 5 }]), '2026-11-01', 'hour')).toBe('day');
+  });
+
+  it('a day moved off the old meters (its newest event there acknowledged at 0) holds nothing; one whose 0 got no answer yet still holds', () => {
+    const sent = { day: '2026-11-01', state: 'delivered' as const, attempts: 1, revision: 1, value: 40 };
+    expect(otherWindowHolding(windowsOnStripe([sent, { ...sent, split: 1, value: 0 }]), '2026-11-01', 'hour')).toBeUndefined();
+    expect(otherWindowHolding(windowsOnStripe([sent, { ...sent, split: 1, value: 0, state: 'pending' as const }]), '2026-11-01', 'hour')).toBe('day');
   });
 });

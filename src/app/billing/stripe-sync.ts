@@ -426,10 +426,10 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
         outcomes.push({ ...outcome(newest, 'retry-later'), error });
         continue;
       }
-      const sent = await sendWindow(deps, link, sorted, cache, renew, { onStripe, released });
+      const sent = await sendWindow(deps, link, sorted, cache, renew, { onStripe, released, records });
       outcomes.push(...sent);
       const last = sent.at(-1);
-      if (last !== undefined && (last.outcome === 'delivered' || last.outcome === 'already-existed' || last.outcome === 'invoice-finalized')) {
+      if (last !== undefined && newest.value > 0 && (last.outcome === 'delivered' || last.outcome === 'already-existed' || last.outcome === 'invoice-finalized')) {
         onStripe.set(newest.day, new Set([...(onStripe.get(newest.day) ?? []), windowOf(newest)]));
       }
       if (lowers(sorted) && last !== undefined && (last.outcome === 'retry-later' || last.outcome === 'busy' || last.outcome === 'failed')) unlowered.add(newest.day);
@@ -476,7 +476,7 @@ async function sendWindow(
   sorted: StripeOutboxRecord[],
   cache: SubscriptionCache,
   renew: () => Promise<boolean>,
-  switched: { onStripe: ReadonlyMap<string, ReadonlySet<StripeWindow>>; released: ReadonlySet<string> },
+  switched: { onStripe: ReadonlyMap<string, ReadonlySet<StripeWindow>>; released: ReadonlySet<string>; records: readonly StripeOutboxRecord[] },
 ): Promise<SendOutcome[]> {
   const outcomes: SendOutcome[] = [];
   const newest = sorted[sorted.length - 1]!;
@@ -506,6 +506,11 @@ async function sendWindow(
   }
   const other = sorted.some((r) => switched.released.has(r.identifier)) ? undefined : otherWindowHolding(switched.onStripe, record.day, windowOf(record));
   if (other !== undefined) {
+    const moving = await moveOffOtherWindow(deps, link, record, other, switched.records, cache);
+    if (moving !== undefined) {
+      await deps.store.updateRecord(record, { error: moving });
+      return [...outcomes, { ...outcome(record, 'retry-later'), error: moving }];
+    }
     const error = heldAfterSwitch(record, other);
     await deps.store.updateRecord(record, { state: 'failed', error });
     // The alarm's metric filter (stripe-events-refused) matches this message.
@@ -514,6 +519,64 @@ async function sendWindow(
   }
   const delivered = sorted.filter((r) => r.state === 'delivered' || r.state === 'invoice-finalized');
   return [...outcomes, await deliver(deps, record, delivered.length === 0 ? null : delivered[delivered.length - 1]!.value, renew, sorted)];
+}
+
+/**
+ * Moves a day held after a switch of windows off the old meters, when nothing but that move can
+ * bill it: the new meter (`record`'s) is priced on a subscription item of the customer whose
+ * current period holds the whole day, so no invoice has taken the day yet. Each old window of the
+ * day whose newest event Stripe acknowledged above 0 gets a re-split of that event at 0 (same step
+ * and timestamp, the next split number: Stripe keeps a window's most recent event,
+ * https://docs.stripe.com/billing/subscriptions/usage-based/recording-usage), and `record` waits
+ * until every one is acknowledged; then {@link windowsOnStripe} no longer counts the old window
+ * and `record` goes out on a later run (the message comes back; the closer hands the account over
+ * while anything is pending). The day is never on both windows' meters at once: the old meter is
+ * lowered to 0 before the new one is raised, the lowers-first rule of re-split hours. Answers why
+ * it waits, or undefined when the day is not moved (a day of an earlier period, whose invoice
+ * billed it on the old meter already: held for the operator, {@link heldAfterSwitch}).
+ */
+async function moveOffOtherWindow(
+  deps: StripeSyncDeps,
+  link: StripeLink,
+  record: StripeOutboxRecord,
+  other: StripeWindow,
+  records: readonly StripeOutboxRecord[],
+  cache: SubscriptionCache,
+): Promise<string | undefined> {
+  if (deps.api.subscriptionItems === undefined) return undefined;
+  const nowSeconds = Math.floor(now(deps).getTime() / 1000);
+  const meterId = await cache.meterId(deps.api, record.eventName, nowSeconds);
+  const dayStart = meterEventTimestamp(record.day, 0);
+  const items = (await cache.items(deps.api, link.customer, nowSeconds)).filter((item) => meterId !== undefined && item.meterId === meterId);
+  if (!items.some((item) => dayStart >= item.currentPeriodStart && dayStart < item.currentPeriodEnd)) return undefined;
+  const old = records.filter((r) => r.day === record.day && r.metric === record.metric && windowOf(r) === other);
+  if (old.some((r) => r.customer !== link.customer)) return undefined;
+  const waits = `${record.day} of ${record.metric} moves from the meters of ${other} windows to ${record.eventName} (TALLY_STRIPE_WINDOW=${windowOf(record)}; the subscription bills ${record.eventName} over the day): its ${other} events go to 0 first, then this one is sent`;
+  // An event of the old window on its way (planned before the switch, or a 0 of this move): it is sent first.
+  if (old.some((r) => r.state === 'pending')) return waits;
+  const byWindow = new Map<string, StripeOutboxRecord[]>();
+  for (const r of old) byWindow.set(windowKey(r), [...(byWindow.get(windowKey(r)) ?? []), r]);
+  const createdAt = now(deps).toISOString();
+  for (const windowRecords of byWindow.values()) {
+    const sorted = [...windowRecords].sort(compareEvents);
+    const acknowledged = sorted.filter((r) => r.state === 'delivered' || r.state === 'invoice-finalized').at(-1);
+    if (acknowledged === undefined || acknowledged.value === 0) continue;
+    const sameStep = sorted.filter((r) => eventStep(r) === eventStep(acknowledged) && (r.running ?? 0) === (acknowledged.running ?? 0));
+    const split = Math.max(...sameStep.map((r) => r.split ?? 0)) + 1;
+    const subject = {
+      account: acknowledged.account,
+      metric: acknowledged.metric,
+      day: acknowledged.day,
+      revision: acknowledged.revision,
+      ...(acknowledged.adjusted === undefined ? {} : { adjusted: acknowledged.adjusted }),
+      ...(acknowledged.running === undefined ? {} : { running: acknowledged.running }),
+      ...(acknowledged.hour === undefined ? {} : { hour: acknowledged.hour }),
+      split,
+    };
+    await deps.store.addRecord(pendingOutboxRecord(deps.scope, link, acknowledged.eventName, subject, { timestamp: acknowledged.timestamp, value: 0, createdAt }));
+  }
+  deps.log.info('stripe window switch: a day moves to the new meters', { account: record.account, metric: record.metric, day: record.day, from: other, to: windowOf(record) });
+  return waits;
 }
 
 /**

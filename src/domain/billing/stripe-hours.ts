@@ -171,13 +171,25 @@ export function windowOf(record: Pick<StripeOutboxRecord, 'hour'>): StripeWindow
  * those with a record acknowledged (`delivered`, `invoice-finalized`) or sent without an answer
  * yet (pending with an attempt: it may have reached Stripe). Day records went to day meters and
  * hour records to hour meters (the sender refuses any other pairing), so after
- * `TALLY_STRIPE_WINDOW` changed, a day may be on the old meters, the new ones, or both.
+ * `TALLY_STRIPE_WINDOW` changed, a day may be on the old meters, the new ones, or both. A window
+ * counts by its newest such record: acknowledged at 0 (the sender moved the day to the new meters,
+ * docs/stripe.md#hour-windows), it bills nothing and holds nothing.
  */
-export function windowsOnStripe(records: readonly Pick<StripeOutboxRecord, 'day' | 'hour' | 'state' | 'attempts'>[]): Map<string, Set<StripeWindow>> {
-  const on = new Map<string, Set<StripeWindow>>();
+export function windowsOnStripe(
+  records: readonly Pick<StripeOutboxRecord, 'day' | 'hour' | 'state' | 'attempts' | 'value' | 'revision' | 'adjusted' | 'running' | 'split'>[],
+): Map<string, Set<StripeWindow>> {
+  // Per meter window (a day, or an hour of a day), its newest record that reached Stripe.
+  const newest = new Map<string, (typeof records)[number]>();
   for (const record of records) {
     const reached = record.state === 'delivered' || record.state === 'invoice-finalized' || (record.state === 'pending' && record.attempts > 0);
     if (!reached) continue;
+    const held = newest.get(windowKey(record));
+    if (held === undefined || compareEvents(held, record) <= 0) newest.set(windowKey(record), record);
+  }
+  const on = new Map<string, Set<StripeWindow>>();
+  for (const record of newest.values()) {
+    // A window whose newest event Stripe acknowledged at 0 bills nothing: the day was moved off that meter (or had nothing there).
+    if (record.value === 0 && record.state !== 'pending') continue;
     const windows = on.get(record.day) ?? new Set<StripeWindow>();
     windows.add(windowOf(record));
     on.set(record.day, windows);
