@@ -191,7 +191,12 @@ export function hourSumsOfAttributes(attributes: Readonly<Record<string, number>
 
 /** A day's hours as a reader shows them: known (and where from), or unknown and why. */
 export type DayHours =
-  | { readonly hours: HourSums; readonly source: 'shards' | 'backfill' }
+  | {
+      readonly hours: HourSums;
+      readonly source: 'shards' | 'backfill';
+      /** `backfill` only: the shards gained hours since the backfill (a late log), added to its recomputed ones. */
+      readonly countedSince?: true;
+    }
   | { readonly hours: null; readonly reason: string };
 
 /** What a reader knows of a day's backfilled-hours item (`DAY#<day>#H#00`). */
@@ -223,7 +228,7 @@ export interface BackfillOfDay {
  * // Backfill read the day at requests 10 (no hours in the shards), recomputed 4 in 09 and 6 in 13;
  * // then a late log added 5 requests in hour 20 (counted with hours):
  * dayHours({ requests: 15 }, { 20: { requests: 5 } }, { hours: { 9: { requests: 4 }, 13: { requests: 6 } }, atShards: {} })
- * // { hours: { 9: { requests: 4 }, 13: { requests: 6 }, 20: { requests: 5 } }, source: 'backfill' }
+ * // { hours: { 9: { requests: 4 }, 13: { requests: 6 }, 20: { requests: 5 } }, source: 'backfill', countedSince: true }
  */
 export function dayHours(totals: Readonly<Record<string, number>>, shards: HourSums, backfilled?: BackfillOfDay): DayHours {
   if (hoursCoverDay(totals, shards)) return { hours: shards, source: 'shards' };
@@ -231,7 +236,7 @@ export function dayHours(totals: Readonly<Record<string, number>>, shards: HourS
     const since = backfilled.atShards === undefined ? {} : hoursSinceBackfill(shards, backfilled.atShards);
     if (since !== undefined) {
       const hours = addHourSums(addHourSums({}, backfilled.hours), since);
-      if (hoursCoverDay(totals, hours)) return { hours, source: 'backfill' };
+      if (hoursCoverDay(totals, hours)) return { hours, source: 'backfill', ...(Object.keys(since).length > 0 ? { countedSince: true as const } : {}) };
     }
   }
   return {

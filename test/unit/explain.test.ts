@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { contributionDays, contributionRowPrefix, decodeContributions, encodeContributions, type Contribution } from '../../src/domain/counters/contributions';
+import { describeExplanation } from '../../src/cli/commands/reading/explain';
 import { buildExplanation, explanationCsv, hourFigures, type ExplainedSource } from '../../src/domain/reading/explanation';
 import type { HourSums } from '../../src/domain/hours';
 import { readHealth } from '../../src/app/reading/health';
@@ -154,7 +155,9 @@ describe("an explanation's hours", () => {
     const e = explain([shard(0, { requests: 7, bytes: 70 }), backfilled({ 2: { requests: 7, bytes: 70 } })]);
 
     expect(e.hoursSource).toBe('backfill');
+    expect(e.hoursCountedSince).toBeUndefined();
     expect(e.hours![2]).toEqual(hourRow(2, 7, 70));
+    expect(describeExplanation(e)).toContain('hours (UTC, recomputed from the log objects by tally backfill --hours; hours without usage left out):');
   });
 
   it('are the recomputed ones plus a late log in its own hour, when the backfill recorded the shards it saw', () => {
@@ -165,7 +168,9 @@ describe("an explanation's hours", () => {
     ]);
 
     expect(e.hoursSource).toBe('backfill');
+    expect(e.hoursCountedSince).toBe(true);
     expect(e.hours!.filter((h) => h.metrics.requests !== 0)).toEqual([hourRow(2, 7, 70), hourRow(20, 3, 30)]);
+    expect(describeExplanation(e)).toContain('hours (UTC, recomputed from the log objects by tally backfill --hours, plus usage counted since; hours without usage left out):');
   });
 
   it('are unknown, never zeros, when neither sums to the counters, and say why', () => {

@@ -187,14 +187,14 @@ describe('a backfilled day that receives a late log', () => {
   it('keeps the backfilled hours and adds the late log in its own hour, never in hour 00', () => {
     const got = dayHours(afterLate.totals, afterLate.shards, backfill);
 
-    expect(got).toEqual({ hours: { 9: { requests: 4 }, 13: { requests: 6 }, 20: { requests: 5 } }, source: 'backfill' });
+    expect(got).toEqual({ hours: { 9: { requests: 4 }, 13: { requests: 6 }, 20: { requests: 5 } }, source: 'backfill', countedSince: true });
   });
 
   it('adds only what the shards gained since the backfill when some of the day was counted with hours before it', () => {
     // Hour 13 was counted with hours before the backfill (the shards held it then): it is not added twice.
     const got = dayHours({ requests: 17 }, { 13: { requests: 6 }, 20: { requests: 7 } }, { hours: backfill.hours, atShards: { 13: { requests: 6 } } });
 
-    expect(got).toEqual({ hours: { 9: { requests: 4 }, 13: { requests: 6 }, 20: { requests: 7 } }, source: 'backfill' });
+    expect(got).toEqual({ hours: { 9: { requests: 4 }, 13: { requests: 6 }, 20: { requests: 7 } }, source: 'backfill', countedSince: true });
   });
 
   it('says unknown (run it again) when usage since the backfill came without hours, or the shards hold less than it saw', () => {

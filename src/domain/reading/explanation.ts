@@ -74,6 +74,8 @@ export interface DayExplanation {
   readonly hours: HourFigures[] | null;
   /** Where `hours` come from: `shards` (counted with hours) or `backfill` (recomputed from the log objects). */
   readonly hoursSource?: 'shards' | 'backfill';
+  /** `backfill` hours that include usage counted since the backfill (a late log's, in its own hours). */
+  readonly hoursCountedSince?: true;
   /** Why `hours` is null. */
   readonly hoursReason?: string;
   /** One per log object that contributed, in key order; each listed once with its whole contribution (and its hours). */
@@ -159,14 +161,15 @@ export function buildExplanation(input: ExplanationInput): DayExplanation {
 /**
  * The day's hours as the usage API shows them ({@link dayHours}): the shards' hour sums
  * (every shard's added), or the recomputed ones of its backfilled-hours item plus what the
- * shards gained since it was written (`hoursSource: 'backfill'` either way).
+ * shards gained since it was written (`hoursSource: 'backfill'` either way, `hoursCountedSince`
+ * when the shards gained any).
  */
 function hoursOfDay(
   records: readonly UsageRecord[],
   day: string,
   metrics: MetricValues,
   names: readonly string[],
-): Pick<DayExplanation, 'hours' | 'hoursSource' | 'hoursReason'> {
+): Pick<DayExplanation, 'hours' | 'hoursSource' | 'hoursCountedSince' | 'hoursReason'> {
   const shards: Record<number, Record<string, number>> = {};
   let backfilled: BackfillOfDay | undefined;
   for (const record of records) {
@@ -176,7 +179,7 @@ function hoursOfDay(
   }
   const known = dayHours(metrics, shards, backfilled);
   if (known.hours === null) return { hours: null, hoursReason: `${known.reason} (\`tally backfill --hours --from ${day} --to ${day}\`)` };
-  return { hours: hourFigures(known.hours, names, true), hoursSource: known.source };
+  return { hours: hourFigures(known.hours, names, true), hoursSource: known.source, ...(known.countedSince === true ? { hoursCountedSince: true as const } : {}) };
 }
 
 function missingReason(gap: MetricValues, unresolved: number, day: string): string {

@@ -97,7 +97,10 @@ function recordsNothing(e: DayExplanation): boolean {
 function describeHours(e: DayExplanation): string[] {
   if (e.hours === null) return [`hours: unknown: ${e.hoursReason ?? ''}`];
   const used = e.hours.filter((hour) => Object.values(hour.metrics).some((value) => value !== 0));
-  const from = e.hoursSource === 'backfill' ? 'recomputed from the log objects by tally backfill --hours' : 'from the counters';
+  const from =
+    e.hoursSource !== 'backfill'
+      ? 'from the counters'
+      : `recomputed from the log objects by tally backfill --hours${e.hoursCountedSince === true ? ', plus usage counted since' : ''}`;
   if (used.length === 0) return [`hours: none with usage (${from})`];
   return [
     `hours (UTC, ${from}; hours without usage left out):`,
