@@ -15,7 +15,7 @@ import { DynamoCloseStore } from '../../src/adapters/dynamodb/dynamodb-close-sto
 import { DynamoQuotaStore } from '../../src/adapters/dynamodb/dynamodb-quotas';
 import { readThresholdConfig } from '../../src/adapters/wiring/handoff-config';
 import { createThresholdDeps } from '../../src/adapters/wiring/handoff-deps';
-import { evaluateThresholds } from '../../src/app/billing/thresholds';
+import { evaluateThresholds, THRESHOLD_SEND_LEASE_SECONDS } from '../../src/app/billing/thresholds';
 import { readMonthToDate } from '../../src/app/reading/quota-status';
 import { DynamoUsageReader } from '../../src/adapters/dynamodb/dynamodb-usage-reader';
 import { monthOf } from '../../src/domain/billing/quota';
@@ -502,6 +502,37 @@ describe('dashboard in Chromium', () => {
     expect(bytes.usedTitle).toBe(`${api.metrics.bytes!.used.toLocaleString('en-US')} bytes`);
     expect(errors).toEqual([]);
     await context.close();
+  });
+
+  it('after an allowance raised mid-month shows no level reached on the bar, the pending alert withdrawn as history', async () => {
+    const { dynamodb, sqs } = testClients(info);
+    const raised = uniqueId('raised');
+    const quotas = new DynamoQuotaStore({ client: dynamodb, tableName: info.table });
+    await putAdjustment(raised, today, 'USE-1', 'requests', 5000, 'usage of the month so far');
+    await quotas.set({ account: raised, metric: 'requests', period: { from: monthOf(new Date()), monthly: 6178 }, updatedAt: new Date().toISOString() });
+    const config = readThresholdConfig({ ...localEnvironment(info), TALLY_METRICS: METRICS });
+    const before = await evaluateThresholds(createThresholdDeps(config, { dynamodb, sqs }, silentLog), { accounts: [raised] });
+    await quotas.set({ account: raised, metric: 'requests', period: { from: monthOf(new Date()), monthly: 1_000_000 }, updatedAt: new Date().toISOString() });
+    // The next scheduled run, after the recording run's send lease.
+    const afterLease = () => new Date(Date.now() + 2 * THRESHOLD_SEND_LEASE_SECONDS * 1000);
+    const after = await evaluateThresholds(createThresholdDeps(config, { dynamodb, sqs }, silentLog, { clock: afterLease }), { accounts: [raised] });
+    const token = await mintToken(TEST_SECRET, { accounts: [raised], ttlSeconds: 600 });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors = watchErrors(page);
+
+    await signIn(page, token);
+    await page.waitForSelector('#quota-card:not([hidden]) .quota-row[data-metric="requests"]');
+    const row = page.locator('.quota-row[data-metric="requests"]');
+    const badges = await row.locator('.badge-threshold').evaluateAll((nodes) => nodes.map((node) => [node.getAttribute('data-alert'), node.textContent]));
+    await row.screenshot({ path: join(OUTPUT, 'dashboard-quota-raised.png') });
+
+    expect(before.crossed.map((crossing) => [crossing.level, crossing.allowance])).toEqual([[80, 6178]]);
+    expect(after.withdrawn.map((crossing) => [crossing.level, crossing.allowance])).toEqual([[80, 6178]]);
+    expect(await row.locator('.quota-percent').textContent()).toBe(' (0.5%)');
+    expect(await row.locator('.quota-mark.reached').count()).toBe(0);
+    expect(badges).toEqual([['withdrawn', '80% of 6,178 (earlier allowance) · alert withdrawn']]);
+    expect(errors).toEqual([]);
+    await page.close();
   });
 
   it('keeps the 80% and 100% marks visible under a huge overage and flags the overflow', async () => {
