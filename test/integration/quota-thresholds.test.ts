@@ -1,3 +1,4 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, DeleteMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { ingestBatch, type IngestDeps } from '../../src/app/ingest/ingest';
 import { silentLog } from '../../src/app/log';
@@ -259,6 +260,36 @@ describe('usage thresholds: one usage.threshold event per (account, metric, mont
     expect(again.crossed).toEqual([]);
     expect((await queue.drain()).map((event) => [event.data.level, event.data.allowance])).toEqual([[80, 1000]]);
     expect((await thresholds().crossings('2026-06', account)).map((c) => [c.level, c.allowance, c.notifiedAt !== undefined, c.withdrawnAt !== undefined])).toEqual([[80, 1000, true, false]]);
+  });
+
+  it('sends, or withdraws, a pending crossing stored before crossings were keyed by allowance, under its own key', async () => {
+    const [kept, raised] = [uniqueId('acct'), uniqueId('acct')];
+    const queue = await webhookQueue();
+    for (const account of [kept, raised]) {
+      await setQuota(account, 1000);
+      await addUsage(account, '2026-06-02', 850);
+      // As an older version wrote it: SK without the allowance, its run gone before queueing the event.
+      await dynamodb.send(
+        new PutItemCommand({
+          TableName: table,
+          Item: {
+            PK: { S: 'THRESHOLD#2026-06' }, SK: { S: `${account}#requests#080` }, account: { S: account }, metric: { S: 'requests' }, month: { S: '2026-06' },
+            level: { N: '80' }, allowance: { N: '1000' }, used: { N: '850' }, crossedAt: { S: EVAL_AT.toISOString() }, sendingAt: { S: EVAL_AT.toISOString() },
+          },
+        }),
+      );
+    }
+    await setQuota(raised, 5000);
+    const report = await evaluateOk(evaluator(queue.queueUrl, later(EVAL_AT, 2 * THRESHOLD_SEND_LEASE_SECONDS)), { accounts: [kept, raised] });
+    const again = await evaluateOk(evaluator(queue.queueUrl, later(EVAL_AT, 4 * THRESHOLD_SEND_LEASE_SECONDS)), { accounts: [kept, raised] });
+
+    expect(report.crossed).toEqual([]);
+    expect(report.withdrawn.map((c) => c.account)).toEqual([raised]);
+    expect(report.sent).toHaveLength(1);
+    expect(again.sent).toEqual([]);
+    expect((await queue.drain()).map((event) => [event.data.account, event.data.level, event.data.allowance])).toEqual([[kept, 80, 1000]]);
+    const stored = [...(await thresholds().crossings('2026-06', kept)), ...(await thresholds().crossings('2026-06', raised))];
+    expect(stored.map((c) => [c.account, c.notifiedAt !== undefined, c.withdrawnAt !== undefined])).toEqual([[kept, true, false], [raised, false, true]]);
   });
 
   it('never fires for an account without a quota, however much it uses', async () => {

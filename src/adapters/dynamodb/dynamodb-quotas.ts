@@ -233,12 +233,17 @@ export class DynamoThresholdStore implements ThresholdStore {
     );
   }
 
-  private keyOf(crossing: ThresholdCrossing): { PK: string; SK: string } {
-    return thresholdKey(crossing.month, crossing.account, crossing.metric, crossing.level, crossing.allowance);
+  private keyOf(crossing: ThresholdCrossing & Pick<RecordedCrossing, 'levelKeyed'>): { PK: string; SK: string } {
+    return crossing.levelKeyed === true ? levelKeyedThresholdKey(crossing) : thresholdKey(crossing.month, crossing.account, crossing.metric, crossing.level, crossing.allowance);
   }
 }
+/** The key crossings had before they were keyed by allowance too: one per (account, metric, month, level). */
+function levelKeyedThresholdKey(crossing: Pick<ThresholdCrossing, 'month' | 'account' | 'metric' | 'level'>): { PK: string; SK: string } {
+  return { PK: thresholdMonthPartition(crossing.month), SK: `${quotaAccountPrefix(crossing.account)}${crossing.metric}#${String(crossing.level).padStart(3, '0')}` };
+}
+
 function crossingOf(item: Record<string, AttributeValue>): RecordedCrossing {
-  return {
+  const crossing = {
     account: item.account?.S ?? '',
     metric: item.metric?.S ?? '',
     month: item.month?.S ?? '',
@@ -250,4 +255,5 @@ function crossingOf(item: Record<string, AttributeValue>): RecordedCrossing {
     ...(item.sendingAt?.S === undefined ? {} : { sendingAt: item.sendingAt.S }),
     ...(item.withdrawnAt?.S === undefined ? {} : { withdrawnAt: item.withdrawnAt.S }),
   };
+  return item.SK?.S === levelKeyedThresholdKey(crossing).SK ? { ...crossing, levelKeyed: true } : crossing;
 }

@@ -124,6 +124,8 @@ export interface RecordedCrossing extends ThresholdCrossing {
    * written again if its allowance comes back in force and the level is reached.
    */
   readonly withdrawnAt?: string;
+  /** True for a record stored before crossings were keyed by allowance (`...#080`, no `#<allowance>`): claimed and withdrawn under that key. */
+  readonly levelKeyed?: true;
 }
 
 /** True when `crossing`'s allowance and level are those of `quota` (the quota in force in its month). */
