@@ -300,10 +300,11 @@ export interface ThresholdStore {
   /**
    * Writes the crossing unless one exists for its (account, metric, month, level,
    * allowance) that is not withdrawn:
-   * `recorded` when this call wrote it (and holds the lease to send its event from `at`),
-   * `exists` when it was there already.
+   * `recorded` when this call wrote it (and holds the lease to send its event from
+   * `leaseAt`; none when absent, as a run without a webhook queue sends nothing), `exists`
+   * when it was there already.
    */
-  record(crossing: ThresholdCrossing, at: string): Promise<'recorded' | 'exists'>;
+  record(crossing: ThresholdCrossing, leaseAt: string | undefined): Promise<'recorded' | 'exists'>;
   /** Takes the lease to send a pending crossing's event: true when not yet sent and the lease is free or older than `staleBefore`. */
   claim(crossing: ThresholdCrossing, at: string, staleBefore: string): Promise<boolean>;
   /**

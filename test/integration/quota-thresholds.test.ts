@@ -202,6 +202,20 @@ describe('usage thresholds: one usage.threshold event per (account, metric, mont
     expect(events.map((event) => [event.data.level, event.data.used, event.data.allowance])).toEqual([[80, 800_000, 1_000_000]]);
   });
 
+  it('withdraws at once, webhooks off, a pending alert of an allowance raised since: a run without a webhook queue holds no send lease', async () => {
+    const account = uniqueId('acct');
+    const deps = evaluator(undefined, EVAL_AT);
+    await setQuota(account, 6178);
+    await addUsage(account, '2026-06-02', 5000);
+    const before = await evaluateOk(deps, { accounts: [account] });
+    await setQuota(account, 1_000_000);
+    const raised = await evaluateOk(deps, { accounts: [account] });
+
+    expect(before.crossed.map((c) => c.level)).toEqual([80]);
+    expect(raised.withdrawn.map((c) => [c.level, c.allowance])).toEqual([[80, 6178]]);
+    expect(raised.pending).toBe(0);
+  });
+
   it('keeps an alert already sent as history when the allowance is raised past it', async () => {
     const account = uniqueId('acct');
     const queue = await webhookQueue();

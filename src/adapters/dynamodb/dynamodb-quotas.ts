@@ -168,7 +168,7 @@ export class DynamoThresholdStore implements ThresholdStore {
     return items.map(crossingOf);
   }
 
-  async record(crossing: ThresholdCrossing, at: string): Promise<'recorded' | 'exists'> {
+  async record(crossing: ThresholdCrossing, leaseAt: string | undefined): Promise<'recorded' | 'exists'> {
     const written = await conditionally(
       this.table.client.send(
         new PutItemCommand({
@@ -182,7 +182,7 @@ export class DynamoThresholdStore implements ThresholdStore {
             allowance: { N: String(crossing.allowance) },
             used: { N: String(crossing.used) },
             crossedAt: { S: crossing.crossedAt },
-            sendingAt: { S: at },
+            ...(leaseAt === undefined ? {} : { sendingAt: { S: leaseAt } }),
           },
           // A withdrawn record was never sent: its allowance back in force, it is written anew.
           ConditionExpression: 'attribute_not_exists(PK) OR attribute_exists(withdrawnAt)',

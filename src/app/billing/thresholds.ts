@@ -149,7 +149,8 @@ export async function evaluateThresholds(deps: ThresholdDeps, options: Threshold
             const crossing = { account, metric: quota.metric, month, level, allowance: quota.monthly, used, crossedAt: at };
             // Recorded under this allowance, or sent under another one already past this level: alerted.
             if (own.some((earlier) => earlier.metric === quota.metric && alertStandsFor(earlier, level, quota.monthly))) continue;
-            if ((await deps.thresholds.record(crossing, at)) === 'recorded') fresh.push(crossing);
+            // Without a webhook queue this run sends nothing: it takes no lease that would hold the record from others.
+            if ((await deps.thresholds.record(crossing, deps.outbox === undefined ? undefined : at)) === 'recorded') fresh.push(crossing);
           }
         }
         return fresh;
