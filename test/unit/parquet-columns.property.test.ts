@@ -259,6 +259,33 @@ describe('Parquet read column by column', () => {
     );
   });
 
+  // Each row group has dictionaries of its own, so each of its host pairs is new; a pair
+  // whose viewer host (x-host-header's, else cs(Host)'s) was met in an earlier row group is
+  // filled in at once (ColumnSumKernel.prefillPairs), the rest found as rows meet them.
+  it('counts the host pairs of later row groups, their hosts met before, as the same rows in text', async () => {
+    const xHosts = Array.from({ length: 12 }, (_, i) => `x${i}.example.com`);
+    const cHosts = [...Array.from({ length: 12 }, (_, i) => `c${i}.example.com`), 'd1.cloudfront.net', '-'];
+    const rowArb = fc.tuple(
+      fc.constantFrom('2026-11-21', '2026-11-22'),
+      fc.constantFrom('12:00:00', '00:00:00', '24:00:00'),
+      fc.option(fc.constantFrom('0', '1234', '99'), { freq: 6 }),
+      fc.option(fc.constantFrom(...cHosts), { freq: 4 }),
+      fc.option(fc.constantFrom(...xHosts, '-', ''), { freq: 2 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(rowArb, { minLength: 100, maxLength: 400 }), fc.nat(99), fc.constantFrom(...RESOLVERS.slice(0, 2)), async (picked, turn, resolver) => {
+        options = optionsOf(false, resolver);
+        // Row groups of 2,048 rows (DuckDB's least), the rows picked over and over, each
+        // time from another place: each group's dictionaries list the hosts in another order.
+        const rows: Row[] = Array.from({ length: 6000 }, (_, i) => picked[(i + Math.floor(i / picked.length) * (turn + 1)) % picked.length]!).map(([date, time, bytes, cs, x]) => [date, time, bytes, cs, x, '/v1/items', 'r1', 'GET', 'E2ACME']);
+        const bytes = await duckdbParquet(rows, 'COMPRESSION snappy, ROW_GROUP_SIZE 2048', 'typed');
+
+        expect(await asParquet(bytes)).toEqual(await asText(rows));
+      }),
+      { numRuns: 10 },
+    );
+  });
+
   it('counts two files at once each as it counts alone (each count has sums of its own)', async () => {
     options = optionsOf(false);
     const rowsOf = (host: string, count: number): Row[] =>

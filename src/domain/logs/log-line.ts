@@ -137,7 +137,11 @@ export class ByteKeyCache<V> {
     this.slots[slot] = this.values.length;
   }
 
+  /** How many times the cache was cleared (full): a copy of its entries kept elsewhere is of one generation. */
+  generation = 0;
+
   private clear(): void {
+    this.generation++;
     this.slots.fill(0);
     this.keyStarts = [];
     this.keyEnds = [];

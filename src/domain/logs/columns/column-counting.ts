@@ -257,7 +257,8 @@ export class ColumnCounting {
     if (dayCache !== undefined) kernel.table('day', dayCache);
     if (timeCache !== undefined) kernel.timeTable(time!.dictionary!, timeCache);
     if (byteCache !== undefined) kernel.bytesTable(byteCache);
-    kernel.table('pair', accounts);
+    // A new row group's pairs: those whose host is known already are filled in at once.
+    if (kernel.table('pair', accounts)) kernel.prefillPairs(this.keyAccounts.generation, x?.dictionary, c?.dictionary, cWidth, this.accountIds.get(undefined) ?? UNKNOWN);
     for (let chunk = 0; chunk < count; chunk += SUM_CHUNK_ROWS) {
       const size = Math.min(SUM_CHUNK_ROWS, count - chunk);
       kernel.input('date', date.entries ?? date.numbers!, date.at + chunk, size);
@@ -307,6 +308,7 @@ export class ColumnCounting {
             let account = accounts[pair]!;
             if (account === UNKNOWN) account = this.pairAccount(accounts, x, c, pair, cWidth);
             kernel.setEntry('pair', pair, account);
+            this.rememberViewer(kernel, x, c, pair, cWidth, account);
             break;
           }
           case SumStop.Line:
@@ -891,18 +893,24 @@ export class ColumnCounting {
     return this.hostPairs;
   }
 
+  /** Tells the kernel a pair's viewer host's account (as {@link accountOfPair} caches it), for the next row groups' pairs (ColumnSumKernel.prefillPairs). */
+  private rememberViewer(kernel: ColumnSumKernel, x: ColumnRun | undefined, c: ColumnRun | undefined, pair: number, cWidth: number, account: number): void {
+    const viewer = account < 0 ? undefined : viewerOf(x, c, pair, cWidth);
+    if (viewer === undefined) return;
+    const { bytes, starts, ends } = viewer.run.dictionary!;
+    kernel.addHost(this.keyAccounts.generation, bytes, starts[viewer.entry]!, ends[viewer.entry]!, account);
+  }
+
   /**
    * The account of a pair of host entries (+1; 0: none): the counter's resolver on a line
    * of their texts, found once per viewer host (x-host-header, else cs(Host)) as
    * {@link accountOfHost} finds it: each row group's dictionaries are new, their hosts mostly not.
    */
   private accountOfPair(x: ColumnRun | undefined, c: ColumnRun | undefined, pair: number, cWidth: number): number {
-    const xEntry = Math.floor(pair / cWidth) - 1;
-    const cEntry = (pair % cWidth) - 1;
-    const viewer = x !== undefined && xEntry >= 0 && presentEntry(x, xEntry) ? x : c !== undefined && cEntry >= 0 && presentEntry(c, cEntry) ? c : undefined;
+    const viewer = viewerOf(x, c, pair, cWidth);
     if (viewer === undefined) return this.accountOfText(undefined);
-    const entry = viewer === x ? xEntry : cEntry;
-    const { bytes, starts, ends } = viewer.dictionary!;
+    const entry = viewer.entry;
+    const { bytes, starts, ends } = viewer.run.dictionary!;
     const cache = this.keyAccounts;
     const cached = cache.find(bytes, starts[entry]!, ends[entry]!);
     if (cached !== NOT_CACHED) return cache.value(cached);
@@ -946,6 +954,15 @@ function present(run: ColumnRun, row: number): boolean {
 }
 
 /** Whether a dictionary entry's text is there and not `-` (as {@link present} reads a row's). */
+/** A host pair's viewer host: x-host-header's entry when it has a value, else cs(Host)'s; undefined when neither has. */
+function viewerOf(x: ColumnRun | undefined, c: ColumnRun | undefined, pair: number, cWidth: number): { run: ColumnRun; entry: number } | undefined {
+  const xEntry = Math.floor(pair / cWidth) - 1;
+  if (x !== undefined && xEntry >= 0 && presentEntry(x, xEntry)) return { run: x, entry: xEntry };
+  const cEntry = (pair % cWidth) - 1;
+  if (c !== undefined && cEntry >= 0 && presentEntry(c, cEntry)) return { run: c, entry: cEntry };
+  return undefined;
+}
+
 function presentEntry(run: ColumnRun, entry: number): boolean {
   const dictionary = run.dictionary!;
   const start = dictionary.starts[entry]!;

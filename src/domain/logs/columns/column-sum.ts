@@ -29,6 +29,18 @@ export const SumStop = { Day: 1, Bytes: 3, Pair: 4, Line: 5, Room: 6 } as const;
 
 type Table = 'day' | 'pair';
 
+/** A host column's dictionary: entry i's text is `bytes[starts[i], ends[i])`. */
+export interface HostDictionary {
+  readonly bytes: Uint8Array;
+  readonly starts: Int32Array;
+  readonly ends: Int32Array;
+}
+
+/** Hosts remembered at most (the caller's cache holds 4,096: ColumnCounting's KEY_CACHE_LIMIT), their slots (a power of two, twice as many), and the bytes of their texts. */
+const MAX_HOSTS = 4096;
+const HOST_SLOTS = 8192;
+const HOST_ARENA_BYTES = 256 * 1024;
+
 export class ColumnSumKernel {
   private readonly wasm: SumExports;
   private buffer: ArrayBuffer;
@@ -37,8 +49,13 @@ export class ColumnSumKernel {
   private readonly inputs: { date: number; time: number; bytes: number; x: number; c: number };
   /** Per table: the JavaScript cache it was last loaded from (this count's); and per region its room (entries or bytes; kept from count to count). */
   private readonly loaded = new Map<Table | 'time' | 'bytes', Int32Array | Float64Array>();
-  private readonly rooms = new Map<Table | 'time' | 'bytes' | 'scratch', number>();
+  private readonly rooms = new Map<Table | 'time' | 'bytes' | 'scratch' | 'hostScratch', number>();
   private scratchAt = 0;
+  private hostScratchAt = 0;
+  /** The generation of the caller's host cache the hosts remembered are of (-1: none yet). */
+  private hostGeneration = -1;
+  private readonly hostArenaStart: number;
+  private readonly hostArenaLimit: number;
   /** Typed date values set so far (the next goes in slot this modulo {@link DAY_VALUES}). */
   private dayValuesSet = 0;
   private ints!: Int32Array;
@@ -60,6 +77,12 @@ export class ColumnSumKernel {
     this.placeSums(256);
     this.wasm.dayValues.value = this.allocate(16 * DAY_VALUES);
     const constants = (this.wasm.constants.value = this.allocate(24));
+    this.wasm.hostSlots.value = this.allocate(4 * HOST_SLOTS);
+    this.wasm.hostMask.value = HOST_SLOTS - 1;
+    this.wasm.hostEntries.value = this.allocate(16 * MAX_HOSTS);
+    this.hostArenaStart = this.allocate(HOST_ARENA_BYTES);
+    this.hostArenaLimit = this.hostArenaStart + HOST_ARENA_BYTES;
+    this.wasm.hostArenaEnd.value = this.hostArenaStart;
     this.views();
     this.clearDayValues();
     // What an absent column is read as (column-sum.wat's $constants).
@@ -76,6 +99,9 @@ export class ColumnSumKernel {
   /** Done with: its sums must have been taken ({@link forEachCell}). */
   release(): void {
     this.loaded.clear();
+    // Hosts' accounts are one count's ids.
+    this.clearHosts();
+    this.hostGeneration = -1;
     // A memory grown for a file of many account-days or a large dictionary is let go
     // (a module's memory never shrinks): kept, it would hold that much for the process's life.
     if (POOL.length < POOL_SIZE && this.wasm.memory.buffer.byteLength <= POOL_MAX_BYTES) POOL.push(this);
@@ -91,14 +117,75 @@ export class ColumnSumKernel {
     wasm.cWidth.value = modes.cWidth;
   }
 
-  /** Makes table `which` (Int32, per entry + 1 or per pair) hold `source`'s values, unless it holds them already. */
-  table(which: Table, source: Int32Array): void {
-    if (this.loaded.get(which) === source) return;
+  /** Makes table `which` (Int32, per entry + 1 or per pair) hold `source`'s values, unless it holds them already; answers whether it was loaded now. */
+  table(which: Table, source: Int32Array): boolean {
+    if (this.loaded.get(which) === source) return false;
     const global = which === 'day' ? this.wasm.dayTable : this.wasm.pairTable;
     const at = this.room(which, source.length, 4);
     if (at !== undefined) global.value = at;
     this.ints.set(source, global.value >> 2);
     this.loaded.set(which, source);
+    return true;
+  }
+
+  /**
+   * Remembers `account` for the host text `bytes[start, end)` (as the caller's cache has
+   * it), for {@link prefillPairs}. The generation is the caller's cache's: when it changes
+   * (the cache was cleared), so are the hosts remembered here.
+   */
+  addHost(generation: number, bytes: Uint8Array, start: number, end: number, account: number): void {
+    this.syncHosts(generation);
+    const wasm = this.wasm;
+    const length = end - start;
+    if (length > HOST_ARENA_BYTES) return;
+    if (wasm.hostCount.value >= MAX_HOSTS || wasm.hostArenaEnd.value + length > this.hostArenaLimit) this.clearHosts();
+    new Uint8Array(this.buffer).set(bytes.subarray(start, end), wasm.hostArenaEnd.value);
+    wasm.hostAdd(length, account);
+  }
+
+  /**
+   * Fills the pair table's entries (loaded by {@link table}) of the pairs whose viewer host
+   * is remembered ({@link addHost}), or which have no host (`none`, the caller's account of
+   * no host; -2 not known yet): a new row group's dictionaries make every pair new, and each
+   * was a stop of $sum, found in the caller's cache (issue 34: some 1,600 stops of the
+   * typed bench file, and the JavaScript they ran compiled by V8 on its other threads).
+   */
+  prefillPairs(generation: number, x: HostDictionary | undefined, c: HostDictionary | undefined, cWidth: number, none: number): void {
+    this.syncHosts(generation);
+    if (this.wasm.hostCount.value === 0 && none < 0) return;
+    const xSize = x === undefined ? 0 : x.bytes.length + 8 * x.starts.length;
+    const cSize = c === undefined ? 0 : c.bytes.length + 8 * c.starts.length;
+    const scratchAt = this.room('hostScratch', xSize + cSize + 16, 1);
+    if (scratchAt !== undefined) this.hostScratchAt = scratchAt;
+    let at = this.hostScratchAt;
+    const place = (dictionary: HostDictionary | undefined): [number, number, number, number] => {
+      if (dictionary === undefined) return [0, 0, 0, 0];
+      const bytesAt = at;
+      new Uint8Array(this.buffer).set(dictionary.bytes, bytesAt);
+      const startsAt = (bytesAt + dictionary.bytes.length + 3) & ~3;
+      const endsAt = startsAt + 4 * dictionary.starts.length;
+      this.ints.set(dictionary.starts, startsAt >> 2);
+      this.ints.set(dictionary.ends, endsAt >> 2);
+      at = endsAt + 4 * dictionary.ends.length;
+      return [bytesAt, startsAt, endsAt, dictionary.starts.length];
+    };
+    const [xBytes, xStarts, xEnds, xCount] = place(x);
+    const [cBytes, cStarts, cEnds, cCount] = place(c);
+    this.wasm.prefillPairs(xBytes, xStarts, xEnds, xCount, cBytes, cStarts, cEnds, cCount, cWidth, none);
+  }
+
+  /** Forgets the hosts remembered when the caller's cache is no longer of `generation`. */
+  private syncHosts(generation: number): void {
+    if (generation === this.hostGeneration) return;
+    this.clearHosts();
+    this.hostGeneration = generation;
+  }
+
+  private clearHosts(): void {
+    const wasm = this.wasm;
+    new Int32Array(this.buffer, wasm.hostSlots.value, HOST_SLOTS).fill(0);
+    wasm.hostCount.value = 0;
+    wasm.hostArenaEnd.value = this.hostArenaStart;
   }
 
   /**
@@ -233,7 +320,7 @@ export class ColumnSumKernel {
    * a region made to measure was made anew for nearly every one (seven times, 4.5 MB of
    * new memory, over the typed bench file: new memory costs a page fault per 4 KiB, issue 34).
    */
-  private room(which: Table | 'time' | 'bytes' | 'scratch', count: number, size: number): number | undefined {
+  private room(which: Table | 'time' | 'bytes' | 'scratch' | 'hostScratch', count: number, size: number): number | undefined {
     if ((this.rooms.get(which) ?? 0) >= count) return undefined;
     const room = Math.ceil(count * 1.5);
     this.rooms.set(which, room);
@@ -278,6 +365,13 @@ interface SumExports {
   readonly memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
   readonly sum: (from: number, to: number) => number;
   readonly timeVerdicts: (bytes: number, starts: number, ends: number, count: number, out: number) => void;
+  readonly hostAdd: (length: number, account: number) => void;
+  readonly prefillPairs: (xBytes: number, xStarts: number, xEnds: number, xCount: number, cBytes: number, cStarts: number, cEnds: number, cCount: number, cWidth: number, none: number) => void;
+  readonly hostSlots: Global<number>;
+  readonly hostMask: Global<number>;
+  readonly hostEntries: Global<number>;
+  readonly hostCount: Global<number>;
+  readonly hostArenaEnd: Global<number>;
   readonly dayMode: Global<number>;
   readonly timeMode: Global<number>;
   readonly bytesMode: Global<number>;

@@ -46,6 +46,15 @@
   ;; 24 bytes the caller fills: an Int32 -1 (no entry) at 0, a Float64 0 at 8, and an
   ;; Int32 1 at 16 (the first hour slot): what an absent column is read as.
   (global $constants (export "constants") (mut i32) (i32.const 0))
+  ;; The hosts whose accounts the caller has found (a mirror of its cache, cleared when it
+  ;; is): $hostSlots (Int32 per slot, $hostMask + 1 of them: entry + 1, 0 empty), $hostEntries
+  ;; (per entry four Int32: its text's place and length in $hostArena, its hash, its
+  ;; account), $hostCount of them, the texts one after another up to $hostArenaEnd.
+  (global $hostSlots (export "hostSlots") (mut i32) (i32.const 0))
+  (global $hostMask (export "hostMask") (mut i32) (i32.const 0))
+  (global $hostEntries (export "hostEntries") (mut i32) (i32.const 0))
+  (global $hostCount (export "hostCount") (mut i32) (i32.const 0))
+  (global $hostArenaEnd (export "hostArenaEnd") (mut i32) (i32.const 0))
   (global $cells (export "cells") (mut i32) (i32.const 0))
   (global $dayCells (export "dayCells") (mut i32) (i32.const 0))
   (global $sums (export "sums") (mut i32) (i32.const 0))
@@ -188,6 +197,115 @@
         (local.set $row (i32.add (local.get $row) (i32.const 1)))
         (br $rows)))
     (local.get $to))
+
+  ;; Remembers `account` for the host text of `length` bytes the caller copied to
+  ;; $hostArenaEnd (where it stays), having checked the room: entries, slots and arena. A
+  ;; text remembered already is left as it is.
+  (func (export "hostAdd") (param $length i32) (param $account i32)
+    (local $at i32) (local $hash i32) (local $slot i32) (local $entry i32)
+    (local.set $at (global.get $hostArenaEnd))
+    (if (i32.ne (call $hostAccount (local.get $at) (local.get $length)) (i32.const -2)) (then (return)))
+    (local.set $hash (call $hostHash (local.get $at) (local.get $length)))
+    (local.set $entry (i32.add (global.get $hostEntries) (i32.shl (global.get $hostCount) (i32.const 4))))
+    (i32.store (local.get $entry) (local.get $at))
+    (i32.store offset=4 (local.get $entry) (local.get $length))
+    (i32.store offset=8 (local.get $entry) (local.get $hash))
+    (i32.store offset=12 (local.get $entry) (local.get $account))
+    (global.set $hostCount (i32.add (global.get $hostCount) (i32.const 1)))
+    (global.set $hostArenaEnd (i32.add (local.get $at) (local.get $length)))
+    (local.set $slot (i32.and (local.get $hash) (global.get $hostMask)))
+    (block $placed
+      (loop $probe
+        (br_if $placed (i32.eqz (i32.load (i32.add (global.get $hostSlots) (i32.shl (local.get $slot) (i32.const 2))))))
+        (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (global.get $hostMask)))
+        (br $probe)))
+    (i32.store (i32.add (global.get $hostSlots) (i32.shl (local.get $slot) (i32.const 2))) (global.get $hostCount)))
+
+  ;; The account remembered for the `length` bytes at `at`; -2 when none is.
+  (func $hostAccount (param $at i32) (param $length i32) (result i32)
+    (local $hash i32) (local $slot i32) (local $entry i32) (local $i i32) (local $key i32)
+    (local.set $hash (call $hostHash (local.get $at) (local.get $length)))
+    (local.set $slot (i32.and (local.get $hash) (global.get $hostMask)))
+    (loop $probe
+      (local.set $entry (i32.load (i32.add (global.get $hostSlots) (i32.shl (local.get $slot) (i32.const 2)))))
+      (if (i32.eqz (local.get $entry)) (then (return (i32.const -2))))
+      (local.set $entry (i32.add (global.get $hostEntries) (i32.shl (i32.sub (local.get $entry) (i32.const 1)) (i32.const 4))))
+      (if (i32.and
+            (i32.eq (i32.load offset=8 (local.get $entry)) (local.get $hash))
+            (i32.eq (i32.load offset=4 (local.get $entry)) (local.get $length)))
+        (then
+          (local.set $key (i32.load (local.get $entry)))
+          (local.set $i (i32.const 0))
+          (block $differs
+            (loop $bytes
+              (if (i32.ge_u (local.get $i) (local.get $length)) (then (return (i32.load offset=12 (local.get $entry)))))
+              (br_if $differs (i32.ne (i32.load8_u (i32.add (local.get $key) (local.get $i))) (i32.load8_u (i32.add (local.get $at) (local.get $i)))))
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br $bytes)))))
+      (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (global.get $hostMask)))
+      (br $probe))
+    (i32.const -2))
+
+  ;; FNV-1a of the `length` bytes at `at`.
+  (func $hostHash (param $at i32) (param $length i32) (result i32)
+    (local $hash i32) (local $end i32)
+    (local.set $hash (i32.const 0x811c9dc5))
+    (local.set $end (i32.add (local.get $at) (local.get $length)))
+    (block $done
+      (loop $bytes
+        (br_if $done (i32.ge_u (local.get $at) (local.get $end)))
+        (local.set $hash (i32.mul (i32.xor (local.get $hash) (i32.load8_u (local.get $at))) (i32.const 0x01000193)))
+        (local.set $at (i32.add (local.get $at) (i32.const 1)))
+        (br $bytes)))
+    (i32.xor (local.get $hash) (i32.shr_u (local.get $hash) (i32.const 15))))
+
+  ;; Fills the $pairTable entries still not known (-2) of the `pairs` host pairs whose
+  ;; viewer host (x-host-header's entry when it has a value, else cs(Host)'s) is a host
+  ;; remembered ($hostAdd), or which have none (`none`: the account of no host, -2 when not
+  ;; known yet). A column's dictionary: its text at `bytes`, entry i at [starts[i],
+  ;; ends[i]) (Int32 each), `count` entries (0: no such column). A pair is (x entry + 1) ×
+  ;; `cWidth` + c entry + 1. Only what the caller would find in its own cache is filled: no
+  ;; account is made here, and the pairs left are found by the caller as rows meet them.
+  (func (export "prefillPairs")
+    (param $xBytes i32) (param $xStarts i32) (param $xEnds i32) (param $xCount i32)
+    (param $cBytes i32) (param $cStarts i32) (param $cEnds i32) (param $cCount i32)
+    (param $cWidth i32) (param $none i32)
+    (local $pair i32) (local $pairs i32) (local $at i32) (local $entry i32) (local $account i32) (local $start i32) (local $length i32)
+    (local.set $pairs (i32.mul (i32.add (local.get $xCount) (i32.const 1)) (local.get $cWidth)))
+    (block $done
+      (loop $each
+        (br_if $done (i32.ge_u (local.get $pair) (local.get $pairs)))
+        (local.set $at (i32.add (global.get $pairTable) (i32.shl (local.get $pair) (i32.const 2))))
+        (if (i32.eq (i32.load (local.get $at)) (i32.const -2))
+          (then
+            (local.set $account (local.get $none))
+            (block $viewer
+              ;; x-host-header's entry, when it has a value (not empty, not `-`).
+              (local.set $entry (i32.sub (i32.div_u (local.get $pair) (local.get $cWidth)) (i32.const 1)))
+              (if (i32.ge_s (local.get $entry) (i32.const 0))
+                (then
+                  (local.set $start (i32.load (i32.add (local.get $xStarts) (i32.shl (local.get $entry) (i32.const 2)))))
+                  (local.set $length (i32.sub (i32.load (i32.add (local.get $xEnds) (i32.shl (local.get $entry) (i32.const 2)))) (local.get $start)))
+                  (if (call $hasValue (i32.add (local.get $xBytes) (local.get $start)) (local.get $length))
+                    (then
+                      (local.set $account (call $hostAccount (i32.add (local.get $xBytes) (local.get $start)) (local.get $length)))
+                      (br $viewer)))))
+              ;; Else cs(Host)'s.
+              (local.set $entry (i32.sub (i32.rem_u (local.get $pair) (local.get $cWidth)) (i32.const 1)))
+              (if (i32.ge_s (local.get $entry) (i32.const 0))
+                (then
+                  (local.set $start (i32.load (i32.add (local.get $cStarts) (i32.shl (local.get $entry) (i32.const 2)))))
+                  (local.set $length (i32.sub (i32.load (i32.add (local.get $cEnds) (i32.shl (local.get $entry) (i32.const 2)))) (local.get $start)))
+                  (if (call $hasValue (i32.add (local.get $cBytes) (local.get $start)) (local.get $length))
+                    (then (local.set $account (call $hostAccount (i32.add (local.get $cBytes) (local.get $start)) (local.get $length))))))))
+            (if (i32.ge_s (local.get $account) (i32.const 0)) (then (i32.store (local.get $at) (local.get $account))))))
+        (local.set $pair (i32.add (local.get $pair) (i32.const 1)))
+        (br $each))))
+
+  ;; Whether the `length` bytes at `at` are a value: not empty, not `-`.
+  (func $hasValue (param $at i32) (param $length i32) (result i32)
+    (i32.or (i32.gt_s (local.get $length) (i32.const 1))
+      (i32.and (i32.eq (local.get $length) (i32.const 1)) (i32.ne (i32.load8_u (local.get $at)) (i32.const 45)))))
 
   ;; The time verdicts of a dictionary's `count` entries, into `out` (Int32, entry + 1; 0,
   ;; no value, is a line): an `HH:MM:SS` time (hours 00-23, minutes 00-59, seconds 00-60,
