@@ -59,7 +59,10 @@ function numberBytes(digits: number): number {
 
 /**
  * Bytes one remembered key takes: its list element in `h` (key + 1) and its minute in
- * `t` (a 4-digit number, 3 bytes, + 1).
+ * `t` (a 4-digit number, 3 bytes, + 1): the minutes since its day's start of a write on
+ * that day (at most 1,439). A key written 10,000 minutes or more after its day began (6
+ * days 22 h 40 min: a replay or backfill a week late) takes a byte more, a full item of
+ * 300 keys 300 bytes more: the plan sizes the live day.
  */
 export function historyEntryBytes(keyBytes: number): number {
   return keyBytes + 1 + 1 + numberBytes(4);
