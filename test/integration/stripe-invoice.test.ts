@@ -4,7 +4,7 @@ import Stripe from 'stripe';
 import { ingestBatch, type IngestDeps } from '../../src/app/ingest/ingest';
 import { jsonLog, type Log } from '../../src/app/log';
 import { sendStripeBatch } from '../../src/app/billing/stripe-sender';
-import { handleStripeMessage, handRunningAccounts, linkAccount, pullMeterErrors, type StripeSyncDeps } from '../../src/app/billing/stripe-sync';
+import { handleStripeMessage, handRunningAccounts, linkAccount, planRevision, pullMeterErrors, type StripeSyncDeps } from '../../src/app/billing/stripe-sync';
 import { SqsStripeSendQueue } from '../../src/adapters/sqs/sqs-stripe-send-queue';
 import { readConfig } from '../../src/adapters/config';
 import { DynamoCloseStore } from '../../src/adapters/dynamodb/dynamodb-close-store';
@@ -491,6 +491,84 @@ describe('late usage as invoice items (TALLY_STRIPE_LATE_USAGE=invoice-item)', (
     s.moveTo(new Date('2026-06-07T02:00:00Z'));
     const next = s.server.invoices(customer).find((invoice) => invoice.period_start === seconds(new Date('2026-06-04T00:00:00Z')))!;
     expect(next.lines.data.filter((line) => 'parent' in line)).toEqual([expect.objectContaining({ quantity: total - billed, amount: 3 * (total - billed) })]);
+  });
+
+  it('a total whose own first attempt reached Stripe before finalization, acknowledged after, gets no invoice item: the invoice billed it', async () => {
+    const s = await scenario('60', { lateUsage: 'invoice-item', losingProxy: true });
+    const acme = uniqueId('acme');
+    const customer = `cus_${acme.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`;
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 3 * 86_400, unitAmountDecimal: '3' });
+    s.moveTo(new Date(`${D1}T01:00:00Z`));
+    await linkAccount(s.sync(), acme, customer);
+    // D3's running total goes out before the period ends (D4 00:00); Stripe applies it, every answer is lost.
+    s.moveTo(new Date(`${D3}T23:00:00Z`));
+    await s.ingest(D3, 22, 51, [acme]);
+    // Both metrics' four attempts, each with the SDK's own retry of its closed connection.
+    s.proxy!.loseAnswers('POST', '/v1/billing/meter_events', 16);
+    const lost = await s.sweep(acme);
+    // After finalization (D4 01:00) the same record is sent again: "already exists".
+    s.moveTo(new Date('2026-06-04T02:00:00Z'));
+    const after = await handleStripeMessage(s.sync(), { account: acme, sendOnly: true });
+
+    const total = await s.total(acme, 'requests', [D3]);
+    const invoiced = s.server.invoices(customer)[0]!.lines.data.find((line) => !('parent' in line) || line.parent?.type !== 'invoice_item_details')!.quantity;
+    expect(lost.outcomes.find((o) => o.metric === 'requests')).toMatchObject({ outcome: 'retry-later' });
+    expect(s.proxy!.lost()).toBe(16);
+    expect(invoiced).toBe(total);
+    expect(after.outcomes.find((o) => o.metric === 'requests')).toMatchObject({ outcome: 'already-existed' });
+    // The invoice billed the total at its first attempt: no item bills it a second time.
+    expect(s.server.invoiceItems(customer)).toEqual([]);
+  });
+
+  it('two senders at once: one that read the records before the other sent a newer late revision bills no second item and sends no older total', async () => {
+    // D1 closed at its running total before its period's invoice was finalized (D4 01:00); two late logs of D1 on D5.
+    const s = await scenario('60', { lateUsage: 'invoice-item' });
+    const acme = uniqueId('acme');
+    const customer = `cus_${acme.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`;
+    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 3 * 86_400, unitAmountDecimal: '3' });
+    s.moveTo(new Date(`${D1}T01:00:00Z`));
+    await linkAccount(s.sync(), acme, customer);
+    s.moveTo(new Date(`${D1}T11:00:00Z`));
+    await s.ingest(D1, 10, 41, [acme]);
+    await s.sweep(acme);
+    s.moveTo(new Date('2026-06-04T00:30:00Z'));
+    await s.close();
+    s.moveTo(new Date('2026-06-05T10:00:00Z'));
+    await s.ingest(D1, 20, 42, [acme], 15);
+    const closed = await closeOk(testCloser(s.env, s.now));
+    // Revision 2 planned (its outbox record written, pending), not sent yet.
+    await planRevision(s.sync(), D1, closed.days.find((d) => d.day === D1)!.written![0]!.revision);
+    const billed = s.server.invoices(customer)[0]!.lines.data[0]!.quantity;
+    // Sender A reads D1's revision 2, pending; before it holds the lease, sender B sends a newer revision 3 (its item
+    // for revision 3's difference, revision 2 superseded) and lets the lease go. The schedule two senders at once can take.
+    let other: Promise<void> | undefined;
+    const senderB = async () => {
+      await s.ingest(D1, 21, 43, [acme], 12);
+      const report = await closeOk(testCloser(s.env, s.now));
+      const revision = report.days.find((d) => d.day === D1)!.written![0]!.revision;
+      await handleStripeMessage(s.sync(), { day: D1, revision });
+    };
+    const senderA = s.sync();
+    const store = senderA.store;
+    const afterB = Object.assign(Object.create(store) as typeof store, {
+      acquireLease: async (...args: Parameters<typeof store.acquireLease>) => {
+        other ??= senderB();
+        await other;
+        return store.acquireLease(...args);
+      },
+    });
+    const a = await handleStripeMessage({ ...senderA, store: afterB }, { account: acme, sendOnly: true });
+
+    const total = await s.total(acme, 'requests', [D1]);
+    const items = s.server.invoiceItems(customer);
+    expect(total).toBeGreaterThan(billed);
+    // The invoice and the items bill Tally's total once: one item, for revision 3's difference.
+    expect(items.map((i) => i.quantity)).toEqual([total - billed]);
+    expect(a.outcomes.filter((o) => o.metric === 'requests')).toEqual([]);
+    // The meter keeps revision 3's total: revision 2's (lower) never reached it after.
+    expect(s.server.events().filter((e) => e.event_name === 'cdn_requests').at(-1)!.payload.value).toBe(String(total));
+    const records = (await s.sync().store.records(acme, D1, D1)).filter((r) => r.metric === 'requests');
+    expect(records.filter((r) => r.revision > 0).map((r) => [r.revision, r.state])).toEqual([[1, 'delivered'], [2, 'superseded'], [3, 'invoice-finalized']]);
   });
 
   it('reconcile --invoices adds Stripe\'s invoice items to the invoice line, and an item twice at Stripe is a difference, never a match', async () => {

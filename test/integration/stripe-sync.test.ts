@@ -598,7 +598,8 @@ describe('closed days reach Stripe meters exactly once', () => {
     // eslint-disable-next-line no-console
     console.log(`stripe sender: ${events} meter events, ${total} DynamoDB requests (${(total / events).toFixed(2)} per event: ${JSON.stringify(Object.fromEntries(requests))}), ${elapsed} ms`);
     expect(events).toBe(accounts.length * 2 * 2);
-    expect(total / events).toBeLessThan(8);
+    // 7.15 before the group's records were read again under its lease (one Query per account and metric: 8.15).
+    expect(total / events).toBeLessThan(9);
   });
 
   it('writes the API key into no log line', () => {

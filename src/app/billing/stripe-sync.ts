@@ -379,7 +379,7 @@ export async function sendPending(
     for (const record of records) byMetric.set(record.metric, [...(byMetric.get(record.metric) ?? []), record]);
     for (const group of byMetric.values()) if (group.some((r) => r.state === 'pending')) groups.push({ link, records: group });
   }
-  const results = await mapWithConcurrency(groups, deps.concurrency ?? 4, ({ link, records }) => sendGroup(deps, link, records, released));
+  const results = await mapWithConcurrency(groups, deps.concurrency ?? 4, ({ link, records }) => sendGroup(deps, link, records, released, { from, to }));
   const outcomes = results.flat();
   return { outcomes, left: outcomes.filter((o) => o.outcome === 'retry-later' || o.outcome === 'busy').length };
 }
@@ -387,11 +387,19 @@ export async function sendPending(
 /**
  * One account's records of one metric (of both windows: their outbox keys share the day's
  * range): under the lease of its customer and meter. `released`: identifiers of records the
- * operator sends again (`--retry-failed`).
+ * operator sends again (`--retry-failed`). `read`: the records read before the lease, whose
+ * days `range` spans; they are read again once the lease is held (see {@link readUnderLease}).
  */
-async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: StripeOutboxRecord[], released: ReadonlySet<string> = new Set()): Promise<SendOutcome[]> {
+async function sendGroup(
+  deps: StripeSyncDeps,
+  link: StripeLink,
+  read: StripeOutboxRecord[],
+  released: ReadonlySet<string>,
+  range: { from: string; to: string },
+): Promise<SendOutcome[]> {
   // Per metric, whatever the event names of its records (both windows' after a switch): one sender at a time.
-  const lease = stripeLeaseName(records[0]!.metric);
+  const metric = read[0]!.metric;
+  const lease = stripeLeaseName(metric);
   // The lease of the customer the account is linked to now: every send of this group goes there.
   const customer = link.customer;
   const owner = randomUUID();
@@ -405,13 +413,13 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
   };
   // Renewed before an attempt once a third of the lease has passed: a slow run never outlives it.
   const renew = async () => (Date.now() - heldSince < leaseMs / 3 ? true : take());
-  const pending = records.filter((r) => r.state === 'pending');
-  if (!(await take())) return pending.map((r) => outcome(r, 'busy'));
+  if (!(await take())) return read.filter((r) => r.state === 'pending').map((r) => outcome(r, 'busy'));
   const cache = deps.subscriptions ?? new SubscriptionCache();
   const outcomes: SendOutcome[] = [];
-  // Which windows each day is on at Stripe (from the records read: no read more), kept up to date as this run sends.
-  const onStripe = windowsOnStripe(records);
   try {
+    const records = await readUnderLease(deps, link.account, metric, range);
+    // Which windows each day is on at Stripe (from the records read: no read more), kept up to date as this run sends.
+    const onStripe = windowsOnStripe(records);
     // A window: the day, or with TALLY_STRIPE_WINDOW=hour the day's hour; each has its own sequence.
     const byWindow = new Map<string, StripeOutboxRecord[]>();
     for (const record of records) byWindow.set(windowKey(record), [...(byWindow.get(windowKey(record)) ?? []), record]);
@@ -438,6 +446,17 @@ async function sendGroup(deps: StripeSyncDeps, link: StripeLink, records: Stripe
     await deps.store.releaseLease(customer, lease, owner);
   }
   return outcomes;
+}
+
+/**
+ * A group's records read again once its lease is held: the read before the lease may predate
+ * what another sender did under it in between (a newer revision sent, its invoice item created,
+ * the one read here superseded). Sent from that stale read, a superseded total reached the meter
+ * again and its invoice item billed a difference the newer record's item had billed already
+ * (two senders at once; stripe-invoice.test.ts "two senders at once"). One query per group and run.
+ */
+async function readUnderLease(deps: StripeSyncDeps, account: string, metric: string, range: { from: string; to: string }): Promise<StripeOutboxRecord[]> {
+  return (await deps.store.records(account, range.from, range.to)).filter((r) => r.metric === metric);
 }
 
 /**
@@ -787,7 +806,10 @@ async function deliver(
   if (record.invoice !== undefined) late = true;
   else if (invoice !== undefined) {
     let others = dayRecords.filter((r) => r !== record);
-    const billed = billedAtFinalization(others, invoice.invoice.finalizedAt!);
+    // The record itself too: its own first attempt may have reached Stripe before finalization (its answer lost, its
+    // sender dead or out of the lease), so the invoice billed its total; left out, an item billed it again (chaos seed 12:
+    // 127 invoiced + 15 in items for 138).
+    const billed = billedAtFinalization([...others, record], invoice.invoice.finalizedAt!);
     // A total already reported late (a running total, then the same closed total) is not reported again.
     const reported = others.filter((r) => r.invoice !== undefined).sort(compareEvents).at(-1);
     if (deps.lateUsage === 'invoice-item') {
