@@ -23,7 +23,10 @@
 ;;   $timeTable (Int32, per time entry + 1: hour + 1, 0 a line; filled whole by
 ;;   $timeVerdicts when its dictionary is new),
 ;;   $bytesTable (Float64, per sc-bytes entry + 1: the count, -1 a line, -2 not known),
-;;   $pairTable (Int32, per host pair: account id, -1 a line, -2 not known);
+;;   $pairTable (Int32, per host pair: account id, -1 a line, -2 not known; a new
+;;   dictionary's pairs of hosts met before filled in at once by $prefillPairs);
+;; - $constants: what an absent column is read as; the hosts remembered ($hostSlots,
+;;   $hostEntries, their texts);
 ;; - the chunk's columns, row 0 first: $dateIn (Int32 entries, or Float64 numbers),
 ;;   $timeIn (Int32 entries), $bytesIn (Float64, or Int32 entries), $xIn and $cIn (Int32
 ;;   entries of x-host-header and cs(Host)).
