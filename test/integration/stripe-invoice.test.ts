@@ -95,6 +95,28 @@ async function ingestLog(deps: IngestDeps, day: string, hour: number, seed: numb
   expect(result.batchItemFailures).toEqual([]);
 }
 
+/**
+ * D1 of acme (a new account, linked to `customer` on a subscription of 3-day periods from
+ * D1) counted from `objects` log objects, swept, and closed at its running total before
+ * its period's invoice is finalized (D4 01:00): what each late-usage test starts from.
+ */
+async function invoicedDay(
+  s: Awaited<ReturnType<typeof scenario>>,
+  options: { objects: number; customer?: string; price?: Omit<Parameters<Awaited<ReturnType<typeof scenario>>['server']['addSubscription']>[0], 'customer' | 'eventName' | 'start' | 'periodSeconds'> },
+) {
+  const acme = uniqueId('acme');
+  const customer = options.customer ?? `cus_${acme.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`;
+  const subscription = s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 3 * 86_400, ...options.price });
+  s.moveTo(new Date(`${D1}T01:00:00Z`));
+  const linked = await linkAccount(s.sync(), acme, customer);
+  s.moveTo(new Date(`${D1}T11:00:00Z`));
+  await s.ingest(D1, 10, options.objects, [acme]);
+  await s.sweep(acme);
+  s.moveTo(new Date('2026-06-04T00:30:00Z'));
+  await s.close();
+  return { acme, customer, subscription, linked };
+}
+
 describe('running totals of open days', () => {
   it.each(['receipt', 'timestamp'] as const)(
     'sends an open day\'s total when it changed, only then, and the closed revision replaces the last one (Stripe keeping a day\'s event by %s)',
@@ -296,17 +318,7 @@ describe('a total after its invoice was finalized', () => {
   it('is never silent: one signed stripe.late_usage per record through a lost answer and a retry, the record invoice-finalized, the alarm\'s count', async () => {
     const webhooks = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
     const s = await scenario('60', { webhookQueueUrl: webhooks.queueUrl });
-    const acme = uniqueId('acme');
-    const customer = 'cus_lateusage01';
-    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 3 * 86_400 });
-    s.moveTo(new Date(`${D1}T01:00:00Z`));
-    const linked = await linkAccount(s.sync(), acme, customer);
-    s.moveTo(new Date(`${D1}T11:00:00Z`));
-    await s.ingest(D1, 10, 21, [acme]);
-    await s.sweep(acme);
-    // D1 closes before the period's invoice is finalized (D4 01:00), at its running total.
-    s.moveTo(new Date('2026-06-04T00:30:00Z'));
-    await s.close();
+    const { acme, customer, linked } = await invoicedDay(s, { objects: 21, customer: 'cus_lateusage01' });
     const billed = s.server.invoices(customer)[0]!;
     // Then a log of D1 arrives late: revision 2, sent after finalization, its answer lost once.
     s.moveTo(new Date('2026-06-05T10:00:00Z'));
@@ -379,16 +391,7 @@ describe('a total after its invoice was finalized', () => {
   it('a total back at the billed one after a reported difference is reported too (difference 0), and reconcile --invoices then matches', async () => {
     const webhooks = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
     const s = await scenario('60', { webhookQueueUrl: webhooks.queueUrl });
-    const acme = uniqueId('acme');
-    const customer = `cus_${acme.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`;
-    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 3 * 86_400 });
-    s.moveTo(new Date(`${D1}T01:00:00Z`));
-    await linkAccount(s.sync(), acme, customer);
-    s.moveTo(new Date(`${D1}T11:00:00Z`));
-    await s.ingest(D1, 10, 21, [acme]);
-    await s.sweep(acme);
-    s.moveTo(new Date('2026-06-04T00:30:00Z'));
-    await s.close();
+    const { acme, customer } = await invoicedDay(s, { objects: 21 });
     // A late log after finalization: reported (+difference). Then a correction takes the day back to what the invoice billed.
     s.moveTo(new Date('2026-06-05T10:00:00Z'));
     await s.ingest(D1, 20, 22, [acme], 15);
@@ -423,16 +426,7 @@ describe('late usage as invoice items (TALLY_STRIPE_LATE_USAGE=invoice-item)', (
   async function lateRevision(price: { tiersMode?: 'graduated' | 'volume'; packageSize?: number }, loseItemAnswers: number) {
     const webhooks = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
     const s = await scenario('60', { webhookQueueUrl: webhooks.queueUrl, lateUsage: 'invoice-item', losingProxy: true });
-    const acme = uniqueId('acme');
-    const customer = `cus_${acme.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`;
-    const subscription = s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 3 * 86_400, unitAmountDecimal: '3', ...price });
-    s.moveTo(new Date(`${D1}T01:00:00Z`));
-    await linkAccount(s.sync(), acme, customer);
-    s.moveTo(new Date(`${D1}T11:00:00Z`));
-    await s.ingest(D1, 10, 31, [acme]);
-    await s.sweep(acme);
-    s.moveTo(new Date('2026-06-04T00:30:00Z'));
-    await s.close();
+    const { acme, customer, subscription } = await invoicedDay(s, { objects: 31, price: { unitAmountDecimal: '3', ...price } });
     s.moveTo(new Date('2026-06-05T10:00:00Z'));
     await s.ingest(D1, 20, 32, [acme], 15);
     s.proxy!.loseAnswers('POST', '/v1/invoiceitems', loseItemAnswers);
@@ -523,16 +517,7 @@ describe('late usage as invoice items (TALLY_STRIPE_LATE_USAGE=invoice-item)', (
   it('two senders at once: one that read the records before the other sent a newer late revision bills no second item and sends no older total', async () => {
     // D1 closed at its running total before its period's invoice was finalized (D4 01:00); two late logs of D1 on D5.
     const s = await scenario('60', { lateUsage: 'invoice-item' });
-    const acme = uniqueId('acme');
-    const customer = `cus_${acme.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`;
-    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 3 * 86_400, unitAmountDecimal: '3' });
-    s.moveTo(new Date(`${D1}T01:00:00Z`));
-    await linkAccount(s.sync(), acme, customer);
-    s.moveTo(new Date(`${D1}T11:00:00Z`));
-    await s.ingest(D1, 10, 41, [acme]);
-    await s.sweep(acme);
-    s.moveTo(new Date('2026-06-04T00:30:00Z'));
-    await s.close();
+    const { acme, customer } = await invoicedDay(s, { objects: 41, price: { unitAmountDecimal: '3' } });
     s.moveTo(new Date('2026-06-05T10:00:00Z'));
     await s.ingest(D1, 20, 42, [acme], 15);
     const closed = await closeOk(testCloser(s.env, s.now));
@@ -640,16 +625,7 @@ describe('late usage as invoice items (TALLY_STRIPE_LATE_USAGE=invoice-item)', (
   it('a late revision whose invoices Stripe does not answer waits, pending, instead of reaching the meter unreported', async () => {
     const webhooks = await createTestQueues(info, { visibilityTimeoutSeconds: 1, maxReceiveCount: 10 });
     const s = await scenario('60', { webhookQueueUrl: webhooks.queueUrl, lateUsage: 'invoice-item' });
-    const acme = uniqueId('acme');
-    const customer = `cus_${acme.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`;
-    s.server.addSubscription({ customer, eventName: 'cdn_requests', start: seconds(new Date(`${D1}T00:00:00Z`)), periodSeconds: 3 * 86_400, unitAmountDecimal: '3' });
-    s.moveTo(new Date(`${D1}T01:00:00Z`));
-    await linkAccount(s.sync(), acme, customer);
-    s.moveTo(new Date(`${D1}T11:00:00Z`));
-    await s.ingest(D1, 10, 31, [acme]);
-    await s.sweep(acme);
-    s.moveTo(new Date('2026-06-04T00:30:00Z'));
-    await s.close();
+    const { acme, customer } = await invoicedDay(s, { objects: 31, price: { unitAmountDecimal: '3' } });
     s.moveTo(new Date('2026-06-05T10:00:00Z'));
     await s.ingest(D1, 20, 32, [acme], 15);
     const report = await closeOk(testCloser(s.env, s.now));
